@@ -1,0 +1,125 @@
+"""The typer application and what every command shares: opening the store, printing, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.text import Text
+
+app = typer.Typer(
+    name="amem",
+    help="amem: an evolving, auditable memory store for AI agents.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+db_app = typer.Typer(help="Create or migrate the ledger's schema.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+HomeOpt = Annotated[
+    str | None, typer.Option("--home", help="Data directory (default: $AMEM_HOME or ./.amem).")
+]
+DbOpt = Annotated[
+    str | None, typer.Option("--database-url", help="Ledger URL (default: $AMEM_DATABASE_URL).")
+]
+PolicyOpt = Annotated[str | None, typer.Option("--policy", help="Policy file (default: $AMEM_POLICY).")]
+
+
+class State:
+    home: str | None = None
+    database_url: str | None = None
+    policy: str | None = None
+    llm: str | None = None
+
+
+state = State()
+
+
+@app.callback()
+def _global(
+    home: HomeOpt = None,
+    database_url: DbOpt = None,
+    policy: PolicyOpt = None,
+    llm: Annotated[
+        str | None, typer.Option("--llm", help="litellm model string (default: $AMEM_LLM_MODEL).")
+    ] = None,
+) -> None:
+    state.home, state.database_url, state.policy, state.llm = home, database_url, policy, llm
+
+
+def open_memory(*, create: bool = True) -> Any:
+    from amem.memory import Memory
+
+    return Memory(
+        state.home, database_url=state.database_url, policy=state.policy, llm=state.llm, create=create
+    )
+
+
+def settings() -> Any:
+    from amem.config import Settings
+
+    return Settings.from_env(
+        home=state.home,
+        database_url_override=state.database_url,
+        policy_path=state.policy,
+        llm_model=state.llm,
+    )
+
+
+def to_data(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [to_data(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_data(v) for k, v in value.items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(to_data(value), indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def emit(value: Any, as_json: bool, render: Callable[[Any], None]) -> None:
+    if as_json:
+        emit_json(value)
+    else:
+        render(value)
+
+
+def fmt_value(value: Any, width: int = 60) -> Text:
+    """A table cell for any value: shortened, and never read as rich markup."""
+    if value is None:
+        return Text("∅")
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return Text(text if len(text) <= width else text[: width - 1] + "…")
+
+
+def cell(text: object) -> Text:
+    return Text(str(text))
+
+
+def parse_time(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    from amem.domain.values import parse_datetime
+
+    return parse_datetime(text, what=option)
+
+
+def env_flag(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")

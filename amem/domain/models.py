@@ -1,0 +1,233 @@
+"""The words of the guide as pydantic models: raw log, note, proposal, change, actor.
+
+These are the shapes every layer speaks. They carry no behaviour beyond validation, so the
+ledger, the pipeline, the CLI and the console can share them without importing each other.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: The attributes every note has. Teams add more in policies.yaml (stored in ``Note.extra``).
+CORE_ATTRIBUTES: tuple[str, ...] = (
+    "content",
+    "keywords",
+    "tags",
+    "context",
+    "category",
+    "links",
+    "decision_rationale",
+    "valid_at",
+    "invalid_at",
+    "deleted",
+)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime) -> datetime:
+    """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ActorKind(StrEnum):
+    AGENT = "agent"
+    PERSON = "person"
+    LLM = "llm"
+    SYSTEM = "system"
+
+
+class Actor(_Frozen):
+    """Who or what acted."""
+
+    kind: ActorKind
+    id: str = Field(min_length=1, max_length=200)
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}:{self.id}"
+
+    @classmethod
+    def parse(cls, text: str, default_kind: ActorKind = ActorKind.PERSON) -> Actor:
+        """``"agent:sales-bot"`` or a bare name (taken as ``default_kind``)."""
+        kind, sep, ident = text.partition(":")
+        if sep and kind in ActorKind._value2member_map_:
+            return cls(kind=ActorKind(kind), id=ident)
+        return cls(kind=default_kind, id=text)
+
+
+class Usage(_Frozen):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+class Proposer(_Frozen):
+    """The actor behind a proposal; for an LLM also the model call that produced it."""
+
+    kind: ActorKind
+    id: str = Field(min_length=1, max_length=200)
+    model: str | None = None
+    prompt_version: str | None = None
+    usage: Usage | None = None
+    llm_call_id: str | None = None
+
+    @property
+    def actor(self) -> Actor:
+        return Actor(kind=self.kind, id=self.id)
+
+    @classmethod
+    def of(cls, actor: Actor) -> Proposer:
+        return cls(kind=actor.kind, id=actor.id)
+
+
+class RawLog(_Frozen):
+    """An input exactly as received. Never changed, never deleted."""
+
+    id: str
+    text: str
+    occurred_at: datetime
+    actor: Actor
+    scope: str
+    received_at: datetime
+    sha256: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class RawLogState(StrEnum):
+    PENDING = "pending"
+    PROCESSED = "processed"
+    FAILED = "failed"
+
+
+class Link(_Frozen):
+    note_id: str
+    reason: str = ""
+
+
+class Note(BaseModel):
+    """The current derived state of one note, rebuilt from applied changes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    scope: str
+    content: str
+    keywords: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    context: str | None = None
+    category: str | None = None
+    links: list[Link] = Field(default_factory=list)
+    decision_rationale: str | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    deleted: bool = False
+    extra: dict[str, Any] = Field(default_factory=dict)
+    raw_log_ids: list[str] = Field(default_factory=list)
+    created_at: datetime
+    updated_at: datetime
+    version: int = 1
+
+    def get(self, attribute: str) -> Any:
+        """The value of a core or declared attribute, as JSON-ready data."""
+        if attribute in CORE_ATTRIBUTES:
+            return self.model_dump(mode="json")[attribute]
+        return self.extra.get(attribute)
+
+    def is_valid_at(self, moment: datetime) -> bool:
+        moment = as_utc(moment)
+        if self.valid_at is not None and as_utc(self.valid_at) > moment:
+            return False
+        return not (self.invalid_at is not None and as_utc(self.invalid_at) <= moment)
+
+
+class ProposalStatus(StrEnum):
+    PENDING = "pending"
+    AUTO_APPLIED = "auto_applied"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    CONFLICT = "conflict"
+    SUPERSEDED = "superseded"
+
+
+class Proposal(_Frozen):
+    """A field-level diff against one note, waiting for or past a decision."""
+
+    id: str
+    note_id: str
+    attribute: str
+    old_value: Any = None
+    new_value: Any = None
+    base_version: int
+    reason: str
+    proposer: Proposer
+    raw_log_ids: list[str] = Field(default_factory=list)
+    rule: str
+    status: ProposalStatus
+    reviewer: str | None = None
+    review_comment: str | None = None
+    reviewed_at: datetime | None = None
+    created_at: datetime
+    revert_of: int | None = None
+    scope: str | None = None
+
+
+class ChangeKind(StrEnum):
+    CREATE = "create"
+    APPLY = "apply"
+    REVERT = "revert"
+
+
+class Change(_Frozen):
+    """An applied diff: one row of the hash-chained history."""
+
+    seq: int
+    note_id: str
+    proposal_id: str
+    attribute: str
+    old_value: Any = None
+    new_value: Any = None
+    note_version: int
+    actor: Actor
+    kind: ChangeKind
+    applied_at: datetime
+    prev_hash: str
+    hash: str
+
+
+class LlmCall(_Frozen):
+    """One model call: what was asked (by digest), what came back, what it cost."""
+
+    id: str
+    task: str
+    model: str
+    prompt_version: str
+    raw_log_id: str | None = None
+    prompt_sha256: str
+    response_text: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    error: str | None = None
+    created_at: datetime
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        return as_utc(value)

@@ -1,0 +1,33 @@
+"""Errors a user can act on. The CLI prints their message without a traceback."""
+
+
+class AmemError(Exception):
+    """Base class: a mistake or a state the user can do something about."""
+
+
+class ConfigError(AmemError):
+    pass
+
+
+class PolicyError(AmemError):
+    pass
+
+
+class SchemaMismatchError(AmemError):
+    pass
+
+
+class NotFoundError(AmemError):
+    pass
+
+
+class InvalidInputError(AmemError):
+    pass
+
+
+class PermissionDeniedError(AmemError):
+    pass
+
+
+class ProposalStateError(AmemError):
+    """The proposal is not in a state that allows this decision (already decided, say)."""

@@ -1,0 +1,1 @@
+"""The derived vector index (Chroma) and the embedders behind it."""

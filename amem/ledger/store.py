@@ -1,0 +1,617 @@
+"""Engine, transactions and queries of the ledger.
+
+Writers are serialised on the chain head: on SQLite every write transaction is BEGIN IMMEDIATE;
+on PostgreSQL it locks the single chain_head row FOR UPDATE. That keeps the hash chain linear
+and makes decisions on one proposal race-free without retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from amem.domain.hashing import GENESIS_HASH
+from amem.domain.models import (
+    Actor,
+    ActorKind,
+    Change,
+    ChangeKind,
+    Link,
+    LlmCall,
+    Note,
+    Proposal,
+    ProposalStatus,
+    Proposer,
+    RawLog,
+    RawLogState,
+    Usage,
+)
+from amem.ledger import schema
+from amem.ledger.tables import (
+    chain_head,
+    changes,
+    index_state,
+    llm_calls,
+    notes,
+    proposals,
+    raw_log_states,
+    raw_logs,
+)
+
+
+def create_engine(url: str) -> sa.Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
+
+        @sa.event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=60000")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn: sa.Connection) -> None:
+            mode = "IMMEDIATE" if conn.get_execution_options().get("amem_write") else "DEFERRED"
+            conn.exec_driver_sql(f"BEGIN {mode}")
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True)
+
+
+class Ledger:
+    """Opens the database, checks its schema and hands out transactions."""
+
+    def __init__(self, url: str, *, create_if_empty: bool = True, check_schema: bool = True) -> None:
+        self.url = url
+        self.engine = create_engine(url)
+        self.dialect = self.engine.dialect.name
+        if check_schema:
+            schema.check(self.engine, create_if_empty=create_if_empty)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def read(self) -> Iterator[LedgerTx]:
+        with self.engine.connect() as conn, conn.begin():
+            yield LedgerTx(conn, self.dialect, writable=False)
+
+    @contextmanager
+    def write(self) -> Iterator[LedgerTx]:
+        """A write transaction holding the chain-head lock until commit."""
+        with self.engine.connect() as conn:
+            conn.execution_options(amem_write=True)
+            with conn.begin():
+                tx = LedgerTx(conn, self.dialect, writable=True)
+                tx._lock_head()
+                yield tx
+
+
+@dataclass
+class Head:
+    last_seq: int
+    last_hash: str
+    raw_log_seq: int
+    proposal_seq: int
+
+
+@dataclass(frozen=True)
+class ProposalFilter:
+    status: Sequence[str] | None = None
+    scope: str | None = None
+    attribute: str | None = None
+    proposer: str | None = None
+    note_id: str | None = None
+    created_before: datetime | None = None
+    created_after: datetime | None = None
+    newest_first: bool = False
+
+
+@dataclass(frozen=True)
+class ChangeFilter:
+    note_id: str | None = None
+    attribute: str | None = None
+    actor: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+class LedgerTx:
+    """Queries and writes inside one transaction. Speaks domain models."""
+
+    def __init__(self, conn: sa.Connection, dialect: str, *, writable: bool) -> None:
+        self.conn = conn
+        self.dialect = dialect
+        self.writable = writable
+        self._head: Head | None = None
+
+    # -- chain head --------------------------------------------------------------------------
+
+    def _lock_head(self) -> None:
+        stmt = sa.select(chain_head).where(chain_head.c.id == 1)
+        if self.dialect == "postgresql":
+            stmt = stmt.with_for_update()
+        row = self.conn.execute(stmt).one()
+        self._head = Head(row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq)
+
+    @property
+    def head(self) -> Head:
+        if self._head is None:
+            raise RuntimeError("the chain head is only available in a write transaction")
+        return self._head
+
+    def _save_head(self) -> None:
+        h = self.head
+        self.conn.execute(
+            sa.update(chain_head)
+            .where(chain_head.c.id == 1)
+            .values(
+                last_seq=h.last_seq,
+                last_hash=h.last_hash,
+                raw_log_seq=h.raw_log_seq,
+                proposal_seq=h.proposal_seq,
+            )
+        )
+
+    # -- raw logs ----------------------------------------------------------------------------
+
+    def insert_raw_logs(self, logs: Sequence[RawLog], now: datetime) -> None:
+        if not logs:
+            return
+        rows, states = [], []
+        for log in logs:
+            self.head.raw_log_seq += 1
+            rows.append(
+                {
+                    "id": log.id,
+                    "seq": self.head.raw_log_seq,
+                    "text": log.text,
+                    "occurred_at": log.occurred_at,
+                    "actor_kind": log.actor.kind.value,
+                    "actor_id": log.actor.id,
+                    "scope": log.scope,
+                    "received_at": log.received_at,
+                    "sha256": log.sha256,
+                    "metadata": log.metadata,
+                }
+            )
+            states.append(
+                {
+                    "raw_log_id": log.id,
+                    "state": RawLogState.PENDING.value,
+                    "note_id": None,
+                    "attempts": 0,
+                    "error": None,
+                    "updated_at": now,
+                }
+            )
+        self.conn.execute(sa.insert(raw_logs), rows)
+        self.conn.execute(sa.insert(raw_log_states), states)
+        self._save_head()
+
+    def get_raw_logs(self, ids: Sequence[str]) -> list[RawLog]:
+        if not ids:
+            return []
+        rows = self.conn.execute(sa.select(raw_logs).where(raw_logs.c.id.in_(list(ids)))).all()
+        by_id = {r.id: _raw_log(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def raw_log_states(
+        self, state: RawLogState | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        stmt = sa.select(raw_log_states, raw_logs.c.seq).join(raw_logs).order_by(raw_logs.c.seq)
+        if state is not None:
+            stmt = stmt.where(raw_log_states.c.state == state.value)
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        return [dict(r._mapping) for r in self.conn.execute(stmt)]
+
+    def iter_raw_logs(self, batch: int = 1000) -> Iterator[RawLog]:
+        last = 0
+        while True:
+            rows = self.conn.execute(
+                sa.select(raw_logs).where(raw_logs.c.seq > last).order_by(raw_logs.c.seq).limit(batch)
+            ).all()
+            if not rows:
+                return
+            yield from (_raw_log(r) for r in rows)
+            last = rows[-1].seq
+
+    def set_raw_log_state(
+        self,
+        raw_log_id: str,
+        state: RawLogState,
+        now: datetime,
+        *,
+        note_id: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        self.conn.execute(
+            sa.update(raw_log_states)
+            .where(raw_log_states.c.raw_log_id == raw_log_id)
+            .values(
+                state=state.value,
+                note_id=note_id,
+                error=error,
+                updated_at=now,
+                attempts=raw_log_states.c.attempts + (0 if state == RawLogState.PENDING else 1),
+            )
+        )
+
+    # -- notes -------------------------------------------------------------------------------
+
+    def insert_note(self, note: Note) -> None:
+        self.conn.execute(sa.insert(notes), [_note_row(note)])
+
+    def get_note(self, note_id: str) -> Note | None:
+        row = self.conn.execute(sa.select(notes).where(notes.c.id == note_id)).one_or_none()
+        return _note(row) if row is not None else None
+
+    def get_notes(self, ids: Sequence[str]) -> list[Note]:
+        if not ids:
+            return []
+        rows = self.conn.execute(sa.select(notes).where(notes.c.id.in_(list(ids)))).all()
+        by_id = {r.id: _note(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def save_note(self, note: Note) -> None:
+        row = _note_row(note)
+        row.pop("id")
+        self.conn.execute(sa.update(notes).where(notes.c.id == note.id).values(**row))
+
+    def list_notes(
+        self, *, scope: str | None = None, include_deleted: bool = False, limit: int = 100, offset: int = 0
+    ) -> list[Note]:
+        stmt = sa.select(notes).order_by(notes.c.created_at, notes.c.id).limit(limit).offset(offset)
+        if scope is not None:
+            stmt = stmt.where(notes.c.scope == scope)
+        if not include_deleted:
+            stmt = stmt.where(notes.c.deleted.is_(False))
+        return [_note(r) for r in self.conn.execute(stmt)]
+
+    def count_notes(self, scope: str | None = None) -> int:
+        stmt = sa.select(sa.func.count()).select_from(notes)
+        if scope is not None:
+            stmt = stmt.where(notes.c.scope == scope)
+        return int(self.conn.execute(stmt).scalar_one())
+
+    def scopes(self) -> list[str]:
+        return list(self.conn.execute(sa.select(notes.c.scope).distinct().order_by(notes.c.scope)).scalars())
+
+    # -- proposals ---------------------------------------------------------------------------
+
+    def insert_proposals(self, items: Sequence[Proposal]) -> None:
+        if not items:
+            return
+        rows = []
+        for p in items:
+            self.head.proposal_seq += 1
+            rows.append({"seq": self.head.proposal_seq, **_proposal_row(p)})
+        self.conn.execute(sa.insert(proposals), rows)
+        self._save_head()
+
+    def get_proposal(self, proposal_id: str) -> Proposal | None:
+        row = self.conn.execute(sa.select(proposals).where(proposals.c.id == proposal_id)).one_or_none()
+        return _proposal(row) if row is not None else None
+
+    def decide_proposal(
+        self,
+        proposal_id: str,
+        *,
+        expect: ProposalStatus,
+        status: ProposalStatus,
+        reviewer: str | None,
+        comment: str | None,
+        at: datetime | None,
+    ) -> bool:
+        """Compare-and-set of a proposal's status; False when it was no longer ``expect``."""
+        result = self.conn.execute(
+            sa.update(proposals)
+            .where(proposals.c.id == proposal_id, proposals.c.status == expect.value)
+            .values(status=status.value, reviewer=reviewer, review_comment=comment, reviewed_at=at)
+        )
+        return result.rowcount == 1
+
+    def supersede_pending(self, note_id: str, attribute: str, *, by: str, at: datetime) -> int:
+        result = self.conn.execute(
+            sa.update(proposals)
+            .where(
+                proposals.c.note_id == note_id,
+                proposals.c.attribute == attribute,
+                proposals.c.status == ProposalStatus.PENDING.value,
+                proposals.c.id != by,
+            )
+            .values(
+                status=ProposalStatus.SUPERSEDED.value, reviewed_at=at, review_comment=f"superseded by {by}"
+            )
+        )
+        return int(result.rowcount or 0)
+
+    def _proposal_query(self, f: ProposalFilter) -> sa.Select[Any]:
+        stmt = sa.select(proposals)
+        if f.status:
+            stmt = stmt.where(proposals.c.status.in_(list(f.status)))
+        if f.scope:
+            stmt = stmt.where(proposals.c.scope == f.scope)
+        if f.attribute:
+            stmt = stmt.where(proposals.c.attribute == f.attribute)
+        if f.proposer:
+            kind, sep, ident = f.proposer.partition(":")
+            if sep and kind in ActorKind._value2member_map_:
+                stmt = stmt.where(proposals.c.proposer_kind == kind, proposals.c.proposer_id == ident)
+            else:
+                stmt = stmt.where(proposals.c.proposer_id == f.proposer)
+        if f.note_id:
+            stmt = stmt.where(proposals.c.note_id == f.note_id)
+        if f.created_before:
+            stmt = stmt.where(proposals.c.created_at < f.created_before)
+        if f.created_after:
+            stmt = stmt.where(proposals.c.created_at >= f.created_after)
+        return stmt
+
+    def list_proposals(self, f: ProposalFilter, *, limit: int = 50, offset: int = 0) -> list[Proposal]:
+        order = proposals.c.seq.desc() if f.newest_first else proposals.c.seq.asc()
+        stmt = self._proposal_query(f).order_by(order).limit(limit).offset(offset)
+        return [_proposal(r) for r in self.conn.execute(stmt)]
+
+    def count_proposals(self, f: ProposalFilter) -> int:
+        stmt = sa.select(sa.func.count()).select_from(self._proposal_query(f).subquery())
+        return int(self.conn.execute(stmt).scalar_one())
+
+    def proposals_for_note(self, note_id: str) -> list[Proposal]:
+        stmt = sa.select(proposals).where(proposals.c.note_id == note_id).order_by(proposals.c.seq)
+        return [_proposal(r) for r in self.conn.execute(stmt)]
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def append_change(self, change: Change) -> None:
+        self.conn.execute(sa.insert(changes), [_change_row(change)])
+        self.head.last_seq = change.seq
+        self.head.last_hash = change.hash
+        self._save_head()
+
+    def get_change(self, seq: int) -> Change | None:
+        row = self.conn.execute(sa.select(changes).where(changes.c.seq == seq)).one_or_none()
+        return _change(row) if row is not None else None
+
+    def changes_for_note(self, note_id: str, *, until: datetime | None = None) -> list[Change]:
+        stmt = sa.select(changes).where(changes.c.note_id == note_id).order_by(changes.c.seq)
+        if until is not None:
+            stmt = stmt.where(changes.c.applied_at <= until)
+        return [_change(r) for r in self.conn.execute(stmt)]
+
+    def iter_changes(self, after_seq: int = 0, batch: int = 1000) -> Iterator[Change]:
+        """Every change after ``after_seq`` in order, fetched in batches (the index's outbox)."""
+        last = after_seq
+        while True:
+            rows = self.conn.execute(
+                sa.select(changes).where(changes.c.seq > last).order_by(changes.c.seq).limit(batch)
+            ).all()
+            if not rows:
+                return
+            for r in rows:
+                yield _change(r)
+            last = rows[-1].seq
+
+    def list_changes(
+        self, f: ChangeFilter, *, limit: int = 100, offset: int = 0, newest_first: bool = False
+    ) -> list[Change]:
+        stmt = sa.select(changes)
+        if f.note_id:
+            stmt = stmt.where(changes.c.note_id == f.note_id)
+        if f.attribute:
+            stmt = stmt.where(changes.c.attribute == f.attribute)
+        if f.actor:
+            kind, sep, ident = f.actor.partition(":")
+            if sep and kind in ActorKind._value2member_map_:
+                stmt = stmt.where(changes.c.actor_kind == kind, changes.c.actor_id == ident)
+            else:
+                stmt = stmt.where(changes.c.actor_id == f.actor)
+        if f.since:
+            stmt = stmt.where(changes.c.applied_at >= f.since)
+        if f.until:
+            stmt = stmt.where(changes.c.applied_at <= f.until)
+        stmt = (
+            stmt.order_by(changes.c.seq.desc() if newest_first else changes.c.seq).limit(limit).offset(offset)
+        )
+        return [_change(r) for r in self.conn.execute(stmt)]
+
+    def chain_head_seq(self) -> int:
+        return int(
+            self.conn.execute(sa.select(chain_head.c.last_seq).where(chain_head.c.id == 1)).scalar_one()
+        )
+
+    def last_change_seq(self) -> int:
+        return int(self.conn.execute(sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0))).scalar_one())
+
+    # -- LLM calls ---------------------------------------------------------------------------
+
+    def insert_llm_call(self, call: LlmCall) -> None:
+        self.conn.execute(sa.insert(llm_calls), [call.model_dump()])
+
+    def get_llm_call(self, call_id: str) -> LlmCall | None:
+        row = self.conn.execute(sa.select(llm_calls).where(llm_calls.c.id == call_id)).one_or_none()
+        return LlmCall.model_validate(dict(row._mapping)) if row is not None else None
+
+    # -- derived stores ----------------------------------------------------------------------
+
+    def index_position(self, name: str) -> int:
+        row = self.conn.execute(
+            sa.select(index_state.c.last_seq).where(index_state.c.name == name)
+        ).one_or_none()
+        return int(row[0]) if row is not None else 0
+
+    def set_index_position(self, name: str, seq: int, now: datetime) -> None:
+        updated = self.conn.execute(
+            sa.update(index_state).where(index_state.c.name == name).values(last_seq=seq, updated_at=now)
+        )
+        if updated.rowcount == 0:
+            self.conn.execute(sa.insert(index_state).values(name=name, last_seq=seq, updated_at=now))
+
+
+# -- row <-> model ------------------------------------------------------------------------------
+
+
+def _raw_log(r: Any) -> RawLog:
+    return RawLog(
+        id=r.id,
+        text=r.text,
+        occurred_at=r.occurred_at,
+        actor=Actor(kind=r.actor_kind, id=r.actor_id),
+        scope=r.scope,
+        received_at=r.received_at,
+        sha256=r.sha256,
+        metadata=r.metadata or {},
+    )
+
+
+def _note_row(n: Note) -> dict[str, Any]:
+    return {
+        "id": n.id,
+        "scope": n.scope,
+        "content": n.content,
+        "keywords": list(n.keywords),
+        "tags": list(n.tags),
+        "context": n.context,
+        "category": n.category,
+        "links": [link.model_dump() for link in n.links],
+        "decision_rationale": n.decision_rationale,
+        "valid_at": n.valid_at,
+        "invalid_at": n.invalid_at,
+        "deleted": n.deleted,
+        "extra": dict(n.extra),
+        "raw_log_ids": list(n.raw_log_ids),
+        "created_at": n.created_at,
+        "updated_at": n.updated_at,
+        "version": n.version,
+    }
+
+
+def _note(r: Any) -> Note:
+    return Note(
+        id=r.id,
+        scope=r.scope,
+        content=r.content,
+        keywords=r.keywords or [],
+        tags=r.tags or [],
+        context=r.context,
+        category=r.category,
+        links=[Link(**x) for x in r.links or []],
+        decision_rationale=r.decision_rationale,
+        valid_at=r.valid_at,
+        invalid_at=r.invalid_at,
+        deleted=bool(r.deleted),
+        extra=r.extra or {},
+        raw_log_ids=r.raw_log_ids or [],
+        created_at=r.created_at,
+        updated_at=r.updated_at,
+        version=r.version,
+    )
+
+
+def _proposal_row(p: Proposal) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "note_id": p.note_id,
+        "scope": p.scope or "",
+        "attribute": p.attribute,
+        "old_value": p.old_value,
+        "new_value": p.new_value,
+        "base_version": p.base_version,
+        "reason": p.reason,
+        "proposer_kind": p.proposer.kind.value,
+        "proposer_id": p.proposer.id,
+        "model": p.proposer.model,
+        "prompt_version": p.proposer.prompt_version,
+        "usage": p.proposer.usage.model_dump() if p.proposer.usage else None,
+        "llm_call_id": p.proposer.llm_call_id,
+        "raw_log_ids": list(p.raw_log_ids),
+        "rule": p.rule,
+        "status": p.status.value,
+        "reviewer": p.reviewer,
+        "review_comment": p.review_comment,
+        "reviewed_at": p.reviewed_at,
+        "created_at": p.created_at,
+        "revert_of": p.revert_of,
+    }
+
+
+def _proposal(r: Any) -> Proposal:
+    return Proposal(
+        id=r.id,
+        note_id=r.note_id,
+        scope=r.scope,
+        attribute=r.attribute,
+        old_value=r.old_value,
+        new_value=r.new_value,
+        base_version=r.base_version,
+        reason=r.reason,
+        proposer=Proposer(
+            kind=r.proposer_kind,
+            id=r.proposer_id,
+            model=r.model,
+            prompt_version=r.prompt_version,
+            usage=Usage(**r.usage) if r.usage else None,
+            llm_call_id=r.llm_call_id,
+        ),
+        raw_log_ids=r.raw_log_ids or [],
+        rule=r.rule,
+        status=ProposalStatus(r.status),
+        reviewer=r.reviewer,
+        review_comment=r.review_comment,
+        reviewed_at=r.reviewed_at,
+        created_at=r.created_at,
+        revert_of=r.revert_of,
+    )
+
+
+def _change_row(c: Change) -> dict[str, Any]:
+    return {
+        "seq": c.seq,
+        "note_id": c.note_id,
+        "proposal_id": c.proposal_id,
+        "attribute": c.attribute,
+        "old_value": c.old_value,
+        "new_value": c.new_value,
+        "note_version": c.note_version,
+        "actor_kind": c.actor.kind.value,
+        "actor_id": c.actor.id,
+        "kind": c.kind.value,
+        "applied_at": c.applied_at,
+        "prev_hash": c.prev_hash,
+        "hash": c.hash,
+    }
+
+
+def _change(r: Any) -> Change:
+    return Change(
+        seq=r.seq,
+        note_id=r.note_id,
+        proposal_id=r.proposal_id,
+        attribute=r.attribute,
+        old_value=r.old_value,
+        new_value=r.new_value,
+        note_version=r.note_version,
+        actor=Actor(kind=r.actor_kind, id=r.actor_id),
+        kind=ChangeKind(r.kind),
+        applied_at=r.applied_at,
+        prev_hash=r.prev_hash,
+        hash=r.hash,
+    )
+
+
+__all__ = ["GENESIS_HASH", "ChangeFilter", "Ledger", "LedgerTx", "ProposalFilter"]

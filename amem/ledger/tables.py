@@ -1,0 +1,189 @@
+"""The ledger's tables (SQLAlchemy Core). Alembic migrations in migrations/ create them.
+
+raw_logs and changes are append-only: database triggers refuse UPDATE and DELETE on both.
+Processing state of a raw log therefore lives beside it, in raw_log_states.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.types import TypeDecorator
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC on both backends (SQLite stores no offset)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+JSONValue = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
+
+
+def _json() -> Any:
+    return JSONValue
+
+
+raw_logs = sa.Table(
+    "raw_logs",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False, unique=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("occurred_at", UTCDateTime, nullable=False),
+    sa.Column("actor_kind", sa.String(16), nullable=False),
+    sa.Column("actor_id", sa.String(200), nullable=False),
+    sa.Column("scope", sa.String(200), nullable=False, index=True),
+    sa.Column("received_at", UTCDateTime, nullable=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("metadata", _json(), nullable=False),
+)
+
+raw_log_states = sa.Table(
+    "raw_log_states",
+    metadata,
+    sa.Column("raw_log_id", sa.String(40), sa.ForeignKey("raw_logs.id"), primary_key=True),
+    sa.Column("state", sa.String(16), nullable=False, index=True),
+    sa.Column("note_id", sa.String(40), nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+notes = sa.Table(
+    "notes",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("scope", sa.String(200), nullable=False, index=True),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("keywords", _json(), nullable=False),
+    sa.Column("tags", _json(), nullable=False),
+    sa.Column("context", sa.Text, nullable=True),
+    sa.Column("category", sa.String(200), nullable=True),
+    sa.Column("links", _json(), nullable=False),
+    sa.Column("decision_rationale", sa.Text, nullable=True),
+    sa.Column("valid_at", UTCDateTime, nullable=True),
+    sa.Column("invalid_at", UTCDateTime, nullable=True),
+    sa.Column("deleted", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("extra", _json(), nullable=False),
+    sa.Column("raw_log_ids", _json(), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+)
+
+llm_calls = sa.Table(
+    "llm_calls",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("task", sa.String(64), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("prompt_version", sa.String(64), nullable=False),
+    sa.Column("raw_log_id", sa.String(40), nullable=True, index=True),
+    sa.Column("prompt_sha256", sa.String(64), nullable=False),
+    sa.Column("response_text", sa.Text, nullable=True),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("completion_tokens", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("latency_ms", sa.Float, nullable=False, server_default="0"),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+proposals = sa.Table(
+    "proposals",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("seq", sa.Integer, nullable=False, unique=True),
+    sa.Column("note_id", sa.String(40), sa.ForeignKey("notes.id"), nullable=False, index=True),
+    sa.Column("scope", sa.String(200), nullable=False, index=True),
+    sa.Column("attribute", sa.String(100), nullable=False),
+    sa.Column("old_value", _json(), nullable=True),
+    sa.Column("new_value", _json(), nullable=True),
+    sa.Column("base_version", sa.Integer, nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("proposer_kind", sa.String(16), nullable=False),
+    sa.Column("proposer_id", sa.String(200), nullable=False),
+    sa.Column("model", sa.String(200), nullable=True),
+    sa.Column("prompt_version", sa.String(64), nullable=True),
+    sa.Column("usage", _json(), nullable=True),
+    sa.Column("llm_call_id", sa.String(40), sa.ForeignKey("llm_calls.id"), nullable=True),
+    sa.Column("raw_log_ids", _json(), nullable=False),
+    sa.Column("rule", sa.String(300), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reviewer", sa.String(200), nullable=True),
+    sa.Column("review_comment", sa.Text, nullable=True),
+    sa.Column("reviewed_at", UTCDateTime, nullable=True),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("revert_of", sa.Integer, nullable=True),
+    sa.Index("ix_proposals_status_created", "status", "created_at"),
+    sa.Index("ix_proposals_note_attr_status", "note_id", "attribute", "status"),
+)
+
+changes = sa.Table(
+    "changes",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("note_id", sa.String(40), sa.ForeignKey("notes.id"), nullable=False, index=True),
+    sa.Column("proposal_id", sa.String(40), sa.ForeignKey("proposals.id"), nullable=False, index=True),
+    sa.Column("attribute", sa.String(100), nullable=False),
+    sa.Column("old_value", _json(), nullable=True),
+    sa.Column("new_value", _json(), nullable=True),
+    sa.Column("note_version", sa.Integer, nullable=False),
+    sa.Column("actor_kind", sa.String(16), nullable=False),
+    sa.Column("actor_id", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("applied_at", UTCDateTime, nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+    sa.Index("ix_changes_note_attr", "note_id", "attribute"),
+    sa.Index("ix_changes_applied_at", "applied_at"),
+)
+
+# One row: the head of the change chain. Writers lock it, so appends are serial and the
+# chain never forks, on SQLite and on Postgres alike.
+chain_head = sa.Table(
+    "chain_head",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("last_seq", sa.Integer, nullable=False),
+    sa.Column("last_hash", sa.String(64), nullable=False),
+    sa.Column("raw_log_seq", sa.Integer, nullable=False),
+    sa.Column("proposal_seq", sa.Integer, nullable=False),
+)
+
+# Derived stores (the vector index) record here how far into the change sequence they are.
+index_state = sa.Table(
+    "index_state",
+    metadata,
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("last_seq", sa.Integer, nullable=False),
+    sa.Column("updated_at", UTCDateTime, nullable=False),
+)
+
+APPEND_ONLY_TABLES = ("raw_logs", "changes")

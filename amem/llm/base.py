@@ -1,0 +1,44 @@
+"""The analyst protocol and the envelope each task answer travels in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from amem.domain.models import LlmCall, Note, RawLog, Usage
+from amem.policy import AttributePolicy
+
+A = TypeVar("A", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class TaskResult(Generic[A]):
+    """A validated answer and the model call that produced it (recorded in the ledger)."""
+
+    answer: A
+    call: LlmCall
+    usage: Usage
+    model: str
+    prompt_version: str
+
+
+class Analyst(Protocol):
+    """What the write pipeline needs from a model. At most two calls per add_note."""
+
+    @property
+    def model(self) -> str: ...
+
+    def construct(self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]) -> TaskResult: ...
+
+    def link_and_evolve(self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]) -> TaskResult: ...
+
+
+class AnalystError(Exception):
+    """The model could not give a valid answer within the retry budget (or was unreachable)."""
+
+    def __init__(self, message: str, calls: Sequence[LlmCall] = ()) -> None:
+        super().__init__(message)
+        self.calls = list(calls)

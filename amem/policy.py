@@ -1,0 +1,276 @@
+"""policies.yaml: which attribute changes apply at once, wait for review, or never apply.
+
+The policy is data, validated by pydantic; errors name the file, the line and what is wrong.
+Routing is a pure function of the policy, the attribute, the note and the proposer, so the
+governance service (not the UI) is where it is enforced.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from amem.domain.models import CORE_ATTRIBUTES, ActorKind
+from amem.errors import PolicyError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Mode(StrEnum):
+    AUTO = "auto"
+    REVIEW = "review"
+    FROZEN = "frozen"
+
+
+AttributeType = Literal["text", "list[str]", "datetime", "number", "bool", "links"]
+
+#: The type of each core attribute; declared attributes say their own.
+CORE_TYPES: dict[str, AttributeType] = {
+    "content": "text",
+    "keywords": "list[str]",
+    "tags": "list[str]",
+    "context": "text",
+    "category": "text",
+    "links": "links",
+    "decision_rationale": "text",
+    "valid_at": "datetime",
+    "invalid_at": "datetime",
+    "deleted": "bool",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Condition(_Strict):
+    """Narrows a rule. Every given field must match."""
+
+    tags_any: list[str] | None = Field(default=None, description="the note carries one of these tags")
+    proposer_kinds: list[ActorKind] | None = Field(
+        default=None, description="the proposer is of one of these kinds"
+    )
+
+    def matches(self, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
+        if self.tags_any is not None and not set(self.tags_any) & set(note_tags):
+            return False
+        return not (self.proposer_kinds is not None and proposer_kind not in self.proposer_kinds)
+
+    def describe(self) -> str:
+        parts = []
+        if self.tags_any is not None:
+            parts.append(f"note tagged {' or '.join(self.tags_any)}")
+        if self.proposer_kinds is not None:
+            parts.append(f"proposer is {' or '.join(k.value for k in self.proposer_kinds)}")
+        return " and ".join(parts) or "always"
+
+
+class Rule(_Strict):
+    when: Condition
+    mode: Mode
+
+
+class AttributePolicy(_Strict):
+    mode: Mode | None = None
+    type: AttributeType | None = None
+    description: str | None = None
+    rules: list[Rule] = Field(default_factory=list)
+
+
+class Role(_Strict):
+    approves: list[str] = Field(default_factory=list, description="attribute names, or '*' for all")
+    description: str | None = None
+
+    def covers(self, attribute: str) -> bool:
+        return "*" in self.approves or attribute in self.approves
+
+
+class Reviewer(_Strict):
+    roles: list[str] = Field(default_factory=list)
+    name: str | None = None
+    email: str | None = None
+    password_hash: str | None = Field(default=None, description="bcrypt hash for the console's sign-in")
+
+
+class Policy(_Strict):
+    version: int = 1
+    default_mode: Mode = Mode.REVIEW
+    self_approval: bool = False
+    attributes: dict[str, AttributePolicy] = Field(default_factory=dict)
+    roles: dict[str, Role] = Field(default_factory=dict)
+    reviewers: dict[str, Reviewer] = Field(default_factory=dict)
+    reviewers_file: str | None = None
+    agents: list[str] = Field(default_factory=list, description="identities that may never approve")
+    source: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Policy:
+        for name, attr in self.attributes.items():
+            if name not in CORE_ATTRIBUTES and attr.type is None:
+                raise ValueError(f"attribute {name!r} is not a core attribute and declares no type")
+            if name in CORE_ATTRIBUTES and attr.type is not None and attr.type != CORE_TYPES[name]:
+                raise ValueError(f"attribute {name!r} is a core attribute of type {CORE_TYPES[name]}")
+        for rname, role in self.roles.items():
+            for attribute in role.approves:
+                if attribute != "*" and not self.knows(attribute):
+                    raise ValueError(f"role {rname!r} approves unknown attribute {attribute!r}")
+        for who, reviewer in self.reviewers.items():
+            for role in reviewer.roles:
+                if role not in self.roles:
+                    raise ValueError(f"reviewer {who!r} has unknown role {role!r}")
+            if who in self.agents:
+                raise ValueError(f"{who!r} is listed as an agent and cannot be a reviewer")
+        return self
+
+    # -- questions the services ask ---------------------------------------------------------
+
+    def knows(self, attribute: str) -> bool:
+        return attribute in CORE_ATTRIBUTES or attribute in self.attributes
+
+    def type_of(self, attribute: str) -> AttributeType:
+        if attribute in CORE_TYPES:
+            return CORE_TYPES[attribute]
+        declared = self.attributes.get(attribute)
+        if declared is None or declared.type is None:
+            raise KeyError(attribute)
+        return declared.type
+
+    def declared_attributes(self) -> dict[str, AttributePolicy]:
+        """The team's extra attributes (not core), with their type and description."""
+        return {k: v for k, v in self.attributes.items() if k not in CORE_ATTRIBUTES}
+
+    def route(self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind) -> Routing:
+        """Which mode applies, and the rule that said so (recorded with the proposal)."""
+        attr = self.attributes.get(attribute)
+        tags = list(note_tags)
+        if attr is not None:
+            for i, rule in enumerate(attr.rules):
+                if rule.when.matches(tags, proposer_kind):
+                    return Routing(rule.mode, f"attributes.{attribute}.rules[{i}] ({rule.when.describe()})")
+            if attr.mode is not None:
+                return Routing(attr.mode, f"attributes.{attribute}.mode")
+        return Routing(self.default_mode, "default_mode")
+
+    def roles_of(self, reviewer: str) -> list[str]:
+        entry = self.reviewers.get(reviewer)
+        return list(entry.roles) if entry else []
+
+    def may_approve(self, reviewer: str, attribute: str) -> bool:
+        return any(self.roles[r].covers(attribute) for r in self.roles_of(reviewer) if r in self.roles)
+
+    def approver_roles(self, attribute: str) -> list[str]:
+        return [name for name, role in self.roles.items() if role.covers(attribute)]
+
+
+@dataclass(frozen=True)
+class Routing:
+    mode: Mode
+    rule: str
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+DEFAULT_POLICY_PATH = Path(__file__).resolve().parent / "defaults" / "policies.yaml"
+
+
+def resolve_policy_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--policy, else AMEM_POLICY, else ./policies.yaml, else the packaged default."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("AMEM_POLICY")
+    if env:
+        return Path(env)
+    local = Path("policies.yaml")
+    if local.is_file():
+        return local
+    return DEFAULT_POLICY_PATH
+
+
+def load_policy(path: str | os.PathLike[str] | None = None) -> Policy:
+    policy_path = resolve_policy_path(path)
+    try:
+        text = policy_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PolicyError(f"{policy_path}: cannot read policy file: {exc.strerror or exc}") from exc
+    data, node = _parse_yaml(text, policy_path)
+    policy = _validate(Policy, data, node, policy_path)
+    if policy.reviewers_file:
+        reviewers_path = (policy_path.parent / policy.reviewers_file).resolve()
+        try:
+            rtext = reviewers_path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise PolicyError(f"{reviewers_path}: cannot read reviewers file: {exc.strerror or exc}") from exc
+        rdata, rnode = _parse_yaml(rtext, reviewers_path)
+        reviewers = _validate(_ReviewersFile, rdata, rnode, reviewers_path).reviewers
+        merged = {**policy.reviewers, **reviewers}
+        data = dict(data or {})
+        data["reviewers"] = {k: v.model_dump(exclude_none=True) for k, v in merged.items()}
+        policy = _validate(Policy, data, node, policy_path)
+    return policy.model_copy(update={"source": str(policy_path)})
+
+
+def parse_policy(text: str, source: str = "<policy>") -> Policy:
+    data, node = _parse_yaml(text, Path(source))
+    return _validate(Policy, data, node, Path(source)).model_copy(update={"source": source})
+
+
+class _ReviewersFile(_Strict):
+    reviewers: dict[str, Reviewer] = Field(default_factory=dict)
+
+
+def _parse_yaml(text: str, path: Path) -> tuple[Any, yaml.Node | None]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise PolicyError(f"{where}: invalid YAML: {problem}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise PolicyError(f"{path}:1: the policy must be a mapping of settings, not {type(data).__name__}")
+    return data, node
+
+
+def _validate(model: type[M], data: Any, node: yaml.Node | None, path: Path) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [p for p in err["loc"] if not isinstance(p, str) or not p.startswith("function-")]
+        line = _line_of(node, loc)
+        where = ".".join(str(p) for p in loc) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
+        raise PolicyError(f"{path}:{line}: {where}: {msg}{more}") from exc
+
+
+def _line_of(node: yaml.Node | None, loc: list[Any]) -> int:
+    """The 1-based line of the YAML node at ``loc``, or of its deepest existing parent."""
+    if node is None:
+        return 1
+    line = node.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == str(part):
+                    line = key.start_mark.line + 1
+                    node = value
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line

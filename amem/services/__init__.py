@@ -1,0 +1,1 @@
+"""Services: governance (the only writer of note values), the write pipeline, search."""

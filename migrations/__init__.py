@@ -1,0 +1,1 @@
+"""Alembic migrations of the ledger (installed as ``amem.migrations``)."""

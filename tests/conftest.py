@@ -1,0 +1,68 @@
+"""Shared fixtures: every ledger test runs on SQLite and on the real PostgreSQL.
+
+PostgreSQL comes from AMEM_TEST_POSTGRES_URL (set by .ci/run); each test gets its own schema,
+dropped afterwards. Without that variable the PostgreSQL variants skip, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import pytest
+import sqlalchemy as sa
+
+from amem.memory import Memory
+
+REPO = Path(__file__).resolve().parents[1]
+POSTGRES_URL = os.environ.get("AMEM_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test reads the developer's own AMEM_* settings or ./.amem."""
+    for name in list(os.environ):
+        if name.startswith("AMEM_") and name != "AMEM_TEST_POSTGRES_URL":
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AMEM_POLICY", str(REPO / "policies.yaml"))
+    monkeypatch.chdir(tmp_path)
+
+
+def _postgres_schema_url() -> Iterator[str]:
+    if not POSTGRES_URL:
+        pytest.skip("AMEM_TEST_POSTGRES_URL is not set (.ci/run sets it to the PostgreSQL it uses)")
+    schema = f"amem_t_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(POSTGRES_URL)
+    with admin.begin() as conn:
+        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in POSTGRES_URL else "?"
+    try:
+        yield f"{POSTGRES_URL}{sep}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty ledger database: SQLite file, then a PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    else:
+        yield from _postgres_schema_url()
+
+
+@pytest.fixture
+def memory(database_url: str, tmp_path: Path) -> Iterator[Memory]:
+    """A Memory on a fresh ledger (both backends) with the repository's default policy."""
+    mem = Memory(tmp_path / "home", database_url=database_url)
+    try:
+        yield mem
+    finally:
+        mem.close()
