@@ -66,3 +66,15 @@ def memory(database_url: str, tmp_path: Path) -> Iterator[Memory]:
         yield mem
     finally:
         mem.close()
+
+
+@pytest.fixture
+def scripted_llm() -> Iterator[object]:
+    """Registers the ``scripted/...`` litellm provider; push answers onto it (tests/scripted_llm.py)."""
+    from tests import scripted_llm as scripting
+
+    handler = scripting.install()
+    try:
+        yield handler
+    finally:
+        scripting.uninstall()

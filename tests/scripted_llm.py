@@ -1,0 +1,84 @@
+"""A scripted LLM behind litellm's custom-provider hook, so tests run the real litellm path.
+
+Usage (see the ``scripted_llm`` fixture in conftest.py)::
+
+    scripted_llm.push('{"keywords": [...]}')          # next answer, as text
+    scripted_llm.push(lambda messages: '{...}')        # computed from the prompt
+    scripted_llm.push(litellm.APIConnectionError(...)) # an outage
+    Memory(..., llm="scripted/test-model")
+
+Every request's messages are kept in ``scripted_llm.requests``. With the queue empty the
+``default`` callable answers (None: raise, so a test notices an unexpected call).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import litellm
+from litellm import CustomLLM
+from litellm.types.utils import ModelResponse
+
+Answer = str | Exception | Callable[[list[dict[str, Any]]], str]
+
+
+class ScriptedLLM(CustomLLM):
+    provider = "scripted"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queue: deque[Answer] = deque()
+        self.requests: list[list[dict[str, Any]]] = []
+        self.default: Callable[[list[dict[str, Any]]], str] | None = None
+
+    def push(self, *answers: Answer) -> None:
+        self.queue.extend(answers)
+
+    def _answer(self, messages: list[dict[str, Any]]) -> str:
+        self.requests.append(messages)
+        if self.queue:
+            answer = self.queue.popleft()
+        elif self.default is not None:
+            answer = self.default
+        else:
+            raise AssertionError("the scripted LLM was called with no answer queued")
+        if isinstance(answer, Exception):
+            raise answer
+        if callable(answer):
+            answer = answer(messages)
+        return answer
+
+    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+        text = self._answer(messages)
+        # mock_response builds a real ModelResponse without any network; the usage is counted
+        # with litellm's own (bundled, offline) tokenizer so token figures mean something.
+        response = litellm.completion(model="gpt-4o-mini", messages=messages, mock_response=text)
+        prompt = litellm.token_counter(model="gpt-4o-mini", messages=messages)
+        completion = litellm.token_counter(model="gpt-4o-mini", text=text, count_response_tokens=True)
+        response.usage = litellm.Usage(
+            prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+        )
+        return response
+
+    async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+        return self.completion(model, messages)
+
+
+def install() -> ScriptedLLM:
+    handler = ScriptedLLM()
+    litellm.custom_provider_map = [
+        *[p for p in litellm.custom_provider_map if p.get("provider") != ScriptedLLM.provider],
+        {"provider": ScriptedLLM.provider, "custom_handler": handler},
+    ]
+    return handler
+
+
+def uninstall() -> None:
+    litellm.custom_provider_map = [
+        p for p in litellm.custom_provider_map if p.get("provider") != ScriptedLLM.provider
+    ]
