@@ -31,3 +31,11 @@ class PermissionDeniedError(AmemError):
 
 class ProposalStateError(AmemError):
     """The proposal is not in a state that allows this decision (already decided, say)."""
+
+
+class AnalysisPendingError(AmemError):
+    """The raw log is kept, but the model could not analyse it yet; `amem reprocess` retries."""
+
+    def __init__(self, message: str, raw_log_id: str) -> None:
+        super().__init__(message)
+        self.raw_log_id = raw_log_id

@@ -124,6 +124,13 @@ class Memory:
         """Retry analysis of raw logs left unprocessed (after an LLM outage, say). Returns note ids."""
         return self.pipeline.reprocess(limit=limit)
 
+    def unprocessed_count(self) -> int:
+        """Raw logs kept but not yet turned into a note (analysis failed or was interrupted)."""
+        from amem.domain.models import RawLogState
+
+        with self.ledger.read() as tx:
+            return len(tx.raw_log_states([RawLogState.FAILED, RawLogState.PENDING]))
+
     def update(
         self, note_id: str, *, actor: str | Actor, reason: str | None = None, **attributes: Any
     ) -> list[Proposal]:

@@ -1,3 +1,132 @@
-"""Commands of this area register on the shared app (see amem/cli/app.py)."""
+"""Note commands: add, reprocess, update, delete, notes."""
 
-from amem.cli.app import app  # noqa: F401
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out
+
+
+@app.command()
+def add(
+    text: Annotated[str, typer.Argument(help="The text to remember (kept verbatim as a raw log).")],
+    at: Annotated[str | None, typer.Option("--at", help="When it happened (ISO 8601; default: now).")] = None,
+    actor: Annotated[str, typer.Option("--actor", help="Who says it: agent:NAME or a person's name.")] = (
+        "agent:cli"
+    ),
+    scope: Annotated[str, typer.Option("--scope", help="Whose memory: an account, a user.")] = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Add a note: the raw log is kept, then a note is built, linked and evolved."""
+    with open_memory() as mem:
+        note_id = mem.add_note(text, at=at, actor=actor, scope=scope)
+        note = mem.read(note_id)
+        pending = mem.pending(note_id=note_id, limit=100)
+    data = {"note_id": note_id, "note": note, "pending_proposals": [p.id for p in pending]}
+
+    def render(d: dict[str, Any]) -> None:
+        n = d["note"]
+        out.print(f"note {n.id} in scope {n.scope}", markup=False)
+        out.print(f"  keywords: {', '.join(n.keywords) or '-'}", markup=False)
+        out.print(f"  tags: {', '.join(n.tags) or '-'}", markup=False)
+        out.print(f"  context: {n.context or '-'}", markup=False)
+        out.print(f"  links: {', '.join(link.note_id for link in n.links) or '-'}", markup=False)
+        if d["pending_proposals"]:
+            out.print(
+                f"  waiting for review: {len(d['pending_proposals'])} (see `amem pending`)", markup=False
+            )
+
+    emit(data, as_json, render)
+
+
+@app.command()
+def reprocess(
+    limit: Annotated[int | None, typer.Option(help="At most this many raw logs.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Retry analysis of raw logs that an LLM outage or a crash left unprocessed."""
+    with open_memory() as mem:
+        done = mem.reprocess(limit=limit)
+        left = mem.unprocessed_count()
+    emit(
+        {"processed": done, "still_unprocessed": left},
+        as_json,
+        lambda d: out.print(
+            f"processed {len(d['processed'])} raw logs; {d['still_unprocessed']} still unprocessed",
+            markup=False,
+        ),
+    )
+    if left:
+        raise typer.Exit(1)
+
+
+@app.command()
+def update(
+    note_id: Annotated[str, typer.Argument(help="Note id.")],
+    values: Annotated[list[str], typer.Argument(help="attribute=value pairs (value as JSON, or text).")],
+    actor: Annotated[str, typer.Option("--actor", help="Who edits: a person's name or agent:NAME.")],
+    reason: Annotated[str | None, typer.Option("--reason", help="Why.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Edit attributes of a note: each becomes a proposal routed by the policy."""
+    attributes: dict[str, Any] = {}
+    for item in values:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise typer.BadParameter(f"{item!r}: expected attribute=value", param_hint="VALUES")
+        try:
+            attributes[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            attributes[name] = raw
+    with open_memory() as mem:
+        proposals = mem.update(note_id, actor=actor, reason=reason, **attributes)
+    emit(
+        proposals,
+        as_json,
+        lambda ps: [out.print(f"{p.attribute}: {p.status.value} ({p.id})", markup=False) for p in ps],
+    )
+
+
+@app.command()
+def delete(
+    note_id: Annotated[str, typer.Argument(help="Note id.")],
+    actor: Annotated[str, typer.Option("--actor", help="Who deletes.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (kept in history).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Propose a tombstone for a note: hidden from search once applied, kept in history."""
+    with open_memory() as mem:
+        p = mem.delete(note_id, actor=actor, reason=reason)
+    emit(p, as_json, lambda p: out.print(f"deletion {p.id}: {p.status.value}", markup=False))
+
+
+@app.command("notes")
+def list_notes(
+    scope: Annotated[str | None, typer.Option(help="Only this scope.")] = None,
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    offset: Annotated[int, typer.Option(help="Skip this many.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """List notes, oldest first."""
+    with open_memory() as mem:
+        items = mem.notes(scope=scope, limit=limit, offset=offset)
+
+    def render(ns: list[Any]) -> None:
+        table = Table(title="notes")
+        for col in ("note", "scope", "content", "tags", "updated"):
+            table.add_column(col, overflow="fold")
+        for n in ns:
+            table.add_row(
+                n.id,
+                cell(n.scope),
+                fmt_value(n.content, 70),
+                fmt_value(", ".join(n.tags), 40),
+                n.updated_at.strftime("%Y-%m-%d %H:%M"),
+            )
+        out.print(table)
+
+    emit(items, as_json, render)

@@ -211,11 +211,12 @@ class LedgerTx:
         return [by_id[i] for i in ids if i in by_id]
 
     def raw_log_states(
-        self, state: RawLogState | None = None, limit: int | None = None
+        self, states: Sequence[RawLogState] | None = None, limit: int | None = None
     ) -> list[dict[str, Any]]:
+        """Processing states of raw logs in arrival order, optionally only those in ``states``."""
         stmt = sa.select(raw_log_states, raw_logs.c.seq).join(raw_logs).order_by(raw_logs.c.seq)
-        if state is not None:
-            stmt = stmt.where(raw_log_states.c.state == state.value)
+        if states is not None:
+            stmt = stmt.where(raw_log_states.c.state.in_([s.value for s in states]))
         if limit is not None:
             stmt = stmt.limit(limit)
         return [dict(r._mapping) for r in self.conn.execute(stmt)]
@@ -230,6 +231,12 @@ class LedgerTx:
                 return
             yield from (_raw_log(r) for r in rows)
             last = rows[-1].seq
+
+    def raw_log_state(self, raw_log_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            sa.select(raw_log_states).where(raw_log_states.c.raw_log_id == raw_log_id)
+        ).one_or_none()
+        return dict(row._mapping) if row is not None else None
 
     def set_raw_log_state(
         self,

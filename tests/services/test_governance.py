@@ -1,0 +1,242 @@
+"""Governance: routing by policy, who may decide, conflicts, revert, history and as_of."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from amem.domain.models import ProposalStatus, Proposer
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
+from amem.memory import Memory
+from tests.conftest import REPO
+from tests.factories import LLM, make_note
+
+AGENT = Proposer(kind="agent", id="sales-agent")
+
+
+# -- routing -----------------------------------------------------------------------------------
+
+
+def test_auto_attribute_applies_at_once_and_is_recorded(memory: Memory) -> None:
+    note = make_note(memory, "Acme asked about SSO")
+    p = memory.propose(note.id, "tags", ["sso", "security"], reason="topic", proposer=LLM)
+    assert p.status == ProposalStatus.AUTO_APPLIED
+    assert p.rule == "attributes.tags.mode -> auto"
+    assert memory.read(note.id).tags == ["sso", "security"]
+    applied = memory.changes()[-1]
+    assert (applied.attribute, applied.new_value, applied.proposal_id) == ("tags", ["sso", "security"], p.id)
+
+
+def test_review_attribute_waits_for_a_reviewer(memory: Memory) -> None:
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(note.id, "decision_rationale", "team knows it", reason="stated", proposer=LLM)
+    assert p.status == ProposalStatus.PENDING
+    assert memory.read(note.id).decision_rationale is None
+    assert [x.id for x in memory.pending()] == [p.id]
+    approved = memory.approve(p.id, reviewer="alice", comment="matches the call notes")
+    assert approved.status == ProposalStatus.APPROVED and approved.reviewer == "alice"
+    assert memory.read(note.id).decision_rationale == "team knows it"
+    assert memory.pending() == []
+
+
+def test_frozen_attribute_is_recorded_as_rejected_with_the_rule(memory: Memory) -> None:
+    note = make_note(memory, "original text")
+    p = memory.propose(note.id, "content", "rewritten", reason="improve", proposer=LLM)
+    assert p.status == ProposalStatus.REJECTED
+    assert "content.mode -> frozen" in p.rule
+    assert memory.read(note.id).content == "original text"
+    assert memory.proposal(p.id).status == ProposalStatus.REJECTED
+
+
+def test_rule_narrows_context_to_review_for_contract_notes(memory: Memory) -> None:
+    plain = make_note(memory, "Kickoff call notes", tags=["meeting"])
+    contract = make_note(memory, "MSA redlines from legal", tags=["contract"])
+    p1 = memory.propose(plain.id, "context", "kickoff", reason="summary", proposer=LLM)
+    p2 = memory.propose(contract.id, "context", "legal redlines", reason="summary", proposer=LLM)
+    assert p1.status == ProposalStatus.AUTO_APPLIED
+    assert p2.status == ProposalStatus.PENDING
+    assert "rules[0] (note tagged contract)" in p2.rule
+
+
+def test_declared_team_attribute_is_routed_and_type_checked(memory: Memory) -> None:
+    note = make_note(memory, "They care most about uptime and a Q2 launch")
+    p = memory.propose(note.id, "customer_priorities", ["uptime", "Q2 launch"], reason="stated", proposer=LLM)
+    assert p.status == ProposalStatus.PENDING
+    memory.approve(p.id, reviewer="bob")
+    assert memory.read(note.id).extra["customer_priorities"] == ["uptime", "Q2 launch"]
+    with pytest.raises(InvalidInputError, match="list of strings"):
+        memory.propose(note.id, "customer_priorities", "uptime", reason="x", proposer=LLM)
+
+
+def test_unknown_attribute_and_missing_note_are_refused(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    with pytest.raises(InvalidInputError, match="unknown attribute 'favourite_colour'"):
+        memory.propose(note.id, "favourite_colour", "blue", reason="x", proposer=LLM)
+    with pytest.raises(NotFoundError):
+        memory.propose("n_missing", "tags", ["a"], reason="x", proposer=LLM)
+    with pytest.raises(InvalidInputError, match="needs a reason"):
+        memory.propose(note.id, "tags", ["a"], reason=" ", proposer=LLM)
+
+
+def test_links_never_cross_scopes(memory: Memory) -> None:
+    a = make_note(memory, "Acme SSO", scope="acme")
+    b = make_note(memory, "Globex SSO", scope="globex")
+    c = make_note(memory, "Acme SAML", scope="acme")
+    with pytest.raises(InvalidInputError, match="across scopes"):
+        memory.propose(a.id, "links", [{"note_id": b.id, "reason": "same topic"}], reason="x", proposer=LLM)
+    with pytest.raises(InvalidInputError, match="no such note"):
+        memory.propose(a.id, "links", [{"note_id": "n_invented", "reason": "?"}], reason="x", proposer=LLM)
+    memory.propose(a.id, "links", [{"note_id": c.id, "reason": "both SSO"}], reason="x", proposer=LLM)
+    assert [link.note_id for link in memory.read(a.id).links] == [c.id]
+
+
+def test_new_proposal_supersedes_older_pending_one(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    first = memory.propose(note.id, "decision_rationale", "one", reason="r1", proposer=LLM)
+    second = memory.propose(note.id, "decision_rationale", "two", reason="r2", proposer=LLM)
+    assert memory.proposal(first.id).status == ProposalStatus.SUPERSEDED
+    assert [p.id for p in memory.pending()] == [second.id]
+
+
+# -- who may decide -----------------------------------------------------------------------------
+
+
+def test_agents_can_never_approve(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=LLM)
+    for who in ("agent:sales-agent", "sales-agent", "llm:offline"):
+        with pytest.raises(PermissionDeniedError, match=r"agents and LLMs can never approve|not a person"):
+            memory.approve(p.id, reviewer=who)
+    assert memory.proposal(p.id).status == ProposalStatus.PENDING
+
+
+def test_self_approval_is_refused(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "decision_rationale", "mine", reason="r", proposer="alice")
+    with pytest.raises(PermissionDeniedError, match="self-approval"):
+        memory.approve(p.id, reviewer="alice")
+    assert memory.approve(p.id, reviewer="bob").status == ProposalStatus.APPROVED
+
+
+def test_roles_decide_what_a_reviewer_may_approve(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "deleted", True, reason="duplicate", proposer=AGENT)
+    with pytest.raises(PermissionDeniedError, match=r"bob .*sales_lead.* may not decide changes to deleted"):
+        memory.approve(p.id, reviewer="bob")
+    with pytest.raises(PermissionDeniedError, match="audrey"):
+        memory.reject(p.id, reviewer="audrey", comment="no")
+    with pytest.raises(PermissionDeniedError, match="not a reviewer"):
+        memory.approve(p.id, reviewer="mallory")
+    assert memory.approve(p.id, reviewer="alice").status == ProposalStatus.APPROVED
+    assert memory.read(note.id).deleted is True
+
+
+def test_reject_needs_a_comment_and_decisions_are_final(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "valid_at", "2026-01-05T00:00:00Z", reason="dated", proposer=LLM)
+    with pytest.raises(InvalidInputError, match="comment"):
+        memory.reject(p.id, reviewer="alice", comment="")
+    rejected = memory.reject(p.id, reviewer="alice", comment="wrong date")
+    assert rejected.status == ProposalStatus.REJECTED and rejected.review_comment == "wrong date"
+    with pytest.raises(ProposalStateError, match="rejected by alice"):
+        memory.approve(p.id, reviewer="alice")
+    assert memory.read(note.id).valid_at is None
+
+
+def test_approving_a_stale_proposal_gives_conflict_not_overwrite(database_url: str, tmp_path) -> None:
+    from amem.policy import load_policy
+
+    policy = load_policy(REPO / "policies.yaml")
+    # a team lets people edit the rationale directly; the LLM's suggestions still need review
+    rules = [{"when": {"proposer_kinds": ["person"]}, "mode": "auto"}]
+    attrs = policy.model_dump()["attributes"]
+    attrs["decision_rationale"] = {"mode": "review", "rules": rules}
+    policy = policy.model_validate({**policy.model_dump(), "attributes": attrs})
+    with Memory(tmp_path / "h", database_url=database_url, policy=policy) as memory:
+        note = make_note(memory, "We chose annual billing")
+        stale = memory.propose(note.id, "decision_rationale", "discount", reason="r", proposer=LLM)
+        edit = memory.update(note.id, actor="bob", decision_rationale="finance asked for it")
+        assert edit[0].status == ProposalStatus.AUTO_APPLIED
+        decided = memory.approve(stale.id, reviewer="alice")
+        assert decided.status == ProposalStatus.CONFLICT
+        assert "changed since the proposal was made" in (decided.review_comment or "")
+        assert memory.read(note.id).decision_rationale == "finance asked for it"
+        with pytest.raises(ProposalStateError, match="conflict"):
+            memory.approve(stale.id, reviewer="alice")
+
+
+# -- revert, history, as_of ---------------------------------------------------------------------
+
+
+def test_revert_is_a_new_proposal_routed_by_policy(memory: Memory) -> None:
+    note = make_note(memory, "x", tags=["first"])
+    memory.propose(note.id, "tags", ["second"], reason="retag", proposer=LLM)
+    change = memory.changes()[-1]
+    assert change.new_value == ["second"]
+    p = memory.revert(change.seq, actor="bob", reason="wrong tag")
+    assert p.status == ProposalStatus.AUTO_APPLIED and p.revert_of == change.seq
+    assert memory.read(note.id).tags == ["first"]
+    last = memory.changes()[-1]
+    assert last.kind.value == "revert" and last.old_value == ["second"]
+    # the reverted change is still in history: nothing rewritten
+    assert memory.changes()[-2] == change
+    assert memory.verify().ok
+
+
+def test_revert_of_reviewed_attribute_waits_for_review(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=LLM)
+    memory.approve(p.id, reviewer="alice")
+    change = memory.changes()[-1]
+    back = memory.revert(change.seq, actor="bob")
+    assert back.status == ProposalStatus.PENDING and back.new_value is None
+    memory.approve(back.id, reviewer="alice")
+    assert memory.read(note.id).decision_rationale is None
+
+
+def test_revert_of_creation_is_refused(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    first = memory.changes()[0]
+    assert first.note_id == note.id
+    with pytest.raises(InvalidInputError, match="created the note"):
+        memory.revert(first.seq, actor="bob")
+
+
+def test_history_says_who_what_when_why_and_from_which_raw_logs(memory: Memory) -> None:
+    note = make_note(memory, "We picked vendor X because of price", tags=["vendor"])
+    p = memory.propose(
+        note.id,
+        "decision_rationale",
+        "price",
+        reason="stated in call",
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
+    )
+    memory.reject(p.id, reviewer="alice", comment="too vague")
+    events = memory.history(note.id)
+    assert [e.event for e in events] == ["created", "applied", "proposed", "applied", "proposed", "rejected"]
+    assert events == sorted(events, key=lambda e: e.at)
+    proposed = events[4]
+    assert proposed.actor == "llm:offline" and proposed.model == "offline"
+    assert proposed.reason == "stated in call" and proposed.raw_log_ids == note.raw_log_ids
+    assert events[5].actor == "person:alice" and events[5].comment == "too vague"
+
+
+def test_as_of_rebuilds_the_note_at_each_instant(memory: Memory) -> None:
+    note = make_note(memory, "Acme: 50 seats", tags=["seats"])
+    memory.propose(note.id, "tags", ["seats", "pricing"], reason="r", proposer=LLM)
+    p = memory.propose(note.id, "invalid_at", "2026-06-01T00:00:00Z", reason="superseded", proposer=LLM)
+    memory.approve(p.id, reviewer="alice")
+    created, tagged, retagged, retired = memory.changes()
+    tick = timedelta(microseconds=1)
+
+    assert memory.as_of(note.id, created.applied_at - tick) is None
+    at_creation = memory.as_of(note.id, created.applied_at)
+    assert at_creation is not None and at_creation.tags == [] and at_creation.content == "Acme: 50 seats"
+    assert memory.as_of(note.id, tagged.applied_at).tags == ["seats"]
+    assert memory.as_of(note.id, retagged.applied_at).tags == ["seats", "pricing"]
+    before_retire = memory.as_of(note.id, retired.applied_at - tick)
+    assert before_retire.invalid_at is None
+    now = memory.as_of(note.id, retired.applied_at)
+    assert now.invalid_at is not None and now.model_dump() == memory.read(note.id).model_dump()
