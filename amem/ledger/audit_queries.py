@@ -1,0 +1,372 @@
+"""Read-only SQL for the console and auditors: the audit trail, review statistics, incoming links.
+
+Everything here filters, orders and pages inside the database, so the console stays quick on a
+ledger of many thousands of proposals. Results are plain rows (mappings); amem.services.audit
+turns them into models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+from amem.domain.models import ActorKind, ProposalStatus
+from amem.ledger.store import LedgerTx
+from amem.ledger.tables import changes, notes, proposals
+
+#: The rule recorded on the proposal that creates a note (see amem.services.governance).
+CREATE_RULE = "note creation"
+
+#: Event names in the audit trail.
+EVENT_PROPOSED = "proposed"
+CHANGE_EVENTS = {"create": "created", "apply": "applied", "revert": "reverted"}
+DECISION_STATUSES = (
+    ProposalStatus.APPROVED.value,
+    ProposalStatus.REJECTED.value,
+    ProposalStatus.CONFLICT.value,
+    ProposalStatus.SUPERSEDED.value,
+)
+
+
+@dataclass(frozen=True)
+class AuditQuery:
+    """What an auditor narrows the trail to. Every field is optional."""
+
+    note_id: str | None = None
+    attribute: str | None = None
+    actor: str | None = None
+    statuses: Sequence[str] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    kinds: Sequence[str] = ()  # "change", "proposal", "decision"; empty means all
+
+
+def _actor_filter(kind_col: Any, id_col: Any, actor: str) -> Any:
+    kind, sep, ident = actor.partition(":")
+    if sep and kind in ActorKind._value2member_map_:
+        return sa.and_(kind_col == kind, id_col == ident)
+    return id_col == actor
+
+
+def _branches(q: AuditQuery) -> list[sa.Select[Any]]:
+    """One SELECT per kind of event, each already narrowed by ``q`` (so indexes apply)."""
+    p = proposals
+    c = changes
+    selects: list[sa.Select[Any]] = []
+    kinds = set(q.kinds) or {"change", "proposal", "decision"}
+
+    def narrow(
+        stmt: sa.Select[Any], at: Any, note: Any, attribute: Any, kind: Any, ident: Any
+    ) -> sa.Select[Any]:
+        if q.note_id:
+            stmt = stmt.where(note == q.note_id)
+        if q.attribute:
+            stmt = stmt.where(attribute == q.attribute)
+        if q.actor:
+            stmt = stmt.where(_actor_filter(kind, ident, q.actor))
+        if q.statuses:
+            stmt = stmt.where(p.c.status.in_(list(q.statuses)))
+        if q.since:
+            stmt = stmt.where(at >= q.since)
+        if q.until:
+            stmt = stmt.where(at <= q.until)
+        return stmt
+
+    if "change" in kinds:
+        event = sa.case(
+            *((c.c.kind == k, sa.literal(v)) for k, v in CHANGE_EVENTS.items()), else_=c.c.kind
+        )
+        stmt = sa.select(
+            c.c.applied_at.label("at"),
+            sa.literal(2).label("ord"),
+            event.label("event"),
+            c.c.note_id.label("note_id"),
+            p.c.scope.label("scope"),
+            c.c.attribute.label("attribute"),
+            c.c.actor_kind.label("actor_kind"),
+            c.c.actor_id.label("actor_id"),
+            p.c.status.label("status"),
+            c.c.proposal_id.label("proposal_id"),
+            c.c.seq.label("change_seq"),
+            c.c.old_value.label("old_value"),
+            c.c.new_value.label("new_value"),
+            p.c.reason.label("reason"),
+            p.c.review_comment.label("comment"),
+            p.c.model.label("model"),
+            c.c.hash.label("hash"),
+        ).select_from(c.join(p, p.c.id == c.c.proposal_id))
+        selects.append(narrow(stmt, c.c.applied_at, c.c.note_id, c.c.attribute, c.c.actor_kind, c.c.actor_id))
+
+    if "proposal" in kinds:
+        stmt = sa.select(
+            p.c.created_at.label("at"),
+            sa.literal(0).label("ord"),
+            sa.literal(EVENT_PROPOSED).label("event"),
+            p.c.note_id,
+            p.c.scope,
+            p.c.attribute,
+            p.c.proposer_kind.label("actor_kind"),
+            p.c.proposer_id.label("actor_id"),
+            p.c.status,
+            p.c.id.label("proposal_id"),
+            sa.null().label("change_seq"),
+            p.c.old_value,
+            p.c.new_value,
+            p.c.reason,
+            p.c.review_comment.label("comment"),
+            p.c.model,
+            sa.null().label("hash"),
+        ).where(p.c.rule != CREATE_RULE)
+        selects.append(
+            narrow(stmt, p.c.created_at, p.c.note_id, p.c.attribute, p.c.proposer_kind, p.c.proposer_id)
+        )
+
+    if "decision" in kinds:
+        kind = sa.case((p.c.reviewer.is_not(None), sa.literal("person")), else_=sa.literal("system"))
+        ident = sa.func.coalesce(p.c.reviewer, sa.literal("policy"))
+        stmt = sa.select(
+            p.c.reviewed_at.label("at"),
+            sa.literal(1).label("ord"),
+            p.c.status.label("event"),
+            p.c.note_id,
+            p.c.scope,
+            p.c.attribute,
+            kind.label("actor_kind"),
+            ident.label("actor_id"),
+            p.c.status,
+            p.c.id.label("proposal_id"),
+            sa.null().label("change_seq"),
+            p.c.old_value,
+            p.c.new_value,
+            p.c.reason,
+            p.c.review_comment.label("comment"),
+            p.c.model,
+            sa.null().label("hash"),
+        ).where(p.c.reviewed_at.is_not(None), p.c.status.in_(DECISION_STATUSES))
+        selects.append(narrow(stmt, p.c.reviewed_at, p.c.note_id, p.c.attribute, kind, ident))
+    return selects
+
+
+def _trail(q: AuditQuery) -> sa.Subquery | None:
+    branches = _branches(q)
+    if not branches:
+        return None
+    union = branches[0] if len(branches) == 1 else sa.union_all(*branches)
+    return union.subquery("trail")
+
+
+def audit_rows(
+    tx: LedgerTx, q: AuditQuery, *, limit: int | None = 100, offset: int = 0, newest_first: bool = True
+) -> list[dict[str, Any]]:
+    trail = _trail(q)
+    if trail is None:
+        return []
+    order = (
+        (trail.c.at.desc(), trail.c.ord.desc(), trail.c.proposal_id)
+        if newest_first
+        else (trail.c.at, trail.c.ord, trail.c.proposal_id)
+    )
+    stmt = sa.select(trail).order_by(*order).offset(offset)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+
+
+def iter_audit_rows(tx: LedgerTx, q: AuditQuery, *, newest_first: bool = True) -> Iterator[dict[str, Any]]:
+    """Every row of the trail, streamed from the database (for exports of any size)."""
+    trail = _trail(q)
+    if trail is None:
+        return
+    order = (trail.c.at.desc(), trail.c.ord.desc()) if newest_first else (trail.c.at, trail.c.ord)
+    result = tx.conn.execution_options(stream_results=True, yield_per=1000).execute(
+        sa.select(trail).order_by(*order, trail.c.proposal_id)
+    )
+    for row in result:
+        yield dict(row._mapping)
+
+
+def count_audit_rows(tx: LedgerTx, q: AuditQuery) -> int:
+    trail = _trail(q)
+    if trail is None:
+        return 0
+    return int(tx.conn.execute(sa.select(sa.func.count()).select_from(trail)).scalar_one())
+
+
+# -- review statistics ---------------------------------------------------------------------------
+
+
+def _day(tx: LedgerTx, column: Any) -> Any:
+    """The UTC calendar day of a timestamp column, as text YYYY-MM-DD on both backends."""
+    if tx.dialect == "postgresql":
+        return sa.func.to_char(sa.func.timezone("UTC", column), "YYYY-MM-DD")
+    return sa.func.date(column)
+
+
+def proposals_per_day(tx: LedgerTx, since: datetime | None) -> list[dict[str, Any]]:
+    """Proposals made per UTC day and their current status (note creations left out)."""
+    day = _day(tx, proposals.c.created_at).label("day")
+    stmt = (
+        sa.select(day, proposals.c.status, sa.func.count().label("n"))
+        .where(proposals.c.rule != CREATE_RULE)
+        .group_by(day, proposals.c.status)
+        .order_by(day)
+    )
+    if since is not None:
+        stmt = stmt.where(proposals.c.created_at >= since)
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+
+
+def reviewed_proposals(tx: LedgerTx, since: datetime | None, limit: int = 50_000) -> list[dict[str, Any]]:
+    """Creation and decision time of proposals a person decided, most recent first."""
+    stmt = (
+        sa.select(proposals.c.created_at, proposals.c.reviewed_at, proposals.c.status, proposals.c.reviewer)
+        .where(proposals.c.reviewer.is_not(None), proposals.c.reviewed_at.is_not(None))
+        .order_by(proposals.c.reviewed_at.desc())
+        .limit(limit)
+    )
+    if since is not None:
+        stmt = stmt.where(proposals.c.reviewed_at >= since)
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+
+
+def status_counts(tx: LedgerTx) -> dict[str, int]:
+    stmt = sa.select(proposals.c.status, sa.func.count()).group_by(proposals.c.status)
+    return {status: int(n) for status, n in tx.conn.execute(stmt)}
+
+
+def oldest_pending(tx: LedgerTx) -> datetime | None:
+    stmt = sa.select(sa.func.min(proposals.c.created_at)).where(
+        proposals.c.status == ProposalStatus.PENDING.value
+    )
+    return tx.conn.execute(stmt).scalar_one()
+
+
+# -- filter choices ------------------------------------------------------------------------------
+
+
+def pending_choices(tx: LedgerTx) -> dict[str, list[str]]:
+    """The scopes, attributes and proposers that occur among pending proposals (for filters)."""
+    pending = proposals.c.status == ProposalStatus.PENDING.value
+    scopes = tx.conn.execute(
+        sa.select(proposals.c.scope).where(pending).distinct().order_by(proposals.c.scope)
+    ).scalars()
+    attributes = tx.conn.execute(
+        sa.select(proposals.c.attribute).where(pending).distinct().order_by(proposals.c.attribute)
+    ).scalars()
+    proposers = tx.conn.execute(
+        sa.select(proposals.c.proposer_kind, proposals.c.proposer_id)
+        .where(pending)
+        .distinct()
+        .order_by(proposals.c.proposer_kind, proposals.c.proposer_id)
+    ).all()
+    return {
+        "scopes": list(scopes),
+        "attributes": list(attributes),
+        "proposers": [f"{k}:{i}" for k, i in proposers],
+    }
+
+
+def audit_actors(tx: LedgerTx, limit: int = 500) -> list[str]:
+    """Actors that appear in the trail: who changed, proposed or decided something."""
+    rows: set[str] = set()
+    for kind, ident in tx.conn.execute(
+        sa.select(changes.c.actor_kind, changes.c.actor_id).distinct().limit(limit)
+    ):
+        rows.add(f"{kind}:{ident}")
+    for kind, ident in tx.conn.execute(
+        sa.select(proposals.c.proposer_kind, proposals.c.proposer_id).distinct().limit(limit)
+    ):
+        rows.add(f"{kind}:{ident}")
+    for (reviewer,) in tx.conn.execute(
+        sa.select(proposals.c.reviewer).where(proposals.c.reviewer.is_not(None)).distinct().limit(limit)
+    ):
+        rows.add(f"person:{reviewer}")
+    return sorted(rows)
+
+
+def scopes(tx: LedgerTx) -> list[str]:
+    return tx.scopes()
+
+
+# -- notes ---------------------------------------------------------------------------------------
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _notes_query(scope: str | None, text: str | None, include_deleted: bool) -> sa.Select[Any]:
+    stmt = sa.select(notes)
+    if scope:
+        stmt = stmt.where(notes.c.scope == scope)
+    if not include_deleted:
+        stmt = stmt.where(notes.c.deleted.is_(False))
+    if text and text.strip():
+        needle = f"%{_escape_like(text.strip())}%"
+        stmt = stmt.where(
+            sa.or_(notes.c.id == text.strip(), notes.c.content.ilike(needle, escape="\\"))
+        )
+    return stmt
+
+
+def find_note_rows(
+    tx: LedgerTx,
+    *,
+    scope: str | None,
+    text: str | None,
+    include_deleted: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[str]:
+    """Ids of notes in ``scope`` whose content contains ``text`` (or whose id is it), newest first."""
+    base = _notes_query(scope, text, include_deleted).subquery()
+    stmt = sa.select(base.c.id).order_by(base.c.updated_at.desc(), base.c.id).limit(limit).offset(offset)
+    return list(tx.conn.execute(stmt).scalars())
+
+
+def count_note_rows(tx: LedgerTx, *, scope: str | None, text: str | None, include_deleted: bool = False) -> int:
+    base = _notes_query(scope, text, include_deleted).subquery()
+    return int(tx.conn.execute(sa.select(sa.func.count()).select_from(base)).scalar_one())
+
+
+def incoming_links(tx: LedgerTx, note_id: str, scope: str) -> list[dict[str, Any]]:
+    """Notes whose links point at ``note_id``, with each link's reason.
+
+    Links never cross scopes, so only ``scope`` is searched (an indexed column); the JSON
+    containment test runs in the database: json_each on SQLite, jsonb ``@>`` on PostgreSQL.
+    """
+    if tx.dialect == "postgresql":
+        links = sa.type_coerce(notes.c.links, postgresql.JSONB)
+        stmt = sa.select(notes.c.id, notes.c.content, notes.c.deleted, notes.c.links).where(
+            notes.c.scope == scope, notes.c.id != note_id, links.contains([{"note_id": note_id}])
+        )
+        out = []
+        for r in tx.conn.execute(stmt.order_by(notes.c.id)):
+            for link in r.links or []:
+                if link.get("note_id") == note_id:
+                    out.append(
+                        {"note_id": r.id, "content": r.content, "deleted": r.deleted, "reason": link.get("reason")}
+                    )
+        return out
+    each = sa.func.json_each(notes.c.links).table_valued("value").alias("link")
+    stmt = (
+        sa.select(
+            notes.c.id.label("note_id"),
+            notes.c.content,
+            notes.c.deleted,
+            sa.func.json_extract(each.c.value, "$.reason").label("reason"),
+        )
+        .select_from(notes.join(each, sa.true()))
+        .where(
+            notes.c.scope == scope,
+            notes.c.id != note_id,
+            sa.func.json_extract(each.c.value, "$.note_id") == note_id,
+        )
+        .order_by(notes.c.id)
+    )
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]

@@ -1,0 +1,210 @@
+"""The analyst backed by any litellm model string (openai/..., anthropic/..., ollama/..., scripted/...).
+
+Each task is one completion; an answer that is not valid JSON of the task's model is sent back to
+the model with what was wrong, up to ``max_attempts`` times. Every attempt is an LlmCall, so the
+ledger shows failed attempts too. A provider failure (outage, timeout, rate limit) ends the task
+at once with AnalystError: the raw log is already kept, and `amem reprocess` retries later.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
+
+from amem.domain.models import LlmCall, Note, RawLog, Usage, new_id, utcnow
+from amem.llm import construct_note, link_evolve
+from amem.llm.base import AnalystError, TaskResult
+from amem.llm.json_answer import InvalidAnswer, prompt_sha256
+from amem.policy import AttributePolicy
+
+A = TypeVar("A", bound=BaseModel)
+
+Messages = list[dict[str, str]]
+
+#: The part of a bad answer echoed back to the model when asking again.
+_ECHO_CHARS = 4000
+
+
+class _ProviderFailure(Exception):
+    def __init__(self, call: LlmCall, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.call = call
+        self.cause = cause
+
+
+class LiteLLMAnalyst:
+    def __init__(
+        self, model: str, *, max_attempts: int = 3, temperature: float = 0, timeout: float = 60
+    ) -> None:
+        if not model or not model.strip():
+            raise ValueError("a litellm model string is needed, e.g. openai/gpt-4o-mini")
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self._model = model.strip()
+        self.max_attempts = max_attempts
+        self.temperature = temperature
+        self.timeout = timeout
+        self._json_mode: bool | None = None
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    # -- the two tasks -------------------------------------------------------------------------
+
+    def construct(
+        self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]
+    ) -> TaskResult[construct_note.ConstructedNote]:
+        return self._run(
+            task=construct_note.TASK,
+            prompt_version=construct_note.PROMPT_VERSION,
+            messages=construct_note.build_messages(raw_log, declared),
+            parse=lambda text: construct_note.parse_answer(text, declared),
+            raw_log_id=raw_log.id,
+        )
+
+    def link_and_evolve(
+        self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]
+    ) -> TaskResult[link_evolve.LinkEvolveAnswer]:
+        source = f"{link_evolve.TASK} for raw log {raw_log.id}"
+        return self._run(
+            task=link_evolve.TASK,
+            prompt_version=link_evolve.PROMPT_VERSION,
+            messages=link_evolve.build_messages(note, raw_log, neighbours),
+            parse=lambda text: link_evolve.parse_answer(text, neighbours, source),
+            raw_log_id=raw_log.id,
+        )
+
+    # -- one task, with retries ------------------------------------------------------------------
+
+    def _run(
+        self,
+        *,
+        task: str,
+        prompt_version: str,
+        messages: Messages,
+        parse: Callable[[str | None], A],
+        raw_log_id: str | None,
+    ) -> TaskResult[A]:
+        calls: list[LlmCall] = []
+        conversation = list(messages)
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_attempts),
+            retry=retry_if_exception_type(InvalidAnswer),
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    text, call = self._complete(task, prompt_version, conversation, raw_log_id)
+                    try:
+                        answer = parse(text)
+                    except InvalidAnswer as exc:
+                        calls.append(call.model_copy(update={"error": f"invalid answer: {exc}"}))
+                        conversation = [*conversation, *_ask_again(text, exc)]
+                        raise
+                    calls.append(call)
+        except InvalidAnswer as exc:
+            raise AnalystError(
+                f"{task}: {self.model} gave no valid answer in {len(calls)} attempts (last: {exc})", calls
+            ) from exc
+        except _ProviderFailure as failure:
+            calls.append(failure.call)
+            raise AnalystError(f"{task}: {self.model} failed: {failure.cause}", calls) from failure.cause
+        usage = Usage(
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            latency_ms=round(sum(c.latency_ms for c in calls), 3),
+        )
+        return TaskResult(
+            answer=answer,
+            call=calls[-1],
+            usage=usage,
+            model=self.model,
+            prompt_version=prompt_version,
+            attempts=calls,
+        )
+
+    def _complete(
+        self, task: str, prompt_version: str, messages: Messages, raw_log_id: str | None
+    ) -> tuple[str | None, LlmCall]:
+        """One completion; a provider failure raises _ProviderFailure carrying its LlmCall."""
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        kwargs: dict[str, Any] = {}
+        if self._supports_json_mode(litellm):
+            kwargs["response_format"] = {"type": "json_object"}
+        record = {
+            "id": new_id("llm"),
+            "task": task,
+            "model": self.model,
+            "prompt_version": prompt_version,
+            "raw_log_id": raw_log_id,
+            "prompt_sha256": prompt_sha256(messages),
+            "created_at": utcnow(),
+        }
+        started = time.perf_counter()
+        try:
+            response = litellm.completion(
+                model=self.model,
+                messages=messages,
+                temperature=self.temperature,
+                timeout=self.timeout,
+                drop_params=True,
+                **kwargs,
+            )
+        except Exception as exc:  # every provider failure reaches us as some litellm/openai error
+            latency = (time.perf_counter() - started) * 1000
+            error = f"{type(exc).__name__}: {exc}"[:2000]
+            raise _ProviderFailure(LlmCall(**record, latency_ms=latency, error=error), exc) from exc
+        latency = (time.perf_counter() - started) * 1000
+        text = _content(response)
+        usage = getattr(response, "usage", None)
+        call = LlmCall(
+            **record,
+            response_text=text,
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_ms=latency,
+        )
+        return text, call
+
+    def _supports_json_mode(self, litellm: Any) -> bool:
+        """JSON mode only where litellm says the provider takes response_format."""
+        if self._json_mode is None:
+            try:
+                model, provider, _, _ = litellm.get_llm_provider(self.model)
+                params = litellm.get_supported_openai_params(model=model, custom_llm_provider=provider)
+                self._json_mode = bool(params) and "response_format" in params
+            except Exception:  # unknown to litellm's tables: rely on the prompt and validation
+                self._json_mode = False
+        return self._json_mode
+
+
+def _content(response: Any) -> str | None:
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return content if isinstance(content, str) else None
+
+
+def _ask_again(bad_answer: str | None, problem: InvalidAnswer) -> Messages:
+    echoed = (bad_answer or "")[:_ECHO_CHARS] or "(empty)"
+    return [
+        {"role": "assistant", "content": echoed},
+        {
+            "role": "user",
+            "content": (
+                f"That answer was not valid: {problem}. Reply again with one JSON object in exactly "
+                "the format described, with no other text and no other fields."
+            ),
+        },
+    ]

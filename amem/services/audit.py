@@ -1,0 +1,419 @@
+"""Read-only views of the ledger for reviewers and auditors (the approval console's services).
+
+The Memory facade answers single questions (a note, a proposal, a history). The console also
+needs the audit trail across notes, exports of it, review statistics, incoming links and a page
+of the review queue with everything a reviewer reads beside each proposal. Those live here, on
+top of LedgerTx and amem.ledger.audit_queries; none of them writes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from amem.domain.models import Note, Proposal, RawLog, as_utc, utcnow
+from amem.domain.values import current_value
+from amem.ledger import audit_queries as q
+from amem.ledger.audit_queries import AuditQuery
+from amem.ledger.store import Ledger
+from amem.policy import CORE_TYPES, Policy
+
+__all__ = [
+    "AuditEvent",
+    "AuditQuery",
+    "IncomingLink",
+    "PolicyOverview",
+    "ReviewItem",
+    "audit_events",
+    "count_audit_events",
+    "export_csv",
+    "export_jsonl",
+    "find_notes",
+    "incoming_links",
+    "policy_overview",
+    "proposals_per_day",
+    "review_items",
+    "review_times",
+]
+
+
+class AuditEvent(BaseModel):
+    """One line of the audit trail: a proposal made, a decision taken, or a change applied."""
+
+    at: datetime
+    event: str
+    note_id: str
+    scope: str | None = None
+    attribute: str
+    actor: str
+    status: str
+    proposal_id: str
+    change_seq: int | None = None
+    old_value: Any = None
+    new_value: Any = None
+    reason: str | None = None
+    comment: str | None = None
+    model: str | None = None
+    hash: str | None = None
+
+
+def _event(row: dict[str, Any]) -> AuditEvent:
+    at = row["at"]
+    if isinstance(at, str):  # a UNION on SQLite may hand back the stored text
+        at = datetime.fromisoformat(at)
+    return AuditEvent(
+        at=as_utc(at),
+        event=row["event"],
+        note_id=row["note_id"],
+        scope=row["scope"],
+        attribute=row["attribute"],
+        actor=f"{row['actor_kind']}:{row['actor_id']}",
+        status=row["status"],
+        proposal_id=row["proposal_id"],
+        change_seq=row["change_seq"],
+        old_value=_json_value(row["old_value"]),
+        new_value=_json_value(row["new_value"]),
+        reason=row["reason"],
+        comment=row["comment"],
+        model=row["model"],
+        hash=row["hash"],
+    )
+
+
+def _json_value(value: Any) -> Any:
+    """JSON columns reached through a UNION come back as text on SQLite: decode them."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def audit_events(
+    ledger: Ledger, query: AuditQuery, *, limit: int = 100, offset: int = 0, newest_first: bool = True
+) -> list[AuditEvent]:
+    with ledger.read() as tx:
+        rows = q.audit_rows(tx, query, limit=limit, offset=offset, newest_first=newest_first)
+    return [_event(r) for r in rows]
+
+
+def count_audit_events(ledger: Ledger, query: AuditQuery) -> int:
+    with ledger.read() as tx:
+        return q.count_audit_rows(tx, query)
+
+
+def iter_audit_events(ledger: Ledger, query: AuditQuery) -> Iterator[AuditEvent]:
+    with ledger.read() as tx:
+        for row in q.iter_audit_rows(tx, query):
+            yield _event(row)
+
+
+def audit_actors(ledger: Ledger) -> list[str]:
+    with ledger.read() as tx:
+        return q.audit_actors(tx)
+
+
+# -- exports -------------------------------------------------------------------------------------
+
+CSV_COLUMNS = [
+    "at",
+    "event",
+    "note_id",
+    "scope",
+    "attribute",
+    "actor",
+    "status",
+    "proposal_id",
+    "change_seq",
+    "old_value",
+    "new_value",
+    "reason",
+    "comment",
+    "model",
+    "hash",
+]
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(name: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return as_utc(value).isoformat()
+    if name in ("old_value", "new_value") and not isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = str(value)
+    # A spreadsheet would run a cell starting like a formula; the JSON Lines export stays exact.
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def export_csv(ledger: Ledger, query: AuditQuery) -> bytes:
+    """The filtered trail as CSV (UTF-8 with BOM, so spreadsheets read accents right)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for event in iter_audit_events(ledger, query):
+        data = event.model_dump()
+        writer.writerow([_csv_cell(c, data[c]) for c in CSV_COLUMNS])
+    return ("\ufeff" + buf.getvalue()).encode("utf-8")
+
+
+def export_jsonl(ledger: Ledger, query: AuditQuery) -> bytes:
+    """The filtered trail as JSON Lines: one exact JSON object per event."""
+    lines = (
+        json.dumps(e.model_dump(mode="json"), ensure_ascii=False, sort_keys=True)
+        for e in iter_audit_events(ledger, query)
+    )
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+# -- statistics ----------------------------------------------------------------------------------
+
+
+class DayCount(BaseModel):
+    day: date
+    status: str
+    proposals: int
+
+
+class ReviewTimeDay(BaseModel):
+    """How long proposals decided on ``day`` had waited for a reviewer."""
+
+    day: date
+    decisions: int
+    median_hours: float
+    p90_hours: float
+
+
+def proposals_per_day(ledger: Ledger, *, days: int = 30, now: datetime | None = None) -> list[DayCount]:
+    since = (now or utcnow()) - timedelta(days=days)
+    with ledger.read() as tx:
+        rows = q.proposals_per_day(tx, since)
+    return [DayCount(day=date.fromisoformat(str(r["day"])), status=r["status"], proposals=r["n"]) for r in rows]
+
+
+def review_times(ledger: Ledger, *, days: int = 30, now: datetime | None = None) -> list[ReviewTimeDay]:
+    since = (now or utcnow()) - timedelta(days=days)
+    with ledger.read() as tx:
+        rows = q.reviewed_proposals(tx, since)
+    waits: dict[date, list[float]] = defaultdict(list)
+    for r in rows:
+        hours = (as_utc(r["reviewed_at"]) - as_utc(r["created_at"])).total_seconds() / 3600
+        waits[as_utc(r["reviewed_at"]).date()].append(max(hours, 0.0))
+    out = []
+    for day in sorted(waits):
+        values = sorted(waits[day])
+        p90 = values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+        out.append(
+            ReviewTimeDay(
+                day=day, decisions=len(values), median_hours=statistics.median(values), p90_hours=p90
+            )
+        )
+    return out
+
+
+class QueueSummary(BaseModel):
+    pending: int
+    oldest_pending: datetime | None
+    by_status: dict[str, int]
+
+
+def queue_summary(ledger: Ledger) -> QueueSummary:
+    with ledger.read() as tx:
+        counts = q.status_counts(tx)
+        oldest = q.oldest_pending(tx)
+    return QueueSummary(
+        pending=counts.get("pending", 0),
+        oldest_pending=as_utc(oldest) if oldest else None,
+        by_status=counts,
+    )
+
+
+# -- the review queue ----------------------------------------------------------------------------
+
+
+class ReviewItem(BaseModel):
+    """A pending proposal with what a reviewer needs beside it."""
+
+    proposal: Proposal
+    note: Note | None
+    current_value: Any = None
+    stale: bool = False  # the note's value changed since the proposal was made: approving conflicts
+    raw_logs: list[RawLog] = []
+
+
+def review_items(ledger: Ledger, policy: Policy, items: Sequence[Proposal]) -> list[ReviewItem]:
+    """The notes and raw logs behind a page of proposals, fetched in two queries."""
+    with ledger.read() as tx:
+        notes = {n.id: n for n in tx.get_notes(list(dict.fromkeys(p.note_id for p in items)))}
+        raw_ids = list(dict.fromkeys(r for p in items for r in p.raw_log_ids))
+        raw = {r.id: r for r in tx.get_raw_logs(raw_ids)}
+    out = []
+    for p in items:
+        note = notes.get(p.note_id)
+        now_value = p.old_value
+        if note is not None and policy.knows(p.attribute):
+            now_value = current_value(note, p.attribute, policy.type_of(p.attribute))
+        out.append(
+            ReviewItem(
+                proposal=p,
+                note=note,
+                current_value=now_value,
+                stale=now_value != p.old_value,
+                raw_logs=[raw[i] for i in p.raw_log_ids if i in raw],
+            )
+        )
+    return out
+
+
+def pending_choices(ledger: Ledger) -> dict[str, list[str]]:
+    with ledger.read() as tx:
+        return q.pending_choices(tx)
+
+
+# -- notes ---------------------------------------------------------------------------------------
+
+
+class NotePage(BaseModel):
+    notes: list[Note]
+    total: int
+
+
+def find_notes(
+    ledger: Ledger,
+    *,
+    scope: str | None,
+    text: str | None = None,
+    include_deleted: bool = False,
+    limit: int = 50,
+    offset: int = 0,
+) -> NotePage:
+    """Notes of a scope whose content contains ``text`` (case-insensitive), most recently changed first."""
+    with ledger.read() as tx:
+        ids = q.find_note_rows(
+            tx, scope=scope, text=text, include_deleted=include_deleted, limit=limit, offset=offset
+        )
+        total = q.count_note_rows(tx, scope=scope, text=text, include_deleted=include_deleted)
+        found = tx.get_notes(ids)
+    return NotePage(notes=found, total=total)
+
+
+def scopes(ledger: Ledger) -> list[str]:
+    with ledger.read() as tx:
+        return q.scopes(tx)
+
+
+class IncomingLink(BaseModel):
+    note_id: str
+    content: str
+    reason: str | None = None
+    deleted: bool = False
+
+
+def incoming_links(ledger: Ledger, note: Note) -> list[IncomingLink]:
+    """Notes whose links point at ``note``, with the reason each link gives."""
+    with ledger.read() as tx:
+        rows = q.incoming_links(tx, note.id, note.scope)
+    return [
+        IncomingLink(
+            note_id=r["note_id"], content=r["content"], reason=r["reason"], deleted=bool(r["deleted"])
+        )
+        for r in rows
+    ]
+
+
+def notes_by_id(ledger: Ledger, ids: Iterable[str]) -> dict[str, Note]:
+    with ledger.read() as tx:
+        return {n.id: n for n in tx.get_notes(list(dict.fromkeys(ids)))}
+
+
+def raw_logs(ledger: Ledger, ids: Sequence[str]) -> list[RawLog]:
+    with ledger.read() as tx:
+        return tx.get_raw_logs(list(ids))
+
+
+# -- the policy, readable ------------------------------------------------------------------------
+
+
+class AttributeRule(BaseModel):
+    when: str
+    mode: str
+
+
+class AttributeOverview(BaseModel):
+    attribute: str
+    type: str
+    mode: str
+    core: bool
+    description: str | None = None
+    rules: list[AttributeRule] = []
+    approver_roles: list[str] = []
+
+
+class RoleOverview(BaseModel):
+    role: str
+    description: str | None = None
+    approves: list[str]
+    reviewers: list[str]
+
+
+class PolicyOverview(BaseModel):
+    source: str | None
+    default_mode: str
+    self_approval: bool
+    attributes: list[AttributeOverview]
+    roles: list[RoleOverview]
+    reviewers: dict[str, list[str]]
+    agents: list[str]
+
+
+def policy_overview(policy: Policy) -> PolicyOverview:
+    """The policy in force as a reader wants it: each attribute's mode, narrowing rules and approvers.
+
+    The mode shown is the attribute's own (or the default); rules say when it differs.
+    """
+    attributes = []
+    for name in [*CORE_TYPES, *policy.declared_attributes()]:
+        attr = policy.attributes.get(name)
+        mode = attr.mode if attr is not None and attr.mode is not None else policy.default_mode
+        attributes.append(
+            AttributeOverview(
+                attribute=name,
+                type=policy.type_of(name),
+                mode=mode.value,
+                core=name in CORE_TYPES,
+                description=attr.description if attr else None,
+                rules=[
+                    AttributeRule(when=r.when.describe(), mode=r.mode.value) for r in (attr.rules if attr else [])
+                ],
+                approver_roles=policy.approver_roles(name),
+            )
+        )
+    roles = [
+        RoleOverview(
+            role=name,
+            description=role.description,
+            approves=list(role.approves),
+            reviewers=sorted(k for k, v in policy.reviewers.items() if name in v.roles),
+        )
+        for name, role in policy.roles.items()
+    ]
+    return PolicyOverview(
+        source=policy.source,
+        default_mode=policy.default_mode.value,
+        self_approval=policy.self_approval,
+        attributes=attributes,
+        roles=roles,
+        reviewers={k: list(v.roles) for k, v in policy.reviewers.items()},
+        agents=list(policy.agents),
+    )

@@ -1,0 +1,112 @@
+"""The command-line contract of the ledger: every command, --json, errors on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+
+from amem.cli import main
+from amem.memory import Memory
+from tests.factories import LLM, make_note
+
+
+def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_review_flow_through_the_cli(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    note = make_note(memory, "Umbrella Corp chose the annual plan because of the discount")
+    p = memory.propose(note.id, "decision_rationale", "annual discount", reason="stated", proposer=LLM)
+
+    code, out, _ = run(memory, capsys, "pending", "--json")
+    assert code == 0
+    pending = json.loads(out)
+    assert [x["id"] for x in pending] == [p.id]
+    assert pending[0]["new_value"] == "annual discount" and pending[0]["proposer"]["model"] == "offline"
+
+    code, out, err = run(memory, capsys, "approve", p.id, "--reviewer", "agent:sales-agent")
+    assert code == 2 and "can never approve" in err and "Traceback" not in err
+
+    code, out, _ = run(memory, capsys, "approve", p.id, "--reviewer", "alice", "--comment", "ok", "--json")
+    assert code == 0 and json.loads(out)["status"] == "approved"
+
+    code, out, _ = run(memory, capsys, "show", note.id, "--json")
+    assert json.loads(out)["decision_rationale"] == "annual discount"
+
+    code, out, _ = run(memory, capsys, "history", note.id, "--json")
+    events = [e["event"] for e in json.loads(out)]
+    assert events[-3:] == ["proposed", "approved", "applied"]
+
+    code, out, _ = run(memory, capsys, "pending")
+    assert code == 0 and "nothing pending" in out
+
+
+def test_reject_requires_comment_and_records_it(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "valid_at", "2026-02-01T00:00:00Z", reason="dated", proposer=LLM)
+    code, _, err = run(memory, capsys, "reject", p.id, "--reviewer", "alice")
+    assert code == 2 and "--comment" in err
+    code, out, _ = run(memory, capsys, "reject", p.id, "--reviewer", "alice", "--comment", "no date stated")
+    assert code == 0 and "rejected by alice" in out
+    assert memory.proposal(p.id).review_comment == "no date stated"
+
+
+def test_show_as_of_and_revert(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    note = make_note(memory, "Hooli pilot", tags=["pilot"])
+    memory.propose(note.id, "tags", ["pilot", "expansion"], reason="r", proposer=LLM)
+    _first_tags, second_tags = [c for c in memory.changes() if c.attribute == "tags"]
+
+    moment = (second_tags.applied_at - timedelta(microseconds=1)).isoformat()
+    code, out, _ = run(memory, capsys, "show", note.id, "--as-of", moment, "--json")
+    assert code == 0 and json.loads(out)["tags"] == ["pilot"]
+
+    code, out, _ = run(memory, capsys, "revert", str(second_tags.seq), "--actor", "bob", "--json")
+    assert code == 0 and json.loads(out)["status"] == "auto_applied"
+    assert memory.read(note.id).tags == ["pilot"]
+
+    code, _, err = run(memory, capsys, "show", note.id, "--as-of", "last tuesday")
+    assert code == 2 and "ISO 8601" in err
+
+
+def test_user_mistakes_exit_non_zero_without_traceback(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for args in (
+        ["show", "n_nope"],
+        ["approve", "p_nope", "--reviewer", "alice"],
+        ["revert", "999", "--actor", "x"],
+    ):
+        code, _out, err = run(memory, capsys, *args)
+        assert code == 2, args
+        assert "does not exist" in err and "Traceback" not in err
+
+
+def test_propose_command_routes_by_policy(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    note = make_note(memory, "x")
+    code, out, _ = run(
+        memory, capsys, "propose", note.id, "tags", '["a","b"]', "--reason", "r", "--actor", "bob"
+    )
+    assert code == 0 and "auto_applied" in out
+    code, out, _ = run(
+        memory, capsys, "propose", note.id, "content", "new", "--reason", "r", "--actor", "bob"
+    )
+    assert code == 0 and "rejected" in out and "frozen" in out
+    assert memory.read(note.id).tags == ["a", "b"]
+
+
+def test_installed_command_honours_environment(tmp_path, database_url: str) -> None:
+    """The real `amem` entry point, configured only through AMEM_* variables."""
+    env = {**os.environ, "AMEM_HOME": str(tmp_path / "store"), "AMEM_DATABASE_URL": database_url}
+    amem = [sys.executable, "-m", "amem"]
+    up = subprocess.run([*amem, "db", "upgrade"], env=env, capture_output=True, text=True, check=False)
+    assert up.returncode == 0, up.stderr
+    verify = subprocess.run([*amem, "verify", "--json"], env=env, capture_output=True, text=True, check=False)
+    assert verify.returncode == 0, verify.stderr
+    assert json.loads(verify.stdout)["ok"] is True
