@@ -17,6 +17,10 @@ class SchemaMismatchError(AmemError):
     pass
 
 
+class MigrationRefusedError(AmemError):
+    """A migration refused to run because it would lose data (raw logs are never dropped)."""
+
+
 class NotFoundError(AmemError):
     pass
 

@@ -23,7 +23,9 @@ from amem.cli.app import (
 
 
 @db_app.command("upgrade")
-def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")] = "head") -> None:
+def db_upgrade(
+    revision: Annotated[str, typer.Argument(help="Target revision.")] = "head", as_json: JsonOpt = False
+) -> None:
     """Create the ledger, or migrate it to this amem's schema."""
     from amem.ledger import schema
     from amem.ledger.store import create_engine
@@ -38,11 +40,20 @@ def db_upgrade(revision: Annotated[str, typer.Argument(help="Target revision.")]
     finally:
         engine.dispose()
     url = engine.url.render_as_string(hide_password=True)
-    out.print(f"ledger {url}: schema {before or 'empty'} -> {after}", markup=False)
+    emit(
+        {"ledger": url, "before": before, "after": after},
+        as_json,
+        lambda d: out.print(
+            f"ledger {d['ledger']}: schema {d['before'] or 'empty'} -> {d['after']}", markup=False
+        ),
+    )
 
 
 @db_app.command("downgrade")
-def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001 or -1.")]) -> None:
+def db_downgrade(
+    revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001 or -1.")],
+    as_json: JsonOpt = False,
+) -> None:
     """Step the schema back (raw logs are never dropped)."""
     from amem.ledger import schema
     from amem.ledger.store import create_engine
@@ -54,7 +65,11 @@ def db_downgrade(revision: Annotated[str, typer.Argument(help="Target revision, 
         after = schema.current_revision(engine)
     finally:
         engine.dispose()
-    out.print(f"schema {before} -> {after or 'empty'}", markup=False)
+    emit(
+        {"before": before, "after": after},
+        as_json,
+        lambda d: out.print(f"schema {d['before']} -> {d['after'] or 'empty'}", markup=False),
+    )
 
 
 @db_app.command("current")

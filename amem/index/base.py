@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from numpy.typing import NDArray
 
 from amem.domain.models import Note
 
@@ -12,3 +15,54 @@ class NeighbourFinder(Protocol):
     """Nearest notes of one scope: the link-generation step's source of candidates."""
 
     def nearest(self, scope: str, text: str, k: int, *, exclude_ids: Sequence[str] = ()) -> list[Note]: ...
+
+
+@dataclass(frozen=True)
+class IndexPosition:
+    """How far into the ledger's changes a vector index is, and what built it.
+
+    ``ledger`` fingerprints the ledger the index was built from (the hash of its first change), so
+    an index pointed at another ledger is rebuilt rather than trusted. ``built_by`` names the
+    embedding model and document format: vectors from another model or format are rebuilt too.
+    """
+
+    last_seq: int = 0
+    ledger: str = ""
+    built_by: str = ""
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """One note as the vector index stores it: the text embedded and the metadata filtered on."""
+
+    note_id: str
+    document: str
+    metadata: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    note_id: str
+    similarity: float
+
+
+class VectorIndex(Protocol):
+    """A vector store holding one entry per live note (Chroma, locally or on a server)."""
+
+    def position(self) -> IndexPosition: ...
+
+    def set_position(self, position: IndexPosition) -> None: ...
+
+    def upsert(self, entries: Sequence[IndexEntry], vectors: NDArray[Any]) -> None: ...
+
+    def update_metadata(self, entries: Sequence[IndexEntry]) -> None: ...
+
+    def delete(self, note_ids: Sequence[str]) -> None: ...
+
+    def query(self, vector: NDArray[Any], k: int, where: Mapping[str, Any]) -> list[VectorHit]: ...
+
+    def count(self) -> int: ...
+
+    def reset(self, position: IndexPosition) -> None: ...
+
+    def close(self) -> None: ...

@@ -11,7 +11,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from amem.errors import SchemaMismatchError
+from amem.errors import MigrationRefusedError, SchemaMismatchError
 
 
 def migrations_dir() -> Path:
@@ -52,9 +52,12 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
 
 def downgrade(engine: sa.Engine, revision: str) -> None:
     cfg = alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, revision)
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, revision)
+    except RuntimeError as exc:  # a migration refusing to lose data says why
+        raise MigrationRefusedError(str(exc)) from exc
 
 
 def check(engine: sa.Engine, *, create_if_empty: bool) -> None:

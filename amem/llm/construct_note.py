@@ -128,8 +128,9 @@ def _frozen_for_llm(attr: AttributePolicy) -> bool:
 
 _PY_TYPES: dict[str, Any] = {
     "text": LongText,
-    "list[str]": Annotated[list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]],
-                           Field(max_length=20)],
+    "list[str]": Annotated[
+        list[Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)]], Field(max_length=20)
+    ],
     "number": int | float,
     "bool": bool,
     "datetime": IsoDateTime,

@@ -86,8 +86,12 @@ def keep_known(answer: LinkEvolveAnswer, neighbour_ids: Iterable[str], source: s
         out = []
         for item in items:
             if item.note_id not in known:
-                log.warning("%s: dropped %s for note id %r, not among the neighbours shown",
-                            source or TASK, kind, item.note_id)
+                log.warning(
+                    "%s: dropped %s for note id %r, not among the neighbours shown",
+                    source or TASK,
+                    kind,
+                    item.note_id,
+                )
             elif isinstance(item, NeighbourUpdate) and not item.changes_something():
                 log.info("%s: dropped update of %r that changes nothing", source or TASK, item.note_id)
             else:

@@ -6,7 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from amem.cli import main
-from amem.errors import SchemaMismatchError
+from amem.errors import MigrationRefusedError, SchemaMismatchError
 from amem.ledger import schema
 from amem.ledger.store import create_engine
 from amem.memory import Memory
@@ -43,7 +43,7 @@ def test_downgrade_and_upgrade_keep_data(memory: Memory) -> None:
 
 def test_downgrade_to_nothing_refused_while_raw_logs_exist(memory: Memory) -> None:
     make_note(memory, "a raw log is never dropped")
-    with pytest.raises(RuntimeError, match="raw logs"):
+    with pytest.raises(MigrationRefusedError, match="raw logs"):
         schema.downgrade(memory.ledger.engine, "base")
     assert memory.verify().raw_logs_checked == 1
 

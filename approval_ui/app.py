@@ -1,0 +1,47 @@
+"""Entry script of the approval console (``amem ui`` runs ``streamlit run`` on this file).
+
+Signs the reviewer in, then hands over to the page they chose. Reads the store from AMEM_HOME,
+AMEM_DATABASE_URL and AMEM_POLICY, like every other amem entry point.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import streamlit as st
+
+from approval_ui import auth, state
+from approval_ui.render import md_escape
+
+st.set_page_config(
+    page_title="amem · approval console",
+    page_icon=":material/fact_check:",
+    layout="wide",
+    initial_sidebar_state="expanded",
+)
+
+mem = state.memory()
+account = auth.require_sign_in(mem.policy)
+
+pages = [
+    st.Page("views/review_queue.py", title="Review queue", icon=":material/inbox:", default=True),
+    st.Page("views/note_explorer.py", title="Note explorer", icon=":material/search:"),
+    st.Page("views/audit_log.py", title="Audit log", icon=":material/verified_user:"),
+    st.Page("views/policy.py", title="Policy", icon=":material/policy:"),
+]
+page = st.navigation(pages)
+
+with st.sidebar:
+    st.markdown(f"**{md_escape(account.name)}**")
+    roles = ", ".join(account.roles) or "no role"
+    st.caption(md_escape(f"{account.id} · {roles}" + (" · read-only" if account.read_only else "")))
+    if not auth.trusted_header():
+        st.button("Sign out", on_click=auth.sign_out, icon=":material/logout:", key="amem_sign_out")
+    st.divider()
+    url = mem.ledger.engine.url.render_as_string(hide_password=True)
+    st.caption(md_escape(f"Ledger: {url}"))
+    st.caption(md_escape(f"Policy: {mem.policy.source or 'built-in default'}"))
+
+page.run()

@@ -1,0 +1,114 @@
+"""Signing reviewers in: a trusted proxy header, or a password checked by streamlit-authenticator.
+
+The identities are the policy's reviewers (amem.services.accounts). Which of the two ways
+applies is configuration, never the user's choice:
+
+- AMEM_UI_TRUSTED_HEADER=X-Forwarded-User: a reverse proxy in front of the console has already
+  authenticated the user and names them in that header. No password form is shown.
+- otherwise: a sign-in form; the password is checked against the reviewer's bcrypt
+  ``password_hash``. AMEM_UI_COOKIE_KEY (a long random secret) enables a signed re-sign-in
+  cookie for AMEM_UI_COOKIE_DAYS days (default 1); without it, signing in lasts the session.
+
+Once signed in, the identity is kept in session_state (server side) under state.ACCOUNT_KEY.
+"""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from amem.policy import Policy
+from amem.services.accounts import Account, account_for, authenticator_credentials, identity_from_headers
+from approval_ui.render import md_escape
+from approval_ui.state import ACCOUNT_KEY, signed_in_account
+
+COOKIE_NAME = "amem_console"
+_AUTHENTICATOR_KEYS = ("authentication_status", "username", "name", "email", "roles")
+
+
+def trusted_header() -> str | None:
+    return os.environ.get("AMEM_UI_TRUSTED_HEADER") or None
+
+
+def require_sign_in(policy: Policy) -> Account:
+    """The signed-in reviewer; otherwise draws the sign-in and stops the run."""
+    header = trusted_header()
+    if header:
+        return _from_proxy(policy, header)
+    account = signed_in_account(policy)
+    if account is not None:
+        return account
+    st.session_state.pop(ACCOUNT_KEY, None)
+    _password_form(policy)
+    st.stop()
+
+
+def _from_proxy(policy: Policy, header: str) -> Account:
+    account = identity_from_headers(policy, st.context.headers, header)
+    if account is None:
+        st.error(
+            md_escape(
+                f"No reviewer identity: the proxy must send {header} with the name of a reviewer "
+                f"listed in {policy.source or 'the policy'}."
+            )
+        )
+        st.stop()
+    st.session_state[ACCOUNT_KEY] = account.id
+    return account
+
+
+def _authenticator(policy: Policy) -> object:
+    import streamlit_authenticator as stauth
+
+    cookie_key = os.environ.get("AMEM_UI_COOKIE_KEY") or ""
+    days = float(os.environ.get("AMEM_UI_COOKIE_DAYS", "1")) if cookie_key else 0.0
+    return stauth.Authenticate(
+        authenticator_credentials(policy),
+        cookie_name=COOKIE_NAME,
+        # Without a configured secret no cookie is ever written (expiry 0), so this key signs nothing.
+        cookie_key=cookie_key or os.urandom(32).hex(),
+        cookie_expiry_days=days,
+        auto_hash=False,
+        login_sleep_time=0,
+    )
+
+
+def _password_form(policy: Policy) -> None:
+    _, middle, _ = st.columns([1, 1.2, 1])
+    with middle:
+        st.title("amem")
+        st.caption("Approval console · sign in with your reviewer account")
+        if not authenticator_credentials(policy)["usernames"]:
+            st.warning(
+                md_escape(
+                    f"No reviewer in {policy.source or 'the policy'} has a password yet. "
+                    "Make a hash with `amem reviewers hash-password` and put it in the reviewer's "
+                    "password_hash, or run the console behind a proxy with AMEM_UI_TRUSTED_HEADER."
+                )
+            )
+            return
+        authenticator = _authenticator(policy)
+        if st.session_state.get("logout") and os.environ.get("AMEM_UI_COOKIE_KEY"):
+            authenticator.cookie_controller.delete_cookie()  # type: ignore[attr-defined]
+        authenticator.login(  # type: ignore[attr-defined]
+            location="main",
+            fields={"Form name": "Sign in", "Username": "Reviewer", "Password": "Password", "Login": "Sign in"},
+            key="amem_sign_in",
+        )
+        status = st.session_state.get("authentication_status")
+        if status:
+            account = account_for(policy, st.session_state.get("username"))
+            if account is not None:
+                st.session_state[ACCOUNT_KEY] = account.id
+                st.rerun()
+        elif status is False:
+            st.error("Wrong reviewer name or password.")
+
+
+def sign_out() -> None:
+    """Forget the signed-in reviewer (button callback). A proxy identity cannot sign out here."""
+    st.session_state.pop(ACCOUNT_KEY, None)
+    for key in _AUTHENTICATOR_KEYS:
+        st.session_state[key] = None
+    st.session_state["logout"] = True  # streamlit-authenticator: ignore its cookie from now on

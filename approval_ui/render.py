@@ -1,0 +1,144 @@
+"""Safe rendering of ledger data: escaping, value text, diffs, times.
+
+Notes, raw logs and reasons come from agents and LLMs: they are data, never markup. Anything
+shown through st.markdown (or an alert, a caption, a label) goes through ``md_escape`` first;
+raw text goes to st.code / st.text / st.dataframe, which never interpret it. No page uses
+unsafe_allow_html.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+# Every character Markdown, Streamlit's directives (:red[...], :material/x:), emoji shortcodes
+# and LaTeX ($) could read as syntax. A backslash before any ASCII punctuation is a literal.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>:~$=^&\"'%@;/?])")
+
+
+def md_escape(text: object, *, keep_newlines: bool = True) -> str:
+    """``text`` as literal Markdown: no link, no HTML, no directive, no formula survives."""
+    s = "" if text is None else str(text)
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    s = s.replace("\r\n", "\n").replace("\r", "\n")
+    if keep_newlines:
+        # A hard line break per newline; blank lines stay paragraph breaks.
+        return "  \n".join(s.split("\n"))
+    return " ".join(s.split())
+
+
+def value_text(value: Any) -> str:
+    """A value as readable plain text: text as is, a list one item per line, a link with its reason."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        lines = []
+        for item in value:
+            if isinstance(item, dict) and "note_id" in item:
+                reason = item.get("reason") or ""
+                lines.append(f"→ {item['note_id']}" + (f"  ({reason})" if reason else ""))
+            else:
+                lines.append(f"• {value_text(item)}")
+        return "\n".join(lines)
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+
+
+def short(text: str, width: int = 90) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
+
+
+_TOKEN = re.compile(r"\s+|[^\s]+")
+
+
+def _mark(text: str, directive: str, strike: bool) -> str:
+    """Wrap ``text`` in a Streamlit colour directive, line by line (a directive cannot span lines)."""
+    parts = []
+    for line in text.split("\n"):
+        if not line.strip():
+            parts.append(line)
+            continue
+        body = md_escape(line, keep_newlines=False)
+        parts.append(f":{directive}[{'~~' + body + '~~' if strike else body}]")
+    return "\n".join(parts)
+
+
+def word_diff_markdown(old: Any, new: Any) -> str:
+    """The change from ``old`` to ``new`` word by word: removed words struck through on red,
+    added words on green, the rest as is. Every piece of text is escaped."""
+    a, b = value_text(old), value_text(new)
+    old_tokens, new_tokens = _TOKEN.findall(a), _TOKEN.findall(b)
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(a=old_tokens, b=new_tokens, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        removed, added = "".join(old_tokens[i1:i2]), "".join(new_tokens[j1:j2])
+        if op == "equal":
+            out.append(md_escape(removed, keep_newlines=False) if "\n" not in removed else _plain(removed))
+            continue
+        if removed:
+            out.append(_mark(removed, "red-background", strike=True))
+        if added:
+            if removed and not removed[-1].isspace():
+                out.append(" ")
+            out.append(_mark(added, "green-background", strike=False))
+    return "  \n".join("".join(out).split("\n"))
+
+
+def _plain(text: str) -> str:
+    return "\n".join(md_escape(line, keep_newlines=False) if line.strip() else "" for line in text.split("\n"))
+
+
+def unified_diff(old: Any, new: Any) -> str:
+    """A line diff for st.code(language="diff")."""
+    a, b = value_text(old).splitlines(), value_text(new).splitlines()
+    lines = list(difflib.unified_diff(a, b, "current", "proposed", lineterm="", n=2))
+    return "\n".join(lines[2:]) if lines else "(no difference)"
+
+
+def fmt_time(moment: datetime | None) -> str:
+    if moment is None:
+        return "—"
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def age(moment: datetime | None, now: datetime | None = None) -> str:
+    """How long ago, in the largest unit that reads naturally ("3 h ago", "12 d ago")."""
+    if moment is None:
+        return "—"
+    seconds = max(0.0, ((now or datetime.now(UTC)) - moment).total_seconds())
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+MODE_BADGE = {"auto": "🟢 auto", "review": "🟡 review", "frozen": "🔒 frozen"}
+
+STATUS_BADGE = {
+    "pending": "⏳ pending",
+    "approved": "✅ approved",
+    "auto_applied": "⚙️ auto-applied",
+    "rejected": "⛔ rejected",
+    "conflict": "⚠️ conflict",
+    "superseded": "↪️ superseded",
+}
+
+EVENT_ICON = {
+    "created": "🆕",
+    "proposed": "📝",
+    "applied": "✏️",
+    "reverted": "↩️",
+    "approved": "✅",
+    "rejected": "⛔",
+    "conflict": "⚠️",
+    "superseded": "↪️",
+}
