@@ -12,6 +12,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import streamlit as st
 
+from amem.errors import AmemError
 from approval_ui import auth, state
 from approval_ui.render import md_escape
 
@@ -22,7 +23,11 @@ st.set_page_config(
     initial_sidebar_state="expanded",
 )
 
-mem = state.memory()
+try:
+    mem = state.memory()
+except AmemError as exc:  # no ledger, an old schema, a broken policy: say what to do, no traceback
+    st.error(md_escape(str(exc)), icon=":material/error:")
+    st.stop()
 account = auth.require_sign_in(mem.policy)
 
 pages = [

@@ -19,9 +19,16 @@ from typing import Any
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>:~$=^&\"'%@;/?])")
 
 
+# GFM turns bare URLs and e-mail addresses in text into links even when escaped; an invisible
+# word joiner after the scheme (or before the @) keeps them plain text.
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp|www)(?=[:.])")
+_WORD_JOINER = "\u2060"
+
+
 def md_escape(text: object, *, keep_newlines: bool = True) -> str:
     """``text`` as literal Markdown: no link, no HTML, no directive, no formula survives."""
     s = "" if text is None else str(text)
+    s = _AUTOLINK.sub(lambda m: m.group(1) + _WORD_JOINER, s).replace("@", _WORD_JOINER + "@")
     s = _MD_SPECIAL.sub(r"\\\1", s)
     s = s.replace("\r\n", "\n").replace("\r", "\n")
     if keep_newlines:
@@ -121,24 +128,19 @@ def age(moment: datetime | None, now: datetime | None = None) -> str:
     return "just now"
 
 
-MODE_BADGE = {"auto": "🟢 auto", "review": "🟡 review", "frozen": "🔒 frozen"}
-
-STATUS_BADGE = {
-    "pending": "⏳ pending",
-    "approved": "✅ approved",
-    "auto_applied": "⚙️ auto-applied",
-    "rejected": "⛔ rejected",
-    "conflict": "⚠️ conflict",
-    "superseded": "↪️ superseded",
-}
-
+#: Material icons (shipped with Streamlit's fonts, unlike emoji) for the events of a history.
 EVENT_ICON = {
-    "created": "🆕",
-    "proposed": "📝",
-    "applied": "✏️",
-    "reverted": "↩️",
-    "approved": "✅",
-    "rejected": "⛔",
-    "conflict": "⚠️",
-    "superseded": "↪️",
+    "created": ":material/note_add:",
+    "proposed": ":material/edit_note:",
+    "applied": ":material/done:",
+    "reverted": ":material/undo:",
+    "approved": ":green[:material/check_circle:]",
+    "rejected": ":red[:material/cancel:]",
+    "conflict": ":orange[:material/warning:]",
+    "superseded": ":gray[:material/redo:]",
 }
+
+
+def dataframe_height(rows: int, *, max_rows: int = 20) -> int:
+    """Pixels for a table that shows ``rows`` rows without an inner scrollbar (up to ``max_rows``)."""
+    return 38 + 35 * max(1, min(rows, max_rows))

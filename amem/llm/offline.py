@@ -57,8 +57,17 @@ _STOP = _words(
 #: Words YAKE likes in chat that say nothing about the subject.
 _FILLER = _words(
     """hey hi hello thanks thank yeah yes wow good great okay ok lol oh hmm awesome nice cool sure
-    glad sorry cheers bye amazing totally"""
+    glad sorry cheers bye amazing totally update agreed decided mentioned said says told reported
+    asked"""
 )
+#: Words that are dates rather than subjects: the date goes to valid_at, not to the keywords.
+_CALENDAR = _words(
+    """monday tuesday wednesday thursday friday saturday sunday weekend today yesterday tomorrow
+    january february march april may june july august september october november december week
+    month year"""
+)
+#: A capitalised word followed by one of these is a name and a verb ("Globex reported"), not a term.
+_VERBISH = _words("ran went came got made said says told wants needs thinks called sent")
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'&+-]*")
 
@@ -140,7 +149,7 @@ _CATEGORY_CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 def _category(text: str) -> str | None:
     best, best_score = None, 0
     for label, pattern in _CATEGORY_CUES:
-        score = len({m.group(0).lower() for m in pattern.finditer(text)})
+        score = sum(1 for _ in pattern.finditer(text))
         if score > best_score:
             best, best_score = label, score
     return best
@@ -150,14 +159,14 @@ def _category(text: str) -> str | None:
 
 _REASON = re.compile(
     r"\b(because|so that|in order to|due to|the reason (?:is|was|being)|given that|as a result of|"
-    r"since (?=(?:we|they|he|she|it|i|you|the|their|our|his|her|its|this|that|there|nobody|no one)\b))",
+    r"since (?=(?:we|they|he|she|it|i|you|there|nobody|no one)\b))",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
     r"\b(decided|decide|decision|chose|choose|chosen|opted|opt for|agreed|agree to|going with|"
     r"go with|went with|switch(?:ed|ing)? to|moving to|moved to|picked|selected|approved|signed|"
     r"cancel(?:l?ed|ling)?|postpone[ds]?|delay(?:ed)?|paused?|dropp(?:ed|ing)|drop|waive[ds]?|"
-    r"extend(?:ed)?|upgrade[ds]?|downgrade[ds]?|accepted|rejected|declined|won't|will not|"
+    r"extend(?:ed)?|upgraded to|downgraded to|accepted|rejected|declined|won't|will not|"
     r"no longer|stick with|keep(?:ing)?)\b",
     re.IGNORECASE,
 )
@@ -269,7 +278,8 @@ def _date_mentions(text: str, base: datetime) -> list[_DateMention]:
         if month_word and not re.search(r"\d", span):
             continue
         before = text[max(0, match.start() - 60) : match.start()]
-        future = bool(_FUTURE_SPAN.search(span) or _FUTURE_BEFORE.search(before))
+        starts = bool(_STARTS_BEFORE.search(before))
+        future = bool(starts or _FUTURE_SPAN.search(span) or _FUTURE_BEFORE.search(before))
         settings = {
             **_DATE_SETTINGS_BASE,
             "RELATIVE_BASE": base_naive,
@@ -287,17 +297,16 @@ def _date_mentions(text: str, base: datetime) -> list[_DateMention]:
                 text=span,
                 when=when,
                 future=when.date() > as_utc(base).date(),
-                starts=bool(_STARTS_BEFORE.search(before)),
+                starts=starts,
             )
         )
     return mentions
 
 
 def _valid_at(mentions: Sequence[_DateMention]) -> str | None:
-    """When the stated fact became true: the first past date, or a future one it 'starts from'."""
-    for mention in mentions:
-        if not mention.future or mention.starts:
-            return mention.when.isoformat()
+    """When the stated fact became true: a date it 'starts from', else the first past date."""
+    for mention in [*(m for m in mentions if m.starts), *(m for m in mentions if not m.future)]:
+        return mention.when.isoformat()
     return None
 
 
@@ -382,9 +391,9 @@ Quantities = dict[tuple[str, str, str], frozenset[float]]
 
 #: Cues that a note replaces or reverses an earlier statement.
 _REPLACEMENT = re.compile(
-    r"\b(no longer|not anymore|any ?more|instead(?: of)?|changed (?:to|from)|moved (?:to|from)|"
-    r"replaced|switched (?:to|from)|cancel(?:l)?ed|actually|correction|rather than|was wrong|"
-    r"reversed|withdr[ae]wn?|revoked|backed out|pulled out)\b",
+    r"\b(no longer|not \w+ anymore|instead of|changed (?:to|from)|switched (?:to|from)|replaced|"
+    r"cancel(?:l)?ed|correction|was wrong|reversed|withdr[ae]wn|revoked|backed out|pulled out|"
+    r"postponed to|pushed (?:back )?to|moved (?:the \w+ )?to)\b",
     re.IGNORECASE,
 )
 
@@ -441,6 +450,7 @@ class OfflineAnalyst:
         import yake
 
         self._yake = yake.KeywordExtractor(lan="en", n=2, dedup_lim=0.7, top=14)
+        _date_mentions("last Tuesday", utcnow())  # dateparser loads its language data on first use
 
     @property
     def model(self) -> str:
@@ -479,21 +489,22 @@ class OfflineAnalyst:
         }
 
     def keywords(self, text: str) -> list[str]:
-        """YAKE's best phrases, without filler words, near-duplicates or words already covered."""
+        """YAKE's best phrases, without filler, dates, name+verb pairs, or words already covered."""
         out: list[str] = []
         covered: set[str] = set()
         for phrase, _score in self._yake.extract_keywords(text):
-            words = [w for w in phrase.split() if w.lower() not in _FILLER]
+            words = [w for w in phrase.split() if w.lower() not in _FILLER and w.lower() not in _CALENDAR]
+            if len(words) == 2 and (words[1].lower() in _VERBISH or words[1].endswith("ed")):
+                words = words[:1]
             if not words or all(w.lower() in _STOP for w in words):
                 continue
             if len(words) == 1 and len(words[0]) < 3 and not words[0].isupper():
                 continue
-            kw = " ".join(words)
             stems = {_stem(w) for w in words}
             if stems <= covered:
                 continue
             covered |= stems
-            out.append(kw if any(c.isupper() for c in kw[1:]) or kw.isupper() else _lower_first(kw))
+            out.append(_surface(" ".join(words), text))
             if len(out) == MAX_KEYWORDS:
                 break
         return out
@@ -519,29 +530,38 @@ class OfflineAnalyst:
         return self._recorded(link_evolve.TASK, raw_log.id, inputs, work)
 
     def link_data(self, note: Note, neighbours: Sequence[Note]) -> dict[str, Any]:
+        """Links, evolution and contradictions from shared terms, rank, quantities and cues.
+
+        A term most neighbours share (k >= 3) is background, like the two speakers' names in a
+        dialogue or the account's name in its own scope: it is named in reasons, but it never makes
+        a link on its own.
+        """
         mine = self._note_terms(note)
+        others = [(rank, other, self._note_terms(other)) for rank, other in enumerate(neighbours)]
+        others = [(rank, other, terms) for rank, other, terms in others if other.id != note.id]
+        background = _background([terms for _, _, terms in others])
         my_quantities = _quantities(note.content)
         replaces = _REPLACEMENT.search(note.content)
         links, updates, contradictions = [], [], []
-        for rank, other in enumerate(neighbours):
-            if other.id == note.id:
-                continue
-            theirs = self._note_terms(other)
+        for rank, other, theirs in others:
             shared = sorted(mine & theirs)
-            if len(shared) >= self.link_min_shared or (shared and rank == 0):
+            specific = [t for t in shared if t not in background]
+            if specific and (len(shared) >= self.link_min_shared or rank == 0):
                 links.append({"note_id": other.id, "reason": f"shares {_listing(shared)}"})
-            if len(shared) >= self.strong_min_shared:
-                update = _evolution(note, other, shared, self)
+            if len(specific) >= 2 and len(shared) >= self.strong_min_shared:
+                update = _evolution(note, other, specific, self)
                 if update:
                     updates.append(update)
-            reason = _contradiction(note, other, shared, my_quantities, replaces)
+            reason = _contradiction(note, other, shared, specific, my_quantities, replaces)
             if reason:
                 contradictions.append({"note_id": other.id, "reason": reason})
         return {"links": links, "updates": updates, "contradictions": contradictions}
 
     def _note_terms(self, note: Note) -> set[str]:
+        """The stems of a note's keywords and tags, without its category tag (too broad to link by)."""
         keywords = note.keywords or self.keywords(note.content)
-        return _terms([*keywords, *note.tags])
+        category = _slug(note.category or "")
+        return _terms([*keywords, *(t for t in note.tags if _slug(t) != category)])
 
     # -- provenance --------------------------------------------------------------------------------
 
@@ -585,16 +605,23 @@ def _input_digest(inputs: dict[str, Any]) -> str:
 # -- helpers of construct ------------------------------------------------------------------------
 
 
-def _lower_first(phrase: str) -> str:
-    """Lowercase a sentence-initial capital ('Pricing call' -> 'pricing call'), keep names."""
-    return phrase if phrase[:1].islower() or " " in phrase else phrase.lower()
+def _surface(phrase: str, text: str) -> str:
+    """The phrase as written, lowercased only where the text also writes it in lowercase."""
+    low = phrase.lower()
+    if phrase != low and not phrase.isupper() and re.search(rf"\b{re.escape(low)}\b", text):
+        return low
+    return phrase
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _tags(category: str | None, keywords: Sequence[str]) -> list[str]:
     tags: list[str] = []
     candidates = ([category] if category else []) + list(keywords)
     for candidate in candidates:
-        tag = re.sub(r"[^a-z0-9]+", "-", candidate.lower()).strip("-")
+        tag = _slug(candidate)
         if tag and tag not in tags and len(tag) <= 40:
             tags.append(tag)
         if len(tags) == MAX_TAGS:
@@ -645,20 +672,32 @@ def _extras(
 # -- helpers of link and evolve ------------------------------------------------------------------
 
 
+def _background(term_sets: Sequence[set[str]]) -> set[str]:
+    """Terms found in more than half of the neighbours (only meaningful with three or more)."""
+    if len(term_sets) < 3:
+        return set()
+    counts: dict[str, int] = {}
+    for terms in term_sets:
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+    return {term for term, count in counts.items() if count * 2 > len(term_sets)}
+
+
 def _listing(terms: Sequence[str], limit: int = 5) -> str:
     shown = ", ".join(terms[:limit])
     return shown + (f" and {len(terms) - limit} more" if len(terms) > limit else "")
 
 
 def _evolution(
-    note: Note, other: Note, shared: Sequence[str], analyst: OfflineAnalyst
+    note: Note, other: Note, specific: Sequence[str], analyst: OfflineAnalyst
 ) -> dict[str, Any] | None:
-    """Carry the new note's tags to a strongly linked neighbour, and fill its context if empty."""
+    """Give a strongly linked neighbour the new note's tags for what they share; fill an empty context."""
     update: dict[str, Any] = {"note_id": other.id}
-    have = {t.lower() for t in other.tags}
-    carried = [t for t in note.tags if t.lower() not in have][:2]
+    have = {_slug(t) for t in other.tags}
+    subject = set(specific)
+    carried = [t for t in note.tags if _slug(t) not in have and _terms([t]) and _terms([t]) <= subject]
     if carried and len(other.tags) < 8:
-        update["tags"] = [*other.tags, *carried]
+        update["tags"] = [*other.tags, *carried[: 8 - len(other.tags)]]
     if not (other.context or "").strip():
         sentences = _sentences(other.content) or [other.content]
         keywords = other.keywords or analyst.keywords(other.content)
@@ -666,7 +705,7 @@ def _evolution(
     if len(update) == 1:
         return None
     changed = " and ".join(k for k in ("tags", "context") if k in update)
-    update["reason"] = f"{changed} from a strongly related new note (shares {_listing(shared)})"
+    update["reason"] = f"{changed} from a strongly related new note (shares {_listing(list(specific))})"
     return update
 
 
@@ -674,10 +713,15 @@ def _contradiction(
     note: Note,
     other: Note,
     shared: Sequence[str],
+    subject: Sequence[str],
     my_quantities: Quantities,
     replaces: re.Match[str] | None,
 ) -> str | None:
-    """A reason when ``other`` states a different value for the same quantity, or is replaced."""
+    """A reason when ``other`` states a different value for the same quantity, or is replaced.
+
+    ``subject`` is the shared terms less the background; a quantity with a unit ("per seat",
+    "seats") is specific enough to need only one shared term of any kind.
+    """
     if my_quantities:
         theirs = _quantities(other.content)
         for key, values in my_quantities.items():
@@ -685,22 +729,22 @@ def _contradiction(
             old = theirs.get(key)
             if not old or old & values:
                 continue
-            if len(shared) >= (1 if unit else 2):  # a unit ("per seat") already names the subject
+            if (len(shared) >= 1) if unit else (len(subject) >= 2):
                 what = f"{kind} per {unit}" if unit and kind == "price" else kind
                 return (
                     f"different {what} about {_listing(list(shared))}: "
                     f"{_show(key, values)} here, {_show(key, old)} in that note"
                 )
     dates = _absolute_dates(note.content)
-    if dates and len(shared) >= 2:
+    if dates and len(subject) >= 2:
         old_dates = _absolute_dates(other.content)
         if old_dates and not dates & old_dates:
             return (
-                f"different date about {_listing(list(shared))}: "
+                f"different date about {_listing(list(subject))}: "
                 f"{', '.join(sorted(dates))} here, {', '.join(sorted(old_dates))} in that note"
             )
-    if replaces is not None and len(shared) >= 2:
-        return f"says '{replaces.group(0)}' about {_listing(list(shared))}, which that note states otherwise"
+    if replaces is not None and len(subject) >= 2:
+        return f"says '{replaces.group(0)}' about {_listing(list(subject))}, which that note states otherwise"
     return None
 
 

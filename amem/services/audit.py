@@ -199,10 +199,25 @@ def proposals_per_day(ledger: Ledger, *, days: int = 30, now: datetime | None = 
     since = (now or utcnow()) - timedelta(days=days)
     with ledger.read() as tx:
         rows = q.proposals_per_day(tx, since)
-    return [DayCount(day=date.fromisoformat(str(r["day"])), status=r["status"], proposals=r["n"]) for r in rows]
+    return [
+        DayCount(day=date.fromisoformat(str(r["day"])), status=r["status"], proposals=r["n"]) for r in rows
+    ]
 
 
-def review_times(ledger: Ledger, *, days: int = 30, now: datetime | None = None) -> list[ReviewTimeDay]:
+class ReviewTimes(BaseModel):
+    """Waiting times of the proposals reviewers decided in a window: overall and per day."""
+
+    decisions: int
+    median_hours: float | None
+    p90_hours: float | None
+    days: list[ReviewTimeDay]
+
+
+def _p90(values: list[float]) -> float:
+    return values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+
+
+def review_times(ledger: Ledger, *, days: int = 30, now: datetime | None = None) -> ReviewTimes:
     since = (now or utcnow()) - timedelta(days=days)
     with ledger.read() as tx:
         rows = q.reviewed_proposals(tx, since)
@@ -210,16 +225,21 @@ def review_times(ledger: Ledger, *, days: int = 30, now: datetime | None = None)
     for r in rows:
         hours = (as_utc(r["reviewed_at"]) - as_utc(r["created_at"])).total_seconds() / 3600
         waits[as_utc(r["reviewed_at"]).date()].append(max(hours, 0.0))
-    out = []
+    per_day = []
     for day in sorted(waits):
         values = sorted(waits[day])
-        p90 = values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
-        out.append(
+        per_day.append(
             ReviewTimeDay(
-                day=day, decisions=len(values), median_hours=statistics.median(values), p90_hours=p90
+                day=day, decisions=len(values), median_hours=statistics.median(values), p90_hours=_p90(values)
             )
         )
-    return out
+    every = sorted(v for values in waits.values() for v in values)
+    return ReviewTimes(
+        decisions=len(every),
+        median_hours=statistics.median(every) if every else None,
+        p90_hours=_p90(every) if every else None,
+        days=per_day,
+    )
 
 
 class QueueSummary(BaseModel):
@@ -394,7 +414,8 @@ def policy_overview(policy: Policy) -> PolicyOverview:
                 core=name in CORE_TYPES,
                 description=attr.description if attr else None,
                 rules=[
-                    AttributeRule(when=r.when.describe(), mode=r.mode.value) for r in (attr.rules if attr else [])
+                    AttributeRule(when=r.when.describe(), mode=r.mode.value)
+                    for r in (attr.rules if attr else [])
                 ],
                 approver_roles=policy.approver_roles(name),
             )

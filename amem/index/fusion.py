@@ -1,0 +1,50 @@
+"""Hybrid ranking: vector similarity and keyword relevance, each scaled to [0, 1], then mixed.
+
+Min-max scaling within each candidate list makes cosine similarities and BM25 scores comparable;
+a weighted sum then rewards notes both sides find. On LoCoMo this beats reciprocal-rank fusion,
+which throws the score gaps away (see bench/README.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from amem.index.base import VectorHit
+from amem.ledger.search_queries import KeywordHit
+
+#: Share of the vector side in the mixed score (the keyword side gets the rest).
+VECTOR_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class Fused:
+    note_id: str
+    score: float
+    matched_by: tuple[str, ...]
+
+
+def _scaled(scores: Sequence[float]) -> list[float]:
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high <= low:
+        return [1.0] * len(scores)
+    return [(s - low) / (high - low) for s in scores]
+
+
+def fuse(
+    vector: Sequence[VectorHit], keyword: Sequence[KeywordHit], *, vector_weight: float = VECTOR_WEIGHT
+) -> list[Fused]:
+    """Every candidate of either list, best first. Ties keep the order the candidates came in."""
+    score: dict[str, float] = {}
+    found_by: dict[str, list[str]] = {}
+    for hit, scaled in zip(vector, _scaled([h.similarity for h in vector]), strict=True):
+        score[hit.note_id] = score.get(hit.note_id, 0.0) + vector_weight * scaled
+        found_by.setdefault(hit.note_id, []).append("vector")
+    for hit, scaled in zip(keyword, _scaled([h.score for h in keyword]), strict=True):
+        score[hit.note_id] = score.get(hit.note_id, 0.0) + (1.0 - vector_weight) * scaled
+        found_by.setdefault(hit.note_id, []).append("keyword")
+    order = {note_id: i for i, note_id in enumerate(score)}
+    ranked = sorted(score, key=lambda note_id: (-score[note_id], order[note_id]))
+    return [Fused(note_id, score[note_id], tuple(found_by[note_id])) for note_id in ranked]

@@ -1,0 +1,157 @@
+"""Changes are the outbox: the index applies every change after the last one it absorbed.
+
+The ledger commits first; the index follows. A crash in between leaves the index behind, never
+ahead, and the next catch-up (on open, before a search, after add_note) re-applies what is
+missing. Applying a change twice is harmless: an entry is always rebuilt from the note's current,
+applied state in the ledger (never from a pending proposal).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+
+from amem.domain.models import Change, ChangeKind, Note, utcnow
+from amem.index.base import IndexPosition, VectorIndex
+from amem.index.documents import (
+    DOCUMENT_FORMAT,
+    EMBEDDED_ATTRIBUTES,
+    METADATA_ATTRIBUTES,
+    document_text,
+    index_entry,
+)
+from amem.index.embedders import Embedder
+from amem.ledger import search_queries
+from amem.ledger.store import Ledger, LedgerTx
+
+CHANGES_PER_BATCH = 1000
+NOTES_PER_PAGE = 512
+
+
+@dataclass
+class _Plan:
+    """What one batch of changes asks of the index, per note."""
+
+    embed: set[str] = field(default_factory=set)
+    metadata: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, changes: Sequence[Change]) -> _Plan:
+        plan = cls()
+        for c in changes:
+            if c.kind == ChangeKind.CREATE or c.attribute in EMBEDDED_ATTRIBUTES:
+                plan.embed.add(c.note_id)
+            elif c.attribute in METADATA_ATTRIBUTES:
+                plan.metadata.add(c.note_id)
+        plan.metadata -= plan.embed
+        return plan
+
+
+class IndexSync:
+    """Keeps one vector index in step with one ledger."""
+
+    def __init__(self, ledger: Ledger, index: VectorIndex, embedder: Embedder, *, name: str) -> None:
+        self.ledger = ledger
+        self.index = index
+        self.embedder = embedder
+        self.name = name
+        self.built_by = f"{embedder.model_id}/{DOCUMENT_FORMAT}"
+        self._lock = threading.RLock()
+        self._position = index.position()
+
+    @property
+    def position(self) -> IndexPosition:
+        return self._position
+
+    def verify_origin(self) -> bool:
+        """Start over when the index was built from another ledger, model or document format, or
+        claims changes this ledger does not have. Returns True when it started over."""
+        with self._lock:
+            pos = self.index.position()
+            with self.ledger.read() as tx:
+                ledger_id = _fingerprint(tx)
+                last = tx.last_change_seq()
+            foreign = bool(pos.ledger and ledger_id and pos.ledger != ledger_id)
+            if pos.built_by == self.built_by and not foreign and pos.last_seq <= last:
+                self._position = pos
+                return False
+            self.index.reset(IndexPosition(0, ledger_id, self.built_by))
+            self._position = self.index.position()
+            return True
+
+    def catch_up(self) -> int:
+        """Apply every change after the absorbed position. Returns how many notes were (re)indexed."""
+        with self._lock:
+            start = self._position.last_seq
+            touched = self._rebuild() if start == 0 else set()
+            while True:
+                with self.ledger.read() as tx:
+                    changes = list(islice(tx.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
+                    if not changes:
+                        break
+                    plan = _Plan.of(changes)
+                    notes = tx.get_notes(sorted(plan.embed | plan.metadata))
+                    ledger_id = self._position.ledger or _fingerprint(tx)
+                touched |= self._apply(notes, plan)
+                self._advance(IndexPosition(changes[-1].seq, ledger_id, self.built_by))
+            if self._position.last_seq != start:
+                with self.ledger.write() as tx:  # a mirror for status reports; the index's own record rules
+                    tx.set_index_position(self.name, self._position.last_seq, utcnow())
+            return len(touched)
+
+    def reindex(self) -> int:
+        """Drop the index and build it again from the ledger. Returns the number of notes indexed."""
+        with self._lock:
+            with self.ledger.read() as tx:
+                ledger_id = _fingerprint(tx)
+            self.index.reset(IndexPosition(0, ledger_id, self.built_by))
+            self._position = self.index.position()
+            self.catch_up()
+            return self.index.count()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _rebuild(self) -> set[str]:
+        """From zero, index the notes as they stand instead of replaying every change: each live note
+        is embedded once. The position is set only at the end, so an interrupted rebuild restarts."""
+        with self.ledger.read() as tx:
+            head = tx.last_change_seq()
+            ledger_id = _fingerprint(tx)
+        if head == 0:
+            return set()
+        done: set[str] = set()
+        after = ""
+        while True:
+            with self.ledger.read() as tx:
+                notes = search_queries.live_notes_page(tx, after=after, limit=NOTES_PER_PAGE)
+            if not notes:
+                break
+            done |= self._apply(notes, _Plan(embed={n.id for n in notes}))
+            after = notes[-1].id
+        self._advance(IndexPosition(head, ledger_id, self.built_by))
+        return done
+
+    def _apply(self, notes: Sequence[Note], plan: _Plan) -> set[str]:
+        gone = [n.id for n in notes if n.deleted]
+        embed = [n for n in notes if not n.deleted and n.id in plan.embed]
+        relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
+        if embed:
+            vectors = self.embedder.embed([document_text(n) for n in embed])
+            self.index.upsert([index_entry(n) for n in embed], vectors)
+        if relabel:
+            self.index.update_metadata([index_entry(n) for n in relabel])
+        if gone:
+            self.index.delete(gone)
+        return {n.id for n in [*embed, *relabel]} | set(gone)
+
+    def _advance(self, position: IndexPosition) -> None:
+        self.index.set_position(position)
+        self._position = position
+
+
+def _fingerprint(tx: LedgerTx) -> str:
+    """The ledger's identity: the hash of its first change ("" while it has none)."""
+    first = tx.get_change(1)
+    return first.hash if first is not None else ""

@@ -1,0 +1,200 @@
+"""The ledger's side of search: full-text queries, backlinks, and note scans for the index.
+
+Full text uses the database's own index (migration 0003): SQLite FTS5 ranked by bm25(), PostgreSQL
+tsvector ranked by ts_rank_cd(). Queries are OR-style over the query's words. User text never
+reaches the query syntax: it is cut into words (letters and digits only), stop words dropped,
+and each word is quoted (FTS5) or joined by ``|`` (tsquery) and passed as a bound parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from amem.domain.models import Note, as_utc
+from amem.ledger.store import LedgerTx
+from amem.ledger.tables import UTCDateTime, notes
+
+#: At most this many distinct words of a query are searched (long queries stay cheap).
+MAX_TERMS = 32
+#: Column weights (content, keywords, tags, context) for FTS5 bm25().
+FTS5_WEIGHTS = (1.0, 1.0, 1.0, 0.5)
+#: ts_rank_cd weights for the D, C, B, A labels (context is C, keywords and tags B, content A).
+TSRANK_WEIGHTS = "{0.1, 0.5, 1.0, 1.0}"
+
+# Common English function words: they match most notes and say little about any.
+_STOP_WORDS_TEXT = """
+    a about above after again against all am an and any are aren as at be because been before being
+    below between both but by can cannot could couldn did didn do does doesn doing don down during each
+    few for from further had hadn has hasn have haven having he her here hers herself him himself his
+    how i if in into is isn it its itself just ll me more most mustn my myself no nor not now of off on
+    once only or other ought our ours ourselves out over own re s same shan she should shouldn so some
+    such t than that the their theirs them themselves then there these they this those through to too
+    under until up ve very was wasn we were weren what when where which while who whom why will with
+    won would wouldn you your yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+_WORD = re.compile(r"[^\W_]+")
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct searchable words of ``text``, in order: lower case, stop words dropped."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if word not in STOP_WORDS and word not in seen:
+            seen[word] = None
+            if len(seen) == MAX_TERMS:
+                break
+    return list(seen)
+
+
+def fts5_match(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression: any of ``terms``, each a quoted string (no operators, no columns)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def tsquery_text(terms: Sequence[str]) -> str:
+    """A to_tsquery() text: any of ``terms``. Terms are letters and digits only, so no operator
+    (& | ! ( ) : * < >) or quote can reach the parser."""
+    return " | ".join(t for t in terms if _WORD.fullmatch(t))
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    note_id: str
+    score: float  # higher is better; comparable only within one result list
+
+
+def keyword_search(
+    tx: LedgerTx,
+    text: str,
+    *,
+    scope: str,
+    limit: int,
+    tags: Sequence[str] = (),
+    alive_at: datetime | None = None,
+) -> list[KeywordHit]:
+    """Live notes of ``scope`` matching any word of ``text``, best first.
+
+    ``tags``: each must be among the note's tags. ``alive_at``: only notes not retired then.
+    """
+    terms = query_terms(text)
+    if not terms or limit <= 0:
+        return []
+    if tx.dialect == "sqlite":
+        return _fts5(tx, fts5_match(terms), scope, limit, tags, alive_at)
+    if tx.dialect == "postgresql":
+        return _tsvector(tx, tsquery_text(terms), scope, limit, tags, alive_at)
+    raise NotImplementedError(f"full-text search is not implemented for {tx.dialect}")
+
+
+def _filters(
+    tx: LedgerTx, tags: Sequence[str], alive_at: datetime | None
+) -> tuple[list[str], dict[str, object], list[sa.BindParameter[object]]]:
+    where: list[str] = []
+    params: dict[str, object] = {}
+    typed: list[sa.BindParameter[object]] = []
+    if alive_at is not None:
+        where.append("(n.invalid_at IS NULL OR n.invalid_at > :alive_at)")
+        params["alive_at"] = as_utc(alive_at)
+        typed.append(sa.bindparam("alive_at", type_=UTCDateTime()))
+    for i, tag in enumerate(tags):
+        if tx.dialect == "sqlite":
+            where.append(f"EXISTS (SELECT 1 FROM json_each(n.tags) WHERE json_each.value = :tag{i})")
+            params[f"tag{i}"] = tag
+        else:
+            where.append(f"n.tags @> CAST(:tag{i} AS jsonb)")
+            params[f"tag{i}"] = json.dumps([tag])
+    return where, params, typed
+
+
+def _fts5(
+    tx: LedgerTx,
+    match: str,
+    scope: str,
+    limit: int,
+    tags: Sequence[str],
+    alive_at: datetime | None,
+) -> list[KeywordHit]:
+    extra, params, typed = _filters(tx, tags, alive_at)
+    weights = ", ".join(str(w) for w in FTS5_WEIGHTS)
+    sql = (
+        f"SELECT m.note_id, bm25(notes_fts, {weights}) AS rank FROM notes_fts "
+        "JOIN note_fts_rows m ON m.fts_rowid = notes_fts.rowid "
+        "JOIN notes n ON n.id = m.note_id "
+        "WHERE notes_fts MATCH :match AND n.scope = :scope AND n.deleted = 0 "
+        + "".join(f"AND {w} " for w in extra)
+        + "ORDER BY rank LIMIT :limit"
+    )
+    stmt = sa.text(sql).bindparams(*typed)
+    rows = tx.conn.execute(stmt, {"match": match, "scope": scope, "limit": limit, **params})
+    return [KeywordHit(r[0], -float(r[1])) for r in rows]
+
+
+def _tsvector(
+    tx: LedgerTx,
+    query: str,
+    scope: str,
+    limit: int,
+    tags: Sequence[str],
+    alive_at: datetime | None,
+) -> list[KeywordHit]:
+    if not query:
+        return []
+    extra, params, typed = _filters(tx, tags, alive_at)
+    sql = (
+        f"SELECT n.id, ts_rank_cd('{TSRANK_WEIGHTS}'::float4[], n.search_vector, q, 1) AS rank "
+        "FROM notes n, to_tsquery('english', :query) q "
+        "WHERE n.search_vector @@ q AND n.scope = :scope AND NOT n.deleted "
+        + "".join(f"AND {w} " for w in extra)
+        + "ORDER BY rank DESC, n.id LIMIT :limit"
+    )
+    stmt = sa.text(sql).bindparams(*typed)
+    rows = tx.conn.execute(stmt, {"query": query, "scope": scope, "limit": limit, **params})
+    return [KeywordHit(r[0], float(r[1])) for r in rows]
+
+
+@dataclass(frozen=True)
+class Backlink:
+    """``source`` links to ``target`` for ``reason``."""
+
+    source: Note
+    target: str
+    reason: str
+
+
+def backlinks(tx: LedgerTx, scope: str, targets: Sequence[str]) -> list[Backlink]:
+    """Live notes of ``scope`` whose links point at any of ``targets``."""
+    if not targets:
+        return []
+    wanted = set(targets)
+    links_text = sa.cast(notes.c.links, sa.Text)
+    stmt = (
+        sa.select(notes.c.id)
+        .where(notes.c.scope == scope, notes.c.deleted.is_(False))
+        .where(sa.or_(*[links_text.contains(t, autoescape=True) for t in sorted(wanted)]))
+        .order_by(notes.c.id)
+    )
+    ids = list(tx.conn.execute(stmt).scalars())
+    found: list[Backlink] = []
+    for note in tx.get_notes(ids):
+        found.extend(
+            Backlink(note, link.note_id, link.reason) for link in note.links if link.note_id in wanted
+        )
+    return found
+
+
+def live_notes_page(tx: LedgerTx, *, after: str, limit: int) -> list[Note]:
+    """Live (not deleted) notes with ids after ``after``, in id order: a keyset page for rebuilds."""
+    stmt = (
+        sa.select(notes.c.id)
+        .where(notes.c.deleted.is_(False), notes.c.id > after)
+        .order_by(notes.c.id)
+        .limit(limit)
+    )
+    return tx.get_notes(list(tx.conn.execute(stmt).scalars()))

@@ -1,0 +1,281 @@
+"""Search: hybrid (vector + full text) ranking over one scope, filters by tag and time, and the
+agentic variant that follows each hit's links.
+
+The vector index is derived from the ledger and caught up before every search, so approvals made
+elsewhere (the console, another process) are visible at once. Candidates come from the index and
+the ledger's full-text index; what is returned is always the ledger's note, checked against the
+filters (for ``as_of``: the note rebuilt from its changes as it stood then).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel
+
+from amem.config import Settings
+from amem.domain.models import Change, Note, as_utc, utcnow
+from amem.domain.values import with_value
+from amem.errors import InvalidInputError
+from amem.index.base import VectorIndex
+from amem.index.embedders import Embedder, make_embedder
+from amem.index.fusion import VECTOR_WEIGHT, fuse
+from amem.index.sync import IndexSync
+from amem.ledger import search_queries
+from amem.ledger.store import Ledger, LedgerTx
+from amem.policy import CORE_TYPES
+
+log = logging.getLogger(__name__)
+
+#: Candidates drawn from each side (vector, keyword) before fusion: at least this many ...
+MIN_POOL = 50
+#: ... or this many times k.
+POOL_PER_RESULT = 3
+#: A note brought in by a link scores this share of the hit that brought it.
+LINKED_SCORE_SHARE = 0.5
+
+MatchedBy = Literal["vector", "keyword", "linked"]
+
+
+class SearchResult(BaseModel):
+    """One note found, with how it was found."""
+
+    note_id: str
+    note: Note
+    score: float
+    matched_by: list[MatchedBy]
+    linked_from: str | None = None
+    link_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class _Filters:
+    scope: str
+    tags: tuple[str, ...]
+    as_of: datetime | None
+    include_retired: bool
+
+    @property
+    def moment(self) -> datetime:
+        return self.as_of if self.as_of is not None else utcnow()
+
+    def admits(self, then: Note | None, now: Note | None) -> bool:
+        """``then``: the note at the searched moment; ``now``: as it stands (deleted ones never show)."""
+        if then is None or now is None or now.deleted or then.deleted or then.scope != self.scope:
+            return False
+        if not set(self.tags) <= set(then.tags):
+            return False
+        retired = then.invalid_at is not None and as_utc(then.invalid_at) <= as_utc(self.moment)
+        return self.include_retired or not retired
+
+
+class SearchService:
+    """Hybrid search over a derived vector index and the ledger's full-text index."""
+
+    def __init__(self, ledger: Ledger, index: VectorIndex, embedder: Embedder, sync: IndexSync) -> None:
+        self.ledger = ledger
+        self.index = index
+        self.embedder = embedder
+        self.sync = sync
+
+    @classmethod
+    def open(cls, settings: Settings, ledger: Ledger) -> SearchService:
+        """Open (or create) the index and bring it level with the ledger: an index that is missing,
+        empty, built from another ledger or by another embedding model is rebuilt here."""
+        from amem.index.chroma import open_chroma  # chromadb is imported only when search is used
+
+        embedder = make_embedder(settings)
+        index = open_chroma(settings, embedder)
+        sync = IndexSync(ledger, index, embedder, name=f"chroma:{index.name}")
+        sync.verify_origin()
+        sync.catch_up()
+        return cls(ledger, index, embedder, sync)
+
+    def close(self) -> None:
+        self.index.close()
+
+    # -- keeping up with the ledger ---------------------------------------------------------------
+
+    def catch_up(self) -> int:
+        """Apply to the index every change it has not absorbed. Returns how many notes it (re)indexed."""
+        return self.sync.catch_up()
+
+    def reindex(self) -> int:
+        """Rebuild the index from the ledger, from zero. Returns how many notes it holds."""
+        return self.sync.reindex()
+
+    # -- searching -------------------------------------------------------------------------------
+
+    def nearest(self, scope: str, text: str, k: int, *, exclude_ids: Sequence[str] = ()) -> list[Note]:
+        """The ``k`` notes of ``scope`` closest to ``text`` (retired ones included: a new fact may
+        link to, or retire, an old one). For the link-generation step of add_note."""
+        if k <= 0 or not text.strip():
+            return []
+        try:
+            self.catch_up()
+        except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
+            log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
+        excluded = set(exclude_ids)
+        found = self._ranked(text, k + len(excluded), _Filters(scope, (), None, include_retired=True))
+        return [r.note for r in found if r.note_id not in excluded][:k]
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        scope: str,
+        tags: Sequence[str] | None = None,
+        as_of: datetime | None = None,
+        include_retired: bool = False,
+    ) -> list[SearchResult]:
+        """The best ``k`` notes of ``scope`` for ``query``.
+
+        ``tags``: a note must carry all of them. ``as_of``: search the notes as they stood then
+        (a note created later is not found; its tags and retirement are read at that moment).
+        Retired notes (invalid_at at or before now, or before ``as_of``) only with
+        ``include_retired``. Deleted notes never.
+        """
+        filters = _check(query, k, scope, tags, as_of, include_retired)
+        self.catch_up()
+        return self._ranked(query, k, filters)
+
+    def search_agentic(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        scope: str,
+        tags: Sequence[str] | None = None,
+        as_of: datetime | None = None,
+        include_retired: bool = False,
+    ) -> list[SearchResult]:
+        """``search``'s best ``k`` hits, then every note they link to or are linked from (same
+        filters), each marked with the hit and the link reason that brought it in. The linked notes
+        come after the hits and are never cut to ``k``."""
+        filters = _check(query, k, scope, tags, as_of, include_retired)
+        self.catch_up()
+        hits = self._ranked(query, k, filters)
+        return hits + self._linked(hits, filters)
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _ranked(self, query: str, k: int, filters: _Filters) -> list[SearchResult]:
+        pool = max(MIN_POOL, POOL_PER_RESULT * k)
+        # For as_of, candidates are drawn without tag or time filters (the note may have changed
+        # since) and checked once rebuilt; draw more of them.
+        if filters.as_of is not None:
+            pool *= 2
+        index_tags = () if filters.as_of else filters.tags
+        alive_at = None if (filters.include_retired or filters.as_of) else filters.moment
+        vector = self.embedder.embed([query])[0]
+        vector_hits = self.index.query(vector, pool, scope=filters.scope, tags=index_tags, alive_at=alive_at)
+        with self.ledger.read() as tx:
+            keyword_hits = search_queries.keyword_search(
+                tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
+            )
+            fused = fuse(vector_hits, keyword_hits, vector_weight=VECTOR_WEIGHT)
+            now = {n.id: n for n in tx.get_notes([f.note_id for f in fused])}
+            then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
+        results: list[SearchResult] = []
+        for f in fused:
+            note = then.get(f.note_id)
+            if note is None or not filters.admits(note, now.get(f.note_id)):
+                continue
+            results.append(
+                SearchResult(
+                    note_id=f.note_id, note=note, score=round(f.score, 6), matched_by=list(f.matched_by)
+                )
+            )
+            if len(results) == k:
+                break
+        return results
+
+    def _linked(self, hits: Sequence[SearchResult], filters: _Filters) -> list[SearchResult]:
+        """Notes linked to or from the hits, in hit order: outgoing links first, then incoming."""
+        seen = {h.note_id for h in hits}
+        wanted: list[tuple[SearchResult, str, str, Note | None]] = []  # hit, note id, reason, source
+        with self.ledger.read() as tx:
+            incoming = search_queries.backlinks(tx, filters.scope, [h.note_id for h in hits])
+            for hit in hits:
+                wanted += [(hit, link.note_id, link.reason, None) for link in hit.note.links]
+                wanted += [
+                    (hit, b.source.id, b.reason, b.source) for b in incoming if b.target == hit.note_id
+                ]
+            now = {n.id: n for n in tx.get_notes(list(dict.fromkeys(w[1] for w in wanted)))}
+            then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
+        out: list[SearchResult] = []
+        for hit, note_id, reason, source in wanted:
+            note = then.get(note_id)
+            if note_id in seen or note is None or not filters.admits(note, now.get(note_id)):
+                continue
+            if source is not None and filters.as_of is not None:  # did it link to the hit back then?
+                if not any(link.note_id == hit.note_id for link in note.links):
+                    continue
+                reason = next(link.reason for link in note.links if link.note_id == hit.note_id)
+            seen.add(note_id)
+            out.append(
+                SearchResult(
+                    note_id=note_id,
+                    note=note,
+                    score=round(hit.score * LINKED_SCORE_SHARE, 6),
+                    matched_by=["linked"],
+                    linked_from=hit.note_id,
+                    link_reason=reason or None,
+                )
+            )
+        return out
+
+
+def _check(
+    query: str,
+    k: int,
+    scope: str,
+    tags: Sequence[str] | None,
+    as_of: datetime | None,
+    include_retired: bool,
+) -> _Filters:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInputError("the search query is empty")
+    if not isinstance(k, int) or k < 1:
+        raise InvalidInputError(f"k must be a whole number of at least 1, got {k!r}")
+    if not isinstance(scope, str) or not scope.strip():
+        raise InvalidInputError("a search needs a scope (whose memory to search)")
+    if isinstance(tags, str):
+        raise InvalidInputError("tags must be a list of tags, not one string")
+    clean = tuple(dict.fromkeys(t.strip() for t in tags or () if t and t.strip()))
+    return _Filters(scope.strip(), clean, as_utc(as_of) if as_of is not None else None, include_retired)
+
+
+def _states_at(tx: LedgerTx, notes: Iterable[Note], moment: datetime) -> dict[str, Note]:
+    """Each note as it stood at ``moment``, rebuilt from its changes; absent if it did not exist yet."""
+    out: dict[str, Note] = {}
+    for note in notes:
+        past = _replay(note, tx.changes_for_note(note.id, until=moment))
+        if past is not None:
+            out[note.id] = past
+    return out
+
+
+def _replay(current: Note, changes: Sequence[Change]) -> Note | None:
+    """The fold Governance.as_of does, over changes already read in this transaction."""
+    if not changes:
+        return None
+    first = changes[0]
+    note = Note(
+        id=current.id,
+        scope=current.scope,
+        content=first.new_value,
+        raw_log_ids=current.raw_log_ids,
+        created_at=first.applied_at,
+        updated_at=first.applied_at,
+        version=first.note_version,
+    )
+    for c in changes[1:]:
+        note = with_value(note, c.attribute, CORE_TYPES.get(c.attribute, "text"), c.new_value)
+        note = note.model_copy(update={"version": c.note_version, "updated_at": c.applied_at})
+    return note

@@ -1,0 +1,228 @@
+"""Audit log: is the ledger intact, what changed, who decided what, and how fast reviews go.
+
+The verification runs on every visit (Memory.verify recomputes the hash chain and each raw log's
+sha256), so a tampered row shows here before anything else. Exports are built when the button is
+clicked, from the same filters as the table.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from amem.domain.models import ProposalStatus
+from amem.memory import Memory
+from amem.services import audit
+from amem.services.audit import AuditQuery
+from approval_ui import state
+from approval_ui.render import dataframe_height, fmt_time, md_escape, short, value_text
+
+PAGE_SIZE = 50
+ANY = "any"
+KINDS = {"changes": "change", "proposals": "proposal", "decisions": "decision"}
+STATUS_COLORS = {
+    "pending": "#f0b429",
+    "approved": "#2f9e44",
+    "auto_applied": "#74c0fc",
+    "rejected": "#e03131",
+    "conflict": "#f76707",
+    "superseded": "#adb5bd",
+}
+WINDOWS = {"7 days": 7, "30 days": 30, "90 days": 90, "365 days": 365}
+
+
+def _reset_page() -> None:
+    st.session_state["audit_page"] = 1
+
+
+def _verify(mem: Memory) -> None:
+    with st.spinner("Verifying the hash chain and every raw log…"):
+        result = mem.verify()
+    if result.ok:
+        st.success(
+            md_escape(
+                f"Ledger intact. {result.changes_checked:,} changes and {result.raw_logs_checked:,} raw logs "
+                f"verified against their hashes at {fmt_time(datetime.now(UTC))}."
+            ),
+            icon=":material/verified:",
+        )
+    else:
+        st.error(
+            "**Ledger tampered.** " + md_escape(result.message) + "  \n"
+            + md_escape(
+                "Rows from that point on cannot be trusted; restore the ledger from a backup and compare."
+            ),
+            icon=":material/gpp_bad:",
+        )
+
+
+def _hours(value: float) -> str:
+    if value < 1:
+        return f"{value * 60:.0f} min"
+    if value < 48:
+        return f"{value:.1f} h"
+    return f"{value / 24:.1f} d"
+
+
+def _charts(mem: Memory) -> None:
+    head = st.columns([3, 1], vertical_alignment="bottom")
+    head[0].subheader("At a glance")
+    window = head[1].selectbox("Window", list(WINDOWS), index=1, key="audit_window")
+    days = WINDOWS[window]
+    today = datetime.now(UTC).date()
+    axis = [today - timedelta(days=i) for i in range(days - 1, -1, -1)]
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.markdown("**Proposals per day** · by their status now")
+        counts = audit.proposals_per_day(mem.ledger, days=days)
+        if counts:
+            frame = pd.DataFrame([c.model_dump() for c in counts])
+            table = frame.pivot_table(index="day", columns="status", values="proposals", aggfunc="sum")
+            table = table.reindex(axis, fill_value=0).fillna(0)
+            table.index = [d.strftime("%m-%d") for d in axis]
+            ordered = [c for c in STATUS_COLORS if c in table.columns]
+            st.bar_chart(
+                table[ordered],
+                height=260,
+                x_label="day (UTC)",
+                y_label="proposals",
+                color=[STATUS_COLORS[c] for c in ordered],
+            )
+        else:
+            st.caption("No proposals in this window.")
+    with right:
+        st.markdown("**Time to review** · from proposal to a reviewer's decision")
+        times = audit.review_times(mem.ledger, days=days)
+        if times.decisions and times.median_hours is not None and times.p90_hours is not None:
+            m = st.columns(3)
+            m[0].metric("Decisions", f"{times.decisions:,}")
+            m[1].metric("Median wait", _hours(times.median_hours))
+            m[2].metric("90th percentile", _hours(times.p90_hours))
+            frame = pd.DataFrame(
+                {"median hours": [t.median_hours for t in times.days]},
+                index=[t.day for t in times.days],
+            ).reindex(axis, fill_value=0.0)
+            frame.index = [d.strftime("%m-%d") for d in axis]
+            st.bar_chart(frame, height=170, x_label="decided on (UTC)", y_label="median hours")
+        else:
+            st.caption("No reviewer decisions in this window.")
+
+
+def _query(mem: Memory) -> AuditQuery:
+    st.subheader("Every change and decision")
+    cols = st.columns([1.2, 1.1, 1.3, 1.4, 1.3, 1.5])
+    note_id = cols[0].text_input("Note", key="audit_note", placeholder="n_…", on_change=_reset_page)
+    attributes = [ANY, *mem.policy.attributes.keys()]
+    for core in ("content", "keywords", "tags", "context", "category", "links", "deleted"):
+        if core not in attributes:
+            attributes.append(core)
+    attribute = cols[1].selectbox("Attribute", attributes, key="audit_attribute", on_change=_reset_page)
+    actor = cols[2].selectbox(
+        "Actor", [ANY, *audit.audit_actors(mem.ledger)], key="audit_actor", on_change=_reset_page
+    )
+    statuses = cols[3].multiselect(
+        "Status", [s.value for s in ProposalStatus], key="audit_status", on_change=_reset_page
+    )
+    kinds = cols[4].multiselect("Events", list(KINDS), key="audit_kinds", on_change=_reset_page)
+    today = datetime.now(UTC).date()
+    span = cols[5].date_input(
+        "Between (UTC)",
+        value=(today - timedelta(days=30), today),
+        key="audit_span",
+        on_change=_reset_page,
+    )
+    since = until = None
+    if isinstance(span, tuple | list) and span:
+        since = datetime.combine(span[0], time.min, tzinfo=UTC)
+        if len(span) > 1:
+            until = datetime.combine(span[1], time.max, tzinfo=UTC)
+    elif isinstance(span, date):
+        since = datetime.combine(span, time.min, tzinfo=UTC)
+    return AuditQuery(
+        note_id=note_id.strip() or None,
+        attribute=None if attribute == ANY else attribute,
+        actor=None if actor == ANY else actor,
+        statuses=tuple(statuses),
+        since=since,
+        until=until,
+        kinds=tuple(KINDS[k] for k in kinds),
+    )
+
+
+def _table(mem: Memory, q: AuditQuery) -> None:
+    total = audit.count_audit_events(mem.ledger, q)
+    pages = max(1, -(-total // PAGE_SIZE))
+    if st.session_state.get("audit_page", 1) > pages:
+        st.session_state["audit_page"] = pages
+    bar = st.columns([1, 3, 1, 1], vertical_alignment="bottom")
+    page = bar[0].number_input("Page", min_value=1, max_value=pages, step=1, key="audit_page")
+    bar[1].caption(f"{total:,} events match · newest first")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    bar[2].download_button(
+        "CSV",
+        data=partial(audit.export_csv, mem.ledger, q),
+        file_name=f"amem-audit-{stamp}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="audit_csv",
+        width="stretch",
+        disabled=total == 0,
+    )
+    bar[3].download_button(
+        "JSON Lines",
+        data=partial(audit.export_jsonl, mem.ledger, q),
+        file_name=f"amem-audit-{stamp}.jsonl",
+        mime="application/jsonl",
+        icon=":material/download:",
+        key="audit_jsonl",
+        width="stretch",
+        disabled=total == 0,
+    )
+    events = audit.audit_events(mem.ledger, q, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    if not events:
+        st.caption("Nothing matches these filters.")
+        return
+    frame = pd.DataFrame(
+        [
+            {
+                "when": e.at.astimezone(UTC).replace(tzinfo=None),
+                "event": e.event,
+                "note": e.note_id,
+                "attribute": e.attribute,
+                "actor": e.actor,
+                "status": e.status,
+                "value": short(value_text(e.new_value), 120),
+                "why": short(e.comment or e.reason or "", 120),
+                "change": e.change_seq,
+                "proposal": e.proposal_id,
+            }
+            for e in events
+        ]
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        height=dataframe_height(len(frame), max_rows=25),
+        column_config={
+            "when": st.column_config.DatetimeColumn("when (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            "change": st.column_config.NumberColumn("change", format="%d"),
+        },
+    )
+
+
+def main() -> None:
+    mem = state.memory()
+    state.current_account()
+    st.title("Audit log")
+    state.show_flashes()
+    _verify(mem)
+    _charts(mem)
+    st.divider()
+    _table(mem, _query(mem))
+
+
+main()

@@ -1,0 +1,291 @@
+"""Note explorer: find a note, then read all of it: attributes, links both ways, raw logs,
+its history as a timeline, and the note as it stood on any date.
+
+Search uses Memory.search (the vector and keyword search) when amem.services.search is
+installed; a plain "contains" filter on the ledger works either way.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from datetime import UTC, datetime, time
+
+import pandas as pd
+import streamlit as st
+
+from amem.domain.models import Note
+from amem.errors import AmemError, NotFoundError
+from amem.ledger.store import ChangeFilter
+from amem.memory import Memory
+from amem.services import audit
+from approval_ui import state
+from approval_ui.render import EVENT_ICON, age, dataframe_height, fmt_time, md_escape, short, value_text
+
+PAGE_SIZE = 25
+NOTE_PARAM = "note"
+
+
+def _search_available() -> bool:
+    return importlib.util.find_spec("amem.services.search") is not None
+
+
+def _open(note_id: str) -> None:
+    st.query_params[NOTE_PARAM] = note_id
+
+
+def _on_open_id() -> None:
+    wanted = (st.session_state.get("explorer_open_id") or "").strip()
+    if wanted:
+        _open(wanted)
+
+
+def _attributes(mem: Memory, note: Note) -> pd.DataFrame:
+    rows = []
+    data = note.model_dump(mode="json")
+    extra = data.pop("extra", {})
+    declared = list(mem.policy.declared_attributes())
+    for name in [*data.keys(), *declared, *(k for k in extra if k not in declared)]:
+        if name in ("id", "scope"):
+            continue
+        value = extra.get(name) if name in declared or name in extra else data.get(name)
+        rows.append({"attribute": name, "value": value_text(value)})
+    return pd.DataFrame(rows)
+
+
+def _note_list(mem: Memory) -> None:
+    scopes = audit.scopes(mem.ledger)
+    if not scopes:
+        st.info("The ledger has no notes yet.")
+        return
+    search = _search_available()
+    top = st.columns([3, 2], vertical_alignment="bottom")
+    scope = top[0].selectbox("Scope", scopes, key="explorer_scope")
+    semantic = search and top[1].toggle(
+        "Semantic", key="explorer_semantic", value=False, help="Rank notes by meaning (Memory.search)"
+    )
+    text = st.text_input(
+        "Find", key="explorer_text", placeholder="words in the note, or a note id", icon=":material/search:"
+    )
+    if semantic and text.strip():
+        try:
+            results = mem.search(text.strip(), 20, scope=scope)
+        except AmemError as exc:
+            st.error(md_escape(f"Search failed: {exc}"))
+            return
+        found = [r.note for r in results]
+        total = len(found)
+    else:
+        include_deleted = st.checkbox("Include deleted notes", key="explorer_deleted")
+        page = st.session_state.get("explorer_page", 1)
+        result = audit.find_notes(
+            mem.ledger,
+            scope=scope,
+            text=text,
+            include_deleted=include_deleted,
+            limit=PAGE_SIZE,
+            offset=(page - 1) * PAGE_SIZE,
+        )
+        found, total = result.notes, result.total
+    st.caption(f"{total:,} notes" + (" · select a row to open it" if total else ""))
+    if found:
+        frame = pd.DataFrame(
+            [
+                {
+                    "content": short(n.content, 160),
+                    "tags": ", ".join(n.tags),
+                    "changed": n.updated_at.astimezone(UTC).replace(tzinfo=None),
+                    "note": n.id,
+                }
+                for n in found
+            ]
+        )
+        event = st.dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+            height=dataframe_height(len(frame), max_rows=15),
+            on_select="rerun",
+            selection_mode="single-row",
+            key="explorer_table",
+            column_config={
+                "content": st.column_config.TextColumn(width="large"),
+                "changed": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+            },
+        )
+        rows = event.selection.rows if event is not None else []  # type: ignore[union-attr]
+        if rows and rows[0] < len(found):
+            chosen = found[rows[0]].id
+            if st.query_params.get(NOTE_PARAM) != chosen:
+                _open(chosen)
+                st.rerun()
+    if not semantic and total > PAGE_SIZE:
+        st.number_input(
+            "Page", min_value=1, max_value=-(-total // PAGE_SIZE), step=1, key="explorer_page", width=160
+        )
+
+
+def _links(mem: Memory, note: Note) -> None:
+    targets = audit.notes_by_id(mem.ledger, [link.note_id for link in note.links])
+    out_col, in_col = st.container(), st.container()
+    with out_col:
+        st.markdown(f"**Links from this note** ({len(note.links)})")
+        if note.links:
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "note": link.note_id,
+                            "reason": link.reason,
+                            "content": short(targets[link.note_id].content, 80)
+                            if link.note_id in targets
+                            else "(missing)",
+                        }
+                        for link in note.links
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+            )
+        else:
+            st.caption("None.")
+    incoming = audit.incoming_links(mem.ledger, note)
+    with in_col:
+        st.markdown(f"**Links to this note** ({len(incoming)})")
+        if incoming:
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "note": x.note_id,
+                            "reason": x.reason or "",
+                            "content": short(x.content, 80) + (" (deleted)" if x.deleted else ""),
+                        }
+                        for x in incoming
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+            )
+        else:
+            st.caption("None.")
+    linked = [link.note_id for link in note.links] + [x.note_id for x in incoming]
+    if linked:
+        st.selectbox(
+            "Open a linked note",
+            [""] + list(dict.fromkeys(linked)),
+            key="explorer_linked",
+            on_change=lambda: _open(st.session_state["explorer_linked"])
+            if st.session_state.get("explorer_linked")
+            else None,
+        )
+
+
+def _history(mem: Memory, note: Note) -> None:
+    events = mem.history(note.id)
+    st.caption(f"{len(events)} events, oldest first. Every applied change is a row of the hash chain.")
+    for e in events:
+        with st.container(border=True):
+            head = st.columns([0.72, 0.28])
+            change = f" · change {e.change_seq}" if e.change_seq else ""
+            head[0].markdown(
+                f"{EVENT_ICON.get(e.event, '•')} **{md_escape(e.event)}** · {md_escape(e.attribute)}"
+                f" · {md_escape(e.actor)}{md_escape(change)}"
+            )
+            head[1].caption(md_escape(fmt_time(e.at)), help=age(e.at))
+            if e.event in ("proposed", "created") and e.new_value is not None:
+                st.code(short(value_text(e.new_value), 600) or "(empty)", language=None, wrap_lines=True)
+            why = e.reason or e.comment
+            details = [f"why: {why}"] if why else []
+            if e.model:
+                details.append(f"model {e.model}" + (f" ({e.prompt_version})" if e.prompt_version else ""))
+            if e.raw_log_ids and e.event in ("created", "proposed"):
+                details.append("raw logs " + ", ".join(e.raw_log_ids))
+            if e.rule and e.event in ("created", "proposed"):
+                details.append(f"rule {e.rule}")
+            if details:
+                st.caption(md_escape(" · ".join(details)))
+
+
+def _as_of(mem: Memory, note: Note) -> None:
+    how = st.radio("Show the note", ["on a date", "at a version"], horizontal=True, key="explorer_asof_mode")
+    if how == "at a version":
+        versions = mem.changes(ChangeFilter(note_id=note.id), limit=10_000)
+        change = st.selectbox(
+            "Version",
+            versions,
+            index=len(versions) - 1,
+            key="explorer_asof_version",
+            format_func=lambda c: f"v{c.note_version} · {fmt_time(c.applied_at)} · {c.attribute} by {c.actor}",
+        )
+        moment = change.applied_at
+    else:
+        cols = st.columns(2, vertical_alignment="bottom")
+        day = cols[0].date_input("Date (UTC)", value=datetime.now(UTC).date(), key="explorer_asof_day")
+        clock = cols[1].time_input("Time (UTC)", value=time(23, 59), key="explorer_asof_time")
+        moment = datetime.combine(day, clock, tzinfo=UTC)  # type: ignore[arg-type]
+    past = mem.as_of(note.id, moment)
+    if past is None:
+        st.info(
+            md_escape(f"The note did not exist yet on {fmt_time(moment)} (created {fmt_time(note.created_at)}).")
+        )
+        return
+    st.markdown(md_escape(f"As it stood on {fmt_time(moment)}: version {past.version} (now {note.version})."))
+    then, now = _attributes(mem, past), _attributes(mem, note)
+    merged = then.merge(now, on="attribute", how="outer", suffixes=(" then", " now")).fillna("")
+    merged["changed since"] = merged["value then"] != merged["value now"]
+    st.dataframe(merged, hide_index=True, width="stretch", height=dataframe_height(len(merged)))
+
+
+def _detail(mem: Memory, note_id: str) -> None:
+    try:
+        note = mem.read(note_id)
+    except NotFoundError:
+        st.error(md_escape(f"No note {note_id} in this ledger."))
+        return
+    with st.container(border=True):
+        badges = [f"`{note.id}`", f"scope **{md_escape(note.scope)}**", f"version {note.version}"]
+        if note.deleted:
+            badges.append(":red-badge[deleted]")
+        st.markdown(" · ".join(badges))
+        st.markdown(md_escape(note.content))
+        st.caption(
+            md_escape(f"created {fmt_time(note.created_at)} · last changed {fmt_time(note.updated_at)}")
+        )
+    tabs = st.tabs(["Attributes", "Links", "Raw logs", "History", "As of a date"])
+    with tabs[0]:
+        st.dataframe(_attributes(mem, note), hide_index=True, width="stretch")
+    with tabs[1]:
+        _links(mem, note)
+    with tabs[2]:
+        logs = audit.raw_logs(mem.ledger, note.raw_log_ids)
+        if not logs:
+            st.caption("No raw log.")
+        for raw in logs:
+            st.caption(md_escape(f"{raw.id} · {raw.actor} · {fmt_time(raw.occurred_at)} · sha256 {raw.sha256[:12]}…"))
+            st.code(raw.text, language=None, wrap_lines=True)
+    with tabs[3]:
+        _history(mem, note)
+    with tabs[4]:
+        _as_of(mem, note)
+
+
+def main() -> None:
+    mem = state.memory()
+    state.current_account()
+    st.title("Note explorer")
+    state.show_flashes()
+    list_col, detail_col = st.columns([5, 7], gap="large")
+    with list_col:
+        _note_list(mem)
+        st.text_input(
+            "Open a note by id", key="explorer_open_id", on_change=_on_open_id, placeholder="n_…"
+        )
+    with detail_col:
+        note_id = st.query_params.get(NOTE_PARAM)
+        if note_id:
+            _detail(mem, note_id)
+        else:
+            st.info("Select a note in the list to read it whole.", icon=":material/arrow_back:")
+
+
+main()

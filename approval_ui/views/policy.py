@@ -1,0 +1,108 @@
+"""Policy: the rules in force, readable. Which attributes apply at once, wait for review, or
+never change; the rules that narrow them; and which roles approve what."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from amem.services import audit
+from amem.services.accounts import accounts
+from approval_ui import state
+from approval_ui.render import dataframe_height, md_escape
+
+
+def main() -> None:
+    mem, account = state.memory(), state.current_account()
+    overview = audit.policy_overview(mem.policy)
+    st.title("Policy")
+    st.caption(md_escape(f"In force from {overview.source or 'the built-in default'}"))
+
+    m = st.columns(4)
+    modes = [a.mode for a in overview.attributes]
+    m[0].metric("Applied at once", modes.count("auto"))
+    m[1].metric("Wait for review", modes.count("review"))
+    m[2].metric("Frozen", modes.count("frozen"))
+    m[3].metric("Self-approval", "allowed" if overview.self_approval else "never")
+
+    mine = [
+        a.attribute
+        for a in overview.attributes
+        if a.mode != "frozen" and mem.policy.may_approve(account.id, a.attribute)
+    ]
+    st.info(
+        md_escape(
+            f"You ({account.id}, roles: {', '.join(account.roles) or 'none'}) may decide: "
+            + (", ".join(mine) if mine else "nothing (read-only)")
+            + ". Agents and LLMs can never approve."
+        ),
+        icon=":material/badge:",
+    )
+
+    st.subheader("Attributes")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "attribute": a.attribute,
+                    "mode": a.mode,
+                    "narrowed by": "; ".join(f"when {r.when} → {r.mode}" for r in a.rules),
+                    "reviewed by": ", ".join(a.approver_roles) if a.mode != "frozen" else "nobody (frozen)",
+                    "type": a.type,
+                    "kind": "core" if a.core else "team",
+                    "description": a.description or "",
+                }
+                for a in overview.attributes
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+        height=dataframe_height(len(overview.attributes), max_rows=40),
+        column_config={"description": st.column_config.TextColumn(width="large")},
+    )
+    st.caption(
+        md_escape(
+            f"Attributes without a mode of their own use the default ({overview.default_mode}). "
+            "A rule that matches the note and the proposer wins over the attribute's mode."
+        )
+    )
+
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Roles")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "role": r.role,
+                        "approves": "everything" if "*" in r.approves else (", ".join(r.approves) or "nothing"),
+                        "reviewers": ", ".join(r.reviewers),
+                        "description": r.description or "",
+                    }
+                    for r in overview.roles
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+    with right:
+        st.subheader("Reviewers")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "reviewer": a.id,
+                        "name": a.name,
+                        "roles": ", ".join(a.roles),
+                        "password sign-in": "yes" if a.can_sign_in_with_password else "no",
+                    }
+                    for a in accounts(mem.policy).values()
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+        st.caption(md_escape("Agents (never approve): " + (", ".join(overview.agents) or "none")))
+
+
+main()

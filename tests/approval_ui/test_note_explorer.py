@@ -1,0 +1,85 @@
+"""Note explorer: finding a note, its attributes, links both ways, raw logs, history, as-of."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from amem.memory import Memory
+from tests.approval_ui.conftest import open_console, plain, texts
+from tests.factories import LLM, make_note
+
+
+def _frames(at) -> list:  # noqa: ANN001
+    return [d.value for d in at.dataframe]
+
+
+def test_find_lists_notes_of_a_scope_by_their_words(mem: Memory) -> None:
+    make_note(mem, "Acme wants SSO via Okta")
+    make_note(mem, "Acme renewal in March")
+    make_note(mem, "Globex wants SSO too", scope="globex")
+    at = open_console("audrey", "explorer")
+    listed = _frames(at)[0]
+    assert sorted(listed["content"]) == ["Acme renewal in March", "Acme wants SSO via Okta"]
+    at.text_input(key="explorer_text").input("sso").run()
+    assert list(_frames(at)[0]["content"]) == ["Acme wants SSO via Okta"]
+    at.selectbox(key="explorer_scope").select("globex").run()
+    assert list(_frames(at)[0]["content"]) == ["Globex wants SSO too"]
+
+
+def test_a_note_shows_attributes_links_both_ways_raw_logs_and_history(mem: Memory) -> None:
+    target = make_note(mem, "Acme needs SSO", tags=["acme"])
+    source = make_note(mem, "Acme security review", links=[{"note_id": target.id, "reason": "same customer"}])
+    unrelated = make_note(mem, "Other customer")
+    p = mem.propose(target.id, "decision_rationale", "Okta is mandated", reason="call", proposer=LLM)
+    mem.approve(p.id, reviewer="alice", comment="ok")
+    at = open_console("alice", "explorer", note=target.id)
+    frames = _frames(at)
+    attributes = next(f for f in frames if "attribute" in f.columns and "value" in f.columns)
+    values = dict(zip(attributes["attribute"], attributes["value"], strict=True))
+    assert values["decision_rationale"] == "Okta is mandated" and values["tags"] == "• acme"
+    incoming = next(f for f in frames if "reason" in f.columns and source.id in set(f["note"]))
+    assert list(incoming["reason"]) == ["same customer"] and unrelated.id not in set(incoming["note"])
+    assert "Acme needs SSO" in [c.value for c in at.code]  # the raw log
+    history = plain(texts(at))
+    for event in ("created", "proposed", "approved", "applied"):
+        assert f"**{event}**" in history
+    assert "why: call" in history and "why: ok" in history
+
+
+def test_outgoing_links_show_the_target(mem: Memory) -> None:
+    target = make_note(mem, "Acme needs SSO")
+    source = make_note(mem, "Acme security review", links=[{"note_id": target.id, "reason": "same customer"}])
+    at = open_console("alice", "explorer", note=source.id)
+    outgoing = next(f for f in _frames(at) if "reason" in f.columns and target.id in set(f["note"]))
+    assert list(outgoing["content"]) == ["Acme needs SSO"]
+
+
+def test_as_of_shows_the_note_as_it_stood(mem: Memory) -> None:
+    note = make_note(mem, "Acme call")
+    p = mem.propose(note.id, "decision_rationale", "first reason", reason="r", proposer=LLM)
+    mem.approve(p.id, reviewer="alice")
+    p = mem.propose(note.id, "decision_rationale", "second reason", reason="r", proposer=LLM)
+    mem.approve(p.id, reviewer="alice")
+    at = open_console("alice", "explorer", note=note.id)
+
+    at.date_input(key="explorer_asof_day").set_value(date.today() - timedelta(days=2)).run()
+    assert "did not exist yet" in plain(" ".join(i.value for i in at.info))
+
+    at.radio(key="explorer_asof_mode").set_value("at a version").run()
+    versions = at.selectbox(key="explorer_asof_version")
+    middle = next(o for o in versions.options if o.startswith("v2"))
+    versions.select(middle).run()
+    compared = next(f for f in _frames(at) if "value then" in f.columns)
+    row = compared[compared["attribute"] == "decision_rationale"].iloc[0]
+    assert (row["value then"], row["value now"], bool(row["changed since"])) == (
+        "first reason",
+        "second reason",
+        True,
+    )
+    assert "version 2 (now 3)" in plain(texts(at))
+
+
+def test_an_unknown_note_id_says_so(mem: Memory) -> None:
+    make_note(mem, "x")
+    at = open_console("alice", "explorer", note="n_missing")
+    assert "No note n_missing" in plain(" ".join(e.value for e in at.error))

@@ -1,0 +1,156 @@
+"""Chroma as amem uses it: a persistent collection that reopens offline, and a Chroma server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from amem.memory import Memory
+from tests.factories import make_note
+
+CHROMA = str(Path(sys.executable).with_name("chroma"))
+STARTUP_SECONDS = 60
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any connection to a host other than loopback fails, as on a machine with no network."""
+    real_connect = socket.socket.connect
+
+    def connect(self: socket.socket, address: object) -> None:
+        host = address[0] if isinstance(address, tuple) else address
+        if (
+            isinstance(host, str)
+            and host not in ("127.0.0.1", "::1", "localhost")
+            and self.family != socket.AF_UNIX
+        ):
+            raise OSError(f"network is off in this test (tried {address})")
+        real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", _refuse_dns(socket.getaddrinfo))
+
+
+def _refuse_dns(real: object) -> object:
+    def getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if host not in ("127.0.0.1", "::1", "localhost", None):
+            raise OSError(f"network is off in this test (looked up {host})")
+        return real(host, *args, **kwargs)  # type: ignore[operator]
+
+    return getaddrinfo
+
+
+def test_a_reopened_collection_embeds_offline_with_amems_own_function(tmp_path: Path, offline: None) -> None:
+    with Memory(tmp_path / "home") as memory:
+        note = make_note(memory, "Acme's procurement needs a W-9 form", tags=["billing"])
+        memory.search("tax form", k=1, scope="acme")
+        index_path = memory.settings.chroma_path
+
+    import chromadb
+    from chromadb.config import Settings
+
+    # A bare client reopens the collection without being told the function: Chroma rebuilds it from
+    # the stored config under amem's registered name, not its own default (which would download).
+    client = chromadb.PersistentClient(path=str(index_path), settings=Settings(anonymized_telemetry=False))
+    try:
+        collection = client.get_collection("amem_notes")
+        assert collection.configuration["embedding_function"].name() == "amem-embedder"
+        found = collection.query(query_texts=["which tax form does procurement need"], n_results=1)
+        assert found["ids"] == [[note.id]]
+    finally:
+        client.close()
+
+    with Memory(tmp_path / "home") as memory:
+        assert [r.note_id for r in memory.search("tax form", k=1, scope="acme")] == [note.id]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class ChromaServer:
+    """``chroma run`` on loopback, with its own data directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = path.with_suffix(".log").open("wb")
+        self.process = subprocess.Popen(
+            [CHROMA, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(self.port)],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        )
+        self._wait_until_up()
+
+    def _wait_until_up(self) -> None:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"chroma run exited with {self.process.returncode}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.1)  # polling an external process's readiness, bounded by the deadline
+        self.stop()
+        raise RuntimeError(f"chroma run did not answer within {STARTUP_SECONDS} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.log.close()
+
+
+@pytest.fixture
+def chroma_servers(tmp_path: Path) -> Iterator[list[ChromaServer]]:
+    started: list[ChromaServer] = []
+    try:
+        yield started
+    finally:
+        for server in started:
+            server.stop()
+
+
+@pytest.mark.slow
+def test_a_chroma_server_holds_the_index_and_an_empty_one_is_refilled(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chroma_servers: list[ChromaServer]
+) -> None:
+    if not Path(CHROMA).exists() or shutil.which(CHROMA) is None:
+        pytest.skip("the chroma command is not installed beside this Python")
+    first = ChromaServer(tmp_path / "server-a")
+    chroma_servers.append(first)
+    monkeypatch.setenv("AMEM_CHROMA_URL", f"{first.url}/acme_store")
+
+    with Memory(tmp_path / "home", database_url=database_url) as memory:
+        mine = make_note(memory, "Acme wants the audit log exported nightly", tags=["data-export"])
+        make_note(memory, "Globex wants the audit log exported nightly", scope="globex")
+        found = memory.search("export of audit logs", k=5, scope="acme")
+        assert [r.note_id for r in found] == [mine.id]
+        assert memory.search_service.index.name == "acme_store"
+        assert not (memory.home / "index").exists()  # nothing written locally
+    first.stop()
+
+    second = ChromaServer(tmp_path / "server-b")  # an empty server: the next open rebuilds there
+    chroma_servers.append(second)
+    monkeypatch.setenv("AMEM_CHROMA_URL", f"{second.url}/acme_store")
+    with Memory(tmp_path / "home", database_url=database_url) as memory:
+        assert memory.search_service.index.count() == 2
+        assert [r.note_id for r in memory.search("export of audit logs", k=5, scope="acme")] == [mine.id]

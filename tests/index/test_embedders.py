@@ -1,0 +1,63 @@
+"""The embedders: offline MiniLM (no torch, no download) and any litellm model."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from amem.config import Settings
+from amem.index.embedders import LiteLLMEmbedder, MiniLMEmbedder, make_embedder, tokenizer_path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_offline_vectors_are_unit_length_and_put_a_paraphrase_nearest() -> None:
+    vectors = MiniLMEmbedder().embed(
+        [
+            "The customer wants a cheaper price at renewal",
+            "At renewal time the client asked for a discount",
+            "The login page shows an error after the SSO upgrade",
+        ]
+    )
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similarity = vectors @ vectors.T
+    assert similarity[0, 1] > similarity[0, 2] + 0.2
+
+
+def test_a_vector_does_not_depend_on_its_batch_or_padding() -> None:
+    embedder = MiniLMEmbedder(batch_size=4)
+    text = "Dana escalated the invoice dispute"
+    alone = embedder.embed([text])[0]
+    long = "a much longer sentence about renewal pricing, seats, onboarding and a security review " * 5
+    batched = embedder.embed([long, text, "short", long + " again"])[1]
+    assert np.allclose(alone, batched, atol=1e-4)
+
+
+def test_the_tokenizer_ships_inside_the_package() -> None:
+    assert tokenizer_path().is_file()
+    assert tokenizer_path().parent == REPO / "amem" / "index" / "assets"
+    package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert any(pattern.startswith("index/assets/") for pattern in package_data["amem"])
+    assert (tokenizer_path().parent / "NOTICE").is_file()
+
+
+def test_the_default_is_offline_and_a_model_name_goes_through_litellm() -> None:
+    assert isinstance(make_embedder(Settings()), MiniLMEmbedder)
+    chosen = make_embedder(Settings(embedding_model="openai/text-embedding-3-small"))
+    assert isinstance(chosen, LiteLLMEmbedder)
+    assert chosen.model_id == "litellm:openai/text-embedding-3-small"
+
+
+def test_litellm_embeddings_come_back_in_order_and_normalised(scripted_llm: object) -> None:
+    texts = [f"note number {i} about topic {i % 7}" for i in range(70)]
+    vectors = LiteLLMEmbedder("scripted/embed", batch_size=64).embed(texts)
+    assert vectors.shape == (70, 64)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    sent = scripted_llm.embedding_inputs  # type: ignore[attr-defined]
+    assert [len(batch) for batch in sent] == [64, 6]
+    assert [t for batch in sent for t in batch] == texts
+    again = LiteLLMEmbedder("scripted/embed").embed([texts[42]])[0]
+    assert np.allclose(vectors[42], again, atol=1e-6)

@@ -1,0 +1,83 @@
+"""The full-text index (migration 0003) stays in step with notes, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+
+from amem.ledger import schema
+from amem.ledger.search_queries import fts5_match, keyword_search, query_terms, tsquery_text
+from amem.ledger.store import Ledger, create_engine
+from amem.memory import Memory
+from amem.policy import load_policy
+from amem.services.governance import Governance
+from tests.factories import AGENT, LLM, make_note, raw_log
+
+
+def found(memory: Memory, text: str, **kwargs: object) -> list[str]:
+    with memory.ledger.read() as tx:
+        return [h.note_id for h in keyword_search(tx, text, scope="acme", limit=10, **kwargs)]  # type: ignore[arg-type]
+
+
+def test_query_words_are_plain_words_without_syntax() -> None:
+    assert query_terms('What did "Caroline" research? NEAR(x y) tags:* -- OR') == [
+        "caroline",
+        "research",
+        "near",
+        "x",
+        "y",
+        "tags",
+    ]
+    assert query_terms("the of and !!!") == []
+    assert query_terms("foo_bar Ümlaut 2023") == ["foo", "bar", "ümlaut", "2023"]
+    assert fts5_match(["a", "b"]) == '"a" OR "b"'
+    assert tsquery_text(["a", "b&c", "d"]) == "a | d"
+
+
+def test_edits_of_content_keywords_tags_and_context_reach_the_full_text_index(memory: Memory) -> None:
+    note = make_note(memory, "Quarterly business review booked")
+    assert found(memory, "quarterly") == [note.id]
+    assert found(memory, "executive") == []
+    memory.propose(note.id, "keywords", ["QBR", "executive sponsor"], reason="t", proposer=LLM)
+    memory.propose(note.id, "tags", ["café-meeting"], reason="t", proposer=LLM)
+    memory.propose(note.id, "context", "Preparation for the renewal", reason="t", proposer=LLM)
+    assert found(memory, "executive") == [note.id]
+    assert found(memory, "café") == [note.id]  # a tag's words, not its JSON escapes
+    assert found(memory, "preparing") == [note.id]  # stemmed
+    memory.propose(note.id, "keywords", ["QBR"], reason="t", proposer=LLM)
+    assert found(memory, "executive") == []
+
+
+def test_filters_on_tags_and_retirement(memory: Memory) -> None:
+    a = make_note(memory, "Renewal discount agreed", tags=["pricing", "renewal"])
+    b = make_note(memory, "Renewal call moved to Friday", tags=["renewal"])
+    assert set(found(memory, "renewal")) == {a.id, b.id}
+    assert found(memory, "renewal", tags=["pricing"]) == [a.id]
+    assert found(memory, "renewal", tags=["pricing", "renewal"]) == [a.id]
+    p = memory.propose(b.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+    memory.approve(p.id, reviewer="alice")
+    assert set(found(memory, "renewal", alive_at=datetime(2023, 6, 1, tzinfo=UTC))) == {a.id, b.id}
+    assert found(memory, "renewal", alive_at=datetime(2025, 1, 1, tzinfo=UTC)) == [a.id]
+
+
+def test_notes_written_before_the_migration_are_indexed_by_it(database_url: str) -> None:
+    engine = create_engine(database_url)
+    schema.upgrade(engine, "0002")
+    ledger = Ledger(database_url, check_schema=False)
+    governance = Governance(ledger, load_policy(None))
+    log = raw_log("Legacy note about the Kubernetes migration")
+    with ledger.write() as tx:
+        tx.insert_raw_logs([log], log.received_at)
+        governance.create_note(tx, scope="acme", content=log.text, raw_logs=[log], actor=AGENT)
+    schema.upgrade(engine)
+    with ledger.read() as tx:
+        assert len(keyword_search(tx, "kubernetes", scope="acme", limit=5)) == 1
+    schema.downgrade(engine, "0002")
+    tables = set(sa.inspect(engine).get_table_names())
+    assert "notes_fts" not in tables and "note_fts_rows" not in tables
+    schema.upgrade(engine)
+    with ledger.read() as tx:
+        assert len(keyword_search(tx, "kubernetes", scope="acme", limit=5)) == 1
+    ledger.close()
+    engine.dispose()

@@ -1,0 +1,127 @@
+"""The index is derived from the ledger: it catches up after a crash, rebuilds from nothing, and
+holds only applied values."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from amem.memory import Memory
+from tests.factories import LLM, make_note
+
+
+def reopen(memory: Memory) -> Memory:
+    return Memory(memory.home, database_url=memory.settings.database_url)
+
+
+def entry(memory: Memory, note_id: str) -> tuple[str | None, dict | None]:
+    """The document and metadata the index holds for a note (None when it holds none)."""
+    got = memory.search_service.index.collection.get(ids=[note_id], include=["documents", "metadatas"])
+    if not got["ids"]:
+        return None, None
+    return got["documents"][0], got["metadatas"][0]
+
+
+def last_change(memory: Memory) -> int:
+    with memory.ledger.read() as tx:
+        return tx.last_change_seq()
+
+
+def test_the_index_catches_up_after_a_crash_between_ledger_and_index(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = make_note(memory, "Initech signed the data processing agreement", tags=["contract"])
+    assert memory.search("data processing agreement", k=1, scope="acme")[0].note_id == first.id
+    absorbed = memory.search_service.sync.position.last_seq
+
+    # The ledger commits, then the index write fails (the process "crashes" there).
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("killed before the index write")
+
+    monkeypatch.setattr(memory.search_service.index, "upsert", crash)
+    second = make_note(memory, "Initech wants SAML single sign-on", keywords=["SAML"])
+    with pytest.raises(RuntimeError):
+        memory.search_service.catch_up()
+    assert memory.search_service.index.position().last_seq == absorbed < last_change(memory)
+    monkeypatch.undo()
+    memory.close()
+
+    with reopen(memory) as again:  # opening catches up
+        assert again.search_service.index.position().last_seq == last_change(again)
+        found = again.search("SAML single sign-on", k=1, scope="acme")
+        assert [r.note_id for r in found] == [second.id] and "vector" in found[0].matched_by
+        with again.ledger.read() as tx:
+            assert tx.index_position("chroma:amem_notes") == last_change(again)
+
+
+def test_a_deleted_index_directory_is_rebuilt_with_the_same_results(memory: Memory) -> None:
+    for i, text in enumerate(
+        [
+            "Stark renewed for three years",
+            "Stark asked for a security questionnaire",
+            "Stark's admin left the company",
+            "Stark expands to the Berlin office",
+            "Invoice 1234 for Stark is overdue",
+        ]
+    ):
+        make_note(memory, text, keywords=[f"topic{i}"], tags=["stark"])
+    queries = ["security review", "contract renewal", "billing problem", "new office"]
+    before = {q: [(r.note_id, r.score) for r in memory.search(q, k=3, scope="acme")] for q in queries}
+    memory.close()
+    shutil.rmtree(Path(memory.settings.chroma_path))
+
+    with reopen(memory) as again:
+        assert again.search_service.index.count() == 5
+        after = {q: [(r.note_id, r.score) for r in again.search(q, k=3, scope="acme")] for q in queries}
+        assert after == before
+        assert again.reindex() == 5
+        assert {
+            q: [(r.note_id, r.score) for r in again.search(q, k=3, scope="acme")] for q in queries
+        } == before
+
+
+def test_pending_proposals_never_reach_the_index(memory: Memory) -> None:
+    note = make_note(memory, "Wayne Corp master agreement", tags=["contract"])
+    # The policy holds context of contract notes for review.
+    p = memory.propose(note.id, "context", "escrow clause under negotiation", reason="t", proposer=LLM)
+    assert p.status.value == "pending"
+    found = memory.search("escrow", k=1, scope="acme")
+    assert found[0].matched_by == ["vector"]  # the only note, but not by the pending word
+    document, _ = entry(memory, note.id)
+    assert document is not None and "escrow" not in document
+
+    memory.approve(p.id, reviewer="alice")  # approved elsewhere: the next search catches up
+    found = memory.search("escrow", k=1, scope="acme")
+    assert found[0].matched_by == ["vector", "keyword"]
+    assert "escrow clause" in (entry(memory, note.id)[0] or "")
+
+
+def test_metadata_follows_retirement_and_deletion(memory: Memory) -> None:
+    note = make_note(memory, "Wonka pays by wire transfer", tags=["billing", "wire"])
+    _, meta = entry(memory, note.id)
+    assert meta is not None and meta["scope"] == "acme" and meta["tags"] == ["billing", "wire"]
+    p = memory.propose(note.id, "invalid_at", "2020-01-01T00:00:00Z", reason="t", proposer=LLM)
+    memory.approve(p.id, reviewer="alice")
+    memory.search_service.catch_up()
+    assert entry(memory, note.id)[1]["invalid_at"] == pytest.approx(1577836800.0)  # type: ignore[index]
+
+    p = memory.delete(note.id, actor="bob", reason="wrong account")
+    memory.approve(p.id, reviewer="alice")
+    assert memory.search_service.catch_up() == 1
+    assert entry(memory, note.id) == (None, None)
+    assert memory.search_service.index.count() == 0
+
+
+def test_an_index_built_from_another_ledger_is_rebuilt(memory: Memory, tmp_path: Path) -> None:
+    make_note(memory, "Notes of the first ledger about Acme's renewal")
+    memory.search("renewal", k=1, scope="acme")
+    memory.close()
+
+    other_url = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    with Memory(memory.home, database_url=other_url) as other:  # same home, same index directory
+        mine = make_note(other, "The second ledger's only note")
+        found = other.search("renewal", k=5, scope="acme")
+        assert [r.note_id for r in found] == [mine.id]
+        assert other.search_service.index.count() == 1

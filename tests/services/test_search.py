@@ -1,0 +1,223 @@
+"""Search as a user sees it: hybrid ranking, scopes, tags, time, retirement, links, odd queries.
+
+Every test runs on SQLite and on PostgreSQL (the ``memory`` fixture), with the real Chroma index
+and the offline embedding model.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from amem.domain.models import Note, utcnow
+from amem.errors import InvalidInputError
+from amem.memory import Memory
+from tests.factories import LLM, make_note
+
+REVIEWER = "alice"
+
+
+def ids(results: list) -> list[str]:
+    return [r.note_id for r in results]
+
+
+def decide(memory: Memory, note: Note, attribute: str, value: object) -> None:
+    """Propose as the LLM, and approve as a reviewer when the policy holds it for review."""
+    p = memory.propose(note.id, attribute, value, reason=f"test sets {attribute}", proposer=LLM)
+    if p.status.value == "pending":
+        memory.approve(p.id, reviewer=REVIEWER)
+
+
+@pytest.fixture
+def crm(memory: Memory) -> dict[str, Note]:
+    """A small account memory: pricing, support, onboarding, a personal remark."""
+    return {
+        "discount": make_note(
+            memory,
+            "Umbrella asked for a 15% discount on the annual renewal",
+            keywords=["discount", "annual renewal"],
+            tags=["pricing"],
+        ),
+        "sso": make_note(
+            memory, "Login with SSO fails since the Okta upgrade", keywords=["SSO", "Okta"], tags=["support"]
+        ),
+        "kickoff": make_note(
+            memory, "Kick-off workshop for the rollout is booked for Monday", tags=["onboarding"]
+        ),
+        "dog": make_note(memory, "The champion, Priya, adopted a beagle puppy last week", tags=["personal"]),
+    }
+
+
+def test_hybrid_search_finds_by_meaning_and_by_word(memory: Memory, crm: dict[str, Note]) -> None:
+    # No word of the query is in the note: the vector side finds it.
+    by_meaning = memory.search("customer wants a lower price", k=1, scope="acme")
+    assert ids(by_meaning) == [crm["discount"].id]
+    assert "vector" in by_meaning[0].matched_by
+
+    # A rare exact word (a product name): the keyword side finds it, and both sides agree.
+    by_word = memory.search("Okta", k=2, scope="acme")
+    assert by_word[0].note_id == crm["sso"].id
+    assert by_word[0].matched_by == ["vector", "keyword"]
+    assert by_word[0].score >= by_word[1].score
+    assert by_word[0].note.content == crm["sso"].content
+
+
+def test_keywords_tags_and_context_are_searchable_too(memory: Memory, crm: dict[str, Note]) -> None:
+    decide(memory, crm["dog"], "context", "Relationship building with the champion")
+    found = memory.search("relationship", k=1, scope="acme")
+    assert ids(found) == [crm["dog"].id] and "keyword" in found[0].matched_by
+    # Stemming: "renewals" meets "renewal" (a keyword of the discount note).
+    assert memory.search("renewals", k=1, scope="acme")[0].note_id == crm["discount"].id
+
+
+def test_a_search_never_crosses_scopes(memory: Memory) -> None:
+    mine = make_note(memory, "Globex wants 40 more seats in March", scope="globex", tags=["expansion"])
+    theirs = make_note(memory, "Globex wants 40 more seats in March", scope="initech", tags=["expansion"])
+    make_note(memory, "Unrelated note about the weather", scope="initech")
+
+    found = memory.search("seats Globex March", k=10, scope="globex", include_retired=True)
+    assert ids(found) == [mine.id]
+    assert ids(memory.search_agentic("seats", k=10, scope="globex")) == [mine.id]
+    near = memory.search_service.nearest("globex", "more seats", 10)
+    assert [n.id for n in near] == [mine.id]
+    assert theirs.id in ids(memory.search("seats", k=10, scope="initech"))
+
+
+def test_tag_filter_needs_every_tag(memory: Memory, crm: dict[str, Note]) -> None:
+    both = make_note(memory, "Renewal call: discount approved by finance", tags=["pricing", "renewal"])
+    assert set(ids(memory.search("discount", k=10, scope="acme", tags=["pricing"]))) == {
+        crm["discount"].id,
+        both.id,
+    }
+    assert ids(memory.search("discount", k=10, scope="acme", tags=["pricing", "renewal"])) == [both.id]
+    assert memory.search("discount", k=10, scope="acme", tags=["no-such-tag"]) == []
+
+
+def test_retired_notes_only_when_asked(memory: Memory, crm: dict[str, Note]) -> None:
+    old_price = make_note(memory, "List price is 30 dollars per seat", tags=["pricing"])
+    new_price = make_note(memory, "List price is 35 dollars per seat from June", tags=["pricing"])
+    decide(memory, old_price, "invalid_at", utcnow() - timedelta(days=1))
+    decide(memory, new_price, "invalid_at", utcnow() + timedelta(days=365))  # retires next year
+
+    current = ids(memory.search("list price per seat", k=10, scope="acme"))
+    assert new_price.id in current and old_price.id not in current
+    everything = memory.search("list price per seat", k=10, scope="acme", include_retired=True)
+    assert old_price.id in ids(everything)
+    near = memory.search_service.nearest("acme", "list price per seat", 2)
+    assert {n.id for n in near} == {old_price.id, new_price.id}
+
+
+def test_as_of_searches_the_notes_as_they_stood(memory: Memory) -> None:
+    early = make_note(memory, "Hooli plans to renew with 50 seats", tags=["renewal"])
+    before = utcnow()
+    later = make_note(memory, "Hooli plans to renew with 80 seats", tags=["renewal"])
+    decide(memory, early, "tags", ["renewal", "at-risk"])
+    decide(memory, early, "invalid_at", utcnow() - timedelta(seconds=1))
+
+    now = memory.search("Hooli renew seats", k=10, scope="acme")
+    assert ids(now) == [later.id]  # early is retired now
+    then = memory.search("Hooli renew seats", k=10, scope="acme", as_of=before)
+    assert ids(then) == [early.id]  # later did not exist yet; early was not retired yet
+    assert then[0].note.invalid_at is None and then[0].note.tags == ["renewal"]
+    # Tags are read as they were: "at-risk" came after ``before``.
+    assert memory.search("Hooli", k=10, scope="acme", as_of=before, tags=["at-risk"]) == []
+    assert ids(memory.search("Hooli", k=10, scope="acme", tags=["at-risk"], include_retired=True)) == [
+        early.id
+    ]
+
+
+def test_deleted_notes_are_never_returned(memory: Memory, crm: dict[str, Note]) -> None:
+    before = utcnow()
+    p = memory.delete(crm["sso"].id, actor="bob", reason="duplicate")
+    memory.approve(p.id, reviewer=REVIEWER)
+    for found in (
+        memory.search("SSO Okta login", k=10, scope="acme", include_retired=True),
+        memory.search("SSO Okta login", k=10, scope="acme", as_of=before),
+        memory.search_agentic("SSO Okta login", k=10, scope="acme"),
+    ):
+        assert crm["sso"].id not in ids(found)
+    assert crm["sso"].id not in [n.id for n in memory.search_service.nearest("acme", "SSO Okta", 10)]
+
+
+def test_agentic_search_keeps_every_linked_note_beyond_k(memory: Memory, crm: dict[str, Note]) -> None:
+    hit = crm["discount"]
+    decide(
+        memory,
+        hit,
+        "links",
+        [
+            {"note_id": crm["sso"].id, "reason": "the outage is why they want a discount"},
+            {"note_id": crm["kickoff"].id, "reason": "discount depends on the rollout"},
+        ],
+    )
+    decide(memory, crm["dog"], "links", [{"note_id": hit.id, "reason": "the champion pushes the discount"}])
+    gone = make_note(memory, "Old draft of the discount terms")
+    decide(
+        memory,
+        hit,
+        "links",
+        [*memory.read(hit.id).model_dump()["links"], {"note_id": gone.id, "reason": "x"}],
+    )
+    decide(memory, gone, "deleted", True)
+
+    plain = memory.search("discount on the annual renewal", k=1, scope="acme")
+    assert ids(plain) == [hit.id]
+    found = memory.search_agentic("discount on the annual renewal", k=1, scope="acme")
+    assert ids(found) == [hit.id, crm["sso"].id, crm["kickoff"].id, crm["dog"].id]
+    assert found[0].matched_by != ["linked"] and found[0].linked_from is None
+    linked = {r.note_id: r for r in found[1:]}
+    assert all(r.matched_by == ["linked"] and r.linked_from == hit.id for r in linked.values())
+    assert linked[crm["sso"].id].link_reason == "the outage is why they want a discount"
+    assert linked[crm["dog"].id].link_reason == "the champion pushes the discount"  # an incoming link
+    assert all(r.score <= found[0].score for r in linked.values())
+
+
+def test_agentic_search_applies_the_filters_to_linked_notes(memory: Memory, crm: dict[str, Note]) -> None:
+    decide(memory, crm["discount"], "links", [{"note_id": crm["sso"].id, "reason": "r"}])
+    found = memory.search_agentic("discount", k=1, scope="acme", tags=["pricing"])
+    assert ids(found) == [crm["discount"].id]  # the linked note lacks the tag
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced quote discount',
+        "discount OR",
+        "NEAR(discount renewal)",
+        "content:discount",
+        "tags:pricing -renewal",
+        "discount* AND NOT (",
+        "discount'; DROP TABLE notes; --",
+        "discount & renewal | ! <-> :*",
+        "Umbrella's 15% discount?!",
+        "Ümbrella ✓ discount 日本",
+        "^discount {renewal}",
+    ],
+)
+def test_search_syntax_in_user_text_is_just_text(memory: Memory, crm: dict[str, Note], query: str) -> None:
+    found = memory.search(query, k=2, scope="acme")
+    assert crm["discount"].id in ids(found)
+    assert "keyword" in found[ids(found).index(crm["discount"].id)].matched_by
+    assert memory.notes(scope="acme", limit=10)  # the notes table is still there
+
+
+def test_a_query_of_only_stop_words_falls_back_to_meaning(memory: Memory, crm: dict[str, Note]) -> None:
+    found = memory.search("what is it about?", k=2, scope="acme")
+    assert len(found) == 2 and all(r.matched_by == ["vector"] for r in found)
+
+
+@pytest.mark.parametrize(
+    ("query", "k", "scope"),
+    [("", 5, "acme"), ("   ", 5, "acme"), ("discount", 0, "acme"), ("discount", 5, "")],
+)
+def test_bad_search_input_is_refused(memory: Memory, query: str, k: int, scope: str) -> None:
+    with pytest.raises(InvalidInputError):
+        memory.search(query, k=k, scope=scope)
+
+
+def test_nearest_leaves_out_excluded_ids(memory: Memory, crm: dict[str, Note]) -> None:
+    near = memory.search_service.nearest("acme", "discount renewal", 2, exclude_ids=[crm["discount"].id])
+    assert len(near) == 2 and crm["discount"].id not in [n.id for n in near]
+    assert memory.search_service.nearest("acme", "discount", 0) == []
+    assert memory.search_service.nearest("nobody", "discount", 3) == []
