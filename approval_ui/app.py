@@ -43,6 +43,7 @@ with st.sidebar:
     roles = ", ".join(account.roles) or "no role"
     st.caption(md_escape(f"{account.id} · {roles}" + (" · read-only" if account.read_only else "")))
     if not auth.trusted_header():
+        auth.remember_sign_in()
         st.button("Sign out", on_click=auth.sign_out, icon=":material/logout:", key="amem_sign_out")
     st.divider()
     url = mem.ledger.engine.url.render_as_string(hide_password=True)

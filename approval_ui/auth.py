@@ -15,6 +15,7 @@ Once signed in, the identity is kept in session_state (server side) under state.
 from __future__ import annotations
 
 import os
+from datetime import datetime, timedelta
 
 import streamlit as st
 
@@ -24,6 +25,7 @@ from approval_ui.render import md_escape
 from approval_ui.state import ACCOUNT_KEY, signed_in_account
 
 COOKIE_NAME = "amem_console"
+_REMEMBER_KEY = "amem_remember_sign_in"
 _AUTHENTICATOR_KEYS = ("authentication_status", "username", "name", "email", "roles")
 
 
@@ -89,11 +91,16 @@ def _password_form(policy: Policy) -> None:
             )
             return
         authenticator = _authenticator(policy)
-        if st.session_state.get("logout") and os.environ.get("AMEM_UI_COOKIE_KEY"):
+        if st.session_state.get("logout") and _cookie_enabled():
             authenticator.cookie_controller.delete_cookie()  # type: ignore[attr-defined]
         authenticator.login(  # type: ignore[attr-defined]
             location="main",
-            fields={"Form name": "Sign in", "Username": "Reviewer", "Password": "Password", "Login": "Sign in"},
+            fields={
+                "Form name": "Sign in",
+                "Username": "Reviewer",
+                "Password": "Password",
+                "Login": "Sign in",
+            },
             key="amem_sign_in",
         )
         status = st.session_state.get("authentication_status")
@@ -101,14 +108,49 @@ def _password_form(policy: Policy) -> None:
             account = account_for(policy, st.session_state.get("username"))
             if account is not None:
                 st.session_state[ACCOUNT_KEY] = account.id
+                if _cookie_enabled():
+                    st.session_state[_REMEMBER_KEY] = _cookie_token(st.session_state["username"])
                 st.rerun()
         elif status is False:
             st.error("Wrong reviewer name or password.")
 
 
+def _cookie_enabled() -> bool:
+    return bool(os.environ.get("AMEM_UI_COOKIE_KEY"))
+
+
+def _cookie_token(username: str) -> tuple[str, datetime]:
+    """A re-sign-in token in streamlit-authenticator's format (HS256 JWT of username and expiry)."""
+    import jwt
+
+    expires = datetime.now() + timedelta(days=float(os.environ.get("AMEM_UI_COOKIE_DAYS", "1")))
+    token = jwt.encode(
+        {"username": username, "exp_date": expires.timestamp()},
+        os.environ["AMEM_UI_COOKIE_KEY"],
+        algorithm="HS256",
+    )
+    return token, expires
+
+
+def remember_sign_in() -> None:
+    """Keep the re-sign-in cookie on the page for the session after a password sign-in.
+
+    A small browser component writes it; the same arguments on every run keep that component
+    mounted without writing again, however quickly the reviewer clicks on.
+    """
+    remembered = st.session_state.get(_REMEMBER_KEY)
+    if not remembered or not _cookie_enabled():
+        return
+    import extra_streamlit_components as stx
+
+    token, expires = remembered
+    stx.CookieManager(key="amem_cookies").set(COOKIE_NAME, token, key="amem_cookie_set", expires_at=expires)
+
+
 def sign_out() -> None:
     """Forget the signed-in reviewer (button callback). A proxy identity cannot sign out here."""
     st.session_state.pop(ACCOUNT_KEY, None)
+    st.session_state.pop(_REMEMBER_KEY, None)
     for key in _AUTHENTICATOR_KEYS:
         st.session_state[key] = None
     st.session_state["logout"] = True  # streamlit-authenticator: ignore its cookie from now on

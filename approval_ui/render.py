@@ -62,19 +62,30 @@ def short(text: str, width: int = 90) -> str:
     return one_line if len(one_line) <= width else one_line[: width - 1] + "…"
 
 
-_TOKEN = re.compile(r"\s+|[^\s]+")
+# A word with the whitespace after it (or leading whitespace alone): a changed word and its
+# space move together, so a diff groups whole phrases instead of interleaving spaces.
+_TOKEN = re.compile(r"\s+|\S+\s*")
+_EDGES = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
+
+
+def _inline(text: str) -> str:
+    """Escaped like md_escape, but spaces kept as they are (the diff's pieces must join up)."""
+    text = _AUTOLINK.sub(lambda m: m.group(1) + _WORD_JOINER, text).replace("@", _WORD_JOINER + "@")
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def _mark(text: str, directive: str, strike: bool) -> str:
-    """Wrap ``text`` in a Streamlit colour directive, line by line (a directive cannot span lines)."""
-    parts = []
+    """``text`` in a Streamlit colour directive, line by line (a directive cannot span lines),
+    with the whitespace at its edges left outside (Markdown ignores ``~~ x~~``)."""
+    pieces = []
     for line in text.split("\n"):
-        if not line.strip():
-            parts.append(line)
+        before, core, after = _EDGES.match(line).groups()  # type: ignore[union-attr]
+        if not core:
+            pieces.append(line)
             continue
-        body = md_escape(line, keep_newlines=False)
-        parts.append(f":{directive}[{'~~' + body + '~~' if strike else body}]")
-    return "\n".join(parts)
+        body = _inline(core)
+        pieces.append(f"{before}:{directive}[{'~~' + body + '~~' if strike else body}]{after}")
+    return "\n".join(pieces)
 
 
 def word_diff_markdown(old: Any, new: Any) -> str:
@@ -87,26 +98,15 @@ def word_diff_markdown(old: Any, new: Any) -> str:
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         removed, added = "".join(old_tokens[i1:i2]), "".join(new_tokens[j1:j2])
         if op == "equal":
-            out.append(md_escape(removed, keep_newlines=False) if "\n" not in removed else _plain(removed))
+            out.append(_inline(removed))
             continue
         if removed:
             out.append(_mark(removed, "red-background", strike=True))
-        if added:
-            if removed and not removed[-1].isspace():
+            if not removed[-1].isspace() and added:
                 out.append(" ")
+        if added:
             out.append(_mark(added, "green-background", strike=False))
     return "  \n".join("".join(out).split("\n"))
-
-
-def _plain(text: str) -> str:
-    return "\n".join(md_escape(line, keep_newlines=False) if line.strip() else "" for line in text.split("\n"))
-
-
-def unified_diff(old: Any, new: Any) -> str:
-    """A line diff for st.code(language="diff")."""
-    a, b = value_text(old).splitlines(), value_text(new).splitlines()
-    lines = list(difflib.unified_diff(a, b, "current", "proposed", lineterm="", n=2))
-    return "\n".join(lines[2:]) if lines else "(no difference)"
 
 
 def fmt_time(moment: datetime | None) -> str:

@@ -11,6 +11,7 @@ from amem.config import Settings
 from amem.memory import Memory
 from amem.policy import Policy, load_policy
 from amem.services.accounts import Account, account_for
+from approval_ui.render import md_escape
 
 #: session_state key holding the signed-in reviewer's identity (set by approval_ui.auth).
 ACCOUNT_KEY = "amem_reviewer"
@@ -57,7 +58,5 @@ def flash(kind: FlashKind, text: str) -> None:
 
 
 def show_flashes() -> None:
-    from approval_ui.render import md_escape
-
     for kind, text in st.session_state.pop(FLASH_KEY, []):
         getattr(st, kind)(md_escape(text))

@@ -117,7 +117,8 @@ def list_notes(
 
     def render(ns: list[Any]) -> None:
         table = Table(title="notes")
-        for col in ("note", "scope", "content", "tags", "updated"):
+        table.add_column("note", no_wrap=True)  # an id is copied whole, never folded
+        for col in ("scope", "content", "tags", "updated"):
             table.add_column(col, overflow="fold")
         for n in ns:
             table.add_row(

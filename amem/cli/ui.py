@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
-from sqlalchemy.engine import make_url
 
 from amem.cli.app import JsonOpt, app, cell, emit, err, out, settings
 
@@ -83,6 +82,8 @@ def ui(
     cmd, env = console_command(port=port, headless=headless, address=address)
     cfg = settings()
     cfg.home.mkdir(parents=True, exist_ok=True)
+    from sqlalchemy.engine import make_url
+
     url = make_url(cfg.database_url).render_as_string(hide_password=True)
     err.print(f"approval console on http://{address}:{port} (ledger {url})", markup=False)
     sys.stdout.flush()

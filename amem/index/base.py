@@ -48,7 +48,7 @@ class VectorHit:
 
 
 class VectorIndex(Protocol):
-    """A vector store holding one entry per live note (Chroma, locally or on a server)."""
+    """A vector store holding one entry per live (not deleted) note, kept apart by scope."""
 
     def position(self) -> IndexPosition: ...
 
@@ -58,7 +58,7 @@ class VectorIndex(Protocol):
 
     def update_metadata(self, entries: Sequence[IndexEntry]) -> None: ...
 
-    def delete(self, note_ids: Sequence[str]) -> None: ...
+    def delete(self, scope: str, note_ids: Sequence[str]) -> None: ...
 
     def query(
         self,

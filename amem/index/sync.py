@@ -134,7 +134,7 @@ class IndexSync:
         return done
 
     def _apply(self, notes: Sequence[Note], plan: _Plan) -> set[str]:
-        gone = [n.id for n in notes if n.deleted]
+        gone = [n for n in notes if n.deleted]
         embed = [n for n in notes if not n.deleted and n.id in plan.embed]
         relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
         if embed:
@@ -142,9 +142,9 @@ class IndexSync:
             self.index.upsert([index_entry(n) for n in embed], vectors)
         if relabel:
             self.index.update_metadata([index_entry(n) for n in relabel])
-        if gone:
-            self.index.delete(gone)
-        return {n.id for n in [*embed, *relabel]} | set(gone)
+        for scope in sorted({n.scope for n in gone}):
+            self.index.delete(scope, [n.id for n in gone if n.scope == scope])
+        return {n.id for n in [*embed, *relabel, *gone]}
 
     def _advance(self, position: IndexPosition) -> None:
         self.index.set_position(position)

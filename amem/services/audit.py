@@ -14,7 +14,6 @@ import json
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -214,7 +213,7 @@ class ReviewTimes(BaseModel):
 
 
 def _p90(values: list[float]) -> float:
-    return values[min(len(values) - 1, int(round(0.9 * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
 
 
 def review_times(ledger: Ledger, *, days: int = 30, now: datetime | None = None) -> ReviewTimes:

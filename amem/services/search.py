@@ -81,6 +81,7 @@ class SearchService:
         self.index = index
         self.embedder = embedder
         self.sync = sync
+        self.vector_weight = VECTOR_WEIGHT
 
     @classmethod
     def open(cls, settings: Settings, ledger: Ledger) -> SearchService:
@@ -90,7 +91,7 @@ class SearchService:
 
         embedder = make_embedder(settings)
         index = open_chroma(settings, embedder)
-        sync = IndexSync(ledger, index, embedder, name=f"chroma:{index.name}")
+        sync = IndexSync(ledger, index, embedder, name=f"chroma:{index.store}")
         sync.verify_origin()
         sync.catch_up()
         return cls(ledger, index, embedder, sync)
@@ -178,7 +179,7 @@ class SearchService:
             keyword_hits = search_queries.keyword_search(
                 tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
             )
-            fused = fuse(vector_hits, keyword_hits, vector_weight=VECTOR_WEIGHT)
+            fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight)
             now = {n.id: n for n in tx.get_notes([f.note_id for f in fused])}
             then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
         results: list[SearchResult] = []

@@ -51,7 +51,9 @@ def _verify(mem: Memory) -> None:
         )
     else:
         st.error(
-            "**Ledger tampered.** " + md_escape(result.message) + "  \n"
+            "**Ledger tampered.** "
+            + md_escape(result.message)
+            + "  \n"
             + md_escape(
                 "Rows from that point on cannot be trusted; restore the ledger from a backup and compare."
             ),

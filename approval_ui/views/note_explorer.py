@@ -172,11 +172,13 @@ def _links(mem: Memory, note: Note) -> None:
     if linked:
         st.selectbox(
             "Open a linked note",
-            [""] + list(dict.fromkeys(linked)),
+            ["", *list(dict.fromkeys(linked))],
             key="explorer_linked",
-            on_change=lambda: _open(st.session_state["explorer_linked"])
-            if st.session_state.get("explorer_linked")
-            else None,
+            on_change=lambda: (
+                _open(st.session_state["explorer_linked"])
+                if st.session_state.get("explorer_linked")
+                else None
+            ),
         )
 
 
@@ -215,7 +217,9 @@ def _as_of(mem: Memory, note: Note) -> None:
             versions,
             index=len(versions) - 1,
             key="explorer_asof_version",
-            format_func=lambda c: f"v{c.note_version} · {fmt_time(c.applied_at)} · {c.attribute} by {c.actor}",
+            format_func=lambda c: (
+                f"v{c.note_version} · {fmt_time(c.applied_at)} · {c.attribute} by {c.actor}"
+            ),
         )
         moment = change.applied_at
     else:
@@ -226,7 +230,9 @@ def _as_of(mem: Memory, note: Note) -> None:
     past = mem.as_of(note.id, moment)
     if past is None:
         st.info(
-            md_escape(f"The note did not exist yet on {fmt_time(moment)} (created {fmt_time(note.created_at)}).")
+            md_escape(
+                f"The note did not exist yet on {fmt_time(moment)} (created {fmt_time(note.created_at)})."
+            )
         )
         return
     st.markdown(md_escape(f"As it stood on {fmt_time(moment)}: version {past.version} (now {note.version})."))
@@ -261,7 +267,9 @@ def _detail(mem: Memory, note_id: str) -> None:
         if not logs:
             st.caption("No raw log.")
         for raw in logs:
-            st.caption(md_escape(f"{raw.id} · {raw.actor} · {fmt_time(raw.occurred_at)} · sha256 {raw.sha256[:12]}…"))
+            st.caption(
+                md_escape(f"{raw.id} · {raw.actor} · {fmt_time(raw.occurred_at)} · sha256 {raw.sha256[:12]}…")
+            )
             st.code(raw.text, language=None, wrap_lines=True)
     with tabs[3]:
         _history(mem, note)
@@ -277,9 +285,7 @@ def main() -> None:
     list_col, detail_col = st.columns([5, 7], gap="large")
     with list_col:
         _note_list(mem)
-        st.text_input(
-            "Open a note by id", key="explorer_open_id", on_change=_on_open_id, placeholder="n_…"
-        )
+        st.text_input("Open a note by id", key="explorer_open_id", on_change=_on_open_id, placeholder="n_…")
     with detail_col:
         note_id = st.query_params.get(NOTE_PARAM)
         if note_id:

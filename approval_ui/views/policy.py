@@ -75,7 +75,9 @@ def main() -> None:
                 [
                     {
                         "role": r.role,
-                        "approves": "everything" if "*" in r.approves else (", ".join(r.approves) or "nothing"),
+                        "approves": "everything"
+                        if "*" in r.approves
+                        else (", ".join(r.approves) or "nothing"),
                         "reviewers": ", ".join(r.reviewers),
                         "description": r.description or "",
                     }

@@ -55,7 +55,8 @@ def _forget(pid: str) -> None:
 
 
 def _decide_one(mem: Memory, account: Account, pid: str, action: str, comment: str) -> tuple[str, str]:
-    """Calls the service; returns (outcome, message). Outcomes: approved, rejected, conflict, refused, error."""
+    """Calls the service; returns (outcome, message), outcome one of approved, rejected, conflict,
+    refused (by the policy) or error."""
     try:
         if action == "approve":
             decided = mem.approve(pid, reviewer=account.actor, comment=comment or None)
@@ -73,10 +74,17 @@ def _decide_one(mem: Memory, account: Account, pid: str, action: str, comment: s
             f"Conflict on {decided.attribute} of {decided.note_id}: the note changed since the proposal "
             f"was made, so nothing was applied. Current value now: {short(now, 200)}",
         )
-    return decided.status.value, f"{decided.attribute} of {decided.note_id}: {decided.status.value}"
+    verb = {"approved": "Approved", "rejected": "Rejected"}.get(decided.status.value, decided.status.value)
+    return decided.status.value, f"{verb}: {decided.attribute} of {decided.note_id}."
 
 
-_KIND = {"approved": "success", "rejected": "info", "conflict": "warning", "refused": "error", "error": "error"}
+_KIND = {
+    "approved": "success",
+    "rejected": "info",
+    "conflict": "warning",
+    "refused": "error",
+    "error": "error",
+}
 
 
 def _on_decide(pid: str, action: str) -> None:
@@ -122,9 +130,7 @@ def _on_select_all() -> None:
 def _filters(mem: Memory) -> ProposalFilter:
     choices = audit.pending_choices(mem.ledger)
     cols = st.columns([1.2, 1.2, 1.4, 1.1, 1])
-    scope = cols[0].selectbox(
-        "Scope", [ANY, *choices["scopes"]], key="queue_scope", on_change=_reset_page
-    )
+    scope = cols[0].selectbox("Scope", [ANY, *choices["scopes"]], key="queue_scope", on_change=_reset_page)
     attribute = cols[1].selectbox(
         "Attribute", [ANY, *choices["attributes"]], key="queue_attribute", on_change=_reset_page
     )
@@ -174,7 +180,14 @@ def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
                 icon=":material/warning:",
             )
         if item.note is not None:
-            st.markdown(f"> {md_escape(short(item.note.content, 300), keep_newlines=False)}")
+            quote, link = st.columns([0.82, 0.18], vertical_alignment="center")
+            quote.markdown(f"> {md_escape(short(item.note.content, 300), keep_newlines=False)}")
+            link.page_link(
+                "views/note_explorer.py",
+                label="Open the note",
+                icon=":material/open_in_new:",
+                query_params={"note": p.note_id},
+            )
         left, right = st.columns(2)
         with left:
             st.markdown("**Current value**")
@@ -251,7 +264,8 @@ def main() -> None:
     page = page_col.number_input("Page", min_value=1, max_value=pages, step=1, key="queue_page")
     first = (page - 1) * size
     info_col.caption(
-        f"{total:,} pending match" + (f" · showing {first + 1:,}–{min(first + size, total):,}" if total else "")
+        f"{total:,} pending match"
+        + (f" · showing {first + 1:,}–{min(first + size, total):,}" if total else "")
     )
     items = mem.proposals(f, limit=size, offset=first)
     st.session_state[PAGE_IDS_KEY] = [p.id for p in items]
@@ -273,6 +287,7 @@ def main() -> None:
                 type="primary",
                 on_click=_on_bulk,
                 args=("approve",),
+                disabled=chosen == 0,
                 width="stretch",
             )
             bulk[3].button(
@@ -280,6 +295,7 @@ def main() -> None:
                 key="bulk_reject",
                 on_click=_on_bulk,
                 args=("reject",),
+                disabled=chosen == 0,
                 width="stretch",
             )
 

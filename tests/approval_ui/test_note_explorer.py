@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
 from amem.memory import Memory
 from tests.approval_ui.conftest import open_console, plain, texts
 from tests.factories import LLM, make_note
 
 
-def _frames(at) -> list:  # noqa: ANN001
+def _frames(at: AppTest) -> list[pd.DataFrame]:
     return [d.value for d in at.dataframe]
 
 
@@ -83,3 +86,13 @@ def test_an_unknown_note_id_says_so(mem: Memory) -> None:
     make_note(mem, "x")
     at = open_console("alice", "explorer", note="n_missing")
     assert "No note n_missing" in plain(" ".join(e.value for e in at.error))
+
+
+def test_semantic_search_ranks_notes_by_meaning(mem: Memory) -> None:
+    make_note(mem, "Acme renewal pricing in March")
+    make_note(mem, "Acme wants single sign-on via Okta")
+    at = open_console("alice", "explorer")
+    at.toggle(key="explorer_semantic").set_value(True)
+    at.text_input(key="explorer_text").input("SSO login").run()
+    assert not at.exception
+    assert _frames(at)[0]["content"].iloc[0] == "Acme wants single sign-on via Okta"

@@ -45,7 +45,7 @@ def test_approve_applies_the_value_as_the_signed_in_reviewer(mem: Memory) -> Non
     assert decided.status == ProposalStatus.APPROVED
     assert decided.reviewer == "alice" and decided.review_comment == "matches the call"
     assert mem.read(p.note_id).decision_rationale == "Okta because IT mandates it"
-    assert [s.value for s in at.success][0].startswith("decision")
+    assert plain(at.success[0].value) == f"Approved: decision_rationale of {p.note_id}."
     assert not any(b.key == f"approve_{p.id}" for b in at.button)  # gone from the queue
 
 
@@ -143,7 +143,7 @@ def test_filters_and_pages(mem: Memory) -> None:
     at.selectbox(key="queue_scope").select("any")
     at.selectbox(key="queue_size").select(10).run()
     at.selectbox(key="queue_order").select("newest first").run()
-    first = [b.key for b in at.button if b.key and b.key.startswith("approve_")][0]
+    first = next(b.key for b in at.button if b.key and b.key.startswith("approve_"))
     assert first == f"approve_{g.id}"
     at.selectbox(key="queue_attribute").select("decision_rationale").run()
     shown = [b.key for b in at.button if b.key and b.key.startswith("approve_")]
@@ -156,8 +156,12 @@ def test_note_content_cannot_inject_markup(mem: Memory) -> None:
     hostile = "<script>alert('x')</script> [click me](javascript:alert(1)) see https://evil.example"
     note = make_note(mem, hostile)
     p = mem.propose(
-        note.id, "decision_rationale", "**bold** <img src=x onerror=alert(1)>", reason="<b>why</b> [x](y)",
-        proposer=LLM, raw_log_ids=note.raw_log_ids,
+        note.id,
+        "decision_rationale",
+        "**bold** <img src=x onerror=alert(1)>",
+        reason="<b>why</b> [x](y)",
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
     )
     at = open_console("alice")
     rendered = texts(at)

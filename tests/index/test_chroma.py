@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from amem.index.chroma import collection_name
 from amem.memory import Memory
 from tests.factories import make_note
 
@@ -62,7 +63,7 @@ def test_a_reopened_collection_embeds_offline_with_amems_own_function(tmp_path: 
     # the stored config under amem's registered name, not its own default (which would download).
     client = chromadb.PersistentClient(path=str(index_path), settings=Settings(anonymized_telemetry=False))
     try:
-        collection = client.get_collection("amem_notes")
+        collection = client.get_collection(collection_name("amem_notes", "acme"))
         assert collection.configuration["embedding_function"].name() == "amem-embedder"
         found = collection.query(query_texts=["which tax form does procurement need"], n_results=1)
         assert found["ids"] == [[note.id]]
@@ -144,7 +145,7 @@ def test_a_chroma_server_holds_the_index_and_an_empty_one_is_refilled(
         make_note(memory, "Globex wants the audit log exported nightly", scope="globex")
         found = memory.search("export of audit logs", k=5, scope="acme")
         assert [r.note_id for r in found] == [mine.id]
-        assert memory.search_service.index.name == "acme_store"
+        assert memory.search_service.index.store == "acme_store"
         assert not (memory.home / "index").exists()  # nothing written locally
     first.stop()
 
@@ -154,3 +155,20 @@ def test_a_chroma_server_holds_the_index_and_an_empty_one_is_refilled(
     with Memory(tmp_path / "home", database_url=database_url) as memory:
         assert memory.search_service.index.count() == 2
         assert [r.note_id for r in memory.search("export of audit logs", k=5, scope="acme")] == [mine.id]
+
+
+def test_every_scope_gets_its_own_valid_collection_name() -> None:
+    names = {collection_name("amem_notes", s) for s in ("a/b", "a b", "a-b", "Ümlaut é", "x" * 200, "-")}
+    assert len(names) == 6
+    for name in names:
+        assert 3 <= len(name) <= 512 and name[0].isalnum() and name[-1].isalnum()
+        assert all(ch.isascii() and (ch.isalnum() or ch in "._-") for ch in name)
+
+
+def test_scopes_whose_names_look_alike_stay_apart(tmp_path: Path) -> None:
+    with Memory(tmp_path / "home") as memory:
+        one = make_note(memory, "Quarterly review with the CFO", scope="team/a b")
+        two = make_note(memory, "Quarterly review with the CFO", scope="team/a-b")
+        assert [r.note_id for r in memory.search("quarterly review", k=5, scope="team/a b")] == [one.id]
+        assert [r.note_id for r in memory.search("quarterly review", k=5, scope="team/a-b")] == [two.id]
+        assert memory.search("quarterly review", k=5, scope="team") == []

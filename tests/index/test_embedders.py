@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from amem.config import Settings
 from amem.index.embedders import LiteLLMEmbedder, MiniLMEmbedder, make_embedder, tokenizer_path
@@ -61,3 +62,28 @@ def test_litellm_embeddings_come_back_in_order_and_normalised(scripted_llm: obje
     assert [t for batch in sent for t in batch] == texts
     again = LiteLLMEmbedder("scripted/embed").embed([texts[42]])[0]
     assert np.allclose(vectors[42], again, atol=1e-6)
+
+
+def test_a_configured_litellm_model_builds_the_index_and_a_change_of_model_rebuilds_it(
+    scripted_llm: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from amem.memory import Memory
+    from tests.factories import make_note
+
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    with Memory(tmp_path / "home") as memory:
+        note = make_note(memory, "Vandelay imports latex in bulk")
+        make_note(memory, "Kramer wants a coffee table book")
+        found = memory.search("latex imports", k=1, scope="acme")
+        assert [r.note_id for r in found] == [note.id]
+        assert memory.search_service.index.position().built_by.startswith("litellm:scripted/embed-v1/")
+    sent = [t for batch in scripted_llm.embedding_inputs for t in batch]  # type: ignore[attr-defined]
+    assert "latex imports" in sent and any(t.startswith("Vandelay imports latex") for t in sent)
+
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v2")
+    scripted_llm.embedding_inputs.clear()  # type: ignore[attr-defined]
+    with Memory(tmp_path / "home") as memory:
+        assert memory.search("latex imports", k=1, scope="acme")[0].note_id == note.id
+        assert memory.search_service.index.position().built_by.startswith("litellm:scripted/embed-v2/")
+    rebuilt = [t for batch in scripted_llm.embedding_inputs for t in batch]  # type: ignore[attr-defined]
+    assert sum(t.startswith(("Vandelay", "Kramer")) for t in rebuilt) == 2  # every note embedded again

@@ -81,3 +81,10 @@ def test_notes_written_before_the_migration_are_indexed_by_it(database_url: str)
         assert len(keyword_search(tx, "kubernetes", scope="acme", limit=5)) == 1
     ledger.close()
     engine.dispose()
+
+
+def test_a_rare_word_counts_more_than_a_common_one(memory: Memory) -> None:
+    for text in ("Acme call", "Acme meeting notes", "Acme lunch", "Acme review", "Acme dinner"):
+        make_note(memory, text)
+    rare = make_note(memory, "Escrow terms drafted")
+    assert found(memory, "acme escrow")[0] == rare.id

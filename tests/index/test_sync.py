@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from amem.domain.models import utcnow
 from amem.memory import Memory
 from tests.factories import LLM, make_note
 
@@ -18,7 +19,9 @@ def reopen(memory: Memory) -> Memory:
 
 def entry(memory: Memory, note_id: str) -> tuple[str | None, dict | None]:
     """The document and metadata the index holds for a note (None when it holds none)."""
-    got = memory.search_service.index.collection.get(ids=[note_id], include=["documents", "metadatas"])
+    collection = memory.search_service.index._collection("acme", create=False)
+    assert collection is not None
+    got = collection.get(ids=[note_id], include=["documents", "metadatas"])
     if not got["ids"]:
         return None, None
     return got["documents"][0], got["metadatas"][0]
@@ -125,3 +128,17 @@ def test_an_index_built_from_another_ledger_is_rebuilt(memory: Memory, tmp_path:
         found = other.search("renewal", k=5, scope="acme")
         assert [r.note_id for r in found] == [mine.id]
         assert other.search_service.index.count() == 1
+
+
+def test_the_index_looks_past_many_retired_neighbours(memory: Memory) -> None:
+    retired = [make_note(memory, "Seat price in dollars") for _ in range(20)]
+    for note in retired:
+        p = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+        memory.approve(p.id, reviewer="alice")
+    live = make_note(memory, "Seats are now priced in euros")
+    service = memory.search_service
+    service.catch_up()
+    vector = service.embedder.embed(["seat price dollars"])[0]
+    assert [h.note_id for h in service.index.query(vector, 1, scope="acme", alive_at=utcnow())] == [live.id]
+    everything = service.index.query(vector, 30, scope="acme")
+    assert len(everything) == 21 and everything[-1].note_id == live.id

@@ -1,0 +1,244 @@
+"""Scale: add_note cost, search latency and memory as the store grows to 1k, 10k and 100k notes.
+
+Synthetic sales / customer-success notes (sentences from word lists, 20 account scopes) go through
+Memory.add_note with a scripted, zero-latency LLM answering valid JSON through the real litellm
+path (tests/scripted_llm.py), so what is measured is amem's own work: raw log commit, analysis
+plumbing, neighbour search, governance, ledger writes, embedding and the index catch-up.
+
+At each size: the per-note add cost over the last 1,000 notes, hybrid search latency (k=10, random
+scope, generated queries), and peak RSS (ru_maxrss). The first size is the baseline the others are
+compared with: a flat per-note cost keeps "vs first" near 1.00x.
+
+    python bench/scale.py                          # 1,000, 10,000, 100,000 (hours on 2 cores)
+    python bench/scale.py --sizes 1000 10000
+    python bench/scale.py --sizes 300 600 --window 100 --queries 50   # a quick check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from amem.memory import Memory  # noqa: E402
+from tests import scripted_llm  # noqa: E402
+
+_ACCOUNT_NAMES = """acme globex initech umbrella hooli stark wayne wonka cyberdyne tyrell soylent aperture
+    massive gringotts oscorp vandelay pied-piper dunder-mifflin prestige duff"""
+ACCOUNTS = [f"account-{name}" for name in _ACCOUNT_NAMES.split()]
+_PEOPLE = "Dana Luis Priya Tom Mei Omar Sara Ken Aiko Bruno Chloe Dev Elena Farid Greta Hugo"
+PEOPLE = _PEOPLE.split()
+ROLES = ["CFO", "CTO", "admin", "champion", "buyer", "procurement lead", "IT director", "VP of sales"]
+TOPICS = [
+    "SSO rollout",
+    "renewal pricing",
+    "seat expansion",
+    "support escalation",
+    "security review",
+    "onboarding plan",
+    "API rate limits",
+    "invoice dispute",
+    "QBR agenda",
+    "data export",
+    "SAML configuration",
+    "audit logging",
+    "sandbox access",
+    "usage report",
+    "contract redlines",
+    "migration timeline",
+    "mobile app crash",
+    "webhook retries",
+    "GDPR request",
+    "training session",
+]
+ACTIONS = [
+    "asked about",
+    "pushed back on",
+    "confirmed",
+    "wants to revisit",
+    "escalated",
+    "approved",
+    "is worried about",
+    "needs a workaround for",
+    "praised",
+    "requested a demo of",
+    "postponed",
+    "signed off on",
+    "raised a ticket about",
+    "shared feedback on",
+    "asked for a discount on",
+]
+DETAILS = [
+    "follow-up in {n} days",
+    "{n} seats affected",
+    "budget is {n}k dollars",
+    "deadline is in {n} weeks",
+    "{n} users are blocked",
+    "renewal due in {n} months",
+    "priority {p}",
+    "ticket #{n}{n}",
+]
+QUESTIONS = [
+    "who asked about {topic}",
+    "problems with {topic}",
+    "what did {person} say about {topic}",
+    "{topic} status",
+    "discount for the renewal",
+    "security concerns of the {role}",
+    "blocked users",
+]
+ID = re.compile(r'"id": "(n_[0-9a-f]{16})"')
+
+
+def sentence(rng: random.Random) -> str:
+    detail = rng.choice(DETAILS).format(n=rng.randint(2, 90), p=rng.choice(["P1", "P2", "P3"]))
+    return (
+        f"{rng.choice(PEOPLE)} ({rng.choice(ROLES)}) {rng.choice(ACTIONS)} the {rng.choice(TOPICS)}; "
+        f"{detail}."
+    )
+
+
+def question(rng: random.Random) -> str:
+    return rng.choice(QUESTIONS).format(
+        topic=rng.choice(TOPICS), person=rng.choice(PEOPLE), role=rng.choice(ROLES)
+    )
+
+
+def answer(messages: list[dict[str, str]]) -> str:
+    """Valid JSON at once: keywords from the capitalised words; links to the two nearest neighbours."""
+    user = messages[-1]["content"]
+    if "<neighbours>" in user:
+        ids = ID.findall(user)
+        links = [{"note_id": i, "reason": "same account thread"} for i in ids[:2]]
+        return json.dumps({"links": links, "updates": [], "contradictions": []})
+    words = [w.strip(".,;()") for w in user.split() if w[:1].isupper()][:5] or ["note"]
+    return json.dumps(
+        {
+            "keywords": words,
+            "tags": [words[0].lower()],
+            "context": "A customer conversation.",
+            "category": "meeting",
+            "decision_rationale": None,
+            "valid_at": None,
+            "extra": {},
+        }
+    )
+
+
+@dataclass
+class Checkpoint:
+    notes: int
+    add_mean_ms: float
+    add_p50_ms: float
+    add_p95_ms: float
+    search_p50_ms: float
+    search_p95_ms: float
+    peak_rss_mb: float
+    indexed: int
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def measure_search(memory: Memory, rng: random.Random, queries: int) -> list[float]:
+    for _ in range(5):  # warm the model and each scope's collection out of the timing
+        memory.search(question(rng), 10, scope=rng.choice(ACCOUNTS))
+    latencies = []
+    for _ in range(queries):
+        q, scope = question(rng), rng.choice(ACCOUNTS)
+        started = time.perf_counter()
+        memory.search(q, 10, scope=scope)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--window", type=int, default=1000, help="notes whose add cost is measured")
+    parser.add_argument("--queries", type=int, default=200, help="searches timed at each size")
+    parser.add_argument("--home", type=Path, default=None)
+    args = parser.parse_args()
+
+    handler = scripted_llm.install()
+    handler.default = answer
+    rng = random.Random(7)
+    home = args.home or Path(tempfile.mkdtemp(prefix="amem-scale-"))
+    print(f"store: {home}; {os.cpu_count()} CPUs; scripted zero-latency LLM through litellm", flush=True)
+    rows: list[Checkpoint] = []
+    started = time.perf_counter()
+    with Memory(home, llm="scripted/bench") as memory:
+        added = 0
+        for size in sorted(args.sizes):
+            window: list[float] = []
+            while added < size:
+                text, scope = sentence(rng), rng.choice(ACCOUNTS)
+                t0 = time.perf_counter()
+                memory.add_note(text, actor="agent:bench", scope=scope)
+                cost = (time.perf_counter() - t0) * 1000
+                added += 1
+                if added > size - args.window:
+                    window.append(cost)
+                if added % 1000 == 0:
+                    print(f"  {added:,} notes, {time.perf_counter() - started:.0f} s", flush=True)
+            latencies = measure_search(memory, rng, args.queries)
+            rows.append(
+                Checkpoint(
+                    notes=size,
+                    add_mean_ms=statistics.mean(window),
+                    add_p50_ms=pct(window, 0.5),
+                    add_p95_ms=pct(window, 0.95),
+                    search_p50_ms=pct(latencies, 0.5),
+                    search_p95_ms=pct(latencies, 0.95),
+                    peak_rss_mb=peak_rss_mb(),
+                    indexed=memory.search_service.index.count(),
+                )
+            )
+            print_table(rows, args.window)
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+def print_table(rows: list[Checkpoint], window: int) -> None:
+    base = rows[0]
+    print(f"\nadd_note over the last {window:,} notes at each size; search k=10 hybrid; peak RSS")
+    print(
+        f"| {'notes':>8} | {'add mean ms':>11} | {'vs first':>8} | {'add p50':>7} | {'add p95':>7} | "
+        f"{'search p50 ms':>13} | {'search p95 ms':>13} | {'peak RSS MB':>11} | {'indexed':>8} |"
+    )
+    print("|" + "|".join("-" * (w + 2) for w in (8, 11, 8, 7, 7, 13, 13, 11, 8)) + "|")
+    for r in rows:
+        print(
+            f"| {r.notes:>8,} | {r.add_mean_ms:>11.1f} | {r.add_mean_ms / base.add_mean_ms:>7.2f}x | "
+            f"{r.add_p50_ms:>7.1f} | {r.add_p95_ms:>7.1f} | {r.search_p50_ms:>13.1f} | "
+            f"{r.search_p95_ms:>13.1f} | {r.peak_rss_mb:>11.0f} | {r.indexed:>8,} |"
+        )
+    print(
+        f"baseline: the {base.notes:,}-note row (per-note cost flat in N keeps 'vs first' near 1.00x)",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""Audit log page: verification up front, the filtered trail, its exports, review charts."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from streamlit.runtime.media_file_manager import MediaFileManager
+
+from amem.memory import Memory
+from tests.approval_ui.conftest import open_console, plain, texts
+from tests.factories import LLM, make_note
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Callable[[], Any]]]:
+    """The export callables the page registers with its download buttons, by file extension.
+
+    Streamlit runs them when the browser asks for the file; AppTest has no browser, so the test
+    runs them itself: exactly what a click would produce with the filters then on the page.
+    """
+    seen: dict[str, Callable[[], Any]] = {}
+    original = MediaFileManager.add_deferred
+
+    def record(
+        self: MediaFileManager, data: Callable[[], Any], mimetype: str | None, *args: Any, **kw: Any
+    ) -> str:
+        seen[str(kw.get("file_name", "")).rsplit(".", 1)[-1]] = data
+        return original(self, data, mimetype, *args, **kw)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    yield seen
+
+
+def _history(mem: Memory) -> tuple[str, str]:
+    note = make_note(mem, "Acme call", keywords=["sso"])
+    approved = mem.propose(note.id, "decision_rationale", '=HYPERLINK("x")', reason="r1", proposer=LLM)
+    mem.approve(approved.id, reviewer="alice", comment="fine")
+    rejected = mem.propose(note.id, "next_step", "call back", reason="r2", proposer=LLM)
+    mem.reject(rejected.id, reviewer="bob", comment="no")
+    return note.id, approved.id
+
+
+def test_verification_is_shown_first(mem: Memory) -> None:
+    _history(mem)
+    at = open_console("audrey", "audit")
+    assert "Ledger intact" in at.success[0].value
+    assert "3 changes and 1 raw logs verified" in plain(at.success[0].value)
+
+
+def test_a_tampered_ledger_is_shown_prominently(mem: Memory) -> None:
+    _history(mem)
+    with mem.ledger.engine.begin() as conn:
+        conn.execute(sa.text("DROP TRIGGER changes_no_update"))
+        conn.execute(sa.text("UPDATE changes SET new_value = '\"forged\"' WHERE seq = 3"))
+    at = open_console("audrey", "audit")
+    assert not at.success
+    assert "Ledger tampered" in at.error[0].value and "change 3" in plain(at.error[0].value)
+
+
+def test_filters_narrow_the_trail(mem: Memory) -> None:
+    _note_id, _approved_id = _history(mem)
+    at = open_console("audrey", "audit")
+    table = at.dataframe[-1].value
+    assert {"created", "applied", "proposed", "approved", "rejected"} <= set(table["event"])
+    at.selectbox(key="audit_actor").select("person:alice").run()
+    table = at.dataframe[-1].value
+    assert set(table["actor"]) == {"person:alice"}
+    assert sorted(table["event"]) == ["applied", "approved"]
+    at.selectbox(key="audit_actor").select("any")
+    at.multiselect(key="audit_status").select("rejected").run()
+    table = at.dataframe[-1].value
+    assert set(table["attribute"]) == {"next_step"} and set(table["event"]) == {"proposed", "rejected"}
+    at.multiselect(key="audit_status").unselect("rejected")
+    at.multiselect(key="audit_kinds").select("changes")
+    at.selectbox(key="audit_attribute").select("keywords").run()
+    table = at.dataframe[-1].value
+    assert list(table["event"]) == ["applied"] and list(table["value"]) == ["• sso"]
+    assert "1 events match" in plain(texts(at))
+
+
+def test_exports_hold_the_filtered_trail(mem: Memory, downloads: dict[str, Callable[[], Any]]) -> None:
+    note_id, approved_id = _history(mem)
+    at = open_console("audrey", "audit")
+    at.selectbox(key="audit_actor").select("person:alice").run()
+    assert set(downloads) == {"csv", "jsonl"}
+    lines = downloads["jsonl"]().decode("utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [(e["event"], e["actor"]) for e in events] == [
+        ("applied", "person:alice"),
+        ("approved", "person:alice"),
+    ]
+    assert events[0]["new_value"] == '=HYPERLINK("x")' and events[0]["change_seq"] == 3
+    assert events[0]["hash"] and events[1]["comment"] == "fine"
+    rows = list(csv.DictReader(io.StringIO(downloads["csv"]().decode("utf-8-sig"))))
+    assert [r["event"] for r in rows] == ["applied", "approved"]
+    assert {r["proposal_id"] for r in rows} == {approved_id} and {r["note_id"] for r in rows} == {note_id}
+    assert rows[0]["new_value"] == '\'=HYPERLINK("x")'  # a spreadsheet will not run it
+
+
+def test_charts_count_proposals_and_review_times(mem: Memory) -> None:
+    _history(mem)
+    at = open_console("audrey", "audit")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Decisions"] == "2"
+    assert len(at.get("vega_lite_chart")) == 2  # proposals per day, time to review

@@ -1,0 +1,131 @@
+"""The console's read-only services on both backends: trail, exports, statistics, links, queue."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+from amem.domain.models import utcnow
+from amem.ledger.audit_queries import AuditQuery
+from amem.memory import Memory
+from amem.policy import load_policy
+from amem.services import audit
+from tests.conftest import REPO
+from tests.factories import LLM, make_note
+
+
+def _decided(memory: Memory) -> tuple[str, str, str]:
+    note = make_note(memory, "Acme call", keywords=["sso"])
+    ok = memory.propose(note.id, "decision_rationale", "Okta", reason="call", proposer=LLM)
+    memory.approve(ok.id, reviewer="alice", comment="fine")
+    no = memory.propose(note.id, "next_step", "-1 discount", reason="guess", proposer=LLM)
+    memory.reject(no.id, reviewer="bob", comment="not said")
+    return note.id, ok.id, no.id
+
+
+def test_the_trail_has_every_change_proposal_and_decision_newest_first(memory: Memory) -> None:
+    _note_id, _ok, _no = _decided(memory)
+    events = audit.audit_events(memory.ledger, AuditQuery())
+    assert [(e.event, e.attribute, e.actor) for e in events] == [
+        ("rejected", "next_step", "person:bob"),
+        ("proposed", "next_step", "llm:offline"),
+        ("applied", "decision_rationale", "person:alice"),
+        ("approved", "decision_rationale", "person:alice"),
+        ("proposed", "decision_rationale", "llm:offline"),
+        ("applied", "keywords", "llm:offline"),
+        ("proposed", "keywords", "llm:offline"),
+        ("created", "content", "agent:sales-agent"),
+    ]
+    assert audit.count_audit_events(memory.ledger, AuditQuery()) == 8
+    applied = events[2]
+    assert applied.change_seq == 3 and applied.status == "approved" and applied.hash
+    assert applied.old_value is None and applied.new_value == "Okta"
+    assert events[1].new_value == "-1 discount" and events[0].comment == "not said"
+
+
+def test_filters_combine(memory: Memory) -> None:
+    _note_id, _ok, no = _decided(memory)
+    other = make_note(memory, "other", keywords=["x"])
+    q = AuditQuery
+    assert {e.note_id for e in audit.audit_events(memory.ledger, q(note_id=other.id))} == {other.id}
+    assert [e.event for e in audit.audit_events(memory.ledger, q(actor="alice"))] == ["applied", "approved"]
+    assert [e.event for e in audit.audit_events(memory.ledger, q(actor="person:bob"))] == ["rejected"]
+    assert {e.proposal_id for e in audit.audit_events(memory.ledger, q(statuses=["rejected"]))} == {no}
+    kinds = audit.audit_events(memory.ledger, q(kinds=["decision"]))
+    assert [e.event for e in kinds] == ["rejected", "approved"]
+    keyword_changes = audit.audit_events(memory.ledger, q(attribute="keywords", kinds=["change"]))
+    assert [(e.event, e.new_value) for e in keyword_changes] == [("applied", ["x"]), ("applied", ["sso"])]
+    assert audit.audit_events(memory.ledger, q(until=utcnow() - timedelta(days=1))) == []
+    assert audit.count_audit_events(memory.ledger, q(since=utcnow() - timedelta(minutes=5))) == 11
+    page = audit.audit_events(memory.ledger, q(), limit=3, offset=3)
+    assert [(e.event, e.attribute) for e in page] == [
+        ("rejected", "next_step"),
+        ("proposed", "next_step"),
+        ("applied", "decision_rationale"),
+    ]
+
+
+def test_exports_are_exact_and_spreadsheet_safe(memory: Memory) -> None:
+    _decided(memory)
+    q = AuditQuery(attribute="next_step")
+    lines = [json.loads(line) for line in audit.export_jsonl(memory.ledger, q).decode().splitlines()]
+    assert [(x["event"], x["new_value"]) for x in lines] == [
+        ("rejected", "-1 discount"),
+        ("proposed", "-1 discount"),
+    ]
+    raw = audit.export_csv(memory.ledger, q)
+    assert raw.startswith("\ufeff".encode())
+    rows = list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"))))
+    assert [r["new_value"] for r in rows] == ["'-1 discount", "'-1 discount"]
+    assert rows[0]["actor"] == "person:bob" and rows[0]["comment"] == "not said"
+
+
+def test_incoming_links_come_from_the_database_with_their_reasons(memory: Memory) -> None:
+    target = make_note(memory, "target")
+    make_note(memory, "source", links=[{"note_id": target.id, "reason": "same deal"}])
+    make_note(memory, "unrelated", links=[])
+    other_scope = make_note(memory, "elsewhere", scope="globex")
+    found = audit.incoming_links(memory.ledger, target)
+    assert [(x.content, x.reason) for x in found] == [("source", "same deal")]
+    assert audit.incoming_links(memory.ledger, other_scope) == []
+
+
+def test_statistics_per_day(memory: Memory) -> None:
+    _decided(memory)
+    counts = {(c.status, c.proposals) for c in audit.proposals_per_day(memory.ledger)}
+    assert counts == {("auto_applied", 1), ("approved", 1), ("rejected", 1)}
+    times = audit.review_times(memory.ledger)
+    assert times.decisions == 2 and len(times.days) == 1 and times.days[0].day == utcnow().date()
+    assert 0 <= times.median_hours < 0.1
+    assert audit.review_times(memory.ledger, now=utcnow() + timedelta(days=60)).decisions == 0
+
+
+def test_review_items_bring_the_current_value_and_raw_logs(memory: Memory) -> None:
+    note = make_note(memory, "Acme call")
+    p = memory.propose(
+        note.id, "decision_rationale", "Okta", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+    )
+    [item] = audit.review_items(memory.ledger, memory.policy, [p])
+    assert item.current_value is None and not item.stale
+    assert [r.text for r in item.raw_logs] == ["Acme call"] and item.note is not None
+
+
+def test_find_notes_matches_words_and_escapes_wildcards(memory: Memory) -> None:
+    make_note(memory, "Acme wants 100% uptime")
+    make_note(memory, "Acme wants SSO")
+    found = audit.find_notes(memory.ledger, scope="acme", text="100%")
+    assert [n.content for n in found.notes] == ["Acme wants 100% uptime"] and found.total == 1
+    assert audit.find_notes(memory.ledger, scope="acme", text="sso").total == 1
+    assert audit.find_notes(memory.ledger, scope="acme", text="_").total == 0
+    assert audit.find_notes(memory.ledger, scope="acme", limit=1).total == 2
+
+
+def test_policy_overview_reads_the_policy() -> None:
+    overview = audit.policy_overview(load_policy(REPO / "policies.yaml"))
+    rows = {a.attribute: a for a in overview.attributes}
+    assert rows["content"].mode == "frozen" and rows["keywords"].mode == "auto"
+    assert [(r.when, r.mode) for r in rows["context"].rules] == [("note tagged contract", "review")]
+    assert rows["deleted"].approver_roles == ["cs_lead"]
+    assert {r.role: r.reviewers for r in overview.roles}["auditor"] == ["audrey"]

@@ -1,0 +1,177 @@
+"""End to end in a real browser: `amem ui` serves the console, a reviewer signs in with a
+password and approves a proposal, and the ledger records it. Debian's chromium, driven headless
+by Playwright; a screenshot of the result lands in test-artifacts/."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from amem.domain.models import ProposalStatus
+from amem.memory import Memory
+from tests.approval_ui.conftest import PASSWORD, REPO
+from tests.factories import LLM, make_note
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = REPO / "test-artifacts"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install -y chromium"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log: Path, deadline_s: float = 60) -> None:
+    """Poll Streamlit's health endpoint until it answers (the server takes about a second)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise AssertionError(f"amem ui exited with {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)  # polling a condition, not a guess at how long it takes
+    raise AssertionError(f"the console did not answer {url} in {deadline_s} s:\n{log.read_text()}")
+
+
+@pytest.fixture
+def console_extra_env() -> dict[str, str]:
+    return {}
+
+
+@pytest.fixture
+def console_url(
+    console_env: dict[str, str], console_extra_env: dict[str, str], tmp_path: Path
+) -> Iterator[str]:
+    """`amem ui` on a free loopback port, with the store given as CLI options."""
+    port = _free_port()
+    log = tmp_path / "console.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AMEM_")} | console_extra_env
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from amem.cli import main; sys.exit(main())",
+        "--home",
+        console_env["AMEM_HOME"],
+        "--database-url",
+        console_env["AMEM_DATABASE_URL"],
+        "--policy",
+        console_env["AMEM_POLICY"],
+        "ui",
+        "--port",
+        str(port),
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", proc, log)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+BROWSER_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.mark.parametrize("console_extra_env", [{"AMEM_UI_COOKIE_KEY": "tests-only-cookie-signing-key-0123"}])
+def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    note = make_note(mem, "Call with Acme: SSO via Okta is mandatory <script>alert(1)</script>")
+    p = mem.propose(
+        note.id,
+        "decision_rationale",
+        "Okta, because Acme's IT mandates it",
+        reason="stated by the CTO",
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1100})
+            page = context.new_page()
+            dialogs: list[str] = []
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            page.goto(console_url)
+            page.get_by_role("textbox", name="Reviewer").fill("alice")
+            page.get_by_role("textbox", name="Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
+            card_text = page.get_by_text("stated by the CTO")
+            expect(card_text).to_be_visible()
+            page.locator(f".st-key-comment_{p.id} input").fill("matches the call notes")
+            page.locator(f".st-key-approve_{p.id} button").click()
+            expect(page.get_by_text("Nothing waiting for review here.")).to_be_visible(timeout=30_000)
+            expect(page.get_by_text(f"Approved: decision_rationale of {note.id}.")).to_be_visible()
+            page.screenshot(path=str(ARTIFACTS / "console-approved.png"), full_page=True)
+            assert dialogs == []  # the note's <script> never ran
+            # a signed cookie brings her back without the password, until she signs out
+            again = context.new_page()
+            again.goto(console_url)
+            expect(again.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
+            again.get_by_role("button", name="Sign out").click()
+            expect(again.get_by_role("textbox", name="Password")).to_be_visible(timeout=30_000)
+            after = context.new_page()
+            after.goto(console_url)
+            expect(after.get_by_role("textbox", name="Password")).to_be_visible(timeout=30_000)
+        finally:
+            browser.close()
+    decided = mem.proposal(p.id)
+    assert decided.status == ProposalStatus.APPROVED
+    assert decided.reviewer == "alice" and decided.review_comment == "matches the call notes"
+
+
+@pytest.mark.parametrize("console_extra_env", [{"AMEM_UI_TRUSTED_HEADER": "X-Forwarded-User"}])
+def test_behind_a_proxy_the_header_names_the_reviewer(mem: Memory, console_url: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    note = make_note(mem, "Globex renewal")
+    p = mem.propose(note.id, "deleted", True, reason="duplicate", proposer=LLM)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            # what the proxy adds to every request, the websocket's included
+            context = browser.new_context(extra_http_headers={"X-Forwarded-User": "bob"})
+            page = context.new_page()
+            page.goto(console_url)
+            expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
+            expect(page.get_by_text("Bob Chen")).to_be_visible()
+            expect(page.get_by_role("textbox", name="Password")).to_have_count(0)
+            page.locator(f".st-key-approve_{p.id} button").click()
+            expect(page.get_by_text("Refused by the policy").first).to_be_visible(timeout=30_000)
+            stranger = browser.new_page()  # no header: no identity, no console
+            stranger.goto(console_url)
+            expect(stranger.get_by_text("No reviewer identity")).to_be_visible(timeout=30_000)
+            expect(stranger.get_by_role("heading", name="Review queue")).to_have_count(0)
+        finally:
+            browser.close()
+    assert mem.proposal(p.id).status == ProposalStatus.PENDING

@@ -1,0 +1,213 @@
+"""The command-line contract of the note commands: add, reprocess, update, delete, notes.
+
+Commands run through ``amem.cli.main`` against a real ledger (both backends). Where the model's
+answers matter, the scripted LLM answers through the real litellm path (``--llm scripted/...``);
+elsewhere the offline default analyses.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import litellm
+import pytest
+import sqlalchemy as sa
+
+from amem.cli import main
+from amem.domain.models import ProposalStatus, RawLogState
+from amem.ledger.tables import raw_logs
+from amem.memory import Memory
+
+MODEL = "scripted/test-model"
+TEXT = "Acme will renew only with SSO; their auditor requires it. Next: send the SAML guide."
+
+
+def construct(**overrides: object) -> str:
+    answer: dict[str, object] = {
+        "keywords": ["Acme", "SSO", "renewal"],
+        "tags": ["acme", "security"],
+        "context": "Acme needs SSO before renewing.",
+        "category": "renewal",
+        "decision_rationale": None,
+        "valid_at": None,
+        "extra": {},
+    }
+    answer.update(overrides)
+    return json.dumps(answer)
+
+
+LINK_NOTHING = json.dumps({"links": [], "updates": [], "contradictions": []})
+
+
+def outage() -> Exception:
+    return litellm.APIConnectionError(
+        message="connection refused", llm_provider="scripted", model="test-model"
+    )
+
+
+class Cli:
+    """``amem`` on one ledger and home, the way a user types it (global options before the command)."""
+
+    def __init__(self, memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+        self.memory = memory
+        self.capsys = capsys
+
+    def __call__(self, *args: str, llm: str | None = None) -> tuple[int, str, str]:
+        options = ["--database-url", self.memory.settings.database_url, "--home", str(self.memory.home)]
+        if llm:
+            options += ["--llm", llm]
+        code = main([*options, *args])
+        captured = self.capsys.readouterr()
+        return code, captured.out, captured.err
+
+    def json(self, *args: str, llm: str | None = None) -> object:
+        code, out, err = self(*args, "--json", llm=llm)
+        assert code == 0, err
+        return json.loads(out)
+
+
+@pytest.fixture
+def amem(database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[Cli]:
+    memory = Memory(tmp_path / "home", database_url=database_url)
+    try:
+        yield Cli(memory, capsys)
+    finally:
+        memory.close()
+
+
+def raw_log_count(memory: Memory) -> int:
+    with memory.ledger.engine.connect() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(raw_logs)).scalar_one())
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_add_json_names_the_note_and_what_waits_for_review(amem: Cli, scripted_llm) -> None:
+    scripted_llm.push(
+        construct(
+            decision_rationale="their auditor requires SSO", extra={"next_step": "Send the SAML guide"}
+        ),
+        LINK_NOTHING,
+    )
+    options = ["--at", "2026-03-02T10:00:00Z", "--actor", "agent:sales-agent", "--scope", "acme"]
+    added = amem.json("add", TEXT, *options, llm=MODEL)
+    assert isinstance(added, dict) and set(added) == {"note_id", "note", "pending_proposals"}
+    note = added["note"]
+    assert note["id"] == added["note_id"] and note["scope"] == "acme" and note["content"] == TEXT
+    assert note["keywords"] == ["Acme", "SSO", "renewal"] and note["tags"] == ["acme", "security"]
+    assert note["decision_rationale"] is None  # review: waits, not applied
+    pending = amem.memory.pending(note_id=added["note_id"])
+    assert sorted(added["pending_proposals"]) == sorted(p.id for p in pending)
+    assert {p.attribute for p in pending} == {"decision_rationale", "next_step"}
+
+    # the raw log keeps who said it, where and when, verbatim
+    with amem.memory.ledger.read() as tx:
+        (raw,) = tx.get_raw_logs(note["raw_log_ids"])
+    assert raw.text == TEXT and raw.scope == "acme" and str(raw.actor) == "agent:sales-agent"
+    assert raw.occurred_at.isoformat().startswith("2026-03-02T10:00:00")
+
+    # the same note, as a person reads it
+    scripted_llm.push(construct(), LINK_NOTHING)
+    code, out, _ = amem("add", "Globex asked about seats", "--scope", "globex", llm=MODEL)
+    assert code == 0 and "in scope globex" in out and "keywords: Acme, SSO, renewal" in out
+
+    listed = amem.json("notes", "--scope", "acme")
+    assert [n["id"] for n in listed] == [added["note_id"]]
+    code, out, _ = amem("notes")
+    assert code == 0 and added["note_id"] in out and "globex" in out
+
+
+def test_outage_keeps_the_raw_log_and_reprocess_exits_1_until_done(amem: Cli, scripted_llm) -> None:
+    scripted_llm.push(construct(), outage())  # construction answers, linking fails: nothing half-applied
+    code, out, err = amem("add", "Initech wants a pilot in Q3", "--scope", "initech", llm=MODEL)
+    line = one_error_line(err)
+    assert code == 2 and out == ""
+    assert "is kept" in line and "amem reprocess" in line
+    assert raw_log_count(amem.memory) == 1 and amem.memory.notes() == []
+
+    scripted_llm.push(outage())  # still down
+    code, out, _err = amem("reprocess", "--json", llm=MODEL)
+    assert code == 1 and json.loads(out) == {"processed": [], "still_unprocessed": 1}
+
+    scripted_llm.push(construct(keywords=["Initech", "pilot"]), LINK_NOTHING)
+    code, out, _ = amem("reprocess", "--json", llm=MODEL)
+    done = json.loads(out)
+    assert code == 0 and done["still_unprocessed"] == 0 and len(done["processed"]) == 1
+    note = amem.memory.read(done["processed"][0])
+    assert note.content == "Initech wants a pilot in Q3" and note.keywords == ["Initech", "pilot"]
+    with amem.memory.ledger.read() as tx:
+        state = tx.raw_log_state(note.raw_log_ids[0])
+    assert state is not None and state["state"] == RawLogState.PROCESSED.value
+
+    code, out, _ = amem("reprocess", llm=MODEL)  # nothing left: no model call, nothing twice
+    assert code == 0 and "processed 0 raw logs; 0 still unprocessed" in out
+    assert len(amem.memory.notes()) == 1 and raw_log_count(amem.memory) == 1
+
+
+def test_update_and_delete_become_routed_proposals(amem: Cli) -> None:
+    added = amem.json("add", "Globex churn risk: usage fell", "--scope", "globex")  # offline analyst
+    note_id = added["note_id"]
+
+    proposals = amem.json(
+        "update", note_id, 'tags=["churn-risk", "globex"]', "next_step=Call their VP", "--actor", "bob"
+    )
+    by_attribute = {p["attribute"]: p for p in proposals}
+    assert by_attribute["tags"]["status"] == ProposalStatus.AUTO_APPLIED.value
+    assert by_attribute["next_step"]["status"] == ProposalStatus.PENDING.value
+    assert by_attribute["next_step"]["new_value"] == "Call their VP"  # not JSON: kept as text
+    assert by_attribute["tags"]["proposer"]["id"] == "bob"
+    assert amem.memory.read(note_id).tags == ["churn-risk", "globex"]
+
+    code, out, _ = amem("update", note_id, "content=rewritten", "--actor", "bob")
+    assert code == 0 and "content: rejected" in out  # frozen: recorded as refused
+    assert amem.memory.read(note_id).content == "Globex churn risk: usage fell"
+
+    tomb = amem.json("delete", note_id, "--actor", "agent:sales-agent", "--reason", "duplicate")
+    assert tomb["attribute"] == "deleted" and tomb["status"] == ProposalStatus.PENDING.value
+    assert tomb["reason"] == "duplicate"
+    assert [n["id"] for n in amem.json("notes")] == [note_id]  # not hidden until approved
+    amem.memory.approve(tomb["id"], reviewer="alice")
+    assert amem.json("notes") == []
+    assert amem.memory.history(note_id)[-1].attribute == "deleted"  # kept in history
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["update", "NOTE", "tags", "--actor", "bob"], "attribute=value"),
+        (["update", "n_nope", "tags=[]", "--actor", "bob"], "does not exist"),
+        (["delete", "n_nope", "--actor", "bob", "--reason", "x"], "does not exist"),
+    ],
+)
+def test_update_and_delete_mistakes(amem: Cli, args: list[str], message: str) -> None:
+    note_id = amem.json("add", "Hooli pilot starts next week", "--scope", "hooli")["note_id"]
+    before = len(amem.memory.changes())
+    code, _out, err = amem(*[note_id if a == "NOTE" else a for a in args])
+    assert code == 2 and message in err and "Traceback" not in err
+    assert len(amem.memory.changes()) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", ""], "content is empty"),
+        (["add", "  \n "], "content is empty"),
+        (["add", "Acme call", "--at", "next thursday-ish"], "ISO 8601"),
+        (["add", "Acme call", "--scope", " "], "scope is empty"),
+        (["add", "Acme call", "--actor", " "], "actor is required"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(
+    amem: Cli, scripted_llm, args: list[str], message: str
+) -> None:
+    code, out, err = amem(*args, "--json", llm=MODEL)
+    assert code == 2 and out == ""
+    assert message in one_error_line(err)
+    assert raw_log_count(amem.memory) == 0 and amem.memory.notes() == []
+    assert scripted_llm.requests == []  # refused before any model call
