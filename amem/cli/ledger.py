@@ -125,8 +125,9 @@ def history(note_id: Annotated[str, typer.Argument(help="Note id.")], as_json: J
 
     def render(items: list[Any]) -> None:
         table = Table(title=f"history of {note_id}")
-        for col in ("when", "event", "attribute", "value", "who", "why", "raw logs"):
+        for col in ("when", "event", "attribute", "value", "who", "why"):
             table.add_column(col, overflow="fold")
+        table.add_column("raw logs", no_wrap=True)
         for e in items:
             why = e.reason or e.comment or ""
             if e.change_seq:
@@ -168,7 +169,9 @@ def pending(
             out.print("nothing pending")
             return
         table = Table(title="pending proposals")
-        for col in ("proposal", "note", "attribute", "current", "proposed", "reason", "proposer", "created"):
+        for col in ("proposal", "note"):  # ids are copied into the next command: never wrapped
+            table.add_column(col, no_wrap=True)
+        for col in ("attribute", "current", "proposed", "reason", "proposer", "created"):
             table.add_column(col, overflow="fold")
         for p in ps:
             table.add_row(

@@ -127,7 +127,7 @@ def test_outage_keeps_the_raw_log_and_reprocess_exits_1_until_done(amem: Cli, sc
     scripted_llm.push(construct(), outage())  # construction answers, linking fails: nothing half-applied
     code, out, err = amem("add", "Initech wants a pilot in Q3", "--scope", "initech", llm=MODEL)
     line = one_error_line(err)
-    assert code == 2 and out == ""
+    assert code == 4 and out == ""  # not a user mistake: the input is kept
     assert "is kept" in line and "amem reprocess" in line
     assert raw_log_count(amem.memory) == 1 and amem.memory.notes() == []
 

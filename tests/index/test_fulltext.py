@@ -88,3 +88,12 @@ def test_a_rare_word_counts_more_than_a_common_one(memory: Memory) -> None:
         make_note(memory, text)
     rare = make_note(memory, "Escrow terms drafted")
     assert found(memory, "acme escrow")[0] == rare.id
+
+
+def test_keyword_search_is_confined_to_its_scope_whatever_the_scope_is_called(memory: Memory) -> None:
+    scopes = ["東京/a b", "東京/a-b", "e", "ee", "Ünïcode 'quoted' \"scope\""]
+    notes = {scope: make_note(memory, "Escrow terms drafted", scope=scope) for scope in scopes}
+    for scope in scopes:
+        with memory.ledger.read() as tx:
+            hits = keyword_search(tx, "escrow", scope=scope, limit=10)
+        assert [h.note_id for h in hits] == [notes[scope].id]

@@ -31,7 +31,9 @@ def test_the_weight_decides_between_the_sides(weight: float, first: str) -> None
 
 def test_scores_are_scaled_within_each_list_so_their_units_do_not_matter() -> None:
     small = fuse(
-        [VectorHit("a", 0.31), VectorHit("b", 0.30)], [KeywordHit("b", 900.0), KeywordHit("a", 100.0)]
+        [VectorHit("a", 0.31), VectorHit("b", 0.30)],
+        [KeywordHit("b", 900.0), KeywordHit("a", 100.0)],
+        vector_weight=0.5,
     )
     # a is best on the vector side, b on the keyword side: equal weights make them tie, order kept.
     assert [f.note_id for f in small] == ["a", "b"]
@@ -40,5 +42,5 @@ def test_scores_are_scaled_within_each_list_so_their_units_do_not_matter() -> No
 
 def test_one_sided_and_empty_inputs() -> None:
     assert fuse([], []) == []
-    only = fuse([], [KeywordHit("x", -3.0)])
-    assert [(f.note_id, f.score) for f in only] == [("x", 0.5)]
+    only = fuse([], [KeywordHit("x", -3.0)], vector_weight=0.4)
+    assert [(f.note_id, f.score) for f in only] == [("x", pytest.approx(0.6))]

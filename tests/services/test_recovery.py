@@ -10,8 +10,10 @@ import json
 import logging
 import multiprocessing
 import os
+import queue
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +124,7 @@ def _add_notes(database_url: str, home: str, worker: int, count: int, start: Any
     try:
         with Memory(home, database_url=database_url) as memory:
             memory.pipeline  # noqa: B018  (build the stack before the race starts)
-            start.wait()
+            start.wait(timeout=300)
             ids = [
                 memory.add_note(
                     f"Agent {worker} call {i}: Hooli wants {10 * (i + 1)} more seats before the renewal",
@@ -136,6 +138,23 @@ def _add_notes(database_url: str, home: str, worker: int, count: int, start: Any
         results.put(json.dumps({"worker": worker, "error": repr(exc)}))
 
 
+def _collect(results: Any, workers: list[Any]) -> list[dict[str, Any]]:
+    """Each worker's report; a worker that dies without one (a crash on import, a signal) fails the
+    test at once instead of leaving it waiting."""
+    reports: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 600
+    while len(reports) < len(workers) and time.monotonic() < deadline:
+        try:
+            reports.append(json.loads(results.get(timeout=1)))
+        except queue.Empty:
+            dead = {p.name: p.exitcode for p in workers if p.exitcode not in (None, 0)}
+            assert not dead, f"worker processes died without a report: {dead}"
+    for p in workers:
+        p.join(timeout=60)
+    assert len(reports) == len(workers), f"no report from the workers within the deadline: {reports}"
+    return reports
+
+
 def test_two_processes_adding_notes_to_one_sqlite_ledger(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
     home = tmp_path / "home"
@@ -145,9 +164,7 @@ def test_two_processes_adding_notes_to_one_sqlite_ledger(tmp_path: Path) -> None
     workers = [ctx.Process(target=_add_notes, args=(url, str(home), w, 10, start, results)) for w in (1, 2)]
     for p in workers:
         p.start()
-    reports = [json.loads(results.get(timeout=300)) for _ in workers]
-    for p in workers:
-        p.join(timeout=60)
+    reports = _collect(results, workers)
     assert [r.get("error") for r in reports] == [None, None], reports
     ids = [i for r in reports for i in r["ids"]]
     assert len(ids) == 20 and len(set(ids)) == 20
