@@ -12,12 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from amem.domain.models import CORE_ATTRIBUTES, ActorKind
+from amem.domain.models import CORE_ATTRIBUTES, CORE_TYPES, ActorKind, AttributeType
 from amem.errors import PolicyError
 
 M = TypeVar("M", bound=BaseModel)
@@ -27,23 +27,6 @@ class Mode(StrEnum):
     AUTO = "auto"
     REVIEW = "review"
     FROZEN = "frozen"
-
-
-AttributeType = Literal["text", "list[str]", "datetime", "number", "bool", "links"]
-
-#: The type of each core attribute; declared attributes say their own.
-CORE_TYPES: dict[str, AttributeType] = {
-    "content": "text",
-    "keywords": "list[str]",
-    "tags": "list[str]",
-    "context": "text",
-    "category": "text",
-    "links": "links",
-    "decision_rationale": "text",
-    "valid_at": "datetime",
-    "invalid_at": "datetime",
-    "deleted": "bool",
-}
 
 
 class _Strict(BaseModel):

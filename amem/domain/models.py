@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -26,6 +26,22 @@ CORE_ATTRIBUTES: tuple[str, ...] = (
     "invalid_at",
     "deleted",
 )
+
+AttributeType = Literal["text", "list[str]", "datetime", "number", "bool", "links"]
+
+#: The type of each core attribute; declared attributes say their own.
+CORE_TYPES: dict[str, AttributeType] = {
+    "content": "text",
+    "keywords": "list[str]",
+    "tags": "list[str]",
+    "context": "text",
+    "category": "text",
+    "links": "links",
+    "decision_rationale": "text",
+    "valid_at": "datetime",
+    "invalid_at": "datetime",
+    "deleted": "bool",
+}
 
 
 def utcnow() -> datetime:

@@ -29,6 +29,7 @@ from amem.domain.models import (
     new_id,
     utcnow,
 )
+from amem.domain.replay import replay
 from amem.domain.values import current_value, normalize, with_value
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
 from amem.ledger.store import Ledger, LedgerTx
@@ -460,23 +461,7 @@ class Governance:
             if current is None:
                 raise NotFoundError(f"note {note_id} does not exist")
             chg = tx.changes_for_note(note_id, until=moment)
-        if not chg:
-            return None
-        first = chg[0]
-        note = Note(
-            id=current.id,
-            scope=current.scope,
-            content=first.new_value,
-            raw_log_ids=current.raw_log_ids,
-            created_at=first.applied_at,
-            updated_at=first.applied_at,
-            version=first.note_version,
-        )
-        for c in chg[1:]:
-            attr_type = self.policy.type_of(c.attribute) if self.policy.knows(c.attribute) else "text"
-            note = with_value(note, c.attribute, attr_type, c.new_value)
-            note = note.model_copy(update={"version": c.note_version, "updated_at": c.applied_at})
-        return note
+        return replay(current, chg)
 
     # -- integrity -----------------------------------------------------------------------------
 
