@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
-import queue
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -119,52 +116,70 @@ def test_a_failing_index_never_fails_add_note_and_the_next_search_heals_it(
     assert service.index.count() == 1
 
 
-def _add_notes(database_url: str, home: str, worker: int, count: int, start: Any, results: Any) -> None:
-    """One agent process: wait for the other, then add ``count`` notes with the offline analyst."""
+#: One agent process: build the stack, say "ready", wait for "go" on stdin, add notes, print the ids.
+#: Plain subprocesses, not multiprocessing: a spawned child re-imports the parent's __main__, which
+#: in a full test run can be a Streamlit script left there by AppTest.
+ADDING_WORKER = """
+import json, sys
+from amem.memory import Memory
+url, home, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+with Memory(home, database_url=url) as memory:
+    memory.pipeline  # build the stack before the race starts
+    print("ready", flush=True)
+    sys.stdin.readline()
+    ids = [
+        memory.add_note(
+            f"Agent {worker} call {i}: Hooli wants {10 * (i + 1)} more seats before the renewal",
+            actor=f"agent:worker-{worker}",
+            scope="hooli",
+        )
+        for i in range(count)
+    ]
+print(json.dumps({"worker": worker, "ids": ids}), flush=True)
+"""
+
+
+def _start_together(url: str, home: Path, workers: int, count: int) -> list[dict[str, Any]]:
+    """Start ``workers`` adding processes, release them at the same moment, collect their reports."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", ADDING_WORKER, url, str(home), str(w), str(count)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for w in range(1, workers + 1)
+    ]
     try:
-        with Memory(home, database_url=database_url) as memory:
-            memory.pipeline  # noqa: B018  (build the stack before the race starts)
-            start.wait(timeout=300)
-            ids = [
-                memory.add_note(
-                    f"Agent {worker} call {i}: Hooli wants {10 * (i + 1)} more seats before the renewal",
-                    actor=f"agent:worker-{worker}",
-                    scope="hooli",
-                )
-                for i in range(count)
-            ]
-        results.put(json.dumps({"worker": worker, "ids": ids}))
-    except BaseException as exc:  # the parent reports it
-        results.put(json.dumps({"worker": worker, "error": repr(exc)}))
-
-
-def _collect(results: Any, workers: list[Any]) -> list[dict[str, Any]]:
-    """Each worker's report; a worker that dies without one (a crash on import, a signal) fails the
-    test at once instead of leaving it waiting."""
-    reports: list[dict[str, Any]] = []
-    deadline = time.monotonic() + 600
-    while len(reports) < len(workers) and time.monotonic() < deadline:
-        try:
-            reports.append(json.loads(results.get(timeout=1)))
-        except queue.Empty:
-            dead = {p.name: p.exitcode for p in workers if p.exitcode not in (None, 0)}
-            assert not dead, f"worker processes died without a report: {dead}"
-    for p in workers:
-        p.join(timeout=60)
-    assert len(reports) == len(workers), f"no report from the workers within the deadline: {reports}"
-    return reports
+        for p in procs:  # the barrier: every worker has built its stack
+            line = p.stdout.readline() if p.stdout else ""
+            assert line.strip() == "ready", (
+                f"worker failed to start: {line!r} {p.stderr.read() if p.stderr else ''}"
+            )
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        reports = []
+        for p in procs:
+            out, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+        return reports
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
 
 
 def test_two_processes_adding_notes_to_one_sqlite_ledger(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'shared.sqlite3'}"
     home = tmp_path / "home"
     Memory(home, database_url=url).close()  # the ledger exists before the race
-    ctx = multiprocessing.get_context("spawn")
-    start, results = ctx.Barrier(2), ctx.Queue()
-    workers = [ctx.Process(target=_add_notes, args=(url, str(home), w, 10, start, results)) for w in (1, 2)]
-    for p in workers:
-        p.start()
-    reports = _collect(results, workers)
+    reports = _start_together(url, home, workers=2, count=10)
     assert [r.get("error") for r in reports] == [None, None], reports
     ids = [i for r in reports for i in r["ids"]]
     assert len(ids) == 20 and len(set(ids)) == 20
