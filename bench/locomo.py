@@ -11,6 +11,7 @@ alone with the same embedding model (the baseline) and BM25 alone (SQLite FTS5, 
     python bench/locomo.py --conversations 1    # a quick run
     python bench/locomo.py --home /tmp/locomo   # keep the store; a second run reuses it
     python bench/locomo.py --vector-weights 0.3 0.4 0.5 0.6   # fusion weight sweep, one ingest
+    python bench/locomo.py --database-url postgresql+psycopg://...   # the PostgreSQL ledger
 """
 
 from __future__ import annotations
@@ -233,6 +234,7 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--home", type=Path, default=None, help="keep the store here (reused when present)")
+    parser.add_argument("--database-url", default=None, help="ledger URL (default: SQLite in --home)")
     parser.add_argument(
         "--vector-weights", type=float, nargs="*", default=None, help="also evaluate these fusion weights"
     )
@@ -244,7 +246,7 @@ def main() -> int:
     print(f"LoCoMo: {len(convs)} conversations, {n_turns} turns, {n_questions} questions (categories 1-4)")
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-locomo-"))
-    with Memory(home, llm="offline") as memory:
+    with Memory(home, llm="offline", database_url=args.database_url) as memory:
         print(f"ingesting through add_note (offline analyst) into {home} ...", flush=True)
         started = time.perf_counter()
         per_turn: list[float] = []

@@ -12,16 +12,19 @@ compared with: a flat per-note cost keeps "vs first" near 1.00x.
     python bench/scale.py                          # 1,000, 10,000, 100,000 (hours on 2 cores)
     python bench/scale.py --sizes 1000 10000
     python bench/scale.py --sizes 300 600 --window 100 --queries 50   # a quick check
+    python bench/scale.py --home /tmp/scale    # resumes a store left by an interrupted run
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import random
 import re
 import resource
+import signal
 import statistics
 import sys
 import tempfile
@@ -181,6 +184,8 @@ def main() -> int:
     parser.add_argument("--home", type=Path, default=None)
     args = parser.parse_args()
 
+    faulthandler.enable()  # a crash in native code (onnxruntime, chromadb) still leaves a trace
+    faulthandler.register(signal.SIGTERM, chain=True)  # and so does being stopped
     handler = scripted_llm.install()
     handler.default = answer
     rng = random.Random(7)
@@ -189,8 +194,13 @@ def main() -> int:
     rows: list[Checkpoint] = []
     started = time.perf_counter()
     with Memory(home, llm="scripted/bench") as memory:
-        added = 0
-        for size in sorted(args.sizes):
+        memory.reprocess()  # a raw log an interrupted run left unanalysed
+        with memory.ledger.read() as tx:
+            added = tx.count_notes()
+        if added:
+            print(f"resuming a store of {added:,} notes (sizes at or below it are skipped)", flush=True)
+            rng = random.Random(added)
+        for size in sorted(s for s in args.sizes if s > added):
             window: list[float] = []
             while added < size:
                 text, scope = sentence(rng), rng.choice(ACCOUNTS)

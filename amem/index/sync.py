@@ -81,8 +81,12 @@ class IndexSync:
             self._position = self.index.position()
             return True
 
-    def catch_up(self) -> int:
-        """Apply every change after the absorbed position. Returns how many notes were (re)indexed."""
+    def catch_up(self, *, record: bool = True) -> int:
+        """Apply every change after the absorbed position. Returns how many notes were (re)indexed.
+
+        ``record``: also note the new position in the ledger's index_state (a mirror for status
+        reports; the index's own record rules). Searches pass False: a read must not wait for the
+        ledger's write lock, nor fail on a read-only database."""
         with self._lock:
             start = self._position.last_seq
             touched = self._rebuild() if start == 0 else set()
@@ -96,8 +100,8 @@ class IndexSync:
                     ledger_id = self._position.ledger or _fingerprint(tx)
                 touched |= self._apply(notes, plan)
                 self._advance(IndexPosition(changes[-1].seq, ledger_id, self.built_by))
-            if self._position.last_seq != start:
-                with self.ledger.write() as tx:  # a mirror for status reports; the index's own record rules
+            if record and self._position.last_seq != start:
+                with self.ledger.write() as tx:
                     tx.set_index_position(self.name, self._position.last_seq, utcnow())
             return len(touched)
 

@@ -18,8 +18,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from amem.config import Settings
-from amem.domain.models import Change, Note, as_utc, utcnow
-from amem.domain.values import with_value
+from amem.domain.models import Note, as_utc, utcnow
+from amem.domain.replay import replay
 from amem.errors import InvalidInputError
 from amem.index.base import VectorIndex
 from amem.index.embedders import Embedder, make_embedder
@@ -27,7 +27,6 @@ from amem.index.fusion import VECTOR_WEIGHT, fuse
 from amem.index.sync import IndexSync
 from amem.ledger import search_queries
 from amem.ledger.store import Ledger, LedgerTx
-from amem.policy import CORE_TYPES
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +116,7 @@ class SearchService:
         if k <= 0 or not text.strip():
             return []
         try:
-            self.catch_up()
+            self.sync.catch_up(record=False)
         except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
             log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
         excluded = set(exclude_ids)
@@ -142,7 +141,7 @@ class SearchService:
         ``include_retired``. Deleted notes never.
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        self.catch_up()
+        self.sync.catch_up(record=False)
         return self._ranked(query, k, filters)
 
     def search_agentic(
@@ -159,7 +158,7 @@ class SearchService:
         filters), each marked with the hit and the link reason that brought it in. The linked notes
         come after the hits and are never cut to ``k``."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        self.catch_up()
+        self.sync.catch_up(record=False)
         hits = self._ranked(query, k, filters)
         return hits + self._linked(hits, filters)
 
@@ -180,20 +179,29 @@ class SearchService:
                 tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
             )
             fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight)
-            now = {n.id: n for n in tx.get_notes([f.note_id for f in fused])}
-            then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
-        results: list[SearchResult] = []
-        for f in fused:
-            note = then.get(f.note_id)
-            if note is None or not filters.admits(note, now.get(f.note_id)):
-                continue
-            results.append(
-                SearchResult(
-                    note_id=f.note_id, note=note, score=round(f.score, 6), matched_by=list(f.matched_by)
-                )
-            )
-            if len(results) == k:
-                break
+            results: list[SearchResult] = []
+            # Notes are read from the ledger best first, a few more than k at a time: most
+            # candidates pass the filters, so the rest of the pool is never loaded.
+            start, chunk = 0, k + 5
+            while start < len(fused) and len(results) < k:
+                part = fused[start : start + chunk]
+                now = {n.id: n for n in tx.get_notes([f.note_id for f in part])}
+                then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
+                for f in part:
+                    note = then.get(f.note_id)
+                    if note is None or not filters.admits(note, now.get(f.note_id)):
+                        continue
+                    results.append(
+                        SearchResult(
+                            note_id=f.note_id,
+                            note=note,
+                            score=round(f.score, 6),
+                            matched_by=list(f.matched_by),
+                        )
+                    )
+                    if len(results) == k:
+                        break
+                start, chunk = start + chunk, chunk * 2
         return results
 
     def _linked(self, hits: Sequence[SearchResult], filters: _Filters) -> list[SearchResult]:
@@ -256,27 +264,7 @@ def _states_at(tx: LedgerTx, notes: Iterable[Note], moment: datetime) -> dict[st
     """Each note as it stood at ``moment``, rebuilt from its changes; absent if it did not exist yet."""
     out: dict[str, Note] = {}
     for note in notes:
-        past = _replay(note, tx.changes_for_note(note.id, until=moment))
+        past = replay(note, tx.changes_for_note(note.id, until=moment))
         if past is not None:
             out[note.id] = past
     return out
-
-
-def _replay(current: Note, changes: Sequence[Change]) -> Note | None:
-    """The fold Governance.as_of does, over changes already read in this transaction."""
-    if not changes:
-        return None
-    first = changes[0]
-    note = Note(
-        id=current.id,
-        scope=current.scope,
-        content=first.new_value,
-        raw_log_ids=current.raw_log_ids,
-        created_at=first.applied_at,
-        updated_at=first.applied_at,
-        version=first.note_version,
-    )
-    for c in changes[1:]:
-        note = with_value(note, c.attribute, CORE_TYPES.get(c.attribute, "text"), c.new_value)
-        note = note.model_copy(update={"version": c.note_version, "updated_at": c.applied_at})
-    return note

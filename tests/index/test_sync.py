@@ -142,3 +142,19 @@ def test_the_index_looks_past_many_retired_neighbours(memory: Memory) -> None:
     assert [h.note_id for h in service.index.query(vector, 1, scope="acme", alive_at=utcnow())] == [live.id]
     everything = service.index.query(vector, 30, scope="acme")
     assert len(everything) == 21 and everything[-1].note_id == live.id
+
+
+def test_a_search_catches_up_without_writing_to_the_ledger(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_note(memory, "Tyrell's pilot starts in May")
+    memory.search("pilot", k=1, scope="acme")
+    late = make_note(memory, "Tyrell's replicant project needs GPUs", keywords=["GPU"])
+
+    def refuse() -> None:
+        raise AssertionError("search must not take the ledger's write lock")
+
+    monkeypatch.setattr(memory.ledger, "write", refuse)
+    found = memory.search("GPU capacity", k=1, scope="acme")
+    assert [r.note_id for r in found] == [late.id] and "keyword" in found[0].matched_by
+    assert memory.search_service.index.position().last_seq == last_change(memory)
