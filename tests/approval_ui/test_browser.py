@@ -127,11 +127,12 @@ def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url:
             page.get_by_role("button", name="Sign in").click()
             expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
             card_text = page.get_by_text("stated by the CTO")
-            expect(card_text).to_be_visible()
+            expect(card_text).to_be_visible(timeout=30_000)
             page.locator(f".st-key-comment_{p.id} input").fill("matches the call notes")
             page.locator(f".st-key-approve_{p.id} button").click()
             expect(page.get_by_text("Nothing waiting for review here.")).to_be_visible(timeout=30_000)
-            expect(page.get_by_text(f"Approved: decision_rationale of {note.id}.")).to_be_visible()
+            approved = page.get_by_text(f"Approved: decision_rationale of {note.id}.")
+            expect(approved).to_be_visible(timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "console-approved.png"), full_page=True)
             assert dialogs == []  # the note's <script> never ran
             # a signed cookie brings her back without the password, until she signs out
@@ -164,7 +165,7 @@ def test_behind_a_proxy_the_header_names_the_reviewer(mem: Memory, console_url: 
             page = context.new_page()
             page.goto(console_url)
             expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
-            expect(page.get_by_text("Bob Chen")).to_be_visible()
+            expect(page.get_by_text("Bob Chen")).to_be_visible(timeout=30_000)
             expect(page.get_by_role("textbox", name="Password")).to_have_count(0)
             page.locator(f".st-key-approve_{p.id} button").click()
             expect(page.get_by_text("Refused by the policy").first).to_be_visible(timeout=30_000)
