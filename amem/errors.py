@@ -29,6 +29,15 @@ class InvalidInputError(AmemError):
     pass
 
 
+class InvalidBatchInputError(InvalidInputError):
+    """One input of a batch is wrong (``position``: 1-based); nothing of the batch was recorded."""
+
+    def __init__(self, position: int, problem: str) -> None:
+        super().__init__(f"input {position}: {problem}; nothing was recorded")
+        self.position = position
+        self.problem = problem
+
+
 class PermissionDeniedError(AmemError):
     pass
 

@@ -7,15 +7,27 @@ ledger, deciding proposals or verifying the chain never imports them.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from amem.config import Settings
-from amem.domain.models import Actor, ActorKind, Change, Note, Proposal, ProposalStatus, Proposer
-from amem.errors import InvalidInputError, NotFoundError
+from amem.domain.models import (
+    Actor,
+    ActorKind,
+    AddOutcome,
+    Change,
+    Note,
+    NoteInput,
+    Proposal,
+    ProposalStatus,
+    Proposer,
+)
+from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
 from amem.services.governance import Draft, Governance, HistoryEvent, VerifyResult
@@ -119,6 +131,32 @@ class Memory:
         return self.pipeline.add_note(
             content, at=at, actor=_actor(actor, ActorKind.AGENT), scope=scope, metadata=metadata
         )
+
+    def add_notes(
+        self,
+        items: Iterable[NoteInput | Mapping[str, Any]],
+        *,
+        actor: str | Actor,
+        batch_size: int = 64,
+    ) -> list[AddOutcome]:
+        """add_note for many inputs (an import of past conversations, a CRM export), in order.
+
+        Every input is checked before anything is recorded; a bad one is named by its position.
+        Then all raw logs are committed, and each batch of ``batch_size`` is analysed, embedded in
+        one call and written in one transaction. An input whose analysis fails keeps its raw log
+        and comes back with ``note_id=None`` and the error; ``reprocess()`` completes it later.
+        Within a batch, a note's neighbours include the batch's earlier notes of its scope.
+        """
+        inputs: list[NoteInput] = []
+        for i, item in enumerate(items):
+            try:
+                inputs.append(item if isinstance(item, NoteInput) else NoteInput.model_validate(item))
+            except ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+                )
+                raise InvalidBatchInputError(i + 1, problems) from None
+        return self.pipeline.add_notes(inputs, actor=_actor(actor, ActorKind.AGENT), batch_size=batch_size)
 
     def reprocess(self, *, limit: int | None = None) -> list[str]:
         """Retry analysis of raw logs left unprocessed (after an LLM outage, say). Returns note ids."""

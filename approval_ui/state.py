@@ -16,6 +16,7 @@ from approval_ui.render import md_escape
 #: session_state key holding the signed-in reviewer's identity (set by approval_ui.auth).
 ACCOUNT_KEY = "amem_reviewer"
 FLASH_KEY = "amem_flash"
+FLASH_SHOWN_KEY = "amem_flash_shown"
 
 FlashKind = Literal["success", "info", "warning", "error"]
 
@@ -53,10 +54,21 @@ def current_account() -> Account:
 
 
 def flash(kind: FlashKind, text: str) -> None:
-    """Queue a message for the top of the next rendering (callbacks run before the page draws)."""
+    """Queue a message for the top of the page (callbacks run before the page draws). It stays
+    through reruns nobody asked for (a browser component reporting back) until the reviewer's next
+    action replaces it or they leave the page."""
+    if st.session_state.get(FLASH_SHOWN_KEY):
+        st.session_state[FLASH_KEY] = []
+        st.session_state[FLASH_SHOWN_KEY] = False
     st.session_state.setdefault(FLASH_KEY, []).append((kind, text))
 
 
 def show_flashes() -> None:
-    for kind, text in st.session_state.pop(FLASH_KEY, []):
+    for kind, text in st.session_state.get(FLASH_KEY, []):
         getattr(st, kind)(md_escape(text))
+    st.session_state[FLASH_SHOWN_KEY] = True
+
+
+def clear_flashes() -> None:
+    """On another page: the review queue's messages are about what was done there."""
+    st.session_state.pop(FLASH_KEY, None)

@@ -63,15 +63,20 @@ class ScriptedLLM(CustomLLM):
 
     def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
         text = self._answer(messages)
-        # mock_response builds a real ModelResponse without any network; the usage is counted
-        # with litellm's own (bundled, offline) tokenizer so token figures mean something.
-        response = litellm.completion(model="gpt-4o-mini", messages=messages, mock_response=text)
+        # The answer as a provider would send it (no second trip through litellm: the scripted model
+        # is meant to cost nothing); the usage is counted with litellm's own (bundled, offline)
+        # tokenizer so token figures mean something.
         prompt = litellm.token_counter(model="gpt-4o-mini", messages=messages)
         completion = litellm.token_counter(model="gpt-4o-mini", text=text, count_response_tokens=True)
-        response.usage = litellm.Usage(
-            prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+        return ModelResponse(
+            model=model,
+            choices=[
+                {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+            ],
+            usage=litellm.Usage(
+                prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+            ),
         )
-        return response
 
     async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
         return self.completion(model, messages)

@@ -1,8 +1,10 @@
-"""Note commands: add, reprocess, update, delete, notes."""
+"""Note commands: add, import, reprocess, update, delete, notes."""
 
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -41,6 +43,86 @@ def add(
             )
 
     emit(data, as_json, render)
+
+
+@app.command("import")
+def import_notes(
+    path: Annotated[
+        str,
+        typer.Argument(
+            help='A JSON Lines file ("-" for standard input): one {"content", "scope", "at", "metadata"} '
+            "object a line (scope may come from --scope)."
+        ),
+    ],
+    actor: Annotated[str, typer.Option("--actor", help="Who says it: agent:NAME or a person's name.")] = (
+        "agent:import"
+    ),
+    scope: Annotated[str | None, typer.Option("--scope", help="Scope for lines that name none.")] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", help="Inputs analysed and written together.")
+    ] = 64,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add many notes at once (past conversations, a CRM export). Every line is checked before
+    anything is recorded; then each is kept as a raw log and analysed like `amem add`."""
+    from amem.errors import InvalidBatchInputError, InvalidInputError
+
+    numbers, items = _read_jsonl(path, scope)
+    with open_memory() as mem:
+        try:
+            outcomes = mem.add_notes(items, actor=actor, batch_size=batch_size)
+        except InvalidBatchInputError as exc:
+            line = numbers[exc.position - 1]
+            raise InvalidInputError(f"{path}, line {line}: {exc.problem}; nothing was recorded") from None
+    failed = [o for o in outcomes if o.note_id is None]
+    data = {
+        "added": len(outcomes) - len(failed),
+        "pending": len(failed),
+        "outcomes": [o.model_dump() for o in outcomes],
+    }
+    emit(
+        data,
+        as_json,
+        lambda d: out.print(
+            f"{d['added']} notes added"
+            + (
+                f"; {d['pending']} raw logs kept but not analysed (run `amem reprocess`)"
+                if d["pending"]
+                else ""
+            ),
+            markup=False,
+        ),
+    )
+    if failed:
+        raise typer.Exit(4)
+
+
+def _read_jsonl(path: str, scope: str | None) -> tuple[list[int], list[dict[str, Any]]]:
+    """The file's objects and their line numbers; a line that is not one names its number."""
+    from amem.errors import InvalidInputError
+
+    try:
+        lines = sys.stdin.read().splitlines() if path == "-" else Path(path).read_text("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc}") from None
+    numbers: list[int] = []
+    items: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                f"{path}, line {number}: not JSON ({exc.msg}); nothing was recorded"
+            ) from None
+        if not isinstance(item, dict):
+            raise InvalidInputError(f"{path}, line {number}: expected a JSON object; nothing was recorded")
+        if scope and "scope" not in item:
+            item["scope"] = scope
+        numbers.append(number)
+        items.append(item)
+    return numbers, items
 
 
 @app.command()

@@ -126,6 +126,26 @@ class RawLog(_Frozen):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class NoteInput(BaseModel):
+    """One input of ``add_notes``: what ``add_note`` takes, as data (a line of an import file)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str
+    scope: str
+    at: datetime | str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class AddOutcome(_Frozen):
+    """What became of one input of ``add_notes``: its raw log is always kept; ``note_id`` is None
+    when analysis failed (``error`` says why; ``reprocess`` completes it later)."""
+
+    raw_log_id: str
+    note_id: str | None = None
+    error: str | None = None
+
+
 class RawLogState(StrEnum):
     PENDING = "pending"
     PROCESSED = "processed"

@@ -15,7 +15,10 @@ from amem.domain.models import Note
 class NeighbourFinder(Protocol):
     """Nearest notes of one scope: the link-generation step's source of candidates."""
 
-    def nearest(self, scope: str, text: str, k: int, *, exclude_ids: Sequence[str] = ()) -> list[Note]: ...
+    def nearest_many(self, asks: Sequence[tuple[Note, str]], k: int) -> list[list[Note]]:
+        """For each new (not yet written) note and its query text, its ``k`` nearest notes of the
+        same scope, the earlier notes of ``asks`` included."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,10 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from amem.domain.models import Change, ChangeKind, Note, utcnow
 from amem.index.base import IndexPosition, VectorIndex
@@ -28,6 +32,8 @@ from amem.ledger.store import Ledger, LedgerTx
 
 CHANGES_PER_BATCH = 1000
 NOTES_PER_PAGE = 512
+#: Vectors kept for documents embedded ahead of their change (by add_note), at most this many.
+REMEMBERED_VECTORS = 4096
 
 
 @dataclass
@@ -60,10 +66,21 @@ class IndexSync:
         self.built_by = f"{embedder.model_id}/{DOCUMENT_FORMAT}"
         self._lock = threading.RLock()
         self._position = index.position()
+        self._remembered: dict[str, NDArray[Any]] = {}
 
     @property
     def position(self) -> IndexPosition:
         return self._position
+
+    def remember(self, documents: Sequence[str], vectors: NDArray[Any]) -> None:
+        """Vectors already computed for these document texts (add_note embeds a new note's document
+        with its neighbour query, in one call): the catch-up uses them instead of embedding again.
+        A text that changed before the catch-up simply misses and is embedded as usual."""
+        with self._lock:
+            for text, vector in zip(documents, vectors, strict=True):
+                self._remembered[text] = vector
+            while len(self._remembered) > REMEMBERED_VECTORS:
+                del self._remembered[next(iter(self._remembered))]
 
     def verify_origin(self) -> bool:
         """Start over when the index was built from another ledger, model or document format, or
@@ -142,13 +159,23 @@ class IndexSync:
         embed = [n for n in notes if not n.deleted and n.id in plan.embed]
         relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
         if embed:
-            vectors = self.embedder.embed([document_text(n) for n in embed])
-            self.index.upsert([index_entry(n) for n in embed], vectors)
+            self.index.upsert(
+                [index_entry(n) for n in embed], self._vectors([document_text(n) for n in embed])
+            )
         if relabel:
             self.index.update_metadata([index_entry(n) for n in relabel])
         for scope in sorted({n.scope for n in gone}):
             self.index.delete(scope, [n.id for n in gone if n.scope == scope])
         return {n.id for n in [*embed, *relabel, *gone]}
+
+    def _vectors(self, texts: Sequence[str]) -> NDArray[Any]:
+        known: list[NDArray[Any] | None] = [self._remembered.pop(t, None) for t in texts]
+        missing = [i for i, v in enumerate(known) if v is None]
+        if missing:
+            fresh = self.embedder.embed([texts[i] for i in missing])
+            for slot, i in enumerate(missing):
+                known[i] = fresh[slot]
+        return np.stack(known)  # type: ignore[arg-type]
 
     def _advance(self, position: IndexPosition) -> None:
         self.index.set_position(position)

@@ -167,20 +167,30 @@ def _tsvector(
     params.update(
         {"any": tsquery_text(words), "key": scope_key(scope, "postgresql"), "scope": scope, "limit": limit}
     )
-    queries = ", ".join(f"to_tsquery('english', :w{i}) AS q{i}" for i in range(len(words)))
-    counts = ", ".join(f"count(*) FILTER (WHERE m.sv @@ q.q{i}) AS d{i}" for i in range(len(words)))
+    # Each CTE is MATERIALIZED and so computed once: inlined, the planner re-ran df and s once per
+    # candidate row (quadratic: 340 ms for 547 candidates of 663 notes). h<i>: the note has word i,
+    # tested once per note and used both to count and to skip ts_rank_cd, which is 0 without the
+    # word (unless its tsquery is more than one lexeme, p<i>) and costs more than the test.
+    n = range(len(words))
+    queries = ", ".join(
+        f"to_tsquery('english', :w{i}) AS q{i}, numnode(to_tsquery('english', :w{i})) > 1 AS p{i}" for i in n
+    )
+    hits = ", ".join(f"n.search_vector @@ q.q{i} AS h{i}" for i in n)
+    counts = ", ".join(f"count(*) FILTER (WHERE m.h{i}) AS d{i}" for i in n)
     weights = f"'{TSRANK_WEIGHTS}'::float4[]"
     score = " + ".join(
-        f"ln(1 + (s.n - df.d{i} + 0.5) / (df.d{i} + 0.5)) * ts_rank_cd({weights}, m.sv, q.q{i}, 1)"
-        for i in range(len(words))
+        f"(CASE WHEN m.h{i} OR q.p{i} THEN ln(1 + (s.n - df.d{i} + 0.5) / (df.d{i} + 0.5)) "
+        f"* ts_rank_cd({weights}, m.sv, q.q{i}, 1) ELSE 0 END)"
+        for i in n
     )
     sql = (
         f"WITH q AS (SELECT to_tsquery('english', :any) && to_tsquery('simple', :key) AS qa, {queries}), "
-        "m AS MATERIALIZED (SELECT n.id, n.search_vector AS sv FROM notes n, q "
+        f"m AS MATERIALIZED (SELECT n.id, n.search_vector AS sv, {hits} FROM notes n, q "
         "WHERE n.search_vector @@ q.qa AND n.scope = :scope AND NOT n.deleted "
         + "".join(f"AND {w} " for w in extra)
-        + f"), df AS (SELECT {counts} FROM m, q), "
-        "s AS (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
+        + f"), df AS MATERIALIZED (SELECT {counts} FROM m), "
+        # N counts the scope's deleted notes too; an index-only scan of ix_notes_scope when vacuumed.
+        "s AS MATERIALIZED (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
         f"SELECT m.id, {score} AS rank FROM m, q, df, s ORDER BY rank DESC, m.id LIMIT :limit"
     )
     stmt = sa.text(sql).bindparams(*typed)

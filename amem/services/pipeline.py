@@ -18,7 +18,10 @@ from amem.config import Settings
 from amem.domain.hashing import sha256_text
 from amem.domain.models import (
     Actor,
+    ActorKind,
+    AddOutcome,
     Note,
+    NoteInput,
     Proposer,
     RawLog,
     RawLogState,
@@ -27,16 +30,19 @@ from amem.domain.models import (
     utcnow,
 )
 from amem.domain.values import current_value, normalize, parse_datetime
-from amem.errors import AmemError, AnalysisPendingError, InvalidInputError
+from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.index.base import NeighbourFinder
 from amem.ledger.store import Ledger, LedgerTx
 from amem.llm.base import Analyst, AnalystError, TaskResult
+from amem.policy import Mode
 from amem.services.governance import Draft, Governance
 
 log = logging.getLogger(__name__)
 
 #: Construct-step attributes proposed for the new note, in this order.
 CONSTRUCTED = ("keywords", "tags", "context", "category", "decision_rationale", "valid_at")
+#: Raw logs analysed, embedded and written together by add_notes and reprocess.
+BATCH = 64
 #: Attributes the evolution step may propose for neighbours.
 EVOLVABLE = ("context", "tags", "keywords", "decision_rationale")
 
@@ -88,6 +94,34 @@ class WritePipeline:
         raw = self.record(content, at=at, actor=actor, scope=scope, metadata=metadata)
         return self.process(raw)
 
+    def add_notes(
+        self, items: Sequence[NoteInput], *, actor: Actor, batch_size: int = BATCH
+    ) -> list[AddOutcome]:
+        """add_note for many inputs: every input is checked first (a bad one names its position and
+        nothing is recorded), all raw logs are committed in one transaction, then each batch is
+        analysed, embedded, written in one transaction and indexed at once.
+
+        Within a batch, a note's neighbours are the notes stored before the batch and the batch's
+        earlier notes of its scope (those by vector similarity only), as they stood before the
+        batch: one note's evolution of a neighbour is not yet seen by the next note's link step."""
+        if batch_size < 1:
+            raise InvalidInputError(f"batch_size must be at least 1, got {batch_size}")
+        raws: list[RawLog] = []
+        for i, item in enumerate(items):
+            try:
+                raws.append(
+                    self._raw_log(
+                        item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
+                    )
+                )
+            except InvalidInputError as exc:
+                raise InvalidBatchInputError(i + 1, str(exc)) from exc
+        if not raws:
+            return []
+        with self.ledger.write() as tx:
+            tx.insert_raw_logs(raws, utcnow())
+        return self.process_many(raws, batch_size=batch_size)
+
     def record(
         self,
         content: str,
@@ -98,6 +132,49 @@ class WritePipeline:
         metadata: Mapping[str, Any] | None = None,
     ) -> RawLog:
         """Validate the input and commit it as a raw log. From here on it is never lost."""
+        raw = self._raw_log(content, at=at, actor=actor, scope=scope, metadata=metadata)
+        with self.ledger.write() as tx:
+            tx.insert_raw_logs([raw], raw.received_at)
+        return raw
+
+    def process(self, raw: RawLog) -> str:
+        """Analyse a committed raw log and apply the result. Returns the note id."""
+        (outcome,) = self.process_many([raw])
+        if outcome.note_id is None:
+            raise AnalysisPendingError(str(outcome.error), raw.id)
+        return outcome.note_id
+
+    def process_many(self, raws: Sequence[RawLog], *, batch_size: int = BATCH) -> list[AddOutcome]:
+        """Analyse committed raw logs, ``batch_size`` at a time, in order."""
+        outcomes: list[AddOutcome] = []
+        for start in range(0, len(raws), batch_size):
+            outcomes += self._process_batch(raws[start : start + batch_size])
+        return outcomes
+
+    def reprocess(self, *, limit: int | None = None) -> list[str]:
+        """Analyse raw logs left failed or pending (an outage, a crash). Returns the new note ids."""
+        with self.ledger.read() as tx:
+            states = tx.raw_log_states([RawLogState.FAILED, RawLogState.PENDING], limit=limit)
+            raws = tx.get_raw_logs([s["raw_log_id"] for s in states])
+        done: list[str] = []
+        for outcome in self.process_many(raws):
+            if outcome.note_id is None:
+                log.warning("%s", outcome.error)
+            else:
+                done.append(outcome.note_id)
+        return done
+
+    # -- the steps -------------------------------------------------------------------------------
+
+    def _raw_log(
+        self,
+        content: str,
+        *,
+        at: datetime | str | None,
+        actor: Actor,
+        scope: str,
+        metadata: Mapping[str, Any] | None,
+    ) -> RawLog:
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content is empty: add_note needs the text to remember")
         if len(content) > self.settings.max_content_chars:
@@ -115,7 +192,7 @@ class WritePipeline:
             meta = json.loads(json.dumps(dict(metadata or {})))
         except (TypeError, ValueError) as exc:
             raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
-        raw = RawLog(
+        return RawLog(
             id=new_id("r"),
             text=content,
             occurred_at=occurred,
@@ -125,47 +202,52 @@ class WritePipeline:
             sha256=sha256_text(content),
             metadata=meta,
         )
-        with self.ledger.write() as tx:
-            tx.insert_raw_logs([raw], now)
-        return raw
 
-    def process(self, raw: RawLog) -> str:
-        """Analyse a committed raw log and apply the result. Returns the note id."""
-        try:
-            analysis = self._analyse(raw)
-        except AnalystError as exc:
-            self._mark_failed(raw, str(exc), exc.calls)
-            raise AnalysisPendingError(
-                f"raw log {raw.id} is kept, but analysis failed: {exc}. Run `amem reprocess` to retry.",
-                raw.id,
-            ) from exc
-        note_id = self._apply(raw, analysis)
-        self._catch_up_index()
-        return note_id
-
-    def reprocess(self, *, limit: int | None = None) -> list[str]:
-        """Analyse raw logs left failed or pending (an outage, a crash). Returns the new note ids."""
-        with self.ledger.read() as tx:
-            states = tx.raw_log_states([RawLogState.FAILED, RawLogState.PENDING], limit=limit)
-            raws = tx.get_raw_logs([s["raw_log_id"] for s in states])
-        done: list[str] = []
+    def _process_batch(self, raws: Sequence[RawLog]) -> list[AddOutcome]:
+        """Construct each note, find all neighbours (one embedding call), link and evolve each,
+        then write every analysed note in one transaction and index them in one catch-up."""
+        errors: dict[str, str] = {}
+        drafts: dict[str, tuple[TaskResult, Note]] = {}
         for raw in raws:
             try:
-                done.append(self.process(raw))
-            except AnalysisPendingError as exc:
-                log.warning("%s", exc)
-        return done
+                constructed = self.analyst.construct(raw, self.policy.declared_attributes())
+            except AnalystError as exc:
+                errors[raw.id] = self._failed(raw, exc, exc.calls)
+                continue
+            drafts[raw.id] = (constructed, self._draft_note(raw, constructed))
+        ready = [raw for raw in raws if raw.id in drafts]
+        asks = [(self._as_applied(drafts[r.id][1]), _neighbour_query(drafts[r.id][1])) for r in ready]
+        found = self.neighbours.nearest_many(asks, self.settings.link_k)
+        analyses: list[tuple[RawLog, Analysis]] = []
+        for raw, neighbours in zip(ready, found, strict=True):
+            constructed, draft = drafts[raw.id]
+            neighbours = [n for n in neighbours if n.scope == raw.scope and not n.deleted][
+                : self.settings.link_k
+            ]
+            try:
+                linked = self.analyst.link_and_evolve(draft, raw, neighbours)
+            except AnalystError as exc:
+                errors[raw.id] = self._failed(raw, exc, [*_attempts(constructed), *exc.calls])
+                continue
+            analyses.append((raw, Analysis(draft.id, constructed, linked, neighbours)))
+        note_ids: dict[str, str] = {}
+        if analyses:
+            with self.ledger.write() as tx:
+                for raw, analysis in analyses:
+                    note_ids[raw.id] = self._apply(tx, raw, analysis)
+            self._catch_up_index()
+        return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
 
-    # -- the steps -------------------------------------------------------------------------------
-
-    def _analyse(self, raw: RawLog) -> Analysis:
-        constructed = self.analyst.construct(raw, self.policy.declared_attributes())
-        draft = self._draft_note(raw, constructed)
-        query = " ".join([raw.text, *draft.keywords])
-        neighbours = self.neighbours.nearest(raw.scope, query, self.settings.link_k, exclude_ids=[draft.id])
-        neighbours = [n for n in neighbours if n.scope == raw.scope and not n.deleted][: self.settings.link_k]
-        linked = self.analyst.link_and_evolve(draft, raw, neighbours)
-        return Analysis(draft.id, constructed, linked, neighbours)
+    def _as_applied(self, draft: Note) -> Note:
+        """The draft as governance will apply it: values the policy holds for review (or freezes)
+        are left out, so no other note's analysis, nor the index, sees a value nobody approved."""
+        kind = ActorKind.LLM
+        tags = draft.tags if self.policy.route("tags", draft.tags, kind).mode == Mode.AUTO else []
+        kept: dict[str, Any] = {"tags": tags}
+        for attribute in ("keywords", "context", "category", "decision_rationale", "valid_at"):
+            if self.policy.route(attribute, tags, kind).mode != Mode.AUTO:
+                kept[attribute] = [] if attribute == "keywords" else None
+        return draft.model_copy(update=kept)
 
     def _draft_note(self, raw: RawLog, constructed: TaskResult) -> Note:
         """The new note as the analyst sees it, for the link step (not written anywhere)."""
@@ -186,26 +268,25 @@ class WritePipeline:
             updated_at=raw.received_at,
         )
 
-    def _apply(self, raw: RawLog, analysis: Analysis) -> str:
+    def _apply(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> str:
+        state = tx.raw_log_state(raw.id)
+        if state is not None and state["state"] == RawLogState.PROCESSED.value and state["note_id"]:
+            return str(state["note_id"])  # another process finished it meanwhile
         construct, link = analysis.construct, analysis.link
-        with self.ledger.write() as tx:
-            state = _state_of(tx, raw.id)
-            if state is not None and state["state"] == RawLogState.PROCESSED.value and state["note_id"]:
-                return str(state["note_id"])  # another process finished it meanwhile
-            for call in [*_attempts(construct), *_attempts(link)]:
-                tx.insert_llm_call(call)
-            note = self.governance.create_note(
-                tx,
-                scope=raw.scope,
-                content=raw.text,
-                raw_logs=[raw],
-                actor=raw.actor,
-                note_id=analysis.note_id,
-            )
-            drafts = self._construct_drafts(note, raw, construct)
-            drafts += self._link_drafts(tx, note, raw, analysis)
-            self.governance.propose_in(tx, drafts)
-            tx.set_raw_log_state(raw.id, RawLogState.PROCESSED, utcnow(), note_id=note.id)
+        for call in [*_attempts(construct), *_attempts(link)]:
+            tx.insert_llm_call(call)
+        note = self.governance.create_note(
+            tx,
+            scope=raw.scope,
+            content=raw.text,
+            raw_logs=[raw],
+            actor=raw.actor,
+            note_id=analysis.note_id,
+        )
+        drafts = self._construct_drafts(note, raw, construct)
+        drafts += self._link_drafts(tx, note, raw, analysis)
+        self.governance.propose_in(tx, drafts)
+        tx.set_raw_log_state(raw.id, RawLogState.PROCESSED, utcnow(), note_id=note.id)
         return note.id
 
     def _construct_drafts(self, note: Note, raw: RawLog, result: TaskResult) -> list[Draft]:
@@ -236,17 +317,19 @@ class WritePipeline:
         by_id = {n.id: n for n in analysis.neighbours}
         drafts: list[Draft] = []
 
+        # Neighbours re-read inside this transaction: one of the same batch whose analysis failed
+        # was never written, and one may have been deleted meanwhile.
+        current = {n.id: n for n in tx.get_notes(list(by_id)) if not n.deleted}
         links = []
         for link in getattr(answer, "links", []) or []:
-            if link.note_id not in by_id:
+            if link.note_id not in current:
                 log.warning("raw log %s: dropped link to unknown note %r", raw.id, link.note_id)
                 continue
             links.append({"note_id": link.note_id, "reason": link.reason})
         if links:
             drafts.append(Draft(note.id, "links", links, "link generation", proposer, [raw.id]))
 
-        # Evolution: neighbours' context / tags / keywords / rationale, re-read inside this transaction.
-        current = {n.id: n for n in tx.get_notes(list(by_id))}
+        # Evolution: neighbours' context / tags / keywords / rationale.
         for update in getattr(answer, "updates", []) or []:
             neighbour = current.get(update.note_id)
             if neighbour is None:
@@ -288,11 +371,13 @@ class WritePipeline:
 
     # -- failure and the index ---------------------------------------------------------------------
 
-    def _mark_failed(self, raw: RawLog, error: str, calls: Sequence[Any]) -> None:
+    def _failed(self, raw: RawLog, error: AnalystError, calls: Sequence[Any]) -> str:
+        """Record the failed analysis (its model calls included) and say what the caller sees."""
         with self.ledger.write() as tx:
             for call in calls:
                 tx.insert_llm_call(call)
-            tx.set_raw_log_state(raw.id, RawLogState.FAILED, utcnow(), error=error[:2000])
+            tx.set_raw_log_state(raw.id, RawLogState.FAILED, utcnow(), error=str(error)[:2000])
+        return f"raw log {raw.id} is kept, but analysis failed: {error}. Run `amem reprocess` to retry."
 
     def _catch_up_index(self) -> None:
         """The index is derived: if it fails now, the next open or search catches up."""
@@ -335,5 +420,6 @@ def _fact_time(note: Note, raw: RawLog, construct: TaskResult) -> datetime:
     return _safe_time(getattr(construct.answer, "valid_at", None)) or raw.occurred_at
 
 
-def _state_of(tx: LedgerTx, raw_log_id: str) -> dict[str, Any] | None:
-    return tx.raw_log_state(raw_log_id)
+def _neighbour_query(draft: Note) -> str:
+    """What the neighbours are searched with: the text and the keywords the analyst saw in it."""
+    return " ".join([draft.content, *draft.keywords])

@@ -13,15 +13,18 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
+import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel
 
 from amem.config import Settings
 from amem.domain.models import Note, as_utc, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
-from amem.index.base import VectorIndex
+from amem.index.base import VectorHit, VectorIndex
+from amem.index.documents import document_text
 from amem.index.embedders import Embedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, fuse
 from amem.index.sync import IndexSync
@@ -123,6 +126,34 @@ class SearchService:
         found = self._ranked(text, k + len(excluded), _Filters(scope, (), None, include_retired=True))
         return [r.note for r in found if r.note_id not in excluded][:k]
 
+    def nearest_many(self, asks: Sequence[tuple[Note, str]], k: int) -> list[list[Note]]:
+        """Neighbours for a batch of new notes, not yet written: for each (note, keyword query), the
+        ``k`` notes of its scope closest to it among the stored notes and the batch's earlier notes.
+
+        As in A-MEM, the vector side compares the new note's own document (content, keywords,
+        tags, context) with the stored ones, so each new note is embedded once, all in one call,
+        and the catch-up that indexes them reuses those vectors. The keyword side searches the
+        query text in the ledger's full-text index, which holds what is committed: the batch's
+        earlier notes are candidates on the vector side only."""
+        if not asks:
+            return []
+        if k <= 0:
+            return [[] for _ in asks]
+        try:
+            self.sync.catch_up(record=False)
+        except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
+            log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
+        documents = [document_text(note) for note, _ in asks]
+        vectors = self.embedder.embed(documents)
+        self.sync.remember(documents, vectors)
+        out: list[list[Note]] = []
+        for i, (note, query) in enumerate(asks):
+            earlier = [(asks[j][0], vectors[j]) for j in range(i) if asks[j][0].scope == note.scope]
+            filters = _Filters(note.scope, (), None, include_retired=True)
+            found = self._ranked(query, k + 1, filters, vector=vectors[i], pending=earlier)
+            out.append([r.note for r in found if r.note_id != note.id][:k])
+        return out
+
     def search(
         self,
         query: str,
@@ -164,7 +195,17 @@ class SearchService:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _ranked(self, query: str, k: int, filters: _Filters) -> list[SearchResult]:
+    def _ranked(
+        self,
+        query: str,
+        k: int,
+        filters: _Filters,
+        *,
+        vector: NDArray[Any] | None = None,
+        pending: Sequence[tuple[Note, NDArray[Any]]] = (),
+    ) -> list[SearchResult]:
+        """``vector``: the query's, when already computed. ``pending``: notes not yet in the ledger
+        or the index (earlier notes of a batch being added), with their documents' vectors."""
         pool = max(MIN_POOL, POOL_PER_RESULT * k)
         # For as_of, candidates are drawn without tag or time filters (the note may have changed
         # since) and checked once rebuilt; draw more of them.
@@ -172,8 +213,13 @@ class SearchService:
             pool *= 2
         index_tags = () if filters.as_of else filters.tags
         alive_at = None if (filters.include_retired or filters.as_of) else filters.moment
-        vector = self.embedder.embed([query])[0]
+        if vector is None:
+            vector = self.embedder.embed([query])[0]
         vector_hits = self.index.query(vector, pool, scope=filters.scope, tags=index_tags, alive_at=alive_at)
+        unwritten = {note.id: note for note, _ in pending}
+        if pending:
+            extra = [VectorHit(note.id, float(np.dot(v, vector))) for note, v in pending]
+            vector_hits = sorted([*vector_hits, *extra], key=lambda h: -h.similarity)[:pool]
         with self.ledger.read() as tx:
             keyword_hits = search_queries.keyword_search(
                 tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
@@ -186,6 +232,7 @@ class SearchService:
             while start < len(fused) and len(results) < k:
                 part = fused[start : start + chunk]
                 now = {n.id: n for n in tx.get_notes([f.note_id for f in part])}
+                now |= {f.note_id: unwritten[f.note_id] for f in part if f.note_id in unwritten}
                 then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
                 for f in part:
                     note = then.get(f.note_id)

@@ -220,7 +220,7 @@ def main() -> None:
     mem = state.memory()
     state.current_account()
     st.title("Audit log")
-    state.show_flashes()
+    state.clear_flashes()
     _verify(mem)
     _charts(mem)
     st.divider()

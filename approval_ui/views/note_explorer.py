@@ -281,7 +281,7 @@ def main() -> None:
     mem = state.memory()
     state.current_account()
     st.title("Note explorer")
-    state.show_flashes()
+    state.clear_flashes()
     list_col, detail_col = st.columns([5, 7], gap="large")
     with list_col:
         _note_list(mem)

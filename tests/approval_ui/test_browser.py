@@ -17,6 +17,7 @@ import pytest
 
 from amem.domain.models import ProposalStatus
 from amem.memory import Memory
+from approval_ui.auth import COOKIE_NAME
 from tests.approval_ui.conftest import PASSWORD, REPO
 from tests.factories import LLM, make_note
 
@@ -141,6 +142,8 @@ def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url:
             expect(again.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
             again.get_by_role("button", name="Sign out").click()
             expect(again.get_by_role("textbox", name="Password")).to_be_visible(timeout=30_000)
+            # the signed-out page deletes the cookie from a browser component, after that rerun
+            again.wait_for_function(f"() => !document.cookie.includes('{COOKIE_NAME}=')", timeout=30_000)
             after = context.new_page()
             after.goto(console_url)
             expect(after.get_by_role("textbox", name="Password")).to_be_visible(timeout=30_000)

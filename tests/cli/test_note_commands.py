@@ -211,3 +211,38 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(
     assert message in one_error_line(err)
     assert raw_log_count(amem.memory) == 0 and amem.memory.notes() == []
     assert scripted_llm.requests == []  # refused before any model call
+
+
+def test_import_adds_every_line_and_names_a_bad_line_without_recording_anything(
+    amem: Cli, scripted_llm, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"content": "Acme call", "scope": "acme"}\n\n{"content": ""}\n', "utf-8")
+    code, out, err = amem("import", str(bad), "--scope", "acme", llm=MODEL)
+    assert code == 2 and out == "" and "bad.jsonl, line 3: content is empty" in one_error_line(err)
+    bad.write_text('{"content": "Acme call", "scope": "acme"}\n{"content": "Acme\n', "utf-8")
+    code, _, err = amem("import", str(bad), llm=MODEL)
+    assert code == 2 and "line 2: not JSON" in one_error_line(err)
+    assert raw_log_count(amem.memory) == 0
+
+    good = tmp_path / "calls.jsonl"
+    lines = [
+        {"content": "Acme wants SSO", "at": "2026-03-01T09:00:00Z"},
+        {"content": "Globex asked about seats", "scope": "globex", "metadata": {"crm_id": "G-7"}},
+        {"content": "Acme confirmed Okta"},
+    ]
+    good.write_text("\n".join(json.dumps(line) for line in lines) + "\n", "utf-8")
+    scripted_llm.push(construct(), outage(), construct(), LINK_NOTHING, LINK_NOTHING)
+    code, out, err = amem("import", str(good), "--scope", "acme", "--json", llm=MODEL)
+    result = json.loads(out)
+    assert code == 4  # one input kept but not analysed: like `amem add` in an outage
+    assert result["added"] == 2 and result["pending"] == 1
+    assert [o["note_id"] is None for o in result["outcomes"]] == [False, True, False]
+    assert {n.scope for n in amem.memory.notes()} == {"acme"}
+    with amem.memory.ledger.read() as tx:
+        raws = tx.get_raw_logs([o["raw_log_id"] for o in result["outcomes"]])
+    assert {r.text: (r.scope, r.metadata) for r in raws}["Globex asked about seats"] == (
+        "globex",
+        {"crm_id": "G-7"},
+    )
+    assert raw_log_count(amem.memory) == 3

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import litellm
 import pytest
@@ -42,15 +40,6 @@ def link(
     return json.dumps(
         {"links": links or [], "updates": updates or [], "contradictions": contradictions or []}
     )
-
-
-@pytest.fixture
-def mem(database_url: str, tmp_path: Path, scripted_llm) -> Iterator[Memory]:
-    m = Memory(tmp_path / "home", database_url=database_url, llm=MODEL)
-    try:
-        yield m
-    finally:
-        m.close()
 
 
 def _raw_log_count(mem: Memory) -> int:

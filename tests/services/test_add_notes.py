@@ -1,0 +1,141 @@
+"""add_notes: many inputs through the same pipeline as add_note, analysed, embedded and written in
+batches, through the real litellm path (scripted provider)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import litellm
+import pytest
+
+from amem import AddOutcome, NoteInput
+from amem.domain.models import RawLogState
+from amem.errors import InvalidInputError
+from amem.memory import Memory
+from tests.services.conftest import MODEL
+from tests.services.test_pipeline import _raw_log_count, construct, link
+
+NOTE_ID = re.compile(r"n_[0-9a-f]{16}")
+
+
+def link_to_every_neighbour(messages: list[dict[str, str]]) -> str:
+    ids = list(dict.fromkeys(NOTE_ID.findall(messages[-1]["content"].split("nearest neighbours")[-1])))
+    return link(links=[{"note_id": i, "reason": "same account"} for i in ids])
+
+
+def test_a_batch_builds_a_note_per_input_in_order_and_links_to_earlier_ones(
+    mem: Memory, scripted_llm
+) -> None:
+    scripted_llm.push(
+        construct(keywords=["Acme", "SSO"]),
+        construct(keywords=["Acme", "SAML"]),
+        construct(keywords=["Acme", "Okta"]),
+        link(),
+        link_to_every_neighbour,
+        link_to_every_neighbour,
+    )
+    texts = [
+        "Acme's CTO wants SSO before the renewal",
+        "Acme asked again about SSO: SAML with Okta",
+        "Acme confirmed Okta as their SSO provider",
+    ]
+    outcomes = mem.add_notes(
+        [{"content": t, "scope": "acme", "at": f"2026-03-0{i + 1}T10:00:00Z"} for i, t in enumerate(texts)],
+        actor="agent:importer",
+    )
+    assert all(isinstance(o, AddOutcome) and o.error is None for o in outcomes)
+    notes = [mem.read(o.note_id) for o in outcomes if o.note_id]
+    assert [n.content for n in notes] == texts
+    assert [n.keywords for n in notes] == [["Acme", "SSO"], ["Acme", "SAML"], ["Acme", "Okta"]]
+    # the batch's earlier notes were neighbours (nothing of it was in the store before)
+    assert [link.note_id for link in notes[1].links] == [notes[0].id]
+    assert {link.note_id for link in notes[2].links} == {notes[0].id, notes[1].id}
+    # every raw log kept, with its own time and actor, and marked processed
+    with mem.ledger.read() as tx:
+        raws = tx.get_raw_logs([o.raw_log_id for o in outcomes])
+        states = [tx.raw_log_state(o.raw_log_id) for o in outcomes]
+    assert sorted(r.text for r in raws) == sorted(texts)
+    assert {str(r.actor) for r in raws} == {"agent:importer"}
+    assert all(s is not None and s["state"] == RawLogState.PROCESSED.value for s in states)
+    assert mem.verify().ok
+    # and the index holds them: search finds the note about Okta first
+    assert mem.search("which identity provider, Okta?", 3, scope="acme")[0].note_id == notes[2].id
+
+
+def test_a_bad_input_is_named_and_nothing_is_recorded(mem: Memory) -> None:
+    good = {"content": "Globex wants a discount", "scope": "globex"}
+    with pytest.raises(InvalidInputError, match=r"input 3: content is empty.*nothing was recorded"):
+        mem.add_notes([good, good, {"content": "  ", "scope": "globex"}], actor="agent:x")
+    with pytest.raises(InvalidInputError, match=r"input 2: scope: Field required"):
+        mem.add_notes([good, {"content": "no scope"}], actor="agent:x")
+    with pytest.raises(InvalidInputError, match=r"input 1: at"):
+        mem.add_notes([NoteInput(content="x", scope="s", at="not a date")], actor="agent:x")
+    with pytest.raises(InvalidInputError, match="batch_size"):
+        mem.add_notes([good], actor="agent:x", batch_size=0)
+    assert _raw_log_count(mem) == 0
+    assert mem.add_notes([], actor="agent:x") == []
+
+
+def test_a_failed_analysis_keeps_its_raw_log_and_the_rest_of_the_batch_lands(
+    mem: Memory, scripted_llm
+) -> None:
+    down = litellm.APIConnectionError(message="connection refused", llm_provider="scripted", model="m")
+    # construct: first ok, second down, third ok; then the two link steps
+    scripted_llm.push(construct(), down, construct(), link(), link())
+    outcomes = mem.add_notes(
+        [{"content": f"Initech note {i}", "scope": "initech"} for i in range(3)], actor="agent:x"
+    )
+    assert [o.note_id is not None for o in outcomes] == [True, False, True]
+    failed = outcomes[1]
+    assert failed.error and "amem reprocess" in failed.error and "connection refused" in failed.error
+    assert _raw_log_count(mem) == 3 and mem.unprocessed_count() == 1
+    assert [n.content for n in mem.notes(scope="initech", limit=10)].count("Initech note 1") == 0
+
+    scripted_llm.push(construct(keywords=["Initech"]), link())
+    done = mem.reprocess()
+    assert len(done) == 1 and mem.read(done[0]).content == "Initech note 1"
+    assert mem.unprocessed_count() == 0
+
+
+def test_values_held_for_review_are_not_shown_to_the_next_notes_analysis(mem: Memory, scripted_llm) -> None:
+    """decision_rationale is `review` in the default policy: until approved it is no note's value,
+    so a later note of the same batch must not see it in its neighbour's text."""
+    scripted_llm.push(
+        construct(decision_rationale="SECRET-RATIONALE their board vetoed the budget"),
+        construct(),
+        link(),
+        link_to_every_neighbour,
+    )
+    first, second = mem.add_notes(
+        [
+            {"content": "Umbrella paused the deal", "scope": "umbrella"},
+            {"content": "Umbrella deal", "scope": "umbrella"},
+        ],
+        actor="agent:x",
+    )
+    link_prompt = scripted_llm.requests[-1][-1]["content"]
+    assert first.note_id in link_prompt  # the earlier note was a neighbour ...
+    assert "SECRET-RATIONALE" not in link_prompt  # ... without its unapproved value
+    assert second.note_id and [x.note_id for x in mem.read(second.note_id).links] == [first.note_id]
+    assert mem.read(first.note_id).decision_rationale is None
+    assert [p.attribute for p in mem.pending(note_id=first.note_id)] == ["decision_rationale"]
+
+
+def test_each_new_note_is_embedded_once(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note's document is embedded for its neighbour search and that vector is indexed: no
+    second embedding call for the same text (the most expensive step of add_note offline)."""
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    scripted_llm.default = lambda messages: (
+        link() if "nearest neighbours" in messages[-1]["content"] else construct()
+    )
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
+        mem.add_note("Hooli wants a sandbox", actor="agent:x", scope="hooli")
+        mem.add_notes(
+            [{"content": f"Hooli sandbox request {i}", "scope": "hooli"} for i in range(4)], actor="a:x"
+        )
+        embedded = [text for call in scripted_llm.embedding_inputs for text in call]
+        assert len(embedded) == 5 and len(set(embedded)) == 5
+        assert mem.search_service.index.count() == 5
