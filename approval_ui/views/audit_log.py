@@ -1,8 +1,10 @@
 """Audit log: is the ledger intact, what changed, who decided what, and how fast reviews go.
 
-The verification runs on every visit (Memory.verify recomputes the hash chain and each raw log's
-sha256), so a tampered row shows here before anything else. Exports are built when the button is
-clicked, from the same filters as the table.
+The verification (Memory.verify recomputes the hash chain and each raw log's sha256) runs when the
+page first opens in a session and again on "Verify again", so a tampered row shows here before
+anything else; filtering and paging reuse the result, with the time it was taken, because on a big
+ledger it reads every row. Exports are built when the button is clicked, from the same filters as
+the table.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from approval_ui import state
 from approval_ui.render import dataframe_height, fmt_time, md_escape, short, value_text
 
 PAGE_SIZE = 50
+#: The last verification of this session: (result, when).
+VERIFIED_KEY = "audit_verified"
 ANY = "any"
 KINDS = {"changes": "change", "proposals": "proposal", "decisions": "decision"}
 STATUS_COLORS = {
@@ -38,14 +42,20 @@ def _reset_page() -> None:
     st.session_state["audit_page"] = 1
 
 
+def _verify_again() -> None:
+    st.session_state.pop(VERIFIED_KEY, None)
+
+
 def _verify(mem: Memory) -> None:
-    with st.spinner("Verifying the hash chain and every raw log…"):
-        result = mem.verify()
+    if VERIFIED_KEY not in st.session_state:
+        with st.spinner("Verifying the hash chain and every raw log…"):
+            st.session_state[VERIFIED_KEY] = (mem.verify(), datetime.now(UTC))
+    result, at = st.session_state[VERIFIED_KEY]
     if result.ok:
         st.success(
             md_escape(
                 f"Ledger intact. {result.changes_checked:,} changes and {result.raw_logs_checked:,} raw logs "
-                f"verified against their hashes at {fmt_time(datetime.now(UTC))}."
+                f"verified against their hashes at {fmt_time(at)}."
             ),
             icon=":material/verified:",
         )
@@ -59,6 +69,7 @@ def _verify(mem: Memory) -> None:
             ),
             icon=":material/gpp_bad:",
         )
+    st.button("Verify again", key="audit_verify_again", on_click=_verify_again, icon=":material/refresh:")
 
 
 def _hours(value: float) -> str:

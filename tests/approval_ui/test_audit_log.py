@@ -63,6 +63,19 @@ def test_a_tampered_ledger_is_shown_prominently(mem: Memory) -> None:
     assert "Ledger tampered" in at.error[0].value and "change 3" in plain(at.error[0].value)
 
 
+def test_paging_reuses_the_verification_and_verify_again_runs_it(mem: Memory) -> None:
+    _history(mem)
+    at = open_console("audrey", "audit")
+    assert "Ledger intact" in at.success[0].value
+    with mem.ledger.engine.begin() as conn:  # tampered after the page verified it
+        conn.execute(sa.text("DROP TRIGGER changes_no_update"))
+        conn.execute(sa.text("UPDATE changes SET new_value = '\"forged\"' WHERE seq = 2"))
+    at.multiselect(key="audit_kinds").select("proposals").run()  # a filter: no second full read
+    assert "Ledger intact" in at.success[0].value and not at.error
+    at.button(key="audit_verify_again").click().run()
+    assert "Ledger tampered" in at.error[0].value and "change 2" in plain(at.error[0].value)
+
+
 def test_filters_narrow_the_trail(mem: Memory) -> None:
     _note_id, _approved_id = _history(mem)
     at = open_console("audrey", "audit")
