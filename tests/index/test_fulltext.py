@@ -97,3 +97,12 @@ def test_keyword_search_is_confined_to_its_scope_whatever_the_scope_is_called(me
         with memory.ledger.read() as tx:
             hits = keyword_search(tx, "escrow", scope=scope, limit=10)
         assert [h.note_id for h in hits] == [notes[scope].id]
+
+
+def test_a_word_the_parser_splits_still_ranks_its_note_first(memory: Memory) -> None:
+    """On PostgreSQL "1e5x" becomes a phrase of lexemes (a tsquery of several nodes); the ranking
+    must not skip it as if the note lacked the word."""
+    a = make_note(memory, "Batch 1e5x failed the burn-in test")
+    b = make_note(memory, "Batch failed again, ticket opened")
+    hits = found(memory, "1e5x batch")
+    assert hits[0] == a.id and set(hits) == {a.id, b.id}
