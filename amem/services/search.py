@@ -118,10 +118,7 @@ class SearchService:
         link to, or retire, an old one). For the link-generation step of add_note."""
         if k <= 0 or not text.strip():
             return []
-        try:
-            self.sync.catch_up(record=False)
-        except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
-            log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
+        self._catch_up_for_neighbours()
         excluded = set(exclude_ids)
         found = self._ranked(text, k + len(excluded), _Filters(scope, (), None, include_retired=True))
         return [r.note for r in found if r.note_id not in excluded][:k]
@@ -139,10 +136,7 @@ class SearchService:
             return []
         if k <= 0:
             return [[] for _ in asks]
-        try:
-            self.sync.catch_up(record=False)
-        except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
-            log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
+        self._catch_up_for_neighbours()
         documents = [document_text(note) for note, _ in asks]
         vectors = self.embedder.embed(documents)
         self.sync.remember(documents, vectors)
@@ -194,6 +188,12 @@ class SearchService:
         return hits + self._linked(hits, filters)
 
     # -- internals -------------------------------------------------------------------------------
+
+    def _catch_up_for_neighbours(self) -> None:
+        try:
+            self.sync.catch_up(record=False)
+        except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
+            log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
 
     def _ranked(
         self,
