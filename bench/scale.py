@@ -11,7 +11,7 @@ the per-note cost of add_note over the window and of add_notes over the last bat
 hybrid search latency (k=10, random scope, generated queries), and peak RSS (ru_maxrss). The
 first size is the baseline: a flat per-note cost keeps "vs first" near 1.00x.
 
-    python bench/scale.py                          # 1,000, 10,000, 100,000 (about an hour on 2 cores)
+    python bench/scale.py                          # 1,000, 10,000, 100,000 (about 1 h 45 min on 2 cores)
     python bench/scale.py --sizes 1000 10000
     python bench/scale.py --sizes 300 600 --window 100 --queries 50   # a quick check
     python bench/scale.py --home /tmp/scale    # resumes a store left by an interrupted run
