@@ -99,6 +99,7 @@ class Ledger:
                 tx = LedgerTx(conn, self.dialect, writable=True)
                 tx._lock_head()
                 yield tx
+                tx._flush_head()
 
 
 @dataclass
@@ -138,6 +139,7 @@ class LedgerTx:
         self.dialect = dialect
         self.writable = writable
         self._head: Head | None = None
+        self._head_moved = False
 
     # -- chain head --------------------------------------------------------------------------
 
@@ -155,6 +157,13 @@ class LedgerTx:
         return self._head
 
     def _save_head(self) -> None:
+        """The head row is locked for the whole transaction, so it is written once, at commit."""
+        self._head_moved = True
+
+    def _flush_head(self) -> None:
+        if not self._head_moved:
+            return
+        self._head_moved = False
         h = self.head
         self.conn.execute(
             sa.update(chain_head)

@@ -149,6 +149,7 @@ class Governance:
         """Route and record drafts inside ``tx``; applies the ones the policy lets through."""
         now = utcnow()
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
+        changed: set[str] = set()  # notes to write back once, at the end (each write re-indexes it)
         out: list[Proposal] = []
         for d in drafts:
             note = notes.get(d.note_id)
@@ -199,8 +200,11 @@ class Governance:
                 tx.supersede_pending(note.id, d.attribute, by=proposal.id, at=now)
             if status == ProposalStatus.AUTO_APPLIED and new != old:
                 kind = ChangeKind.REVERT if revert_of is not None else ChangeKind.APPLY
-                notes[note.id] = self._apply(tx, note, proposal, d.proposer.actor, kind, now)
+                notes[note.id] = self._apply(tx, note, proposal, d.proposer.actor, kind, now, save=False)
+                changed.add(note.id)
             out.append(proposal)
+        for note_id in sorted(changed):
+            tx.save_note(notes[note_id])
         return out
 
     def _check_links(self, tx: LedgerTx, note: Note, links: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -326,13 +330,24 @@ class Governance:
     # -- applying (the only writer of note values) ---------------------------------------------
 
     def _apply(
-        self, tx: LedgerTx, note: Note, proposal: Proposal, actor: Actor, kind: ChangeKind, now: datetime
+        self,
+        tx: LedgerTx,
+        note: Note,
+        proposal: Proposal,
+        actor: Actor,
+        kind: ChangeKind,
+        now: datetime,
+        *,
+        save: bool = True,
     ) -> Note:
+        """Record the change and return the note with it. ``save``: False when the caller writes the
+        note back itself, once for all its changes of one transaction."""
         attr_type = self.policy.type_of(proposal.attribute)
         old = current_value(note, proposal.attribute, attr_type)
         updated = with_value(note, proposal.attribute, attr_type, proposal.new_value)
         updated = updated.model_copy(update={"version": note.version + 1, "updated_at": now})
-        tx.save_note(updated)
+        if save:
+            tx.save_note(updated)
         self._append(tx, updated, proposal, old=old, new=proposal.new_value, actor=actor, kind=kind, now=now)
         return updated
 
