@@ -39,6 +39,7 @@ from amem.index.embedders import MiniLMEmbedder  # noqa: E402
 from amem.index.fusion import VECTOR_WEIGHT  # noqa: E402
 from amem.ledger.search_queries import fts5_match, query_terms  # noqa: E402
 from amem.memory import Memory  # noqa: E402
+from amem.services.search import NEIGHBOUR_KEYWORD_WINDOW  # noqa: E402
 
 DATA = Path("/work/shared/data/locomo/locomo_dev.json")
 KS = (1, 5, 10, 20)
@@ -238,6 +239,12 @@ def main() -> int:
     parser.add_argument(
         "--vector-weights", type=float, nargs="*", default=None, help="also evaluate these fusion weights"
     )
+    parser.add_argument(
+        "--neighbour-keyword-window",
+        type=lambda v: None if v == "all" else int(v),
+        default=NEIGHBOUR_KEYWORD_WINDOW,
+        help="add_note's link step ranks the newest N keyword matches ('all': every match; 0: none)",
+    )
     args = parser.parse_args()
 
     convs = load(args.data, args.conversations)
@@ -247,6 +254,7 @@ def main() -> int:
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-locomo-"))
     with Memory(home, llm="offline", database_url=args.database_url) as memory:
+        memory.search_service.neighbour_keyword_window = args.neighbour_keyword_window
         print(f"ingesting through add_note (offline analyst) into {home} ...", flush=True)
         started = time.perf_counter()
         per_turn: list[float] = []

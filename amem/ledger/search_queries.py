@@ -89,19 +89,23 @@ def keyword_search(
     limit: int,
     tags: Sequence[str] = (),
     alive_at: datetime | None = None,
+    newest: int | None = None,
 ) -> list[KeywordHit]:
     """Live notes of ``scope`` matching any word of ``text``, best first.
 
     ``tags``: each must be among the note's tags. ``alive_at``: only notes not retired then.
+    ``newest``: rank only the scope's ``newest`` most recently created notes that match, so the
+    cost stops growing with the scope (on SQLite, deleted notes take places in that window); None
+    ranks every match.
     """
     terms = query_terms(text)
-    if not terms or limit <= 0:
+    if not terms or limit <= 0 or (newest is not None and newest <= 0):
         return []
     if tx.dialect == "sqlite":
         match = f'scope_key : "{scope_key(scope, "sqlite")}" AND ({fts5_match(terms)})'
-        return _fts5(tx, match, scope, limit, tags, alive_at)
+        return _fts5(tx, match, scope, limit, tags, alive_at, newest)
     if tx.dialect == "postgresql":
-        return _tsvector(tx, terms, scope, limit, tags, alive_at)
+        return _tsvector(tx, terms, scope, limit, tags, alive_at, newest)
     raise NotImplementedError(f"full-text search is not implemented for {tx.dialect}")
 
 
@@ -132,16 +136,24 @@ def _fts5(
     limit: int,
     tags: Sequence[str],
     alive_at: datetime | None,
+    newest: int | None,
 ) -> list[KeywordHit]:
     extra, params, typed = _filters(tx, tags, alive_at)
     weights = ", ".join(str(w) for w in FTS5_WEIGHTS)
+    # FTS5 walks its matches in rowid order (note_fts_rows gives rowids in creation order) and can
+    # walk backwards, so the newest matches are read first and bm25() runs on those alone. Its
+    # statistics (N, each word's document count) stay those of the whole index.
+    ranked = f"SELECT rowid, bm25(notes_fts, {weights}) AS rank FROM notes_fts WHERE notes_fts MATCH :match"
+    if newest is not None:
+        ranked += " ORDER BY rowid DESC LIMIT :newest"
+        params["newest"] = newest
     sql = (
-        f"SELECT m.note_id, bm25(notes_fts, {weights}) AS rank FROM notes_fts "
-        "JOIN note_fts_rows m ON m.fts_rowid = notes_fts.rowid "
+        f"SELECT m.note_id, c.rank FROM ({ranked}) c "
+        "JOIN note_fts_rows m ON m.fts_rowid = c.rowid "
         "JOIN notes n ON n.id = m.note_id "
-        "WHERE notes_fts MATCH :match AND n.scope = :scope AND n.deleted = 0 "
+        "WHERE n.scope = :scope AND n.deleted = 0 "
         + "".join(f"AND {w} " for w in extra)
-        + "ORDER BY rank LIMIT :limit"
+        + "ORDER BY c.rank LIMIT :limit"
     )
     stmt = sa.text(sql).bindparams(*typed)
     rows = tx.conn.execute(stmt, {"match": match, "scope": scope, "limit": limit, **params})
@@ -155,10 +167,13 @@ def _tsvector(
     limit: int,
     tags: Sequence[str],
     alive_at: datetime | None,
+    newest: int | None,
 ) -> list[KeywordHit]:
     """BM25-like on PostgreSQL: ts_rank_cd has no inverse document frequency, so each word's
     ts_rank_cd is weighted by its IDF within the scope, counted in the same query. (On LoCoMo,
-    plain ts_rank_cd over the OR query reached R@10 0.52; IDF-weighted, 0.60, as FTS5's bm25.)"""
+    plain ts_rank_cd over the OR query reached R@10 0.52; IDF-weighted, 0.60, as FTS5's bm25.)
+    With ``newest``, the IDF is counted within those newest matches (counting it over the scope
+    would read every match, the cost the window avoids)."""
     words = [t for t in terms if _WORD.fullmatch(t)]
     if not words:
         return []
@@ -167,6 +182,8 @@ def _tsvector(
     params.update(
         {"any": tsquery_text(words), "key": scope_key(scope, "postgresql"), "scope": scope, "limit": limit}
     )
+    if newest is not None:
+        params["newest"] = newest
     # Each CTE is MATERIALIZED and so computed once: inlined, the planner re-ran df and s once per
     # candidate row (quadratic: 340 ms for 547 candidates of 663 notes). h<i>: the note has word i,
     # tested once per note and used both to count and to skip ts_rank_cd, which is 0 without the
@@ -188,10 +205,17 @@ def _tsvector(
         f"m AS MATERIALIZED (SELECT n.id, n.search_vector AS sv, {hits} FROM notes n, q "
         "WHERE n.search_vector @@ q.qa AND n.scope = :scope AND NOT n.deleted "
         + "".join(f"AND {w} " for w in extra)
+        # The window bounds the ranking, not the match: PostgreSQL still tests every note of the
+        # scope (a sequential or GIN scan), which costs about as much as ranking every match.
+        + ("" if newest is None else "ORDER BY n.created_at DESC, n.id DESC LIMIT :newest")
         + f"), df AS MATERIALIZED (SELECT {counts} FROM m), "
         # N counts the scope's deleted notes too; an index-only scan of ix_notes_scope when vacuumed.
-        "s AS MATERIALIZED (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
-        f"SELECT m.id, {score} AS rank FROM m, q, df, s ORDER BY rank DESC, m.id LIMIT :limit"
+        + (
+            "s AS MATERIALIZED (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
+            if newest is None
+            else "s AS MATERIALIZED (SELECT count(*)::float AS n FROM m) "
+        )
+        + f"SELECT m.id, {score} AS rank FROM m, q, df, s ORDER BY rank DESC, m.id LIMIT :limit"
     )
     stmt = sa.text(sql).bindparams(*typed)
     rows = tx.conn.execute(stmt, params)

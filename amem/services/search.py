@@ -39,6 +39,11 @@ MIN_POOL = 50
 POOL_PER_RESULT = 3
 #: A note brought in by a link scores this share of the hit that brought it.
 LINKED_SCORE_SHARE = 0.5
+#: The link step of add_note ranks, on its keyword side, only the scope's newest this many notes
+#: that share a word with the new note (its vector side still searches the whole scope). Ranking
+#: every match costs time in proportion to the scope's size (bench/README.md, "Scale"); search()
+#: always ranks every match.
+NEIGHBOUR_KEYWORD_WINDOW = 1000
 
 MatchedBy = Literal["vector", "keyword", "linked"]
 
@@ -84,6 +89,8 @@ class SearchService:
         self.embedder = embedder
         self.sync = sync
         self.vector_weight = VECTOR_WEIGHT
+        #: None: the link step ranks every keyword match; 0: it uses the vector side alone.
+        self.neighbour_keyword_window: int | None = NEIGHBOUR_KEYWORD_WINDOW
 
     @classmethod
     def open(cls, settings: Settings, ledger: Ledger) -> SearchService:
@@ -144,7 +151,14 @@ class SearchService:
         for i, (note, query) in enumerate(asks):
             earlier = [(asks[j][0], vectors[j]) for j in range(i) if asks[j][0].scope == note.scope]
             filters = _Filters(note.scope, (), None, include_retired=True)
-            found = self._ranked(query, k + 1, filters, vector=vectors[i], pending=earlier)
+            found = self._ranked(
+                query,
+                k + 1,
+                filters,
+                vector=vectors[i],
+                pending=earlier,
+                newest=self.neighbour_keyword_window,
+            )
             out.append([r.note for r in found if r.note_id != note.id][:k])
         return out
 
@@ -203,9 +217,11 @@ class SearchService:
         *,
         vector: NDArray[Any] | None = None,
         pending: Sequence[tuple[Note, NDArray[Any]]] = (),
+        newest: int | None = None,
     ) -> list[SearchResult]:
         """``vector``: the query's, when already computed. ``pending``: notes not yet in the ledger
-        or the index (earlier notes of a batch being added), with their documents' vectors."""
+        or the index (earlier notes of a batch being added), with their documents' vectors.
+        ``newest``: the keyword side ranks only the newest this many matches (0: no keyword side)."""
         pool = max(MIN_POOL, POOL_PER_RESULT * k)
         # For as_of, candidates are drawn without tag or time filters (the note may have changed
         # since) and checked once rebuilt; draw more of them.
@@ -222,7 +238,7 @@ class SearchService:
             vector_hits = sorted([*vector_hits, *extra], key=lambda h: -h.similarity)[:pool]
         with self.ledger.read() as tx:
             keyword_hits = search_queries.keyword_search(
-                tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
+                tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at, newest=newest
             )
             fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight)
             results: list[SearchResult] = []

@@ -106,3 +106,18 @@ def test_a_word_the_parser_splits_still_ranks_its_note_first(memory: Memory) -> 
     b = make_note(memory, "Batch failed again, ticket opened")
     hits = found(memory, "1e5x batch")
     assert hits[0] == a.id and set(hits) == {a.id, b.id}
+
+
+def test_a_window_ranks_only_the_scopes_newest_matching_notes(memory: Memory) -> None:
+    """add_note's link step bounds its keyword side this way: the best match, if old, is left out;
+    notes that do not match, and other scopes' notes, take no place in the window."""
+    best = make_note(memory, "Escrow escrow escrow: escrow terms")
+    matches = [make_note(memory, f"Escrow call number {i}") for i in range(4)]
+    make_note(memory, "Escrow call in another account", scope="globex")
+    for text in ("Lunch with the CFO", "Roadmap review", "Pricing page feedback"):
+        make_note(memory, text)
+    assert found(memory, "escrow")[0] == best.id
+    assert set(found(memory, "escrow", newest=3)) == {m.id for m in matches[-3:]}
+    assert set(found(memory, "escrow", newest=100)) == {best.id, *(m.id for m in matches)}
+    assert found(memory, "escrow", newest=100)[0] == best.id
+    assert found(memory, "escrow", newest=0) == []

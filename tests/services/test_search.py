@@ -221,3 +221,12 @@ def test_nearest_leaves_out_excluded_ids(memory: Memory, crm: dict[str, Note]) -
     assert len(near) == 2 and crm["discount"].id not in [n.id for n in near]
     assert memory.search_service.nearest("acme", "discount", 0) == []
     assert memory.search_service.nearest("nobody", "discount", 3) == []
+
+
+def test_the_link_steps_keyword_window_never_narrows_a_users_search(memory: Memory) -> None:
+    memory.search_service.neighbour_keyword_window = 2
+    best = make_note(memory, "Escrow escrow escrow: escrow terms drafted")
+    for i in range(4):
+        make_note(memory, f"Escrow call number {i}")
+    hits = memory.search("escrow", k=3, scope="acme")
+    assert hits[0].note_id == best.id and "keyword" in hits[0].matched_by
