@@ -7,6 +7,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_MAX_CONTENT_CHARS = 20_000
+#: Model calls add_notes and reprocess make at once with a remote model (the offline analyst runs
+#: on this machine's CPU and so one at a time).
+DEFAULT_LLM_CONCURRENCY = 4
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,7 @@ class Settings:
     chroma_url: str | None = None
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
     link_k: int = 5
+    llm_concurrency: int = DEFAULT_LLM_CONCURRENCY
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -32,6 +36,7 @@ class Settings:
             chroma_url=env.get("AMEM_CHROMA_URL") or None,
             max_content_chars=int(env.get("AMEM_MAX_CONTENT_CHARS", DEFAULT_MAX_CONTENT_CHARS)),
             link_k=int(env.get("AMEM_LINK_K", 5)),
+            llm_concurrency=int(env.get("AMEM_LLM_CONCURRENCY", DEFAULT_LLM_CONCURRENCY)),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         if "home" in clean:

@@ -37,6 +37,10 @@ class Analyst(Protocol):
     @property
     def model(self) -> str: ...
 
+    #: Whether several calls may run at once (threads): True for a remote model, whose calls mostly
+    #: wait on the network; False for one that computes on this machine.
+    concurrent: bool
+
     def construct(self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]) -> TaskResult: ...
 
     def link_and_evolve(self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]) -> TaskResult: ...

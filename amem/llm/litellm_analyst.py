@@ -38,6 +38,9 @@ class _ProviderFailure(Exception):
 
 
 class LiteLLMAnalyst:
+    #: Calls wait on the provider, so add_notes runs several at once (AMEM_LLM_CONCURRENCY).
+    concurrent = True
+
     def __init__(
         self, model: str, *, max_attempts: int = 3, temperature: float = 0, timeout: float = 60
     ) -> None:

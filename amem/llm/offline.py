@@ -441,6 +441,9 @@ def _show(key: tuple[str, str, str], values: frozenset[float]) -> str:
 class OfflineAnalyst:
     """Deterministic local analyst. Build once: the YAKE extractor is reused for every note."""
 
+    #: CPU-bound Python: threads would only take turns.
+    concurrent = False
+
     #: Link when at least this many terms are shared (or one, for the nearest neighbour).
     link_min_shared = 2
     #: Evolve a neighbour (carry tags, fill an empty context) when this many terms are shared.

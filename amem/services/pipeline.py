@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from amem.config import Settings
 from amem.domain.hashing import sha256_text
@@ -38,6 +39,7 @@ from amem.policy import Mode
 from amem.services.governance import Draft, Governance
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Construct-step attributes proposed for the new note, in this order.
 CONSTRUCTED = ("keywords", "tags", "context", "category", "decision_rationale", "valid_at")
@@ -208,26 +210,29 @@ class WritePipeline:
         then write every analysed note in one transaction and index them in one catch-up."""
         errors: dict[str, str] = {}
         drafts: dict[str, tuple[TaskResult, Note]] = {}
-        for raw in raws:
-            try:
-                constructed = self.analyst.construct(raw, self.policy.declared_attributes())
-            except AnalystError as exc:
-                errors[raw.id] = self._failed(raw, exc, exc.calls)
+        declared = self.policy.declared_attributes()
+        constructed_all = self._calls(lambda r: self.analyst.construct(r, declared), raws)
+        for raw, constructed in zip(raws, constructed_all, strict=True):
+            if isinstance(constructed, AnalystError):
+                errors[raw.id] = self._failed(raw, constructed, constructed.calls)
                 continue
             drafts[raw.id] = (constructed, self._draft_note(raw, constructed))
         ready = [raw for raw in raws if raw.id in drafts]
         asks = [(self._as_applied(drafts[r.id][1]), _neighbour_query(drafts[r.id][1])) for r in ready]
         found = self.neighbours.nearest_many(asks, self.settings.link_k)
+        shown = [
+            [n for n in neighbours if n.scope == raw.scope and not n.deleted][: self.settings.link_k]
+            for raw, neighbours in zip(ready, found, strict=True)
+        ]
+        linked_all = self._calls(
+            lambda i: self.analyst.link_and_evolve(drafts[ready[i].id][1], ready[i], shown[i]),
+            range(len(ready)),
+        )
         analyses: list[tuple[RawLog, Analysis]] = []
-        for raw, neighbours in zip(ready, found, strict=True):
+        for raw, neighbours, linked in zip(ready, shown, linked_all, strict=True):
             constructed, draft = drafts[raw.id]
-            neighbours = [n for n in neighbours if n.scope == raw.scope and not n.deleted][
-                : self.settings.link_k
-            ]
-            try:
-                linked = self.analyst.link_and_evolve(draft, raw, neighbours)
-            except AnalystError as exc:
-                errors[raw.id] = self._failed(raw, exc, [*_attempts(constructed), *exc.calls])
+            if isinstance(linked, AnalystError):
+                errors[raw.id] = self._failed(raw, linked, [*_attempts(constructed), *linked.calls])
                 continue
             analyses.append((raw, Analysis(draft.id, constructed, linked, neighbours)))
         note_ids: dict[str, str] = {}
@@ -237,6 +242,23 @@ class WritePipeline:
                     note_ids[raw.id] = self._apply(tx, raw, analysis)
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
+
+    def _calls(self, task: Callable[[T], TaskResult], items: Sequence[T]) -> list[TaskResult | AnalystError]:
+        """``task`` for each item, in order, each failure in its place. With a remote model, up to
+        ``llm_concurrency`` run at once: a batch waits about as long as its slowest calls, not
+        their sum. Nothing is written meanwhile; the results are applied in input order."""
+        workers = min(len(items), self.settings.llm_concurrency) if self.analyst.concurrent else 1
+
+        def guarded(item: T) -> TaskResult | AnalystError:
+            try:
+                return task(item)
+            except AnalystError as exc:
+                return exc
+
+        if workers <= 1:
+            return [guarded(item) for item in items]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="amem-llm") as pool:
+            return list(pool.map(guarded, items))
 
     def _as_applied(self, draft: Note) -> Note:
         """The draft as governance will apply it: values the policy holds for review (or freezes)

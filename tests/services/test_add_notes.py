@@ -4,6 +4,7 @@ batches, through the real litellm path (scripted provider)."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import litellm
@@ -139,3 +140,36 @@ def test_each_new_note_is_embedded_once(
         embedded = [text for call in scripted_llm.embedding_inputs for text in call]
         assert len(embedded) == 5 and len(set(embedded)) == 5
         assert mem.search_service.index.count() == 5
+
+
+def test_a_remote_models_calls_run_at_once_and_land_in_input_order(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a remote model, add_notes keeps up to AMEM_LLM_CONCURRENCY calls in flight. Each call
+    here waits until three are (a barrier): one at a time, the first would wait in vain and fail."""
+    monkeypatch.setenv("AMEM_LLM_CONCURRENCY", "3")
+    in_flight = threading.Barrier(3, timeout=20)
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        in_flight.wait()
+        prompt = messages[-1]["content"]
+        if "nearest neighbours" in prompt:
+            return link()
+        (number,) = re.findall(r"Ticket (\d+) ", prompt)
+        return construct(keywords=[f"ticket {number}"])
+
+    scripted_llm.default = answer
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
+        outcomes = mem.add_notes(
+            [{"content": f"Ticket {i} opened by Initech", "scope": "initech"} for i in range(6)],
+            actor="agent:x",
+        )
+        assert [o.error for o in outcomes] == [None] * 6
+        notes = [mem.read(o.note_id) for o in outcomes if o.note_id]
+        assert [n.keywords for n in notes] == [[f"ticket {i}"] for i in range(6)]
+        with mem.ledger.read() as tx:  # each value still traces to its own raw log's model call
+            for note, outcome in zip(notes, outcomes, strict=True):
+                (keywords,) = [p for p in tx.proposals_for_note(note.id) if p.attribute == "keywords"]
+                call = tx.get_llm_call(str(keywords.proposer.llm_call_id))
+                assert call is not None and call.raw_log_id == outcome.raw_log_id
+    assert len(scripted_llm.requests) == 12
