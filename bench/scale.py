@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from amem.memory import Memory  # noqa: E402
+from amem.services.search import NEIGHBOUR_KEYWORD_WINDOW  # noqa: E402
 from tests import scripted_llm  # noqa: E402
 
 _ACCOUNT_NAMES = """acme globex initech umbrella hooli stark wayne wonka cyberdyne tyrell soylent aperture
@@ -186,6 +187,12 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=256, help="add_notes batch size for the rest")
     parser.add_argument("--queries", type=int, default=200, help="searches timed at each size")
     parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument(
+        "--neighbour-keyword-window",
+        type=lambda v: None if v == "all" else int(v),
+        default=NEIGHBOUR_KEYWORD_WINDOW,
+        help="the link step ranks the newest N keyword matches ('all': every match; 0: none)",
+    )
     args = parser.parse_args()
 
     faulthandler.enable()  # a crash in native code (onnxruntime, chromadb) still leaves a trace
@@ -194,10 +201,16 @@ def main() -> int:
     handler.default = answer
     rng = random.Random(7)
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-scale-"))
-    print(f"store: {home}; {os.cpu_count()} CPUs; scripted zero-latency LLM through litellm", flush=True)
+    window = "all" if args.neighbour_keyword_window is None else args.neighbour_keyword_window
+    print(
+        f"store: {home}; {os.cpu_count()} CPUs; scripted zero-latency LLM through litellm; "
+        f"link step's keyword window: {window}",
+        flush=True,
+    )
     rows: list[Checkpoint] = []
     started = time.perf_counter()
     with Memory(home, llm="scripted/bench") as memory:
+        memory.search_service.neighbour_keyword_window = args.neighbour_keyword_window
         memory.reprocess()  # a raw log an interrupted run left unanalysed
         with memory.ledger.read() as tx:
             added = tx.count_notes()
