@@ -24,9 +24,9 @@ from amem.ledger.tables import UTCDateTime, notes
 
 #: At most this many distinct words of a query are searched (long queries stay cheap).
 MAX_TERMS = 32
-#: Ranked without a filter, this many more notes are drawn than asked for, so that deleted notes
-#: (whose full text stays indexed) can be dropped afterwards.
-DELETED_MARGIN = 10
+#: Ranked before the notes are read, this many more are drawn than asked for, so that deleted
+#: notes (whose full text stays indexed) and retired ones can be dropped afterwards.
+DROPPED_MARGIN = 10
 #: Column weights (content, keywords, tags, context, scope_key) for FTS5 bm25(): what was said
 #: counts double what the analyst derived from it (tuned on LoCoMo conversations 1-3; bench/README.md).
 FTS5_WEIGHTS = (1.0, 0.5, 0.5, 0.25, 0.0)
@@ -160,22 +160,34 @@ def _fts5(
         "WHERE n.scope = :scope AND n.deleted = 0 " + "".join(f"AND {w} " for w in extra) + order
     ).bindparams(*typed)
     args = {"match": match, "scope": scope, "limit": limit, **params}
-    if not extra:
-        # Nothing to filter on but deletion (the scope is part of the match): rank inside FTS5 and
-        # read the notes of the best few only, not of every match (half the query's time at 2,000
-        # matches). Deleted notes are dropped after ranking, so a few more are drawn; when too many
-        # of them were deleted, every match is read as above.
+    if not tags:
+        # No tag filter (the link step, most searches): rank inside FTS5 and read the notes of the
+        # best few only, not of every match (half the query's time at 2,000 matches); the scope is
+        # part of the match. Deleted and retired notes are dropped after ranking, so a few more are
+        # drawn; when more of the best than that were dropped, every match is read as above.
         best = (
-            f"SELECT m.note_id, c.rank, n.deleted, n.scope FROM (SELECT rowid, rank FROM ({ranked}) "
-            "ORDER BY rank, rowid DESC LIMIT :drawn) c "
+            f"SELECT m.note_id, c.rank, n.deleted, n.scope, n.invalid_at FROM (SELECT rowid, rank "
+            f"FROM ({ranked}) ORDER BY rank, rowid DESC LIMIT :drawn) c "
             "JOIN note_fts_rows m ON m.fts_rowid = c.rowid "
             "JOIN notes n ON n.id = m.note_id ORDER BY c.rank, c.rowid DESC"
         )
-        drawn = limit + DELETED_MARGIN
-        rows = tx.conn.execute(sa.text(best), {**args, "drawn": drawn}).all()
-        alive = [KeywordHit(r[0], -float(r[1])) for r in rows if not r[2] and r[3] == scope][:limit]
-        if len(alive) == limit or len(rows) < drawn:  # enough, or every match was drawn
-            return alive
+        drawn = limit + DROPPED_MARGIN
+        query = sa.text(best).columns(
+            sa.column("note_id"),
+            sa.column("rank"),
+            sa.column("deleted", sa.Boolean),
+            sa.column("scope"),
+            sa.column("invalid_at", UTCDateTime()),
+        )
+        rows = tx.conn.execute(query, {**args, "drawn": drawn}).all()
+        moment = as_utc(alive_at) if alive_at is not None else None
+        kept = [
+            KeywordHit(r[0], -float(r[1]))
+            for r in rows
+            if not r[2] and r[3] == scope and (moment is None or r[4] is None or r[4] > moment)
+        ][:limit]
+        if len(kept) == limit or len(rows) < drawn:  # enough, or every match was drawn
+            return kept
     return [KeywordHit(r[0], -float(r[1])) for r in tx.conn.execute(stmt, args)]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 import sqlalchemy as sa
 
 from amem.ledger import schema
@@ -123,17 +124,25 @@ def test_a_window_ranks_only_the_scopes_newest_matching_notes(memory: Memory) ->
     assert found(memory, "escrow", newest=0) == []
 
 
-def test_deleted_notes_never_crowd_out_live_ones_however_well_they_match(memory: Memory) -> None:
-    """Without a filter the best matches are ranked first and deleted ones dropped after; with
-    more deleted notes among the best than the few drawn in reserve, every match is read."""
+@pytest.mark.parametrize("dropped_by", ["deletion", "retirement"])
+def test_deleted_or_retired_notes_never_crowd_out_live_ones_however_well_they_match(
+    memory: Memory, dropped_by: str
+) -> None:
+    """The best matches are ranked first and deleted (or, searching live notes, retired) ones
+    dropped after; with more of them among the best than the few drawn in reserve, every match
+    is read."""
     gone = [make_note(memory, f"Escrow escrow escrow: escrow draft {i}") for i in range(15)]
     for note in gone:
-        proposal = memory.delete(note.id, actor="bob", reason="duplicate")
+        if dropped_by == "deletion":
+            proposal = memory.delete(note.id, actor="bob", reason="duplicate")
+        else:
+            proposal = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
         if proposal.status.value == "pending":
             memory.approve(proposal.id, reviewer="alice")
     live = [make_note(memory, f"Escrow call number {i}") for i in range(3)]
+    now = datetime(2025, 1, 1, tzinfo=UTC)
     with memory.ledger.read() as tx:
-        two = keyword_search(tx, "escrow", scope="acme", limit=2)
-        every = keyword_search(tx, "escrow", scope="acme", limit=10)
+        two = keyword_search(tx, "escrow", scope="acme", limit=2, alive_at=now)
+        every = keyword_search(tx, "escrow", scope="acme", limit=10, alive_at=now)
     assert {h.note_id for h in two} <= {n.id for n in live} and len(two) == 2
     assert {h.note_id for h in every} == {n.id for n in live}
