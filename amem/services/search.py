@@ -122,12 +122,14 @@ class SearchService:
 
     def nearest(self, scope: str, text: str, k: int, *, exclude_ids: Sequence[str] = ()) -> list[Note]:
         """The ``k`` notes of ``scope`` closest to ``text`` (retired ones included: a new fact may
-        link to, or retire, an old one). For the link-generation step of add_note."""
+        link to, or retire, an old one), found as the link step finds a new note's neighbours
+        (``nearest_many``, which compares the note's own document instead of a text)."""
         if k <= 0 or not text.strip():
             return []
         self._catch_up_for_neighbours()
         excluded = set(exclude_ids)
-        found = self._ranked(text, k + len(excluded), _Filters(scope, (), None, include_retired=True))
+        filters = _Filters(scope, (), None, include_retired=True)
+        found = self._ranked(text, k + len(excluded), filters, newest=self.neighbour_keyword_window)
         return [r.note for r in found if r.note_id not in excluded][:k]
 
     def nearest_many(self, asks: Sequence[tuple[Note, str]], k: int) -> list[list[Note]]:
