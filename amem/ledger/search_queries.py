@@ -203,8 +203,8 @@ def _tsvector(
     """BM25-like on PostgreSQL: ts_rank_cd has no inverse document frequency, so each word's
     ts_rank_cd is weighted by its IDF within the scope, counted in the same query. (On LoCoMo,
     plain ts_rank_cd over the OR query reached R@10 0.52; IDF-weighted, 0.60, as FTS5's bm25.)
-    With ``newest``, the IDF is counted within those newest matches (counting it over the scope
-    would read every match, the cost the window avoids)."""
+    With ``newest``, each word's document count is estimated from the window: its count there,
+    scaled by all matches over the window's (the same figure when the window holds every match)."""
     words = [t for t in terms if _WORD.fullmatch(t)]
     if not words:
         return []
@@ -224,7 +224,9 @@ def _tsvector(
         f"to_tsquery('english', :w{i}) AS q{i}, numnode(to_tsquery('english', :w{i})) > 1 AS p{i}" for i in n
     )
     hits = ", ".join(f"n.search_vector @@ q.q{i} AS h{i}" for i in n)
-    counts = ", ".join(f"count(*) FILTER (WHERE m.h{i}) AS d{i}" for i in n)
+    # Scaled by all matches over the matches ranked: 1 unless a window left some out.
+    scale = "" if newest is None else " * max(m.total)::float / greatest(count(*), 1)"
+    counts = ", ".join(f"count(*) FILTER (WHERE m.h{i}){scale} AS d{i}" for i in n)
     weights = f"'{TSRANK_WEIGHTS}'::float4[]"
     score = " + ".join(
         f"(CASE WHEN m.h{i} OR q.p{i} THEN ln(1 + (s.n - df.d{i} + 0.5) / (df.d{i} + 0.5)) "
@@ -233,19 +235,16 @@ def _tsvector(
     )
     sql = (
         f"WITH q AS (SELECT to_tsquery('english', :any) && to_tsquery('simple', :key) AS qa, {queries}), "
-        f"m AS MATERIALIZED (SELECT n.id, n.search_vector AS sv, {hits} FROM notes n, q "
-        "WHERE n.search_vector @@ q.qa AND n.scope = :scope AND NOT n.deleted "
+        f"m AS MATERIALIZED (SELECT n.id, n.search_vector AS sv, {hits}"
+        + ("" if newest is None else ", count(*) OVER () AS total")
+        + " FROM notes n, q WHERE n.search_vector @@ q.qa AND n.scope = :scope AND NOT n.deleted "
         + "".join(f"AND {w} " for w in extra)
         # The window bounds the ranking, not the match: PostgreSQL still tests every note of the
         # scope (a sequential or GIN scan), which costs about as much as ranking every match.
         + ("" if newest is None else "ORDER BY n.created_at DESC, n.id DESC LIMIT :newest")
         + f"), df AS MATERIALIZED (SELECT {counts} FROM m), "
         # N counts the scope's deleted notes too; an index-only scan of ix_notes_scope when vacuumed.
-        + (
-            "s AS MATERIALIZED (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
-            if newest is None
-            else "s AS MATERIALIZED (SELECT count(*)::float AS n FROM m) "
-        )
+        + "s AS MATERIALIZED (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
         + f"SELECT m.id, {score} AS rank FROM m, q, df, s ORDER BY rank DESC, m.id LIMIT :limit"
     )
     stmt = sa.text(sql).bindparams(*typed)

@@ -121,6 +121,11 @@ def test_a_window_ranks_only_the_scopes_newest_matching_notes(memory: Memory) ->
     assert set(found(memory, "escrow", newest=3)) == {m.id for m in matches[-3:]}
     assert set(found(memory, "escrow", newest=100)) == {best.id, *(m.id for m in matches)}
     assert found(memory, "escrow", newest=100) == found(memory, "escrow")  # ties in the same order
+    with memory.ledger.read() as tx:  # a window holding every match scores as the full search
+        every = keyword_search(tx, "escrow lunch call", scope="acme", limit=10)
+        held = keyword_search(tx, "escrow lunch call", scope="acme", limit=10, newest=100)
+    assert [h.note_id for h in held] == [h.note_id for h in every]
+    assert [h.score for h in held] == pytest.approx([h.score for h in every])
     assert found(memory, "escrow", newest=0) == []
 
 
