@@ -6,7 +6,12 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from amem.errors import ConfigError
+
 DEFAULT_MAX_CONTENT_CHARS = 20_000
+#: add_note's link step ranks, on its keyword side, only the scope's newest this many matching
+#: notes (amem/services/search.py); "all" in AMEM_LINK_KEYWORD_WINDOW ranks every match.
+DEFAULT_LINK_KEYWORD_WINDOW = 1000
 #: Model calls add_notes and reprocess make at once with a remote model (the offline analyst runs
 #: on this machine's CPU and so one at a time).
 DEFAULT_LLM_CONCURRENCY = 4
@@ -23,6 +28,7 @@ class Settings:
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
     link_k: int = 5
     llm_concurrency: int = DEFAULT_LLM_CONCURRENCY
+    link_keyword_window: int | None = DEFAULT_LINK_KEYWORD_WINDOW
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -37,6 +43,7 @@ class Settings:
             max_content_chars=int(env.get("AMEM_MAX_CONTENT_CHARS", DEFAULT_MAX_CONTENT_CHARS)),
             link_k=int(env.get("AMEM_LINK_K", 5)),
             llm_concurrency=int(env.get("AMEM_LLM_CONCURRENCY", DEFAULT_LLM_CONCURRENCY)),
+            link_keyword_window=_window(env.get("AMEM_LINK_KEYWORD_WINDOW")),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         if "home" in clean:
@@ -52,3 +59,19 @@ class Settings:
     @property
     def chroma_path(self) -> Path:
         return self.home / "index"
+
+
+def _window(value: str | None) -> int | None:
+    if value is None or not value.strip():
+        return DEFAULT_LINK_KEYWORD_WINDOW
+    if value.strip().lower() == "all":
+        return None
+    try:
+        window = int(value)
+    except ValueError:
+        window = -1
+    if window < 0:
+        raise ConfigError(
+            f"AMEM_LINK_KEYWORD_WINDOW={value!r}: give a whole number of notes (0: no keyword side) or 'all'"
+        )
+    return window

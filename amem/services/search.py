@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel
 
-from amem.config import Settings
+from amem.config import DEFAULT_LINK_KEYWORD_WINDOW, Settings
 from amem.domain.models import Note, as_utc, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
@@ -42,8 +42,8 @@ LINKED_SCORE_SHARE = 0.5
 #: The link step of add_note ranks, on its keyword side, only the scope's newest this many notes
 #: that share a word with the new note (its vector side still searches the whole scope). Ranking
 #: every match costs time in proportion to the scope's size (bench/README.md, "Scale"); search()
-#: always ranks every match.
-NEIGHBOUR_KEYWORD_WINDOW = 1000
+#: always ranks every match. AMEM_LINK_KEYWORD_WINDOW sets it.
+NEIGHBOUR_KEYWORD_WINDOW = DEFAULT_LINK_KEYWORD_WINDOW
 
 MatchedBy = Literal["vector", "keyword", "linked"]
 
@@ -103,7 +103,9 @@ class SearchService:
         sync = IndexSync(ledger, index, embedder, name=f"chroma:{index.store}")
         sync.verify_origin()
         sync.catch_up()
-        return cls(ledger, index, embedder, sync)
+        service = cls(ledger, index, embedder, sync)
+        service.neighbour_keyword_window = settings.link_keyword_window
+        return service
 
     def close(self) -> None:
         self.index.close()

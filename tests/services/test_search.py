@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from amem.domain.models import Note, utcnow
-from amem.errors import InvalidInputError
+from amem.errors import ConfigError, InvalidInputError
 from amem.memory import Memory
 from tests.factories import LLM, make_note
 
@@ -230,3 +230,15 @@ def test_the_link_steps_keyword_window_never_narrows_a_users_search(memory: Memo
         make_note(memory, f"Escrow call number {i}")
     hits = memory.search("escrow", k=3, scope="acme")
     assert hits[0].note_id == best.id and "keyword" in hits[0].matched_by
+
+
+def test_the_link_steps_keyword_window_is_set_by_the_environment(
+    database_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for value, window in (("250", 250), ("all", None), ("0", 0), ("", 1000)):
+        monkeypatch.setenv("AMEM_LINK_KEYWORD_WINDOW", value)
+        with Memory(tmp_path / "home", database_url=database_url) as memory:
+            assert memory.search_service.neighbour_keyword_window == window
+    monkeypatch.setenv("AMEM_LINK_KEYWORD_WINDOW", "-5")
+    with pytest.raises(ConfigError, match=r"AMEM_LINK_KEYWORD_WINDOW='-5'.*'all'"):
+        Memory(tmp_path / "home", database_url=database_url)
