@@ -7,11 +7,11 @@ ledger, deciding proposals or verifying the chain never imports them.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from amem.services.search import SearchResult, SearchService
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_Part = TypeVar("_Part")
 
 
 class Memory:
@@ -67,11 +69,15 @@ class Memory:
         self.policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
         self.governance = Governance(self.ledger, self.policy)
+        self._parts: dict[str, object] = {}
+        # The console shares one Memory between its sessions' threads: each heavy part must be
+        # built once (functools.cached_property stopped locking in Python 3.12).
+        self._parts_lock = threading.RLock()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        if "search_service" in self.__dict__:
+        if "search_service" in self._parts:
             self.search_service.close()
         self.ledger.close()
 
@@ -87,30 +93,49 @@ class Memory:
 
     # -- heavy parts, built on first use ----------------------------------------------------------
 
-    @cached_property
+    def _part(self, name: str, build: Callable[[], _Part]) -> _Part:
+        """The part called ``name``, built by ``build`` on first use, once, whatever the threads."""
+        part = self._parts.get(name)
+        if part is None:
+            with self._parts_lock:
+                part = self._parts.get(name)
+                if part is None:
+                    part = self._parts[name] = build()
+        return part  # type: ignore[return-value]
+
+    @property
     def analyst(self) -> Analyst:
-        from amem.llm.factory import make_analyst
+        def build() -> Analyst:
+            from amem.llm.factory import make_analyst
 
-        return make_analyst(self.settings, self.policy)
+            return make_analyst(self.settings, self.policy)
 
-    @cached_property
+        return self._part("analyst", build)
+
+    @property
     def search_service(self) -> SearchService:
-        from amem.services.search import SearchService
+        def build() -> SearchService:
+            from amem.services.search import SearchService
 
-        return SearchService.open(self.settings, self.ledger)
+            return SearchService.open(self.settings, self.ledger)
 
-    @cached_property
+        return self._part("search_service", build)
+
+    @property
     def pipeline(self) -> WritePipeline:
-        from amem.services.pipeline import WritePipeline
+        def build() -> WritePipeline:
+            from amem.services.pipeline import WritePipeline
 
-        return WritePipeline(
-            settings=self.settings,
-            ledger=self.ledger,
-            governance=self.governance,
-            analyst=self.analyst,
-            neighbours=self.search_service,
-            index=self.search_service,
-        )
+            return WritePipeline(
+                settings=self.settings,
+                ledger=self.ledger,
+                governance=self.governance,
+                analyst=self.analyst,
+                neighbours=self.search_service,
+                index=self.search_service,
+            )
+
+        return self._part("pipeline", build)
 
     # -- writing (agents) -----------------------------------------------------------------------
 

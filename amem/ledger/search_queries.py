@@ -1,10 +1,11 @@
 """The ledger's side of search: full-text queries, backlinks, and note scans for the index.
 
-Full text uses the database's own index (migration 0003): SQLite FTS5 ranked by bm25(), PostgreSQL
-tsvector ranked by ts_rank_cd() weighted by each word's inverse document frequency (a BM25-like
-score; ts_rank_cd alone knows no IDF). Queries are OR-style over the query's words. User text never
-reaches the query syntax: it is cut into words (letters and digits only), stop words dropped,
-and each word is quoted (FTS5) or joined by ``|`` (tsquery) and passed as a bound parameter.
+Full text uses the database's own index (migrations 0003, 0004): SQLite FTS5 ranked by bm25(), each
+scope a block of rowids; PostgreSQL tsvector ranked by ts_rank_cd() weighted by each word's inverse
+document frequency (a BM25-like score; ts_rank_cd alone knows no IDF). Queries are OR-style over
+the query's words. User text never reaches the query syntax: it is cut into words (letters and
+digits only), stop words dropped, and each word is quoted (FTS5) or joined by ``|`` (tsquery) and
+passed as a bound parameter.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ MAX_TERMS = 32
 #: Ranked before the notes are read, this many more are drawn than asked for, so that deleted
 #: notes (whose full text stays indexed) and retired ones can be dropped afterwards.
 DROPPED_MARGIN = 10
-#: Column weights (content, keywords, tags, context, scope_key) for FTS5 bm25(): what was said
-#: counts double what the analyst derived from it (tuned on LoCoMo conversations 1-3; bench/README.md).
-FTS5_WEIGHTS = (1.0, 0.5, 0.5, 0.25, 0.0)
+#: Column weights (content, keywords, tags, context) for FTS5 bm25(): what was said counts double
+#: what the analyst derived from it (tuned on LoCoMo conversations 1-3; bench/README.md).
+FTS5_WEIGHTS = (1.0, 0.5, 0.5, 0.25)
+#: Migration 0004: a scope's FTS5 rowids are ``its number << FTS5_BLOCK_BITS | a counter``.
+FTS5_BLOCK_BITS = 32
 #: The same for ts_rank_cd, whose weights are for the labels D, C, B, A (context is C, keywords and
 #: tags B, content A; D is unused).
 TSRANK_WEIGHTS = "{0.1, 0.25, 0.5, 1.0}"
@@ -65,10 +68,8 @@ def fts5_match(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def scope_key(scope: str, dialect: str) -> str:
-    """The token migration 0003 indexes for a note's scope (a value the triggers/column compute)."""
-    if dialect == "sqlite":
-        return "x" + scope.encode("utf-8").hex()
+def scope_key(scope: str) -> str:
+    """The token PostgreSQL's search_vector holds for a note's scope (migration 0003)."""
     return "x" + hashlib.md5(scope.encode("utf-8")).hexdigest()
 
 
@@ -105,8 +106,12 @@ def keyword_search(
     if not terms or limit <= 0 or (newest is not None and newest <= 0):
         return []
     if tx.dialect == "sqlite":
-        match = f'scope_key : "{scope_key(scope, "sqlite")}" AND ({fts5_match(terms)})'
-        return _fts5(tx, match, scope, limit, tags, alive_at, newest)
+        number = tx.conn.execute(
+            sa.text("SELECT number FROM fts_scopes WHERE scope = :scope"), {"scope": scope}
+        ).scalar()
+        if number is None:  # no note was ever written in this scope
+            return []
+        return _fts5(tx, fts5_match(terms), int(number), scope, limit, tags, alive_at, newest)
     if tx.dialect == "postgresql":
         return _tsvector(tx, terms, scope, limit, tags, alive_at, newest)
     raise NotImplementedError(f"full-text search is not implemented for {tx.dialect}")
@@ -135,6 +140,7 @@ def _filters(
 def _fts5(
     tx: LedgerTx,
     match: str,
+    block: int,
     scope: str,
     limit: int,
     tags: Sequence[str],
@@ -143,10 +149,16 @@ def _fts5(
 ) -> list[KeywordHit]:
     extra, params, typed = _filters(tx, tags, alive_at)
     weights = ", ".join(str(w) for w in FTS5_WEIGHTS)
-    # FTS5 walks its matches in rowid order (note_fts_rows gives rowids in creation order) and can
-    # walk backwards, so the newest matches are read first and bm25() runs on those alone. Its
-    # statistics (N, each word's document count) stay those of the whole index.
-    ranked = f"SELECT rowid, bm25(notes_fts, {weights}) AS rank FROM notes_fts WHERE notes_fts MATCH :match"
+    # The scope is its block of rowids, which FTS5 seeks to in each word's posting list. It walks
+    # its matches in rowid order (creation order within a block) and can walk backwards, so the
+    # newest matches are read first and bm25() runs on those alone. Its statistics (N, each word's
+    # document count) stay those of the whole index.
+    ranked = (
+        f"SELECT rowid, bm25(notes_fts, {weights}) AS rank FROM notes_fts "
+        "WHERE notes_fts MATCH :match AND rowid BETWEEN :first AND :last"
+    )
+    params["first"] = block << FTS5_BLOCK_BITS
+    params["last"] = ((block + 1) << FTS5_BLOCK_BITS) - 1
     if newest is not None:
         ranked += " ORDER BY rowid DESC LIMIT :newest"
         params["newest"] = newest
@@ -163,7 +175,7 @@ def _fts5(
     if not tags:
         # No tag filter (the link step, most searches): rank inside FTS5 and read the notes of the
         # best few only, not of every match (half the query's time at 2,000 matches); the scope is
-        # part of the match. Deleted and retired notes are dropped after ranking, so a few more are
+        # the rowid range. Deleted and retired notes are dropped after ranking, so a few more are
         # drawn; when more of the best than that were dropped, every match is read as above.
         best = (
             f"SELECT m.note_id, c.rank, n.deleted, n.scope, n.invalid_at FROM (SELECT rowid, rank "
@@ -210,9 +222,7 @@ def _tsvector(
         return []
     extra, params, typed = _filters(tx, tags, alive_at)
     params.update({f"w{i}": w for i, w in enumerate(words)})
-    params.update(
-        {"any": tsquery_text(words), "key": scope_key(scope, "postgresql"), "scope": scope, "limit": limit}
-    )
+    params.update({"any": tsquery_text(words), "key": scope_key(scope), "scope": scope, "limit": limit})
     if newest is not None:
         params["newest"] = newest
     # Each CTE is MATERIALIZED and so computed once: inlined, the planner re-ran df and s once per

@@ -1,4 +1,4 @@
-"""The full-text index (migration 0003) stays in step with notes, on SQLite and PostgreSQL."""
+"""The full-text index (migrations 0003, 0004) stays in step with notes, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -80,6 +80,52 @@ def test_notes_written_before_the_migration_are_indexed_by_it(database_url: str)
     schema.upgrade(engine)
     with ledger.read() as tx:
         assert len(keyword_search(tx, "kubernetes", scope="acme", limit=5)) == 1
+    ledger.close()
+    engine.dispose()
+
+
+def test_notes_indexed_before_scope_blocks_keep_their_scope_and_their_order(database_url: str) -> None:
+    """Migration 0004 moves SQLite's full text into a block of rowids per scope: notes written
+    before it, in interleaved scopes, are still found in their own scope only, newest first in a
+    window, and a note written after it is the newest of its scope. Downgrading restores 0003."""
+    engine = create_engine(database_url)
+    schema.upgrade(engine, "0003")
+    ledger = Ledger(database_url, check_schema=False)
+    governance = Governance(ledger, load_policy(None))
+    written: dict[str, list[str]] = {"acme": [], "globex": []}
+    for i in range(6):
+        scope = "acme" if i % 3 else "globex"
+        log = raw_log(f"Escrow call number {i}", scope)
+        with ledger.write() as tx:
+            tx.insert_raw_logs([log], log.received_at)
+            note = governance.create_note(tx, scope=scope, content=log.text, raw_logs=[log], actor=AGENT)
+        written[scope].append(note.id)
+
+    def window(scope: str, newest: int) -> set[str]:
+        with ledger.read() as tx:
+            return {h.note_id for h in keyword_search(tx, "escrow", scope=scope, limit=10, newest=newest)}
+
+    schema.upgrade(engine)
+    assert window("acme", 10) == set(written["acme"]) and window("globex", 10) == set(written["globex"])
+    assert window("acme", 2) == set(written["acme"][-2:])
+    log = raw_log("Escrow call after the upgrade", "acme")
+    with ledger.write() as tx:
+        tx.insert_raw_logs([log], log.received_at)
+        latest = governance.create_note(tx, scope="acme", content=log.text, raw_logs=[log], actor=AGENT)
+    assert window("acme", 2) == {written["acme"][-1], latest.id}
+    assert window("globex", 10) == set(written["globex"])
+    assert window("initech", 10) == set()  # a scope nobody wrote in
+
+    schema.downgrade(engine, "0003")
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as conn:
+            rows = conn.execute(
+                sa.text("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH :m"),
+                {"m": f'scope_key : "x{b"acme".hex()}" AND escrow'},
+            ).scalar()
+        assert rows == len(written["acme"]) + 1
+    schema.upgrade(engine)
+    assert window("acme", 2) == {written["acme"][-1], latest.id}
     ledger.close()
     engine.dispose()
 
