@@ -1,10 +1,11 @@
 """SQLite full text: each scope's notes in their own block of FTS5 rowids.
 
-Migration 0003 confined a query to its scope with a scope token ANDed to the query's words. That
-still walks each word's posting list across every scope: at 100,000 notes in 20 scopes it was all
-that still grew in add_note's cost. Here a note's FTS5 rowid is ``scope number << 32 | the scope's
-counter``, so a scope is one rowid range, which FTS5 seeks to inside every posting list (measured on
-a copy of a 104k store's full text, the link step's query: 10.4 -> 5.3 ms p50; bench/README.md).
+Migration 0003 confined a query to its scope with a scope token ANDed to the query's words, which
+still walks each word's posting list across every scope. Here a note's FTS5 rowid is ``scope number
+<< 32 | the scope's counter``, so a scope is one rowid range, which FTS5 seeks to inside every
+posting list. Measured (bench/README.md): the link step's query on a copy of a 104k store's full
+text, 10.4 -> 5.3 ms p50; end to end at 100k, add_note 53.4 -> 52.7 ms, because bm25() still counts
+each word's rows over the whole index for its IDF.
 
 - ``fts_scopes`` numbers the scopes (an INTEGER PRIMARY KEY: it survives VACUUM) and counts each
   scope's rows; the insert trigger allocates the next rowid of the note's scope. Rowids stay in
