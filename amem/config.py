@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from amem.errors import ConfigError
 
 DEFAULT_MAX_CONTENT_CHARS = 20_000
-#: add_note's link step ranks, on its keyword side, only the scope's newest this many matching
-#: notes (amem/services/search.py); "all" in AMEM_LINK_KEYWORD_WINDOW ranks every match.
-DEFAULT_LINK_KEYWORD_WINDOW = 1000
+#: add_note's link step uses its keyword side only while the scope holds at most this many notes;
+#: beyond, it finds neighbours on the vector side alone, as A-MEM does, so its cost stops growing
+#: with the store (amem/services/search.py, bench/README.md "Scale"). AMEM_LINK_KEYWORD_SCOPE_LIMIT.
+DEFAULT_LINK_KEYWORD_SCOPE_LIMIT = 2000
+#: The link step's keyword side ranks only the scope's newest this many matching notes (None: every
+#: match, the default: below the scope limit every match is cheap). AMEM_LINK_KEYWORD_WINDOW.
+DEFAULT_LINK_KEYWORD_WINDOW: int | None = None
 #: Model calls add_notes and reprocess make at once with a remote model (the offline analyst runs
 #: on this machine's CPU and so one at a time).
 DEFAULT_LLM_CONCURRENCY = 4
@@ -29,6 +34,7 @@ class Settings:
     link_k: int = 5
     llm_concurrency: int = DEFAULT_LLM_CONCURRENCY
     link_keyword_window: int | None = DEFAULT_LINK_KEYWORD_WINDOW
+    link_keyword_scope_limit: int | None = DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -43,7 +49,10 @@ class Settings:
             max_content_chars=int(env.get("AMEM_MAX_CONTENT_CHARS", DEFAULT_MAX_CONTENT_CHARS)),
             link_k=int(env.get("AMEM_LINK_K", 5)),
             llm_concurrency=int(env.get("AMEM_LLM_CONCURRENCY", DEFAULT_LLM_CONCURRENCY)),
-            link_keyword_window=_window(env.get("AMEM_LINK_KEYWORD_WINDOW")),
+            link_keyword_window=_notes_or_all(env, "AMEM_LINK_KEYWORD_WINDOW", DEFAULT_LINK_KEYWORD_WINDOW),
+            link_keyword_scope_limit=_notes_or_all(
+                env, "AMEM_LINK_KEYWORD_SCOPE_LIMIT", DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
+            ),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         if "home" in clean:
@@ -61,17 +70,17 @@ class Settings:
         return self.home / "index"
 
 
-def _window(value: str | None) -> int | None:
+def _notes_or_all(env: Mapping[str, str], name: str, default: int | None) -> int | None:
+    """A count of notes from ``env[name]``: a whole number, or 'all' (None); unset or blank: ``default``."""
+    value = env.get(name)
     if value is None or not value.strip():
-        return DEFAULT_LINK_KEYWORD_WINDOW
+        return default
     if value.strip().lower() == "all":
         return None
     try:
-        window = int(value)
+        count = int(value)
     except ValueError:
-        window = -1
-    if window < 0:
-        raise ConfigError(
-            f"AMEM_LINK_KEYWORD_WINDOW={value!r}: give a whole number of notes (0: no keyword side) or 'all'"
-        )
-    return window
+        count = -1
+    if count < 0:
+        raise ConfigError(f"{name}={value!r}: give a whole number of notes (0: no keyword side) or 'all'")
+    return count

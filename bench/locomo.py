@@ -39,7 +39,7 @@ from amem.index.embedders import MiniLMEmbedder  # noqa: E402
 from amem.index.fusion import VECTOR_WEIGHT  # noqa: E402
 from amem.ledger.search_queries import fts5_match, query_terms  # noqa: E402
 from amem.memory import Memory  # noqa: E402
-from amem.services.search import NEIGHBOUR_KEYWORD_WINDOW  # noqa: E402
+from amem.services.search import NEIGHBOUR_KEYWORD_SCOPE_LIMIT, NEIGHBOUR_KEYWORD_WINDOW  # noqa: E402
 
 DATA = Path("/work/shared/data/locomo/locomo_dev.json")
 KS = (1, 5, 10, 20)
@@ -240,6 +240,12 @@ def main() -> int:
         "--vector-weights", type=float, nargs="*", default=None, help="also evaluate these fusion weights"
     )
     parser.add_argument(
+        "--link-keyword-scope-limit",
+        type=lambda v: None if v == "all" else int(v),
+        default=NEIGHBOUR_KEYWORD_SCOPE_LIMIT,
+        help="add_note's link step has a keyword side only in scopes of at most N notes ('all': any size)",
+    )
+    parser.add_argument(
         "--neighbour-keyword-window",
         type=lambda v: None if v == "all" else int(v),
         default=NEIGHBOUR_KEYWORD_WINDOW,
@@ -255,6 +261,7 @@ def main() -> int:
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-locomo-"))
     with Memory(home, llm="offline", database_url=args.database_url) as memory:
         memory.search_service.neighbour_keyword_window = args.neighbour_keyword_window
+        memory.search_service.neighbour_keyword_scope_limit = args.link_keyword_scope_limit
         print(f"ingesting through add_note (offline analyst) into {home} ...", flush=True)
         started = time.perf_counter()
         per_turn: list[float] = []

@@ -65,6 +65,7 @@ def main() -> int:
     asks = [draft(rng) for _ in range(args.notes)]
     with Memory(args.home) as memory:
         service = memory.search_service
+        service.neighbour_keyword_scope_limit = None  # the windows are compared in scopes of any size
         k = memory.settings.link_k
         with memory.ledger.read() as tx:
             size = tx.count_notes()

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from amem.memory import Memory  # noqa: E402
-from amem.services.search import NEIGHBOUR_KEYWORD_WINDOW  # noqa: E402
+from amem.services.search import NEIGHBOUR_KEYWORD_SCOPE_LIMIT, NEIGHBOUR_KEYWORD_WINDOW  # noqa: E402
 from tests import scripted_llm  # noqa: E402
 
 _ACCOUNT_NAMES = """acme globex initech umbrella hooli stark wayne wonka cyberdyne tyrell soylent aperture
@@ -188,6 +188,12 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200, help="searches timed at each size")
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument(
+        "--link-keyword-scope-limit",
+        type=lambda v: None if v == "all" else int(v),
+        default=NEIGHBOUR_KEYWORD_SCOPE_LIMIT,
+        help="add_note's link step has a keyword side only in scopes of at most N notes ('all': any size)",
+    )
+    parser.add_argument(
         "--neighbour-keyword-window",
         type=lambda v: None if v == "all" else int(v),
         default=NEIGHBOUR_KEYWORD_WINDOW,
@@ -202,15 +208,17 @@ def main() -> int:
     rng = random.Random(7)
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-scale-"))
     window = "all" if args.neighbour_keyword_window is None else args.neighbour_keyword_window
+    limit = "any" if args.link_keyword_scope_limit is None else f"{args.link_keyword_scope_limit:,}"
     print(
         f"store: {home}; {os.cpu_count()} CPUs; scripted zero-latency LLM through litellm; "
-        f"link step's keyword window: {window}",
+        f"link step's keyword side: in scopes of at most {limit} notes, window {window}",
         flush=True,
     )
     rows: list[Checkpoint] = []
     started = time.perf_counter()
     with Memory(home, llm="scripted/bench") as memory:
         memory.search_service.neighbour_keyword_window = args.neighbour_keyword_window
+        memory.search_service.neighbour_keyword_scope_limit = args.link_keyword_scope_limit
         memory.reprocess()  # a raw log an interrupted run left unanalysed
         with memory.ledger.read() as tx:
             added = tx.count_notes()

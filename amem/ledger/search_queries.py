@@ -262,6 +262,15 @@ def _tsvector(
     return [KeywordHit(r[0], float(r[1])) for r in rows]
 
 
+def scope_holds_more_than(tx: LedgerTx, scope: str, count: int) -> bool:
+    """Whether ``scope`` holds more than ``count`` notes (deleted ones included), counted no further
+    than ``count`` + 1 on the scope's index, so the answer costs the same in a scope of any size."""
+    stmt = sa.select(sa.func.count()).select_from(
+        sa.select(notes.c.id).where(notes.c.scope == scope).limit(count + 1).subquery()
+    )
+    return int(tx.conn.execute(stmt).scalar_one()) > count
+
+
 @dataclass(frozen=True)
 class Backlink:
     """``source`` links to ``target`` for ``reason``."""

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel
 
-from amem.config import DEFAULT_LINK_KEYWORD_WINDOW, Settings
+from amem.config import DEFAULT_LINK_KEYWORD_SCOPE_LIMIT, DEFAULT_LINK_KEYWORD_WINDOW, Settings
 from amem.domain.models import Note, as_utc, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
@@ -39,10 +39,14 @@ MIN_POOL = 50
 POOL_PER_RESULT = 3
 #: A note brought in by a link scores this share of the hit that brought it.
 LINKED_SCORE_SHARE = 0.5
-#: The link step of add_note ranks, on its keyword side, only the scope's newest this many notes
-#: that share a word with the new note (its vector side still searches the whole scope). Ranking
-#: every match costs time in proportion to the scope's size (bench/README.md, "Scale"); search()
-#: always ranks every match. AMEM_LINK_KEYWORD_WINDOW sets it.
+#: The link step of add_note uses its keyword side only while the scope holds at most this many
+#: notes (None: always). Its cost grows with the scope's matches (and, on SQLite, bm25() counts
+#: each word's documents in the whole index), so in a larger scope the new note's neighbours come
+#: from the vector side alone, as in A-MEM, whose cost barely grows (bench/README.md, "Scale").
+#: search() always uses both sides and ranks every match. AMEM_LINK_KEYWORD_SCOPE_LIMIT sets it.
+NEIGHBOUR_KEYWORD_SCOPE_LIMIT = DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
+#: Below that limit, the keyword side ranks only the scope's newest this many matches (None: every
+#: match). AMEM_LINK_KEYWORD_WINDOW sets it.
 NEIGHBOUR_KEYWORD_WINDOW = DEFAULT_LINK_KEYWORD_WINDOW
 
 MatchedBy = Literal["vector", "keyword", "linked"]
@@ -91,6 +95,11 @@ class SearchService:
         self.vector_weight = VECTOR_WEIGHT
         #: None: the link step ranks every keyword match; 0: it uses the vector side alone.
         self.neighbour_keyword_window: int | None = NEIGHBOUR_KEYWORD_WINDOW
+        #: None: the link step's keyword side whatever the scope's size; 0: never.
+        self.neighbour_keyword_scope_limit: int | None = NEIGHBOUR_KEYWORD_SCOPE_LIMIT
+        # For each scope found to hold more notes than a limit, that limit. Notes are never removed
+        # from the ledger, so a scope never goes back below it, and its size need not be counted again.
+        self._holds_more_than: dict[str, int] = {}
 
     @classmethod
     def open(cls, settings: Settings, ledger: Ledger) -> SearchService:
@@ -105,6 +114,7 @@ class SearchService:
         sync.catch_up()
         service = cls(ledger, index, embedder, sync)
         service.neighbour_keyword_window = settings.link_keyword_window
+        service.neighbour_keyword_scope_limit = settings.link_keyword_scope_limit
         return service
 
     def close(self) -> None:
@@ -131,7 +141,7 @@ class SearchService:
         self._catch_up_for_neighbours()
         excluded = set(exclude_ids)
         filters = _Filters(scope, (), None, include_retired=True)
-        found = self._ranked(text, k + len(excluded), filters, newest=self.neighbour_keyword_window)
+        found = self._ranked(text, k + len(excluded), filters, newest=self._link_keyword_window(scope))
         return [r.note for r in found if r.note_id not in excluded][:k]
 
     def nearest_many(self, asks: Sequence[tuple[Note, str]], k: int) -> list[list[Note]]:
@@ -151,6 +161,7 @@ class SearchService:
         documents = [document_text(note) for note, _ in asks]
         vectors = self.embedder.embed(documents)
         self.sync.remember(documents, vectors)
+        windows = {scope: self._link_keyword_window(scope) for scope in {note.scope for note, _ in asks}}
         out: list[list[Note]] = []
         for i, (note, query) in enumerate(asks):
             earlier = [(asks[j][0], vectors[j]) for j in range(i) if asks[j][0].scope == note.scope]
@@ -161,7 +172,7 @@ class SearchService:
                 filters,
                 vector=vectors[i],
                 pending=earlier,
-                newest=self.neighbour_keyword_window,
+                newest=windows[note.scope],
             )
             out.append([r.note for r in found if r.note_id != note.id][:k])
         return out
@@ -212,6 +223,19 @@ class SearchService:
             self.sync.catch_up(record=False)
         except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
             log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
+
+    def _link_keyword_window(self, scope: str) -> int | None:
+        """The link step's keyword window in ``scope``: 0 (vector side only) above the scope limit."""
+        limit = self.neighbour_keyword_scope_limit
+        if limit is None:
+            return self.neighbour_keyword_window
+        if limit == 0 or limit <= self._holds_more_than.get(scope, -1):
+            return 0
+        with self.ledger.read() as tx:
+            if search_queries.scope_holds_more_than(tx, scope, limit):
+                self._holds_more_than[scope] = limit
+                return 0
+        return self.neighbour_keyword_window
 
     def _ranked(
         self,

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from amem.domain.models import Note, utcnow
+from amem.domain.models import Note, new_id, utcnow
 from amem.errors import ConfigError, InvalidInputError
 from amem.memory import Memory
 from tests.factories import LLM, make_note
@@ -232,13 +232,46 @@ def test_the_link_steps_keyword_window_never_narrows_a_users_search(memory: Memo
     assert hits[0].note_id == best.id and "keyword" in hits[0].matched_by
 
 
-def test_the_link_steps_keyword_window_is_set_by_the_environment(
+def test_the_link_step_finds_neighbours_by_meaning_alone_in_a_scope_above_the_limit(memory: Memory) -> None:
+    # One note shares only a rare word with the query and nothing of its meaning; more notes than
+    # the vector side draws (50) are close in meaning, so only the keyword side can offer it.
+    rare = make_note(memory, "The parking garage gate code is zqx4471")
+    for i in range(59):
+        make_note(memory, f"Request {i}: a discount on the annual renewal of the contract")
+    service, query = memory.search_service, "annual renewal discount zqx4471"
+
+    service.neighbour_keyword_scope_limit = 60  # the scope holds 60 notes: at the limit
+    assert rare.id in [n.id for n in service.nearest("acme", query, 10)]
+    service.neighbour_keyword_scope_limit = 59  # above it: the vector side alone
+    assert rare.id not in [n.id for n in service.nearest("acme", query, 10)]
+    # add_note's batch path (a new note, not yet written) decides the same way ...
+    new = rare.model_copy(update={"id": new_id("n"), "content": query})
+    assert rare.id not in [n.id for n in service.nearest_many([(new, query)], 10)[0]]
+    service.neighbour_keyword_scope_limit = None
+    assert rare.id in [n.id for n in service.nearest_many([(new, query)], 10)[0]]
+    # ... and a user's search always has both sides.
+    service.neighbour_keyword_scope_limit = 0
+    assert rare.id in ids(memory.search(query, k=10, scope="acme"))
+
+
+def test_the_link_steps_keyword_side_is_set_by_the_environment(
     database_url: str, tmp_path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for value, window in (("250", 250), ("all", None), ("0", 0), ("", 1000)):
-        monkeypatch.setenv("AMEM_LINK_KEYWORD_WINDOW", value)
-        with Memory(tmp_path / "home", database_url=database_url) as memory:
-            assert memory.search_service.neighbour_keyword_window == window
-    monkeypatch.setenv("AMEM_LINK_KEYWORD_WINDOW", "-5")
-    with pytest.raises(ConfigError, match=r"AMEM_LINK_KEYWORD_WINDOW='-5'.*'all'"):
-        Memory(tmp_path / "home", database_url=database_url)
+    for value, count in (("250", 250), ("all", None), ("0", 0)):
+        for name, attribute in (
+            ("AMEM_LINK_KEYWORD_WINDOW", "neighbour_keyword_window"),
+            ("AMEM_LINK_KEYWORD_SCOPE_LIMIT", "neighbour_keyword_scope_limit"),
+        ):
+            monkeypatch.setenv(name, value)
+            with Memory(tmp_path / "home", database_url=database_url) as memory:
+                assert getattr(memory.search_service, attribute) == count
+    for name in ("AMEM_LINK_KEYWORD_WINDOW", "AMEM_LINK_KEYWORD_SCOPE_LIMIT"):
+        monkeypatch.setenv(name, "")
+    with Memory(tmp_path / "home", database_url=database_url) as memory:
+        assert memory.search_service.neighbour_keyword_window is None  # every match ...
+        assert memory.search_service.neighbour_keyword_scope_limit == 2000  # ... up to 2,000 notes
+    for name in ("AMEM_LINK_KEYWORD_WINDOW", "AMEM_LINK_KEYWORD_SCOPE_LIMIT"):
+        monkeypatch.setenv(name, "-5")
+        with pytest.raises(ConfigError, match=rf"{name}='-5'.*'all'"):
+            Memory(tmp_path / "home", database_url=database_url)
+        monkeypatch.setenv(name, "")
