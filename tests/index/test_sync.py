@@ -3,7 +3,10 @@ holds only applied values."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,16 @@ import pytest
 from amem.domain.models import utcnow
 from amem.memory import Memory
 from tests.factories import LLM, make_note
+
+REPO = Path(__file__).resolve().parents[2]
+#: Another agent's process: adds one note to the store and prints its id.
+OTHER_PROCESS = """
+import sys
+from amem.memory import Memory
+home, url, text = sys.argv[1:4]
+with Memory(home, database_url=url) as memory:
+    print(memory.add_note(text, actor="agent:other-process", scope="acme"), flush=True)
+"""
 
 
 def reopen(memory: Memory) -> Memory:
@@ -158,3 +171,31 @@ def test_a_search_catches_up_without_writing_to_the_ledger(
     found = memory.search("GPU capacity", k=1, scope="acme")
     assert [r.note_id for r in found] == [late.id] and "keyword" in found[0].matched_by
     assert memory.search_service.index.position().last_seq == last_change(memory)
+
+
+def test_a_note_another_process_added_is_found_by_meaning_in_an_open_memory(memory: Memory) -> None:
+    """Chroma's embedded client never sees vectors another process writes into a collection it
+    has loaded; each process catches its own index up from the ledger instead."""
+    first = make_note(memory, "The champion, Priya, adopted a beagle puppy last week")
+    assert [r.note_id for r in memory.search("beagle puppy", k=1, scope="acme")] == [first.id]
+
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            OTHER_PROCESS,
+            str(memory.home),
+            memory.settings.database_url,
+            "Hooli wants forty more seats for the support team",
+        ],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr
+    added = child.stdout.strip().splitlines()[-1]
+
+    # No word in common with the note: only the vector side can find it.
+    found = memory.search("additional licences for the helpdesk staff", k=1, scope="acme")
+    assert [r.note_id for r in found] == [added] and found[0].matched_by == ["vector"]
