@@ -269,11 +269,18 @@ class Memory:
         reason: str,
         proposer: Proposer | str | Actor,
         raw_log_ids: Sequence[str] = (),
+        evidence: str | None = None,
     ) -> Proposal:
         if not isinstance(proposer, Proposer):
             proposer = Proposer.of(_actor(proposer, ActorKind.PERSON))
         return self.governance.propose(
-            note_id, attribute, new_value, reason=reason, proposer=proposer, raw_log_ids=raw_log_ids
+            note_id,
+            attribute,
+            new_value,
+            reason=reason,
+            proposer=proposer,
+            raw_log_ids=raw_log_ids,
+            evidence=evidence,
         )
 
     def approve(self, proposal_id: str, *, reviewer: str | Actor, comment: str | None = None) -> Proposal:

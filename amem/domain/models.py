@@ -212,6 +212,8 @@ class Proposal(_Frozen):
     new_value: Any = None
     base_version: int
     reason: str
+    #: The exact span of the source raw log that supports ``new_value`` (None when not given).
+    evidence: str | None = None
     proposer: Proposer
     raw_log_ids: list[str] = Field(default_factory=list)
     rule: str

@@ -549,6 +549,7 @@ def _proposal_row(p: Proposal) -> dict[str, Any]:
         "new_value": p.new_value,
         "base_version": p.base_version,
         "reason": p.reason,
+        "evidence": p.evidence,
         "proposer_kind": p.proposer.kind.value,
         "proposer_id": p.proposer.id,
         "model": p.proposer.model,
@@ -576,6 +577,7 @@ def _proposal(r: Any) -> Proposal:
         new_value=r.new_value,
         base_version=r.base_version,
         reason=r.reason,
+        evidence=r.evidence,
         proposer=Proposer(
             kind=r.proposer_kind,
             id=r.proposer_id,

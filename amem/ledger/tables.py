@@ -127,6 +127,7 @@ proposals = sa.Table(
     sa.Column("new_value", _json(), nullable=True),
     sa.Column("base_version", sa.Integer, nullable=False),
     sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("evidence", sa.Text, nullable=True),
     sa.Column("proposer_kind", sa.String(16), nullable=False),
     sa.Column("proposer_id", sa.String(200), nullable=False),
     sa.Column("model", sa.String(200), nullable=True),

@@ -48,6 +48,8 @@ class Draft:
     reason: str
     proposer: Proposer
     raw_log_ids: Sequence[str] = field(default_factory=tuple)
+    #: The exact span of the raw log behind the value, shown highlighted to the reviewer.
+    evidence: str | None = None
 
 
 class HistoryEvent(BaseModel):
@@ -137,11 +139,11 @@ class Governance:
         reason: str,
         proposer: Proposer,
         raw_log_ids: Sequence[str] = (),
+        evidence: str | None = None,
     ) -> Proposal:
+        draft = Draft(note_id, attribute, new_value, reason, proposer, raw_log_ids, evidence)
         with self.ledger.write() as tx:
-            return self.propose_in(tx, [Draft(note_id, attribute, new_value, reason, proposer, raw_log_ids)])[
-                0
-            ]
+            return self.propose_in(tx, [draft])[0]
 
     def propose_in(
         self, tx: LedgerTx, drafts: Sequence[Draft], *, revert_of: int | None = None
@@ -182,6 +184,7 @@ class Governance:
                 new_value=new,
                 base_version=note.version,
                 reason=d.reason.strip(),
+                evidence=d.evidence,
                 proposer=d.proposer,
                 raw_log_ids=list(d.raw_log_ids),
                 rule=f"{routing.rule} -> {routing.mode.value}",

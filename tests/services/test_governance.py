@@ -40,6 +40,21 @@ def test_review_attribute_waits_for_a_reviewer(memory: Memory) -> None:
     assert memory.pending() == []
 
 
+def test_a_proposal_keeps_the_evidence_span_it_was_made_with(memory: Memory) -> None:
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(
+        note.id,
+        "decision_rationale",
+        "the team knows it",
+        reason="stated",
+        proposer=LLM,
+        evidence="the team knows it",
+    )
+    assert memory.proposal(p.id).evidence == "the team knows it"
+    plain = memory.propose(note.id, "valid_at", "2026-03-01", reason="stated", proposer=LLM)
+    assert memory.proposal(plain.id).evidence is None
+
+
 def test_frozen_attribute_is_recorded_as_rejected_with_the_rule(memory: Memory) -> None:
     note = make_note(memory, "original text")
     p = memory.propose(note.id, "content", "rewritten", reason="improve", proposer=LLM)
