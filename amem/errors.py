@@ -46,6 +46,10 @@ class ProposalStateError(AmemError):
     """The proposal is not in a state that allows this decision (already decided, say)."""
 
 
+class ReviewSetChangedError(ProposalStateError):
+    """A decision on "all matching" was refused: the matching set changed since it was counted."""
+
+
 class AnalysisPendingError(AmemError):
     """The raw log is kept, but the model could not analyse it yet; `amem reprocess` retries."""
 

@@ -30,10 +30,12 @@ from amem.domain.models import (
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
-from amem.services.governance import Draft, Governance, HistoryEvent, VerifyResult
+from amem.services.governance import DecisionReport, Draft, Governance, HistoryEvent, VerifyResult
+from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPage, ReviewService
 
 if TYPE_CHECKING:
     from amem.llm.base import Analyst
+    from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
     from amem.services.search import SearchResult, SearchService
 
@@ -69,6 +71,7 @@ class Memory:
         self.policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
         self.governance = Governance(self.ledger, self.policy)
+        self.review = ReviewService(self.ledger, self.policy, self.governance)
         self._parts: dict[str, object] = {}
         # The console shares one Memory between its sessions' threads: each heavy part must be
         # built once (functools.cached_property stopped locking in Python 3.12).
@@ -288,6 +291,49 @@ class Memory:
 
     def reject(self, proposal_id: str, *, reviewer: str | Actor, comment: str) -> Proposal:
         return self.governance.reject(proposal_id, reviewer, comment)
+
+    # -- review items: one per input ---------------------------------------------------------------
+
+    def review_items(self, f: ReviewFilter | None = None, *, limit: int = 20, offset: int = 0) -> ReviewPage:
+        """Items waiting for review (all pending proposals one raw log caused), oldest input first."""
+        return self.review.items(f, limit=limit, offset=offset)
+
+    def review_item(self, key: str) -> ReviewItem:
+        """The item of raw log ``key`` (or of a proposal without a raw log)."""
+        return self.review.item(key)
+
+    def count_review_items(self, f: ReviewFilter | None = None) -> MatchCount:
+        return self.review.count(f)
+
+    def approve_item(self, key: str, *, reviewer: str | Actor, comment: str | None = None) -> DecisionReport:
+        return self.review.approve_item(key, reviewer, comment)
+
+    def reject_item(self, key: str, *, reviewer: str | Actor, comment: str) -> DecisionReport:
+        return self.review.reject_item(key, reviewer, comment)
+
+    def approve_matching(
+        self,
+        f: ReviewFilter,
+        *,
+        reviewer: str | Actor,
+        expected_items: int,
+        fingerprint: str | None = None,
+        comment: str | None = None,
+    ) -> DecisionReport:
+        """Approve every pending proposal matching ``f``; refused, nothing decided, when the set
+        differs from what ``count_review_items`` told the reviewer (``expected_items``,
+        ``fingerprint``)."""
+        return self.review.approve_matching(
+            f, reviewer, expected_items=expected_items, fingerprint=fingerprint, comment=comment
+        )
+
+    def facts(
+        self, scope: str, *, limit: int = 50, offset: int = 0, include_retired: bool = False
+    ) -> FactPage:
+        """The account's current facts, newest said first, with decisions and validity dates."""
+        from amem.services.facts import facts
+
+        return facts(self.ledger, scope, limit=limit, offset=offset, include_retired=include_retired)
 
     def revert(self, change_seq: int, *, actor: str | Actor, reason: str | None = None) -> Proposal:
         return self.governance.revert(change_seq, _actor(actor, ActorKind.PERSON), reason)

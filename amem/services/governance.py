@@ -71,6 +71,34 @@ class HistoryEvent(BaseModel):
     prompt_version: str | None = None
 
 
+class SkippedDecision(BaseModel):
+    """A proposal a decision of many left undecided, and why (the policy refused, say)."""
+
+    proposal_id: str
+    reason: str
+
+
+class DecisionReport(BaseModel):
+    """What a decision on many proposals did: each one decided, each one skipped and why."""
+
+    decided: list[Proposal] = []
+    skipped: list[SkippedDecision] = []
+
+    def count(self, status: ProposalStatus) -> int:
+        return sum(1 for p in self.decided if p.status == status)
+
+    def summary(self) -> str:
+        """``"3 approved, 1 conflict, 2 skipped"``: what a reviewer reads after a bulk decision."""
+        parts = [
+            f"{self.count(s)} {s.value}"
+            for s in (ProposalStatus.APPROVED, ProposalStatus.REJECTED, ProposalStatus.CONFLICT)
+            if self.count(s)
+        ]
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
+        return ", ".join(parts) or "nothing decided"
+
+
 class VerifyResult(BaseModel):
     ok: bool
     changes_checked: int
@@ -286,6 +314,34 @@ class Governance:
             ):
                 raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
             return self._get(tx, proposal.id)
+
+    def approve_many(
+        self, proposal_ids: Sequence[str], reviewer: str | Actor, comment: str | None = None
+    ) -> DecisionReport:
+        """Approve each proposal through ``approve``, one transaction each, with every check of a
+        single approval. One the reviewer may not decide (or decided by someone else meanwhile)
+        is skipped and reported, never approved; the others still are."""
+        self._reviewer(reviewer)  # not a reviewer at all: refuse the whole request
+        report = DecisionReport()
+        for proposal_id in proposal_ids:
+            try:
+                report.decided.append(self.approve(proposal_id, reviewer, comment))
+            except (PermissionDeniedError, ProposalStateError, NotFoundError) as exc:
+                report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
+        return report
+
+    def reject_many(self, proposal_ids: Sequence[str], reviewer: str | Actor, comment: str) -> DecisionReport:
+        """``reject`` for each proposal; refusals are skipped and reported, as in ``approve_many``."""
+        self._reviewer(reviewer)
+        if not comment or not comment.strip():
+            raise InvalidInputError("a rejection needs a comment saying why")
+        report = DecisionReport()
+        for proposal_id in proposal_ids:
+            try:
+                report.decided.append(self.reject(proposal_id, reviewer, comment))
+            except (PermissionDeniedError, ProposalStateError, NotFoundError) as exc:
+                report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
+        return report
 
     def check_may_approve(self, proposal: Proposal, reviewer: str | Actor) -> None:
         """Raises PermissionDeniedError when ``reviewer`` may not decide ``proposal`` (for the console)."""

@@ -1,0 +1,164 @@
+"""The ledger's side of the review queue: pending proposals grouped into review items.
+
+A review item is one input: every pending proposal whose first source raw log is the same raw
+log (a proposal with no raw log, a person's edit say, is an item of its own). The item's key is
+that raw log's id, or the proposal's id. Grouping, counting and paging happen in SQL, so the queue
+is never limited to the page a console happens to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import sqlalchemy as sa
+
+from amem.domain.models import ActorKind, Note, ProposalStatus, RawLog
+from amem.ledger.store import LedgerTx, _note, _proposal
+from amem.ledger.tables import notes, proposals, raw_logs
+
+ReviewKind = Literal["contradiction", "deletion", "revert", "value"]
+REVIEW_KINDS: tuple[ReviewKind, ...] = ("contradiction", "deletion", "revert", "value")
+
+
+@dataclass(frozen=True)
+class ReviewFilter:
+    """Which pending proposals (and so which items) a reviewer looks at.
+
+    ``kind``: ``contradiction`` (an invalid_at proposal: a newer fact retires an older note),
+    ``deletion``, ``revert`` (restores an earlier value) or ``value`` (any other held value).
+    """
+
+    scope: str | None = None
+    attribute: str | None = None
+    kind: ReviewKind | None = None
+    proposer: str | None = None
+    created_before: datetime | None = None
+    created_after: datetime | None = None
+    newest_first: bool = False
+
+
+def item_key() -> Any:
+    """The review item a proposal belongs to: its first raw log's id, else its own id."""
+    return sa.func.coalesce(proposals.c.raw_log_ids[0].as_string(), proposals.c.id)
+
+
+def _kind_clause(kind: ReviewKind) -> Any:
+    if kind == "contradiction":
+        return proposals.c.attribute == "invalid_at"
+    if kind == "deletion":
+        return proposals.c.attribute == "deleted"
+    if kind == "revert":
+        return proposals.c.revert_of.is_not(None)
+    return sa.and_(proposals.c.attribute.not_in(["invalid_at", "deleted"]), proposals.c.revert_of.is_(None))
+
+
+def _where(f: ReviewFilter) -> list[Any]:
+    clauses: list[Any] = [proposals.c.status == ProposalStatus.PENDING.value]
+    if f.scope:
+        clauses.append(proposals.c.scope == f.scope)
+    if f.attribute:
+        clauses.append(proposals.c.attribute == f.attribute)
+    if f.kind:
+        clauses.append(_kind_clause(f.kind))
+    if f.proposer:
+        kind, sep, ident = f.proposer.partition(":")
+        if sep and kind in ActorKind._value2member_map_:
+            clauses += [proposals.c.proposer_kind == kind, proposals.c.proposer_id == ident]
+        else:
+            clauses.append(proposals.c.proposer_id == f.proposer)
+    if f.created_before:
+        clauses.append(proposals.c.created_at < f.created_before)
+    if f.created_after:
+        clauses.append(proposals.c.created_at >= f.created_after)
+    return clauses
+
+
+def item_keys(tx: LedgerTx, f: ReviewFilter, *, limit: int, offset: int = 0) -> list[str]:
+    """A page of the keys of items holding at least one matching proposal, oldest input first."""
+    key = item_key().label("key")
+    first = sa.func.min(proposals.c.seq).label("first")
+    stmt = sa.select(key, first).where(*_where(f)).group_by(key)
+    order = first.desc() if f.newest_first else first.asc()
+    stmt = stmt.order_by(order).limit(limit).offset(offset)
+    return [row.key for row in tx.conn.execute(stmt)]
+
+
+def count_items(tx: LedgerTx, f: ReviewFilter) -> int:
+    stmt = sa.select(sa.func.count(sa.distinct(item_key()))).where(*_where(f))
+    return int(tx.conn.execute(stmt).scalar_one())
+
+
+def matching_proposal_ids(tx: LedgerTx, f: ReviewFilter) -> list[tuple[str, str]]:
+    """(item key, proposal id) of every matching pending proposal, in the order they were made."""
+    stmt = sa.select(item_key().label("key"), proposals.c.id).where(*_where(f)).order_by(proposals.c.seq)
+    return [(row.key, row.id) for row in tx.conn.execute(stmt)]
+
+
+def pending_in_items(tx: LedgerTx, keys: Sequence[str]) -> list[Any]:
+    """Every pending proposal of the items ``keys`` (whatever the filter), in the order made."""
+    if not keys:
+        return []
+    stmt = (
+        sa.select(proposals)
+        .where(proposals.c.status == ProposalStatus.PENDING.value, item_key().in_(list(keys)))
+        .order_by(proposals.c.seq)
+    )
+    return [_proposal(r) for r in tx.conn.execute(stmt)]
+
+
+def first_raw_logs(tx: LedgerTx, note_list: Sequence[Note]) -> dict[str, RawLog]:
+    """Each note's first raw log (what it was made from), by note id."""
+    wanted = {n.id: n.raw_log_ids[0] for n in note_list if n.raw_log_ids}
+    found = {r.id: r for r in tx.get_raw_logs(list(dict.fromkeys(wanted.values())))}
+    return {note_id: found[raw_id] for note_id, raw_id in wanted.items() if raw_id in found}
+
+
+def current_notes(
+    tx: LedgerTx, scope: str, *, moment: datetime, include_retired: bool, limit: int, offset: int
+) -> list[tuple[Note, RawLog | None]]:
+    """The scope's notes that hold at ``moment`` (not deleted, not retired), newest said first:
+    ordered by the time of their first raw log (when it was said), else when the note was made."""
+    said = sa.func.coalesce(raw_logs.c.occurred_at, notes.c.created_at)
+    stmt = (
+        sa.select(notes, raw_logs.c.id.label("raw_id"))
+        .select_from(notes.outerjoin(raw_logs, raw_logs.c.id == notes.c.raw_log_ids[0].as_string()))
+        .where(notes.c.scope == scope, notes.c.deleted.is_(False))
+        .order_by(said.desc(), notes.c.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    if not include_retired:
+        stmt = stmt.where(sa.or_(notes.c.invalid_at.is_(None), notes.c.invalid_at > moment))
+    rows = tx.conn.execute(stmt).all()
+    found = {r.id: r for r in tx.get_raw_logs([row.raw_id for row in rows if row.raw_id])}
+    return [(_note(row), found.get(row.raw_id)) for row in rows]
+
+
+def count_current_notes(tx: LedgerTx, scope: str, *, moment: datetime, include_retired: bool) -> int:
+    stmt = (
+        sa.select(sa.func.count())
+        .select_from(notes)
+        .where(notes.c.scope == scope, notes.c.deleted.is_(False))
+    )
+    if not include_retired:
+        stmt = stmt.where(sa.or_(notes.c.invalid_at.is_(None), notes.c.invalid_at > moment))
+    return int(tx.conn.execute(stmt).scalar_one())
+
+
+def decisions_for_notes(tx: LedgerTx, note_ids: Sequence[str]) -> list[Any]:
+    """Proposals a person decided (approved or rejected) on these notes, in the order made."""
+    if not note_ids:
+        return []
+    stmt = (
+        sa.select(proposals)
+        .where(
+            proposals.c.note_id.in_(list(note_ids)),
+            proposals.c.reviewer.is_not(None),
+            proposals.c.status.in_([ProposalStatus.APPROVED.value, ProposalStatus.REJECTED.value]),
+        )
+        .order_by(proposals.c.seq)
+    )
+    return [_proposal(r) for r in tx.conn.execute(stmt)]

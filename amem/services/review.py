@@ -1,0 +1,369 @@
+"""The review queue's read model: one review item per input, decidable at a glance.
+
+A review item gathers every pending proposal one raw log caused (the proposal's first source raw
+log): the account, when it was said and by whom, the raw log's text with each proposal's evidence
+located in it, and each held value with its current and proposed values in words. For a
+contradiction (a newer fact proposing ``invalid_at`` for an older note) the older fact is given
+beside the newer one. Decisions go through governance, proposal by proposal, with its checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from amem.domain.models import Actor, Note, Proposal, RawLog, as_utc
+from amem.domain.values import current_value
+from amem.errors import InvalidInputError, NotFoundError, ReviewSetChangedError
+from amem.ledger import review_queries as q
+from amem.ledger.review_queries import REVIEW_KINDS, ReviewFilter, ReviewKind
+from amem.ledger.store import Ledger
+from amem.policy import Policy
+from amem.services.governance import DecisionReport, Governance
+
+__all__ = [
+    "REVIEW_KINDS",
+    "MatchCount",
+    "OlderFact",
+    "ReviewField",
+    "ReviewFilter",
+    "ReviewItem",
+    "ReviewKind",
+    "ReviewPage",
+    "ReviewService",
+    "TextPiece",
+    "value_words",
+]
+
+#: A proposed value is looked for in the raw log (when it has no evidence) only if this long:
+#: shorter text ("no", "Q3") would be found by chance.
+MIN_VALUE_CHARS = 4
+
+
+class TextPiece(BaseModel):
+    """A stretch of the raw log's text; ``attributes``: the held values it is evidence for."""
+
+    text: str
+    attributes: list[str] = []
+
+    @property
+    def marked(self) -> bool:
+        return bool(self.attributes)
+
+
+class OlderFact(BaseModel):
+    """For a contradiction: the note the newer fact would retire, and when it was said."""
+
+    note_id: str
+    content: str
+    said_at: datetime | None = None
+    said_by: str | None = None
+
+
+class ReviewField(BaseModel):
+    """One held value of an item: one pending proposal, in words."""
+
+    proposal: Proposal
+    kind: ReviewKind
+    note_content: str | None = None
+    current_value: Any = None
+    current_words: str
+    proposed_words: str
+    #: The note's value changed since the proposal was made: approving records a conflict.
+    stale: bool = False
+    #: Where the proposal's support was found in the raw log: its evidence, else its value.
+    located_by: Literal["evidence", "value"] | None = None
+    span: tuple[int, int] | None = None
+    older: OlderFact | None = None
+
+    @property
+    def attribute(self) -> str:
+        return self.proposal.attribute
+
+    @property
+    def note_id(self) -> str:
+        return self.proposal.note_id
+
+
+class ReviewItem(BaseModel):
+    """Every pending proposal one input caused. ``key``: the raw log's id (the proposal's own id
+    when it has no raw log)."""
+
+    key: str
+    scope: str
+    raw_log: RawLog | None = None
+    fields: list[ReviewField]
+    pieces: list[TextPiece] = []
+
+    @property
+    def said_at(self) -> datetime | None:
+        return self.raw_log.occurred_at if self.raw_log else None
+
+    @property
+    def said_by(self) -> str | None:
+        return str(self.raw_log.actor) if self.raw_log else None
+
+    @property
+    def proposal_ids(self) -> list[str]:
+        return [f.proposal.id for f in self.fields]
+
+
+class ReviewPage(BaseModel):
+    items: list[ReviewItem]
+    total: int
+
+
+class MatchCount(BaseModel):
+    """What "approve all matching" would decide, counted: items, their matching proposals, and a
+    fingerprint of that exact set (so a decision can refuse when it changed)."""
+
+    items: int
+    proposals: int
+    fingerprint: str
+
+
+class ReviewService:
+    def __init__(self, ledger: Ledger, policy: Policy, governance: Governance) -> None:
+        self.ledger = ledger
+        self.policy = policy
+        self.governance = governance
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def items(self, f: ReviewFilter | None = None, *, limit: int = 20, offset: int = 0) -> ReviewPage:
+        """A page of items holding a matching pending proposal, oldest input first; each item
+        shows all of its pending proposals."""
+        f = f or ReviewFilter()
+        _check_filter(f)
+        with self.ledger.read() as tx:
+            keys = q.item_keys(tx, f, limit=limit, offset=offset)
+            total = q.count_items(tx, f)
+            items = self._build(tx, keys)
+        return ReviewPage(items=items, total=total)
+
+    def item(self, key: str) -> ReviewItem:
+        with self.ledger.read() as tx:
+            found = self._build(tx, [key])
+        if not found:
+            raise NotFoundError(f"no review item {key}: nothing from it is pending")
+        return found[0]
+
+    def count(self, f: ReviewFilter | None = None) -> MatchCount:
+        f = f or ReviewFilter()
+        _check_filter(f)
+        with self.ledger.read() as tx:
+            rows = q.matching_proposal_ids(tx, f)
+        return _count(rows)
+
+    # -- deciding ----------------------------------------------------------------------------------
+
+    def approve_item(self, key: str, reviewer: str | Actor, comment: str | None = None) -> DecisionReport:
+        """Approve every pending proposal of the item ``key`` (a raw log id)."""
+        return self.governance.approve_many(self._pending_ids(key), reviewer, comment)
+
+    def reject_item(self, key: str, reviewer: str | Actor, comment: str) -> DecisionReport:
+        return self.governance.reject_many(self._pending_ids(key), reviewer, comment)
+
+    def approve_matching(
+        self,
+        f: ReviewFilter,
+        reviewer: str | Actor,
+        *,
+        expected_items: int,
+        fingerprint: str | None = None,
+        comment: str | None = None,
+    ) -> DecisionReport:
+        """Approve every pending proposal matching ``f``, however many pages they fill.
+
+        ``expected_items`` (and ``fingerprint``, when given) are what the reviewer was shown by
+        ``count``: if the matching set changed since, nothing is decided. Each proposal then goes
+        through governance's single approval, so one the reviewer may not decide is skipped and
+        reported."""
+        _check_filter(f)
+        now = self.count(f)
+        if now.items != expected_items or (fingerprint is not None and now.fingerprint != fingerprint):
+            raise ReviewSetChangedError(
+                f"the matching items changed since they were counted ({expected_items} then, "
+                f"{now.items} items / {now.proposals} proposals now): nothing was decided; count again"
+            )
+        with self.ledger.read() as tx:
+            ids = [pid for _, pid in q.matching_proposal_ids(tx, f)]
+        return self.governance.approve_many(ids, reviewer, comment)
+
+    def _pending_ids(self, key: str) -> list[str]:
+        with self.ledger.read() as tx:
+            ids = [p.id for p in q.pending_in_items(tx, [key])]
+        if not ids:
+            raise NotFoundError(f"no review item {key}: nothing from it is pending")
+        return ids
+
+    # -- building items ----------------------------------------------------------------------------
+
+    def _build(self, tx: Any, keys: Sequence[str]) -> list[ReviewItem]:
+        pending = q.pending_in_items(tx, keys)
+        if not pending:
+            return []
+        notes = {n.id: n for n in tx.get_notes(list(dict.fromkeys(p.note_id for p in pending)))}
+        raw = {r.id: r for r in tx.get_raw_logs([k for k in keys])}
+        older_raw = q.first_raw_logs(tx, list(notes.values()))
+        by_key: dict[str, list[Proposal]] = {}
+        for p in pending:
+            by_key.setdefault(p.raw_log_ids[0] if p.raw_log_ids else p.id, []).append(p)
+        items = []
+        for key in keys:
+            if key not in by_key:
+                continue
+            log = raw.get(key)
+            fields = [self._field(p, notes.get(p.note_id), log, older_raw) for p in by_key[key]]
+            items.append(
+                ReviewItem(
+                    key=key,
+                    scope=log.scope if log else (fields[0].proposal.scope or ""),
+                    raw_log=log,
+                    fields=fields,
+                    pieces=_pieces(log.text, fields) if log else [],
+                )
+            )
+        return items
+
+    def _field(
+        self, p: Proposal, note: Note | None, log: RawLog | None, first_raw: dict[str, RawLog]
+    ) -> ReviewField:
+        attr_type = self.policy.type_of(p.attribute) if self.policy.knows(p.attribute) else "text"
+        now = current_value(note, p.attribute, attr_type) if note is not None else p.old_value
+        span, located_by = None, None
+        if log is not None:
+            if p.evidence:
+                span, located_by = locate(log.text, p.evidence), "evidence"
+            if span is None:
+                span = _locate_value(log.text, p.new_value, attr_type)
+                located_by = "value" if span is not None else None
+        older = None
+        kind = _kind(p)
+        if kind == "contradiction" and note is not None and (log is None or log.id not in note.raw_log_ids):
+            said = first_raw.get(note.id)
+            older = OlderFact(
+                note_id=note.id,
+                content=note.content,
+                said_at=said.occurred_at if said else note.created_at,
+                said_by=str(said.actor) if said else None,
+            )
+        return ReviewField(
+            proposal=p,
+            kind=kind,
+            note_content=note.content if note else None,
+            current_value=now,
+            current_words=value_words(now, attr_type),
+            proposed_words=value_words(p.new_value, attr_type),
+            stale=now != p.old_value,
+            located_by=located_by,
+            span=span,
+            older=older,
+        )
+
+
+def _kind(p: Proposal) -> ReviewKind:
+    if p.attribute == "invalid_at":
+        return "contradiction"
+    if p.attribute == "deleted":
+        return "deletion"
+    if p.revert_of is not None:
+        return "revert"
+    return "value"
+
+
+def _check_filter(f: ReviewFilter) -> None:
+    if f.kind is not None and f.kind not in REVIEW_KINDS:
+        raise InvalidInputError(f"kind {f.kind!r}: expected one of {', '.join(REVIEW_KINDS)}")
+
+
+def _count(rows: Sequence[tuple[str, str]]) -> MatchCount:
+    digest = hashlib.sha256("\n".join(sorted(pid for _, pid in rows)).encode("utf-8")).hexdigest()
+    return MatchCount(items=len({key for key, _ in rows}), proposals=len(rows), fingerprint=digest[:16])
+
+
+# -- locating evidence ---------------------------------------------------------------------------
+
+
+def locate(text: str, needle: str) -> tuple[int, int] | None:
+    """Where ``needle`` occurs in ``text``: exactly, else ignoring case and runs of whitespace."""
+    needle = needle.strip()
+    if not needle:
+        return None
+    at = text.find(needle)
+    if at >= 0:
+        return at, at + len(needle)
+    pattern = r"\s+".join(re.escape(word) for word in needle.split())
+    match = re.search(pattern, text, flags=re.IGNORECASE)
+    return (match.start(), match.end()) if match else None
+
+
+def _locate_value(text: str, value: Any, attr_type: str) -> tuple[int, int] | None:
+    """The proposed value's own words in the raw log, for a proposal that gave no evidence."""
+    candidates: list[str] = []
+    if attr_type == "text" and isinstance(value, str):
+        candidates = [value]
+    elif attr_type == "list[str]" and isinstance(value, list):
+        candidates = [v for v in value if isinstance(v, str)]
+    for candidate in candidates:
+        if len(candidate.strip()) >= MIN_VALUE_CHARS:
+            span = locate(text, candidate)
+            if span is not None:
+                return span
+    return None
+
+
+def _pieces(text: str, fields: Sequence[ReviewField]) -> list[TextPiece]:
+    """``text`` cut where the fields' spans start and end; each piece names the attributes whose
+    evidence covers it (spans may overlap)."""
+    spans = [(f.span, f.attribute) for f in fields if f.span is not None]
+    cuts = sorted({0, len(text), *(s for (s, _), _ in spans), *(e for (_, e), _ in spans)})
+    pieces = []
+    for start, end in itertools.pairwise(cuts):
+        if start >= end:
+            continue
+        names = list(dict.fromkeys(a for (s, e), a in spans if s <= start and end <= e))
+        pieces.append(TextPiece(text=text[start:end], attributes=names))
+    return pieces
+
+
+# -- values in words -----------------------------------------------------------------------------
+
+
+def value_words(value: Any, attr_type: str) -> str:
+    """A value as a reviewer reads it: dates as dates, lists one item a line, never JSON."""
+    if value is None or value == "" or value == []:
+        return "(none)"
+    if attr_type == "datetime":
+        try:
+            return date_words(datetime.fromisoformat(str(value).replace("Z", "+00:00")))
+        except ValueError:
+            return str(value)
+    if attr_type == "bool" or isinstance(value, bool):
+        return "yes" if value else "no"
+    if attr_type == "links" and isinstance(value, list):
+        return "\n".join(
+            f"→ {x.get('note_id')}" + (f" ({x['reason']})" if x.get("reason") else "")
+            for x in value
+            if isinstance(x, dict)
+        )
+    if isinstance(value, list):
+        return "\n".join(f"• {x}" for x in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {v}" for k, v in value.items())
+    return str(value)
+
+
+def date_words(moment: datetime) -> str:
+    """``1 March 2026`` at midnight UTC, else ``1 March 2026, 09:30 UTC``."""
+    moment = as_utc(moment)
+    day = f"{moment.day} {moment:%B %Y}"
+    if (moment.hour, moment.minute, moment.second) == (0, 0, 0):
+        return day
+    return f"{day}, {moment:%H:%M} UTC"

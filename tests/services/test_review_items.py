@@ -1,0 +1,194 @@
+"""Review items: one per input, its evidence located, values in words, decided whole, field by
+field, or all matching a filter with a count that must still hold. Both backends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from amem.domain.models import Note, ProposalStatus
+from amem.errors import NotFoundError, ReviewSetChangedError
+from amem.memory import Memory
+from amem.services.review import ReviewFilter
+from tests.factories import LLM, raw_log
+
+MARCH_1 = "2026-03-01T00:00:00+00:00"
+
+
+def said(mem: Memory, text: str, *, scope: str = "acme", at: datetime | None = None) -> Note:
+    """A raw log and the note made from it, through governance."""
+    from tests.factories import AGENT
+
+    raw = raw_log(text, scope, at=at)
+    with mem.ledger.write() as tx:
+        tx.insert_raw_logs([raw], raw.received_at)
+        note = mem.governance.create_note(tx, scope=scope, content=text, raw_logs=[raw], actor=AGENT)
+    return note
+
+
+def held(
+    mem: Memory,
+    note: Note,
+    attribute: str,
+    value: object,
+    *,
+    evidence: str | None = None,
+    source: Note | None = None,
+    reason: str = "stated in the call",
+):
+    p = mem.propose(
+        note.id,
+        attribute,
+        value,
+        reason=reason,
+        proposer=LLM,
+        raw_log_ids=(source or note).raw_log_ids,
+        evidence=evidence,
+    )
+    assert p.status == ProposalStatus.PENDING
+    return p
+
+
+CALL = "Acme decided to renew in March because their auditor asked for SSO. Next step: send the quote."
+
+
+@pytest.fixture
+def call(memory: Memory) -> tuple[Note, list]:
+    note = said(memory, CALL, at=datetime(2026, 1, 15, 10, 0, tzinfo=UTC))
+    return note, [
+        held(
+            memory,
+            note,
+            "decision_rationale",
+            "their auditor asked for SSO",
+            evidence="because their auditor asked for SSO",
+        ),
+        held(memory, note, "valid_at", MARCH_1, evidence="renew in March"),
+        held(memory, note, "next_step", "send the quote"),  # no evidence: its own words are found
+        held(memory, note, "customer_priorities", ["single sign-on"]),  # not in the text: no highlight
+    ]
+
+
+def test_one_item_per_input_with_its_evidence_located(memory: Memory, call: tuple[Note, list]) -> None:
+    note, proposals = call
+    other = said(memory, "Globex wants a pilot", scope="globex")
+    held(memory, other, "next_step", "plan the pilot")
+    page = memory.review_items()
+    assert page.total == 2 and [i.key for i in page.items] == [note.raw_log_ids[0], other.raw_log_ids[0]]
+    item = page.items[0]
+    assert item.scope == "acme" and item.said_by == "agent:sales-agent"
+    assert item.said_at == datetime(2026, 1, 15, 10, 0, tzinfo=UTC)
+    assert [f.proposal.id for f in item.fields] == [p.id for p in proposals]
+    marked = {p.text: p.attributes for p in item.pieces if p.marked}
+    assert marked == {
+        "because their auditor asked for SSO": ["decision_rationale"],
+        "renew in March": ["valid_at"],
+        "send the quote": ["next_step"],
+    }
+    assert "".join(p.text for p in item.pieces) == CALL  # the raw log, whole, in order
+    by_attr = {f.attribute: f for f in item.fields}
+    assert by_attr["valid_at"].proposed_words == "1 March 2026"  # a date, in words
+    assert by_attr["valid_at"].current_words == "(none)"
+    assert by_attr["customer_priorities"].proposed_words == "• single sign-on"
+    assert by_attr["customer_priorities"].span is None
+    assert (
+        by_attr["next_step"].located_by == "value" and by_attr["decision_rationale"].located_by == "evidence"
+    )
+    assert by_attr["decision_rationale"].proposal.proposer.model == "offline"
+    # filters select items; an item still shows all of its held values
+    scoped = memory.review_items(ReviewFilter(scope="acme", attribute="valid_at"))
+    assert scoped.total == 1 and len(scoped.items[0].fields) == 4
+
+
+def test_a_contradiction_shows_the_older_fact_beside_the_newer(memory: Memory) -> None:
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 2, 1, tzinfo=UTC))
+    new = said(memory, "Acme now pays $55 per seat", at=datetime(2026, 5, 1, tzinfo=UTC))
+    p = held(memory, old, "invalid_at", "2026-05-01T00:00:00Z", evidence="now pays $55 per seat", source=new)
+    item = memory.review_item(new.raw_log_ids[0])
+    (field,) = item.fields
+    assert field.kind == "contradiction" and field.proposal.id == p.id
+    assert field.older is not None and field.older.content == "Acme pays $42 per seat"
+    assert field.older.said_at == datetime(2026, 2, 1, tzinfo=UTC)
+    assert field.proposed_words == "1 May 2026"
+    assert memory.count_review_items(ReviewFilter(kind="contradiction")).items == 1
+    assert memory.count_review_items(ReviewFilter(kind="value")).items == 0
+
+
+def test_approve_a_whole_item_and_skip_what_the_reviewer_may_not_decide(memory: Memory) -> None:
+    note = said(memory, "Acme will not renew. Reason: the new CFO wants one vendor")
+    why = held(memory, note, "decision_rationale", "the new CFO wants one vendor")
+    gone = held(memory, note, "deleted", True)  # sales_lead may not decide deletions
+    report = memory.approve_item(note.raw_log_ids[0], reviewer="bob", comment="as said")
+    assert [p.id for p in report.decided] == [why.id]
+    assert [s.proposal_id for s in report.skipped] == [gone.id]
+    assert "may not decide changes to deleted" in report.skipped[0].reason
+    assert report.summary() == "1 approved, 1 skipped"
+    assert memory.proposal(gone.id).status == ProposalStatus.PENDING
+    assert memory.read(note.id).decision_rationale == "the new CFO wants one vendor"
+    # the item stays in the queue with what is left; alice (cs_lead) finishes it
+    assert [f.attribute for f in memory.review_item(note.raw_log_ids[0]).fields] == ["deleted"]
+    memory.approve_item(note.raw_log_ids[0], reviewer="alice")
+    with pytest.raises(NotFoundError):
+        memory.review_item(note.raw_log_ids[0])
+
+
+def test_field_by_field_and_reject_the_rest(memory: Memory, call: tuple[Note, list]) -> None:
+    note, proposals = call
+    memory.approve(proposals[1].id, reviewer="alice")  # one field: valid_at
+    assert memory.read(note.id).valid_at == datetime(2026, 3, 1, tzinfo=UTC)
+    item = memory.review_item(note.raw_log_ids[0])
+    assert "valid_at" not in [f.attribute for f in item.fields] and len(item.fields) == 3
+    report = memory.reject_item(note.raw_log_ids[0], reviewer="alice", comment="not what was agreed")
+    assert report.count(ProposalStatus.REJECTED) == 3
+    assert memory.review_items().total == 0
+
+
+def test_approve_all_matching_a_filter_beyond_one_page(memory: Memory) -> None:
+    notes = [said(memory, f"Account {i}: next step is a demo") for i in range(105)]
+    for n in notes:
+        held(memory, n, "next_step", "book a demo")
+    held(memory, notes[0], "decision_rationale", "wants a demo first")  # same item, other attribute
+    elsewhere = said(memory, "Globex: next step is a call", scope="globex")
+    held(memory, elsewhere, "next_step", "call back")
+    f = ReviewFilter(scope="acme", attribute="next_step")
+    counted = memory.count_review_items(f)
+    assert (counted.items, counted.proposals) == (105, 105)
+    report = memory.approve_matching(f, reviewer="alice", expected_items=105, fingerprint=counted.fingerprint)
+    assert report.count(ProposalStatus.APPROVED) == 105 and not report.skipped
+    assert all(memory.read(n.id).extra["next_step"] == "book a demo" for n in notes)
+    left = memory.review_items()
+    assert left.total == 2  # the other attribute of the first item, and the other account
+    assert {f.attribute for i in left.items for f in i.fields} == {"decision_rationale", "next_step"}
+
+
+def test_approve_all_matching_refuses_when_the_set_changed(memory: Memory) -> None:
+    a, b = said(memory, "one"), said(memory, "two")
+    pa = held(memory, a, "next_step", "call")
+    held(memory, b, "next_step", "write")
+    f = ReviewFilter(attribute="next_step")
+    counted = memory.count_review_items(f)
+    late = said(memory, "three")
+    held(memory, late, "next_step", "visit")  # arrives after the count
+    with pytest.raises(ReviewSetChangedError, match="nothing was decided"):
+        memory.approve_matching(f, reviewer="alice", expected_items=counted.items)
+    # the same number of items, but not the same ones: the fingerprint tells
+    memory.approve(pa.id, reviewer="alice")
+    again = memory.count_review_items(f)
+    assert again.items == counted.items and again.fingerprint != counted.fingerprint
+    with pytest.raises(ReviewSetChangedError):
+        memory.approve_matching(
+            f, reviewer="alice", expected_items=counted.items, fingerprint=counted.fingerprint
+        )
+    assert memory.count_review_items(f).proposals == 2  # nothing was decided
+    report = memory.approve_matching(f, reviewer="alice", expected_items=2, fingerprint=again.fingerprint)
+    assert report.count(ProposalStatus.APPROVED) == 2
+
+
+def test_an_agent_can_never_approve_an_item(memory: Memory, call: tuple[Note, list]) -> None:
+    from amem.errors import PermissionDeniedError
+
+    note, _ = call
+    with pytest.raises(PermissionDeniedError, match="can never approve"):
+        memory.approve_item(note.raw_log_ids[0], reviewer="agent:sales-agent")
+    assert len(memory.review_item(note.raw_log_ids[0]).fields) == 4
