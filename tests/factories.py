@@ -34,3 +34,11 @@ def make_note(mem: Memory, content: str, scope: str = "acme", **attributes: obje
     for name, value in attributes.items():
         mem.propose(note.id, name, value, reason=f"set {name} for the test", proposer=LLM)
     return mem.read(note.id)
+
+
+def said(mem: Memory, text: str, *, scope: str = "acme", at: datetime | None = None) -> Note:
+    """A raw log said at ``at`` and the note made from it, through governance (no analysis)."""
+    raw = raw_log(text, scope, at=at)
+    with mem.ledger.write() as tx:
+        tx.insert_raw_logs([raw], raw.received_at)
+        return mem.governance.create_note(tx, scope=scope, content=text, raw_logs=[raw], actor=AGENT)

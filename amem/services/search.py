@@ -53,7 +53,11 @@ MatchedBy = Literal["vector", "keyword", "linked"]
 
 
 class SearchResult(BaseModel):
-    """One note found, with how it was found."""
+    """One note found, with how it was found and whether it still holds.
+
+    ``said_at``: the time of the raw log the note came from. ``retired``: its ``invalid_at`` has
+    passed (at the searched moment); retired hits only come with ``include_retired``, after every
+    current hit."""
 
     note_id: str
     note: Note
@@ -61,6 +65,10 @@ class SearchResult(BaseModel):
     matched_by: list[MatchedBy]
     linked_from: str | None = None
     link_reason: str | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    said_at: datetime | None = None
+    retired: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,7 +204,7 @@ class SearchService:
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
         self.sync.catch_up(record=False)
-        return self._ranked(query, k, filters)
+        return self._with_currency(self._ranked(query, k, filters), filters)
 
     def search_agentic(
         self,
@@ -213,8 +221,8 @@ class SearchService:
         come after the hits and are never cut to ``k``."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
         self.sync.catch_up(record=False)
-        hits = self._ranked(query, k, filters)
-        return hits + self._linked(hits, filters)
+        hits = self._with_currency(self._ranked(query, k, filters), filters)
+        return hits + self._with_currency(self._linked(hits, filters), filters)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -294,6 +302,28 @@ class SearchService:
                         break
                 start, chunk = start + chunk, chunk * 2
         return results
+
+    def _with_currency(self, hits: list[SearchResult], filters: _Filters) -> list[SearchResult]:
+        """Each hit with its validity dates and the time it was said; retired hits (invalid_at
+        passed at the searched moment) after every current one, each group in score order."""
+        if not hits:
+            return hits
+        with self.ledger.read() as tx:
+            first = {h.note_id: h.note.raw_log_ids[0] for h in hits if h.note.raw_log_ids}
+            said = {r.id: r.occurred_at for r in tx.get_raw_logs(list(dict.fromkeys(first.values())))}
+        moment = as_utc(filters.moment)
+        out = [
+            h.model_copy(
+                update={
+                    "valid_at": h.note.valid_at,
+                    "invalid_at": h.note.invalid_at,
+                    "said_at": said.get(first.get(h.note_id, "")),
+                    "retired": h.note.invalid_at is not None and as_utc(h.note.invalid_at) <= moment,
+                }
+            )
+            for h in hits
+        ]
+        return sorted(out, key=lambda h: h.retired)  # stable: score order kept within each group
 
     def _linked(self, hits: Sequence[SearchResult], filters: _Filters) -> list[SearchResult]:
         """Notes linked to or from the hits, in hit order: outgoing links first, then incoming."""

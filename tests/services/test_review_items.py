@@ -11,20 +11,9 @@ from amem.domain.models import Note, ProposalStatus
 from amem.errors import NotFoundError, ReviewSetChangedError
 from amem.memory import Memory
 from amem.services.review import ReviewFilter
-from tests.factories import LLM, raw_log
+from tests.factories import LLM, said
 
 MARCH_1 = "2026-03-01T00:00:00+00:00"
-
-
-def said(mem: Memory, text: str, *, scope: str = "acme", at: datetime | None = None) -> Note:
-    """A raw log and the note made from it, through governance."""
-    from tests.factories import AGENT
-
-    raw = raw_log(text, scope, at=at)
-    with mem.ledger.write() as tx:
-        tx.insert_raw_logs([raw], raw.received_at)
-        note = mem.governance.create_note(tx, scope=scope, content=text, raw_logs=[raw], actor=AGENT)
-    return note
 
 
 def held(

@@ -1,0 +1,87 @@
+"""Currency in search: hits say when they were said and whether they still hold; a retired fact
+ranks below the current one that retired it; an account's current facts, newest first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from amem.domain.models import Note
+from amem.memory import Memory
+from tests.factories import LLM, said
+
+QUESTION = "how much does Acme pay per seat?"
+
+
+def retire(memory: Memory, old: Note, new: Note, when: str) -> None:
+    """The newer fact retires the older one: a contradiction, approved by a reviewer."""
+    p = memory.propose(
+        old.id, "invalid_at", when, reason="a newer price", proposer=LLM, raw_log_ids=new.raw_log_ids
+    )
+    memory.approve(p.id, reviewer="alice")
+
+
+@pytest.fixture
+def prices(memory: Memory) -> list[Note]:
+    """$42, then $55, then $49 per seat; each newer price retires the one before."""
+    first = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
+    second = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
+    third = said(memory, "Acme negotiated $49 per seat at renewal", at=datetime(2026, 8, 20, tzinfo=UTC))
+    said(memory, "Acme's champion is Priya, the head of IT", at=datetime(2026, 2, 1, tzinfo=UTC))
+    retire(memory, first, second, "2026-04-02T00:00:00Z")
+    retire(memory, second, third, "2026-08-20T00:00:00Z")
+    return [first, second, third]
+
+
+def test_the_current_price_comes_first_and_alone_by_default(memory: Memory, prices: list[Note]) -> None:
+    hits = memory.search(QUESTION, k=5, scope="acme")
+    assert hits[0].note_id == prices[2].id
+    assert prices[0].id not in [h.note_id for h in hits] and prices[1].id not in [h.note_id for h in hits]
+    assert hits[0].retired is False and hits[0].invalid_at is None
+    assert hits[0].said_at == datetime(2026, 8, 20, tzinfo=UTC)
+
+
+def test_retired_prices_come_below_the_current_one_marked(memory: Memory, prices: list[Note]) -> None:
+    hits = memory.search(QUESTION, k=5, scope="acme", include_retired=True)
+    order = [h.note_id for h in hits]
+    assert order[0] == prices[2].id
+    for old in prices[:2]:
+        assert order.index(old.id) > order.index(prices[2].id)
+    current = [h for h in hits if not h.retired]
+    retired = [h for h in hits if h.retired]
+    assert {h.note_id for h in retired} == {prices[0].id, prices[1].id}
+    assert hits[: len(current)] == current  # every current hit before every retired one
+    by_id = {h.note_id: h for h in hits}
+    assert by_id[prices[0].id].invalid_at == datetime(2026, 4, 2, tzinfo=UTC)
+    assert by_id[prices[1].id].said_at == datetime(2026, 4, 2, tzinfo=UTC)
+    agentic = memory.search_agentic(QUESTION, k=5, scope="acme", include_retired=True)
+    assert agentic[0].note_id == prices[2].id and agentic[0].retired is False
+
+
+def test_facts_are_the_current_ones_newest_first_with_decisions(memory: Memory, prices: list[Note]) -> None:
+    p = memory.propose(
+        prices[2].id,
+        "decision_rationale",
+        "a two-year commitment",
+        reason="stated",
+        proposer=LLM,
+        raw_log_ids=prices[2].raw_log_ids,
+    )
+    memory.approve(p.id, reviewer="alice", comment="matches the contract")
+    page = memory.facts("acme")
+    assert [f.note.content for f in page.facts] == [
+        "Acme negotiated $49 per seat at renewal",
+        "Acme's champion is Priya, the head of IT",
+    ]
+    assert page.total == 2
+    top = page.facts[0]
+    assert top.said_at == datetime(2026, 8, 20, tzinfo=UTC) and top.note.decision_rationale == (
+        "a two-year commitment"
+    )
+    assert [(d.attribute, d.status, d.reviewer, d.comment) for d in top.decisions] == [
+        ("decision_rationale", "approved", "alice", "matches the contract")
+    ]
+    everything = memory.facts("acme", include_retired=True)
+    assert [f.retired for f in everything.facts] == [False, True, False, True]  # by when said
+    assert everything.facts[1].decisions[0].attribute == "invalid_at"
