@@ -133,7 +133,9 @@ def test_the_readme_quick_start_works_offline_on_a_fresh_machine(tmp_path: Path)
     found = amem.json("search", query, "--scope", scope)
     assert found and found[0]["note_id"] == note_id
 
-    pending = amem.json("pending")
+    items = amem.json("pending")["items"]  # one review item: the one input, all its held values
+    assert [i["key"] for i in items] == note["raw_log_ids"]
+    pending = [f["proposal"] for f in items[0]["fields"]]
     assert sorted(p["id"] for p in pending) == sorted(added["pending_proposals"])
     # the README approves the decision rationale the model proposed ("matches the call")
     chosen = next(p for p in pending if p["attribute"] == "decision_rationale")

@@ -119,74 +119,73 @@ def show(
 
 @app.command()
 def history(note_id: Annotated[str, typer.Argument(help="Note id.")], as_json: JsonOpt = False) -> None:
-    """Every proposal, decision and change of a note, oldest first."""
+    """Every proposal, decision and change of a note, oldest first, one block per event."""
     with open_memory() as mem:
         events = mem.history(note_id)
+        policy = mem.policy
+
+    def words(attribute: str, value: Any) -> str:
+        from amem.services.review import value_words
+
+        return value_words(value, policy.type_of(attribute) if policy.knows(attribute) else "text")
 
     def render(items: list[Any]) -> None:
-        table = Table(title=f"history of {note_id}")
-        for col in ("when", "event", "attribute", "value", "who", "why"):
-            table.add_column(col, overflow="fold")
-        table.add_column("raw logs", no_wrap=True)
-        for e in items:
-            why = e.reason or e.comment or ""
-            if e.change_seq:
-                why = f"change {e.change_seq}"
-            table.add_row(
-                e.at.strftime("%Y-%m-%d %H:%M:%S"),
-                e.event,
-                cell(e.attribute),
-                fmt_value(e.new_value),
-                cell(e.actor + (f" ({e.model})" if e.model else "")),
-                cell(why),
-                ", ".join(e.raw_log_ids),
-            )
-        out.print(table)
+        from amem.cli import blocks
+
+        blocks.history(out, note_id, items, words)
 
     emit(events, as_json, render)
+
+
+KindOpt = Annotated[
+    str | None,
+    typer.Option("--kind", help="Only items holding this kind: contradiction, deletion, revert, value."),
+]
+
+
+def _review_filter(
+    scope: str | None,
+    attribute: str | None,
+    kind: str | None,
+    proposer: str | None = None,
+    newest_first: bool = False,
+) -> Any:
+    from amem.services.review import REVIEW_KINDS, ReviewFilter
+
+    if kind is not None and kind not in REVIEW_KINDS:
+        raise typer.BadParameter(f"{kind!r}: expected one of {', '.join(REVIEW_KINDS)}", param_hint="--kind")
+    return ReviewFilter(
+        scope=scope,
+        attribute=attribute,
+        kind=kind,  # type: ignore[arg-type]
+        proposer=proposer,
+        newest_first=newest_first,
+    )
 
 
 @app.command()
 def pending(
     scope: Annotated[str | None, typer.Option(help="Only this scope.")] = None,
-    attribute: Annotated[str | None, typer.Option(help="Only this attribute.")] = None,
+    attribute: Annotated[str | None, typer.Option(help="Only items holding this attribute.")] = None,
+    kind: KindOpt = None,
     proposer: Annotated[str | None, typer.Option(help="Only this proposer (name or kind:name).")] = None,
     newest_first: Annotated[bool, typer.Option("--newest-first", help="Newest first.")] = False,
-    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many items.")] = 20,
+    offset: Annotated[int, typer.Option(min=0, help="Skip this many items.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Proposals waiting for a reviewer."""
-    from amem.ledger.store import ProposalFilter
-
-    f = ProposalFilter(
-        status=["pending"], scope=scope, attribute=attribute, proposer=proposer, newest_first=newest_first
-    )
+    """Review items waiting for a reviewer: one per input, with every value it holds for review,
+    current and proposed in full, the reason, the evidence marked in the raw log, and the source."""
+    f = _review_filter(scope, attribute, kind, proposer, newest_first)
     with open_memory() as mem:
-        items = mem.proposals(f, limit=limit)
+        page = mem.review_items(f, limit=limit, offset=offset)
 
-    def render(ps: list[Any]) -> None:
-        if not ps:
-            out.print("nothing pending")
-            return
-        table = Table(title="pending proposals")
-        for col in ("proposal", "note"):  # ids are copied into the next command: never wrapped
-            table.add_column(col, no_wrap=True)
-        for col in ("attribute", "current", "proposed", "reason", "proposer", "created"):
-            table.add_column(col, overflow="fold")
-        for p in ps:
-            table.add_row(
-                p.id,
-                p.note_id,
-                cell(p.attribute),
-                fmt_value(p.old_value, 40),
-                fmt_value(p.new_value, 40),
-                fmt_value(p.reason, 60),
-                cell(f"{p.proposer.kind.value}:{p.proposer.id}"),
-                p.created_at.strftime("%Y-%m-%d %H:%M"),
-            )
-        out.print(table)
+    def render(p: Any) -> None:
+        from amem.cli import blocks
 
-    emit(items, as_json, render)
+        blocks.review_items(out, p, offset=offset)
+
+    emit(page, as_json, render)
 
 
 def _render_decision(p: Any) -> None:
@@ -199,32 +198,106 @@ def _render_decision(p: Any) -> None:
         out.print(f"  {p.review_comment}; propose again against the current value", markup=False)
 
 
-@app.command()
-def approve(
-    proposal_id: Annotated[str, typer.Argument(help="Proposal id.")],
-    reviewer: Annotated[str, typer.Option("--reviewer", help="The reviewer's identity.")],
-    comment: Annotated[str | None, typer.Option("--comment", help="Why.")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Approve a pending proposal (conflict if the note changed since it was made)."""
-    with open_memory() as mem:
-        decided = mem.approve(proposal_id, reviewer=reviewer, comment=comment)
-    emit(decided, as_json, _render_decision)
-    if decided.status.value == "conflict":
+def _is_proposal(mem: Any, ident: str) -> bool:
+    with mem.ledger.read() as tx:
+        return tx.get_proposal(ident) is not None
+
+
+def _finish_report(report: Any, as_json: bool) -> None:
+    from amem.cli import blocks
+
+    emit(report, as_json, lambda r: blocks.decision_report(out, r))
+    if report.skipped and not report.decided:
+        raise typer.Exit(2)
+    if any(p.status.value == "conflict" for p in report.decided):
         raise typer.Exit(3)
 
 
 @app.command()
+def approve(
+    ident: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[ITEM_OR_PROPOSAL]",
+            help="A review item (its raw log id: every value it holds) or one proposal id.",
+        ),
+    ] = None,
+    reviewer: Annotated[str, typer.Option("--reviewer", help="The reviewer's identity.")] = "",
+    comment: Annotated[str | None, typer.Option("--comment", help="Why.")] = None,
+    approve_all: Annotated[
+        bool, typer.Option("--all", help="Every item matching --scope/--attribute/--kind, on any page.")
+    ] = False,
+    scope: Annotated[str | None, typer.Option(help="With --all: only this scope.")] = None,
+    attribute: Annotated[str | None, typer.Option(help="With --all: only this attribute.")] = None,
+    kind: KindOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="With --all: do not ask for confirmation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Approve a review item, one proposal, or --all items matching a filter (counted, then
+    confirmed). Each value goes through the policy for the reviewer: one they may not decide is
+    skipped and reported. Exit 3 on a conflict (the note changed since the proposal was made)."""
+    from amem.errors import InvalidInputError
+
+    if not reviewer.strip():
+        raise InvalidInputError("approve needs --reviewer: the person who decides")
+    if approve_all == (ident is not None):
+        raise InvalidInputError("approve takes an item or proposal id, or --all (with filters), not both")
+    if not approve_all and (scope or attribute or kind):
+        raise InvalidInputError("--scope, --attribute and --kind only go with --all")
+    with open_memory() as mem:
+        if approve_all:
+            f = _review_filter(scope, attribute, kind)
+            counted = mem.count_review_items(f)
+            if counted.items == 0:
+                emit({"matched": 0}, as_json, lambda _: out.print("nothing pending matches", markup=False))
+                return
+            what = f"{counted.items} review items ({counted.proposals} held values) match"
+            if not yes:
+                if as_json:
+                    raise InvalidInputError("--all with --json needs --yes (there is no prompt to answer)")
+                if not typer.confirm(f"{what}. Approve them all as {reviewer}?", default=False):
+                    out.print("nothing approved", markup=False)
+                    return
+            elif not as_json:
+                out.print(f"{what}.", markup=False)
+            report = mem.approve_matching(
+                f,
+                reviewer=reviewer,
+                expected_items=counted.items,
+                fingerprint=counted.fingerprint,
+                comment=comment,
+            )
+            _finish_report(report, as_json)
+            return
+        assert ident is not None
+        if _is_proposal(mem, ident):
+            decided = mem.approve(ident, reviewer=reviewer, comment=comment)
+            emit(decided, as_json, _render_decision)
+            if decided.status.value == "conflict":
+                raise typer.Exit(3)
+            return
+        report = mem.approve_item(ident, reviewer=reviewer, comment=comment)
+    _finish_report(report, as_json)
+
+
+@app.command()
 def reject(
-    proposal_id: Annotated[str, typer.Argument(help="Proposal id.")],
+    ident: Annotated[
+        str,
+        typer.Argument(metavar="ITEM_OR_PROPOSAL", help="A review item (its raw log id) or a proposal id."),
+    ],
     reviewer: Annotated[str, typer.Option("--reviewer", help="The reviewer's identity.")],
     comment: Annotated[str, typer.Option("--comment", help="Why (required).")],
     as_json: JsonOpt = False,
 ) -> None:
-    """Reject a pending proposal."""
+    """Reject a pending proposal, or every value a review item holds."""
     with open_memory() as mem:
-        decided = mem.reject(proposal_id, reviewer=reviewer, comment=comment)
-    emit(decided, as_json, _render_decision)
+        if _is_proposal(mem, ident):
+            decided = mem.reject(ident, reviewer=reviewer, comment=comment)
+            emit(decided, as_json, _render_decision)
+            return
+        report = mem.reject_item(ident, reviewer=reviewer, comment=comment)
+    _finish_report(report, as_json)
 
 
 @app.command()

@@ -74,16 +74,17 @@ def import_notes(
         except InvalidBatchInputError as exc:
             line = numbers[exc.position - 1]
             raise InvalidInputError(f"{path}, line {line}: {exc.problem}; nothing was recorded") from None
+        waiting = mem.count_review_items().items
     failed = [o for o in outcomes if o.note_id is None]
     data = {
         "added": len(outcomes) - len(failed),
         "pending": len(failed),
+        "review_items": waiting,
         "outcomes": [o.model_dump() for o in outcomes],
     }
-    emit(
-        data,
-        as_json,
-        lambda d: out.print(
+
+    def render(d: dict[str, Any]) -> None:
+        out.print(
             f"{d['added']} notes added"
             + (
                 f"; {d['pending']} raw logs kept but not analysed (run `amem reprocess`)"
@@ -91,8 +92,16 @@ def import_notes(
                 else ""
             ),
             markup=False,
-        ),
-    )
+        )
+        if d["review_items"]:
+            out.print(
+                f"{d['review_items']} review items now wait for a person: see them with `amem pending`",
+                markup=False,
+            )
+        else:
+            out.print("nothing waits for review", markup=False)
+
+    emit(data, as_json, render)
     if failed:
         raise typer.Exit(4)
 

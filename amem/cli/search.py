@@ -64,19 +64,34 @@ def _only_scope(memory: Any) -> str:
 
 
 def _render(results: list[Any]) -> None:
-    """One block per note: rank, id, score, how it was found and tags; then its content."""
-    if not results:
-        out.print("no notes found", markup=False)
-        return
-    for i, r in enumerate(results, 1):
-        tags = f"  [{', '.join(r.note.tags)}]" if r.note.tags else ""
-        out.print(f"{i}. {r.note_id}  {r.score:.3f}  {'+'.join(r.matched_by)}{tags}", markup=False)
-        out.print(f"   {_clip(r.note.content, 300)}", markup=False)
-        if r.linked_from:
-            because = f": {r.link_reason}" if r.link_reason else ""
-            out.print(f"   linked from {r.linked_from}{because}", markup=False)
+    """One block per note: rank, id, score, how it was found; its content, when it was said and
+    whether it still holds (a retired note is marked and comes after the current ones)."""
+    from amem.cli import blocks
+
+    blocks.search_hits(out, results)
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+@app.command("facts")
+def facts(
+    scope: Annotated[
+        str | None, typer.Option("--scope", help="Whose facts (optional when the store has one scope).")
+    ] = None,
+    include_retired: Annotated[
+        bool, typer.Option("--include-retired", help="Also facts a newer one retired, marked.")
+    ] = False,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many.")] = 50,
+    offset: Annotated[int, typer.Option(min=0, help="Skip this many.")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """An account's current facts, newest said first: validity dates, the decision rationale,
+    the decisions people took and their comments, and the command that shows the history."""
+    with open_memory(create=False) as memory:
+        chosen = scope or _only_scope(memory)
+        page = memory.facts(chosen, limit=limit, offset=offset, include_retired=include_retired)
+
+    def render(p: Any) -> None:
+        from amem.cli import blocks
+
+        blocks.facts(out, p)
+
+    emit(page, as_json, render)

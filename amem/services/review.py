@@ -151,7 +151,7 @@ class ReviewService:
         with self.ledger.read() as tx:
             found = self._build(tx, [key])
         if not found:
-            raise NotFoundError(f"no review item {key}: nothing from it is pending")
+            raise NotFoundError(f"no pending review item {key}: it does not exist or was decided")
         return found[0]
 
     def count(self, f: ReviewFilter | None = None) -> MatchCount:
@@ -200,7 +200,7 @@ class ReviewService:
         with self.ledger.read() as tx:
             ids = [p.id for p in q.pending_in_items(tx, [key])]
         if not ids:
-            raise NotFoundError(f"no review item {key}: nothing from it is pending")
+            raise NotFoundError(f"no pending review item or proposal {key}: it does not exist or was decided")
         return ids
 
     # -- building items ----------------------------------------------------------------------------

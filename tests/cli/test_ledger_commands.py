@@ -27,7 +27,9 @@ def test_review_flow_through_the_cli(memory: Memory, capsys: pytest.CaptureFixtu
 
     code, out, _ = run(memory, capsys, "pending", "--json")
     assert code == 0
-    pending = json.loads(out)
+    page = json.loads(out)
+    assert page["total"] == 1 and page["items"][0]["key"] == p.id  # no raw log: an item of its own
+    pending = [f["proposal"] for f in page["items"][0]["fields"]]
     assert [x["id"] for x in pending] == [p.id]
     assert pending[0]["new_value"] == "annual discount" and pending[0]["proposer"]["model"] == "offline"
 

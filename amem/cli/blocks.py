@@ -1,0 +1,189 @@
+"""Readable blocks for the terminal: one block per item, labels on the left, values in full.
+
+Never a table of narrow columns: at 80 columns those fold words into fragments. A block's value
+wraps at spaces under its own indent; nothing is cut. Every text from the ledger is data, never
+rich markup. Each function takes the Console to print on, so tests can give it a width.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from amem.services.review import date_words
+
+#: The evidence in a raw log's text, marked so that it shows without colour too.
+MARK_OPEN, MARK_CLOSE = "«", "»"
+
+
+def when(moment: datetime | None) -> str:
+    return date_words(moment) if moment is not None else "unknown"
+
+
+def _rows(console: Console, rows: Iterable[tuple[str, str | Text]], indent: int = 2) -> None:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(overflow="fold")  # a word longer than the line is folded, never cut
+    for label, value in rows:
+        grid.add_row(Text(label), value if isinstance(value, Text) else Text(value))
+    console.print(Padding(grid, (0, 0, 0, indent), expand=False), soft_wrap=False)
+
+
+def _head(console: Console, text: str) -> None:
+    console.print(Text(text, style="bold"), soft_wrap=False)
+
+
+# -- review items --------------------------------------------------------------------------------
+
+
+def marked_text(item: Any) -> Text:
+    """The raw log's text with each located evidence span «marked»."""
+    text = Text()
+    for piece in item.pieces:
+        if piece.attributes:
+            text.append(MARK_OPEN + piece.text + MARK_CLOSE, style="bold reverse")
+        else:
+            text.append(piece.text)
+    return text
+
+
+def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
+    if not page.items:
+        console.print("nothing pending", markup=False)
+        return
+    shown = f"{offset + 1}-{offset + len(page.items)} of {page.total}"
+    console.print(Text(f"{page.total} review items wait ({shown}); «» marks the evidence", style="dim"))
+    for item in page.items:
+        console.print()
+        values = "1 held value" if len(item.fields) == 1 else f"{len(item.fields)} held values"
+        _head(console, f"item {item.key} ({values})")
+        rows: list[tuple[str, str | Text]] = [("account", item.scope)]
+        if item.raw_log is not None:
+            rows.append(("said", f"{when(item.said_at)} by {item.said_by}"))
+            rows.append(("text", marked_text(item)))
+        _rows(console, rows)
+        for number, field in enumerate(item.fields, 1):
+            _head(console, f"  {number}. {field.attribute} of note {field.note_id}")
+            p = field.proposal
+            source = f"{p.proposer.kind.value}:{p.proposer.id}"
+            if p.proposer.model:
+                source += f", model {p.proposer.model}"
+            rows = [("current", field.current_words), ("proposed", field.proposed_words)]
+            if field.older is not None:
+                rows.append(("older fact", f"{field.older.content} (said {when(field.older.said_at)})"))
+            rows.append(("reason", p.reason))
+            if p.evidence:
+                rows.append(("evidence", p.evidence))
+            rows.append(("source", f"{source}; proposal {p.id}"))
+            if field.stale:
+                rows.append(("warning", "the note changed since: approving records a conflict"))
+            _rows(console, rows, indent=5)
+    console.print()
+    console.print(
+        Text(
+            "amem approve ITEM --reviewer YOU approves an item whole; a proposal id approves one "
+            "value; --all approves every item matching --scope/--attribute/--kind.",
+            style="dim",
+        ),
+        soft_wrap=False,
+    )
+
+
+def decision_report(console: Console, report: Any) -> None:
+    console.print(report.summary(), markup=False, soft_wrap=False)
+    for p in report.decided:
+        line = f"  {p.status.value}: {p.attribute} of {p.note_id} ({p.id})"
+        console.print(Text(line), soft_wrap=False)
+        if p.status.value == "conflict":
+            console.print(Text(f"    {p.review_comment}; propose again against the current value"))
+    for s in report.skipped:
+        console.print(Text(f"  skipped {s.proposal_id}: {s.reason}"), soft_wrap=False)
+
+
+# -- history -------------------------------------------------------------------------------------
+
+
+def history(console: Console, note_id: str, events: Sequence[Any], words: Any) -> None:
+    """A note's history, one block per event. ``words(attribute, value)`` puts a value in words."""
+    _head(console, f"history of {note_id} ({len(events)} events, oldest first)")
+    for e in events:
+        console.print()
+        _head(console, f"{e.at:%Y-%m-%d %H:%M:%S} UTC  {e.event}  {e.attribute}")
+        rows: list[tuple[str, str | Text]] = []
+        if e.event in ("proposed", "applied", "reverted", "created"):
+            rows.append(("value", words(e.attribute, e.new_value)))
+        rows.append(("by", e.actor + (f", model {e.model}" if e.model else "")))
+        if e.reason:
+            rows.append(("reason", e.reason))
+        if e.comment:
+            rows.append(("comment", e.comment))
+        if e.raw_log_ids:
+            rows.append(("raw logs", ", ".join(e.raw_log_ids)))
+        ref = f"proposal {e.proposal_id}" if e.proposal_id else ""
+        if e.change_seq:
+            ref += f"; change {e.change_seq}"
+        if ref:
+            rows.append(("ref", ref.strip("; ")))
+        _rows(console, rows)
+
+
+# -- search and facts ----------------------------------------------------------------------------
+
+
+def _validity(valid_at: datetime | None, invalid_at: datetime | None, retired: bool) -> str:
+    parts = []
+    if valid_at is not None:
+        parts.append(f"valid from {when(valid_at)}")
+    if invalid_at is not None:
+        parts.append(f"{'retired' if retired else 'holds until'} {when(invalid_at)}")
+    return "; ".join(parts) or "holds (no end date)"
+
+
+def search_hits(console: Console, results: Sequence[Any]) -> None:
+    if not results:
+        console.print("no notes found", markup=False)
+        return
+    for i, r in enumerate(results, 1):
+        console.print()
+        mark = "RETIRED  " if r.retired else ""
+        _head(console, f"{i}. {mark}{r.note_id}  {r.score:.3f}  {'+'.join(r.matched_by)}")
+        rows: list[tuple[str, str | Text]] = [("content", " ".join(r.note.content.split()))]
+        rows.append(("said", when(r.said_at)))
+        rows.append(("currency", _validity(r.valid_at, r.invalid_at, r.retired)))
+        if r.note.tags:
+            rows.append(("tags", ", ".join(r.note.tags)))
+        _rows(console, rows, indent=3)
+        if r.linked_from:
+            because = f": {r.link_reason}" if r.link_reason else ""
+            console.print(Text(f"   linked from {r.linked_from}{because}"), soft_wrap=False)
+
+
+def facts(console: Console, page: Any) -> None:
+    if not page.facts:
+        console.print(f"no current facts for {page.scope}", markup=False)
+        return
+    _head(console, f"facts of {page.scope}: {page.total}, newest said first")
+    for i, fact in enumerate(page.facts, 1):
+        console.print()
+        note = fact.note
+        _head(console, f"{i}. {'RETIRED  ' if fact.retired else ''}{' '.join(note.content.split())}")
+        rows: list[tuple[str, str | Text]] = [
+            ("said", f"{when(fact.said_at)}" + (f" by {fact.said_by}" if fact.said_by else "")),
+            ("currency", _validity(note.valid_at, note.invalid_at, fact.retired)),
+        ]
+        if note.category:
+            rows.append(("category", note.category))
+        if note.decision_rationale:
+            rows.append(("why", note.decision_rationale))
+        for d in fact.decisions:
+            by = f" by {d.reviewer}" if d.reviewer else ""
+            comment = f": {d.comment}" if d.comment else ""
+            rows.append(("decided", f"{d.attribute} {d.status}{by}{comment}"))
+        rows.append(("history", f"amem history {note.id}"))
+        _rows(console, rows, indent=3)

@@ -1,0 +1,239 @@
+"""The review commands as a reviewer uses them: items readable at 80 columns, approving an item,
+all items matching a filter after a count and a confirmation, facts, retired search hits."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from amem.cli import blocks, main
+from amem.domain.models import ProposalStatus
+from amem.memory import Memory
+from amem.services.review import value_words
+from tests.factories import LLM, said
+
+LONG_REASON = (
+    "The customer's procurement lead said on the call that the renewal depends on single sign-on "
+    "through Okta being available before their fiscal year closes, and that their auditor insists"
+)
+LONG_VALUE = (
+    "Renew for two years because the migration to our EU region removed their data-residency "
+    "blocker, which legal had raised in every quarterly business review since the pilot"
+)
+TEXT = (
+    "Globex renewed for two years. Why: the migration to our EU region removed their data-residency "
+    "blocker, which legal had raised in every quarterly business review since the pilot."
+)
+
+
+def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def assert_readable_at_80(output: str, values: list[str]) -> None:
+    """No line over 80 columns, and each value in full with no word split across lines."""
+    assert all(len(line) <= 80 for line in output.splitlines()), max(output.splitlines(), key=len)
+    joined = flat(output)
+    unmarked = flat(output.replace("«", "").replace("»", ""))
+    for value in values:
+        assert flat(value) in joined or flat(value) in unmarked, value
+
+
+def console80() -> Console:
+    return Console(width=80, file=io.StringIO(), record=True, color_system=None)
+
+
+@pytest.fixture
+def item(memory: Memory):
+    note = said(memory, TEXT, scope="globex", at=datetime(2026, 6, 3, 14, 30, tzinfo=UTC))
+    rationale = memory.propose(
+        note.id,
+        "decision_rationale",
+        LONG_VALUE,
+        reason=LONG_REASON,
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
+        evidence="the migration to our EU region removed their data-residency blocker",
+    )
+    valid = memory.propose(
+        note.id,
+        "valid_at",
+        "2026-06-03T00:00:00Z",
+        reason="renewed on the call",
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
+    )
+    priorities = memory.propose(
+        note.id,
+        "customer_priorities",
+        ["EU data residency", "two-year price lock"],
+        reason="stated",
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
+    )
+    return note, [rationale, valid, priorities]
+
+
+def test_pending_is_one_readable_block_per_item_at_80_columns(memory: Memory, item) -> None:
+    note, proposals = item
+    console = console80()
+    blocks.review_items(console, memory.review_items())
+    output = console.export_text()
+    assert_readable_at_80(
+        output,
+        [
+            LONG_VALUE,  # proposed, in full
+            LONG_REASON,
+            TEXT.split(". Why")[0],  # the raw log text
+            "«the migration to our EU region removed their data-residency blocker»",  # evidence marked
+            "3 June 2026, 14:30 UTC by agent:sales-agent",  # when it was said, by whom
+            "3 June 2026",  # a date proposed, as a date
+            "• EU data residency",  # a list, as a list
+            "• two-year price lock",
+            f"item {note.raw_log_ids[0]}",
+            "account globex",
+            *(p.id for p in proposals),
+            f"decision_rationale of note {note.id}",
+        ],
+    )
+    assert "{" not in output and '"' not in output  # never JSON
+
+
+def test_the_pending_command_prints_those_blocks(memory: Memory, item, capsys) -> None:
+    code, out, _ = run(memory, capsys, "pending", "--scope", "globex")
+    assert code == 0
+    assert_readable_at_80(out, [LONG_VALUE, LONG_REASON, "1 review items wait"])
+    code, out, _ = run(memory, capsys, "pending", "--scope", "acme")
+    assert code == 0 and "nothing pending" in out
+
+
+def test_history_is_readable_at_80_columns(memory: Memory, item) -> None:
+    note, proposals = item
+    memory.approve(proposals[0].id, reviewer="alice", comment=LONG_REASON)
+    console = console80()
+    blocks.history(
+        console, note.id, memory.history(note.id), lambda a, v: value_words(v, memory.policy.type_of(a))
+    )
+    output = console.export_text()
+    assert_readable_at_80(output, [LONG_VALUE, LONG_REASON, "approved", "person:alice", "3 June 2026"])
+
+
+def test_the_history_command_prints_blocks(memory: Memory, item, capsys) -> None:
+    note, _ = item
+    code, out, _ = run(memory, capsys, "history", note.id)
+    assert code == 0
+    assert_readable_at_80(out, [LONG_VALUE, LONG_REASON, "• EU data residency"])
+
+
+def test_approve_takes_an_item_or_a_proposal(memory: Memory, item, capsys) -> None:
+    note, proposals = item
+    code, out, _ = run(memory, capsys, "approve", proposals[1].id, "--reviewer", "alice")
+    assert code == 0 and "approved by alice" in out
+    code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "bob", "--json")
+    report = json.loads(out)
+    assert code == 0 and len(report["decided"]) == 2 and report["skipped"] == []
+    assert {memory.proposal(p.id).status for p in proposals} == {ProposalStatus.APPROVED}
+    code, _, err = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "bob")
+    assert code == 2 and "does not exist or was decided" in err
+
+
+def test_an_item_value_the_reviewer_may_not_decide_is_reported(memory: Memory, capsys) -> None:
+    note = said(memory, "Initech is a duplicate of Initrode")
+    gone = memory.propose(
+        note.id, "deleted", True, reason="duplicate", proposer=LLM, raw_log_ids=note.raw_log_ids
+    )
+    code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "bob")
+    assert code == 2 and f"skipped {gone.id}" in out and "may not decide changes to deleted" in flat(out)
+    assert memory.proposal(gone.id).status == ProposalStatus.PENDING
+
+
+def test_approve_all_counts_asks_and_decides_every_page(
+    memory: Memory, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(3):
+        n = said(memory, f"Acme call {i}")
+        memory.propose(n.id, "next_step", f"step {i}", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+    other = said(memory, "Globex call", scope="globex")
+    kept = memory.propose(other.id, "next_step", "x", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids)
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    code, out, _ = run(memory, capsys, "approve", "--all", "--scope", "acme", "--reviewer", "alice")
+    assert code == 0 and "3 review items (3 held values) match" in out and "nothing approved" in out
+    assert memory.count_review_items().items == 4
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    code, out, _ = run(memory, capsys, "approve", "--all", "--scope", "acme", "--reviewer", "alice")
+    assert code == 0 and "3 approved" in out
+    assert memory.count_review_items().items == 1
+    assert memory.proposal(kept.id).status == ProposalStatus.PENDING
+
+    code, _, err = run(memory, capsys, "approve", "--all", "--reviewer", "alice", "--json")
+    assert code == 2 and "--yes" in err
+    code, out, _ = run(
+        memory,
+        capsys,
+        "approve",
+        "--all",
+        "--attribute",
+        "next_step",
+        "--reviewer",
+        "alice",
+        "--yes",
+        "--json",
+    )
+    assert code == 0 and len(json.loads(out)["decided"]) == 1
+    code, _, err = run(memory, capsys, "approve", "--all", "--kind", "nonsense", "--reviewer", "alice")
+    assert code == 2 and "contradiction" in err
+
+
+def test_import_says_how_many_items_wait_and_how_to_see_them(memory: Memory, capsys, tmp_path: Path) -> None:
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(
+        json.dumps({"content": "Acme chose the annual plan because of the 15% discount", "scope": "acme"})
+        + "\n",
+        "utf-8",
+    )
+    code, out, _ = run(memory, capsys, "import", str(calls))
+    assert code == 0
+    waiting = memory.count_review_items().items
+    assert waiting >= 1  # the offline analyst holds the decision rationale for review
+    assert f"{waiting} review items now wait for a person: see them with `amem pending`" in flat(out)
+
+
+def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> None:
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
+    p = memory.propose(
+        old.id,
+        "invalid_at",
+        "2026-08-20T00:00:00Z",
+        reason="newer price",
+        proposer=LLM,
+        raw_log_ids=new.raw_log_ids,
+    )
+    memory.approve(p.id, reviewer="alice", comment="the renewal changed it")
+    code, out, _ = run(memory, capsys, "facts", "--scope", "acme")
+    assert code == 0 and "$49 per seat" in out and "$42" not in out
+    assert f"amem history {new.id}" in out and "20 August 2026" in out
+    code, out, _ = run(memory, capsys, "facts", "--scope", "acme", "--include-retired")
+    assert "RETIRED  Acme pays $42 per seat" in out and "invalid_at approved by alice" in flat(out)
+    code, out, _ = run(memory, capsys, "search", "price per seat", "--scope", "acme", "--include-retired")
+    assert code == 0
+    lines = [line for line in out.splitlines() if re.match(r"\d+\. ", line)]
+    assert new.id in lines[0] and "RETIRED" not in lines[0] and f"RETIRED  {old.id}" in lines[1]
+    assert "retired 20 August 2026" in out
+    code, out, _ = run(memory, capsys, "search", "price per seat", "--scope", "acme", "--json")
+    hits = json.loads(out)
+    assert [h["note_id"] for h in hits] == [new.id] and hits[0]["said_at"].startswith("2026-08-20")
