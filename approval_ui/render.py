@@ -144,3 +144,15 @@ EVENT_ICON = {
 def dataframe_height(rows: int, *, max_rows: int = 20) -> int:
     """Pixels for a table that shows ``rows`` rows without an inner scrollbar (up to ``max_rows``)."""
     return 38 + 35 * max(1, min(rows, max_rows))
+
+
+def highlighted_markdown(pieces: Any) -> str:
+    """A raw log's text (``TextPiece``s) with its evidence spans on an orange background; every
+    piece escaped, line breaks kept."""
+    out = []
+    for piece in pieces:
+        if piece.attributes:
+            out.append(_mark(piece.text, "orange-background", strike=False))
+        else:
+            out.append(_inline(piece.text))
+    return "  \n".join("".join(out).replace("\r\n", "\n").split("\n"))

@@ -1,306 +1,332 @@
-"""Review queue: pending proposals, one page at a time, with what a reviewer needs to decide them.
+"""Review queue: one item per input, decidable at a glance.
 
-Decisions go to Memory.approve / Memory.reject as the signed-in reviewer; the governance service
-decides whether that reviewer may (its refusal is shown as is). Buttons run as callbacks, so the
-page that follows a click already reflects the decision.
+Each item shows the account, when it was said and by whom, the raw log with the evidence of
+each held value highlighted, and each value's current and proposed versions in words; for a
+contradiction, the older fact beside the newer one. A reviewer approves or rejects an item whole
+or value by value, or approves every item matching the filters after seeing their count and
+confirming it. Decisions go to the facade as the signed-in reviewer; governance decides whether
+that reviewer may (a refusal is reported, never hidden). Buttons run as callbacks, so the page
+that follows a click already reflects the decision.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import streamlit as st
 
-from amem.domain.models import ProposalStatus, utcnow
-from amem.errors import AmemError, PermissionDeniedError
-from amem.ledger.store import ProposalFilter
+from amem.domain.models import ProposalStatus
+from amem.errors import AmemError, PermissionDeniedError, ReviewSetChangedError
 from amem.memory import Memory
 from amem.services import audit
 from amem.services.accounts import Account
-from amem.services.audit import ReviewItem
-from approval_ui import state
-from approval_ui.render import (
-    age,
-    fmt_time,
-    md_escape,
-    short,
-    value_text,
-    word_diff_markdown,
+from amem.services.governance import DecisionReport
+from amem.services.review import (
+    REVIEW_KINDS,
+    MatchCount,
+    ReviewField,
+    ReviewFilter,
+    ReviewItem,
+    date_words,
 )
+from approval_ui import state
+from approval_ui.render import age, highlighted_markdown, md_escape, short
 
-PAGE_SIZES = (10, 25, 50, 100)
+PAGE_SIZES = (5, 10, 25, 50)
 ANY = "any"
-AGES: dict[str, tuple[timedelta | None, timedelta | None]] = {
-    "any age": (None, None),
-    "last 24 hours": (None, timedelta(days=1)),
-    "older than 1 day": (timedelta(days=1), None),
-    "older than 7 days": (timedelta(days=7), None),
-    "older than 30 days": (timedelta(days=30), None),
-}
 ORDERS = ("oldest first", "newest first")
-PAGE_IDS_KEY = "queue_page_ids"
+CONFIRM_KEY = "queue_confirm_all"
 
 
 def _reset_page() -> None:
     st.session_state["queue_page"] = 1
+    st.session_state.pop(CONFIRM_KEY, None)
 
 
-def _selected(ids: list[str]) -> list[str]:
-    return [pid for pid in ids if st.session_state.get(f"sel_{pid}")]
+def _when(item: ReviewItem) -> str:
+    return date_words(item.said_at) if item.said_at else "unknown time"
 
 
-def _forget(pid: str) -> None:
-    for key in (f"sel_{pid}", f"comment_{pid}"):
-        st.session_state.pop(key, None)
+# -- decisions (callbacks) -----------------------------------------------------------------------
+
+_KIND = {"approved": "success", "rejected": "info", "conflict": "warning"}
 
 
-def _decide_one(mem: Memory, account: Account, pid: str, action: str, comment: str) -> tuple[str, str]:
-    """Calls the service; returns (outcome, message), outcome one of approved, rejected, conflict,
-    refused (by the policy) or error."""
+def _flash_report(report: DecisionReport, what: str) -> None:
+    lines = [f"{what}: {report.summary()}."]
+    for p in report.decided:
+        if p.status == ProposalStatus.CONFLICT:
+            lines.append(
+                f"Conflict on {p.attribute} of {p.note_id}: the note changed since; nothing applied."
+            )
+    lines += [f"Skipped {s.proposal_id}: {s.reason}" for s in report.skipped]
+    if report.skipped and not report.decided:
+        kind = "error"
+    elif report.skipped or report.count(ProposalStatus.CONFLICT):
+        kind = "warning"
+    else:
+        kind = "success"
+    state.flash(kind, "\n".join(lines))  # type: ignore[arg-type]
+
+
+def _on_item(key: str, action: str) -> None:
+    mem, account = state.memory(), state.current_account()
+    comment = (st.session_state.get(f"comment_{key}") or "").strip()
+    try:
+        if action == "approve":
+            report = mem.approve_item(key, reviewer=account.actor, comment=comment or None)
+        else:
+            report = mem.reject_item(key, reviewer=account.actor, comment=comment)
+    except AmemError as exc:
+        state.flash("error", str(exc))
+        return
+    _flash_report(report, f"{'Approved' if action == 'approve' else 'Rejected'} item {key}")
+    st.session_state.pop(f"comment_{key}", None)
+
+
+def _on_field(pid: str, key: str, action: str) -> None:
+    mem, account = state.memory(), state.current_account()
+    comment = (st.session_state.get(f"comment_{key}") or "").strip()
     try:
         if action == "approve":
             decided = mem.approve(pid, reviewer=account.actor, comment=comment or None)
         else:
             decided = mem.reject(pid, reviewer=account.actor, comment=comment)
     except PermissionDeniedError as exc:
-        return "refused", f"Refused by the policy: {exc}"
+        state.flash("error", f"Refused by the policy: {exc}")
+        return
     except AmemError as exc:
-        return "error", str(exc)
+        state.flash("error", str(exc))
+        return
     if decided.status == ProposalStatus.CONFLICT:
-        item = audit.review_items(mem.ledger, mem.policy, [decided])[0]
-        now = value_text(item.current_value) or "(empty)"
-        return (
-            "conflict",
+        state.flash(
+            "warning",
             f"Conflict on {decided.attribute} of {decided.note_id}: the note changed since the proposal "
-            f"was made, so nothing was applied. Current value now: {short(now, 200)}",
+            "was made, so nothing was applied.",
         )
+        return
     verb = {"approved": "Approved", "rejected": "Rejected"}.get(decided.status.value, decided.status.value)
-    return decided.status.value, f"{verb}: {decided.attribute} of {decided.note_id}."
+    state.flash(_KIND.get(decided.status.value, "info"), f"{verb}: {decided.attribute} of {decided.note_id}.")  # type: ignore[arg-type]
 
 
-_KIND = {
-    "approved": "success",
-    "rejected": "info",
-    "conflict": "warning",
-    "refused": "error",
-    "error": "error",
-}
+def _on_all_request(f: ReviewFilter) -> None:
+    counted = state.memory().count_review_items(f)
+    st.session_state[CONFIRM_KEY] = (f, counted.items, counted.proposals, counted.fingerprint)
 
 
-def _on_decide(pid: str, action: str) -> None:
+def _on_all_confirm() -> None:
     mem, account = state.memory(), state.current_account()
-    comment = (st.session_state.get(f"comment_{pid}") or "").strip()
-    outcome, message = _decide_one(mem, account, pid, action, comment)
-    state.flash(_KIND[outcome], message)  # type: ignore[arg-type]
-    if outcome not in ("refused", "error"):
-        _forget(pid)
-
-
-def _on_bulk(action: str) -> None:
-    mem, account = state.memory(), state.current_account()
-    chosen = _selected(st.session_state.get(PAGE_IDS_KEY, []))
-    if not chosen:
-        state.flash("warning", "Select at least one proposal first.")
+    pending = st.session_state.pop(CONFIRM_KEY, None)
+    if pending is None:
         return
-    comment = (st.session_state.get("bulk_comment") or "").strip()
-    if action == "reject" and not comment:
-        state.flash("error", "A rejection needs a comment saying why: nothing was rejected.")
+    f, items, _proposals, fingerprint = pending
+    try:
+        report = mem.approve_matching(
+            f, reviewer=account.actor, expected_items=items, fingerprint=fingerprint
+        )
+    except ReviewSetChangedError as exc:
+        state.flash("error", str(exc))
         return
-    counts: dict[str, int] = {}
-    problems: list[str] = []
-    for pid in chosen:
-        outcome, message = _decide_one(mem, account, pid, action, comment)
-        counts[outcome] = counts.get(outcome, 0) + 1
-        if outcome in ("refused", "error", "conflict"):
-            problems.append(f"{pid}: {message}")
-        else:
-            _forget(pid)
-    summary = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
-    kind = "success" if not problems else ("warning" if len(problems) < len(chosen) else "error")
-    state.flash(kind, "\n".join([f"{len(chosen)} selected: {summary}.", *problems]))  # type: ignore[arg-type]
-    st.session_state["bulk_all"] = False
+    except AmemError as exc:
+        state.flash("error", str(exc))
+        return
+    _flash_report(report, f"Approved all {items} matching items")
 
 
-def _on_select_all() -> None:
-    value = bool(st.session_state.get("bulk_all"))
-    for pid in st.session_state.get(PAGE_IDS_KEY, []):
-        st.session_state[f"sel_{pid}"] = value
+def _on_all_cancel() -> None:
+    st.session_state.pop(CONFIRM_KEY, None)
 
 
-def _filters(mem: Memory) -> ProposalFilter:
+# -- drawing -------------------------------------------------------------------------------------
+
+
+def _filters(mem: Memory) -> tuple[ReviewFilter, int, MatchCount]:
     choices = audit.pending_choices(mem.ledger)
-    cols = st.columns([1.2, 1.2, 1.4, 1.1, 1])
-    scope = cols[0].selectbox("Scope", [ANY, *choices["scopes"]], key="queue_scope", on_change=_reset_page)
+    cols = st.columns([1.3, 1.3, 1.1, 1.1, 0.7, 0.7], vertical_alignment="bottom")
+    scope = cols[0].selectbox("Account", [ANY, *choices["scopes"]], key="queue_scope", on_change=_reset_page)
     attribute = cols[1].selectbox(
         "Attribute", [ANY, *choices["attributes"]], key="queue_attribute", on_change=_reset_page
     )
-    proposer = cols[2].selectbox(
-        "Proposer", [ANY, *choices["proposers"]], key="queue_proposer", on_change=_reset_page
-    )
-    age_label = cols[3].selectbox("Age", list(AGES), key="queue_age", on_change=_reset_page)
-    order = cols[4].selectbox("Order", ORDERS, key="queue_order", on_change=_reset_page)
-    older, newer = AGES[age_label]
-    now = utcnow()
-    return ProposalFilter(
-        status=[ProposalStatus.PENDING.value],
+    kind = cols[2].selectbox("Kind", [ANY, *REVIEW_KINDS], key="queue_kind", on_change=_reset_page)
+    order = cols[3].selectbox("Order", ORDERS, key="queue_order", on_change=_reset_page)
+    size = cols[4].selectbox("Per page", PAGE_SIZES, index=1, key="queue_size", on_change=_reset_page)
+    f = ReviewFilter(
         scope=None if scope == ANY else scope,
         attribute=None if attribute == ANY else attribute,
-        proposer=None if proposer == ANY else proposer,
-        created_before=now - older if older else None,
-        created_after=now - newer if newer else None,
+        kind=None if kind == ANY else kind,
         newest_first=order == "newest first",
+    )
+    counted = mem.count_review_items(f)
+    pages = max(1, -(-counted.items // size))
+    if st.session_state.get("queue_page", 1) > pages:
+        st.session_state["queue_page"] = pages
+    page = cols[5].number_input("Page", min_value=1, max_value=pages, step=1, key="queue_page")
+    return f, (page - 1) * size, counted
+
+
+def _approve_all_bar(f: ReviewFilter, total: int, held: int) -> None:
+    pending = st.session_state.get(CONFIRM_KEY)
+    if pending is not None and pending[0] == f:
+        _, items, proposals, _ = pending
+        with st.container(border=True):
+            row = st.columns([0.64, 0.18, 0.18], vertical_alignment="center")
+            row[0].warning(
+                md_escape(
+                    f"Approve all {items} matching items ({proposals} held values), on every page? "
+                    "Values your roles do not cover are skipped and reported."
+                ),
+                icon=":material/help:",
+            )
+            row[1].button(
+                f"Yes, approve {items}",
+                key="confirm_all",
+                type="primary",
+                on_click=_on_all_confirm,
+                width="stretch",
+            )
+            row[2].button("Cancel", key="cancel_all", on_click=_on_all_cancel, width="stretch")
+        return
+    row = st.columns([0.75, 0.25], vertical_alignment="center")
+    row[0].caption(f"{total:,} items wait ({held:,} held values) for these filters")
+    row[1].button(
+        f"Approve all {total:,} matching",
+        key="approve_all",
+        icon=":material/done_all:",
+        on_click=_on_all_request,
+        args=(f,),
+        disabled=total == 0,
+        width="stretch",
     )
 
 
-def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
-    p = item.proposal
-    with st.container(border=True):
-        head = st.columns([0.04, 0.66, 0.30], vertical_alignment="center")
-        if not account.read_only:
-            head[0].checkbox("Select", key=f"sel_{p.id}", label_visibility="collapsed")
-        head[1].markdown(
-            f"**{md_escape(p.attribute)}** &nbsp;·&nbsp; note `{p.note_id}` &nbsp;·&nbsp; "
-            f"scope **{md_escape(p.scope or '')}**"
+def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) -> None:
+    p = field.proposal
+    head = st.columns([0.76, 0.12, 0.12], vertical_alignment="center")
+    head[0].markdown(
+        f"**{md_escape(p.attribute)}** · {md_escape(field.kind)} · note `{p.note_id}`"
+        + (" · :orange[the note changed since: approving records a conflict]" if field.stale else "")
+    )
+    if not account.read_only:
+        head[1].button(
+            "Approve",
+            key=f"approve_{p.id}",
+            icon=":material/check:",
+            on_click=_on_field,
+            args=(p.id, item.key, "approve"),
+            width="stretch",
         )
-        head[2].caption(md_escape(f"{age(p.created_at)} · {fmt_time(p.created_at)}"))
-        model = " · ".join(x for x in (p.proposer.model, p.proposer.prompt_version) if x)
-        st.caption(
-            md_escape(
-                f"Proposed by {p.proposer.kind.value}:{p.proposer.id}"
-                + (f" · model {model}" if model else "")
-                + f" · {p.id} · rule {p.rule}"
-            )
+        head[2].button(
+            "Reject",
+            key=f"reject_{p.id}",
+            icon=":material/close:",
+            on_click=_on_field,
+            args=(p.id, item.key, "reject"),
+            width="stretch",
         )
-        if item.stale:
-            st.warning(
-                md_escape(
-                    "The note changed since this proposal was made: approving it records a conflict "
-                    "and applies nothing. The current value is shown below."
-                ),
-                icon=":material/warning:",
-            )
-        if item.note is not None:
-            quote, link = st.columns([0.82, 0.18], vertical_alignment="center")
-            quote.markdown(f"> {md_escape(short(item.note.content, 300), keep_newlines=False)}")
-            link.page_link(
-                "views/note_explorer.py",
-                label="Open the note",
-                icon=":material/open_in_new:",
-                query_params={"note": p.note_id},
-            )
-        left, right = st.columns(2)
-        with left:
-            st.markdown("**Current value**")
-            st.code(value_text(item.current_value) or "(empty)", language=None, wrap_lines=True)
-        with right:
-            st.markdown("**Proposed value**")
-            st.code(value_text(p.new_value) or "(empty)", language=None, wrap_lines=True)
-        st.markdown("**Difference**")
-        with st.container(border=False):
-            st.markdown(word_diff_markdown(item.current_value, p.new_value) or "(no difference)")
-        st.markdown(f"**Reason** &nbsp; {md_escape(p.reason)}")
-        label = f"Raw log{'s' if len(item.raw_logs) != 1 else ''} behind it ({len(item.raw_logs)})"
-        with st.expander(label, icon=":material/description:"):
-            if not item.raw_logs:
-                st.caption("No raw log is attached to this proposal.")
-            for raw in item.raw_logs:
-                st.caption(md_escape(f"{raw.id} · {raw.actor} · {fmt_time(raw.occurred_at)}"))
-                st.code(raw.text, language=None, wrap_lines=True)
-        if account.read_only:
-            return
+    if field.older is not None:
+        older, newer = st.columns(2)
+        with older:
+            said = date_words(field.older.said_at) if field.older.said_at else "unknown time"
+            st.markdown(f"**Older fact** · said {md_escape(said)}")
+            st.code(field.older.content, language=None, wrap_lines=True)
+        with newer:
+            st.markdown(f"**Newer fact** · said {md_escape(_when(item))}")
+            st.code(item.raw_log.text if item.raw_log else "", language=None, wrap_lines=True)
+        st.markdown(f"Retires the older fact from **{md_escape(field.proposed_words)}**")
+    else:
+        current, proposed = st.columns(2)
+        with current:
+            st.markdown("**Current**")
+            st.code(field.current_words, language=None, wrap_lines=True)
+        with proposed:
+            st.markdown("**Proposed**")
+            st.code(field.proposed_words, language=None, wrap_lines=True)
+    model = " · ".join(x for x in (p.proposer.model, p.proposer.prompt_version) if x)
+    st.caption(
+        md_escape(
+            f"Reason: {p.reason}"
+            + (f" · evidence: “{short(p.evidence, 160)}”" if p.evidence else "")
+            + f" · by {p.proposer.kind.value}:{p.proposer.id}"
+            + (f" · model {model}" if model else "")
+            + f" · {p.id}"
+        )
+    )
+    if not account.read_only:
         try:
             mem.governance.check_may_approve(p, account.actor)
         except PermissionDeniedError as exc:
             st.caption(md_escape(f"⚠ {exc}. The ledger will refuse a decision by you."))
-        row = st.columns([0.64, 0.18, 0.18], vertical_alignment="bottom")
-        row[0].text_input(
-            "Comment",
-            key=f"comment_{p.id}",
-            placeholder="Why (required to reject)",
-            label_visibility="collapsed",
+
+
+def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
+    with st.container(border=True):
+        head = st.columns([0.42, 0.26, 0.16, 0.16], vertical_alignment="center")
+        who = f" by {item.said_by}" if item.said_by else ""
+        head[0].markdown(
+            f"**{md_escape(item.scope)}** · said {md_escape(_when(item) + who)}  \n"
+            f":gray[{md_escape(f'item {item.key} · {len(item.fields)} held value(s)')}]"
         )
-        row[1].button(
-            "Approve",
-            key=f"approve_{p.id}",
-            type="primary",
-            icon=":material/check:",
-            on_click=_on_decide,
-            args=(p.id, "approve"),
-            width="stretch",
-        )
-        row[2].button(
-            "Reject",
-            key=f"reject_{p.id}",
-            icon=":material/close:",
-            on_click=_on_decide,
-            args=(p.id, "reject"),
-            width="stretch",
-        )
+        if not account.read_only:
+            head[1].text_input(
+                "Comment",
+                key=f"comment_{item.key}",
+                placeholder="Why (required to reject)",
+                label_visibility="collapsed",
+            )
+            head[2].button(
+                "Approve item",
+                key=f"approve_item_{item.key}",
+                type="primary",
+                icon=":material/check:",
+                on_click=_on_item,
+                args=(item.key, "approve"),
+                width="stretch",
+            )
+            head[3].button(
+                "Reject item",
+                key=f"reject_item_{item.key}",
+                icon=":material/close:",
+                on_click=_on_item,
+                args=(item.key, "reject"),
+                width="stretch",
+            )
+        if item.raw_log is not None:
+            st.markdown(highlighted_markdown(item.pieces))
+            marked = sorted({a for piece in item.pieces for a in piece.attributes})
+            if marked:
+                st.caption(md_escape(f"Highlighted: the evidence for {', '.join(marked)}"))
+            with st.expander("The raw log as received", icon=":material/description:"):
+                st.caption(md_escape(f"{item.raw_log.id} · {item.raw_log.actor} · {age(item.said_at)}"))
+                st.code(item.raw_log.text, language=None, wrap_lines=True)
+        else:
+            st.caption("No raw log: a person's edit.")
+        for field in item.fields:
+            with st.container(border=True):
+                _field(mem, account, item, field)
 
 
 def main() -> None:
     mem, account = state.memory(), state.current_account()
     st.title("Review queue")
     state.show_flashes()
-    summary = audit.queue_summary(mem.ledger)
-    m = st.columns(4)
-    m[0].metric("Pending", f"{summary.pending:,}")
-    m[1].metric("Oldest waiting", age(summary.oldest_pending).replace(" ago", "") if summary.pending else "—")
-    m[2].metric("Conflicts", f"{summary.by_status.get('conflict', 0):,}")
-    m[3].metric("Approved", f"{summary.by_status.get('approved', 0):,}")
     if account.read_only:
         st.info(
             md_escape(f"Read-only: your roles ({', '.join(account.roles) or 'none'}) approve nothing."),
             icon=":material/visibility:",
         )
-
-    f = _filters(mem)
-    total = mem.count_proposals(f)
-    size_col, page_col, info_col = st.columns([1, 1, 3], vertical_alignment="bottom")
-    size = size_col.selectbox("Per page", PAGE_SIZES, index=1, key="queue_size", on_change=_reset_page)
-    pages = max(1, -(-total // size))
-    if st.session_state.get("queue_page", 1) > pages:
-        st.session_state["queue_page"] = pages
-    page = page_col.number_input("Page", min_value=1, max_value=pages, step=1, key="queue_page")
-    first = (page - 1) * size
-    info_col.caption(
-        f"{total:,} pending match"
-        + (f" · showing {first + 1:,}–{min(first + size, total):,}" if total else "")
-    )
-    items = mem.proposals(f, limit=size, offset=first)
-    st.session_state[PAGE_IDS_KEY] = [p.id for p in items]
-    if not items:
+    f, offset, counted = _filters(mem)
+    size = st.session_state.get("queue_size", PAGE_SIZES[1])
+    page = mem.review_items(f, limit=size, offset=offset)
+    held = counted.proposals
+    if not account.read_only:
+        _approve_all_bar(f, page.total, held)
+    else:
+        st.caption(f"{page.total:,} items wait ({held:,} held values)")
+    if not page.items:
         st.success("Nothing waiting for review here.", icon=":material/done_all:")
         return
-
-    if not account.read_only:
-        with st.container(border=True):
-            bulk = st.columns([0.22, 0.46, 0.16, 0.16], vertical_alignment="bottom")
-            bulk[0].checkbox("Select all on this page", key="bulk_all", on_change=_on_select_all)
-            bulk[1].text_input(
-                "Comment for the selected", key="bulk_comment", placeholder="Why (required to reject)"
-            )
-            chosen = len(_selected([p.id for p in items]))
-            bulk[2].button(
-                f"Approve selected ({chosen})",
-                key="bulk_approve",
-                type="primary",
-                on_click=_on_bulk,
-                args=("approve",),
-                disabled=chosen == 0,
-                width="stretch",
-            )
-            bulk[3].button(
-                f"Reject selected ({chosen})",
-                key="bulk_reject",
-                on_click=_on_bulk,
-                args=("reject",),
-                disabled=chosen == 0,
-                width="stretch",
-            )
-
-    for item in audit.review_items(mem.ledger, mem.policy, items):
+    for item in page.items:
         _card(mem, account, item)
+    if page.total > len(page.items):
+        st.caption(f"Items {offset + 1:,}–{offset + len(page.items):,} of {page.total:,}")
 
 
 main()

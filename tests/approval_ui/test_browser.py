@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from amem.domain.models import ProposalStatus
 from amem.memory import Memory
 from approval_ui.auth import COOKIE_NAME
 from tests.approval_ui.conftest import PASSWORD, REPO
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, said
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPO / "test-artifacts"
@@ -129,7 +130,7 @@ def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url:
             expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
             card_text = page.get_by_text("stated by the CTO")
             expect(card_text).to_be_visible(timeout=30_000)
-            page.locator(f".st-key-comment_{p.id} input").fill("matches the call notes")
+            page.locator(f".st-key-comment_{note.raw_log_ids[0]} input").fill("matches the call notes")
             page.locator(f".st-key-approve_{p.id} button").click()
             expect(page.get_by_text("Nothing waiting for review here.")).to_be_visible(timeout=30_000)
             approved = page.get_by_text(f"Approved: decision_rationale of {note.id}.")
@@ -179,3 +180,80 @@ def test_behind_a_proxy_the_header_names_the_reviewer(mem: Memory, console_url: 
         finally:
             browser.close()
     assert mem.proposal(p.id).status == ProposalStatus.PENDING
+
+
+def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
+    mem: Memory, console_url: str
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    old = said(mem, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, 9, 0, tzinfo=UTC))
+    call = (
+        "Call with Acme's procurement lead: they renew for two years at $49 per seat because the "
+        "migration to our EU region removed their data-residency blocker. Next step: send the order "
+        "form by Friday."
+    )
+    new = said(mem, call, at=datetime(2026, 8, 20, 14, 30, tzinfo=UTC))
+    for attribute, value, evidence in (
+        (
+            "decision_rationale",
+            "the migration to our EU region removed their data-residency blocker",
+            "because the migration to our EU region removed their data-residency blocker",
+        ),
+        ("next_step", "send the order form by Friday", "Next step: send the order form by Friday"),
+    ):
+        mem.propose(
+            new.id,
+            attribute,
+            value,
+            reason="stated in the call",
+            proposer=LLM,
+            raw_log_ids=new.raw_log_ids,
+            evidence=evidence,
+        )
+    mem.propose(
+        old.id,
+        "invalid_at",
+        "2026-08-20T00:00:00Z",
+        reason="a newer price per seat",
+        proposer=LLM,
+        raw_log_ids=new.raw_log_ids,
+        evidence="$49 per seat",
+    )
+    other = said(mem, "Globex wants a pilot for the support team", scope="globex")
+    mem.propose(
+        other.id, "next_step", "plan the pilot", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(console_url)
+            page.get_by_role("textbox", name="Reviewer").fill("alice")
+            page.get_by_role("textbox", name="Password").fill(PASSWORD)
+            page.get_by_role("button", name="Sign in").click()
+            first = page.locator(f".st-key-approve_item_{new.raw_log_ids[0]} button")
+            expect(first).to_be_visible(timeout=30_000)
+            expect(page.get_by_text("Older fact", exact=True)).to_be_visible(timeout=30_000)
+            expect(page.get_by_text("send the order form by Friday", exact=True)).to_be_visible(
+                timeout=30_000
+            )  # the proposed value, drawn
+            page.screenshot(path=str(ARTIFACTS / "review-queue-1440x900.png"))
+            box = first.bounding_box()
+            reject = page.locator(f".st-key-reject_item_{new.raw_log_ids[0]} button").bounding_box()
+            assert box is not None and reject is not None
+            for b in (box, reject):  # inside the window as it opens: no scrolling needed
+                assert b["x"] >= 0 and b["x"] + b["width"] <= 1440
+                assert b["y"] >= 0 and b["y"] + b["height"] <= 900
+            assert page.evaluate("window.scrollY") == 0
+            page.locator(".st-key-approve_all button").click()
+            expect(page.get_by_text("Approve all 2 matching items (4 held values)")).to_be_visible(
+                timeout=30_000
+            )
+            page.locator(".st-key-confirm_all button").click()
+            expect(page.get_by_text("Nothing waiting for review here.")).to_be_visible(timeout=30_000)
+        finally:
+            browser.close()
+    assert mem.count_review_items().items == 0
+    assert mem.read(new.id).extra["next_step"] == "send the order form by Friday"

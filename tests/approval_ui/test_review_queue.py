@@ -1,160 +1,177 @@
-"""Review queue: reading a proposal, deciding it alone or in bulk, conflicts, refusals by role."""
+"""Review queue: one item per input, its evidence highlighted, decided whole, value by value, or
+all matching the filters after a count and a confirmation; conflicts and refusals by role."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
-from amem.domain.models import Proposal, ProposalStatus, Proposer
+from amem.domain.models import Note, Proposal, ProposalStatus, Proposer
 from amem.memory import Memory
 from tests.approval_ui.conftest import open_console, plain, texts
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, said
 
 MODEL = Proposer(kind="llm", id="offline", model="gpt-4o-mini", prompt_version="evolve/3")
+CALL = "Call with Acme: they need SSO via Okta because IT mandates it. Next step: send the quote."
 
 
-def pending_rationale(mem: Memory, content: str, value: str, reason: str = "stated in the call") -> Proposal:
-    note = make_note(mem, content)
+def hold(mem: Memory, note: Note, attribute: str, value: object, **kw: object) -> Proposal:
     p = mem.propose(
-        note.id, "decision_rationale", value, reason=reason, proposer=MODEL, raw_log_ids=note.raw_log_ids
+        note.id,
+        attribute,
+        value,
+        reason=str(kw.pop("reason", "stated in the call")),
+        proposer=MODEL,
+        raw_log_ids=note.raw_log_ids,
+        **kw,  # type: ignore[arg-type]
     )
     assert p.status == ProposalStatus.PENDING
     return p
 
 
-def test_a_pending_proposal_shows_values_reason_raw_log_and_model(mem: Memory) -> None:
-    p = pending_rationale(mem, "Call with Acme: they need SSO via Okta", "Okta because IT mandates it")
+def call_item(mem: Memory) -> tuple[Note, list[Proposal]]:
+    note = said(mem, CALL, at=datetime(2026, 3, 4, 15, 0, tzinfo=UTC))
+    return note, [
+        hold(mem, note, "decision_rationale", "IT mandates it", evidence="because IT mandates it"),
+        hold(mem, note, "next_step", "send the quote"),
+        hold(mem, note, "valid_at", "2026-03-04T00:00:00Z"),
+    ]
+
+
+def test_an_item_shows_the_input_its_evidence_and_values_in_words(mem: Memory) -> None:
+    note, proposals = call_item(mem)
     at = open_console("alice")
     page = plain(texts(at))
-    assert "decision_rationale" in page
-    assert "Okta because IT mandates it" in [c.value for c in at.code]  # the proposed value
-    assert "(empty)" in [c.value for c in at.code]  # the current value
-    assert "Call with Acme: they need SSO via Okta" in [c.value for c in at.code]  # the raw log
-    assert "stated in the call" in page
-    assert "gpt-4o-mini" in page and "evolve/3" in page
-    assert ":green-background[" in texts(at)  # the difference, highlighted
-    assert p.id in page
-    assert at.metric[0].value == "1"
+    assert "acme" in page and "said 4 March 2026, 15:00 UTC by agent:sales-agent" in page
+    assert f"item {note.raw_log_ids[0]} · 3 held value(s)" in page
+    raw = texts(at)
+    assert ":orange-background[because IT mandates it]" in raw  # evidence highlighted
+    assert ":orange-background[send the quote]" in raw  # no evidence: its own words are found
+    codes = [c.value for c in at.code]
+    assert "IT mandates it" in codes and "(none)" in codes  # proposed and current
+    assert "4 March 2026" in codes  # a date, as a date
+    assert CALL in codes  # the raw log verbatim, in the expander
+    assert "gpt-4o-mini" in page and "evolve/3" in page and "stated in the call" in page
+    buttons = [b.key for b in at.button]
+    assert f"approve_item_{note.raw_log_ids[0]}" in buttons
+    assert all(f"approve_{p.id}" in buttons for p in proposals)
 
 
-def test_approve_applies_the_value_as_the_signed_in_reviewer(mem: Memory) -> None:
-    p = pending_rationale(mem, "Acme call", "Okta because IT mandates it")
+def test_approve_an_item_whole(mem: Memory) -> None:
+    note, proposals = call_item(mem)
     at = open_console("alice")
-    at.text_input(key=f"comment_{p.id}").input("matches the call")
-    at.button(key=f"approve_{p.id}").click().run()
-    decided = mem.proposal(p.id)
-    assert decided.status == ProposalStatus.APPROVED
-    assert decided.reviewer == "alice" and decided.review_comment == "matches the call"
-    assert mem.read(p.note_id).decision_rationale == "Okta because IT mandates it"
-    assert plain(at.success[0].value) == f"Approved: decision_rationale of {p.note_id}."
-    assert not any(b.key == f"approve_{p.id}" for b in at.button)  # gone from the queue
+    at.text_input(key=f"comment_{note.raw_log_ids[0]}").input("matches the call")
+    at.button(key=f"approve_item_{note.raw_log_ids[0]}").click().run()
+    decided = [mem.proposal(p.id) for p in proposals]
+    assert {d.status for d in decided} == {ProposalStatus.APPROVED}
+    assert {d.reviewer for d in decided} == {"alice"} and decided[0].review_comment == "matches the call"
+    assert f"Approved item {note.raw_log_ids[0]}: 3 approved." in plain(at.success[0].value)
+    assert "Nothing waiting for review here." in plain(texts(at))
 
 
-def test_reject_needs_a_comment_then_records_it(mem: Memory) -> None:
-    p = pending_rationale(mem, "Acme call", "a guess")
+def test_field_by_field_approve_one_reject_one(mem: Memory) -> None:
+    note, proposals = call_item(mem)
     at = open_console("alice")
-    at.button(key=f"reject_{p.id}").click().run()
+    at.button(key=f"approve_{proposals[1].id}").click().run()
+    assert mem.proposal(proposals[1].id).status == ProposalStatus.APPROVED
+    assert mem.read(note.id).extra["next_step"] == "send the quote"
+    at.button(key=f"reject_{proposals[0].id}").click().run()  # no comment: refused
     assert "needs a comment" in plain(texts(at))
-    assert mem.proposal(p.id).status == ProposalStatus.PENDING
-    at.text_input(key=f"comment_{p.id}").input("not what was said").run()
-    at.button(key=f"reject_{p.id}").click().run()
-    decided = mem.proposal(p.id)
-    assert decided.status == ProposalStatus.REJECTED and decided.review_comment == "not what was said"
-    assert mem.read(p.note_id).decision_rationale is None
+    at.text_input(key=f"comment_{note.raw_log_ids[0]}").input("not the reason given").run()
+    at.button(key=f"reject_{proposals[0].id}").click().run()
+    assert mem.proposal(proposals[0].id).review_comment == "not the reason given"
+    assert mem.proposal(proposals[2].id).status == ProposalStatus.PENDING  # the rest stays
+    assert f"approve_{proposals[2].id}" in [b.key for b in at.button]
 
 
-def test_bulk_approve_decides_only_the_selected(mem: Memory) -> None:
-    a = pending_rationale(mem, "one", "first")
-    b = pending_rationale(mem, "two", "second")
-    c = pending_rationale(mem, "three", "third")
+def test_a_contradiction_shows_the_older_fact_beside_the_newer(mem: Memory) -> None:
+    old = said(mem, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    new = said(mem, "Acme now pays $55 per seat", at=datetime(2026, 4, 2, tzinfo=UTC))
+    mem.propose(
+        old.id,
+        "invalid_at",
+        "2026-04-02T00:00:00Z",
+        reason="different price",
+        proposer=LLM,
+        raw_log_ids=new.raw_log_ids,
+        evidence="now pays $55 per seat",
+    )
     at = open_console("alice")
-    at.checkbox(key=f"sel_{a.id}").check()
-    at.checkbox(key=f"sel_{c.id}").check().run()
-    at.button(key="bulk_approve").click().run()
-    assert [mem.proposal(x.id).status for x in (a, b, c)] == [
-        ProposalStatus.APPROVED,
-        ProposalStatus.PENDING,
-        ProposalStatus.APPROVED,
-    ]
-    assert "2 selected: 2 approved" in plain(texts(at))
+    page = plain(texts(at))
+    assert "**Older fact** · said 10 January 2026" in page
+    assert "**Newer fact** · said 2 April 2026" in page
+    assert "Retires the older fact from **2 April 2026**" in page
+    codes = [c.value for c in at.code]
+    assert "Acme pays $42 per seat" in codes and "Acme now pays $55 per seat" in codes
 
 
-def test_bulk_reject_with_select_all_and_a_comment(mem: Memory) -> None:
-    ids = [pending_rationale(mem, f"note {i}", f"value {i}").id for i in range(3)]
+def test_approve_all_matching_counts_confirms_and_spans_pages(mem: Memory) -> None:
+    notes = [said(mem, f"Acme call {i}") for i in range(12)]
+    for n in notes:
+        hold(mem, n, "next_step", "book a demo")
+    other = said(mem, "Globex call", scope="globex")
+    kept = hold(mem, other, "next_step", "call back")
     at = open_console("alice")
-    at.checkbox(key="bulk_all").check().run()
-    at.button(key="bulk_reject").click().run()  # no comment: refused before touching the ledger
-    assert all(mem.proposal(i).status == ProposalStatus.PENDING for i in ids)
-    assert "needs a comment" in plain(texts(at))
-    at.checkbox(key="bulk_all").check().run()
-    at.text_input(key="bulk_comment").input("duplicates of the CRM import").run()
-    at.button(key="bulk_reject").click().run()
-    decided = [mem.proposal(i) for i in ids]
-    assert {d.status for d in decided} == {ProposalStatus.REJECTED}
-    assert {d.review_comment for d in decided} == {"duplicates of the CRM import"}
+    at.selectbox(key="queue_scope").select("acme").run()
+    assert len([b for b in at.button if b.key and b.key.startswith("approve_item_")]) == 10  # one page
+    at.button(key="approve_all").click().run()
+    assert "Approve all 12 matching items (12 held values), on every page?" in plain(texts(at))
+    assert mem.count_review_items().items == 13  # nothing decided before the confirmation
+    at.button(key="confirm_all").click().run()
+    assert "Approved all 12 matching items: 12 approved." in plain(texts(at))
+    assert all(mem.read(n.id).extra["next_step"] == "book a demo" for n in notes)
+    assert mem.proposal(kept.id).status == ProposalStatus.PENDING
 
 
-def test_a_stale_proposal_is_flagged_and_approving_it_shows_the_conflict(mem: Memory) -> None:
-    # context needs review on contract notes; once the tag is gone a person's edit applies at once
+def test_approve_all_is_refused_when_the_set_changed_after_the_count(mem: Memory) -> None:
+    first = said(mem, "Acme call")
+    hold(mem, first, "next_step", "book a demo")
+    at = open_console("alice")
+    at.button(key="approve_all").click().run()
+    late = said(mem, "Acme again")
+    hold(mem, late, "next_step", "send the deck")  # arrives while the reviewer reads the question
+    at.button(key="confirm_all").click().run()
+    assert "changed since they were counted" in plain(texts(at))
+    assert mem.count_review_items().proposals == 2  # nothing was decided
+
+
+def test_a_refusal_by_role_is_reported_not_hidden(mem: Memory) -> None:
+    note = said(mem, "Globex is a duplicate account")
+    why = hold(mem, note, "decision_rationale", "a duplicate")
+    gone = hold(mem, note, "deleted", True)  # sales_lead may not
+    at = open_console("bob")
+    assert "bob (roles: sales_lead) may not decide changes to deleted" in plain(texts(at))
+    at.button(key=f"approve_item_{note.raw_log_ids[0]}").click().run()
+    warning = plain(" ".join(w.value for w in at.warning))
+    assert "1 approved, 1 skipped" in warning and f"Skipped {gone.id}" in warning
+    assert mem.proposal(why.id).status == ProposalStatus.APPROVED
+    assert mem.proposal(gone.id).status == ProposalStatus.PENDING
+
+
+def test_a_stale_value_is_flagged_and_approving_it_records_the_conflict(mem: Memory) -> None:
     note = make_note(mem, "Globex contract", tags=["contract"])
     stale = mem.propose(note.id, "context", "renewal talks", reason="from the call", proposer=LLM)
-    assert stale.status == ProposalStatus.PENDING
     mem.propose(note.id, "tags", [], reason="not a contract yet", proposer=LLM)
     mem.update(note.id, actor="bob", context="pilot only")
     at = open_console("alice")
-    assert "The note changed since this proposal was made" in plain(texts(at))
-    assert "pilot only" in [c.value for c in at.code]  # the value that is current now
+    assert "the note changed since" in plain(texts(at))
+    assert "pilot only" in [c.value for c in at.code]
     at.button(key=f"approve_{stale.id}").click().run()
     assert mem.proposal(stale.id).status == ProposalStatus.CONFLICT
-    warning = plain(" ".join(w.value for w in at.warning))
-    assert "Conflict on context" in warning and "Current value now: pilot only" in warning
-    assert mem.read(note.id).context == "pilot only"
-
-
-def test_a_refusal_by_role_comes_from_the_governance_service(mem: Memory) -> None:
-    note = make_note(mem, "Globex renewal")
-    p = mem.propose(note.id, "deleted", True, reason="duplicate", proposer=LLM)  # sales_lead may not
-    at = open_console("bob")
-    assert any(b.key == f"approve_{p.id}" for b in at.button)  # the button is there: the service decides
-    at.button(key=f"approve_{p.id}").click().run()
-    error = plain(" ".join(e.value for e in at.error))
-    assert "Refused by the policy" in error
-    assert "bob (roles: sales_lead) may not decide changes to deleted; needs: cs_lead" in error
-    assert mem.proposal(p.id).status == ProposalStatus.PENDING
-    assert mem.read(note.id).deleted is False
+    assert "Conflict on context" in plain(" ".join(w.value for w in at.warning))
 
 
 def test_an_auditor_reads_the_queue_without_decision_controls(mem: Memory) -> None:
-    p = pending_rationale(mem, "Acme call", "Okta")
+    call_item(mem)
     at = open_console("audrey")
     assert "Read-only" in plain(texts(at))
-    assert "Okta" in [c.value for c in at.code]
-    assert not [b for b in at.button if b.key and p.id in b.key]
-    assert not [c for c in at.checkbox if c.key and c.key.startswith("sel_")]
-
-
-def test_filters_and_pages(mem: Memory) -> None:
-    acme = [pending_rationale(mem, f"acme {i}", f"value {i}") for i in range(3)]
-    globex_note = make_note(mem, "globex", scope="globex")
-    g = mem.propose(globex_note.id, "next_step", "send quote", reason="r", proposer=LLM)
-    at = open_console("alice")
-    at.selectbox(key="queue_scope").select("globex").run()
-    shown = {b.key for b in at.button if b.key and b.key.startswith("approve_")}
-    assert shown == {f"approve_{g.id}"}
-    at.selectbox(key="queue_scope").select("any")
-    at.selectbox(key="queue_size").select(10).run()
-    at.selectbox(key="queue_order").select("newest first").run()
-    first = next(b.key for b in at.button if b.key and b.key.startswith("approve_"))
-    assert first == f"approve_{g.id}"
-    at.selectbox(key="queue_attribute").select("decision_rationale").run()
-    shown = [b.key for b in at.button if b.key and b.key.startswith("approve_")]
-    assert shown == [f"approve_{p.id}" for p in reversed(acme)]
-    at.selectbox(key="queue_proposer").select("llm:offline").run()
-    assert "3 pending match" in plain(texts(at))
+    assert "IT mandates it" in [c.value for c in at.code]
+    assert not [b for b in at.button if b.key and b.key.startswith(("approve", "reject"))]
 
 
 def test_note_content_cannot_inject_markup(mem: Memory) -> None:
     hostile = "<script>alert('x')</script> [click me](javascript:alert(1)) see https://evil.example"
-    note = make_note(mem, hostile)
+    note = said(mem, hostile)
     p = mem.propose(
         note.id,
         "decision_rationale",
@@ -162,15 +179,15 @@ def test_note_content_cannot_inject_markup(mem: Memory) -> None:
         reason="<b>why</b> [x](y)",
         proposer=LLM,
         raw_log_ids=note.raw_log_ids,
+        evidence="[click me](javascript:alert(1))",
     )
     at = open_console("alice")
     rendered = texts(at)
     for element in (*at.markdown, *at.caption, *at.warning, *at.error, *at.success, *at.info):
-        # markup characters only ever appear escaped, and no element may render HTML
-        assert not re.search(r"(?<!\\)[<>]", element.value.removeprefix("> ")), element.value
+        assert not re.search(r"(?<!\\)[<>]", element.value), element.value
         assert "](javascript" not in element.value and "https://" not in element.value
         assert not getattr(element.proto, "allow_html", False)
     assert "\\<script\\>" in rendered and "\\[click me\\]\\(javascript" in rendered
-    assert "\\*\\*bold\\*\\*" in rendered and "\\<b\\>why\\<\\/b\\>" in rendered
-    assert hostile in [c.value for c in at.code]  # the raw log, verbatim in a code block
+    assert "\\<b\\>why\\<\\/b\\>" in rendered
+    assert hostile in [c.value for c in at.code]
     assert p.id in plain(rendered)
