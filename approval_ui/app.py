@@ -33,6 +33,7 @@ account = auth.require_sign_in(mem.policy)
 pages = [
     st.Page("views/review_queue.py", title="Review queue", icon=":material/inbox:", default=True),
     st.Page("views/note_explorer.py", title="Note explorer", icon=":material/search:"),
+    st.Page("views/account_facts.py", title="Account facts", icon=":material/fact_check:"),
     st.Page("views/audit_log.py", title="Audit log", icon=":material/verified_user:"),
     st.Page("views/policy.py", title="Policy", icon=":material/policy:"),
 ]

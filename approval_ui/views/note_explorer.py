@@ -66,13 +66,21 @@ def _note_list(mem: Memory) -> None:
     text = st.text_input(
         "Find", key="explorer_text", placeholder="words in the note, or a note id", icon=":material/search:"
     )
+    status: dict[str, str] = {}
+    if semantic:
+        include_retired = st.checkbox(
+            "Include retired facts",
+            key="explorer_retired",
+            help="Notes a newer fact retired (invalid_at passed), listed after the current ones.",
+        )
     if semantic and text.strip():
         try:
-            results = mem.search(text.strip(), 20, scope=scope)
+            results = mem.search(text.strip(), 20, scope=scope, include_retired=include_retired)
         except AmemError as exc:
             st.error(md_escape(f"Search failed: {exc}"))
             return
         found = [r.note for r in results]
+        status = {r.note_id: "retired" if r.retired else "current" for r in results}
         total = len(found)
     else:
         include_deleted = st.checkbox("Include deleted notes", key="explorer_deleted")
@@ -91,6 +99,7 @@ def _note_list(mem: Memory) -> None:
         frame = pd.DataFrame(
             [
                 {
+                    **({"status": status.get(n.id, "")} if status else {}),
                     "content": short(n.content, 160),
                     "tags": ", ".join(n.tags),
                     "changed": n.updated_at.astimezone(UTC).replace(tzinfo=None),

@@ -28,6 +28,7 @@ PAGES = {
     "explorer": "views/note_explorer.py",
     "audit": "views/audit_log.py",
     "policy": "views/policy.py",
+    "facts": "views/account_facts.py",
 }
 
 

@@ -1,0 +1,68 @@
+"""Account facts: what holds now for one account, newest said first, with the decisions people
+took on each fact and their reasons, its validity dates and a link to its history.
+
+Reads Memory.facts (amem.services.facts); retired facts (a newer one set their invalid_at) only
+on request, marked.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from amem.services import audit
+from amem.services.review import date_words
+from approval_ui import state
+from approval_ui.render import md_escape
+
+PAGE_SIZE = 25
+
+
+def _when(moment: object) -> str:
+    return date_words(moment) if moment is not None else "unknown time"  # type: ignore[arg-type]
+
+
+def main() -> None:
+    mem = state.memory()
+    state.current_account()
+    state.clear_flashes()
+    st.title("Account facts")
+    scopes = audit.scopes(mem.ledger)
+    if not scopes:
+        st.info("The ledger has no notes yet.")
+        return
+    top = st.columns([3, 2], vertical_alignment="bottom")
+    scope = top[0].selectbox("Account", scopes, key="facts_scope")
+    include_retired = top[1].checkbox("Include retired facts", key="facts_retired")
+    page_number = st.session_state.get("facts_page", 1)
+    page = mem.facts(
+        scope, limit=PAGE_SIZE, offset=(page_number - 1) * PAGE_SIZE, include_retired=include_retired
+    )
+    st.caption(f"{page.total:,} {'facts' if include_retired else 'current facts'}, newest said first")
+    for fact in page.facts:
+        note = fact.note
+        with st.container(border=True):
+            head, link = st.columns([0.82, 0.18], vertical_alignment="top")
+            mark = ":red[**Retired**] · " if fact.retired else ""
+            head.markdown(mark + md_escape(note.content))
+            link.page_link(
+                "views/note_explorer.py",
+                label="History",
+                icon=":material/history:",
+                query_params={"note": note.id},
+            )
+            said = f"said {_when(fact.said_at)}" + (f" by {fact.said_by}" if fact.said_by else "")
+            valid = f"valid from {_when(note.valid_at)}" if note.valid_at else "valid since said"
+            if note.invalid_at:
+                valid += f" · {'retired' if fact.retired else 'until'} {_when(note.invalid_at)}"
+            extras = [said, valid, *([f"category {note.category}"] if note.category else []), note.id]
+            st.caption(md_escape(" · ".join(extras)))
+            if note.decision_rationale:
+                st.markdown(f"**Why** · {md_escape(note.decision_rationale)}")
+            for d in fact.decisions:
+                comment = f": {d.comment}" if d.comment else ""
+                st.caption(md_escape(f"{d.attribute} {d.status} by {d.reviewer} on {_when(d.at)}{comment}"))
+    if page.total > PAGE_SIZE:
+        st.number_input("Page", min_value=1, max_value=-(-page.total // PAGE_SIZE), step=1, key="facts_page")
+
+
+main()

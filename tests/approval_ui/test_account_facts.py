@@ -1,0 +1,58 @@
+"""Account facts and currency in the console's search: the current price first, retired ones
+only on request and marked, each fact with its decisions and a link to its history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from amem.domain.models import Note
+from amem.memory import Memory
+from tests.approval_ui.conftest import open_console, plain, texts
+from tests.factories import LLM, said
+
+
+def retire(mem: Memory, old: Note, new: Note, when: str) -> None:
+    p = mem.propose(
+        old.id, "invalid_at", when, reason="newer price", proposer=LLM, raw_log_ids=new.raw_log_ids
+    )
+    mem.approve(p.id, reviewer="alice", comment="the price changed")
+
+
+def three_prices(mem: Memory) -> list[Note]:
+    first = said(mem, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    second = said(mem, "Acme pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
+    third = said(mem, "Acme pays $49 per seat from the renewal", at=datetime(2026, 8, 20, tzinfo=UTC))
+    retire(mem, first, second, "2026-04-02T00:00:00Z")
+    retire(mem, second, third, "2026-08-20T00:00:00Z")
+    p = mem.propose(third.id, "decision_rationale", "a two-year commitment", reason="stated", proposer=LLM)
+    mem.approve(p.id, reviewer="alice", comment="matches the order form")
+    return [first, second, third]
+
+
+def test_account_facts_show_what_holds_now_newest_first(mem: Memory) -> None:
+    prices = three_prices(mem)
+    at = open_console("alice", "facts")
+    page = plain(texts(at))
+    assert "Acme pays $49 per seat from the renewal" in page
+    assert "$42" not in page and "$55" not in page
+    assert "said 20 August 2026 by agent:sales-agent" in page
+    assert "**Why** · a two-year commitment" in page
+    assert "decision_rationale approved by alice" in page and "matches the order form" in page
+    assert prices[2].id in page
+    at.checkbox(key="facts_retired").check().run()
+    page = plain(texts(at))
+    assert page.index("$49") < page.index("$55") < page.index("$42")  # newest said first
+    assert page.count(":red[**Retired**]") == 2 and "retired 2 April 2026" in page
+
+
+def test_search_in_the_explorer_marks_retired_facts_after_the_current_one(mem: Memory) -> None:
+    prices = three_prices(mem)
+    at = open_console("alice", "explorer")
+    at.toggle(key="explorer_semantic").set_value(True)
+    at.text_input(key="explorer_text").input("how much does Acme pay per seat").run()
+    frame = at.dataframe[0].value
+    assert list(frame["content"]) == [prices[2].content]
+    at.checkbox(key="explorer_retired").check().run()
+    frame = at.dataframe[0].value
+    assert frame["content"].iloc[0] == prices[2].content and frame["status"].iloc[0] == "current"
+    assert list(frame["status"].iloc[1:]) == ["retired", "retired"]
