@@ -12,8 +12,6 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console
-from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
 from amem.services.review import date_words
@@ -27,12 +25,24 @@ def when(moment: datetime | None) -> str:
 
 
 def _rows(console: Console, rows: Iterable[tuple[str, str | Text]], indent: int = 2) -> None:
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(no_wrap=True, style="dim")
-    grid.add_column(overflow="fold")  # a word longer than the line is folded, never cut
+    """Labels in a column, each value wrapped at spaces under its own indent (a word longer than
+    the line is folded, never cut), no trailing blanks."""
+    rows = list(rows)
+    if not rows:
+        return
+    label_width = max(len(label) for label, _ in rows)
+    room = max(20, console.width - indent - label_width - 2)
     for label, value in rows:
-        grid.add_row(Text(label), value if isinstance(value, Text) else Text(value))
-    console.print(Padding(grid, (0, 0, 0, indent), expand=False), soft_wrap=False)
+        text = value if isinstance(value, Text) else Text(value)
+        first = True
+        for paragraph in text.split("\n", allow_blank=True):
+            for line in paragraph.wrap(console, room, overflow="fold") or [Text("")]:
+                line.rstrip()
+                head = label.ljust(label_width) if first else " " * label_width
+                out = Text(" " * indent) + Text(head, style="dim") + Text("  ") + line
+                out.rstrip()
+                console.print(out, soft_wrap=True)
+                first = False
 
 
 def _head(console: Console, text: str) -> None:
@@ -85,14 +95,12 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
                 rows.append(("warning", "the note changed since: approving records a conflict"))
             _rows(console, rows, indent=5)
     console.print()
-    console.print(
-        Text(
-            "amem approve ITEM --reviewer YOU approves an item whole; a proposal id approves one "
-            "value; --all approves every item matching --scope/--attribute/--kind.",
-            style="dim",
-        ),
-        soft_wrap=False,
-    )
+    for hint in (
+        "amem approve ITEM --reviewer YOU: every value of the item",
+        "amem approve PROPOSAL --reviewer YOU: one value",
+        "amem approve --all --scope S --attribute A --kind K --reviewer YOU: all matching",
+    ):
+        console.print(Text(hint, style="dim"), soft_wrap=True)
 
 
 def decision_report(console: Console, report: Any) -> None:

@@ -45,6 +45,7 @@ def flat(text: str) -> str:
 def assert_readable_at_80(output: str, values: list[str]) -> None:
     """No line over 80 columns, and each value in full with no word split across lines."""
     assert all(len(line) <= 80 for line in output.splitlines()), max(output.splitlines(), key=len)
+    assert all(line == line.rstrip() for line in output.splitlines())  # no padding to copy along
     joined = flat(output)
     unmarked = flat(output.replace("«", "").replace("»", ""))
     for value in values:
