@@ -67,8 +67,10 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
     if not page.items:
         console.print("nothing pending", markup=False)
         return
-    shown = f"{offset + 1}-{offset + len(page.items)} of {page.total}"
-    console.print(Text(f"{page.total} review items wait ({shown}); «» marks the evidence", style="dim"))
+    shown = f"{offset + 1}-{offset + len(page.items)}"
+    console.print(
+        Text(f"review items waiting: {page.total} (showing {shown}); «» marks the evidence", style="dim")
+    )
     for item in page.items:
         console.print()
         values = "1 held value" if len(item.fields) == 1 else f"{len(item.fields)} held values"

@@ -95,7 +95,7 @@ def import_notes(
         )
         if d["review_items"]:
             out.print(
-                f"{d['review_items']} review items now wait for a person: see them with `amem pending`",
+                f"review items waiting for a person: {d['review_items']}; see them with `amem pending`",
                 markup=False,
             )
         else:

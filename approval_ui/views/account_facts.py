@@ -37,7 +37,8 @@ def main() -> None:
     page = mem.facts(
         scope, limit=PAGE_SIZE, offset=(page_number - 1) * PAGE_SIZE, include_retired=include_retired
     )
-    st.caption(f"{page.total:,} {'facts' if include_retired else 'current facts'}, newest said first")
+    noun = "fact" if page.total == 1 else "facts"
+    st.caption(f"{page.total:,} {noun if include_retired else 'current ' + noun}, newest said first")
     for fact in page.facts:
         note = fact.note
         with st.container(border=True):

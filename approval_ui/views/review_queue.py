@@ -185,7 +185,7 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int) -> None:
             row[2].button("Cancel", key="cancel_all", on_click=_on_all_cancel, width="stretch")
         return
     row = st.columns([0.75, 0.25], vertical_alignment="center")
-    row[0].caption(f"{total:,} items wait ({held:,} held values) for these filters")
+    row[0].caption(f"Waiting for these filters: {total:,} items ({held:,} held values)")
     row[1].button(
         f"Approve all {total:,} matching",
         key="approve_all",
@@ -319,7 +319,7 @@ def main() -> None:
     if not account.read_only:
         _approve_all_bar(f, page.total, held)
     else:
-        st.caption(f"{page.total:,} items wait ({held:,} held values)")
+        st.caption(f"Waiting: {page.total:,} items ({held:,} held values)")
     if not page.items:
         st.success("Nothing waiting for review here.", icon=":material/done_all:")
         return

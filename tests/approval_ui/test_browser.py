@@ -253,6 +253,11 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
             )
             page.locator(".st-key-confirm_all button").click()
             expect(page.get_by_text("Nothing waiting for review here.")).to_be_visible(timeout=30_000)
+            page.get_by_role("link", name="Account facts").click()
+            expect(page.get_by_role("heading", name="Account facts")).to_be_visible(timeout=30_000)
+            expect(page.get_by_text(call)).to_be_visible(timeout=30_000)
+            expect(page.get_by_text("$42 per seat")).to_have_count(0)  # retired by the newer price
+            page.screenshot(path=str(ARTIFACTS / "account-facts-1440x900.png"))
         finally:
             browser.close()
     assert mem.count_review_items().items == 0

@@ -115,7 +115,7 @@ def test_pending_is_one_readable_block_per_item_at_80_columns(memory: Memory, it
 def test_the_pending_command_prints_those_blocks(memory: Memory, item, capsys) -> None:
     code, out, _ = run(memory, capsys, "pending", "--scope", "globex")
     assert code == 0
-    assert_readable_at_80(out, [LONG_VALUE, LONG_REASON, "1 review items wait"])
+    assert_readable_at_80(out, [LONG_VALUE, LONG_REASON, "review items waiting: 1"])
     code, out, _ = run(memory, capsys, "pending", "--scope", "acme")
     assert code == 0 and "nothing pending" in out
 
@@ -210,7 +210,7 @@ def test_import_says_how_many_items_wait_and_how_to_see_them(memory: Memory, cap
     assert code == 0
     waiting = memory.count_review_items().items
     assert waiting >= 1  # the offline analyst holds the decision rationale for review
-    assert f"{waiting} review items now wait for a person: see them with `amem pending`" in flat(out)
+    assert f"review items waiting for a person: {waiting}; see them with `amem pending`" in flat(out)
 
 
 def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> None:
