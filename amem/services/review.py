@@ -186,15 +186,16 @@ class ReviewService:
         through governance's single approval, so one the reviewer may not decide is skipped and
         reported."""
         _check_filter(f)
-        now = self.count(f)
+        with self.ledger.read() as tx:
+            rows = q.matching_proposal_ids(tx, f)
+        now = _count(rows)
         if now.items != expected_items or (fingerprint is not None and now.fingerprint != fingerprint):
             raise ReviewSetChangedError(
                 f"the matching items changed since they were counted ({expected_items} then, "
                 f"{now.items} items / {now.proposals} proposals now): nothing was decided; count again"
             )
-        with self.ledger.read() as tx:
-            ids = [pid for _, pid in q.matching_proposal_ids(tx, f)]
-        return self.governance.approve_many(ids, reviewer, comment)
+        # Exactly the proposals just checked: one arriving from now on waits for the next count.
+        return self.governance.approve_many([pid for _, pid in rows], reviewer, comment)
 
     def _pending_ids(self, key: str) -> list[str]:
         with self.ledger.read() as tx:

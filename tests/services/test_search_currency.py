@@ -85,3 +85,37 @@ def test_facts_are_the_current_ones_newest_first_with_decisions(memory: Memory, 
     everything = memory.facts("acme", include_retired=True)
     assert [f.retired for f in everything.facts] == [False, True, False, True]  # by when said
     assert everything.facts[1].decisions[0].attribute == "invalid_at"
+
+
+def test_three_prices_through_the_pipeline_and_the_review_queue(memory: Memory) -> None:
+    """As an agent would: three inputs, the analyst flags each newer price as a contradiction,
+    a reviewer approves the contradictions as items, and search answers with the current price."""
+    from amem.services.review import ReviewFilter
+
+    said_at = ["2026-01-10T10:00:00Z", "2026-04-02T10:00:00Z", "2026-08-20T10:00:00Z"]
+    texts = [
+        "Acme pays $42 per seat on the Pro plan.",
+        "Acme now pays $55 per seat after the uplift.",
+        "Acme renewed and now pays $49 per seat.",
+    ]
+    ids = [
+        memory.add_note(t, at=a, actor="agent:sales-agent", scope="acme")
+        for t, a in zip(texts, said_at, strict=True)
+    ]
+    contradictions = ReviewFilter(scope="acme", kind="contradiction")
+    counted = memory.count_review_items(contradictions)
+    # the third input retires both earlier prices (its proposal for $42 supersedes the second's)
+    assert counted.items >= 1 and counted.proposals == 2
+    for item in memory.review_items(contradictions).items:
+        for field in item.fields:  # each shows the older fact beside the newer input
+            assert field.older is not None and field.older.said_at is not None
+            assert item.said_at is not None and field.older.said_at < item.said_at
+    report = memory.approve_matching(
+        contradictions, reviewer="alice", expected_items=counted.items, fingerprint=counted.fingerprint
+    )
+    assert not report.skipped
+    hits = memory.search(QUESTION, k=3, scope="acme")
+    assert [h.note_id for h in hits] == [ids[2]]
+    everything = memory.search(QUESTION, k=3, scope="acme", include_retired=True)
+    assert everything[0].note_id == ids[2] and not everything[0].retired
+    assert {h.note_id for h in everything[1:]} == {ids[0], ids[1]} and all(h.retired for h in everything[1:])
