@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from amem.domain.models import Actor, Note, Proposal, RawLog, as_utc
 from amem.domain.values import current_value
@@ -52,6 +52,7 @@ class TextPiece(BaseModel):
     text: str
     attributes: list[str] = []
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def marked(self) -> bool:
         return bool(self.attributes)
@@ -101,10 +102,12 @@ class ReviewItem(BaseModel):
     fields: list[ReviewField]
     pieces: list[TextPiece] = []
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def said_at(self) -> datetime | None:
         return self.raw_log.occurred_at if self.raw_log else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def said_by(self) -> str | None:
         return str(self.raw_log.actor) if self.raw_log else None
