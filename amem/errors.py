@@ -42,6 +42,15 @@ class PermissionDeniedError(AmemError):
     pass
 
 
+class FrozenAttributeError(PermissionDeniedError):
+    """An approval found the attribute frozen by the policy in force: the proposal was recorded as
+    rejected (``proposal``, committed) and nothing was applied."""
+
+    def __init__(self, message: str, *, proposal: object) -> None:
+        super().__init__(message)
+        self.proposal = proposal
+
+
 class ProposalStateError(AmemError):
     """The proposal is not in a state that allows this decision (already decided, say)."""
 

@@ -31,7 +31,13 @@ from amem.domain.models import (
 )
 from amem.domain.replay import replay
 from amem.domain.values import current_value, normalize, with_value
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
+from amem.errors import (
+    FrozenAttributeError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    ProposalStateError,
+)
 from amem.ledger.store import Ledger, LedgerTx
 from amem.policy import Mode, Policy
 
@@ -222,7 +228,10 @@ class Governance:
     # -- deciding ------------------------------------------------------------------------------
 
     def approve(self, proposal_id: str, reviewer: str | Actor, comment: str | None = None) -> Proposal:
+        """Approve and apply a pending proposal. Raises FrozenAttributeError, after recording the
+        rejection, when the policy now freezes the attribute; a conflict is returned, not raised."""
         who = self._reviewer(reviewer)
+        refused: Proposal | None = None
         with self.ledger.write() as tx:
             proposal = self._pending(tx, proposal_id)
             self._check_may_decide(proposal, who)
@@ -230,19 +239,20 @@ class Governance:
             assert note is not None
             attr_type = self.policy.type_of(proposal.attribute)
             now = utcnow()
-            if self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind).mode == Mode.FROZEN:
-                tx.decide_proposal(
+            routing = self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind)
+            if routing.mode == Mode.FROZEN:
+                # Recorded and committed before the caller hears of it: the proposal leaves the queue.
+                if not tx.decide_proposal(
                     proposal.id,
                     expect=ProposalStatus.PENDING,
                     status=ProposalStatus.REJECTED,
                     reviewer=who.id,
-                    comment=f"refused by policy: {proposal.attribute} is frozen",
+                    comment=f"refused by policy: {proposal.attribute} is frozen ({routing.rule})",
                     at=now,
-                )
-                raise PermissionDeniedError(
-                    f"{proposal.attribute} is frozen by the policy; the proposal was rejected"
-                )
-            if current_value(note, proposal.attribute, attr_type) != proposal.old_value:
+                ):
+                    raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
+                refused = self._get(tx, proposal.id)
+            elif current_value(note, proposal.attribute, attr_type) != proposal.old_value:
                 tx.decide_proposal(
                     proposal.id,
                     expect=ProposalStatus.PENDING,
@@ -252,19 +262,26 @@ class Governance:
                     at=now,
                 )
                 return self._get(tx, proposal.id)
-            if not tx.decide_proposal(
-                proposal.id,
-                expect=ProposalStatus.PENDING,
-                status=ProposalStatus.APPROVED,
-                reviewer=who.id,
-                comment=comment,
-                at=now,
-            ):
-                raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
-            decided = self._get(tx, proposal.id)
-            kind = ChangeKind.REVERT if proposal.revert_of is not None else ChangeKind.APPLY
-            self._apply(tx, note, decided, who, kind, now)
-            return decided
+            else:
+                if not tx.decide_proposal(
+                    proposal.id,
+                    expect=ProposalStatus.PENDING,
+                    status=ProposalStatus.APPROVED,
+                    reviewer=who.id,
+                    comment=comment,
+                    at=now,
+                ):
+                    raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
+                decided = self._get(tx, proposal.id)
+                kind = ChangeKind.REVERT if proposal.revert_of is not None else ChangeKind.APPLY
+                self._apply(tx, note, decided, who, kind, now)
+                return decided
+        assert refused is not None
+        raise FrozenAttributeError(
+            f"{refused.attribute} is frozen by the policy now ({routing.rule}): proposal {refused.id} "
+            "was rejected, not approved, and nothing was applied",
+            proposal=refused,
+        )
 
     def reject(self, proposal_id: str, reviewer: str | Actor, comment: str) -> Proposal:
         who = self._reviewer(reviewer)

@@ -12,6 +12,7 @@ import pytest
 
 from amem.cli import main
 from amem.memory import Memory
+from tests.conftest import REPO
 from tests.factories import LLM, make_note
 
 
@@ -110,3 +111,23 @@ def test_installed_command_honours_environment(tmp_path, database_url: str) -> N
     verify = subprocess.run([*amem, "verify", "--json"], env=env, capture_output=True, text=True, check=False)
     assert verify.returncode == 0, verify.stderr
     assert json.loads(verify.stdout)["ok"] is True
+
+
+def test_approving_a_frozen_attribute_says_it_was_rejected_and_it_stays_rejected(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path
+) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "decision_rationale", "because", reason="stated", proposer=LLM)
+    frozen = tmp_path / "frozen.yaml"
+    frozen.write_text(
+        (REPO / "policies.yaml")
+        .read_text("utf-8")
+        .replace("decision_rationale: {mode: review}", "decision_rationale: {mode: frozen}"),
+        "utf-8",
+    )
+    (tmp_path / "reviewers.yaml").write_text((REPO / "reviewers.yaml").read_text("utf-8"), "utf-8")
+    code, _out, err = run(memory, capsys, "--policy", str(frozen), "approve", p.id, "--reviewer", "alice")
+    assert code == 2 and "was rejected, not approved" in err and "Traceback" not in err
+    assert memory.proposal(p.id).status.value == "rejected"
+    code, _out, err = run(memory, capsys, "approve", p.id, "--reviewer", "alice")
+    assert code == 2 and "is rejected by alice, not pending" in err

@@ -7,8 +7,15 @@ from datetime import timedelta
 import pytest
 
 from amem.domain.models import ProposalStatus, Proposer
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
+from amem.errors import (
+    FrozenAttributeError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    ProposalStateError,
+)
 from amem.memory import Memory
+from amem.policy import AttributePolicy
 from tests.conftest import REPO
 from tests.factories import LLM, make_note
 
@@ -240,3 +247,21 @@ def test_as_of_rebuilds_the_note_at_each_instant(memory: Memory) -> None:
     assert before_retire.invalid_at is None
     now = memory.as_of(note.id, retired.applied_at)
     assert now.invalid_at is not None and now.model_dump() == memory.read(note.id).model_dump()
+
+
+def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory: Memory) -> None:
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(note.id, "decision_rationale", "team knows it", reason="stated", proposer=LLM)
+    attributes = {**memory.policy.attributes, "decision_rationale": AttributePolicy(mode="frozen")}
+    frozen = memory.policy.model_copy(update={"attributes": attributes})
+    refused = rf"frozen .* proposal {p.id} was rejected, not approved"
+    with (
+        Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later,
+        pytest.raises(FrozenAttributeError, match=refused),
+    ):
+        later.approve(p.id, reviewer="alice", comment="fine")
+    decided = memory.proposal(p.id)  # another connection: the rejection was committed
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"
+    assert "refused by policy: decision_rationale is frozen" in (decided.review_comment or "")
+    assert memory.pending() == [] and memory.read(note.id).decision_rationale is None
+    assert memory.verify().ok
