@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from amem.config import Settings
+from amem.domain.identity import canonical_identity
 from amem.domain.models import (
     Actor,
     ActorKind,
@@ -30,6 +31,7 @@ from amem.domain.models import (
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
+from amem.services.authentication import AuthenticatedReviewer, Authentication
 from amem.services.governance import Draft, Governance, HistoryEvent, VerifyResult
 
 if TYPE_CHECKING:
@@ -276,14 +278,27 @@ class Memory:
             note_id, attribute, new_value, reason=reason, proposer=proposer, raw_log_ids=raw_log_ids
         )
 
-    def approve(self, proposal_id: str, *, reviewer: str | Actor, comment: str | None = None) -> Proposal:
+    @property
+    def authentication(self) -> Authentication:
+        """Issues the AuthenticatedReviewer that approve / reject / revert require."""
+        return Authentication(self.governance.policy, self.governance.policy_fingerprint)
+
+    def authenticate(self, reviewer: str, password: str) -> AuthenticatedReviewer:
+        """A reviewer of the policy in force, proven by their password (bcrypt ``password_hash``)."""
+        return self.authentication.with_password(reviewer, password)
+
+    def approve(
+        self, proposal_id: str, *, reviewer: AuthenticatedReviewer, comment: str | None = None
+    ) -> Proposal:
         return self.governance.approve(proposal_id, reviewer, comment)
 
-    def reject(self, proposal_id: str, *, reviewer: str | Actor, comment: str) -> Proposal:
+    def reject(self, proposal_id: str, *, reviewer: AuthenticatedReviewer, comment: str) -> Proposal:
         return self.governance.reject(proposal_id, reviewer, comment)
 
-    def revert(self, change_seq: int, *, actor: str | Actor, reason: str | None = None) -> Proposal:
-        return self.governance.revert(change_seq, _actor(actor, ActorKind.PERSON), reason)
+    def revert(
+        self, change_seq: int, *, reviewer: AuthenticatedReviewer, reason: str | None = None
+    ) -> Proposal:
+        return self.governance.revert(change_seq, reviewer, reason)
 
     def history(self, note_id: str) -> list[HistoryEvent]:
         return self.governance.history(note_id)
@@ -323,8 +338,9 @@ class Memory:
 
 
 def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:
+    """Who acts, in canonical form (amem.domain.identity), however the caller spelled the name."""
     if isinstance(value, Actor):
-        return value
+        return Actor(kind=value.kind, id=canonical_identity(value.id, what="actor"))
     if not value or not str(value).strip():
         raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
     return Actor.parse(str(value).strip(), default_kind)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Literal
 
 import streamlit as st
@@ -11,6 +12,7 @@ from amem.config import Settings
 from amem.memory import Memory
 from amem.policy import Policy, load_policy
 from amem.services.accounts import Account, account_for
+from amem.services.authentication import AuthenticatedReviewer
 from approval_ui.render import md_escape
 
 #: session_state key holding the signed-in reviewer's identity (set by approval_ui.auth).
@@ -51,6 +53,13 @@ def current_account() -> Account:
         st.error("Sign in first.")
         st.stop()
     return account
+
+
+def authenticated(mem: Memory, account: Account) -> AuthenticatedReviewer:
+    """The signed-in reviewer as governance takes them: the console vouches for its own sign-in
+    (password form or trusted proxy header), and governance still checks the policy in force."""
+    method = "trusted-header" if os.environ.get("AMEM_UI_TRUSTED_HEADER") else "console"
+    return mem.authentication.signed_in(account.id, method=method)
 
 
 def flash(kind: FlashKind, text: str) -> None:

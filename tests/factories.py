@@ -7,6 +7,7 @@ from datetime import datetime
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, Note, Proposer, RawLog, new_id, utcnow
 from amem.memory import Memory
+from amem.services.authentication import AuthenticatedReviewer
 
 AGENT = Actor(kind="agent", id="sales-agent")
 LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="test/1")
@@ -34,3 +35,9 @@ def make_note(mem: Memory, content: str, scope: str = "acme", **attributes: obje
     for name, value in attributes.items():
         mem.propose(note.id, name, value, reason=f"set {name} for the test", proposer=LLM)
     return mem.read(note.id)
+
+
+def signed_in(mem: Memory, name: str) -> AuthenticatedReviewer:
+    """``name`` signed in as the console signs reviewers in, for tests that are not about how
+    reviewers authenticate (tests/services/test_authentication.py is)."""
+    return mem.authentication.signed_in(name, method="test")

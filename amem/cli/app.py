@@ -34,6 +34,14 @@ HomeOpt = Annotated[
 DbOpt = Annotated[
     str | None, typer.Option("--database-url", help="Ledger URL (default: $AMEM_DATABASE_URL).")
 ]
+PasswordStdinOpt = Annotated[
+    bool,
+    typer.Option(
+        "--password-stdin",
+        help="Read the reviewer's password from standard input (one line), for scripts. "
+        "Otherwise it is asked for, hidden; it is never an argument.",
+    ),
+]
 PolicyOpt = Annotated[str | None, typer.Option("--policy", help="Policy file (default: $AMEM_POLICY).")]
 
 
@@ -65,6 +73,20 @@ def open_memory(*, create: bool = True) -> Any:
     return Memory(
         state.home, database_url=state.database_url, policy=state.policy, llm=state.llm, create=create
     )
+
+
+def sign_in(mem: Any, reviewer: str, password_stdin: bool) -> Any:
+    """The reviewer, authenticated by their password (prompted, hidden, or one line of stdin)."""
+    from amem.errors import AuthenticationError
+
+    mem.authentication.person(reviewer)  # an agent is refused before any password is asked for
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise AuthenticationError("--password-stdin: standard input held no password")
+    else:
+        password = typer.prompt(f"Password for {reviewer.strip()}", hide_input=True, err=True)
+    return mem.authenticate(reviewer, password)
 
 
 def settings() -> Any:

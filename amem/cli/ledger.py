@@ -9,6 +9,7 @@ from rich.table import Table
 
 from amem.cli.app import (
     JsonOpt,
+    PasswordStdinOpt,
     app,
     cell,
     db_app,
@@ -19,6 +20,7 @@ from amem.cli.app import (
     out,
     parse_time,
     settings,
+    sign_in,
 )
 
 
@@ -199,16 +201,22 @@ def _render_decision(p: Any) -> None:
         out.print(f"  {p.review_comment}; propose again against the current value", markup=False)
 
 
+ReviewerOpt = Annotated[
+    str, typer.Option("--reviewer", help="The reviewer deciding; their password is asked for.")
+]
+
+
 @app.command()
 def approve(
     proposal_id: Annotated[str, typer.Argument(help="Proposal id.")],
-    reviewer: Annotated[str, typer.Option("--reviewer", help="The reviewer's identity.")],
+    reviewer: ReviewerOpt,
     comment: Annotated[str | None, typer.Option("--comment", help="Why.")] = None,
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Approve a pending proposal (conflict if the note changed since it was made)."""
     with open_memory() as mem:
-        decided = mem.approve(proposal_id, reviewer=reviewer, comment=comment)
+        decided = mem.approve(proposal_id, reviewer=sign_in(mem, reviewer, password_stdin), comment=comment)
     emit(decided, as_json, _render_decision)
     if decided.status.value == "conflict":
         raise typer.Exit(3)
@@ -217,26 +225,30 @@ def approve(
 @app.command()
 def reject(
     proposal_id: Annotated[str, typer.Argument(help="Proposal id.")],
-    reviewer: Annotated[str, typer.Option("--reviewer", help="The reviewer's identity.")],
+    reviewer: ReviewerOpt,
     comment: Annotated[str, typer.Option("--comment", help="Why (required).")],
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Reject a pending proposal."""
     with open_memory() as mem:
-        decided = mem.reject(proposal_id, reviewer=reviewer, comment=comment)
+        decided = mem.reject(proposal_id, reviewer=sign_in(mem, reviewer, password_stdin), comment=comment)
     emit(decided, as_json, _render_decision)
 
 
 @app.command()
 def revert(
     change: Annotated[int, typer.Argument(help="Change sequence number (see `amem history`).")],
-    actor: Annotated[str, typer.Option("--actor", help="Who asks for the revert.")],
+    reviewer: Annotated[
+        str, typer.Option("--reviewer", "--actor", help="The reviewer asking; their password is asked for.")
+    ],
     reason: Annotated[str | None, typer.Option("--reason", help="Why.")] = None,
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Propose restoring the value a change replaced; routed by the policy like any proposal."""
     with open_memory() as mem:
-        proposal = mem.revert(change, actor=actor, reason=reason)
+        proposal = mem.revert(change, reviewer=sign_in(mem, reviewer, password_stdin), reason=reason)
     emit(
         proposal,
         as_json,

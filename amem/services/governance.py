@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from amem.domain.hashing import GENESIS_HASH, change_hash, sha256_text
+from amem.domain.identity import same_identity
 from amem.domain.models import (
     Actor,
-    ActorKind,
     Change,
     ChangeKind,
     Note,
@@ -39,7 +39,8 @@ from amem.errors import (
     ProposalStateError,
 )
 from amem.ledger.store import Ledger, LedgerTx
-from amem.policy import Mode, Policy
+from amem.policy import Mode, Policy, fingerprint
+from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
 CREATE_RULE = "note creation"
 
@@ -88,6 +89,7 @@ class Governance:
     def __init__(self, ledger: Ledger, policy: Policy) -> None:
         self.ledger = ledger
         self.policy = policy
+        self.policy_fingerprint = fingerprint(policy)
 
     # -- notes come into being -----------------------------------------------------------------
 
@@ -227,7 +229,9 @@ class Governance:
 
     # -- deciding ------------------------------------------------------------------------------
 
-    def approve(self, proposal_id: str, reviewer: str | Actor, comment: str | None = None) -> Proposal:
+    def approve(
+        self, proposal_id: str, reviewer: AuthenticatedReviewer, comment: str | None = None
+    ) -> Proposal:
         """Approve and apply a pending proposal. Raises FrozenAttributeError, after recording the
         rejection, when the policy now freezes the attribute; a conflict is returned, not raised."""
         who = self._reviewer(reviewer)
@@ -283,7 +287,7 @@ class Governance:
             proposal=refused,
         )
 
-    def reject(self, proposal_id: str, reviewer: str | Actor, comment: str) -> Proposal:
+    def reject(self, proposal_id: str, reviewer: AuthenticatedReviewer, comment: str) -> Proposal:
         who = self._reviewer(reviewer)
         if not comment or not comment.strip():
             raise InvalidInputError("a rejection needs a comment saying why")
@@ -301,17 +305,28 @@ class Governance:
                 raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
             return self._get(tx, proposal.id)
 
-    def check_may_approve(self, proposal: Proposal, reviewer: str | Actor) -> None:
+    def check_may_approve(self, proposal: Proposal, reviewer: AuthenticatedReviewer) -> None:
         """Raises PermissionDeniedError when ``reviewer`` may not decide ``proposal`` (for the console)."""
         self._check_may_decide(proposal, self._reviewer(reviewer))
 
-    def _reviewer(self, reviewer: str | Actor) -> Actor:
-        who = reviewer if isinstance(reviewer, Actor) else Actor.parse(reviewer)
-        if who.kind != ActorKind.PERSON or who.id in self.policy.agents:
-            raise PermissionDeniedError(f"{who} is not a person: agents and LLMs can never approve or reject")
-        if who.id not in self.policy.reviewers:
-            raise PermissionDeniedError(f"{who.id} is not a reviewer in {self.policy.source or 'the policy'}")
-        return who
+    def _reviewer(self, reviewer: AuthenticatedReviewer) -> Actor:
+        """The deciding person, once proven: authenticated, under this policy, a reviewer in it."""
+        if not is_authenticated(reviewer):
+            raise PermissionDeniedError(
+                f"a decision needs an authenticated reviewer (Memory.authenticate, a console sign-in, "
+                f"a token), not {str(reviewer)!r}: agents and LLMs can never approve or reject"
+            )
+        if reviewer.policy_fingerprint != self.policy_fingerprint:
+            raise PermissionDeniedError(
+                f"{reviewer.id} signed in under another policy than the one in force here; sign in again"
+            )
+        if self.policy.is_agent(reviewer.id):
+            raise PermissionDeniedError(f"{reviewer.id} is an agent: agents can never approve or reject")
+        if self.policy.reviewer(reviewer.id) is None:
+            raise PermissionDeniedError(
+                f"{reviewer.id} is not a reviewer in {self.policy.source or 'the policy'}"
+            )
+        return reviewer.actor
 
     def _check_may_decide(self, proposal: Proposal, who: Actor) -> None:
         if not self.policy.may_approve(who.id, proposal.attribute):
@@ -320,13 +335,11 @@ class Governance:
             raise PermissionDeniedError(
                 f"{who.id} (roles: {roles}) may not decide changes to {proposal.attribute}; needs: {need}"
             )
-        if (
-            not self.policy.self_approval
-            and proposal.proposer.kind == ActorKind.PERSON
-            and proposal.proposer.id == who.id
-        ):
+        # One namespace: the proposer's kind does not matter (agent:alice is alice), nor case or width.
+        if not self.policy.self_approval and same_identity(proposal.proposer.id, who.id):
             raise PermissionDeniedError(
-                f"{who.id} proposed {proposal.id} and may not decide it (self-approval)"
+                f"{who.id} proposed {proposal.id} (as {proposal.proposer.kind.value}:"
+                f"{proposal.proposer.id}) and may not decide it (self-approval)"
             )
 
     def _pending(self, tx: LedgerTx, proposal_id: str) -> Proposal:
@@ -401,9 +414,10 @@ class Governance:
 
     # -- revert --------------------------------------------------------------------------------
 
-    def revert(self, change_seq: int, actor: str | Actor, reason: str | None = None) -> Proposal:
-        """Propose the value a change replaced; routed by the same policy. History stays."""
-        who = actor if isinstance(actor, Actor) else Actor.parse(actor)
+    def revert(self, change_seq: int, reviewer: AuthenticatedReviewer, reason: str | None = None) -> Proposal:
+        """Propose the value a change replaced, as an authenticated reviewer; routed by the same
+        policy. History stays."""
+        who = self._reviewer(reviewer)
         with self.ledger.write() as tx:
             change = tx.get_change(change_seq)
             if change is None:

@@ -58,10 +58,11 @@ def _decide_one(mem: Memory, account: Account, pid: str, action: str, comment: s
     """Calls the service; returns (outcome, message), outcome one of approved, rejected, conflict,
     refused (by the policy) or error."""
     try:
+        reviewer = state.authenticated(mem, account)
         if action == "approve":
-            decided = mem.approve(pid, reviewer=account.actor, comment=comment or None)
+            decided = mem.approve(pid, reviewer=reviewer, comment=comment or None)
         else:
-            decided = mem.reject(pid, reviewer=account.actor, comment=comment)
+            decided = mem.reject(pid, reviewer=reviewer, comment=comment)
     except PermissionDeniedError as exc:
         return "refused", f"Refused by the policy: {exc}"
     except AmemError as exc:
@@ -209,7 +210,7 @@ def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
         if account.read_only:
             return
         try:
-            mem.governance.check_may_approve(p, account.actor)
+            mem.governance.check_may_approve(p, state.authenticated(mem, account))
         except PermissionDeniedError as exc:
             st.caption(md_escape(f"⚠ {exc}. The ledger will refuse a decision by you."))
         row = st.columns([0.64, 0.18, 0.18], vertical_alignment="bottom")
