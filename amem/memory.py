@@ -24,6 +24,7 @@ from amem.domain.models import (
     Change,
     Note,
     NoteInput,
+    PolicyVersion,
     Proposal,
     ProposalStatus,
     Proposer,
@@ -31,6 +32,7 @@ from amem.domain.models import (
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
+from amem.services import policy_registry
 from amem.services.authentication import AuthenticatedReviewer, Authentication
 from amem.services.governance import Draft, Governance, HistoryEvent, VerifyResult
 
@@ -68,9 +70,17 @@ class Memory:
             policy_path=None if isinstance(policy, Policy) else (str(policy) if policy else None),
         )
         self.settings.home.mkdir(parents=True, exist_ok=True)
-        self.policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
+        file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
-        self.governance = Governance(self.ledger, self.policy)
+        #: The ledger's installed policy when there is one, else the file's (policy_registry).
+        self.policy_in_force = policy_registry.resolve(self.ledger, file_policy)
+        self.policy = self.policy_in_force.policy
+        self.governance = Governance(
+            self.ledger,
+            self.policy,
+            installed=self.policy_in_force.installed,
+            mismatch=self.policy_in_force.mismatch,
+        )
         self._parts: dict[str, object] = {}
         # The console shares one Memory between its sessions' threads: each heavy part must be
         # built once (functools.cached_property stopped locking in Python 3.12).
@@ -286,6 +296,22 @@ class Memory:
     def authenticate(self, reviewer: str, password: str) -> AuthenticatedReviewer:
         """A reviewer of the policy in force, proven by their password (bcrypt ``password_hash``)."""
         return self.authentication.with_password(reviewer, password)
+
+    def install_policy(self, policy: Policy, *, by: AuthenticatedReviewer) -> tuple[PolicyVersion, bool]:
+        """Record ``policy`` in the ledger as the policy in force from now on, by a policy admin
+        (signed in under the installed policy; on the first install, under ``policy``). Returns the
+        version in force and whether it is new. Processes opened before keep reading but must be
+        started again to decide."""
+        return policy_registry.install(self.ledger, policy, by)
+
+    def installed_policy(self) -> PolicyVersion | None:
+        """The newest policy installed in the ledger (None while the policy file is in force)."""
+        with self.ledger.read() as tx:
+            return tx.installed_policy()
+
+    def policy_versions(self) -> list[PolicyVersion]:
+        with self.ledger.read() as tx:
+            return tx.policy_versions()
 
     def approve(
         self, proposal_id: str, *, reviewer: AuthenticatedReviewer, comment: str | None = None

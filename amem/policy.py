@@ -93,6 +93,11 @@ class Policy(_Strict):
     reviewers: dict[str, Reviewer] = Field(default_factory=dict)
     reviewers_file: str | None = None
     agents: list[str] = Field(default_factory=list, description="identities that may never approve")
+    policy_admins: list[str] | None = Field(
+        default=None,
+        description="roles that may install the next policy (`amem policy install`); "
+        "unset: the roles that approve everything ('*')",
+    )
     source: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
@@ -106,6 +111,9 @@ class Policy(_Strict):
             for attribute in role.approves:
                 if attribute != "*" and not self.knows(attribute):
                     raise ValueError(f"role {rname!r} approves unknown attribute {attribute!r}")
+        for role in self.policy_admins or []:
+            if role not in self.roles:
+                raise ValueError(f"policy_admins names unknown role {role!r}")
         # Identities in their canonical form (amem.domain.identity), so a lookup cannot be dodged by
         # a name variant and two entries cannot name one person.
         agents = [_identity(a, "agents") for a in self.agents]
@@ -165,6 +173,15 @@ class Policy(_Strict):
 
     def may_approve(self, reviewer: str, attribute: str) -> bool:
         return any(self.roles[r].covers(attribute) for r in self.roles_of(reviewer) if r in self.roles)
+
+    def admin_roles(self) -> list[str]:
+        """The roles that may install the next policy."""
+        if self.policy_admins is not None:
+            return list(self.policy_admins)
+        return [name for name, role in self.roles.items() if "*" in role.approves]
+
+    def may_install(self, identity: str) -> bool:
+        return bool(set(self.roles_of(identity)) & set(self.admin_roles()))
 
     def approver_roles(self, attribute: str) -> list[str]:
         return [name for name, role in self.roles.items() if role.covers(attribute)]

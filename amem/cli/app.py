@@ -67,26 +67,38 @@ def _global(
     state.home, state.database_url, state.policy, state.llm = home, database_url, policy, llm
 
 
-def open_memory(*, create: bool = True) -> Any:
+def open_memory(*, create: bool = True, warn: bool = True) -> Any:
     from amem.memory import Memory
 
-    return Memory(
+    mem = Memory(
         state.home, database_url=state.database_url, policy=state.policy, llm=state.llm, create=create
     )
+    if warn and mem.policy_in_force.mismatch:
+        err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
+    return mem
 
 
 def sign_in(mem: Any, reviewer: str, password_stdin: bool) -> Any:
     """The reviewer, authenticated by their password (prompted, hidden, or one line of stdin)."""
+    from amem.errors import PolicyMismatchError
+
+    if mem.governance.mismatch:  # said before any password is asked for
+        raise PolicyMismatchError(mem.governance.mismatch)
+    return authenticate(mem.authentication, reviewer, password_stdin)
+
+
+def authenticate(authentication: Any, reviewer: str, password_stdin: bool) -> Any:
+    """``reviewer`` proven by their password under ``authentication``'s policy."""
     from amem.errors import AuthenticationError
 
-    mem.authentication.person(reviewer)  # an agent is refused before any password is asked for
+    authentication.person(reviewer)  # an agent is refused before any password is asked for
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
         if not password:
             raise AuthenticationError("--password-stdin: standard input held no password")
     else:
         password = typer.prompt(f"Password for {reviewer.strip()}", hide_input=True, err=True)
-    return mem.authenticate(reviewer, password)
+    return authentication.with_password(reviewer, password)
 
 
 def settings() -> Any:

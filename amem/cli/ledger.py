@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -11,6 +12,7 @@ from amem.cli.app import (
     JsonOpt,
     PasswordStdinOpt,
     app,
+    authenticate,
     cell,
     db_app,
     emit,
@@ -215,7 +217,7 @@ def approve(
     as_json: JsonOpt = False,
 ) -> None:
     """Approve a pending proposal (conflict if the note changed since it was made)."""
-    with open_memory() as mem:
+    with open_memory(warn=False) as mem:  # a decision says it itself
         decided = mem.approve(proposal_id, reviewer=sign_in(mem, reviewer, password_stdin), comment=comment)
     emit(decided, as_json, _render_decision)
     if decided.status.value == "conflict":
@@ -231,7 +233,7 @@ def reject(
     as_json: JsonOpt = False,
 ) -> None:
     """Reject a pending proposal."""
-    with open_memory() as mem:
+    with open_memory(warn=False) as mem:  # a decision says it itself
         decided = mem.reject(proposal_id, reviewer=sign_in(mem, reviewer, password_stdin), comment=comment)
     emit(decided, as_json, _render_decision)
 
@@ -247,7 +249,7 @@ def revert(
     as_json: JsonOpt = False,
 ) -> None:
     """Propose restoring the value a change replaced; routed by the policy like any proposal."""
-    with open_memory() as mem:
+    with open_memory(warn=False) as mem:  # a decision says it itself
         proposal = mem.revert(change, reviewer=sign_in(mem, reviewer, password_stdin), reason=reason)
     emit(
         proposal,
@@ -294,12 +296,22 @@ def propose(
     emit(p, as_json, lambda p: out.print(f"proposal {p.id}: {p.status.value} ({p.rule})", markup=False))
 
 
-@app.command("policy")
-def policy_show(as_json: JsonOpt = False) -> None:
-    """The policy in force: each attribute's mode and who may approve it."""
-    from amem.policy import CORE_TYPES, load_policy
+policy_app = typer.Typer(
+    help="The policy in force; install the next one in the ledger.", invoke_without_command=True
+)
+app.add_typer(policy_app, name="policy")
 
-    pol = load_policy(settings().policy_path)
+
+@policy_app.callback()
+def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """The policy in force: each attribute's mode and who may approve it, and where it comes from
+    (installed in the ledger, or the policy file while none is installed)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from amem.policy import CORE_TYPES
+
+    with open_memory() as mem:
+        pol, in_force = mem.policy, mem.policy_in_force
     rows = []
     for name in [*CORE_TYPES, *pol.declared_attributes()]:
         routing = pol.route(name, [], "llm")  # type: ignore[arg-type]
@@ -315,13 +327,20 @@ def policy_show(as_json: JsonOpt = False) -> None:
         )
     data = {
         "source": pol.source,
+        "in_force": in_force.describe(),
+        "installed": in_force.installed.model_dump(mode="json", exclude={"text"})
+        if in_force.installed
+        else None,
+        "mismatch": in_force.mismatch,
         "default_mode": pol.default_mode.value,
         "self_approval": pol.self_approval,
+        "policy_admins": pol.admin_roles(),
         "attributes": rows,
         "reviewers": {k: v.roles for k, v in pol.reviewers.items()},
     }
 
     def render(d: dict[str, Any]) -> None:
+        out.print(f"policy in force: {d['in_force']}", markup=False)
         table = Table(title=f"policy {d['source']}")
         for col in ("attribute", "type", "mode", "narrowed by", "approved by"):
             table.add_column(col)
@@ -339,5 +358,57 @@ def policy_show(as_json: JsonOpt = False) -> None:
                 )
             )
         out.print(table)
+        out.print(f"may install the next policy: {', '.join(d['policy_admins']) or 'no role'}", markup=False)
 
     emit(data, as_json, render)
+
+
+@policy_app.command("install")
+def policy_install(
+    path: Annotated[
+        str, typer.Argument(help="The policy file to install (its reviewers file is folded in).")
+    ],
+    reviewer: ReviewerOpt,
+    password_stdin: PasswordStdinOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record a policy in the ledger as the policy in force for every process on it.
+
+    Only a reviewer with a policy_admins role of the installed policy may install the next one
+    (their password is asked for); the first install is signed in under the policy installed.
+    """
+    from amem.policy import fingerprint, load_policy
+    from amem.services.authentication import Authentication
+
+    new = load_policy(path)
+    with open_memory() as mem:
+        if mem.policy_in_force.installed is None:
+            authentication = Authentication(new, fingerprint(new))
+        else:
+            authentication = mem.authentication
+        by = authenticate(authentication, reviewer, password_stdin)
+        version, is_new = mem.install_policy(new, by=by)
+    data = {**version.model_dump(mode="json", exclude={"text"}), "new": is_new}
+    emit(
+        data,
+        as_json,
+        lambda d: out.print(
+            f"policy version {d['version']} (sha256 {d['sha256'][:12]}) "
+            + ("installed" if d["new"] else "was already in force")
+            + f" by {d['installed_by']}",
+            markup=False,
+        ),
+    )
+
+
+@policy_app.command("export")
+def policy_export() -> None:
+    """Print the installed policy's text (self-contained: reviewers included), to start processes
+    with the policy in force: `amem policy export > policies.yaml`."""
+    from amem.errors import NotFoundError
+
+    with open_memory() as mem:
+        installed = mem.policy_in_force.installed
+    if installed is None:
+        raise NotFoundError("no policy is installed in this ledger; the policy file is in force")
+    sys.stdout.write(installed.text)

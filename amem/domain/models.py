@@ -223,6 +223,19 @@ class Proposal(_Frozen):
     created_at: datetime
     revert_of: int | None = None
     scope: str | None = None
+    #: sha256 of the policy that routed it (amem.policy.fingerprint); None before migration 0007.
+    policy_sha256: str | None = None
+
+
+class PolicyVersion(_Frozen):
+    """A policy installed in the ledger (`amem policy install`): its canonical text and sha256."""
+
+    version: int
+    sha256: str
+    text: str
+    source: str | None = None
+    installed_by: str
+    installed_at: datetime
 
 
 class ChangeKind(StrEnum):

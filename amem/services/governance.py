@@ -21,6 +21,7 @@ from amem.domain.models import (
     Change,
     ChangeKind,
     Note,
+    PolicyVersion,
     Proposal,
     ProposalStatus,
     Proposer,
@@ -36,6 +37,7 @@ from amem.errors import (
     InvalidInputError,
     NotFoundError,
     PermissionDeniedError,
+    PolicyMismatchError,
     ProposalStateError,
 )
 from amem.ledger.store import Ledger, LedgerTx
@@ -86,10 +88,45 @@ class VerifyResult(BaseModel):
 
 
 class Governance:
-    def __init__(self, ledger: Ledger, policy: Policy) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        policy: Policy,
+        *,
+        installed: PolicyVersion | None = None,
+        mismatch: str | None = None,
+    ) -> None:
+        """``policy`` is the policy in force: ``installed``'s when one is installed in the ledger.
+        ``mismatch`` (amem.services.policy_registry) says why this process may decide nothing."""
         self.ledger = ledger
         self.policy = policy
-        self.policy_fingerprint = fingerprint(policy)
+        self.installed_sha256 = installed.sha256 if installed else None
+        self.policy_fingerprint = self.installed_sha256 or fingerprint(policy)
+        self.mismatch = mismatch
+
+    def _check_policy_in_force(self, tx: LedgerTx) -> None:
+        """Decisions are made only under the ledger's policy, as it is at this moment."""
+        if self.mismatch:
+            raise PolicyMismatchError(self.mismatch)
+        head = tx.installed_policy()
+        if (head.sha256 if head else None) != self.installed_sha256:
+            raise PolicyMismatchError(
+                f"the ledger's policy changed since this process started (now installed version "
+                f"{head.version if head else '?'}): start it again to decide under the new one"
+            )
+
+    def _follow_installed_policy(self, tx: LedgerTx) -> None:
+        """Route under the newest installed policy, even in a long-running process (an agent's)."""
+        head = tx.installed_policy()
+        if head is not None and head.sha256 != self.installed_sha256:
+            from amem.services.policy_registry import policy_of
+
+            self.policy = policy_of(head)
+            self.installed_sha256 = self.policy_fingerprint = head.sha256
+            self.mismatch = (
+                f"the ledger's policy changed since this process started (now installed version "
+                f"{head.version}): start it again to decide under the new one"
+            )
 
     # -- notes come into being -----------------------------------------------------------------
 
@@ -129,6 +166,7 @@ class Governance:
             rule=CREATE_RULE,
             status=ProposalStatus.AUTO_APPLIED,
             created_at=now,
+            policy_sha256=self.policy_fingerprint,
         )
         tx.insert_proposals([proposal])
         self._append(tx, note, proposal, old=None, new=content, actor=actor, kind=ChangeKind.CREATE, now=now)
@@ -155,6 +193,7 @@ class Governance:
         self, tx: LedgerTx, drafts: Sequence[Draft], *, revert_of: int | None = None
     ) -> list[Proposal]:
         """Route and record drafts inside ``tx``; applies the ones the policy lets through."""
+        self._follow_installed_policy(tx)
         now = utcnow()
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
         changed: set[str] = set()  # notes to write back once, at the end (each write re-indexes it)
@@ -200,6 +239,7 @@ class Governance:
                 if status.value == "rejected"
                 else None,
                 reviewed_at=now if status == ProposalStatus.REJECTED else None,
+                policy_sha256=self.policy_fingerprint,
             )
             tx.insert_proposals([proposal])
             # A newer suggestion replaces an older one in the queue. An applied change does not:
@@ -237,6 +277,7 @@ class Governance:
         who = self._reviewer(reviewer)
         refused: Proposal | None = None
         with self.ledger.write() as tx:
+            self._check_policy_in_force(tx)
             proposal = self._pending(tx, proposal_id)
             self._check_may_decide(proposal, who)
             note = tx.get_note(proposal.note_id)
@@ -292,6 +333,7 @@ class Governance:
         if not comment or not comment.strip():
             raise InvalidInputError("a rejection needs a comment saying why")
         with self.ledger.write() as tx:
+            self._check_policy_in_force(tx)
             proposal = self._pending(tx, proposal_id)
             self._check_may_decide(proposal, who)
             if not tx.decide_proposal(
@@ -307,10 +349,14 @@ class Governance:
 
     def check_may_approve(self, proposal: Proposal, reviewer: AuthenticatedReviewer) -> None:
         """Raises PermissionDeniedError when ``reviewer`` may not decide ``proposal`` (for the console)."""
+        if self.mismatch:
+            raise PolicyMismatchError(self.mismatch)
         self._check_may_decide(proposal, self._reviewer(reviewer))
 
     def _reviewer(self, reviewer: AuthenticatedReviewer) -> Actor:
         """The deciding person, once proven: authenticated, under this policy, a reviewer in it."""
+        if self.mismatch:
+            raise PolicyMismatchError(self.mismatch)
         if not is_authenticated(reviewer):
             raise PermissionDeniedError(
                 f"a decision needs an authenticated reviewer (Memory.authenticate, a console sign-in, "
@@ -419,6 +465,7 @@ class Governance:
         policy. History stays."""
         who = self._reviewer(reviewer)
         with self.ledger.write() as tx:
+            self._check_policy_in_force(tx)
             change = tx.get_change(change_seq)
             if change is None:
                 raise NotFoundError(f"change {change_seq} does not exist")
