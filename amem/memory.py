@@ -29,6 +29,7 @@ from amem.domain.models import (
     ProposalStatus,
     Proposer,
 )
+from amem.domain.text import check_text
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
@@ -248,6 +249,7 @@ class Memory:
         as_of: datetime | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
+        _check_query(query, scope, tags)
         return self.search_service.search(
             query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
         )
@@ -262,6 +264,7 @@ class Memory:
         as_of: datetime | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
+        _check_query(query, scope, tags)
         return self.search_service.search_agentic(
             query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
         )
@@ -361,6 +364,13 @@ class Memory:
     ) -> list[Change]:
         with self.ledger.read() as tx:
             return tx.list_changes(f or ChangeFilter(), limit=limit, offset=offset, newest_first=newest_first)
+
+
+def _check_query(query: str, scope: str, tags: Sequence[str] | None) -> None:
+    """The same answer on both backends for text PostgreSQL cannot hold (a NUL, a lone surrogate)."""
+    for what, value in (("query", query), ("scope", scope), *(("tag", t) for t in tags or ())):
+        if isinstance(value, str):
+            check_text(value, what)
 
 
 def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:

@@ -34,6 +34,7 @@ from amem.domain.models import (
     RawLogState,
     Usage,
 )
+from amem.domain.text import storable
 from amem.ledger import schema
 from amem.ledger.tables import (
     chain_head,
@@ -264,7 +265,7 @@ class LedgerTx:
             .values(
                 state=state.value,
                 note_id=note_id,
-                error=error,
+                error=storable(error),
                 updated_at=now,
                 attempts=raw_log_states.c.attempts + (0 if state == RawLogState.PENDING else 1),
             )
@@ -475,7 +476,11 @@ class LedgerTx:
     # -- LLM calls ---------------------------------------------------------------------------
 
     def insert_llm_call(self, call: LlmCall) -> None:
-        self.conn.execute(sa.insert(llm_calls), [call.model_dump()])
+        row = call.model_dump()
+        # A model's answer is evidence, recorded as it came; a NUL or lone surrogate in it is escaped
+        # so that recording it never fails (and both backends keep the same text).
+        row["response_text"], row["error"] = storable(row["response_text"]), storable(row["error"])
+        self.conn.execute(sa.insert(llm_calls), [row])
 
     def get_llm_call(self, call_id: str) -> LlmCall | None:
         row = self.conn.execute(sa.select(llm_calls).where(llm_calls.c.id == call_id)).one_or_none()
