@@ -26,6 +26,7 @@ from amem.domain.models import RawLogState
 from amem.errors import AnalysisPendingError, InvalidInputError
 from amem.ledger.tables import llm_calls, raw_logs
 from amem.memory import Memory
+from tests.factories import LLM, make_note, signed_in
 
 MODEL = "scripted/test-model"
 #: What a property test may draw from besides ordinary text: NUL, surrogates, invisible characters.
@@ -263,3 +264,18 @@ def test_any_model_answer_leaves_the_raw_log_kept(scripted_memory: Memory, scrip
         assert scripted_memory.read(note_id).content == "Acme renewed with SSO"
     with scripted_memory.ledger.engine.connect() as conn:  # every attempt recorded, storably
         assert conn.execute(sa.select(sa.func.count()).select_from(llm_calls)).scalar_one() > 0
+
+
+def test_proposals_and_decisions_refuse_text_the_ledger_cannot_hold(memory: Memory) -> None:
+    note = make_note(memory, "Acme renewed")
+    for value, reason in (("a\x00b", "r"), ("ok", "why\x00"), ("x\udc80", "r"), (["t\x00"], "r")):
+        attribute = "tags" if isinstance(value, list) else "decision_rationale"
+        with pytest.raises(InvalidInputError, match=r"NUL|lone surrogate"):
+            memory.propose(note.id, attribute, value, reason=reason, proposer=LLM)
+    p = memory.propose(note.id, "decision_rationale", "renewal", reason="r", proposer=LLM)
+    alice = signed_in(memory, "alice")
+    with pytest.raises(InvalidInputError, match="comment: character 3 is a NUL"):
+        memory.reject(p.id, reviewer=alice, comment="no\x00")
+    with pytest.raises(InvalidInputError, match="comment: character 3 is a NUL"):
+        memory.approve(p.id, reviewer=alice, comment="ok\x00")
+    assert memory.pending()[0].id == p.id

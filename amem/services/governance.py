@@ -31,6 +31,7 @@ from amem.domain.models import (
     utcnow,
 )
 from amem.domain.replay import replay
+from amem.domain.text import check_text
 from amem.domain.values import current_value, normalize, with_value
 from amem.errors import (
     FrozenAttributeError,
@@ -209,6 +210,7 @@ class Governance:
                 )
             if not d.reason or not d.reason.strip():
                 raise InvalidInputError(f"a proposal to change {d.attribute!r} needs a reason")
+            check_text(d.reason, "reason")
             attr_type = self.policy.type_of(d.attribute)
             new = normalize(d.attribute, attr_type, d.new_value)
             if attr_type == "links":
@@ -275,6 +277,8 @@ class Governance:
         """Approve and apply a pending proposal. Raises FrozenAttributeError, after recording the
         rejection, when the policy now freezes the attribute; a conflict is returned, not raised."""
         who = self._reviewer(reviewer)
+        if comment is not None:
+            check_text(comment, "comment")
         refused: Proposal | None = None
         with self.ledger.write() as tx:
             self._check_policy_in_force(tx)
@@ -332,6 +336,7 @@ class Governance:
         who = self._reviewer(reviewer)
         if not comment or not comment.strip():
             raise InvalidInputError("a rejection needs a comment saying why")
+        check_text(comment, "comment")
         with self.ledger.write() as tx:
             self._check_policy_in_force(tx)
             proposal = self._pending(tx, proposal_id)
