@@ -142,6 +142,7 @@ class Governance:
         note_id: str | None = None,
     ) -> Note:
         """A new note with its content; recorded as an auto-applied proposal and a create change."""
+        self._follow_installed_policy(tx)
         now = utcnow()
         note = Note(
             id=note_id or new_id("n"),
