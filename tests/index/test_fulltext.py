@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 import pytest
 import sqlalchemy as sa
 
+from amem.domain.models import Note, RawLog, new_id
 from amem.ledger import schema
 from amem.ledger.search_queries import fts5_match, keyword_search, query_terms, tsquery_text
-from amem.ledger.store import Ledger, create_engine
+from amem.ledger.store import Ledger, LedgerTx, create_engine
 from amem.memory import Memory
 from amem.policy import load_policy
 from amem.services.governance import Governance
@@ -62,15 +63,29 @@ def test_filters_on_tags_and_retirement(memory: Memory) -> None:
     assert found(memory, "renewal", alive_at=datetime(2025, 1, 1, tzinfo=UTC)) == [a.id]
 
 
+def _legacy_note(tx: LedgerTx, scope: str, log: RawLog) -> Note:
+    """A note as an older schema holds it: its notes row alone. Governance writes today's schema
+    (proposals carry policy_sha256 since migration 0007), so it cannot write an older one."""
+    note = Note(
+        id=new_id("n"),
+        scope=scope,
+        content=log.text,
+        raw_log_ids=[log.id],
+        created_at=log.received_at,
+        updated_at=log.received_at,
+    )
+    tx.insert_note(note)
+    return note
+
+
 def test_notes_written_before_the_migration_are_indexed_by_it(database_url: str) -> None:
     engine = create_engine(database_url)
     schema.upgrade(engine, "0002")
     ledger = Ledger(database_url, check_schema=False)
-    governance = Governance(ledger, load_policy(None))
     log = raw_log("Legacy note about the Kubernetes migration")
     with ledger.write() as tx:
         tx.insert_raw_logs([log], log.received_at)
-        governance.create_note(tx, scope="acme", content=log.text, raw_logs=[log], actor=AGENT)
+        _legacy_note(tx, "acme", log)
     schema.upgrade(engine)
     with ledger.read() as tx:
         assert len(keyword_search(tx, "kubernetes", scope="acme", limit=5)) == 1
@@ -98,7 +113,7 @@ def test_notes_indexed_before_scope_blocks_keep_their_scope_and_their_order(data
         log = raw_log(f"Escrow call number {i}", scope)
         with ledger.write() as tx:
             tx.insert_raw_logs([log], log.received_at)
-            note = governance.create_note(tx, scope=scope, content=log.text, raw_logs=[log], actor=AGENT)
+            note = _legacy_note(tx, scope, log)
         written[scope].append(note.id)
 
     def window(scope: str, newest: int) -> set[str]:
