@@ -42,6 +42,23 @@ class PermissionDeniedError(AmemError):
     pass
 
 
+class AuthenticationError(PermissionDeniedError):
+    """A reviewer could not be authenticated (a wrong name or password, no password set)."""
+
+
+class PolicyMismatchError(PermissionDeniedError):
+    """This process's policy is not the one installed in the ledger: it reads, but decides nothing."""
+
+
+class FrozenAttributeError(PermissionDeniedError):
+    """An approval found the attribute frozen by the policy in force: the proposal was recorded as
+    rejected (``proposal``, committed) and nothing was applied."""
+
+    def __init__(self, message: str, *, proposal: object) -> None:
+        super().__init__(message)
+        self.proposal = proposal
+
+
 class ProposalStateError(AmemError):
     """The proposal is not in a state that allows this decision (already decided, say)."""
 

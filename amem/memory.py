@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from amem.config import Settings
+from amem.domain.identity import canonical_identity
 from amem.domain.models import (
     Actor,
     ActorKind,
@@ -23,13 +24,17 @@ from amem.domain.models import (
     Change,
     Note,
     NoteInput,
+    PolicyVersion,
     Proposal,
     ProposalStatus,
     Proposer,
 )
+from amem.domain.text import check_text
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
+from amem.services import policy_registry
+from amem.services.authentication import AuthenticatedReviewer, Authentication
 from amem.services.governance import DecisionReport, Draft, Governance, HistoryEvent, VerifyResult
 from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPage, ReviewService
 
@@ -68,9 +73,17 @@ class Memory:
             policy_path=None if isinstance(policy, Policy) else (str(policy) if policy else None),
         )
         self.settings.home.mkdir(parents=True, exist_ok=True)
-        self.policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
+        file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
-        self.governance = Governance(self.ledger, self.policy)
+        #: The ledger's installed policy when there is one, else the file's (policy_registry).
+        self.policy_in_force = policy_registry.resolve(self.ledger, file_policy)
+        self.policy = self.policy_in_force.policy
+        self.governance = Governance(
+            self.ledger,
+            self.policy,
+            installed=self.policy_in_force.installed,
+            mismatch=self.policy_in_force.mismatch,
+        )
         self.review = ReviewService(self.ledger, self.policy, self.governance)
         self._parts: dict[str, object] = {}
         # The console shares one Memory between its sessions' threads: each heavy part must be
@@ -239,6 +252,7 @@ class Memory:
         as_of: datetime | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
+        _check_query(query, scope, tags)
         return self.search_service.search(
             query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
         )
@@ -253,6 +267,7 @@ class Memory:
         as_of: datetime | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
+        _check_query(query, scope, tags)
         return self.search_service.search_agentic(
             query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
         )
@@ -286,10 +301,37 @@ class Memory:
             evidence=evidence,
         )
 
-    def approve(self, proposal_id: str, *, reviewer: str | Actor, comment: str | None = None) -> Proposal:
+    @property
+    def authentication(self) -> Authentication:
+        """Issues the AuthenticatedReviewer that approve / reject / revert require."""
+        return Authentication(self.governance.policy, self.governance.policy_fingerprint)
+
+    def authenticate(self, reviewer: str, password: str) -> AuthenticatedReviewer:
+        """A reviewer of the policy in force, proven by their password (bcrypt ``password_hash``)."""
+        return self.authentication.with_password(reviewer, password)
+
+    def install_policy(self, policy: Policy, *, by: AuthenticatedReviewer) -> tuple[PolicyVersion, bool]:
+        """Record ``policy`` in the ledger as the policy in force from now on, by a policy admin
+        (signed in under the installed policy; on the first install, under ``policy``). Returns the
+        version in force and whether it is new. Processes opened before keep reading but must be
+        started again to decide."""
+        return policy_registry.install(self.ledger, policy, by)
+
+    def installed_policy(self) -> PolicyVersion | None:
+        """The newest policy installed in the ledger (None while the policy file is in force)."""
+        with self.ledger.read() as tx:
+            return tx.installed_policy()
+
+    def policy_versions(self) -> list[PolicyVersion]:
+        with self.ledger.read() as tx:
+            return tx.policy_versions()
+
+    def approve(
+        self, proposal_id: str, *, reviewer: AuthenticatedReviewer, comment: str | None = None
+    ) -> Proposal:
         return self.governance.approve(proposal_id, reviewer, comment)
 
-    def reject(self, proposal_id: str, *, reviewer: str | Actor, comment: str) -> Proposal:
+    def reject(self, proposal_id: str, *, reviewer: AuthenticatedReviewer, comment: str) -> Proposal:
         return self.governance.reject(proposal_id, reviewer, comment)
 
     # -- review items: one per input ---------------------------------------------------------------
@@ -305,17 +347,19 @@ class Memory:
     def count_review_items(self, f: ReviewFilter | None = None) -> MatchCount:
         return self.review.count(f)
 
-    def approve_item(self, key: str, *, reviewer: str | Actor, comment: str | None = None) -> DecisionReport:
+    def approve_item(
+        self, key: str, *, reviewer: AuthenticatedReviewer, comment: str | None = None
+    ) -> DecisionReport:
         return self.review.approve_item(key, reviewer, comment)
 
-    def reject_item(self, key: str, *, reviewer: str | Actor, comment: str) -> DecisionReport:
+    def reject_item(self, key: str, *, reviewer: AuthenticatedReviewer, comment: str) -> DecisionReport:
         return self.review.reject_item(key, reviewer, comment)
 
     def approve_matching(
         self,
         f: ReviewFilter,
         *,
-        reviewer: str | Actor,
+        reviewer: AuthenticatedReviewer,
         expected_items: int,
         fingerprint: str | None = None,
         comment: str | None = None,
@@ -335,8 +379,10 @@ class Memory:
 
         return facts(self.ledger, scope, limit=limit, offset=offset, include_retired=include_retired)
 
-    def revert(self, change_seq: int, *, actor: str | Actor, reason: str | None = None) -> Proposal:
-        return self.governance.revert(change_seq, _actor(actor, ActorKind.PERSON), reason)
+    def revert(
+        self, change_seq: int, *, reviewer: AuthenticatedReviewer, reason: str | None = None
+    ) -> Proposal:
+        return self.governance.revert(change_seq, reviewer, reason)
 
     def history(self, note_id: str) -> list[HistoryEvent]:
         return self.governance.history(note_id)
@@ -375,9 +421,17 @@ class Memory:
             return tx.list_changes(f or ChangeFilter(), limit=limit, offset=offset, newest_first=newest_first)
 
 
+def _check_query(query: str, scope: str, tags: Sequence[str] | None) -> None:
+    """The same answer on both backends for text PostgreSQL cannot hold (a NUL, a lone surrogate)."""
+    for what, value in (("query", query), ("scope", scope), *(("tag", t) for t in tags or ())):
+        if isinstance(value, str):
+            check_text(value, what)
+
+
 def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:
+    """Who acts, in canonical form (amem.domain.identity), however the caller spelled the name."""
     if isinstance(value, Actor):
-        return value
+        return Actor(kind=value.kind, id=canonical_identity(value.id, what="actor"))
     if not value or not str(value).strip():
         raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
     return Actor.parse(str(value).strip(), default_kind)

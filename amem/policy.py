@@ -7,6 +7,7 @@ governance service (not the UI) is where it is enforced.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from amem.domain.identity import canonical_identity, identity_key
 from amem.domain.models import CORE_ATTRIBUTES, CORE_TYPES, ActorKind, AttributeType
-from amem.errors import PolicyError
+from amem.errors import AmemError, PolicyError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -91,6 +93,11 @@ class Policy(_Strict):
     reviewers: dict[str, Reviewer] = Field(default_factory=dict)
     reviewers_file: str | None = None
     agents: list[str] = Field(default_factory=list, description="identities that may never approve")
+    policy_admins: list[str] | None = Field(
+        default=None,
+        description="roles that may install the next policy (`amem policy install`); "
+        "unset: the roles that approve everything ('*')",
+    )
     source: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
@@ -104,12 +111,24 @@ class Policy(_Strict):
             for attribute in role.approves:
                 if attribute != "*" and not self.knows(attribute):
                     raise ValueError(f"role {rname!r} approves unknown attribute {attribute!r}")
+        for role in self.policy_admins or []:
+            if role not in self.roles:
+                raise ValueError(f"policy_admins names unknown role {role!r}")
+        # Identities in their canonical form (amem.domain.identity), so a lookup cannot be dodged by
+        # a name variant and two entries cannot name one person.
+        agents = [_identity(a, "agents") for a in self.agents]
+        reviewers: dict[str, Reviewer] = {}
         for who, reviewer in self.reviewers.items():
+            key = _identity(who, "reviewers")
+            if key in reviewers:
+                raise ValueError(f"reviewers {who!r} and another entry are the same identity {key!r}")
             for role in reviewer.roles:
                 if role not in self.roles:
                     raise ValueError(f"reviewer {who!r} has unknown role {role!r}")
-            if who in self.agents:
+            if key in agents:
                 raise ValueError(f"{who!r} is listed as an agent and cannot be a reviewer")
+            reviewers[key] = reviewer
+        self.agents, self.reviewers = agents, reviewers
         return self
 
     # -- questions the services ask ---------------------------------------------------------
@@ -141,15 +160,38 @@ class Policy(_Strict):
                 return Routing(attr.mode, f"attributes.{attribute}.mode")
         return Routing(self.default_mode, "default_mode")
 
+    def reviewer(self, identity: str) -> Reviewer | None:
+        """The reviewer entry of ``identity`` (any variant of the name), or None."""
+        return self.reviewers.get(identity_key(identity))
+
+    def is_agent(self, identity: str) -> bool:
+        return identity_key(identity) in self.agents
+
     def roles_of(self, reviewer: str) -> list[str]:
-        entry = self.reviewers.get(reviewer)
+        entry = self.reviewer(reviewer)
         return list(entry.roles) if entry else []
 
     def may_approve(self, reviewer: str, attribute: str) -> bool:
         return any(self.roles[r].covers(attribute) for r in self.roles_of(reviewer) if r in self.roles)
 
+    def admin_roles(self) -> list[str]:
+        """The roles that may install the next policy."""
+        if self.policy_admins is not None:
+            return list(self.policy_admins)
+        return [name for name, role in self.roles.items() if "*" in role.approves]
+
+    def may_install(self, identity: str) -> bool:
+        return bool(set(self.roles_of(identity)) & set(self.admin_roles()))
+
     def approver_roles(self, attribute: str) -> list[str]:
         return [name for name, role in self.roles.items() if role.covers(attribute)]
+
+
+def _identity(name: str, where: str) -> str:
+    try:
+        return canonical_identity(name, what=f"{where}: {name!r}")
+    except AmemError as exc:
+        raise ValueError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -202,6 +244,19 @@ def load_policy(path: str | os.PathLike[str] | None = None) -> Policy:
 def parse_policy(text: str, source: str = "<policy>") -> Policy:
     data, node = _parse_yaml(text, Path(source))
     return _validate(Policy, data, node, Path(source)).model_copy(update={"source": source})
+
+
+def canonical_text(policy: Policy) -> str:
+    """The policy as the ledger records it: every setting, the reviewers file folded in, keys
+    sorted, so one policy has one text and one sha256 whatever its file's comments and layout."""
+    data = policy.model_dump(mode="json", exclude_none=True)
+    data.pop("reviewers_file", None)
+    return yaml.safe_dump(data, sort_keys=True, allow_unicode=True, default_flow_style=False)
+
+
+def fingerprint(policy: Policy) -> str:
+    """sha256 of ``canonical_text(policy)``: which policy routed a proposal, or signed a reviewer in."""
+    return hashlib.sha256(canonical_text(policy).encode("utf-8")).hexdigest()
 
 
 class _ReviewersFile(_Strict):

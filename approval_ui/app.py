@@ -49,6 +49,8 @@ with st.sidebar:
     st.divider()
     url = mem.ledger.engine.url.render_as_string(hide_password=True)
     st.caption(md_escape(f"Ledger: {url}"))
-    st.caption(md_escape(f"Policy: {mem.policy.source or 'built-in default'}"))
+    st.caption(md_escape(f"Policy: {mem.policy_in_force.describe()}"))
+    if mem.governance.mismatch:
+        st.warning(md_escape(mem.governance.mismatch), icon=":material/policy:")
 
 page.run()

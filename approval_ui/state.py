@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import Literal
 
 import streamlit as st
@@ -11,6 +12,7 @@ from amem.config import Settings
 from amem.memory import Memory
 from amem.policy import Policy, load_policy
 from amem.services.accounts import Account, account_for
+from amem.services.authentication import AuthenticatedReviewer
 from approval_ui.render import md_escape
 
 #: session_state key holding the signed-in reviewer's identity (set by approval_ui.auth).
@@ -22,8 +24,11 @@ FlashKind = Literal["success", "info", "warning", "error"]
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def _open_memory(home: str, database_url: str, policy_fingerprint: str, _policy: Policy) -> Memory:
-    """One Memory (one connection pool) per store and policy version, shared by every session."""
+def _open_memory(
+    home: str, database_url: str, policy_fingerprint: str, installed_sha256: str, _policy: Policy
+) -> Memory:
+    """One Memory (one connection pool) per store, policy file and installed policy version, shared
+    by every session."""
     return Memory(home, database_url=database_url, policy=_policy)
 
 
@@ -36,7 +41,13 @@ def memory() -> Memory:
     settings = Settings.from_env()
     policy = load_policy(settings.policy_path)
     fingerprint = hashlib.sha256(policy.model_dump_json().encode("utf-8")).hexdigest()
-    return _open_memory(str(settings.home.resolve()), settings.database_url, fingerprint, policy)
+    key = (str(settings.home.resolve()), settings.database_url, fingerprint)
+    mem = _open_memory(*key, "", policy)
+    installed = mem.installed_policy()  # one row: a policy installed since reopens the store under it
+    opened = mem.policy_in_force.installed
+    if (installed.sha256 if installed else None) != (opened.sha256 if opened else None):
+        mem = _open_memory(*key, installed.sha256 if installed else "", policy)
+    return mem
 
 
 def signed_in_account(policy: Policy) -> Account | None:
@@ -51,6 +62,13 @@ def current_account() -> Account:
         st.error("Sign in first.")
         st.stop()
     return account
+
+
+def authenticated(mem: Memory, account: Account) -> AuthenticatedReviewer:
+    """The signed-in reviewer as governance takes them: the console vouches for its own sign-in
+    (password form or trusted proxy header), and governance still checks the policy in force."""
+    method = "trusted-header" if os.environ.get("AMEM_UI_TRUSTED_HEADER") else "console"
+    return mem.authentication.signed_in(account.id, method=method)
 
 
 def flash(kind: FlashKind, text: str) -> None:

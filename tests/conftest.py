@@ -71,6 +71,29 @@ def memory(database_url: str, tmp_path: Path) -> Iterator[Memory]:
         mem.close()
 
 
+#: The reviewers' passwords in the ``reviewer_passwords`` fixture's policy.
+REVIEWER_PASSWORDS = {"alice": "alice-password-1", "bob": "bob-password-22", "audrey": "audrey-password-3"}
+
+
+@pytest.fixture
+def reviewer_passwords(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, str]:
+    """The repository's policy with a password for each reviewer (bcrypt hashes, 4 rounds to keep
+    tests quick), made the policy in force through AMEM_POLICY. Returns name -> password."""
+    import yaml
+
+    from amem.services.accounts import hash_password
+
+    folder = tmp_path / "policy-with-passwords"
+    folder.mkdir()
+    (folder / "policies.yaml").write_text((REPO / "policies.yaml").read_text("utf-8"), "utf-8")
+    data = yaml.safe_load((REPO / "reviewers.yaml").read_text("utf-8"))
+    for name, password in REVIEWER_PASSWORDS.items():
+        data["reviewers"][name]["password_hash"] = hash_password(password, rounds=4)
+    (folder / "reviewers.yaml").write_text(yaml.safe_dump(data), "utf-8")
+    monkeypatch.setenv("AMEM_POLICY", str(folder / "policies.yaml"))
+    return dict(REVIEWER_PASSWORDS)
+
+
 @pytest.fixture
 def scripted_llm() -> Iterator[object]:
     """Registers the ``scripted/...`` litellm provider; push answers onto it (tests/scripted_llm.py)."""

@@ -7,6 +7,7 @@ from datetime import datetime
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, Note, Proposer, RawLog, new_id, utcnow
 from amem.memory import Memory
+from amem.services.authentication import AuthenticatedReviewer
 
 AGENT = Actor(kind="agent", id="sales-agent")
 LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="test/1")
@@ -42,3 +43,9 @@ def said(mem: Memory, text: str, *, scope: str = "acme", at: datetime | None = N
     with mem.ledger.write() as tx:
         tx.insert_raw_logs([raw], raw.received_at)
         return mem.governance.create_note(tx, scope=scope, content=text, raw_logs=[raw], actor=AGENT)
+
+
+def signed_in(mem: Memory, name: str) -> AuthenticatedReviewer:
+    """``name`` signed in as the console signs reviewers in, for tests that are not about how
+    reviewers authenticate (tests/services/test_authentication.py is)."""
+    return mem.authentication.signed_in(name, method="test")

@@ -84,7 +84,7 @@ class FreshMachine:
             "COLUMNS": "100",
         }
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "amem", *args],
             env=self.env,
@@ -93,10 +93,11 @@ class FreshMachine:
             text=True,
             timeout=120,
             check=False,
+            input=stdin,
         )
 
-    def ok(self, *args: str) -> str:
-        done = self.run(*args)
+    def ok(self, *args: str, stdin: str | None = None) -> str:
+        done = self.run(*args, stdin=stdin)
         assert done.returncode == 0, f"amem {' '.join(args)}: exit {done.returncode}\n{done.stderr}"
         assert "Traceback" not in done.stderr, done.stderr
         return done.stdout
@@ -142,7 +143,13 @@ def test_the_readme_quick_start_works_offline_on_a_fresh_machine(tmp_path: Path)
     assert chosen["note_id"] == note_id and chosen["proposer"]["kind"] == "llm"
     assert chosen["proposer"]["model"] == "offline"
 
-    approved = amem.ok("approve", chosen["id"], "--reviewer", "alice", "--comment", "matches the call")
+    # the README sets alice's password (the default policy is copied here first), then approves as her
+    assert "password set for alice" in amem.ok(
+        "reviewers", "set-password", "alice", "--stdin", stdin="s3cret-pw\n"
+    )
+    approve = ["approve", chosen["id"], "--reviewer", "alice", "--comment", "matches the call"]
+    assert amem.run(*approve, "--password-stdin", stdin="wrong-pw\n").returncode == 2
+    approved = amem.ok(*approve, "--password-stdin", stdin="s3cret-pw\n")
     assert "approved by alice" in approved
 
     events = amem.json("history", note_id)

@@ -34,6 +34,14 @@ HomeOpt = Annotated[
 DbOpt = Annotated[
     str | None, typer.Option("--database-url", help="Ledger URL (default: $AMEM_DATABASE_URL).")
 ]
+PasswordStdinOpt = Annotated[
+    bool,
+    typer.Option(
+        "--password-stdin",
+        help="Read the reviewer's password from standard input (one line), for scripts. "
+        "Otherwise it is asked for, hidden; it is never an argument.",
+    ),
+]
 PolicyOpt = Annotated[str | None, typer.Option("--policy", help="Policy file (default: $AMEM_POLICY).")]
 
 
@@ -59,12 +67,38 @@ def _global(
     state.home, state.database_url, state.policy, state.llm = home, database_url, policy, llm
 
 
-def open_memory(*, create: bool = True) -> Any:
+def open_memory(*, create: bool = True, warn: bool = True) -> Any:
     from amem.memory import Memory
 
-    return Memory(
+    mem = Memory(
         state.home, database_url=state.database_url, policy=state.policy, llm=state.llm, create=create
     )
+    if warn and mem.policy_in_force.mismatch:
+        err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
+    return mem
+
+
+def sign_in(mem: Any, reviewer: str, password_stdin: bool) -> Any:
+    """The reviewer, authenticated by their password (prompted, hidden, or one line of stdin)."""
+    from amem.errors import PolicyMismatchError
+
+    if mem.governance.mismatch:  # said before any password is asked for
+        raise PolicyMismatchError(mem.governance.mismatch)
+    return authenticate(mem.authentication, reviewer, password_stdin)
+
+
+def authenticate(authentication: Any, reviewer: str, password_stdin: bool) -> Any:
+    """``reviewer`` proven by their password under ``authentication``'s policy."""
+    from amem.errors import AuthenticationError
+
+    authentication.person(reviewer)  # an agent is refused before any password is asked for
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise AuthenticationError("--password-stdin: standard input held no password")
+    else:
+        password = typer.prompt(f"Password for {reviewer.strip()}", hide_input=True, err=True)
+    return authentication.with_password(reviewer, password)
 
 
 def settings() -> Any:

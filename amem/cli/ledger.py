@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -9,7 +10,9 @@ from rich.table import Table
 
 from amem.cli.app import (
     JsonOpt,
+    PasswordStdinOpt,
     app,
+    authenticate,
     cell,
     db_app,
     emit,
@@ -19,6 +22,7 @@ from amem.cli.app import (
     out,
     parse_time,
     settings,
+    sign_in,
 )
 
 
@@ -198,6 +202,11 @@ def _render_decision(p: Any) -> None:
         out.print(f"  {p.review_comment}; propose again against the current value", markup=False)
 
 
+ReviewerOpt = Annotated[
+    str, typer.Option("--reviewer", help="The reviewer deciding; their password is asked for.")
+]
+
+
 def _is_proposal(mem: Any, ident: str) -> bool:
     with mem.ledger.read() as tx:
         return tx.get_proposal(ident) is not None
@@ -215,6 +224,7 @@ def _finish_report(report: Any, as_json: bool) -> None:
 
 @app.command()
 def approve(
+    reviewer: ReviewerOpt,
     ident: Annotated[
         str | None,
         typer.Argument(
@@ -222,8 +232,8 @@ def approve(
             help="A review item (its raw log id: every value it holds) or one proposal id.",
         ),
     ] = None,
-    reviewer: Annotated[str, typer.Option("--reviewer", help="The reviewer's identity.")] = "",
     comment: Annotated[str | None, typer.Option("--comment", help="Why.")] = None,
+    password_stdin: PasswordStdinOpt = False,
     approve_all: Annotated[
         bool, typer.Option("--all", help="Every item matching --scope/--attribute/--kind, on any page.")
     ] = False,
@@ -238,13 +248,12 @@ def approve(
     skipped and reported. Exit 3 on a conflict (the note changed since the proposal was made)."""
     from amem.errors import InvalidInputError
 
-    if not reviewer.strip():
-        raise InvalidInputError("approve needs --reviewer: the person who decides")
     if approve_all == (ident is not None):
         raise InvalidInputError("approve takes an item or proposal id, or --all (with filters), not both")
     if not approve_all and (scope or attribute or kind):
         raise InvalidInputError("--scope, --attribute and --kind only go with --all")
-    with open_memory() as mem:
+    with open_memory(warn=False) as mem:  # a decision says it itself
+        who = sign_in(mem, reviewer, password_stdin)
         if approve_all:
             f = _review_filter(scope, attribute, kind)
             counted = mem.count_review_items(f)
@@ -262,7 +271,7 @@ def approve(
                 out.print(f"{what}.", markup=False)
             report = mem.approve_matching(
                 f,
-                reviewer=reviewer,
+                reviewer=who,
                 expected_items=counted.items,
                 fingerprint=counted.fingerprint,
                 comment=comment,
@@ -271,12 +280,12 @@ def approve(
             return
         assert ident is not None
         if _is_proposal(mem, ident):
-            decided = mem.approve(ident, reviewer=reviewer, comment=comment)
+            decided = mem.approve(ident, reviewer=who, comment=comment)
             emit(decided, as_json, _render_decision)
             if decided.status.value == "conflict":
                 raise typer.Exit(3)
             return
-        report = mem.approve_item(ident, reviewer=reviewer, comment=comment)
+        report = mem.approve_item(ident, reviewer=who, comment=comment)
     _finish_report(report, as_json)
 
 
@@ -286,30 +295,35 @@ def reject(
         str,
         typer.Argument(metavar="ITEM_OR_PROPOSAL", help="A review item (its raw log id) or a proposal id."),
     ],
-    reviewer: Annotated[str, typer.Option("--reviewer", help="The reviewer's identity.")],
+    reviewer: ReviewerOpt,
     comment: Annotated[str, typer.Option("--comment", help="Why (required).")],
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Reject a pending proposal, or every value a review item holds."""
-    with open_memory() as mem:
+    with open_memory(warn=False) as mem:  # a decision says it itself
+        who = sign_in(mem, reviewer, password_stdin)
         if _is_proposal(mem, ident):
-            decided = mem.reject(ident, reviewer=reviewer, comment=comment)
+            decided = mem.reject(ident, reviewer=who, comment=comment)
             emit(decided, as_json, _render_decision)
             return
-        report = mem.reject_item(ident, reviewer=reviewer, comment=comment)
+        report = mem.reject_item(ident, reviewer=who, comment=comment)
     _finish_report(report, as_json)
 
 
 @app.command()
 def revert(
     change: Annotated[int, typer.Argument(help="Change sequence number (see `amem history`).")],
-    actor: Annotated[str, typer.Option("--actor", help="Who asks for the revert.")],
+    reviewer: Annotated[
+        str, typer.Option("--reviewer", "--actor", help="The reviewer asking; their password is asked for.")
+    ],
     reason: Annotated[str | None, typer.Option("--reason", help="Why.")] = None,
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Propose restoring the value a change replaced; routed by the policy like any proposal."""
-    with open_memory() as mem:
-        proposal = mem.revert(change, actor=actor, reason=reason)
+    with open_memory(warn=False) as mem:  # a decision says it itself
+        proposal = mem.revert(change, reviewer=sign_in(mem, reviewer, password_stdin), reason=reason)
     emit(
         proposal,
         as_json,
@@ -355,12 +369,22 @@ def propose(
     emit(p, as_json, lambda p: out.print(f"proposal {p.id}: {p.status.value} ({p.rule})", markup=False))
 
 
-@app.command("policy")
-def policy_show(as_json: JsonOpt = False) -> None:
-    """The policy in force: each attribute's mode and who may approve it."""
-    from amem.policy import CORE_TYPES, load_policy
+policy_app = typer.Typer(
+    help="The policy in force; install the next one in the ledger.", invoke_without_command=True
+)
+app.add_typer(policy_app, name="policy")
 
-    pol = load_policy(settings().policy_path)
+
+@policy_app.callback()
+def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """The policy in force: each attribute's mode and who may approve it, and where it comes from
+    (installed in the ledger, or the policy file while none is installed)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from amem.policy import CORE_TYPES
+
+    with open_memory() as mem:
+        pol, in_force = mem.policy, mem.policy_in_force
     rows = []
     for name in [*CORE_TYPES, *pol.declared_attributes()]:
         routing = pol.route(name, [], "llm")  # type: ignore[arg-type]
@@ -376,13 +400,20 @@ def policy_show(as_json: JsonOpt = False) -> None:
         )
     data = {
         "source": pol.source,
+        "in_force": in_force.describe(),
+        "installed": in_force.installed.model_dump(mode="json", exclude={"text"})
+        if in_force.installed
+        else None,
+        "mismatch": in_force.mismatch,
         "default_mode": pol.default_mode.value,
         "self_approval": pol.self_approval,
+        "policy_admins": pol.admin_roles(),
         "attributes": rows,
         "reviewers": {k: v.roles for k, v in pol.reviewers.items()},
     }
 
     def render(d: dict[str, Any]) -> None:
+        out.print(f"policy in force: {d['in_force']}", markup=False)
         table = Table(title=f"policy {d['source']}")
         for col in ("attribute", "type", "mode", "narrowed by", "approved by"):
             table.add_column(col)
@@ -400,5 +431,57 @@ def policy_show(as_json: JsonOpt = False) -> None:
                 )
             )
         out.print(table)
+        out.print(f"may install the next policy: {', '.join(d['policy_admins']) or 'no role'}", markup=False)
 
     emit(data, as_json, render)
+
+
+@policy_app.command("install")
+def policy_install(
+    path: Annotated[
+        str, typer.Argument(help="The policy file to install (its reviewers file is folded in).")
+    ],
+    reviewer: ReviewerOpt,
+    password_stdin: PasswordStdinOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record a policy in the ledger as the policy in force for every process on it.
+
+    Only a reviewer with a policy_admins role of the installed policy may install the next one
+    (their password is asked for); the first install is signed in under the policy installed.
+    """
+    from amem.policy import fingerprint, load_policy
+    from amem.services.authentication import Authentication
+
+    new = load_policy(path)
+    with open_memory() as mem:
+        if mem.policy_in_force.installed is None:
+            authentication = Authentication(new, fingerprint(new))
+        else:
+            authentication = mem.authentication
+        by = authenticate(authentication, reviewer, password_stdin)
+        version, is_new = mem.install_policy(new, by=by)
+    data = {**version.model_dump(mode="json", exclude={"text"}), "new": is_new}
+    emit(
+        data,
+        as_json,
+        lambda d: out.print(
+            f"policy version {d['version']} (sha256 {d['sha256'][:12]}) "
+            + ("installed" if d["new"] else "was already in force")
+            + f" by {d['installed_by']}",
+            markup=False,
+        ),
+    )
+
+
+@policy_app.command("export")
+def policy_export() -> None:
+    """Print the installed policy's text (self-contained: reviewers included), to start processes
+    with the policy in force: `amem policy export > policies.yaml`."""
+    from amem.errors import NotFoundError
+
+    with open_memory() as mem:
+        installed = mem.policy_in_force.installed
+    if installed is None:
+        raise NotFoundError("no policy is installed in this ledger; the policy file is in force")
+    sys.stdout.write(installed.text)

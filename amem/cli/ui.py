@@ -116,6 +116,60 @@ def hash_password_cmd(
     out.print(hash_password(password, rounds=rounds), markup=False)
 
 
+@reviewers_app.command("set-password")
+def set_password_cmd(
+    reviewer: Annotated[str, typer.Argument(help="The reviewer (a name in the policy's reviewers).")],
+    stdin: Annotated[
+        bool, typer.Option("--stdin", help="Read the password from standard input (for scripts).")
+    ] = False,
+) -> None:
+    """Store a bcrypt hash of a reviewer's password in the policy's reviewers file.
+
+    With the packaged default policy in force, its policies.yaml and reviewers.yaml are first
+    copied into the current directory (where amem finds them next time) and the copy is changed.
+    """
+    from pathlib import Path
+
+    import yaml
+
+    from amem.domain.identity import canonical_identity
+    from amem.errors import InvalidInputError
+    from amem.policy import DEFAULT_POLICY_PATH, load_policy, resolve_policy_path
+    from amem.services.accounts import hash_password
+
+    path = resolve_policy_path(settings().policy_path)
+    if path.resolve() == DEFAULT_POLICY_PATH.resolve():
+        for name in ("policies.yaml", "reviewers.yaml"):
+            if Path(name).exists():
+                raise InvalidInputError(f"./{name} exists but is not the policy in force; use --policy")
+        for name in ("policies.yaml", "reviewers.yaml"):
+            Path(name).write_text((DEFAULT_POLICY_PATH.parent / name).read_text("utf-8"), "utf-8")
+        err.print("copied the default policies.yaml and reviewers.yaml into this directory", markup=False)
+        path = Path("policies.yaml")
+    policy = load_policy(path)
+    who = canonical_identity(reviewer, what="reviewer")
+    if policy.reviewer(who) is None:
+        raise InvalidInputError(f"{who} is not a reviewer in {path}")
+    if not policy.reviewers_file:
+        raise InvalidInputError(
+            f"{path} lists its reviewers itself: put the hash there (amem reviewers hash-password)"
+        )
+    if stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt(f"New password for {who}", hide_input=True, confirmation_prompt=True)
+    digest = hash_password(password)
+    file = (path.parent / policy.reviewers_file).resolve()
+    text = file.read_text("utf-8")
+    header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))  # keep the header
+    data = yaml.safe_load(text) or {}
+    entries = data.setdefault("reviewers", {})
+    key = next((k for k in entries if canonical_identity(k) == who), who)
+    entries.setdefault(key, {})["password_hash"] = digest
+    file.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+    out.print(f"password set for {who} in {file}", markup=False)
+
+
 @reviewers_app.command("list")
 def reviewers_list(as_json: JsonOpt = False) -> None:
     """The reviewers of the policy, their roles, and whether they can sign in with a password."""

@@ -81,11 +81,12 @@ class Actor(_Frozen):
 
     @classmethod
     def parse(cls, text: str, default_kind: ActorKind = ActorKind.PERSON) -> Actor:
-        """``"agent:sales-bot"`` or a bare name (taken as ``default_kind``)."""
-        kind, sep, ident = text.partition(":")
-        if sep and kind in ActorKind._value2member_map_:
-            return cls(kind=ActorKind(kind), id=ident)
-        return cls(kind=default_kind, id=text)
+        """``"agent:sales-bot"`` or a bare name (taken as ``default_kind``), its name canonical
+        (amem.domain.identity): ``Agent:Sales-Bot`` is ``agent:sales-bot``."""
+        from amem.domain.identity import canonical_identity, split_kind
+
+        kind, ident = split_kind(text)
+        return cls(kind=ActorKind(kind) if kind else default_kind, id=canonical_identity(ident, what="actor"))
 
 
 class Usage(_Frozen):
@@ -224,6 +225,19 @@ class Proposal(_Frozen):
     created_at: datetime
     revert_of: int | None = None
     scope: str | None = None
+    #: sha256 of the policy that routed it (amem.policy.fingerprint); None before migration 0007.
+    policy_sha256: str | None = None
+
+
+class PolicyVersion(_Frozen):
+    """A policy installed in the ledger (`amem policy install`): its canonical text and sha256."""
+
+    version: int
+    sha256: str
+    text: str
+    source: str | None = None
+    installed_by: str
+    installed_at: datetime
 
 
 class ChangeKind(StrEnum):

@@ -6,18 +6,26 @@ from datetime import datetime
 from typing import Any
 
 from amem.domain.models import CORE_ATTRIBUTES, Note, as_utc
+from amem.domain.text import check_json, check_text
 from amem.errors import InvalidInputError
 
 
 def parse_datetime(value: Any, *, what: str = "time") -> datetime:
-    if isinstance(value, datetime):
-        return as_utc(value)
+    parsed: datetime | None = value if isinstance(value, datetime) else None
     if isinstance(value, str):
         try:
-            return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            pass
-    raise InvalidInputError(f"{what}: {value!r} is not an ISO 8601 date-time (e.g. 2026-03-01T09:30:00Z)")
+            parsed = None
+    if parsed is None:
+        shown = value.encode("unicode_escape").decode("ascii") if isinstance(value, str) else repr(value)
+        raise InvalidInputError(f"{what}: {shown!r} is not an ISO 8601 date-time (e.g. 2026-03-01T09:30:00Z)")
+    try:
+        return as_utc(parsed)
+    except OverflowError:
+        raise InvalidInputError(
+            f"{what}: {parsed.isoformat()} is out of range: in UTC it falls outside the years 1 to 9999"
+        ) from None
 
 
 def normalize(attribute: str, attr_type: str, value: Any) -> Any:
@@ -32,7 +40,7 @@ def normalize(attribute: str, attr_type: str, value: Any) -> Any:
     if attr_type == "text":
         if not isinstance(value, str):
             raise InvalidInputError(f"{where} must be text, got {type(value).__name__}")
-        return value.strip()
+        return check_text(value, where).strip()
     if attr_type == "list[str]":
         if isinstance(value, str) or not isinstance(value, list | tuple):
             raise InvalidInputError(f"{where} must be a list of strings, got {type(value).__name__}")
@@ -40,7 +48,7 @@ def normalize(attribute: str, attr_type: str, value: Any) -> Any:
         for item in value:
             if not isinstance(item, str):
                 raise InvalidInputError(f"{where} must be a list of strings, found {type(item).__name__}")
-            item = item.strip()
+            item = check_text(item, where).strip()
             if item and item not in out:
                 out.append(item)
         return out
@@ -49,7 +57,7 @@ def normalize(attribute: str, attr_type: str, value: Any) -> Any:
     if attr_type == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InvalidInputError(f"{where} must be a number, got {type(value).__name__}")
-        return value
+        return check_json(value, where)
     if attr_type == "bool":
         if not isinstance(value, bool):
             raise InvalidInputError(f"{where} must be true or false, got {type(value).__name__}")
@@ -71,6 +79,7 @@ def normalize(attribute: str, attr_type: str, value: Any) -> Any:
             reason = item.get("reason") or ""
             if not isinstance(reason, str):
                 raise InvalidInputError(f"{where}: a link's reason must be text")
+            check_json(item, where)
             if item["note_id"] not in seen:
                 seen.add(item["note_id"])
                 links.append({"note_id": item["note_id"], "reason": reason.strip()})

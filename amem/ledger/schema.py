@@ -60,15 +60,39 @@ def downgrade(engine: sa.Engine, revision: str) -> None:
         raise MigrationRefusedError(str(exc)) from exc
 
 
+#: pg_advisory_xact_lock key that serialises creating an empty ledger ("amem" in ASCII).
+_CREATE_LOCK = 0x616D656D
+
+
+def _create_serialised(engine: sa.Engine) -> str | None:
+    """Create the schema of an empty ledger, one process at a time; returns the revision found or
+    made. Processes opening a new ledger together wait for the first (an advisory lock on
+    PostgreSQL, BEGIN IMMEDIATE on SQLite), then find its schema instead of creating it again."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            conn.execution_options(amem_write=True)  # BEGIN IMMEDIATE (amem.ledger.store.create_engine)
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _CREATE_LOCK})
+            current = MigrationContext.configure(conn).get_current_revision()
+            if current is None and not sa.inspect(conn).get_table_names():
+                cfg = alembic_config()
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, "head")
+                current = MigrationContext.configure(conn).get_current_revision()
+    return current
+
+
 def check(engine: sa.Engine, *, create_if_empty: bool) -> None:
     """Refuse a ledger whose schema is older or newer than this code; create an empty one if asked."""
     current = current_revision(engine)
     head = head_revision()
     if current == head:
         return
-    if current is None and create_if_empty and not has_tables(engine):
-        upgrade(engine)
-        return
+    if current is None and create_if_empty:
+        current = _create_serialised(engine)
+        if current == head:
+            return
     url = engine.url.render_as_string(hide_password=True)
     if current is None:
         raise SchemaMismatchError(

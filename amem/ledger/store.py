@@ -26,6 +26,7 @@ from amem.domain.models import (
     Link,
     LlmCall,
     Note,
+    PolicyVersion,
     Proposal,
     ProposalStatus,
     Proposer,
@@ -33,6 +34,7 @@ from amem.domain.models import (
     RawLogState,
     Usage,
 )
+from amem.domain.text import storable
 from amem.ledger import schema
 from amem.ledger.tables import (
     chain_head,
@@ -40,6 +42,7 @@ from amem.ledger.tables import (
     index_state,
     llm_calls,
     notes,
+    policy_versions,
     proposals,
     raw_log_states,
     raw_logs,
@@ -262,7 +265,7 @@ class LedgerTx:
             .values(
                 state=state.value,
                 note_id=note_id,
-                error=error,
+                error=storable(error),
                 updated_at=now,
                 attempts=raw_log_states.c.attempts + (0 if state == RawLogState.PENDING else 1),
             )
@@ -454,10 +457,30 @@ class LedgerTx:
     def last_change_seq(self) -> int:
         return int(self.conn.execute(sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0))).scalar_one())
 
+    # -- installed policies --------------------------------------------------------------------
+
+    def installed_policy(self) -> PolicyVersion | None:
+        """The newest installed policy version, or None while none was ever installed."""
+        row = self.conn.execute(
+            sa.select(policy_versions).order_by(policy_versions.c.version.desc()).limit(1)
+        ).one_or_none()
+        return PolicyVersion.model_validate(dict(row._mapping)) if row is not None else None
+
+    def insert_policy_version(self, version: PolicyVersion) -> None:
+        self.conn.execute(sa.insert(policy_versions), [version.model_dump()])
+
+    def policy_versions(self) -> list[PolicyVersion]:
+        rows = self.conn.execute(sa.select(policy_versions).order_by(policy_versions.c.version))
+        return [PolicyVersion.model_validate(dict(r._mapping)) for r in rows]
+
     # -- LLM calls ---------------------------------------------------------------------------
 
     def insert_llm_call(self, call: LlmCall) -> None:
-        self.conn.execute(sa.insert(llm_calls), [call.model_dump()])
+        row = call.model_dump()
+        # A model's answer is evidence, recorded as it came; a NUL or lone surrogate in it is escaped
+        # so that recording it never fails (and both backends keep the same text).
+        row["response_text"], row["error"] = storable(row["response_text"]), storable(row["error"])
+        self.conn.execute(sa.insert(llm_calls), [row])
 
     def get_llm_call(self, call_id: str) -> LlmCall | None:
         row = self.conn.execute(sa.select(llm_calls).where(llm_calls.c.id == call_id)).one_or_none()
@@ -564,6 +587,7 @@ def _proposal_row(p: Proposal) -> dict[str, Any]:
         "reviewed_at": p.reviewed_at,
         "created_at": p.created_at,
         "revert_of": p.revert_of,
+        "policy_sha256": p.policy_sha256,
     }
 
 
@@ -594,6 +618,7 @@ def _proposal(r: Any) -> Proposal:
         reviewed_at=r.reviewed_at,
         created_at=r.created_at,
         revert_of=r.revert_of,
+        policy_sha256=r.policy_sha256,
     )
 
 

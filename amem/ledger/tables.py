@@ -142,6 +142,7 @@ proposals = sa.Table(
     sa.Column("reviewed_at", UTCDateTime, nullable=True),
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("revert_of", sa.Integer, nullable=True),
+    sa.Column("policy_sha256", sa.String(64), nullable=True),
     sa.Index("ix_proposals_status_created", "status", "created_at"),
     sa.Index("ix_proposals_note_attr_status", "note_id", "attribute", "status"),
 )
@@ -187,4 +188,16 @@ index_state = sa.Table(
     sa.Column("updated_at", UTCDateTime, nullable=False),
 )
 
-APPEND_ONLY_TABLES = ("raw_logs", "changes")
+# Every policy installed with `amem policy install` (migration 0007); append-only.
+policy_versions = sa.Table(
+    "policy_versions",
+    metadata,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("sha256", sa.String(64), nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("source", sa.String(1000), nullable=True),
+    sa.Column("installed_by", sa.String(200), nullable=False),
+    sa.Column("installed_at", UTCDateTime, nullable=False),
+)
+
+APPEND_ONLY_TABLES = ("raw_logs", "changes", "policy_versions")

@@ -51,7 +51,10 @@ def iso_datetime(value: str) -> str:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise ValueError(f"{value!r} is not an ISO 8601 date-time such as 2024-03-12T00:00:00Z") from None
-    return as_utc(parsed).isoformat()
+    try:
+        return as_utc(parsed).isoformat()
+    except OverflowError:
+        raise ValueError(f"{value!r} is out of range: in UTC it falls outside the years 1 to 9999") from None
 
 
 Term = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]

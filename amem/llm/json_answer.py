@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from amem.domain.text import json_problem
+
 M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
@@ -53,6 +55,9 @@ def extract_json(text: str | None) -> Any:
             error = error or exc
             continue
         if isinstance(data, dict):
+            problem = json_problem(data, "the answer")
+            if problem:  # NaN, a NUL or a lone surrogate: the ledger could not store it
+                raise InvalidAnswer(f"{problem}; reply with plain text values and finite numbers")
             return data
     detail = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
     raise InvalidAnswer(f"the answer is not a JSON object{detail}; reply with one JSON object only")

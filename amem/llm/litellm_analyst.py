@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
 
 from amem.domain.models import LlmCall, Note, RawLog, Usage, new_id, utcnow
+from amem.domain.text import storable
 from amem.llm import construct_note, link_evolve
 from amem.llm.base import AnalystError, TaskResult
 from amem.llm.json_answer import InvalidAnswer, prompt_sha256
@@ -200,14 +201,15 @@ def _content(response: Any) -> str | None:
 
 
 def _ask_again(bad_answer: str | None, problem: InvalidAnswer) -> Messages:
-    echoed = (bad_answer or "")[:_ECHO_CHARS] or "(empty)"
+    # Echoed as text the next prompt can carry (a NUL or lone surrogate escaped, as it is recorded).
+    echoed = storable((bad_answer or "")[:_ECHO_CHARS]) or "(empty)"
     return [
         {"role": "assistant", "content": echoed},
         {
             "role": "user",
             "content": (
-                f"That answer was not valid: {problem}. Reply again with one JSON object in exactly "
-                "the format described, with no other text and no other fields."
+                f"That answer was not valid: {storable(str(problem))}. Reply again with one JSON object "
+                "in exactly the format described, with no other text and no other fields."
             ),
         },
     ]

@@ -13,6 +13,7 @@ from typing import Any
 
 import bcrypt
 
+from amem.domain.identity import canonical_identity, split_kind
 from amem.domain.models import Actor, ActorKind
 from amem.errors import InvalidInputError
 from amem.policy import Policy
@@ -67,15 +68,17 @@ def accounts(policy: Policy) -> dict[str, Account]:
 
 
 def account_for(policy: Policy, identity: str | None) -> Account | None:
-    """The account of ``identity`` (case-insensitive, as sign-in forms lower-case names), or None."""
+    """The account of ``identity`` in its canonical form (amem.domain.identity: case, width and a
+    ``person:`` prefix do not matter), or None; a name with invisible characters is no one."""
     if not identity or not identity.strip():
         return None
-    wanted = identity.strip()
-    known = accounts(policy)
-    if wanted in known:
-        return known[wanted]
-    folded = {k.casefold(): v for k, v in known.items()}
-    return folded.get(wanted.casefold())
+    try:
+        wanted = canonical_identity(identity, what="reviewer")
+    except InvalidInputError:
+        return None
+    if split_kind(identity.strip())[0] not in (None, ActorKind.PERSON.value):
+        return None
+    return accounts(policy).get(wanted)
 
 
 def hash_password(password: str, *, rounds: int = DEFAULT_ROUNDS) -> str:

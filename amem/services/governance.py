@@ -15,12 +15,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from amem.domain.hashing import GENESIS_HASH, change_hash, sha256_text
+from amem.domain.identity import same_identity
 from amem.domain.models import (
     Actor,
-    ActorKind,
     Change,
     ChangeKind,
     Note,
+    PolicyVersion,
     Proposal,
     ProposalStatus,
     Proposer,
@@ -30,10 +31,19 @@ from amem.domain.models import (
     utcnow,
 )
 from amem.domain.replay import replay
+from amem.domain.text import check_text
 from amem.domain.values import current_value, normalize, with_value
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
+from amem.errors import (
+    FrozenAttributeError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    PolicyMismatchError,
+    ProposalStateError,
+)
 from amem.ledger.store import Ledger, LedgerTx
-from amem.policy import Mode, Policy
+from amem.policy import Mode, Policy, fingerprint
+from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
 CREATE_RULE = "note creation"
 
@@ -109,9 +119,45 @@ class VerifyResult(BaseModel):
 
 
 class Governance:
-    def __init__(self, ledger: Ledger, policy: Policy) -> None:
+    def __init__(
+        self,
+        ledger: Ledger,
+        policy: Policy,
+        *,
+        installed: PolicyVersion | None = None,
+        mismatch: str | None = None,
+    ) -> None:
+        """``policy`` is the policy in force: ``installed``'s when one is installed in the ledger.
+        ``mismatch`` (amem.services.policy_registry) says why this process may decide nothing."""
         self.ledger = ledger
         self.policy = policy
+        self.installed_sha256 = installed.sha256 if installed else None
+        self.policy_fingerprint = self.installed_sha256 or fingerprint(policy)
+        self.mismatch = mismatch
+
+    def _check_policy_in_force(self, tx: LedgerTx) -> None:
+        """Decisions are made only under the ledger's policy, as it is at this moment."""
+        if self.mismatch:
+            raise PolicyMismatchError(self.mismatch)
+        head = tx.installed_policy()
+        if (head.sha256 if head else None) != self.installed_sha256:
+            raise PolicyMismatchError(
+                f"the ledger's policy changed since this process started (now installed version "
+                f"{head.version if head else '?'}): start it again to decide under the new one"
+            )
+
+    def _follow_installed_policy(self, tx: LedgerTx) -> None:
+        """Route under the newest installed policy, even in a long-running process (an agent's)."""
+        head = tx.installed_policy()
+        if head is not None and head.sha256 != self.installed_sha256:
+            from amem.services.policy_registry import policy_of
+
+            self.policy = policy_of(head)
+            self.installed_sha256 = self.policy_fingerprint = head.sha256
+            self.mismatch = (
+                f"the ledger's policy changed since this process started (now installed version "
+                f"{head.version}): start it again to decide under the new one"
+            )
 
     # -- notes come into being -----------------------------------------------------------------
 
@@ -126,6 +172,7 @@ class Governance:
         note_id: str | None = None,
     ) -> Note:
         """A new note with its content; recorded as an auto-applied proposal and a create change."""
+        self._follow_installed_policy(tx)
         now = utcnow()
         note = Note(
             id=note_id or new_id("n"),
@@ -151,6 +198,7 @@ class Governance:
             rule=CREATE_RULE,
             status=ProposalStatus.AUTO_APPLIED,
             created_at=now,
+            policy_sha256=self.policy_fingerprint,
         )
         tx.insert_proposals([proposal])
         self._append(tx, note, proposal, old=None, new=content, actor=actor, kind=ChangeKind.CREATE, now=now)
@@ -177,6 +225,7 @@ class Governance:
         self, tx: LedgerTx, drafts: Sequence[Draft], *, revert_of: int | None = None
     ) -> list[Proposal]:
         """Route and record drafts inside ``tx``; applies the ones the policy lets through."""
+        self._follow_installed_policy(tx)
         now = utcnow()
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
         changed: set[str] = set()  # notes to write back once, at the end (each write re-indexes it)
@@ -192,6 +241,7 @@ class Governance:
                 )
             if not d.reason or not d.reason.strip():
                 raise InvalidInputError(f"a proposal to change {d.attribute!r} needs a reason")
+            check_text(d.reason, "reason")
             attr_type = self.policy.type_of(d.attribute)
             new = normalize(d.attribute, attr_type, d.new_value)
             if attr_type == "links":
@@ -223,6 +273,7 @@ class Governance:
                 if status.value == "rejected"
                 else None,
                 reviewed_at=now if status == ProposalStatus.REJECTED else None,
+                policy_sha256=self.policy_fingerprint,
             )
             tx.insert_proposals([proposal])
             # A newer suggestion replaces an older one in the queue. An applied change does not:
@@ -252,28 +303,37 @@ class Governance:
 
     # -- deciding ------------------------------------------------------------------------------
 
-    def approve(self, proposal_id: str, reviewer: str | Actor, comment: str | None = None) -> Proposal:
+    def approve(
+        self, proposal_id: str, reviewer: AuthenticatedReviewer, comment: str | None = None
+    ) -> Proposal:
+        """Approve and apply a pending proposal. Raises FrozenAttributeError, after recording the
+        rejection, when the policy now freezes the attribute; a conflict is returned, not raised."""
         who = self._reviewer(reviewer)
+        if comment is not None:
+            check_text(comment, "comment")
+        refused: Proposal | None = None
         with self.ledger.write() as tx:
+            self._check_policy_in_force(tx)
             proposal = self._pending(tx, proposal_id)
             self._check_may_decide(proposal, who)
             note = tx.get_note(proposal.note_id)
             assert note is not None
             attr_type = self.policy.type_of(proposal.attribute)
             now = utcnow()
-            if self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind).mode == Mode.FROZEN:
-                tx.decide_proposal(
+            routing = self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind)
+            if routing.mode == Mode.FROZEN:
+                # Recorded and committed before the caller hears of it: the proposal leaves the queue.
+                if not tx.decide_proposal(
                     proposal.id,
                     expect=ProposalStatus.PENDING,
                     status=ProposalStatus.REJECTED,
                     reviewer=who.id,
-                    comment=f"refused by policy: {proposal.attribute} is frozen",
+                    comment=f"refused by policy: {proposal.attribute} is frozen ({routing.rule})",
                     at=now,
-                )
-                raise PermissionDeniedError(
-                    f"{proposal.attribute} is frozen by the policy; the proposal was rejected"
-                )
-            if current_value(note, proposal.attribute, attr_type) != proposal.old_value:
+                ):
+                    raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
+                refused = self._get(tx, proposal.id)
+            elif current_value(note, proposal.attribute, attr_type) != proposal.old_value:
                 tx.decide_proposal(
                     proposal.id,
                     expect=ProposalStatus.PENDING,
@@ -283,25 +343,34 @@ class Governance:
                     at=now,
                 )
                 return self._get(tx, proposal.id)
-            if not tx.decide_proposal(
-                proposal.id,
-                expect=ProposalStatus.PENDING,
-                status=ProposalStatus.APPROVED,
-                reviewer=who.id,
-                comment=comment,
-                at=now,
-            ):
-                raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
-            decided = self._get(tx, proposal.id)
-            kind = ChangeKind.REVERT if proposal.revert_of is not None else ChangeKind.APPLY
-            self._apply(tx, note, decided, who, kind, now)
-            return decided
+            else:
+                if not tx.decide_proposal(
+                    proposal.id,
+                    expect=ProposalStatus.PENDING,
+                    status=ProposalStatus.APPROVED,
+                    reviewer=who.id,
+                    comment=comment,
+                    at=now,
+                ):
+                    raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
+                decided = self._get(tx, proposal.id)
+                kind = ChangeKind.REVERT if proposal.revert_of is not None else ChangeKind.APPLY
+                self._apply(tx, note, decided, who, kind, now)
+                return decided
+        assert refused is not None
+        raise FrozenAttributeError(
+            f"{refused.attribute} is frozen by the policy now ({routing.rule}): proposal {refused.id} "
+            "was rejected, not approved, and nothing was applied",
+            proposal=refused,
+        )
 
-    def reject(self, proposal_id: str, reviewer: str | Actor, comment: str) -> Proposal:
+    def reject(self, proposal_id: str, reviewer: AuthenticatedReviewer, comment: str) -> Proposal:
         who = self._reviewer(reviewer)
         if not comment or not comment.strip():
             raise InvalidInputError("a rejection needs a comment saying why")
+        check_text(comment, "comment")
         with self.ledger.write() as tx:
+            self._check_policy_in_force(tx)
             proposal = self._pending(tx, proposal_id)
             self._check_may_decide(proposal, who)
             if not tx.decide_proposal(
@@ -316,7 +385,7 @@ class Governance:
             return self._get(tx, proposal.id)
 
     def approve_many(
-        self, proposal_ids: Sequence[str], reviewer: str | Actor, comment: str | None = None
+        self, proposal_ids: Sequence[str], reviewer: AuthenticatedReviewer, comment: str | None = None
     ) -> DecisionReport:
         """Approve each proposal through ``approve``, one transaction each, with every check of a
         single approval. One the reviewer may not decide (or decided by someone else meanwhile)
@@ -330,7 +399,9 @@ class Governance:
                 report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
         return report
 
-    def reject_many(self, proposal_ids: Sequence[str], reviewer: str | Actor, comment: str) -> DecisionReport:
+    def reject_many(
+        self, proposal_ids: Sequence[str], reviewer: AuthenticatedReviewer, comment: str
+    ) -> DecisionReport:
         """``reject`` for each proposal; refusals are skipped and reported, as in ``approve_many``."""
         self._reviewer(reviewer)
         if not comment or not comment.strip():
@@ -343,17 +414,32 @@ class Governance:
                 report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
         return report
 
-    def check_may_approve(self, proposal: Proposal, reviewer: str | Actor) -> None:
+    def check_may_approve(self, proposal: Proposal, reviewer: AuthenticatedReviewer) -> None:
         """Raises PermissionDeniedError when ``reviewer`` may not decide ``proposal`` (for the console)."""
+        if self.mismatch:
+            raise PolicyMismatchError(self.mismatch)
         self._check_may_decide(proposal, self._reviewer(reviewer))
 
-    def _reviewer(self, reviewer: str | Actor) -> Actor:
-        who = reviewer if isinstance(reviewer, Actor) else Actor.parse(reviewer)
-        if who.kind != ActorKind.PERSON or who.id in self.policy.agents:
-            raise PermissionDeniedError(f"{who} is not a person: agents and LLMs can never approve or reject")
-        if who.id not in self.policy.reviewers:
-            raise PermissionDeniedError(f"{who.id} is not a reviewer in {self.policy.source or 'the policy'}")
-        return who
+    def _reviewer(self, reviewer: AuthenticatedReviewer) -> Actor:
+        """The deciding person, once proven: authenticated, under this policy, a reviewer in it."""
+        if self.mismatch:
+            raise PolicyMismatchError(self.mismatch)
+        if not is_authenticated(reviewer):
+            raise PermissionDeniedError(
+                f"a decision needs an authenticated reviewer (Memory.authenticate, a console sign-in, "
+                f"a token), not {str(reviewer)!r}: agents and LLMs can never approve or reject"
+            )
+        if reviewer.policy_fingerprint != self.policy_fingerprint:
+            raise PermissionDeniedError(
+                f"{reviewer.id} signed in under another policy than the one in force here; sign in again"
+            )
+        if self.policy.is_agent(reviewer.id):
+            raise PermissionDeniedError(f"{reviewer.id} is an agent: agents can never approve or reject")
+        if self.policy.reviewer(reviewer.id) is None:
+            raise PermissionDeniedError(
+                f"{reviewer.id} is not a reviewer in {self.policy.source or 'the policy'}"
+            )
+        return reviewer.actor
 
     def _check_may_decide(self, proposal: Proposal, who: Actor) -> None:
         if not self.policy.may_approve(who.id, proposal.attribute):
@@ -362,13 +448,11 @@ class Governance:
             raise PermissionDeniedError(
                 f"{who.id} (roles: {roles}) may not decide changes to {proposal.attribute}; needs: {need}"
             )
-        if (
-            not self.policy.self_approval
-            and proposal.proposer.kind == ActorKind.PERSON
-            and proposal.proposer.id == who.id
-        ):
+        # One namespace: the proposer's kind does not matter (agent:alice is alice), nor case or width.
+        if not self.policy.self_approval and same_identity(proposal.proposer.id, who.id):
             raise PermissionDeniedError(
-                f"{who.id} proposed {proposal.id} and may not decide it (self-approval)"
+                f"{who.id} proposed {proposal.id} (as {proposal.proposer.kind.value}:"
+                f"{proposal.proposer.id}) and may not decide it (self-approval)"
             )
 
     def _pending(self, tx: LedgerTx, proposal_id: str) -> Proposal:
@@ -443,10 +527,12 @@ class Governance:
 
     # -- revert --------------------------------------------------------------------------------
 
-    def revert(self, change_seq: int, actor: str | Actor, reason: str | None = None) -> Proposal:
-        """Propose the value a change replaced; routed by the same policy. History stays."""
-        who = actor if isinstance(actor, Actor) else Actor.parse(actor)
+    def revert(self, change_seq: int, reviewer: AuthenticatedReviewer, reason: str | None = None) -> Proposal:
+        """Propose the value a change replaced, as an authenticated reviewer; routed by the same
+        policy. History stays."""
+        who = self._reviewer(reviewer)
         with self.ledger.write() as tx:
+            self._check_policy_in_force(tx)
             change = tx.get_change(change_seq)
             if change is None:
                 raise NotFoundError(f"change {change_seq} does not exist")

@@ -30,6 +30,7 @@ from amem.domain.models import (
     new_id,
     utcnow,
 )
+from amem.domain.text import check_json, check_text, is_visible
 from amem.domain.values import current_value, normalize, parse_datetime
 from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.index.base import NeighbourFinder
@@ -179,6 +180,12 @@ class WritePipeline:
     ) -> RawLog:
         if not isinstance(content, str) or not content.strip():
             raise InvalidInputError("content is empty: add_note needs the text to remember")
+        check_text(content, "content")
+        if not is_visible(content):
+            raise InvalidInputError(
+                "content shows nothing (only spaces, zero-width or control characters): "
+                "add_note needs the text to remember"
+            )
         if len(content) > self.settings.max_content_chars:
             raise InvalidInputError(
                 f"content is {len(content):,} characters, over the limit of "
@@ -188,10 +195,16 @@ class WritePipeline:
             raise InvalidInputError("scope is empty: say whose memory this is (an account, a user)")
         if len(scope) > 200:
             raise InvalidInputError("scope is longer than 200 characters")
+        check_text(scope, "scope")
+        if not is_visible(scope):
+            raise InvalidInputError("scope shows nothing (only spaces, zero-width or control characters)")
         now = utcnow()
         occurred = now if at is None else parse_datetime(at, what="at")
+        if not isinstance(metadata, Mapping | None):
+            raise InvalidInputError(f"metadata must be a JSON object, got {type(metadata).__name__}")
+        check_json(dict(metadata or {}), "metadata")
         try:
-            meta = json.loads(json.dumps(dict(metadata or {})))
+            meta = json.loads(json.dumps(dict(metadata or {}), allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
         return RawLog(

@@ -18,13 +18,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, computed_field
 
-from amem.domain.models import Actor, Note, Proposal, RawLog, as_utc
+from amem.domain.models import Note, Proposal, RawLog, as_utc
 from amem.domain.values import current_value
 from amem.errors import InvalidInputError, NotFoundError, ReviewSetChangedError
 from amem.ledger import review_queries as q
 from amem.ledger.review_queries import REVIEW_KINDS, ReviewFilter, ReviewKind
 from amem.ledger.store import Ledger
 from amem.policy import Policy
+from amem.services.authentication import AuthenticatedReviewer
 from amem.services.governance import DecisionReport, Governance
 
 __all__ = [
@@ -166,17 +167,19 @@ class ReviewService:
 
     # -- deciding ----------------------------------------------------------------------------------
 
-    def approve_item(self, key: str, reviewer: str | Actor, comment: str | None = None) -> DecisionReport:
+    def approve_item(
+        self, key: str, reviewer: AuthenticatedReviewer, comment: str | None = None
+    ) -> DecisionReport:
         """Approve every pending proposal of the item ``key`` (a raw log id)."""
         return self.governance.approve_many(self._pending_ids(key), reviewer, comment)
 
-    def reject_item(self, key: str, reviewer: str | Actor, comment: str) -> DecisionReport:
+    def reject_item(self, key: str, reviewer: AuthenticatedReviewer, comment: str) -> DecisionReport:
         return self.governance.reject_many(self._pending_ids(key), reviewer, comment)
 
     def approve_matching(
         self,
         f: ReviewFilter,
-        reviewer: str | Actor,
+        reviewer: AuthenticatedReviewer,
         *,
         expected_items: int,
         fingerprint: str | None = None,

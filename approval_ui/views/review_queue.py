@@ -71,10 +71,11 @@ def _on_item(key: str, action: str) -> None:
     mem, account = state.memory(), state.current_account()
     comment = (st.session_state.get(f"comment_{key}") or "").strip()
     try:
+        reviewer = state.authenticated(mem, account)
         if action == "approve":
-            report = mem.approve_item(key, reviewer=account.actor, comment=comment or None)
+            report = mem.approve_item(key, reviewer=reviewer, comment=comment or None)
         else:
-            report = mem.reject_item(key, reviewer=account.actor, comment=comment)
+            report = mem.reject_item(key, reviewer=reviewer, comment=comment)
     except AmemError as exc:
         state.flash("error", str(exc))
         return
@@ -86,10 +87,11 @@ def _on_field(pid: str, key: str, action: str) -> None:
     mem, account = state.memory(), state.current_account()
     comment = (st.session_state.get(f"comment_{key}") or "").strip()
     try:
+        reviewer = state.authenticated(mem, account)
         if action == "approve":
-            decided = mem.approve(pid, reviewer=account.actor, comment=comment or None)
+            decided = mem.approve(pid, reviewer=reviewer, comment=comment or None)
         else:
-            decided = mem.reject(pid, reviewer=account.actor, comment=comment)
+            decided = mem.reject(pid, reviewer=reviewer, comment=comment)
     except PermissionDeniedError as exc:
         state.flash("error", f"Refused by the policy: {exc}")
         return
@@ -120,7 +122,7 @@ def _on_all_confirm() -> None:
     f, items, _proposals, fingerprint = pending
     try:
         report = mem.approve_matching(
-            f, reviewer=account.actor, expected_items=items, fingerprint=fingerprint
+            f, reviewer=state.authenticated(mem, account), expected_items=items, fingerprint=fingerprint
         )
     except ReviewSetChangedError as exc:
         state.flash("error", str(exc))
@@ -251,7 +253,7 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
     )
     if not account.read_only:
         try:
-            mem.governance.check_may_approve(p, account.actor)
+            mem.governance.check_may_approve(p, state.authenticated(mem, account))
         except PermissionDeniedError as exc:
             st.caption(md_escape(f"⚠ {exc}. The ledger will refuse a decision by you."))
 

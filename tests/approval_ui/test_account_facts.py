@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 from amem.domain.models import Note
 from amem.memory import Memory
 from tests.approval_ui.conftest import open_console, plain, texts
-from tests.factories import LLM, said
+from tests.factories import LLM, said, signed_in
 
 
 def retire(mem: Memory, old: Note, new: Note, when: str) -> None:
     p = mem.propose(
         old.id, "invalid_at", when, reason="newer price", proposer=LLM, raw_log_ids=new.raw_log_ids
     )
-    mem.approve(p.id, reviewer="alice", comment="the price changed")
+    mem.approve(p.id, reviewer=signed_in(mem, "alice"), comment="the price changed")
 
 
 def three_prices(mem: Memory) -> list[Note]:
@@ -25,7 +25,7 @@ def three_prices(mem: Memory) -> list[Note]:
     retire(mem, first, second, "2026-04-02T00:00:00Z")
     retire(mem, second, third, "2026-08-20T00:00:00Z")
     p = mem.propose(third.id, "decision_rationale", "a two-year commitment", reason="stated", proposer=LLM)
-    mem.approve(p.id, reviewer="alice", comment="matches the order form")
+    mem.approve(p.id, reviewer=signed_in(mem, "alice"), comment="matches the order form")
     return [first, second, third]
 
 

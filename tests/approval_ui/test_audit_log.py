@@ -14,7 +14,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from amem.memory import Memory
 from tests.approval_ui.conftest import open_console, plain, texts
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 
 @pytest.fixture
@@ -40,9 +40,9 @@ def downloads(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Callable[[]
 def _history(mem: Memory) -> tuple[str, str]:
     note = make_note(mem, "Acme call", keywords=["sso"])
     approved = mem.propose(note.id, "decision_rationale", '=HYPERLINK("x")', reason="r1", proposer=LLM)
-    mem.approve(approved.id, reviewer="alice", comment="fine")
+    mem.approve(approved.id, reviewer=signed_in(mem, "alice"), comment="fine")
     rejected = mem.propose(note.id, "next_step", "call back", reason="r2", proposer=LLM)
-    mem.reject(rejected.id, reviewer="bob", comment="no")
+    mem.reject(rejected.id, reviewer=signed_in(mem, "bob"), comment="no")
     return note.id, approved.id
 
 

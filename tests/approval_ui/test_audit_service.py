@@ -13,15 +13,15 @@ from amem.memory import Memory
 from amem.policy import load_policy
 from amem.services import audit
 from tests.conftest import REPO
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 
 def _decided(memory: Memory) -> tuple[str, str, str]:
     note = make_note(memory, "Acme call", keywords=["sso"])
     ok = memory.propose(note.id, "decision_rationale", "Okta", reason="call", proposer=LLM)
-    memory.approve(ok.id, reviewer="alice", comment="fine")
+    memory.approve(ok.id, reviewer=signed_in(memory, "alice"), comment="fine")
     no = memory.propose(note.id, "next_step", "-1 discount", reason="guess", proposer=LLM)
-    memory.reject(no.id, reviewer="bob", comment="not said")
+    memory.reject(no.id, reviewer=signed_in(memory, "bob"), comment="not said")
     return note.id, ok.id, no.id
 
 

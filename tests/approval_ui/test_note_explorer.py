@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from amem.memory import Memory
 from tests.approval_ui.conftest import open_console, plain, texts
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 
 def _frames(at: AppTest) -> list[pd.DataFrame]:
@@ -34,7 +34,7 @@ def test_a_note_shows_attributes_links_both_ways_raw_logs_and_history(mem: Memor
     source = make_note(mem, "Acme security review", links=[{"note_id": target.id, "reason": "same customer"}])
     unrelated = make_note(mem, "Other customer")
     p = mem.propose(target.id, "decision_rationale", "Okta is mandated", reason="call", proposer=LLM)
-    mem.approve(p.id, reviewer="alice", comment="ok")
+    mem.approve(p.id, reviewer=signed_in(mem, "alice"), comment="ok")
     at = open_console("alice", "explorer", note=target.id)
     frames = _frames(at)
     attributes = next(f for f in frames if "attribute" in f.columns and "value" in f.columns)
@@ -60,9 +60,9 @@ def test_outgoing_links_show_the_target(mem: Memory) -> None:
 def test_as_of_shows_the_note_as_it_stood(mem: Memory) -> None:
     note = make_note(mem, "Acme call")
     p = mem.propose(note.id, "decision_rationale", "first reason", reason="r", proposer=LLM)
-    mem.approve(p.id, reviewer="alice")
+    mem.approve(p.id, reviewer=signed_in(mem, "alice"))
     p = mem.propose(note.id, "decision_rationale", "second reason", reason="r", proposer=LLM)
-    mem.approve(p.id, reviewer="alice")
+    mem.approve(p.id, reviewer=signed_in(mem, "alice"))
     at = open_console("alice", "explorer", note=note.id)
 
     at.date_input(key="explorer_asof_day").set_value(date.today() - timedelta(days=2)).run()

@@ -191,3 +191,25 @@ def test_note_content_cannot_inject_markup(mem: Memory) -> None:
     assert "\\<b\\>why\\<\\/b\\>" in rendered
     assert hostile in [c.value for c in at.code]
     assert p.id in plain(rendered)
+
+
+def test_the_console_decides_only_under_the_installed_policy(mem: Memory) -> None:
+    from amem.policy import fingerprint
+    from amem.services.authentication import Authentication
+
+    p = hold(mem, make_note(mem, "Acme call"), "decision_rationale", "Okta because IT mandates it")
+    other = mem.policy.model_copy(update={"self_approval": True})  # not the console's file
+    by = Authentication(other, fingerprint(other)).signed_in("alice", method="test")
+    mem.install_policy(other, by=by)
+    at = open_console("alice")
+    assert any("decides nothing" in w.value for w in at.warning)
+    at.button(key=f"approve_{p.id}").click().run()
+    assert "decides nothing" in plain(texts(at))
+    assert mem.proposal(p.id).status == ProposalStatus.PENDING
+
+    same = mem.policy  # the console's own file, installed as the next version by a policy admin
+    with Memory(policy=other) as current:
+        current.install_policy(same, by=current.authentication.signed_in("alice", method="test"))
+    at = open_console("alice")
+    at.button(key=f"approve_{p.id}").click().run()
+    assert mem.proposal(p.id).status == ProposalStatus.APPROVED

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from datetime import timedelta
+from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 
@@ -15,13 +18,18 @@ from amem.memory import Memory
 from tests.factories import LLM, make_note
 
 
-def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *args])
+def run(
+    memory: Memory, capsys: pytest.CaptureFixture[str], *args: str, stdin: str = ""
+) -> tuple[int, str, str]:
+    with patch("sys.stdin", io.StringIO(stdin)):
+        code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *args])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
 
-def test_review_flow_through_the_cli(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+def test_review_flow_through_the_cli(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
     note = make_note(memory, "Umbrella Corp chose the annual plan because of the discount")
     p = memory.propose(note.id, "decision_rationale", "annual discount", reason="stated", proposer=LLM)
 
@@ -36,7 +44,15 @@ def test_review_flow_through_the_cli(memory: Memory, capsys: pytest.CaptureFixtu
     code, out, err = run(memory, capsys, "approve", p.id, "--reviewer", "agent:sales-agent")
     assert code == 2 and "can never approve" in err and "Traceback" not in err
 
-    code, out, _ = run(memory, capsys, "approve", p.id, "--reviewer", "alice", "--comment", "ok", "--json")
+    code, out, err = run(
+        memory, capsys, "approve", p.id, "--reviewer", "alice", "--password-stdin", stdin="not-hers\n"
+    )
+    assert code == 2 and err.strip() == "error: wrong reviewer name or password"
+    assert memory.proposal(p.id).status.value == "pending"
+
+    password = reviewer_passwords["alice"] + "\n"
+    approve = ["approve", p.id, "--reviewer", "Alice", "--password-stdin", "--comment", "ok", "--json"]
+    code, out, _ = run(memory, capsys, *approve, stdin=password)
     assert code == 0 and json.loads(out)["status"] == "approved"
 
     code, out, _ = run(memory, capsys, "show", note.id, "--json")
@@ -50,17 +66,22 @@ def test_review_flow_through_the_cli(memory: Memory, capsys: pytest.CaptureFixtu
     assert code == 0 and "nothing pending" in out
 
 
-def test_reject_requires_comment_and_records_it(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+def test_reject_requires_comment_and_records_it(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
     note = make_note(memory, "x")
     p = memory.propose(note.id, "valid_at", "2026-02-01T00:00:00Z", reason="dated", proposer=LLM)
     code, _, err = run(memory, capsys, "reject", p.id, "--reviewer", "alice")
     assert code == 2 and "--comment" in err
-    code, out, _ = run(memory, capsys, "reject", p.id, "--reviewer", "alice", "--comment", "no date stated")
+    reject = ["reject", p.id, "--reviewer", "alice", "--comment", "no date stated", "--password-stdin"]
+    code, out, _ = run(memory, capsys, *reject, stdin=reviewer_passwords["alice"])
     assert code == 0 and "rejected by alice" in out
     assert memory.proposal(p.id).review_comment == "no date stated"
 
 
-def test_show_as_of_and_revert(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_as_of_and_revert(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
     note = make_note(memory, "Hooli pilot", tags=["pilot"])
     memory.propose(note.id, "tags", ["pilot", "expansion"], reason="r", proposer=LLM)
     _first_tags, second_tags = [c for c in memory.changes() if c.attribute == "tags"]
@@ -69,7 +90,8 @@ def test_show_as_of_and_revert(memory: Memory, capsys: pytest.CaptureFixture[str
     code, out, _ = run(memory, capsys, "show", note.id, "--as-of", moment, "--json")
     assert code == 0 and json.loads(out)["tags"] == ["pilot"]
 
-    code, out, _ = run(memory, capsys, "revert", str(second_tags.seq), "--actor", "bob", "--json")
+    revert = ["revert", str(second_tags.seq), "--reviewer", "bob", "--password-stdin", "--json"]
+    code, out, _ = run(memory, capsys, *revert, stdin=reviewer_passwords["bob"])
     assert code == 0 and json.loads(out)["status"] == "auto_applied"
     assert memory.read(note.id).tags == ["pilot"]
 
@@ -78,14 +100,14 @@ def test_show_as_of_and_revert(memory: Memory, capsys: pytest.CaptureFixture[str
 
 
 def test_user_mistakes_exit_non_zero_without_traceback(
-    memory: Memory, capsys: pytest.CaptureFixture[str]
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for args in (
         ["show", "n_nope"],
-        ["approve", "p_nope", "--reviewer", "alice"],
-        ["revert", "999", "--actor", "x"],
+        ["approve", "p_nope", "--reviewer", "alice", "--password-stdin"],
+        ["revert", "999", "--reviewer", "alice", "--password-stdin"],
     ):
-        code, _out, err = run(memory, capsys, *args)
+        code, _out, err = run(memory, capsys, *args, stdin=reviewer_passwords["alice"])
         assert code == 2, args
         assert "does not exist" in err and "Traceback" not in err
 
@@ -112,3 +134,22 @@ def test_installed_command_honours_environment(tmp_path, database_url: str) -> N
     verify = subprocess.run([*amem, "verify", "--json"], env=env, capture_output=True, text=True, check=False)
     assert verify.returncode == 0, verify.stderr
     assert json.loads(verify.stdout)["ok"] is True
+
+
+def test_approving_a_frozen_attribute_says_it_was_rejected_and_it_stays_rejected(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "decision_rationale", "because", reason="stated", proposer=LLM)
+    policy = Path(os.environ["AMEM_POLICY"])
+    frozen = policy.with_name("frozen.yaml")  # beside the reviewers file with the passwords
+    text = policy.read_text("utf-8")
+    frozen.write_text(
+        text.replace("decision_rationale: {mode: review}", "decision_rationale: {mode: frozen}")
+    )
+    approve = ["--policy", str(frozen), "approve", p.id, "--reviewer", "alice", "--password-stdin"]
+    code, _out, err = run(memory, capsys, *approve, stdin=reviewer_passwords["alice"])
+    assert code == 2 and "was rejected, not approved" in err and "Traceback" not in err
+    assert memory.proposal(p.id).status.value == "rejected"
+    code, _out, err = run(memory, capsys, *approve[2:], stdin=reviewer_passwords["alice"])
+    assert code == 2 and "is rejected by alice, not pending" in err

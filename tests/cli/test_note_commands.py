@@ -19,6 +19,7 @@ from amem.cli import main
 from amem.domain.models import ProposalStatus, RawLogState
 from amem.ledger.tables import raw_logs
 from amem.memory import Memory
+from tests.factories import signed_in
 
 MODEL = "scripted/test-model"
 TEXT = "Acme will renew only with SSO; their auditor requires it. Next: send the SAML guide."
@@ -172,7 +173,7 @@ def test_update_and_delete_become_routed_proposals(amem: Cli) -> None:
     assert tomb["attribute"] == "deleted" and tomb["status"] == ProposalStatus.PENDING.value
     assert tomb["reason"] == "duplicate"
     assert [n["id"] for n in amem.json("notes")] == [note_id]  # not hidden until approved
-    amem.memory.approve(tomb["id"], reviewer="alice")
+    amem.memory.approve(tomb["id"], reviewer=signed_in(amem.memory, "alice"))
     assert amem.json("notes") == []
     assert amem.memory.history(note_id)[-1].attribute == "deleted"  # kept in history
 

@@ -8,6 +8,7 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from rich.console import Console
@@ -16,7 +17,8 @@ from amem.cli import blocks, main
 from amem.domain.models import ProposalStatus
 from amem.memory import Memory
 from amem.services.review import value_words
-from tests.factories import LLM, said
+from tests.conftest import REVIEWER_PASSWORDS
+from tests.factories import LLM, said, signed_in
 
 LONG_REASON = (
     "The customer's procurement lead said on the call that the renewal depends on single sign-on "
@@ -32,8 +34,21 @@ TEXT = (
 )
 
 
-def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *args])
+@pytest.fixture(autouse=True)
+def _passwords(reviewer_passwords: dict[str, str]) -> None:
+    """Every reviewer has a password; decisions below give theirs on standard input."""
+
+
+def run(
+    memory: Memory, capsys: pytest.CaptureFixture[str], *args: str, stdin: str = ""
+) -> tuple[int, str, str]:
+    """The command; an approve or reject gets its reviewer's password on stdin, before ``stdin``."""
+    argv = list(args)
+    if argv[0] in ("approve", "reject") and "--reviewer" in argv:
+        argv.append("--password-stdin")
+        stdin = REVIEWER_PASSWORDS[argv[argv.index("--reviewer") + 1]] + "\n" + stdin
+    with patch("sys.stdin", io.StringIO(stdin)):
+        code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *argv])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -122,7 +137,7 @@ def test_the_pending_command_prints_those_blocks(memory: Memory, item, capsys) -
 
 def test_history_is_readable_at_80_columns(memory: Memory, item) -> None:
     note, proposals = item
-    memory.approve(proposals[0].id, reviewer="alice", comment=LONG_REASON)
+    memory.approve(proposals[0].id, reviewer=signed_in(memory, "alice"), comment=LONG_REASON)
     console = console80()
     blocks.history(
         console, note.id, memory.history(note.id), lambda a, v: value_words(v, memory.policy.type_of(a))
@@ -169,13 +184,15 @@ def test_approve_all_counts_asks_and_decides_every_page(
     other = said(memory, "Globex call", scope="globex")
     kept = memory.propose(other.id, "next_step", "x", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids)
 
-    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
-    code, out, _ = run(memory, capsys, "approve", "--all", "--scope", "acme", "--reviewer", "alice")
+    code, out, _ = run(
+        memory, capsys, "approve", "--all", "--scope", "acme", "--reviewer", "alice", stdin="n\n"
+    )
     assert code == 0 and "3 review items (3 held values) match" in out and "nothing approved" in out
     assert memory.count_review_items().items == 4
 
-    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
-    code, out, _ = run(memory, capsys, "approve", "--all", "--scope", "acme", "--reviewer", "alice")
+    code, out, _ = run(
+        memory, capsys, "approve", "--all", "--scope", "acme", "--reviewer", "alice", stdin="y\n"
+    )
     assert code == 0 and "3 approved" in out
     assert memory.count_review_items().items == 1
     assert memory.proposal(kept.id).status == ProposalStatus.PENDING
@@ -224,7 +241,7 @@ def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> Non
         proposer=LLM,
         raw_log_ids=new.raw_log_ids,
     )
-    memory.approve(p.id, reviewer="alice", comment="the renewal changed it")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"), comment="the renewal changed it")
     code, out, _ = run(memory, capsys, "facts", "--scope", "acme")
     assert code == 0 and "$49 per seat" in out and "$42" not in out
     assert f"amem history {new.id}" in out and "20 August 2026" in out

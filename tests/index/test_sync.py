@@ -13,7 +13,7 @@ import pytest
 
 from amem.domain.models import utcnow
 from amem.memory import Memory
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 REPO = Path(__file__).resolve().parents[2]
 #: Another agent's process: adds one note to the store and prints its id.
@@ -108,7 +108,9 @@ def test_pending_proposals_never_reach_the_index(memory: Memory) -> None:
     document, _ = entry(memory, note.id)
     assert document is not None and "escrow" not in document
 
-    memory.approve(p.id, reviewer="alice")  # approved elsewhere: the next search catches up
+    memory.approve(
+        p.id, reviewer=signed_in(memory, "alice")
+    )  # approved elsewhere: the next search catches up
     found = memory.search("escrow", k=1, scope="acme")
     assert found[0].matched_by == ["vector", "keyword"]
     assert "escrow clause" in (entry(memory, note.id)[0] or "")
@@ -119,12 +121,12 @@ def test_metadata_follows_retirement_and_deletion(memory: Memory) -> None:
     _, meta = entry(memory, note.id)
     assert meta is not None and meta["scope"] == "acme" and meta["tags"] == ["billing", "wire"]
     p = memory.propose(note.id, "invalid_at", "2020-01-01T00:00:00Z", reason="t", proposer=LLM)
-    memory.approve(p.id, reviewer="alice")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     memory.search_service.catch_up()
     assert entry(memory, note.id)[1]["invalid_at"] == pytest.approx(1577836800.0)  # type: ignore[index]
 
     p = memory.delete(note.id, actor="bob", reason="wrong account")
-    memory.approve(p.id, reviewer="alice")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     assert memory.search_service.catch_up() == 1
     assert entry(memory, note.id) == (None, None)
     assert memory.search_service.index.count() == 0
@@ -147,7 +149,7 @@ def test_the_index_looks_past_many_retired_neighbours(memory: Memory) -> None:
     retired = [make_note(memory, "Seat price in dollars") for _ in range(20)]
     for note in retired:
         p = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
-        memory.approve(p.id, reviewer="alice")
+        memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     live = make_note(memory, "Seats are now priced in euros")
     service = memory.search_service
     service.catch_up()

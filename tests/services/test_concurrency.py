@@ -8,7 +8,7 @@ from pathlib import Path
 from amem.domain.models import ProposalStatus
 from amem.errors import ProposalStateError
 from amem.memory import Memory
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 
 def _race(database_url: str, home: Path, proposal_id: str, reviewers: list[str]) -> list[object]:
@@ -20,7 +20,9 @@ def _race(database_url: str, home: Path, proposal_id: str, reviewers: list[str])
     def approve(i: int) -> None:
         barrier.wait()
         try:
-            results[i] = stores[i].approve(proposal_id, reviewer=reviewers[i], comment=f"by {reviewers[i]}")
+            results[i] = stores[i].approve(
+                proposal_id, reviewer=signed_in(stores[i], reviewers[i]), comment=f"by {reviewers[i]}"
+            )
         except ProposalStateError as exc:
             results[i] = exc
 

@@ -7,10 +7,17 @@ from datetime import timedelta
 import pytest
 
 from amem.domain.models import ProposalStatus, Proposer
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
+from amem.errors import (
+    FrozenAttributeError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    ProposalStateError,
+)
 from amem.memory import Memory
+from amem.policy import AttributePolicy
 from tests.conftest import REPO
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 AGENT = Proposer(kind="agent", id="sales-agent")
 
@@ -34,7 +41,7 @@ def test_review_attribute_waits_for_a_reviewer(memory: Memory) -> None:
     assert p.status == ProposalStatus.PENDING
     assert memory.read(note.id).decision_rationale is None
     assert [x.id for x in memory.pending()] == [p.id]
-    approved = memory.approve(p.id, reviewer="alice", comment="matches the call notes")
+    approved = memory.approve(p.id, reviewer=signed_in(memory, "alice"), comment="matches the call notes")
     assert approved.status == ProposalStatus.APPROVED and approved.reviewer == "alice"
     assert memory.read(note.id).decision_rationale == "team knows it"
     assert memory.pending() == []
@@ -78,7 +85,7 @@ def test_declared_team_attribute_is_routed_and_type_checked(memory: Memory) -> N
     note = make_note(memory, "They care most about uptime and a Q2 launch")
     p = memory.propose(note.id, "customer_priorities", ["uptime", "Q2 launch"], reason="stated", proposer=LLM)
     assert p.status == ProposalStatus.PENDING
-    memory.approve(p.id, reviewer="bob")
+    memory.approve(p.id, reviewer=signed_in(memory, "bob"))
     assert memory.read(note.id).extra["customer_priorities"] == ["uptime", "Q2 launch"]
     with pytest.raises(InvalidInputError, match="list of strings"):
         memory.propose(note.id, "customer_priorities", "uptime", reason="x", proposer=LLM)
@@ -122,7 +129,7 @@ def test_agents_can_never_approve(memory: Memory) -> None:
     p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=LLM)
     for who in ("agent:sales-agent", "sales-agent", "llm:offline"):
         with pytest.raises(PermissionDeniedError, match=r"agents and LLMs can never approve|not a person"):
-            memory.approve(p.id, reviewer=who)
+            memory.approve(p.id, reviewer=signed_in(memory, who))
     assert memory.proposal(p.id).status == ProposalStatus.PENDING
 
 
@@ -130,20 +137,20 @@ def test_self_approval_is_refused(memory: Memory) -> None:
     note = make_note(memory, "x")
     p = memory.propose(note.id, "decision_rationale", "mine", reason="r", proposer="alice")
     with pytest.raises(PermissionDeniedError, match="self-approval"):
-        memory.approve(p.id, reviewer="alice")
-    assert memory.approve(p.id, reviewer="bob").status == ProposalStatus.APPROVED
+        memory.approve(p.id, reviewer=signed_in(memory, "alice"))
+    assert memory.approve(p.id, reviewer=signed_in(memory, "bob")).status == ProposalStatus.APPROVED
 
 
 def test_roles_decide_what_a_reviewer_may_approve(memory: Memory) -> None:
     note = make_note(memory, "x")
     p = memory.propose(note.id, "deleted", True, reason="duplicate", proposer=AGENT)
     with pytest.raises(PermissionDeniedError, match=r"bob .*sales_lead.* may not decide changes to deleted"):
-        memory.approve(p.id, reviewer="bob")
+        memory.approve(p.id, reviewer=signed_in(memory, "bob"))
     with pytest.raises(PermissionDeniedError, match="audrey"):
-        memory.reject(p.id, reviewer="audrey", comment="no")
+        memory.reject(p.id, reviewer=signed_in(memory, "audrey"), comment="no")
     with pytest.raises(PermissionDeniedError, match="not a reviewer"):
-        memory.approve(p.id, reviewer="mallory")
-    assert memory.approve(p.id, reviewer="alice").status == ProposalStatus.APPROVED
+        memory.approve(p.id, reviewer=signed_in(memory, "mallory"))
+    assert memory.approve(p.id, reviewer=signed_in(memory, "alice")).status == ProposalStatus.APPROVED
     assert memory.read(note.id).deleted is True
 
 
@@ -151,11 +158,11 @@ def test_reject_needs_a_comment_and_decisions_are_final(memory: Memory) -> None:
     note = make_note(memory, "x")
     p = memory.propose(note.id, "valid_at", "2026-01-05T00:00:00Z", reason="dated", proposer=LLM)
     with pytest.raises(InvalidInputError, match="comment"):
-        memory.reject(p.id, reviewer="alice", comment="")
-    rejected = memory.reject(p.id, reviewer="alice", comment="wrong date")
+        memory.reject(p.id, reviewer=signed_in(memory, "alice"), comment="")
+    rejected = memory.reject(p.id, reviewer=signed_in(memory, "alice"), comment="wrong date")
     assert rejected.status == ProposalStatus.REJECTED and rejected.review_comment == "wrong date"
     with pytest.raises(ProposalStateError, match="rejected by alice"):
-        memory.approve(p.id, reviewer="alice")
+        memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     assert memory.read(note.id).valid_at is None
 
 
@@ -173,12 +180,12 @@ def test_approving_a_stale_proposal_gives_conflict_not_overwrite(database_url: s
         stale = memory.propose(note.id, "decision_rationale", "discount", reason="r", proposer=LLM)
         edit = memory.update(note.id, actor="bob", decision_rationale="finance asked for it")
         assert edit[0].status == ProposalStatus.AUTO_APPLIED
-        decided = memory.approve(stale.id, reviewer="alice")
+        decided = memory.approve(stale.id, reviewer=signed_in(memory, "alice"))
         assert decided.status == ProposalStatus.CONFLICT
         assert "changed since the proposal was made" in (decided.review_comment or "")
         assert memory.read(note.id).decision_rationale == "finance asked for it"
         with pytest.raises(ProposalStateError, match="conflict"):
-            memory.approve(stale.id, reviewer="alice")
+            memory.approve(stale.id, reviewer=signed_in(memory, "alice"))
 
 
 # -- revert, history, as_of ---------------------------------------------------------------------
@@ -189,7 +196,7 @@ def test_revert_is_a_new_proposal_routed_by_policy(memory: Memory) -> None:
     memory.propose(note.id, "tags", ["second"], reason="retag", proposer=LLM)
     change = memory.changes()[-1]
     assert change.new_value == ["second"]
-    p = memory.revert(change.seq, actor="bob", reason="wrong tag")
+    p = memory.revert(change.seq, reviewer=signed_in(memory, "bob"), reason="wrong tag")
     assert p.status == ProposalStatus.AUTO_APPLIED and p.revert_of == change.seq
     assert memory.read(note.id).tags == ["first"]
     last = memory.changes()[-1]
@@ -202,11 +209,11 @@ def test_revert_is_a_new_proposal_routed_by_policy(memory: Memory) -> None:
 def test_revert_of_reviewed_attribute_waits_for_review(memory: Memory) -> None:
     note = make_note(memory, "x")
     p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=LLM)
-    memory.approve(p.id, reviewer="alice")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     change = memory.changes()[-1]
-    back = memory.revert(change.seq, actor="bob")
+    back = memory.revert(change.seq, reviewer=signed_in(memory, "bob"))
     assert back.status == ProposalStatus.PENDING and back.new_value is None
-    memory.approve(back.id, reviewer="alice")
+    memory.approve(back.id, reviewer=signed_in(memory, "alice"))
     assert memory.read(note.id).decision_rationale is None
 
 
@@ -215,7 +222,7 @@ def test_revert_of_creation_is_refused(memory: Memory) -> None:
     first = memory.changes()[0]
     assert first.note_id == note.id
     with pytest.raises(InvalidInputError, match="created the note"):
-        memory.revert(first.seq, actor="bob")
+        memory.revert(first.seq, reviewer=signed_in(memory, "bob"))
 
 
 def test_history_says_who_what_when_why_and_from_which_raw_logs(memory: Memory) -> None:
@@ -228,7 +235,7 @@ def test_history_says_who_what_when_why_and_from_which_raw_logs(memory: Memory) 
         proposer=LLM,
         raw_log_ids=note.raw_log_ids,
     )
-    memory.reject(p.id, reviewer="alice", comment="too vague")
+    memory.reject(p.id, reviewer=signed_in(memory, "alice"), comment="too vague")
     events = memory.history(note.id)
     assert [e.event for e in events] == ["created", "applied", "proposed", "applied", "proposed", "rejected"]
     assert events == sorted(events, key=lambda e: e.at)
@@ -242,7 +249,7 @@ def test_as_of_rebuilds_the_note_at_each_instant(memory: Memory) -> None:
     note = make_note(memory, "Acme: 50 seats", tags=["seats"])
     memory.propose(note.id, "tags", ["seats", "pricing"], reason="r", proposer=LLM)
     p = memory.propose(note.id, "invalid_at", "2026-06-01T00:00:00Z", reason="superseded", proposer=LLM)
-    memory.approve(p.id, reviewer="alice")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     created, tagged, retagged, retired = memory.changes()
     tick = timedelta(microseconds=1)
 
@@ -255,3 +262,21 @@ def test_as_of_rebuilds_the_note_at_each_instant(memory: Memory) -> None:
     assert before_retire.invalid_at is None
     now = memory.as_of(note.id, retired.applied_at)
     assert now.invalid_at is not None and now.model_dump() == memory.read(note.id).model_dump()
+
+
+def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory: Memory) -> None:
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(note.id, "decision_rationale", "team knows it", reason="stated", proposer=LLM)
+    attributes = {**memory.policy.attributes, "decision_rationale": AttributePolicy(mode="frozen")}
+    frozen = memory.policy.model_copy(update={"attributes": attributes})
+    refused = rf"frozen .* proposal {p.id} was rejected, not approved"
+    with (
+        Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later,
+        pytest.raises(FrozenAttributeError, match=refused),
+    ):
+        later.approve(p.id, reviewer=signed_in(later, "alice"), comment="fine")
+    decided = memory.proposal(p.id)  # another connection: the rejection was committed
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"
+    assert "refused by policy: decision_rationale is frozen" in (decided.review_comment or "")
+    assert memory.pending() == [] and memory.read(note.id).decision_rationale is None
+    assert memory.verify().ok

@@ -14,6 +14,7 @@ from amem.domain.models import ProposalStatus, RawLogState
 from amem.errors import AnalysisPendingError, InvalidInputError
 from amem.ledger.tables import llm_calls, raw_logs
 from amem.memory import Memory
+from tests.factories import signed_in
 
 MODEL = "scripted/test-model"
 
@@ -137,7 +138,7 @@ def test_only_a_newer_fact_retires_an_older_one(mem: Memory, scripted_llm) -> No
     assert mem.pending(note_id=new) == [] or all(
         p.attribute != "invalid_at" for p in mem.pending(note_id=new)
     )
-    mem.approve(retire[0].id, reviewer="alice")
+    mem.approve(retire[0].id, reviewer=signed_in(mem, "alice"))
     assert mem.read(old).invalid_at is not None and mem.read(new).invalid_at is None
 
     # an older fact arriving late never retires the newer one: it is retired itself
@@ -260,7 +261,7 @@ def test_update_and_delete_are_recorded_proposals(mem: Memory, scripted_llm) -> 
     assert tags.status == ProposalStatus.AUTO_APPLIED and mem.read(note_id).tags == ["churn-risk"]
     tomb = mem.delete(note_id, actor="agent:sales-agent", reason="duplicate of another note")
     assert tomb.status == ProposalStatus.PENDING
-    mem.approve(tomb.id, reviewer="alice")
+    mem.approve(tomb.id, reviewer=signed_in(mem, "alice"))
     assert mem.read(note_id).deleted is True
     assert mem.notes(scope="globex") == []
     assert [e.attribute for e in mem.history(note_id)][-1] == "deleted"

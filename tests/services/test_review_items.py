@@ -11,7 +11,7 @@ from amem.domain.models import Note, ProposalStatus
 from amem.errors import NotFoundError, ReviewSetChangedError
 from amem.memory import Memory
 from amem.services.review import ReviewFilter
-from tests.factories import LLM, said
+from tests.factories import LLM, said, signed_in
 
 MARCH_1 = "2026-03-01T00:00:00+00:00"
 
@@ -108,7 +108,7 @@ def test_approve_a_whole_item_and_skip_what_the_reviewer_may_not_decide(memory: 
     note = said(memory, "Acme will not renew. Reason: the new CFO wants one vendor")
     why = held(memory, note, "decision_rationale", "the new CFO wants one vendor")
     gone = held(memory, note, "deleted", True)  # sales_lead may not decide deletions
-    report = memory.approve_item(note.raw_log_ids[0], reviewer="bob", comment="as said")
+    report = memory.approve_item(note.raw_log_ids[0], reviewer=signed_in(memory, "bob"), comment="as said")
     assert [p.id for p in report.decided] == [why.id]
     assert [s.proposal_id for s in report.skipped] == [gone.id]
     assert "may not decide changes to deleted" in report.skipped[0].reason
@@ -117,18 +117,20 @@ def test_approve_a_whole_item_and_skip_what_the_reviewer_may_not_decide(memory: 
     assert memory.read(note.id).decision_rationale == "the new CFO wants one vendor"
     # the item stays in the queue with what is left; alice (cs_lead) finishes it
     assert [f.attribute for f in memory.review_item(note.raw_log_ids[0]).fields] == ["deleted"]
-    memory.approve_item(note.raw_log_ids[0], reviewer="alice")
+    memory.approve_item(note.raw_log_ids[0], reviewer=signed_in(memory, "alice"))
     with pytest.raises(NotFoundError):
         memory.review_item(note.raw_log_ids[0])
 
 
 def test_field_by_field_and_reject_the_rest(memory: Memory, call: tuple[Note, list]) -> None:
     note, proposals = call
-    memory.approve(proposals[1].id, reviewer="alice")  # one field: valid_at
+    memory.approve(proposals[1].id, reviewer=signed_in(memory, "alice"))  # one field: valid_at
     assert memory.read(note.id).valid_at == datetime(2026, 3, 1, tzinfo=UTC)
     item = memory.review_item(note.raw_log_ids[0])
     assert "valid_at" not in [f.attribute for f in item.fields] and len(item.fields) == 3
-    report = memory.reject_item(note.raw_log_ids[0], reviewer="alice", comment="not what was agreed")
+    report = memory.reject_item(
+        note.raw_log_ids[0], reviewer=signed_in(memory, "alice"), comment="not what was agreed"
+    )
     assert report.count(ProposalStatus.REJECTED) == 3
     assert memory.review_items().total == 0
 
@@ -143,7 +145,9 @@ def test_approve_all_matching_a_filter_beyond_one_page(memory: Memory) -> None:
     f = ReviewFilter(scope="acme", attribute="next_step")
     counted = memory.count_review_items(f)
     assert (counted.items, counted.proposals) == (105, 105)
-    report = memory.approve_matching(f, reviewer="alice", expected_items=105, fingerprint=counted.fingerprint)
+    report = memory.approve_matching(
+        f, reviewer=signed_in(memory, "alice"), expected_items=105, fingerprint=counted.fingerprint
+    )
     assert report.count(ProposalStatus.APPROVED) == 105 and not report.skipped
     assert all(memory.read(n.id).extra["next_step"] == "book a demo" for n in notes)
     left = memory.review_items()
@@ -160,17 +164,22 @@ def test_approve_all_matching_refuses_when_the_set_changed(memory: Memory) -> No
     late = said(memory, "three")
     held(memory, late, "next_step", "visit")  # arrives after the count
     with pytest.raises(ReviewSetChangedError, match="nothing was decided"):
-        memory.approve_matching(f, reviewer="alice", expected_items=counted.items)
+        memory.approve_matching(f, reviewer=signed_in(memory, "alice"), expected_items=counted.items)
     # the same number of items, but not the same ones: the fingerprint tells
-    memory.approve(pa.id, reviewer="alice")
+    memory.approve(pa.id, reviewer=signed_in(memory, "alice"))
     again = memory.count_review_items(f)
     assert again.items == counted.items and again.fingerprint != counted.fingerprint
     with pytest.raises(ReviewSetChangedError):
         memory.approve_matching(
-            f, reviewer="alice", expected_items=counted.items, fingerprint=counted.fingerprint
+            f,
+            reviewer=signed_in(memory, "alice"),
+            expected_items=counted.items,
+            fingerprint=counted.fingerprint,
         )
     assert memory.count_review_items(f).proposals == 2  # nothing was decided
-    report = memory.approve_matching(f, reviewer="alice", expected_items=2, fingerprint=again.fingerprint)
+    report = memory.approve_matching(
+        f, reviewer=signed_in(memory, "alice"), expected_items=2, fingerprint=again.fingerprint
+    )
     assert report.count(ProposalStatus.APPROVED) == 2
 
 
@@ -179,5 +188,5 @@ def test_an_agent_can_never_approve_an_item(memory: Memory, call: tuple[Note, li
 
     note, _ = call
     with pytest.raises(PermissionDeniedError, match="can never approve"):
-        memory.approve_item(note.raw_log_ids[0], reviewer="agent:sales-agent")
+        memory.approve_item(note.raw_log_ids[0], reviewer=signed_in(memory, "agent:sales-agent"))
     assert len(memory.review_item(note.raw_log_ids[0]).fields) == 4

@@ -13,7 +13,7 @@ import pytest
 from amem.domain.models import Note, new_id, utcnow
 from amem.errors import ConfigError, InvalidInputError
 from amem.memory import Memory
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 REVIEWER = "alice"
 
@@ -26,7 +26,7 @@ def decide(memory: Memory, note: Note, attribute: str, value: object) -> None:
     """Propose as the LLM, and approve as a reviewer when the policy holds it for review."""
     p = memory.propose(note.id, attribute, value, reason=f"test sets {attribute}", proposer=LLM)
     if p.status.value == "pending":
-        memory.approve(p.id, reviewer=REVIEWER)
+        memory.approve(p.id, reviewer=signed_in(memory, REVIEWER))
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def test_as_of_searches_the_notes_as_they_stood(memory: Memory) -> None:
 def test_deleted_notes_are_never_returned(memory: Memory, crm: dict[str, Note]) -> None:
     before = utcnow()
     p = memory.delete(crm["sso"].id, actor="bob", reason="duplicate")
-    memory.approve(p.id, reviewer=REVIEWER)
+    memory.approve(p.id, reviewer=signed_in(memory, REVIEWER))
     for found in (
         memory.search("SSO Okta login", k=10, scope="acme", include_retired=True),
         memory.search("SSO Okta login", k=10, scope="acme", as_of=before),

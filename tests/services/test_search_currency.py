@@ -9,7 +9,7 @@ import pytest
 
 from amem.domain.models import Note
 from amem.memory import Memory
-from tests.factories import LLM, said
+from tests.factories import LLM, said, signed_in
 
 QUESTION = "how much does Acme pay per seat?"
 
@@ -19,7 +19,7 @@ def retire(memory: Memory, old: Note, new: Note, when: str) -> None:
     p = memory.propose(
         old.id, "invalid_at", when, reason="a newer price", proposer=LLM, raw_log_ids=new.raw_log_ids
     )
-    memory.approve(p.id, reviewer="alice")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"))
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_facts_are_the_current_ones_newest_first_with_decisions(memory: Memory, 
         proposer=LLM,
         raw_log_ids=prices[2].raw_log_ids,
     )
-    memory.approve(p.id, reviewer="alice", comment="matches the contract")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"), comment="matches the contract")
     page = memory.facts("acme")
     assert [f.note.content for f in page.facts] == [
         "Acme negotiated $49 per seat at renewal",
@@ -111,7 +111,10 @@ def test_three_prices_through_the_pipeline_and_the_review_queue(memory: Memory) 
             assert field.older is not None and field.older.said_at is not None
             assert item.said_at is not None and field.older.said_at < item.said_at
     report = memory.approve_matching(
-        contradictions, reviewer="alice", expected_items=counted.items, fingerprint=counted.fingerprint
+        contradictions,
+        reviewer=signed_in(memory, "alice"),
+        expected_items=counted.items,
+        fingerprint=counted.fingerprint,
     )
     assert not report.skipped
     hits = memory.search(QUESTION, k=3, scope="acme")

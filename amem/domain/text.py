@@ -1,0 +1,87 @@
+"""What text the ledger accepts, the same on SQLite and PostgreSQL.
+
+PostgreSQL stores no NUL character (in text or in JSON) and no NaN or infinity in JSON; neither
+backend can store a lone surrogate (what Python makes of bytes that are not UTF-8). SQLite would
+take some of these, so both refuse them here, before anything is written, with a message naming
+the field and the position. Machine output we only record (a model's answer, an error message) is
+made storable instead (``storable``): it is evidence, not input, and must never fail a write.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from amem.errors import InvalidInputError
+
+#: Characters that show nothing: format characters (zero-width space, joiners, bidi marks, BOM).
+_INVISIBLE_CATEGORIES = {"Cf", "Cc", "Zs", "Zl", "Zp"}
+
+
+def text_problem(value: str) -> str | None:
+    """Why ``value`` cannot be stored as text, or None."""
+    for position, char in enumerate(value, start=1):
+        code = ord(char)
+        if code == 0:
+            return f"character {position} is a NUL (U+0000), which the ledger cannot store"
+        if 0xD800 <= code <= 0xDFFF:
+            return (
+                f"character {position} is a lone surrogate (U+{code:04X}): not valid Unicode text "
+                "(was it decoded from bytes that are not UTF-8?)"
+            )
+    return None
+
+
+def check_text(value: str, what: str) -> str:
+    """``value`` if the ledger can store it; InvalidInputError naming ``what`` otherwise."""
+    problem = text_problem(value)
+    if problem:
+        raise InvalidInputError(f"{what}: {problem}")
+    return value
+
+
+def is_visible(value: str) -> bool:
+    """True when ``value`` shows something: not only spaces, zero-width or control characters."""
+    return any(unicodedata.category(c) not in _INVISIBLE_CATEGORIES and not c.isspace() for c in value)
+
+
+def check_json(value: Any, what: str) -> Any:
+    """``value`` if every string and key in it can be stored and every number is finite."""
+    _walk(value, what)
+    return value
+
+
+def json_problem(value: Any, where: str = "") -> str | None:
+    """Why ``value`` (parsed JSON) cannot be stored, with the path to the bad part; or None."""
+    try:
+        _walk(value, where or "(the value)")
+    except InvalidInputError as exc:
+        return str(exc)
+    return None
+
+
+def _walk(value: Any, where: str) -> None:
+    if isinstance(value, str):
+        check_text(value, where)
+    elif isinstance(value, bool) or value is None or isinstance(value, int):
+        return
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInputError(f"{where}: {value} is not a finite number, which JSON cannot hold")
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            check_text(str(key), f"{where}: key {str(key).encode('unicode_escape').decode('ascii')!r}")
+            _walk(item, f"{where}.{key}")
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _walk(item, f"{where}[{i}]")
+
+
+def storable(value: str | None) -> str | None:
+    """Recorded machine output (a model's answer, an error) with NUL and lone surrogates escaped as
+    ``\\u0000`` / ``\\udc80``, so recording it never fails; everything else is kept as it was."""
+    if value is None or text_problem(value) is None:
+        return value
+    return value.replace("\x00", "\\u0000").encode("utf-8", "backslashreplace").decode("utf-8")

@@ -1,0 +1,125 @@
+"""Who is deciding: a reviewer proven by a password (or signed in by an interface that proved it).
+
+Governance decides nothing for a bare name. Its decision methods take an ``AuthenticatedReviewer``,
+which only this module issues:
+
+- ``Authentication.with_password``: the reviewer's password against their bcrypt ``password_hash``
+  in the policy in force (the CLI, scripts, the Python API);
+- ``Authentication.signed_in``: for an interface that has authenticated the person itself and is
+  trusted to say so (the console's sign-in form or its trusted proxy header; a token service).
+
+Each one carries the fingerprint of the policy it was issued under, so a reviewer signed in under
+one policy cannot decide under another (``--policy`` cannot widen anyone's rights).
+
+This is a discipline for every interface, not a barrier against code running with the ledger's
+own credentials: such code can write the database directly, which only ``verify`` detects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from amem.domain.identity import canonical_identity, split_kind
+from amem.domain.models import Actor, ActorKind, utcnow
+from amem.errors import AuthenticationError, InvalidInputError, PermissionDeniedError
+from amem.policy import Policy
+from amem.services.accounts import check_password
+
+#: Only this module holds it: an AuthenticatedReviewer made anywhere else refuses to exist.
+_SEAL = object()
+#: Compared against when the name is unknown or has no hash, so a wrong name costs what a wrong
+#: password costs (no timing hint about who exists): a random string's hash, 12 rounds.
+_DUMMY_HASH = "$2b$12$IR96QMzaFxaG5dfQ9rHA/ORYCVglJLQjU6mMjvNq/neKavR6fERmq"
+
+#: How a reviewer was authenticated (recorded nowhere secret; shown in messages).
+METHODS = ("password", "console", "trusted-header", "token", "test")
+
+
+@dataclass(frozen=True)
+class AuthenticatedReviewer:
+    """A reviewer of the policy in force whose identity was proven. Issued by ``Authentication``."""
+
+    id: str
+    name: str
+    roles: tuple[str, ...]
+    method: str
+    policy_fingerprint: str
+    at: datetime
+    _seal: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._seal is not _SEAL:
+            raise PermissionDeniedError(
+                "an AuthenticatedReviewer is issued by amem's Authentication (a password, a console "
+                "sign-in, a token), never built directly"
+            )
+
+    @property
+    def actor(self) -> Actor:
+        return Actor(kind=ActorKind.PERSON, id=self.id)
+
+    def __str__(self) -> str:
+        return f"person:{self.id}"
+
+
+def is_authenticated(value: object) -> bool:
+    return isinstance(value, AuthenticatedReviewer) and value._seal is _SEAL
+
+
+class Authentication:
+    """Authenticates reviewers against one policy (the one in force for this store)."""
+
+    def __init__(self, policy: Policy, policy_fingerprint: str) -> None:
+        self.policy = policy
+        self.policy_fingerprint = policy_fingerprint
+
+    def with_password(self, identity: str, password: str) -> AuthenticatedReviewer:
+        """The reviewer ``identity`` if ``password`` matches their bcrypt hash; AuthenticationError
+        (one message for a wrong name and a wrong password) otherwise."""
+        who = self.person(identity)
+        entry = self.policy.reviewer(who)
+        password_hash = entry.password_hash if entry is not None else None
+        if entry is not None and not password_hash:
+            check_password(password or "x", _DUMMY_HASH)
+            raise AuthenticationError(
+                f"{who} has no password_hash in {self.policy.source or 'the policy'}: make one with "
+                "`amem reviewers hash-password` (or `amem reviewers set-password`)"
+            )
+        if not check_password(password, password_hash or _DUMMY_HASH) or entry is None:
+            raise AuthenticationError("wrong reviewer name or password")
+        return self._issue(who, "password")
+
+    def signed_in(self, identity: str, *, method: str) -> AuthenticatedReviewer:
+        """A reviewer an interface has authenticated itself (the console's password form or trusted
+        proxy header, a token service). Still only a reviewer of the policy in force."""
+        if method not in METHODS or method == "password":
+            raise InvalidInputError(f"unknown sign-in method {method!r}")
+        who = self.person(identity)
+        if self.policy.reviewer(who) is None:
+            raise AuthenticationError(f"{who} is not a reviewer in {self.policy.source or 'the policy'}")
+        return self._issue(who, method)
+
+    def person(self, identity: str) -> str:
+        """The canonical name of ``identity``, refused at once when it names an agent, an LLM or the
+        system (before any password is asked for): they can never approve or reject."""
+        kind, _name = split_kind(identity.strip()) if isinstance(identity, str) else (None, "")
+        who = canonical_identity(identity, what="reviewer")
+        if (kind is not None and kind != ActorKind.PERSON.value) or self.policy.is_agent(who):
+            raise PermissionDeniedError(
+                f"{identity.strip()} is not a person: agents and LLMs can never approve or reject"
+            )
+        return who
+
+    def _issue(self, who: str, method: str) -> AuthenticatedReviewer:
+        entry = self.policy.reviewer(who)
+        assert entry is not None
+        return AuthenticatedReviewer(
+            id=who,
+            name=entry.name or who,
+            roles=tuple(entry.roles),
+            method=method,
+            policy_fingerprint=self.policy_fingerprint,
+            at=utcnow(),
+            _seal=_SEAL,
+        )

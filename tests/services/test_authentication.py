@@ -1,0 +1,124 @@
+"""Decisions need an authenticated reviewer; identities are canonical, in one namespace."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from typer.testing import CliRunner
+
+from amem.cli import app
+from amem.domain.identity import canonical_identity, identity_key
+from amem.domain.models import ProposalStatus, Proposer
+from amem.errors import AuthenticationError, InvalidInputError, PermissionDeniedError, PolicyError
+from amem.memory import Memory
+from amem.policy import parse_policy
+from amem.services.authentication import AuthenticatedReviewer
+from tests.factories import LLM, make_note, signed_in
+
+
+def _pending(memory: Memory, proposer: Proposer | str = LLM) -> str:
+    note = make_note(memory, "Acme chose SSO because their auditor asked")
+    return memory.propose(note.id, "decision_rationale", "auditor", reason="stated", proposer=proposer).id
+
+
+def test_a_bare_name_decides_nothing(memory: Memory) -> None:
+    pid = _pending(memory)
+    with pytest.raises(PermissionDeniedError, match="needs an authenticated reviewer"):
+        memory.approve(pid, reviewer="alice")  # type: ignore[arg-type]
+    with pytest.raises(PermissionDeniedError, match="needs an authenticated reviewer"):
+        memory.reject(pid, reviewer="alice", comment="no")  # type: ignore[arg-type]
+    change = memory.changes()[-1].seq
+    with pytest.raises(PermissionDeniedError, match="needs an authenticated reviewer"):
+        memory.revert(change, reviewer="alice")  # type: ignore[arg-type]
+    with pytest.raises(PermissionDeniedError, match="never built directly"):
+        AuthenticatedReviewer(
+            id="alice",
+            name="Alice",
+            roles=("cs_lead",),
+            method="password",
+            policy_fingerprint="x",
+            at=datetime.now(UTC),
+        )
+    assert memory.proposal(pid).status == ProposalStatus.PENDING
+
+
+def test_password_sign_in(reviewer_passwords: dict[str, str], memory: Memory) -> None:
+    pid = _pending(memory)
+    with pytest.raises(AuthenticationError, match=r"^wrong reviewer name or password$"):
+        memory.authenticate("alice", "guess")
+    with pytest.raises(AuthenticationError, match=r"^wrong reviewer name or password$"):
+        memory.authenticate("mallory", reviewer_passwords["alice"])
+    with pytest.raises(PermissionDeniedError, match="can never approve"):
+        memory.authenticate("agent:alice", reviewer_passwords["alice"])
+    alice = memory.authenticate("ALICE", reviewer_passwords["alice"])
+    assert (alice.id, alice.method, alice.roles) == ("alice", "password", ("cs_lead",))
+    decided = memory.approve(pid, reviewer=alice, comment="ok")
+    assert decided.status == ProposalStatus.APPROVED and decided.reviewer == "alice"
+
+
+def test_a_reviewer_without_a_password_cannot_sign_in_with_one(memory: Memory) -> None:
+    with pytest.raises(AuthenticationError, match="alice has no password_hash"):
+        memory.authenticate("alice", "anything at all")
+
+
+@pytest.mark.parametrize(
+    "proposer",
+    ["Alice", "agent:alice", "ALICE", "ａｌｉｃｅ", "person:Alice", Proposer(kind="agent", id="Alice")],
+)
+def test_name_variants_cannot_approve_their_own_proposal(memory: Memory, proposer: Proposer | str) -> None:
+    pid = _pending(memory, proposer)
+    for name in ("alice", "Alice", "ＡＬＩＣＥ", "person:alice"):
+        with pytest.raises(PermissionDeniedError, match="self-approval"):
+            memory.approve(pid, reviewer=signed_in(memory, name))
+    assert memory.approve(pid, reviewer=signed_in(memory, "bob")).status == ProposalStatus.APPROVED
+
+
+def test_invisible_characters_are_refused_in_identities(memory: Memory) -> None:
+    note = make_note(memory, "x")
+    for name in ("alice\u200b", "al\u200dice", "\u2066alice", "alice\x00", "\u00adalice"):
+        with pytest.raises(InvalidInputError, match="invisible or a control character"):
+            memory.propose(note.id, "decision_rationale", "r", reason="r", proposer=name)
+        with pytest.raises(InvalidInputError, match="invisible or a control character"):
+            signed_in(memory, name)
+        with pytest.raises(InvalidInputError, match="invisible or a control character"):
+            memory.add_note("Acme renewed", actor=f"agent:{name}", scope="acme")
+    # stored values that predate canonical identities still compare as the name they show
+    assert (
+        identity_key("Alice\u200b") == identity_key("agent:alice") == canonical_identity("ALICE") == "alice"
+    )
+
+
+def test_a_reviewer_signed_in_under_another_policy_decides_nothing(memory: Memory, tmp_path) -> None:
+    pid = _pending(memory)
+    looser = memory.policy.model_copy(update={"self_approval": True})
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=looser) as other:
+        elsewhere = signed_in(other, "alice")
+    with pytest.raises(PermissionDeniedError, match="signed in under another policy"):
+        memory.approve(pid, reviewer=elsewhere)
+    assert memory.proposal(pid).status == ProposalStatus.PENDING
+
+
+def test_a_policy_cannot_name_one_identity_twice() -> None:
+    base = "roles:\n  lead: {approves: ['*']}\n"
+    with pytest.raises(PolicyError, match="same identity 'alice'"):
+        parse_policy(base + "reviewers:\n  alice: {roles: [lead]}\n  Alice: {roles: [lead]}\n")
+    with pytest.raises(PolicyError, match="listed as an agent"):
+        parse_policy(base + "reviewers:\n  Bot: {roles: [lead]}\nagents: [agent:bot]\n")
+    with pytest.raises(PolicyError, match="invisible"):
+        parse_policy(base + 'reviewers:\n  "alice\\u200b": {roles: [lead]}\n')
+
+
+def test_the_cli_asks_for_the_password_hidden(reviewer_passwords: dict[str, str], memory: Memory) -> None:
+    pid = _pending(memory)
+    args = ["--database-url", memory.settings.database_url, "--home", str(memory.home)]
+    runner = CliRunner()
+    wrong = runner.invoke(app, [*args, "approve", pid, "--reviewer", "bob"], input="wrong-password\n")
+    assert wrong.exit_code != 0 and memory.proposal(pid).status == ProposalStatus.PENDING
+    assert "wrong-password" not in wrong.output  # never echoed
+    right = runner.invoke(
+        app, [*args, "approve", pid, "--reviewer", "bob"], input=reviewer_passwords["bob"] + "\n"
+    )
+    assert right.exit_code == 0, right.output
+    assert "Password for bob" in right.output and reviewer_passwords["bob"] not in right.output
+    assert memory.proposal(pid).reviewer == "bob"
