@@ -1,17 +1,23 @@
-"""Schema management through Alembic: upgrade, downgrade, and the version check on open."""
+"""Schema management through Alembic: upgrade, downgrade, and the version check on open.
+
+Alembic is imported only when a migration runs or the schema does not match: importing it costs
+more than a read command's own work, so the check on open first compares the ledger's
+``alembic_version`` with the head named in the revision files (``fast_head``).
+"""
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 
 from amem.errors import MigrationRefusedError, SchemaMismatchError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 
 def migrations_dir() -> Path:
@@ -23,18 +29,54 @@ def migrations_dir() -> Path:
 
 
 def alembic_config() -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
     return cfg
 
 
+_REVISION = re.compile(r'^(down_revision|revision)\b[^=]*=\s*["\']?([\w-]+|None)', re.MULTILINE)
+
+
+def fast_head() -> str | None:
+    """The single head of the revision files, read without Alembic; None when that is not clear-cut.
+
+    Only a hint for the check on open: when it does not match the ledger, Alembic decides.
+    """
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in (migrations_dir() / "versions").glob("*.py"):
+        found = dict((m.group(1), m.group(2)) for m in _REVISION.finditer(path.read_text("utf-8")))
+        if "revision" in found:
+            revisions.add(found["revision"])
+            if found.get("down_revision", "None") != "None":
+                parents.add(found["down_revision"])
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def _stamped_revision(engine: sa.Engine) -> str | None:
+    """The ledger's ``alembic_version``, by plain SQL; None when there is no single stamp."""
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT version_num FROM alembic_version")).all()
+    except sa.exc.DBAPIError:
+        return None
+    return str(rows[0][0]) if len(rows) == 1 else None
+
+
 def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     assert head is not None
     return head
 
 
 def current_revision(engine: sa.Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
@@ -44,6 +86,8 @@ def has_tables(engine: sa.Engine) -> bool:
 
 
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
+    from alembic import command
+
     cfg = alembic_config()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
@@ -51,6 +95,8 @@ def upgrade(engine: sa.Engine, revision: str = "head") -> None:
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:
+    from alembic import command
+
     cfg = alembic_config()
     try:
         with engine.begin() as conn:
@@ -62,6 +108,11 @@ def downgrade(engine: sa.Engine, revision: str) -> None:
 
 def check(engine: sa.Engine, *, create_if_empty: bool) -> None:
     """Refuse a ledger whose schema is older or newer than this code; create an empty one if asked."""
+    stamped = _stamped_revision(engine)
+    if stamped is not None and stamped == fast_head():
+        return
+    from alembic.script import ScriptDirectory
+
     current = current_revision(engine)
     head = head_revision()
     if current == head:
