@@ -7,8 +7,8 @@ import sys
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from amem.cli import ledger, notes, search, ui  # noqa: F401  (registers the commands)
-from amem.cli.app import app, err
+from amem.cli import ledger, notes, search, store, ui  # noqa: F401  (registers the commands)
+from amem.cli.app import app, err, store_label
 
 __all__ = ["EXIT_ANALYSIS_PENDING", "EXIT_TAMPERED", "EXIT_USER_ERROR", "app", "main"]
 
@@ -23,13 +23,16 @@ def main(argv: list[str] | None = None) -> int:
     from typer import Abort, Exit
     from typer._click.exceptions import ClickException
 
-    from amem.errors import AmemError, AnalysisPendingError
+    from amem.errors import AmemError, AnalysisPendingError, NotFoundError
 
     try:
         rc = app(args=argv, standalone_mode=False, prog_name="amem")
     except AnalysisPendingError as exc:  # not a user mistake: the input is kept, analysis comes later
         err.print(f"pending: {exc}", markup=False)
         return EXIT_ANALYSIS_PENDING
+    except NotFoundError as exc:  # say where it looked: another store may hold it
+        err.print(f"error: {exc} in {store_label()}", markup=False)
+        return EXIT_USER_ERROR
     except AmemError as exc:
         err.print(f"error: {exc}", markup=False)
         return EXIT_USER_ERROR

@@ -19,6 +19,7 @@ from amem.cli.app import (
     out,
     parse_time,
     settings,
+    store_label,
 )
 
 
@@ -166,7 +167,7 @@ def pending(
 
     def render(ps: list[Any]) -> None:
         if not ps:
-            out.print("nothing pending")
+            out.print(f"nothing pending in {store_label()}", markup=False)
             return
         table = Table(title="pending proposals")
         for col in ("proposal", "note"):  # ids are copied into the next command: never wrapped
@@ -254,9 +255,9 @@ def verify(as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(result)
     elif result.ok:
-        out.print(f"OK: {result.message}", markup=False)
+        out.print(f"OK: {result.message} (store {store_label()})", markup=False)
     else:
-        out.print(f"TAMPERED: {result.message}", markup=False)
+        out.print(f"TAMPERED: {result.message} (store {store_label()})", markup=False)
     if not result.ok:
         raise typer.Exit(1)
 

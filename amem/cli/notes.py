@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out
+from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out, store_label
 
 
 @app.command()
@@ -198,6 +198,9 @@ def list_notes(
         items = mem.notes(scope=scope, limit=limit, offset=offset)
 
     def render(ns: list[Any]) -> None:
+        if not ns:
+            out.print(f"no notes in {store_label()}" + (f" for scope {scope}" if scope else ""), markup=False)
+            return
         table = Table(title="notes")
         table.add_column("note", no_wrap=True)  # an id is copied whole, never folded
         for col in ("scope", "content", "tags", "updated"):

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, app, emit, open_memory, out, parse_time
+from amem.cli.app import JsonOpt, app, emit, open_memory, out, parse_time, store_label
 from amem.errors import InvalidInputError
 
 
@@ -58,7 +58,7 @@ def _only_scope(memory: Any) -> str:
     if len(scopes) == 1:
         return str(scopes[0])
     if not scopes:
-        raise InvalidInputError("the store has no notes yet, so there is nothing to search")
+        raise InvalidInputError(f"the store {store_label()} has no notes yet, so there is nothing to search")
     shown = ", ".join(scopes[:10]) + (" ..." if len(scopes) > 10 else "")
     raise InvalidInputError(f"the store has {len(scopes)} scopes ({shown}): say which with --scope")
 
