@@ -233,11 +233,13 @@ class Memory:
         *,
         scope: str,
         tags: Sequence[str] | None = None,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
+        """The ``k`` best notes of ``scope`` for ``query``; ``as_of`` (a datetime or ISO 8601 text,
+        as add_note's ``at``): the notes as they stood then."""
         return self.search_service.search(
-            query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
+            query, k, scope=scope, tags=tags, as_of=_moment(as_of), include_retired=include_retired
         )
 
     def search_agentic(
@@ -247,12 +249,17 @@ class Memory:
         *,
         scope: str,
         tags: Sequence[str] | None = None,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
         return self.search_service.search_agentic(
-            query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
+            query, k, scope=scope, tags=tags, as_of=_moment(as_of), include_retired=include_retired
         )
+
+    def scopes(self) -> list[str]:
+        """The scopes that hold notes."""
+        with self.ledger.read() as tx:
+            return tx.scopes()
 
     def reindex(self) -> int:
         """Rebuild the vector index from the ledger. Returns the number of notes indexed."""
@@ -288,8 +295,8 @@ class Memory:
     def history(self, note_id: str) -> list[HistoryEvent]:
         return self.governance.history(note_id)
 
-    def as_of(self, note_id: str, at: datetime) -> Note | None:
-        return self.governance.as_of(note_id, at)
+    def as_of(self, note_id: str, at: datetime | str) -> Note | None:
+        return self.governance.as_of(note_id, _moment(at))
 
     def verify(self) -> VerifyResult:
         return self.governance.verify()
@@ -320,6 +327,15 @@ class Memory:
     ) -> list[Change]:
         with self.ledger.read() as tx:
             return tx.list_changes(f or ChangeFilter(), limit=limit, offset=offset, newest_first=newest_first)
+
+
+def _moment(value: datetime | str | None) -> datetime | None:
+    """A time given as a datetime or ISO 8601 text (as add_note's ``at``), in UTC."""
+    if value is None:
+        return None
+    from amem.domain.values import parse_datetime
+
+    return parse_datetime(value, what="as_of")
 
 
 def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:

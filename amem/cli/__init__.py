@@ -25,26 +25,44 @@ def main(argv: list[str] | None = None) -> int:
 
     from amem.errors import AmemError, AnalysisPendingError, NotFoundError
 
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in args
     try:
-        rc = app(args=argv, standalone_mode=False, prog_name="amem")
+        rc = app(args=args, standalone_mode=False, prog_name="amem")
     except AnalysisPendingError as exc:  # not a user mistake: the input is kept, analysis comes later
-        err.print(f"pending: {exc}", markup=False)
-        return EXIT_ANALYSIS_PENDING
+        return _fail(f"pending: {exc}", EXIT_ANALYSIS_PENDING, as_json, raw_log_id=exc.raw_log_id)
     except NotFoundError as exc:  # say where it looked: another store may hold it
-        err.print(f"error: {exc} in {store_label()}", markup=False)
-        return EXIT_USER_ERROR
+        return _fail(f"error: {exc} in {store_label()}", EXIT_USER_ERROR, as_json)
     except AmemError as exc:
-        err.print(f"error: {exc}", markup=False)
-        return EXIT_USER_ERROR
+        return _fail(f"error: {exc}", EXIT_USER_ERROR, as_json)
     except ClickException as exc:
-        exc.show()
-        return exc.exit_code
+        if not as_json:
+            exc.show()
+            return exc.exit_code
+        return _fail(f"error: {exc.format_message()}", exc.exit_code, as_json)
     except Exit as exc:
         return exc.exit_code
     except Abort:
         err.print("aborted")
         return 130
     return rc if isinstance(rc, int) else 0
+
+
+def _fail(message: str, code: int, as_json: bool, **fields: object) -> int:
+    """One line on stderr: text, or under --json a JSON object ({"error": ..., "exit_code": ...}).
+
+    Standard output carries results only, so a script reading it never mistakes an error for one.
+    """
+    if as_json:
+        import json
+
+        key = "pending" if code == EXIT_ANALYSIS_PENDING else "error"
+        text = message.split(": ", 1)[1] if message.startswith(f"{key}: ") else message
+        body = {key: text, "exit_code": code, **fields}
+        sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+    else:
+        err.print(message, markup=False)
+    return code
 
 
 if __name__ == "__main__":

@@ -23,9 +23,10 @@ from amem.cli.app import (
 )
 
 
-@db_app.command("upgrade")
+@db_app.command("upgrade", context_settings={"ignore_unknown_options": True})
 def db_upgrade(
-    revision: Annotated[str, typer.Argument(help="Target revision.")] = "head", as_json: JsonOpt = False
+    revision: Annotated[str, typer.Argument(help="Target revision: head, e.g. 0003, or +1.")] = "head",
+    as_json: JsonOpt = False,
 ) -> None:
     """Create the ledger, or migrate it to this amem's schema."""
     from amem.ledger import schema
@@ -50,9 +51,11 @@ def db_upgrade(
     )
 
 
-@db_app.command("downgrade")
+@db_app.command("downgrade", context_settings={"ignore_unknown_options": True})
 def db_downgrade(
-    revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001 or -1.")],
+    revision: Annotated[
+        str, typer.Argument(help="Target revision: e.g. 0001, base, or -1 (one step back).")
+    ],
     as_json: JsonOpt = False,
 ) -> None:
     """Step the schema back (raw logs are never dropped)."""
@@ -299,7 +302,7 @@ def policy_show(as_json: JsonOpt = False) -> None:
                 "type": pol.type_of(name),
                 "mode": routing.mode.value,
                 "rules": [f"{r.when.describe()} -> {r.mode.value}" for r in (attr.rules if attr else [])],
-                "approver_roles": pol.approver_roles(name),
+                "approver_roles": pol.who_may_approve(name),
             }
         )
     data = {
@@ -323,7 +326,7 @@ def policy_show(as_json: JsonOpt = False) -> None:
                         r["type"],
                         r["mode"],
                         "; ".join(r["rules"]),
-                        ", ".join(r["approver_roles"]),
+                        ", ".join(r["approver_roles"]) or "nobody",
                     )
                 )
             )

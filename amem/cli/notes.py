@@ -102,12 +102,19 @@ def _read_jsonl(path: str, scope: str | None) -> tuple[list[int], list[dict[str,
     from amem.errors import InvalidInputError
 
     try:
-        lines = sys.stdin.read().splitlines() if path == "-" else Path(path).read_text("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc}") from None
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from None
     numbers: list[int] = []
     items: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(
+                f"{path}, line {number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                "nothing was recorded"
+            ) from None
         if not line.strip():
             continue
         try:

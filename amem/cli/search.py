@@ -34,7 +34,7 @@ def search(
     """Hybrid search (meaning + words) over one scope's notes."""
     moment = parse_time(as_of, "--as-of")
     with open_memory(create=False) as memory:
-        chosen = scope or _only_scope(memory)
+        chosen = _known_scope(memory, scope) if scope else _only_scope(memory)
         find = memory.search_agentic if agentic else memory.search
         results = find(
             query, k, scope=chosen, tags=tag or None, as_of=moment, include_retired=include_retired
@@ -52,9 +52,27 @@ def reindex(as_json: JsonOpt = False) -> None:
         )
 
 
+def _known_scope(memory: Any, scope: str) -> str:
+    """``scope`` if it holds notes; a mistyped one is named, with the scopes that exist."""
+    scopes = memory.scopes()
+    if scope in scopes:
+        return scope
+    if not scopes:
+        raise InvalidInputError(f"scope {scope!r} has no notes: the store {store_label()} has none yet")
+    return _raise_unknown(scope, scopes)
+
+
+def _raise_unknown(scope: str, scopes: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(scope, scopes, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    shown = ", ".join(scopes[:10]) + (f" ... ({len(scopes)} in all)" if len(scopes) > 10 else "")
+    raise InvalidInputError(f"scope {scope!r} has no notes; {hint}known scopes: {shown}")
+
+
 def _only_scope(memory: Any) -> str:
-    with memory.ledger.read() as tx:
-        scopes = tx.scopes()
+    scopes = memory.scopes()
     if len(scopes) == 1:
         return str(scopes[0])
     if not scopes:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from amem.errors import MigrationRefusedError, SchemaMismatchError
+from amem.errors import InvalidInputError, MigrationRefusedError, SchemaMismatchError
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -87,23 +87,46 @@ def has_tables(engine: sa.Engine) -> bool:
 
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
     from alembic import command
+    from alembic.util import CommandError
 
     cfg = alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+    try:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+    except CommandError as exc:
+        raise _unknown_target(revision, exc) from None
 
 
 def downgrade(engine: sa.Engine, revision: str) -> None:
     from alembic import command
+    from alembic.util import CommandError
 
     cfg = alembic_config()
     try:
         with engine.begin() as conn:
             cfg.attributes["connection"] = conn
             command.downgrade(cfg, revision)
+    except CommandError as exc:
+        raise _unknown_target(revision, exc) from None
     except RuntimeError as exc:  # a migration refusing to lose data says why
         raise MigrationRefusedError(str(exc)) from exc
+
+
+def known_revisions() -> list[str]:
+    """Every revision of this amem, oldest first."""
+    from alembic.script import ScriptDirectory
+
+    return [rev.revision for rev in ScriptDirectory.from_config(alembic_config()).walk_revisions()][::-1]
+
+
+def _unknown_target(revision: str, exc: Exception) -> InvalidInputError:
+    """Alembic's refusal of a target, as one line that says what a target may be."""
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return InvalidInputError(
+        f"cannot migrate to {revision!r}: {reason}. A target is a revision "
+        f"({', '.join(known_revisions())}), head, base, or relative steps such as -1 or +1"
+    )
 
 
 def check(engine: sa.Engine, *, create_if_empty: bool) -> None:
