@@ -253,8 +253,10 @@ def revert(
 @app.command()
 def verify(as_json: JsonOpt = False) -> None:
     """Recompute the change chain and raw-log digests. Exit 1, naming the first bad row, if tampered."""
-    with open_memory() as mem:
-        result = mem.verify()
+    from amem.cli.progress import reporter
+
+    with open_memory() as mem, reporter(as_json) as progress:
+        result = mem.verify(progress=progress)
     if as_json:
         emit_json(result)
     elif result.ok:

@@ -65,12 +65,13 @@ def import_notes(
 ) -> None:
     """Add many notes at once (past conversations, a CRM export). Every line is checked before
     anything is recorded; then each is kept as a raw log and analysed like `amem add`."""
+    from amem.cli.progress import reporter
     from amem.errors import InvalidBatchInputError, InvalidInputError
 
     numbers, items = _read_jsonl(path, scope)
-    with open_memory() as mem:
+    with open_memory() as mem, reporter(as_json) as progress:
         try:
-            outcomes = mem.add_notes(items, actor=actor, batch_size=batch_size)
+            outcomes = mem.add_notes(items, actor=actor, batch_size=batch_size, progress=progress)
         except InvalidBatchInputError as exc:
             line = numbers[exc.position - 1]
             raise InvalidInputError(f"{path}, line {line}: {exc.problem}; nothing was recorded") from None
@@ -138,8 +139,11 @@ def reprocess(
     as_json: JsonOpt = False,
 ) -> None:
     """Retry analysis of raw logs that an LLM outage or a crash left unprocessed."""
+    from amem.cli.progress import reporter
+
     with open_memory() as mem:
-        done = mem.reprocess(limit=limit)
+        with reporter(as_json) as progress:
+            done = mem.reprocess(limit=limit, progress=progress)
         left = mem.unprocessed_count()
     emit(
         {"processed": done, "still_unprocessed": left},

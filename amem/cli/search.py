@@ -45,8 +45,11 @@ def search(
 @app.command("reindex")
 def reindex(as_json: JsonOpt = False) -> None:
     """Rebuild the vector index from the ledger (the ledger is the source of truth)."""
+    from amem.cli.progress import reporter
+
     with open_memory(create=False) as memory:
-        count = memory.reindex()
+        with reporter(as_json) as progress:
+            count = memory.reindex(progress=progress)
         emit(
             {"indexed": count}, as_json, lambda d: out.print(f"reindexed {d['indexed']} notes", markup=False)
         )
