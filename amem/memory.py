@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,6 +27,7 @@ from amem.domain.models import (
     ProposalStatus,
     Proposer,
 )
+from amem.domain.progress import Progress, no_progress
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
@@ -163,6 +164,7 @@ class Memory:
         *,
         actor: str | Actor,
         batch_size: int = 64,
+        progress: Progress = no_progress,
     ) -> list[AddOutcome]:
         """add_note for many inputs (an import of past conversations, a CRM export), in order.
 
@@ -171,6 +173,7 @@ class Memory:
         one call and written in one transaction. An input whose analysis fails keeps its raw log
         and comes back with ``note_id=None`` and the error; ``reprocess()`` completes it later.
         Within a batch, a note's neighbours include the batch's earlier notes of its scope.
+        ``progress(task, done, total)`` is called as batches complete (amem/domain/progress.py).
         """
         inputs: list[NoteInput] = []
         for i, item in enumerate(items):
@@ -181,11 +184,13 @@ class Memory:
                     f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
                 )
                 raise InvalidBatchInputError(i + 1, problems) from None
-        return self.pipeline.add_notes(inputs, actor=_actor(actor, ActorKind.AGENT), batch_size=batch_size)
+        return self.pipeline.add_notes(
+            inputs, actor=_actor(actor, ActorKind.AGENT), batch_size=batch_size, progress=progress
+        )
 
-    def reprocess(self, *, limit: int | None = None) -> list[str]:
+    def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Retry analysis of raw logs left unprocessed (after an LLM outage, say). Returns note ids."""
-        return self.pipeline.reprocess(limit=limit)
+        return self.pipeline.reprocess(limit=limit, progress=progress)
 
     def unprocessed_count(self) -> int:
         """Raw logs kept but not yet turned into a note (analysis failed or was interrupted)."""
@@ -261,9 +266,9 @@ class Memory:
         with self.ledger.read() as tx:
             return tx.scopes()
 
-    def reindex(self) -> int:
+    def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the vector index from the ledger. Returns the number of notes indexed."""
-        return self.search_service.reindex()
+        return self.search_service.reindex(progress=progress)
 
     # -- governance -----------------------------------------------------------------------------
 
@@ -298,8 +303,8 @@ class Memory:
     def as_of(self, note_id: str, at: datetime | str) -> Note | None:
         return self.governance.as_of(note_id, _moment(at))
 
-    def verify(self) -> VerifyResult:
-        return self.governance.verify()
+    def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
+        return self.governance.verify(progress=progress)
 
     def proposal(self, proposal_id: str) -> Proposal:
         with self.ledger.read() as tx:
@@ -321,6 +326,20 @@ class Memory:
     def pending(self, *, limit: int = 50, offset: int = 0, **filters: Any) -> list[Proposal]:
         f = ProposalFilter(status=[ProposalStatus.PENDING.value], **filters)
         return self.proposals(f, limit=limit, offset=offset)
+
+    def export(
+        self,
+        kind: str,
+        *,
+        scope: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every row of ``kind`` (``changes`` with their chain hashes, ``proposals``, ``raw_logs``),
+        oldest first, streamed page by page from one consistent read (amem/services/export.py)."""
+        from amem.services.export import iter_export
+
+        return iter_export(self.ledger, kind, scope=scope, since=_moment(since), until=_moment(until))
 
     def changes(
         self, f: ChangeFilter | None = None, *, limit: int = 100, offset: int = 0, newest_first: bool = False
