@@ -261,6 +261,14 @@ class Memory:
             query, k, scope=scope, tags=tags, as_of=_moment(as_of), include_retired=include_retired
         )
 
+    def count_notes(self, scope: str | None = None) -> int:
+        with self.ledger.read() as tx:
+            return tx.count_notes(scope)
+
+    def count_raw_logs(self) -> int:
+        with self.ledger.read() as tx:
+            return tx.count_raw_logs()
+
     def scopes(self) -> list[str]:
         """The scopes that hold notes."""
         with self.ledger.read() as tx:
