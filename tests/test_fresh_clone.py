@@ -69,3 +69,18 @@ def test_make_demo_and_make_test_steps_work_from_a_clean_clone(tmp_path: Path) -
     assert not (clone / ".amem").exists(), "the demo never writes to the user's own store"
     status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True)
     assert status.stdout == "", "the demo's store is ignored by git"
+
+
+def test_an_agent_installing_amem_gets_no_console() -> None:
+    """`pip install amem` (no extra) must not pull the console's stack; the console extra has it."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
+    console_stack = {"streamlit", "streamlit-authenticator", "pyjwt", "extra-streamlit-components", "pandas"}
+
+    def names(requirements: list[str]) -> set[str]:
+        return {re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+    assert not names(project["dependencies"]) & console_stack
+    assert names(project["optional-dependencies"]["console"]) == console_stack
+    assert "amem" in names(project["optional-dependencies"]["dev"])  # dev = console + test tools
