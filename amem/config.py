@@ -17,6 +17,13 @@ DEFAULT_LINK_KEYWORD_SCOPE_LIMIT = 2000
 #: The link step's keyword side ranks only the scope's newest this many matching notes (None: every
 #: match, the default: below the scope limit every match is cheap). AMEM_LINK_KEYWORD_WINDOW.
 DEFAULT_LINK_KEYWORD_WINDOW: int | None = None
+#: The directory name amem looks for in the current directory and its parents, as git finds .git.
+STORE_DIR_NAME = ".amem"
+#: How the store was chosen (``Settings.home_source``), in the words ``amem where`` prints.
+HOME_FROM_OPTION = "--home"
+HOME_FROM_ENV = "AMEM_HOME"
+HOME_FROM_NEAREST = "nearest .amem"
+HOME_FROM_USER_DIR = "per-user data directory"
 #: Model calls add_notes and reprocess make at once with a remote model (the offline analyst runs
 #: on this machine's CPU and so one at a time).
 DEFAULT_LLM_CONCURRENCY = 4
@@ -24,7 +31,9 @@ DEFAULT_LLM_CONCURRENCY = 4
 
 @dataclass(frozen=True)
 class Settings:
-    home: Path = field(default_factory=lambda: Path(".amem"))
+    home: Path = field(default_factory=lambda: Path(STORE_DIR_NAME))
+    #: Which rule chose ``home``: one of the HOME_FROM_* words above.
+    home_source: str = HOME_FROM_OPTION
     database_url_override: str | None = None
     policy_path: str | None = None
     llm_model: str | None = None
@@ -39,8 +48,10 @@ class Settings:
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         env = os.environ
+        home, home_source = find_home(env.get("AMEM_HOME") or None)
         settings = cls(
-            home=Path(env.get("AMEM_HOME", ".amem")),
+            home=home,
+            home_source=home_source,
             database_url_override=env.get("AMEM_DATABASE_URL") or None,
             policy_path=env.get("AMEM_POLICY") or None,
             llm_model=env.get("AMEM_LLM_MODEL") or None,
@@ -57,7 +68,13 @@ class Settings:
         clean = {k: v for k, v in overrides.items() if v is not None}
         if "home" in clean:
             clean["home"] = Path(str(clean["home"]))
-        return replace(settings, **clean)  # type: ignore[arg-type]
+            clean.setdefault("home_source", HOME_FROM_OPTION)
+        settings = replace(settings, **clean)  # type: ignore[arg-type]
+        own_policy = settings.home / "policies.yaml"
+        if settings.policy_path is None and own_policy.is_file():
+            # A store that carries its own policy (the demo's does) is governed by it.
+            settings = replace(settings, policy_path=str(own_policy))
+        return settings
 
     @property
     def database_url(self) -> str:
@@ -68,6 +85,21 @@ class Settings:
     @property
     def chroma_path(self) -> Path:
         return self.home / "index"
+
+
+def find_home(explicit: str | None = None, start: Path | None = None) -> tuple[Path, str]:
+    """The store and the rule that chose it: ``explicit`` (AMEM_HOME), else the nearest ``.amem``
+    in ``start`` (the current directory) or a parent, else the per-user data directory."""
+    if explicit:
+        return Path(explicit), HOME_FROM_ENV
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / STORE_DIR_NAME
+        if candidate.is_dir():
+            return candidate, HOME_FROM_NEAREST
+    from platformdirs import user_data_path
+
+    return user_data_path("amem", appauthor=False), HOME_FROM_USER_DIR
 
 
 def _notes_or_all(env: Mapping[str, str], name: str, default: int | None) -> int | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,6 +29,7 @@ from amem.domain.models import (
     ProposalStatus,
     Proposer,
 )
+from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_text
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
@@ -179,6 +180,7 @@ class Memory:
         *,
         actor: str | Actor,
         batch_size: int = 64,
+        progress: Progress = no_progress,
     ) -> list[AddOutcome]:
         """add_note for many inputs (an import of past conversations, a CRM export), in order.
 
@@ -187,6 +189,7 @@ class Memory:
         one call and written in one transaction. An input whose analysis fails keeps its raw log
         and comes back with ``note_id=None`` and the error; ``reprocess()`` completes it later.
         Within a batch, a note's neighbours include the batch's earlier notes of its scope.
+        ``progress(task, done, total)`` is called as batches complete (amem/domain/progress.py).
         """
         inputs: list[NoteInput] = []
         for i, item in enumerate(items):
@@ -197,11 +200,13 @@ class Memory:
                     f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
                 )
                 raise InvalidBatchInputError(i + 1, problems) from None
-        return self.pipeline.add_notes(inputs, actor=_actor(actor, ActorKind.AGENT), batch_size=batch_size)
+        return self.pipeline.add_notes(
+            inputs, actor=_actor(actor, ActorKind.AGENT), batch_size=batch_size, progress=progress
+        )
 
-    def reprocess(self, *, limit: int | None = None) -> list[str]:
+    def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Retry analysis of raw logs left unprocessed (after an LLM outage, say). Returns note ids."""
-        return self.pipeline.reprocess(limit=limit)
+        return self.pipeline.reprocess(limit=limit, progress=progress)
 
     def unprocessed_count(self) -> int:
         """Raw logs kept but not yet turned into a note (analysis failed or was interrupted)."""
@@ -249,12 +254,14 @@ class Memory:
         *,
         scope: str,
         tags: Sequence[str] | None = None,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
+        """The ``k`` best notes of ``scope`` for ``query``; ``as_of`` (a datetime or ISO 8601 text,
+        as add_note's ``at``): the notes as they stood then."""
         _check_query(query, scope, tags)
         return self.search_service.search(
-            query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
+            query, k, scope=scope, tags=tags, as_of=_moment(as_of), include_retired=include_retired
         )
 
     def search_agentic(
@@ -264,17 +271,30 @@ class Memory:
         *,
         scope: str,
         tags: Sequence[str] | None = None,
-        as_of: datetime | None = None,
+        as_of: datetime | str | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
         _check_query(query, scope, tags)
         return self.search_service.search_agentic(
-            query, k, scope=scope, tags=tags, as_of=as_of, include_retired=include_retired
+            query, k, scope=scope, tags=tags, as_of=_moment(as_of), include_retired=include_retired
         )
 
-    def reindex(self) -> int:
+    def count_notes(self, scope: str | None = None) -> int:
+        with self.ledger.read() as tx:
+            return tx.count_notes(scope)
+
+    def count_raw_logs(self) -> int:
+        with self.ledger.read() as tx:
+            return tx.count_raw_logs()
+
+    def scopes(self) -> list[str]:
+        """The scopes that hold notes."""
+        with self.ledger.read() as tx:
+            return tx.scopes()
+
+    def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the vector index from the ledger. Returns the number of notes indexed."""
-        return self.search_service.reindex()
+        return self.search_service.reindex(progress=progress)
 
     # -- governance -----------------------------------------------------------------------------
 
@@ -387,11 +407,11 @@ class Memory:
     def history(self, note_id: str) -> list[HistoryEvent]:
         return self.governance.history(note_id)
 
-    def as_of(self, note_id: str, at: datetime) -> Note | None:
-        return self.governance.as_of(note_id, at)
+    def as_of(self, note_id: str, at: datetime | str) -> Note | None:
+        return self.governance.as_of(note_id, _moment(at))
 
-    def verify(self) -> VerifyResult:
-        return self.governance.verify()
+    def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
+        return self.governance.verify(progress=progress)
 
     def proposal(self, proposal_id: str) -> Proposal:
         with self.ledger.read() as tx:
@@ -414,6 +434,20 @@ class Memory:
         f = ProposalFilter(status=[ProposalStatus.PENDING.value], **filters)
         return self.proposals(f, limit=limit, offset=offset)
 
+    def export(
+        self,
+        kind: str,
+        *,
+        scope: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Every row of ``kind`` (``changes`` with their chain hashes, ``proposals``, ``raw_logs``),
+        oldest first, streamed page by page from one consistent read (amem/services/export.py)."""
+        from amem.services.export import iter_export
+
+        return iter_export(self.ledger, kind, scope=scope, since=_moment(since), until=_moment(until))
+
     def changes(
         self, f: ChangeFilter | None = None, *, limit: int = 100, offset: int = 0, newest_first: bool = False
     ) -> list[Change]:
@@ -426,6 +460,15 @@ def _check_query(query: str, scope: str, tags: Sequence[str] | None) -> None:
     for what, value in (("query", query), ("scope", scope), *(("tag", t) for t in tags or ())):
         if isinstance(value, str):
             check_text(value, what)
+
+
+def _moment(value: datetime | str | None) -> datetime | None:
+    """A time given as a datetime or ISO 8601 text (as add_note's ``at``), in UTC."""
+    if value is None:
+        return None
+    from amem.domain.values import parse_datetime
+
+    return parse_datetime(value, what="as_of")
 
 
 def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:

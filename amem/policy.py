@@ -186,6 +186,19 @@ class Policy(_Strict):
     def approver_roles(self, attribute: str) -> list[str]:
         return [name for name, role in self.roles.items() if role.covers(attribute)]
 
+    def who_may_approve(self, attribute: str) -> list[str]:
+        """The roles that may approve a change to ``attribute``; none when the policy freezes it
+        whatever the note and the proposer (its mode and every rule say frozen).
+
+        The one answer to that question for every reader: ``amem policy``, the console's policy page.
+        """
+        attr = self.attributes.get(attribute)
+        own = attr.mode if attr is not None and attr.mode is not None else self.default_mode
+        modes = {own, *(rule.mode for rule in (attr.rules if attr else []))}
+        if modes == {Mode.FROZEN}:
+            return []
+        return self.approver_roles(attribute)
+
 
 def _identity(name: str, where: str) -> str:
     try:

@@ -30,6 +30,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if name.startswith("AMEM_") and name != "AMEM_TEST_POSTGRES_URL":
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AMEM_POLICY", str(REPO / "policies.yaml"))
+    # The per-user store (no .amem found) lands in the test's own directory, never the developer's.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "user-data"))
     # Scripted answers are taken from a queue in call order; the tests of concurrent model calls
     # (tests/services/test_add_notes.py) ask for them themselves.
     monkeypatch.setenv("AMEM_LLM_CONCURRENCY", "1")

@@ -29,7 +29,12 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 HomeOpt = Annotated[
-    str | None, typer.Option("--home", help="Data directory (default: $AMEM_HOME or ./.amem).")
+    str | None,
+    typer.Option(
+        "--home",
+        help="Store directory (default: $AMEM_HOME, else the nearest .amem here or above, "
+        "else the per-user data directory; see `amem where`).",
+    ),
 ]
 DbOpt = Annotated[
     str | None, typer.Option("--database-url", help="Ledger URL (default: $AMEM_DATABASE_URL).")
@@ -110,6 +115,21 @@ def settings() -> Any:
         policy_path=state.policy,
         llm_model=state.llm,
     )
+
+
+def shown_url(url: str) -> str:
+    """A ledger URL fit to print: the password hidden."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def store_label() -> str:
+    """The store a command looked at, in a message: its directory, or the ledger URL when set apart."""
+    cfg = settings()
+    if cfg.database_url_override:
+        return shown_url(cfg.database_url)
+    return str(cfg.home.resolve())
 
 
 def to_data(value: Any) -> Any:

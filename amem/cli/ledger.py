@@ -23,12 +23,14 @@ from amem.cli.app import (
     parse_time,
     settings,
     sign_in,
+    store_label,
 )
 
 
-@db_app.command("upgrade")
+@db_app.command("upgrade", context_settings={"ignore_unknown_options": True})
 def db_upgrade(
-    revision: Annotated[str, typer.Argument(help="Target revision.")] = "head", as_json: JsonOpt = False
+    revision: Annotated[str, typer.Argument(help="Target revision: head, e.g. 0003, or +1.")] = "head",
+    as_json: JsonOpt = False,
 ) -> None:
     """Create the ledger, or migrate it to this amem's schema."""
     from amem.ledger import schema
@@ -53,9 +55,9 @@ def db_upgrade(
     )
 
 
-@db_app.command("downgrade")
+@db_app.command("downgrade", context_settings={"ignore_unknown_options": True})
 def db_downgrade(
-    revision: Annotated[str, typer.Argument(help="Target revision, e.g. 0001 or -1.")],
+    revision: Annotated[str, typer.Argument(help="Target revision: e.g. 0001, base, or -1 (one step back).")],
     as_json: JsonOpt = False,
 ) -> None:
     """Step the schema back (raw logs are never dropped)."""
@@ -186,6 +188,10 @@ def pending(
 
     def render(p: Any) -> None:
         from amem.cli import blocks
+
+        if not p.items and not offset:
+            out.print(f"nothing pending in {store_label()}", markup=False)
+            return
 
         blocks.review_items(out, p, offset=offset)
 
@@ -336,14 +342,16 @@ def revert(
 @app.command()
 def verify(as_json: JsonOpt = False) -> None:
     """Recompute the change chain and raw-log digests. Exit 1, naming the first bad row, if tampered."""
-    with open_memory() as mem:
-        result = mem.verify()
+    from amem.cli.progress import reporter
+
+    with open_memory() as mem, reporter(as_json) as progress:
+        result = mem.verify(progress=progress)
     if as_json:
         emit_json(result)
     elif result.ok:
-        out.print(f"OK: {result.message}", markup=False)
+        out.print(f"OK: {result.message} (store {store_label()})", markup=False)
     else:
-        out.print(f"TAMPERED: {result.message}", markup=False)
+        out.print(f"TAMPERED: {result.message} (store {store_label()})", markup=False)
     if not result.ok:
         raise typer.Exit(1)
 
@@ -395,7 +403,7 @@ def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
                 "type": pol.type_of(name),
                 "mode": routing.mode.value,
                 "rules": [f"{r.when.describe()} -> {r.mode.value}" for r in (attr.rules if attr else [])],
-                "approver_roles": pol.approver_roles(name),
+                "approver_roles": pol.who_may_approve(name),
             }
         )
     data = {
@@ -426,7 +434,7 @@ def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
                         r["type"],
                         r["mode"],
                         "; ".join(r["rules"]),
-                        ", ".join(r["approver_roles"]),
+                        ", ".join(r["approver_roles"]) or "nobody",
                     )
                 )
             )

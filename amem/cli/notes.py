@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out
+from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out, store_label
 
 
 @app.command()
@@ -65,12 +65,13 @@ def import_notes(
 ) -> None:
     """Add many notes at once (past conversations, a CRM export). Every line is checked before
     anything is recorded; then each is kept as a raw log and analysed like `amem add`."""
+    from amem.cli.progress import reporter
     from amem.errors import InvalidBatchInputError, InvalidInputError
 
     numbers, items = _read_jsonl(path, scope)
-    with open_memory() as mem:
+    with open_memory() as mem, reporter(as_json) as progress:
         try:
-            outcomes = mem.add_notes(items, actor=actor, batch_size=batch_size)
+            outcomes = mem.add_notes(items, actor=actor, batch_size=batch_size, progress=progress)
         except InvalidBatchInputError as exc:
             line = numbers[exc.position - 1]
             raise InvalidInputError(f"{path}, line {line}: {exc.problem}; nothing was recorded") from None
@@ -111,12 +112,19 @@ def _read_jsonl(path: str, scope: str | None) -> tuple[list[int], list[dict[str,
     from amem.errors import InvalidInputError
 
     try:
-        lines = sys.stdin.read().splitlines() if path == "-" else Path(path).read_text("utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc}") from None
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from None
     numbers: list[int] = []
     items: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, start=1):
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(
+                f"{path}, line {number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                "nothing was recorded"
+            ) from None
         if not line.strip():
             continue
         try:
@@ -140,8 +148,11 @@ def reprocess(
     as_json: JsonOpt = False,
 ) -> None:
     """Retry analysis of raw logs that an LLM outage or a crash left unprocessed."""
+    from amem.cli.progress import reporter
+
     with open_memory() as mem:
-        done = mem.reprocess(limit=limit)
+        with reporter(as_json) as progress:
+            done = mem.reprocess(limit=limit, progress=progress)
         left = mem.unprocessed_count()
     emit(
         {"processed": done, "still_unprocessed": left},
@@ -207,6 +218,9 @@ def list_notes(
         items = mem.notes(scope=scope, limit=limit, offset=offset)
 
     def render(ns: list[Any]) -> None:
+        if not ns:
+            out.print(f"no notes in {store_label()}" + (f" for scope {scope}" if scope else ""), markup=False)
+            return
         table = Table(title="notes")
         table.add_column("note", no_wrap=True)  # an id is copied whole, never folded
         for col in ("scope", "content", "tags", "updated"):

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, app, emit, open_memory, out, parse_time
+from amem.cli.app import JsonOpt, app, emit, open_memory, out, parse_time, store_label
 from amem.errors import InvalidInputError
 
 
@@ -34,7 +34,7 @@ def search(
     """Hybrid search (meaning + words) over one scope's notes."""
     moment = parse_time(as_of, "--as-of")
     with open_memory(create=False) as memory:
-        chosen = scope or _only_scope(memory)
+        chosen = _known_scope(memory, scope) if scope else _only_scope(memory)
         find = memory.search_agentic if agentic else memory.search
         results = find(
             query, k, scope=chosen, tags=tag or None, as_of=moment, include_retired=include_retired
@@ -45,20 +45,41 @@ def search(
 @app.command("reindex")
 def reindex(as_json: JsonOpt = False) -> None:
     """Rebuild the vector index from the ledger (the ledger is the source of truth)."""
+    from amem.cli.progress import reporter
+
     with open_memory(create=False) as memory:
-        count = memory.reindex()
+        with reporter(as_json) as progress:
+            count = memory.reindex(progress=progress)
         emit(
             {"indexed": count}, as_json, lambda d: out.print(f"reindexed {d['indexed']} notes", markup=False)
         )
 
 
+def _known_scope(memory: Any, scope: str) -> str:
+    """``scope`` if it holds notes; a mistyped one is named, with the scopes that exist."""
+    scopes = memory.scopes()
+    if scope in scopes:
+        return scope
+    if not scopes:
+        raise InvalidInputError(f"scope {scope!r} has no notes: the store {store_label()} has none yet")
+    return _raise_unknown(scope, scopes)
+
+
+def _raise_unknown(scope: str, scopes: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(scope, scopes, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    shown = ", ".join(scopes[:10]) + (f" ... ({len(scopes)} in all)" if len(scopes) > 10 else "")
+    raise InvalidInputError(f"scope {scope!r} has no notes; {hint}known scopes: {shown}")
+
+
 def _only_scope(memory: Any) -> str:
-    with memory.ledger.read() as tx:
-        scopes = tx.scopes()
+    scopes = memory.scopes()
     if len(scopes) == 1:
         return str(scopes[0])
     if not scopes:
-        raise InvalidInputError("the store has no notes yet, so there is nothing to search")
+        raise InvalidInputError(f"the store {store_label()} has no notes yet, so there is nothing to search")
     shown = ", ".join(scopes[:10]) + (" ..." if len(scopes) > 10 else "")
     raise InvalidInputError(f"the store has {len(scopes)} scopes ({shown}): say which with --scope")
 

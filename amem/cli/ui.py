@@ -16,6 +16,30 @@ reviewers_app = typer.Typer(help="Reviewer accounts of the approval console.", n
 app.add_typer(reviewers_app, name="reviewers")
 
 
+#: What the console imports, and the extra that installs it.
+CONSOLE_MODULES = ("streamlit", "streamlit_authenticator", "extra_streamlit_components", "jwt", "pandas")
+
+
+def require_console() -> None:
+    """Refuse, in one line, to start the console when its extra is not installed."""
+    from importlib.util import find_spec
+
+    from amem.errors import ConfigError
+
+    missing = []
+    for module in CONSOLE_MODULES:
+        try:
+            if find_spec(module) is None:
+                missing.append(module)
+        except (ImportError, ValueError):
+            missing.append(module)
+    if missing:
+        raise ConfigError(
+            f"the console needs {', '.join(missing)}: install it with "
+            "pip install 'amem[console]' (in a checkout: make demo, or pip install -e '.[console]')"
+        )
+
+
 def app_path() -> str:
     """The console's entry script, wherever the approval_ui package is installed."""
     from importlib.util import find_spec
@@ -79,6 +103,7 @@ def ui(
     (see `amem reviewers hash-password`), or through a trusted proxy header
     (AMEM_UI_TRUSTED_HEADER=X-Forwarded-User).
     """
+    require_console()
     cmd, env = console_command(port=port, headless=headless, address=address)
     cfg = settings()
     cfg.home.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from amem.domain.models import Change, ChangeKind, Note, utcnow
+from amem.domain.progress import Progress, no_progress
 from amem.index.base import IndexPosition, VectorIndex
 from amem.index.documents import (
     DOCUMENT_FORMAT,
@@ -32,6 +33,8 @@ from amem.ledger.store import Ledger, LedgerTx
 
 CHANGES_PER_BATCH = 1000
 NOTES_PER_PAGE = 512
+#: The step a rebuild reports progress on (notes, deleted ones included, so the bar ends full).
+INDEXING = "indexing notes"
 #: Vectors kept for documents embedded ahead of their change (by add_note), at most this many.
 REMEMBERED_VECTORS = 4096
 
@@ -98,7 +101,7 @@ class IndexSync:
             self._position = self.index.position()
             return True
 
-    def catch_up(self, *, record: bool = True) -> int:
+    def catch_up(self, *, record: bool = True, progress: Progress = no_progress) -> int:
         """Apply every change after the absorbed position. Returns how many notes were (re)indexed.
 
         ``record``: also note the new position in the ledger's index_state (a mirror for status
@@ -106,7 +109,7 @@ class IndexSync:
         ledger's write lock, nor fail on a read-only database."""
         with self._lock:
             start = self._position.last_seq
-            touched = self._rebuild() if start == 0 else set()
+            touched = self._rebuild(progress) if start == 0 else set()
             while True:
                 with self.ledger.read() as tx:
                     changes = list(islice(tx.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
@@ -122,26 +125,28 @@ class IndexSync:
                     tx.set_index_position(self.name, self._position.last_seq, utcnow())
             return len(touched)
 
-    def reindex(self) -> int:
+    def reindex(self, *, progress: Progress = no_progress) -> int:
         """Drop the index and build it again from the ledger. Returns the number of notes indexed."""
         with self._lock:
             with self.ledger.read() as tx:
                 ledger_id = _fingerprint(tx)
             self.index.reset(IndexPosition(0, ledger_id, self.built_by))
             self._position = self.index.position()
-            self.catch_up()
+            self.catch_up(progress=progress)
             return self.index.count()
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _rebuild(self) -> set[str]:
+    def _rebuild(self, progress: Progress = no_progress) -> set[str]:
         """From zero, index the notes as they stand instead of replaying every change: each live note
         is embedded once. The position is set only at the end, so an interrupted rebuild restarts."""
         with self.ledger.read() as tx:
             head = tx.last_change_seq()
             ledger_id = _fingerprint(tx)
+            total = tx.count_notes() if head else 0
         if head == 0:
             return set()
+        progress(INDEXING, 0, total)
         done: set[str] = set()
         after = ""
         while True:
@@ -151,6 +156,8 @@ class IndexSync:
                 break
             done |= self._apply(notes, _Plan(embed={n.id for n in notes}))
             after = notes[-1].id
+            progress(INDEXING, min(len(done), total), total)
+        progress(INDEXING, total, total)
         self._advance(IndexPosition(head, ledger_id, self.built_by))
         return done
 

@@ -308,6 +308,9 @@ class LedgerTx:
             stmt = stmt.where(notes.c.scope == scope)
         return int(self.conn.execute(stmt).scalar_one())
 
+    def count_raw_logs(self) -> int:
+        return int(self.conn.execute(sa.select(sa.func.count()).select_from(raw_logs)).scalar_one())
+
     def scopes(self) -> list[str]:
         return list(self.conn.execute(sa.select(notes.c.scope).distinct().order_by(notes.c.scope)).scalars())
 

@@ -416,7 +416,7 @@ def policy_overview(policy: Policy) -> PolicyOverview:
                     AttributeRule(when=r.when.describe(), mode=r.mode.value)
                     for r in (attr.rules if attr else [])
                 ],
-                approver_roles=policy.approver_roles(name),
+                approver_roles=policy.who_may_approve(name),
             )
         )
     roles = [

@@ -30,6 +30,7 @@ from amem.domain.models import (
     new_id,
     utcnow,
 )
+from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.domain.text import check_text
 from amem.domain.values import current_value, normalize, with_value
@@ -46,6 +47,12 @@ from amem.policy import Mode, Policy, fingerprint
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
 CREATE_RULE = "note creation"
+
+
+#: verify's steps, as its progress reports them; rows checked between two reports.
+VERIFY_CHANGES = "verifying the change chain"
+VERIFY_RAW_LOGS = "verifying raw logs"
+PROGRESS_EVERY = 1000
 
 
 @dataclass(frozen=True)
@@ -625,11 +632,13 @@ class Governance:
 
     # -- integrity -----------------------------------------------------------------------------
 
-    def verify(self) -> VerifyResult:
+    def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
         """Recompute the change chain and each raw log's sha256; name the first row that fails."""
         prev = GENESIS_HASH
         checked = 0
         with self.ledger.read() as tx:
+            changes_total = tx.chain_head_seq()
+            progress(VERIFY_CHANGES, 0, changes_total)
             for c in tx.iter_changes(0):
                 expected = change_hash(
                     prev_hash=prev,
@@ -658,6 +667,9 @@ class Governance:
                     )
                 prev = c.hash
                 checked += 1
+                if checked % PROGRESS_EVERY == 0:
+                    progress(VERIFY_CHANGES, checked, changes_total)
+            progress(VERIFY_CHANGES, checked, changes_total)
             head_seq = tx.chain_head_seq()
             if head_seq != checked:
                 return VerifyResult(
@@ -668,6 +680,8 @@ class Governance:
                     message=f"the chain head says {head_seq} changes but {checked} are present",
                 )
             raw_checked = 0
+            raw_total = tx.count_raw_logs()
+            progress(VERIFY_RAW_LOGS, 0, raw_total)
             for log in tx.iter_raw_logs():
                 if sha256_text(log.text) != log.sha256:
                     return VerifyResult(
@@ -678,6 +692,9 @@ class Governance:
                         message=f"raw log {log.id} does not match its sha256: its text was altered",
                     )
                 raw_checked += 1
+                if raw_checked % PROGRESS_EVERY == 0:
+                    progress(VERIFY_RAW_LOGS, raw_checked, raw_total)
+            progress(VERIFY_RAW_LOGS, raw_checked, raw_total)
         return VerifyResult(
             ok=True,
             changes_checked=checked,

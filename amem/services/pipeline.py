@@ -30,6 +30,7 @@ from amem.domain.models import (
     new_id,
     utcnow,
 )
+from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_json, check_text, is_visible
 from amem.domain.values import current_value, normalize, parse_datetime
 from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
@@ -42,6 +43,8 @@ from amem.services.governance import Draft, Governance
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+#: The step add_notes and reprocess report progress on.
+ANALYSING = "analysing raw logs"
 #: Construct-step attributes proposed for the new note, in this order.
 CONSTRUCTED = ("keywords", "tags", "context", "category", "decision_rationale", "valid_at")
 #: Raw logs analysed, embedded and written together by add_notes and reprocess.
@@ -98,7 +101,12 @@ class WritePipeline:
         return self.process(raw)
 
     def add_notes(
-        self, items: Sequence[NoteInput], *, actor: Actor, batch_size: int = BATCH
+        self,
+        items: Sequence[NoteInput],
+        *,
+        actor: Actor,
+        batch_size: int = BATCH,
+        progress: Progress = no_progress,
     ) -> list[AddOutcome]:
         """add_note for many inputs: every input is checked first (a bad one names its position and
         nothing is recorded), all raw logs are committed in one transaction, then each batch is
@@ -123,7 +131,7 @@ class WritePipeline:
             return []
         with self.ledger.write() as tx:
             tx.insert_raw_logs(raws, utcnow())
-        return self.process_many(raws, batch_size=batch_size)
+        return self.process_many(raws, batch_size=batch_size, progress=progress)
 
     def record(
         self,
@@ -147,20 +155,24 @@ class WritePipeline:
             raise AnalysisPendingError(str(outcome.error), raw.id)
         return outcome.note_id
 
-    def process_many(self, raws: Sequence[RawLog], *, batch_size: int = BATCH) -> list[AddOutcome]:
-        """Analyse committed raw logs, ``batch_size`` at a time, in order."""
+    def process_many(
+        self, raws: Sequence[RawLog], *, batch_size: int = BATCH, progress: Progress = no_progress
+    ) -> list[AddOutcome]:
+        """Analyse committed raw logs, ``batch_size`` at a time, in order; ``progress`` after each batch."""
         outcomes: list[AddOutcome] = []
+        progress(ANALYSING, 0, len(raws))
         for start in range(0, len(raws), batch_size):
             outcomes += self._process_batch(raws[start : start + batch_size])
+            progress(ANALYSING, len(outcomes), len(raws))
         return outcomes
 
-    def reprocess(self, *, limit: int | None = None) -> list[str]:
+    def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Analyse raw logs left failed or pending (an outage, a crash). Returns the new note ids."""
         with self.ledger.read() as tx:
             states = tx.raw_log_states([RawLogState.FAILED, RawLogState.PENDING], limit=limit)
             raws = tx.get_raw_logs([s["raw_log_id"] for s in states])
         done: list[str] = []
-        for outcome in self.process_many(raws):
+        for outcome in self.process_many(raws, progress=progress):
             if outcome.note_id is None:
                 log.warning("%s", outcome.error)
             else:

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from amem.config import DEFAULT_LINK_KEYWORD_SCOPE_LIMIT, DEFAULT_LINK_KEYWORD_WINDOW, Settings
 from amem.domain.models import Note, as_utc, utcnow
+from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
 from amem.index.base import VectorHit, VectorIndex
@@ -134,9 +135,9 @@ class SearchService:
         """Apply to the index every change it has not absorbed. Returns how many notes it (re)indexed."""
         return self.sync.catch_up()
 
-    def reindex(self) -> int:
+    def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the index from the ledger, from zero. Returns how many notes it holds."""
-        return self.sync.reindex()
+        return self.sync.reindex(progress=progress)
 
     # -- searching -------------------------------------------------------------------------------
 

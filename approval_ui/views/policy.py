@@ -25,11 +25,7 @@ def main() -> None:
     m[2].metric("Frozen", modes.count("frozen"))
     m[3].metric("Self-approval", "allowed" if overview.self_approval else "never")
 
-    mine = [
-        a.attribute
-        for a in overview.attributes
-        if a.mode != "frozen" and mem.policy.may_approve(account.id, a.attribute)
-    ]
+    mine = [a.attribute for a in overview.attributes if set(account.roles) & set(a.approver_roles)]
     st.info(
         md_escape(
             f"You ({account.id}, roles: {', '.join(account.roles) or 'none'}) may decide: "
@@ -47,7 +43,8 @@ def main() -> None:
                     "attribute": a.attribute,
                     "mode": a.mode,
                     "narrowed by": "; ".join(f"when {r.when} → {r.mode}" for r in a.rules),
-                    "reviewed by": ", ".join(a.approver_roles) if a.mode != "frozen" else "nobody (frozen)",
+                    "reviewed by": ", ".join(a.approver_roles)
+                    or ("nobody (frozen)" if a.mode == "frozen" else "nobody"),
                     "type": a.type,
                     "kind": "core" if a.core else "team",
                     "description": a.description or "",

@@ -83,3 +83,8 @@ def test_cli_names_the_command_without_a_traceback(
     captured = capsys.readouterr()
     assert "amem db upgrade" in captured.err
     assert "Traceback" not in captured.err
+
+
+def test_the_quick_schema_check_reads_the_same_head_as_alembic() -> None:
+    """The check on open reads the head from the revision files without Alembic: it must agree."""
+    assert schema.fast_head() == schema.head_revision()

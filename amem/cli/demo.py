@@ -1,0 +1,135 @@
+"""``amem demo``: a store loaded with the sample account history, and the console on it.
+
+Everything goes through the real pipeline (raw logs, the offline analyst, the policy, the review
+queue), into a store of its own (``.amem-demo``), never the user's: the demo's policy and its
+reviewers file live in that store, with a demo reviewer whose fresh password is printed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from amem.cli.app import app, err, out, state
+
+DEMO_STORE = ".amem-demo"
+#: Written into a demo store: ``--reset`` deletes only a directory that carries it.
+MARKER = "amem-demo-store"
+DEMO_REVIEWER = "demo"
+DEMO_ACTOR = "agent:sales-agent"
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def sample_dir() -> Path:
+    """The packaged sample history: ``amem/samples/history/*.jsonl``."""
+    return Path(str(resources.files("amem"))) / "samples" / "history"
+
+
+def read_history(directory: Path) -> list[dict[str, Any]]:
+    """Every line of every ``*.jsonl`` in ``directory``, merged in time order (``at``)."""
+    from amem.cli.notes import _read_jsonl
+    from amem.domain.values import parse_datetime
+    from amem.errors import InvalidInputError
+
+    files = sorted(directory.glob("*.jsonl"))
+    if not files:
+        raise InvalidInputError(f"no sample history (*.jsonl) in {directory}")
+    items: list[tuple[datetime, int, dict[str, Any]]] = []
+    for path in files:
+        numbers, lines = _read_jsonl(str(path), None)
+        for number, item in zip(numbers, lines, strict=True):
+            try:
+                at = parse_datetime(item["at"], what="at") if item.get("at") else EARLIEST
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"{path}, line {number}: {exc}") from None
+            items.append((at, len(items), item))
+    return [item for _, _, item in sorted(items, key=lambda t: (t[0], t[1]))]
+
+
+def write_demo_policy(store: Path) -> tuple[Path, str]:
+    """The packaged policy and reviewers, plus a demo reviewer (cs_lead) with a new password."""
+    import yaml
+
+    from amem.policy import DEFAULT_POLICY_PATH
+    from amem.services.accounts import hash_password
+
+    policy_path = store / "policies.yaml"
+    shutil.copyfile(DEFAULT_POLICY_PATH, policy_path)
+    reviewers = yaml.safe_load((DEFAULT_POLICY_PATH.parent / "reviewers.yaml").read_text("utf-8"))
+    password = secrets.token_urlsafe(9)
+    reviewers["reviewers"][DEMO_REVIEWER] = {
+        "name": "Demo Reviewer",
+        "roles": ["cs_lead"],
+        "password_hash": hash_password(password),
+    }
+    header = "# The demo's reviewers (written by `amem demo`; the password is printed, never stored).\n"
+    (store / "reviewers.yaml").write_text(header + yaml.safe_dump(reviewers, sort_keys=False), "utf-8")
+    return policy_path, password
+
+
+@app.command()
+def demo(
+    store_dir: Annotated[
+        Path, typer.Option("--store", help="The demo's own store (never your own).", file_okay=False)
+    ] = Path(DEMO_STORE),
+    samples: Annotated[
+        Path | None,
+        typer.Option("--samples", help="A directory of *.jsonl histories (default: the packaged samples)."),
+    ] = None,
+    reset: Annotated[bool, typer.Option("--reset", help="Start the demo store over.")] = False,
+    no_ui: Annotated[bool, typer.Option("--no-ui", help="Load only; do not start the console.")] = False,
+    port: Annotated[int, typer.Option("--port", help="Console port.")] = 8501,
+) -> None:
+    """Load the sample account history through the real pipeline, then open the console with a
+    demo reviewer whose sign-in is printed here."""
+    from amem.cli.progress import reporter
+    from amem.cli.ui import require_console, ui
+    from amem.errors import InvalidInputError
+    from amem.memory import Memory
+
+    if not no_ui:
+        require_console()
+    store = store_dir.resolve()
+    if reset and store.exists():
+        if not (store / MARKER).is_file():
+            raise InvalidInputError(f"{store} is not a demo store (no {MARKER} file): not deleting it")
+        shutil.rmtree(store)
+    store.mkdir(parents=True, exist_ok=True)
+    (store / MARKER).write_text("made by `amem demo`; `amem demo --reset` deletes this directory\n")
+    policy_path, password = write_demo_policy(store)
+    ledger = f"sqlite:///{store / 'ledger.sqlite3'}"
+
+    with Memory(store, database_url=ledger, policy=policy_path) as mem:
+        if mem.notes(limit=1):
+            err.print(f"demo store {store} is already loaded (--reset to load it again)", markup=False)
+        else:
+            history = read_history(samples or sample_dir())
+            err.print(f"loading {len(history)} sample conversations into {store}", markup=False)
+            with reporter(False) as progress:
+                mem.add_notes(history, actor=DEMO_ACTOR, progress=progress)
+        scopes, note_count, raw_count = len(mem.scopes()), mem.count_notes(), mem.count_raw_logs()
+        pending = mem.count_proposals(_pending())
+    out.print(
+        f"demo store {store}: {note_count} notes in {scopes} accounts from {raw_count} raw logs; "
+        f"{pending} changes wait for review",
+        markup=False,
+    )
+    out.print(f"sign in as: {DEMO_REVIEWER}   password: {password}", markup=False)
+    if no_ui:
+        out.print(f"console: amem --home {store} ui", markup=False)
+        return
+    out.print(f"console: http://127.0.0.1:{port}  (Ctrl-C stops it)", markup=False)
+    state.home, state.database_url, state.policy = str(store), ledger, str(policy_path)
+    ui(port=port, headless=True, address="127.0.0.1")
+
+
+def _pending() -> Any:
+    from amem.ledger.store import ProposalFilter
+
+    return ProposalFilter(status=["pending"])

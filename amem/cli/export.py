@@ -1,0 +1,62 @@
+"""``amem export``: the auditors' export of changes, proposals or raw logs, streamed."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from amem.cli.app import app, err, open_memory
+
+
+class ExportKind(StrEnum):
+    changes = "changes"
+    proposals = "proposals"
+    raw_logs = "raw-logs"
+
+
+class ExportFormat(StrEnum):
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+@app.command("export")
+def export(
+    kind: Annotated[ExportKind, typer.Argument(help="What to export.", case_sensitive=False)],
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="csv or jsonl.")] = ExportFormat.jsonl,
+    scope: Annotated[str | None, typer.Option("--scope", help="Only this scope.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="From this time on (ISO 8601, inclusive).")
+    ] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Before this time (ISO 8601).")] = None,
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Write to this file (default: standard output).")
+    ] = None,
+) -> None:
+    """Export every change (with prev_hash and hash, to check the chain elsewhere), proposal or raw
+    log, oldest first, in any size of ledger: rows are read and written page by page.
+
+    Times: changes by applied_at, proposals by created_at, raw logs by received_at.
+    """
+    from amem.cli.app import parse_time
+    from amem.services.export import write
+
+    moments = parse_time(since, "--since"), parse_time(until, "--until")
+    table = kind.value.replace("-", "_")
+    with open_memory(create=False) as mem:
+        rows = mem.export(table, scope=scope, since=moments[0], until=moments[1])
+        if output is None:
+            write(rows, table, fmt.value, sys.stdout)
+            sys.stdout.flush()
+            return
+        try:
+            target = open(output, "w", encoding="utf-8", newline="")  # noqa: SIM115
+        except OSError as exc:
+            from amem.errors import InvalidInputError
+
+            raise InvalidInputError(f"cannot write {output}: {exc.strerror or exc}") from None
+        with target:
+            count = write(rows, table, fmt.value, target)
+    err.print(f"{count} {kind.value} written to {output}", markup=False)

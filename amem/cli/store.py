@@ -1,0 +1,56 @@
+"""``amem where`` (which store, ledger, index and policy are in force, and why) and ``amem init``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from amem.cli.app import JsonOpt, app, emit, out, settings, shown_url
+
+
+def where_data() -> dict[str, Any]:
+    """What a command would use here, read without opening (or creating) anything."""
+    from amem.policy import resolve_policy_path
+
+    cfg = settings()
+    return {
+        "store": str(cfg.home.resolve()),
+        "chosen_by": cfg.home_source,
+        "exists": cfg.home.is_dir(),
+        "ledger": shown_url(cfg.database_url),
+        "index": cfg.chroma_url or str(cfg.chroma_path.resolve()),
+        "policy": str(resolve_policy_path(cfg.policy_path).resolve()),
+    }
+
+
+@app.command()
+def where(as_json: JsonOpt = False) -> None:
+    """The store, ledger, index and policy in force here, and which rule chose the store."""
+
+    def render(d: dict[str, Any]) -> None:
+        missing = "" if d["exists"] else "  (not created yet)"
+        out.print(f"store   {d['store']}  ({d['chosen_by']}){missing}", markup=False)
+        out.print(f"ledger  {d['ledger']}", markup=False)
+        out.print(f"index   {d['index']}", markup=False)
+        out.print(f"policy  {d['policy']}", markup=False)
+
+    emit(where_data(), as_json, render)
+
+
+@app.command()
+def init(
+    directory: Annotated[
+        Path, typer.Argument(help="Where to put the .amem store (default: here).", file_okay=False)
+    ] = Path("."),
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a .amem store in DIRECTORY: commands run there or below will use it (as git finds .git)."""
+    from amem.config import STORE_DIR_NAME
+    from amem.memory import Memory
+
+    home = (directory / STORE_DIR_NAME).resolve()
+    with Memory(home) as mem:
+        data = {"store": str(home), "ledger": str(mem.settings.database_url)}
+    emit(data, as_json, lambda d: out.print(f"store {d['store']} ready", markup=False))

@@ -1,0 +1,16 @@
+"""How a long operation reports how far it is: a plain callback, so services never import a UI.
+
+``progress(task, done, total)``: ``task`` names the step in a few words ("analysing raw logs"),
+``done`` counts items finished so far, ``total`` the items expected (None when unknown). The CLI
+turns the calls into a progress bar on a terminal and into occasional plain lines otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+Progress = Callable[[str, int, "int | None"], None]
+
+
+def no_progress(task: str, done: int, total: int | None) -> None:
+    """The default: report nothing."""

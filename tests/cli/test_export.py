@@ -1,0 +1,101 @@
+"""``amem export``: an auditor takes the ledger elsewhere, whole or filtered, with the chain hashes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from amem.cli import main
+from amem.domain.hashing import GENESIS_HASH
+from amem.ledger import export_queries
+from amem.memory import Memory
+from tests.factories import LLM, make_note
+
+
+def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def ledger(memory: Memory) -> Memory:
+    acme = make_note(memory, 'Acme: "renewal", in March — with SSO,\nsecond line', tags=["renewal"])
+    make_note(memory, "Globex wants a pilot", scope="globex", tags=["pilot"])
+    memory.propose(acme.id, "decision_rationale", "auditor asked", reason="stated", proposer=LLM)
+    return memory
+
+
+def test_changes_carry_the_chain_so_it_can_be_checked_from_the_export_alone(
+    ledger: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(ledger, capsys, "export", "changes", "--format", "jsonl")
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    stored = ledger.changes(limit=1000)
+    assert [(r["seq"], r["hash"], r["prev_hash"]) for r in rows] == [
+        (c.seq, c.hash, c.prev_hash) for c in stored
+    ]
+    previous = GENESIS_HASH
+    for row in rows:
+        assert row["prev_hash"] == previous
+        previous = row["hash"]
+    assert {r["scope"] for r in rows} == {"acme", "globex"}
+    assert rows[0]["attribute"] == "content" and rows[0]["actor"] == "agent:sales-agent"
+
+
+def test_csv_keeps_text_exact_and_filters_by_scope_and_time(
+    ledger: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(ledger, capsys, "export", "raw-logs", "--format", "csv", "--scope", "acme")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["text"] for r in rows] == ['Acme: "renewal", in March — with SSO,\nsecond line']
+    assert rows[0]["actor"] == "agent:sales-agent" and json.loads(rows[0]["metadata"]) == {}
+
+    code, out, _ = run(ledger, capsys, "export", "proposals", "--format", "csv")
+    proposals = list(csv.DictReader(io.StringIO(out)))
+    pending = [p for p in proposals if p["status"] == "pending"]
+    assert [(p["attribute"], p["new_value"], p["proposer"]) for p in pending] == [
+        ("decision_rationale", "auditor asked", "llm:offline")
+    ]
+    assert json.loads(next(p for p in proposals if p["attribute"] == "tags")["new_value"]) in (
+        ["renewal"],
+        ["pilot"],
+    )
+
+    newest = max(c.applied_at for c in ledger.changes(limit=1000))
+    code, out, _ = run(ledger, capsys, "export", "changes", "--until", "2000-01-01T00:00:00Z")
+    assert code == 0 and out == ""
+    code, out, _ = run(ledger, capsys, "export", "changes", "--since", newest.isoformat())
+    assert [json.loads(line)["applied_at"] for line in out.splitlines()] == [newest.isoformat()]
+
+
+def test_export_to_a_file_says_how_many_rows(
+    ledger: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "changes.csv"
+    code, out, err = run(ledger, capsys, "export", "changes", "--format", "csv", "--output", str(target))
+    assert code == 0 and out == ""
+    count = len(ledger.changes(limit=1000))
+    assert err.strip() == f"{count} changes written to {target}"
+    assert len(list(csv.DictReader(target.open(encoding="utf-8", newline="")))) == count
+
+
+def test_rows_are_read_page_by_page_in_ledger_order(ledger: Memory) -> None:
+    with ledger.ledger.read() as tx:
+        whole = list(export_queries.iter_rows(tx, "changes"))
+        paged = list(export_queries.iter_rows(tx, "changes", page=3))
+    assert paged == whole and len(whole) == 4  # two notes, each created and tagged
+    assert [r["seq"] for r in whole] == sorted(r["seq"] for r in whole)
+
+
+def test_export_mistakes_are_one_line(ledger: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(ledger, capsys, "export", "changes", "--since", "last week")
+    assert code == 2 and "--since: 'last week' is not an ISO 8601" in err
+    code, _, err = run(ledger, capsys, "export", "changes", "-o", "/nonexistent-dir/x.csv")
+    assert code == 2 and err.strip().startswith("error: cannot write /nonexistent-dir/x.csv")

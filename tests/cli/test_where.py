@@ -1,0 +1,101 @@
+"""The store is where a user expects it: AMEM_HOME / --home, else the nearest .amem, else per user."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from amem.cli import main
+
+
+def where(capsys: pytest.CaptureFixture[str], *options: str) -> dict[str, object]:
+    assert main([*options, "where", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_nearest_store_above_the_current_directory_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "project"
+    assert main(["init", str(project)]) == 0
+    capsys.readouterr()
+    deep = project / "src" / "deep"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+
+    found = where(capsys)
+    assert found["store"] == str((project / ".amem").resolve())
+    assert found["chosen_by"] == "nearest .amem"
+    assert found["ledger"] == f"sqlite:///{(project / '.amem' / 'ledger.sqlite3').resolve()}"
+    assert found["index"] == str((project / ".amem" / "index").resolve())
+    # And commands run there really read that store, not a new one beside them.
+    assert main(["pending"]) == 0
+    assert f"nothing pending in {(project / '.amem').resolve()}" in capsys.readouterr().out
+    assert not (deep / ".amem").exists()
+
+
+def test_without_a_store_nearby_the_per_user_directory_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    somewhere = tmp_path / "elsewhere"
+    somewhere.mkdir()
+    monkeypatch.chdir(somewhere)
+    found = where(capsys)
+    assert found == {
+        **found,
+        "store": str(tmp_path / "user-data" / "amem"),  # XDG_DATA_HOME, set by tests/conftest.py
+        "chosen_by": "per-user data directory",
+        "exists": False,
+    }
+    assert not (somewhere / ".amem").exists(), "`amem where` creates nothing"
+
+    assert main(["notes"]) == 0
+    assert f"no notes in {tmp_path / 'user-data' / 'amem'}" in capsys.readouterr().out
+    assert not (somewhere / ".amem").exists()
+
+
+def test_amem_home_and_then_home_option_win_over_the_nearest_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".amem").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AMEM_HOME", str(tmp_path / "from-env"))
+    found = where(capsys)
+    assert (found["store"], found["chosen_by"]) == (str(tmp_path / "from-env"), "AMEM_HOME")
+    found = where(capsys, "--home", str(tmp_path / "from-option"))
+    assert (found["store"], found["chosen_by"]) == (str(tmp_path / "from-option"), "--home")
+
+
+def test_the_policy_in_force_is_named_and_a_store_may_carry_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("AMEM_POLICY")
+    store = tmp_path / ".amem"
+    store.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert where(capsys)["policy"].endswith("amem/defaults/policies.yaml")  # type: ignore[union-attr]
+    (store / "policies.yaml").write_text("default_mode: auto\n", encoding="utf-8")
+    assert where(capsys)["policy"] == str(store / "policies.yaml")
+    assert main(["policy", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["default_mode"] == "auto"
+
+
+def test_where_prints_one_line_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["where"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["store", "ledger", "index", "policy"]
+    assert "per-user data directory" in lines[0] and "not created yet" in lines[0]
+
+
+def test_a_missing_note_names_the_store_that_was_searched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["--home", "st", "show", "n_nosuchnote"]) == 2
+    err = capsys.readouterr().err
+    assert f"note n_nosuchnote does not exist in {(tmp_path / 'st').resolve()}" in err
