@@ -328,7 +328,7 @@ def markdown_table(score: PartScore, *, baseline: PartScore | None = None) -> st
     """One part's figures as a markdown table, with the issue's targets (and a baseline column)."""
     head = ["figure", score.part]
     if baseline is not None:
-        head.append(f"baseline ({baseline.part})")
+        head.append("baseline")
     head += ["target", "met"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     base = baseline.figures if baseline is not None else {}
