@@ -55,13 +55,13 @@ def test_a_good_answer_is_validated_and_recorded_as_one_call(scripted_llm, polic
     }
     assert result.attempts == [result.call]
     call = result.call
-    assert (call.task, call.model, call.prompt_version) == ("construct_note", MODEL, "construct_note/1")
+    assert (call.task, call.model, call.prompt_version) == ("construct_note", MODEL, "construct_note/2")
     assert call.raw_log_id == raw.id
     assert call.error is None and call.response_text == _answer()
     assert call.prompt_sha256 == prompt_sha256(scripted_llm.requests[0])
     assert call.prompt_tokens > 0 and call.completion_tokens > 0
     assert result.usage.prompt_tokens == call.prompt_tokens
-    assert (result.model, result.prompt_version) == (MODEL, "construct_note/1")
+    assert (result.model, result.prompt_version) == (MODEL, "construct_note/2")
 
 
 def test_a_fenced_json_answer_is_accepted(scripted_llm, policy: Policy) -> None:
@@ -140,6 +140,7 @@ def test_an_invalid_answer_is_refused_and_asked_again(
         "decision_rationale",
         "valid_at",
         "extra",
+        "evidence",
     }
 
 
@@ -242,7 +243,7 @@ def test_link_evolve_shows_real_ids_and_keeps_answers_about_them(scripted_llm) -
     assert [link.note_id for link in result.answer.links] == ["n_neighbour_0"]
     assert result.answer.updates[0].tags == ["pricing", "acme"]
     assert result.answer.contradictions[0].reason == "$60/seat replaces $50/seat"
-    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/1")
+    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/2")
 
 
 def test_ids_not_among_the_neighbours_are_dropped_and_logged(scripted_llm, caplog) -> None:
