@@ -10,6 +10,7 @@ part and the held-out part are printed apart; the targets are the issue's, for t
 
     python bench/review_burden.py                       # SQLite in a temp dir, both tables
     python bench/review_burden.py --json                # one JSON object on stdout
+    python bench/review_burden.py --explain             # and the tuned part's misses, one a line
     python bench/review_burden.py --database-url postgresql+psycopg://postgres@127.0.0.1:5432/bench
     python bench/review_burden.py --json > out.json; python bench/review_burden.py --baseline out.json
 
@@ -36,14 +37,22 @@ import amem  # noqa: E402
 from amem.ledger.store import ProposalFilter  # noqa: E402
 from amem.memory import Memory  # noqa: E402
 from amem.samples import load_inputs, load_labels  # noqa: E402
-from amem.samples.scoring import PartScore, ProposalRecord, markdown_table, score_part  # noqa: E402
+from amem.samples.scoring import (  # noqa: E402
+    PartScore,
+    ProposalRecord,
+    explain,
+    markdown_table,
+    score_part,
+)
 
 BASELINE = REPO / "bench" / "review_burden_baseline.json"
 DEFAULT_POLICY = Path(amem.__file__).parent / "defaults" / "policies.yaml"
 PARTS = ("tuned", "heldout")
 
 
-def run(home: Path, database_url: str | None, policy: Path) -> tuple[dict[str, PartScore], dict[str, Any]]:
+def run(
+    home: Path, database_url: str | None, policy: Path
+) -> tuple[dict[str, PartScore], dict[str, Any], list[str]]:
     """Ingest every sample input into a fresh store and score each part."""
     inputs, labels = load_inputs(), load_labels()
     with Memory(home, llm="offline", database_url=database_url, policy=policy) as memory:
@@ -75,7 +84,7 @@ def run(home: Path, database_url: str | None, policy: Path) -> tuple[dict[str, P
         "seconds": round(seconds, 1),
         "inputs_per_second": round(len(inputs) / seconds, 1) if seconds else None,
     }
-    return scores, run_info
+    return scores, run_info, explain("tuned", labels, records, categories)
 
 
 def _baseline(path: Path | None) -> dict[str, PartScore]:
@@ -100,10 +109,13 @@ def main() -> None:
     parser.add_argument("--policy", type=Path, default=DEFAULT_POLICY, help="policy file (default: packaged)")
     parser.add_argument("--baseline", type=Path, default=BASELINE, help="an earlier --json run, shown beside")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    parser.add_argument(
+        "--explain", action="store_true", help="also list the tuned part's misses (never the held-out part's)"
+    )
     args = parser.parse_args()
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
-    scores, info = run(home, args.database_url, args.policy)
+    scores, info, misses = run(home, args.database_url, args.policy)
     if args.json:
         print(json.dumps({**info, **{part: scores[part].as_json() for part in PARTS}}, indent=1))
         return
@@ -119,6 +131,9 @@ def main() -> None:
             print("no inputs in this part")
             continue
         print(markdown_table(scores[part], baseline=baseline.get(part)))
+    if args.explain:
+        print("\n## Tuned part: what disagrees with the labels\n")
+        print("\n".join(misses) or "nothing")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import pytest
 from amem.samples import SampleLabel
 from amem.samples.scoring import (
     ProposalRecord,
+    explain,
     is_backed,
     kind_of,
     markdown_table,
@@ -145,3 +146,22 @@ def test_targets() -> None:
     assert target_met("notes retiring themselves", 0) is True
     assert target_met("review items per 100 inputs", 10.0) is None
     assert target_met("rationale recall", None) is None
+
+
+def test_explain_names_each_miss_of_the_part() -> None:
+    proposals = [
+        pending("valid_at", "a-007", value="2026-04-06T00:00:00Z"),
+        pending("invalid_at", "a-001", "a-004"),
+        ProposalRecord("decision_rationale", "auto_applied", "a-004", "a-004", "Agreed: $49 per seat"),
+        pending("valid_at", "t-001", value="2026-03-01T00:00:00Z"),  # the other part's: not named
+    ]
+    lines = explain("heldout", LABELS, proposals, {"a-001": "pricing", "a-004": "pricing"})
+    assert "unbacked  a-007 -> a-007 valid_at = '2026-04-06T00:00:00Z'" in lines
+    assert "rationale a-004 want 'they accepted a two-year term' got 'Agreed: $49 per seat'" in lines
+    assert "valid_at  a-002 want 2026-06-08 got None" in lines
+    assert "valid_at  a-007 want None got 2026-04-06" in lines
+    assert "category  a-004 want pricing got pricing" not in lines
+    assert "retired   a-001 by a-004: not labelled" in lines
+    assert "missed    a-001 retired by a-002" in lines
+    assert "missed    a-002 retired by a-004" in lines
+    assert not any("t-001" in line for line in lines)

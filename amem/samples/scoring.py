@@ -311,6 +311,51 @@ def score_part(
     return score
 
 
+def explain(
+    part: str,
+    labels: Mapping[str, SampleLabel],
+    proposals: Sequence[ProposalRecord],
+    categories: Mapping[str, str | None],
+) -> list[str]:
+    """One line per miss of ``part``: unbacked queue items, rationales, dates, retirements and
+    categories that disagree with the labels. For tuning: only ever print it for the tuned part."""
+    mine = {sid for sid, label in labels.items() if label.part == part}
+    lines: list[str] = []
+    for p in proposals:
+        if p.status == "pending" and p.cause_sample in mine and not is_backed(p, labels):
+            where = f"{p.cause_sample} -> {p.note_sample} {p.attribute}"
+            lines.append(f"unbacked  {where} = {_short(p.new_value)}")
+    rationales, dates = _latest_own(proposals, "decision_rationale"), _latest_own(proposals, "valid_at")
+    for sid in sorted(mine):
+        label = labels[sid]
+        got = rationales.get(sid)
+        said = got.new_value if got else None
+        if label.reason and label.restates is None and token_f1(_text(said or ""), label.reason) < MATCH_F1:
+            lines.append(f"rationale {sid} want {label.reason!r} got {_short(said)}")
+        elif got is not None and not label.reason:
+            lines.append(f"rationale {sid} want none got {_short(got.new_value)}")
+        day = as_day(dates[sid].new_value) if sid in dates else None
+        if label.restates is None and day != label.valid_at:
+            lines.append(f"valid_at  {sid} want {label.valid_at} got {day}")
+        if sid in categories and categories[sid] != label.category:
+            lines.append(f"category  {sid} want {label.category} got {categories[sid]}")
+    pairs = {(p.note_sample, p.cause_sample) for p in proposals if p.attribute == "invalid_at"}
+    for old, new in sorted(pairs):
+        if new in mine and not retires_correctly(old, new, labels):
+            lines.append(f"retired   {old} by {new}: not labelled")
+    found = pairs | {(canonical(o, labels), canonical(n, labels)) for o, n in pairs if o != n}
+    for sid in sorted(mine):
+        for old in labels[sid].invalidates:
+            if (old, sid) not in found:
+                lines.append(f"missed    {old} retired by {sid}")
+    return lines
+
+
+def _short(value: Any, width: int = 90) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return repr(text if len(text) <= width else text[: width - 1] + "…")
+
+
 def _contains_any(value: Any, spans: Sequence[str]) -> bool:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return any(span in text for span in spans)
