@@ -352,6 +352,8 @@ def explain(
 
 
 def _short(value: Any, width: int = 90) -> str:
+    if value is None:
+        return "None"
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return repr(text if len(text) <= width else text[: width - 1] + "…")
 
