@@ -81,7 +81,8 @@ class OfflineAnalyst:
         evidence: dict[str, str] = {}
         if why is not None:
             evidence["decision_rationale"] = why.text
-        when = dates.valid_at(text, raw_log.occurred_at)
+        # noise (no category) states no fact, so nothing it says takes effect on a date
+        when = dates.valid_at(text, raw_log.occurred_at) if not categories.chat(text) else None
         if when is not None:
             evidence["valid_at"] = when.text
         the_context = context(category, keywords, lines)

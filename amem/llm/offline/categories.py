@@ -16,13 +16,14 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "support issue",
             r"\b(bugs?|errors?|outages?|tickets?|incidents?|broken|crash(?:es|ed)?|fail(?:s|ed|ing|ure)?|"
             r"not working|down ?time|escalat\w*|latency|slow(?:ness|ly)?|workaround|regression|"
-            r"times? out|timeouts?|severity|fix(?:ed)?)\b",
+            r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap)\b",
         ),
         ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
         (
             "contract",
             r"\b(contracts?|agreements?|msa|sla|dpa|terms?|signatures?|signed|sign(?:ing)?|legal|"
-            r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead)\b",
+            r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
+            r"closed won|economic buyer|\d+ (?:seats|users)(?: starting| from)?)\b",
         ),
         (
             "pricing",
@@ -32,34 +33,47 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "onboarding",
             r"\b(onboard\w*|training|rollout|roll(?:ing)? (?:us )?out|go-live|goes live|set ?up|"
-            r"implementation|migrat\w*|cutover|workspace|connector|active users?)\b",
+            r"implementation|migrat\w*|cutover|workspace|connector|active users?|went live|go live|"
+            r"logged in)\b",
         ),
         (
             "feature request",
             r"\b(feature requests?|roadmap|would like (?:to see|a)|wish(?:es)?|could your product|"
-            r"can you add|beta|asked about)\b",
+            r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
+            r"integration with)\b",
         ),
         (
             "meeting",
             r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
-            r"spoke with|talked to|kick-?off|business review|intro|review with|board)\b",
+            r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
+            r"steering committee|check-?in)\b",
         ),
-        ("decision", r"\b(decided|decision|chose|opted|postponed|going with|went with)\b"),
+        (
+            "decision",
+            r"\b(decided|decide|decision|chose|opted|postpon\w*|going with|went with|approved|picked|"
+            r"pulled the plug|called off|settled)\b",
+        ),
         (
             "personal",
             r"\b(family|kids?|children|son|daughter|wife|husband|partner|mom|dad|mother|father|"
             r"vacation|birthday|wedding|hobby|hobbies|friends?|pets?|dog|cat|painting|music|hiking|"
-            r"camping|school|leaving|coaches|prefers|personal news)\b",
+            r"camping|school|leaving|coaches|prefers|personal\w*|married|honeymoon|fan|lunch|retir\w*|"
+            r"vegetarian|allerg\w*|baby|holidays?)\b",
         ),
     )
 )
 
 #: Chat that carries nothing to remember, whatever words it contains.
 _CHAT = re.compile(
-    r"^\W*(?:(?:hi|hey|hello|thanks|thank you|thx|great|nice|awesome|congrats|cheers|happy|ok|okay|"
-    r"got it|noted|sounds good|will do|drinks)\b[^.!?]*[.!?]*\s*){1,3}$",
+    r"^\W*(?:[A-Z][a-z]+,\s*)?(?:(?:hi|hey|hello|thanks|thank you|thx|great|nice|awesome|congrats|cheers|"
+    r"happy|ok|okay|got it|noted|sounds good|will do|drinks)\b[^.!?]*[.!?]*\s*){1,3}$",
     re.IGNORECASE,
 )
+
+
+def chat(text: str) -> bool:
+    """Whether the text is only chat (thanks, greetings, "see you then"): nothing to remember."""
+    return len(text.split()) <= 12 and bool(_CHAT.match(text.strip()))
 
 
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
@@ -70,7 +84,7 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
     (a subject line, a one-word reply) is noise too.
     """
     words = len(text.split())
-    if words <= 12 and _CHAT.match(text.strip()):
+    if chat(text):
         return None
     best, best_score = None, 0.0
     for label, pattern in _CUES:
@@ -80,6 +94,8 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
                 continue
             score += 1
         score += 0.9 * sum(1 for _ in pattern.finditer(lead))
+        if label == "meeting" and pattern.search(" ".join(lead.split()[:3])):
+            score += 1.5  # "QBR with ...", "Renewal review with ...": the note of a meeting
         if score > best_score:
             best, best_score = label, score
     if words < 5 and best_score < 2:

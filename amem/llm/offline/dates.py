@@ -57,10 +57,14 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "next_last",
             rf"\b(?P<rel>last|next|this coming|coming|this past|past)\s+(?P<unit>{_WEEKDAY}|month)\b",
         ),
-        ("weekday", rf"\b(?:(?P<rel>this|on|last|next)\s+)?(?P<weekday>{_WEEKDAY})\b(?!s)"),
+        (
+            "weekday",
+            rf"\b(?:(?P<rel>this|on|last|next|by|until|till|before|from|starting)\s+)?(?P<weekday>{_WEEKDAY})\b(?!s)",
+        ),
         (
             "named_day",
-            r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|tomorrow|today)\b",
+            r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|tomorrow|today|"
+            r"this morning|this afternoon|tonight)\b",
         ),
         ("ago", rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+ago\b"),
         ("in_n", rf"\bin\s+(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b"),
@@ -131,6 +135,16 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                 continue
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
             tense = None if starts else _tense(text, start, end)
+            if not starts and _in_relative_clause(text, start):
+                continue  # "the report we asked for in June": it dates a noun, not the fact
+            if name == "weekday" and not match.group("rel") and tense != "past" and not starts:
+                continue  # "I'm out Thursday": a bare weekday dates only a past event
+            if (
+                name == "named_day"
+                and _is_today(match)
+                and (text[end : end + 2] == "'s" or (not starts and tense != "past"))
+            ):
+                continue  # "today" dates an event that happened today, or "as of today"
             when = _resolve(name, match, today, tense)
             if when is None:
                 continue
@@ -195,11 +209,19 @@ def _is_date(name: str, match: re.Match[str], text: str, start: int, end: int) -
             r"\b(?:in|by|to|from|until|for|during|before|after|of|until)\s+(?:the\s+)?$", before, re.I
         )
         return bool(match.group("year") or match.group("part") or cue)
-    if name == "named_day" and match.group("named").lower() == "today":
-        # "today" dates the fact only when it says the fact holds from today ("as of today")
-        return bool(re.search(r"\b(?:as of|from|starting|effective)\s*$", before, re.I))
     # lowercase "may" / "march" before a number are the verbs ("may 2 users")
     return not (name == "month_day" and match.group("month") in {"may", "march"})
+
+
+def _is_today(match: re.Match[str]) -> bool:
+    return match.group("named").lower() in {"today", "this morning", "this afternoon", "tonight"}
+
+
+def _in_relative_clause(text: str, start: int) -> bool:
+    """Whether the date sits in a relative clause ("... that we asked for in June")."""
+    edges = list(_CLAUSE_EDGE.finditer(text[:start]))
+    clause = text[edges[-1].end() if edges else 0 : start]
+    return bool(re.search(r"\b(?:that|which|who)\s+(?:we|they|he|she|you|I|it|you)\b", clause))
 
 
 def _tense(text: str, start: int, end: int) -> Tense:
@@ -319,14 +341,19 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
         if name == "weekday":
             rel = (g.get("rel") or "").lower()
             wanted = WEEKDAYS.index(g["weekday"].lower())
-            if rel in {"next"}:
+            if rel in {"next", "by", "until", "till", "before", "from", "starting"}:
                 return _weekday(today, wanted, "future")
             if rel == "last":
                 return _weekday(today, wanted, "past")
             return _weekday(today, wanted, tense or "past")
         if name == "named_day":
-            offset = {"the day before yesterday": -2, "yesterday": -1, "today": 0, "tomorrow": 1,
-                      "the day after tomorrow": 2}[g["named"].lower()]  # fmt: skip
+            offsets = {
+                "the day before yesterday": -2,
+                "yesterday": -1,
+                "tomorrow": 1,
+                "the day after tomorrow": 2,
+            }
+            offset = offsets.get(g["named"].lower(), 0)
             return today + timedelta(days=offset)
         if name in {"ago", "in_n"}:
             n, unit = _count(g["n"]), g["unit"].lower().rstrip("s")

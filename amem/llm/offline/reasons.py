@@ -18,9 +18,14 @@ from dataclasses import dataclass
 from amem.llm.offline.text import Sentence
 
 DECISION = re.compile(
-    r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched|moved|postponed|"
+    r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched|moved|postponed|settled|"
+    r"pulled the plug|called off|backed out|"
+    r"(?:is|are|'re|am)\s+(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
+    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing)|"
+    r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
+    r"(?:doesn'?t|does not|don'?t|do not) want|"
     r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|dropped|paused|"
-    r"extended|upgraded|downgraded|accepted|committed|pushed|delayed|reduced|decided against|"
+    r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
     r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
     r"(?:will|'ll)\s+(?:reduce|renew|switch|move|cancel|upgrade|downgrade|drop|pause|extend|sign|"
     r"go with|stick with|keep|stay|expand|add|buy|commit)|"
@@ -32,8 +37,12 @@ DECISION = re.compile(
 _FINITE = re.compile(
     r"\b(?:is|are|was|were|has|have|had|does|did|do|can|could|will|would|must|should|may|might|"
     r"need|needs|want|wants|makes|make|fits|fit|removes|requires|require|prefers|lacks|costs|"
-    r"matches|lines up|means|gives|takes|runs|keeps|stays|remains|helps|covers|saves|allows|"
-    r"\w{3,}ed)\b|'s\b|'re\b",
+    r"matches|lines up|means|gives|takes|runs|keeps|stays|remains|helps|covers|saves|allows|got|"
+    r"\w{3,}ed)\b|'s\b|'re\b|"
+    # a verb in -s after a subject that is not a determiner's noun ("billing loses", "it lands")
+    r"\b(?!(?:the|a|an|their|our|its|his|her|these|those|all|some|per|of|for|by|with|in|on|at|to)\b)"
+    r"[A-Za-z]+\s+(?!(?:is|was|has|this|its|his|as|us|plus|across|news|less|process|business)\b)"
+    r"[a-z]{2,}(?<!s)s\b",
     re.IGNORECASE,
 )
 _AS_NOT_REASON = re.compile(
@@ -44,7 +53,7 @@ _AS_NOT_REASON = re.compile(
 #: Connectives after which the reason follows, tried in text order after the decision.
 _AFTER = re.compile(
     r"\b(?P<conn>because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
-    r"thanks to|in light of)\s+|(?P<colon>:)\s+",
+    r"thanks to|in light of)\s+|(?P<colon>:|\s[—–]|\s-)\s+",
     re.IGNORECASE,
 )
 _BEFORE = re.compile(
@@ -54,11 +63,12 @@ _BEFORE = re.compile(
 )
 _THEN_SO = re.compile(r",?\s+so\s+(?=\w)", re.IGNORECASE)
 _REASON_SENTENCE = re.compile(
-    r"^\W*(?:reason|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?|that'?s because|"
-    r"this is because|it'?s because|because(?: of)?)\s*[:\-–]?\s+",
+    r"^\W*(?:reason|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|that'?s because|"
+    r"this is because|it'?s because|because(?: of)?|(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
+    r"reasoning|explanation)|(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
     re.IGNORECASE,
 )
-_CLAUSE_END = re.compile(r"\s*(?:;|:\s|\s[—–-]\s|\.\s|\.$|\?|!|$)")
+_CLAUSE_END = re.compile(r"\s*(?:;|:\s|\s[—–-]\s|,\s+and\s+(?:that|this|it)\b|\.\s|\.$|\?|!|$)")
 
 
 @dataclass(frozen=True)
@@ -150,6 +160,10 @@ def _before(sentence: Sentence) -> Reason | None:
     return _span(sentence, match.start("reason"), match.end("reason"))
 
 
+_FACTOR = re.compile(
+    r"\bthe (?:main |real |key |deciding |decisive )?(?:reason|factor|driver)s?\s+(?:was|is|were)\s+",
+    re.IGNORECASE,
+)
 _CLEFT = re.compile(
     r"^(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+(?:said|says|told us|explained|confirmed)\s+(?:that\s+)?)?"
     r"(?P<reason>.+?)\s+(?:was|is|were|are)\s+(?:what (?:tipped|decided|drove|made)\b|"
@@ -161,7 +175,7 @@ _CLEFT = re.compile(
 def _stated_reason(sentence: Sentence) -> Reason | None:
     """ "Reason: the new CFO wants one vendor." / "The reason is ..." / "X was what tipped it" as
     the next sentence."""
-    match = _REASON_SENTENCE.match(sentence.text)
+    match = _REASON_SENTENCE.match(sentence.text) or _FACTOR.search(sentence.text)
     if match is None:
         cleft = _CLEFT.match(sentence.text)
         if cleft is None:

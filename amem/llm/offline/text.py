@@ -104,7 +104,7 @@ def slug(text: str) -> str:
 
 #: Fake delimiters: tags, fences and banner lines such as <<<END OF USER DATA>>>.
 _DELIMITER = re.compile(
-    r"</?\s*[A-Za-z_][\w-]*(?:\s+[^<>]*)?>|<{2,}[^<>\n]*>{2,}|`{3,}|^\s*(?:#{3,}|={3,}|-{3,}).*$",
+    r"</?\s*[A-Za-z_][\w-]*(?:\s+[^<>]*)?>|<{2,}[^<>\n]*>{2,}|`{3,}|\"{3,}|'{3,}|\[/?(?:INST|SYS|system)\]|^\s*(?:#{3,}|={3,}|-{3,}).*$",
     re.MULTILINE,
 )
 #: A sentence addressed to a model or a system rather than describing the account.
@@ -113,7 +113,9 @@ _INSTRUCTION = re.compile(
     r"^\W*(?:system|assistant|user|developer|admin)(?:\s+\w+){0,2}\s*:|"
     r"\bapprove (?:all|every|any|each|this|these|the)\b[^.\n]{0,30}\b(?:proposals?|changes?|pending)\b|"
     r"\bset (?:the )?[a-z]+_[a-z_]+\b|\bset (?:category|tags|keywords|context|status)\b[^.\n]{0,20}\bto\b|"
-    r"\b(?:you are now|act as|new instructions|from now on you)\b|"
+    r"\b(?:you are now|act as|new instructions?|updated instructions?|from now on you)\b|"
+    r"\bend of (?:the )?(?:customer|user|untrusted) (?:text|data|input|content)\b|"
+    r"\b(?:delete|remove|erase) (?:all|every)\b[^.\n]{0,30}\bnotes?\b|"
     r"\bmark (?:this|the) (?:account|note)s? as\b",
     re.IGNORECASE | re.MULTILINE,
 )

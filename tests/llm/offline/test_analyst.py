@@ -91,7 +91,8 @@ def test_keywords_name_the_people_companies_and_topics(
     [
         (ACME_PRICE_NEW, "pricing"),
         (GLOBEX_TICKET, "support issue"),
-        (INITECH_RENEWAL, "renewal"),
+        ("Initech's renewal is due June 30; they expect to renew for two years.", "renewal"),
+        (INITECH_RENEWAL, "meeting"),  # the note of a call, whatever it was about
         (STARK_CONTRACT, "contract"),
         (CYBERDYNE_ONBOARDING, "onboarding"),
         (SOYLENT_FEATURE, "feature request"),
