@@ -28,12 +28,15 @@ _COUNT = re.compile(r"\b(?P<num>\d[\d,]*)\s+(?P<unit>seat|user|licen[cs]e)s?\b",
 #: A sentence that quotes, offers, asks or budgets rather than states what holds.
 _NOT_A_FACT = re.compile(
     r"\?|\b(?:propos\w*|counter\w*|offer\w*|quote[ds]?|quoting|would|could|if|budget\w*|asked|"
-    r"question|hold the|evaluating|considering|might|maybe|under|below|above|at most|at least|"
-    r"instead of one|active|trial|pilot)\b",
+    r"question|hold the|evaluating|considering|might|maybe|"
+    r"active|wants?|asks?|asking|demand\w*|pushed back|plans?|planning|about|around|roughly|"
+    r"approximately|expects?)\b",
     re.IGNORECASE,
 )
 #: Words before a value that make it the old one ("150 instead of 120", "(was 120)").
-_OLD_VALUE_BEFORE = re.compile(r"\b(?:instead of|was|were|from|up from|down from|replacing)\s*$", re.I)
+_OLD_VALUE_BEFORE = re.compile(r"\b(?:instead of|was|were|from|up from|down from|replacing|not)\s*$", re.I)
+#: What makes a sentence a plan's statement rather than a question or an option.
+_NOT_A_CHOICE = re.compile(r"\?|\b(?:propos\w*|offer\w*|would|could|if|considering|evaluating)\b", re.I)
 
 _CADENCE = re.compile(
     r"\b(?P<plan>annual|yearly|monthly|quarterly)\s+(?:plan|billing|subscription|payments?|invoicing)\b",
@@ -45,7 +48,8 @@ _TIER = re.compile(
     re.IGNORECASE,
 )
 _DROPPED_BEFORE = re.compile(
-    r"\b(?:no longer (?:wants?|needs?|uses?)|drop(?:s|ped)?|cancel(?:s|led|ed)?|leav(?:e|es|ing)|"
+    r"\b(?:no longer (?:wants?|needs?|uses?)|(?:doesn'?t|does not|don'?t|do not) want|drop(?:s|ped)?|"
+    r"cancel(?:s|led|ed)?|leav(?:e|es|ing)|"
     r"over|instead of|rather than|not|off)\b[^.;]{0,12}$",
     re.IGNORECASE,
 )
@@ -61,11 +65,12 @@ _MOVE = re.compile(
 _ROLES = {
     "contact": r"champion|main contact|primary contact|point of contact|sponsor|day-to-day contact",
     "decider": r"decision[- ]maker|decision (?:now )?sits with|signs (?:anything|off|everything)|signer|"
-    r"sign-off|economic buyer|budget owner|final say|approves (?:anything|spend)",
+    r"sign-off|economic buyer|budget owner|final say|final call|approves (?:anything|spend)|"
+    r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget)",
 }
 _ROLE = {kind: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for kind, pattern in _ROLES.items()}
 _ROLE_CHANGE = re.compile(
-    r"\b(?:new|now|takes? over|took over|no longer|leaving|left|replac\w*|moved on|steps? down|"
+    r"\b(?:new|now|next|takes? over|took over|no longer|leaving|left|retir\w*|replac\w*|moved on|steps? down|"
     r"stepping down|handed over)\b",
     re.IGNORECASE,
 )
@@ -73,6 +78,7 @@ _NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
 _NEGATED = re.compile(
     r"\b(?:no longer\s+(?P<v1>\w+)|decided (?:not to|against)\s+(?P<v2>\w+)|not to\s+(?P<v3>\w+)|"
     r"(?:will not|won't|not going to)\s+(?P<v4>\w+)|cancell?ed|called off|backed out of|pulled out of|"
+    r"pulled the plug on|"
     r"reversed)\b(?P<obj>[^.;:]*)",
     re.IGNORECASE,
 )
@@ -101,8 +107,6 @@ def root(word: str) -> str:
     for suffix in ("ing", "ed"):
         if len(w) > len(suffix) + 3 and w.endswith(suffix):
             w = w[: -len(suffix)]
-            if len(w) > 3 and w[-1] == w[-2]:
-                w = w[:-1]
             break
     return w
 
@@ -136,21 +140,16 @@ def facts(text: str) -> Facts:
     base = datetime(2000, 6, 15, tzinfo=UTC)
     for sentence in sentences(readable(text)):
         s = sentence.text
-        fact = not _NOT_A_FACT.search(s)
+        fact = not _NOT_A_FACT.search(s) or bool(
+            re.search(r"\b(?:accepted|agreed|signed|settled)\b", s, re.I)
+        )
         if fact:
             for m in _MONEY.finditer(s):
                 if not _OLD_VALUE_BEFORE.search(s[: m.start()]):
                     prices.add((m.group("cur"), stem(m.group("unit").lower()), _amount(m.group("num"))))
                     evidence.setdefault("price", s)
             for m in _COUNT.finditer(s):
-                before = s[: m.start()]
-                if (
-                    _OLD_VALUE_BEFORE.search(before)
-                    or re.search(r"\bof\s*$", before)
-                    or re.search(r"^\s+of\b", s[m.end() - len(m.group("unit")) - 10 : m.start()])
-                ):
-                    continue
-                if re.match(r"\s+of\b", s[m.end() :]) or re.search(r"\d\s+of\s*$", before):
+                if _OLD_VALUE_BEFORE.search(s[: m.start()]):
                     continue
                 counts.add((stem(m.group("unit").lower()), _amount(m.group("num"))))
                 evidence.setdefault("count", s)
@@ -161,10 +160,16 @@ def facts(text: str) -> Facts:
             for m in pattern.finditer(s):
                 plan = (dimension, m.group("plan").lower().replace("yearly", "annual"))
                 if _DROPPED_BEFORE.search(s[: m.start()]):
-                    if re.search(r"\b(?:no longer|drop|cancel|leav)", s[: m.start()], re.I):
+                    if re.search(
+                        r"\b(?:no longer|drop|cancel|leav|doesn'?t|does not|don'?t|do not)",
+                        s[: m.start()],
+                        re.I,
+                    ):
                         dropped.add(plan)
                         evidence.setdefault("plan", s)
-                elif (decided and fact) or re.search(r"\b(?:switch\w*|mov\w*|chang\w*) to\b", s, re.I):
+                elif (decided and not _NOT_A_CHOICE.search(s)) or re.search(
+                    r"\b(?:switch\w*|mov\w*|chang\w*) to\b", s, re.I
+                ):
                     plans.add(plan)
                     evidence.setdefault("plan", s)
         event = _EVENTS.search(s)
@@ -190,7 +195,9 @@ def facts(text: str) -> Facts:
                 role_change.add(kind)
                 evidence.setdefault("role", s)
         for m in re.finditer(
-            r"\b(I|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:am|is|was)\s+(?:leaving|no longer)\b", s
+            r"\b(I|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:(?:am|is|was|has)\s+)?(?:leaving|no longer|left|"
+            r"retiring|retired|resigned|departed|marked as departed)\b",
+            s,
         ):
             gone.add(m.group(1))
         for m in _NEGATED.finditer(s):
@@ -292,7 +299,7 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
     if kind == "reversal" and new.negated:
         theirs = roots(readable(old_text))
         shared = new.negated & theirs
-        if len(shared) >= min(3, len(new.negated)) and len(shared) >= 2:
+        if len(shared) >= 2 and 2 * len(shared) >= len(new.negated):
             why = f"reverses what that note says about {', '.join(sorted(shared))}"
             return Contradiction("reversal", why, new.evidence["reversal"])
     return None
