@@ -144,7 +144,8 @@ class OfflineAnalyst:
                 update = self._evolution(note, other, specific)
                 if update:
                     updates.append(update)
-        restated = self._restated(note, [other for _, other, _ in others], background)
+        neighbours_ = [other for _, other, _ in others]
+        restated = self._restated(note, neighbours_, background)
         if restated is not None:
             reason = "restates that note: nothing new"
             links = [link for link in links if link["note_id"] != restated] + [
@@ -154,7 +155,7 @@ class OfflineAnalyst:
         return {
             "links": links,
             "updates": updates,
-            "contradictions": self._contradictions(note, [other for _, other, _ in others]),
+            "contradictions": self._contradictions(note, neighbours_),
             "restates": None,
         }
 

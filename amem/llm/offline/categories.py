@@ -21,9 +21,12 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
         (
             "contract",
-            r"\b(contracts?|agreements?|msa|sla|dpa|terms?|signatures?|signed|sign(?:ing)?|legal|"
+            r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|signatures?|signed (?:the|an?|our)|"
+            r"legal|"
             r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
-            r"closed won|economic buyer|\d+ (?:seats|users)(?: starting| from)?)\b",
+            r"closed won|economic buyer|\d+ seats (?:starting|from|instead)|"
+            r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
+            r"\d+ (?:seats|users|licen[cs]es))\b",
         ),
         (
             "pricing",
