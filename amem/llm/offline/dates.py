@@ -233,7 +233,7 @@ def _tense(text: str, start: int, end: int) -> Tense:
     clause_end = right.start() if right else len(text)
     clause = text[clause_start:start] + " " + text[end:clause_end]
     here = text[start:end].lower()
-    if re.search(r"\b(?:next|coming|tomorrow|in\s)", here) or here.startswith("in "):
+    if re.search(r"\b(?:next|coming|tomorrow)\b", here):
         return "future"
     if re.search(r"\b(?:last|past|yesterday|ago)\b", here):
         return "past"
