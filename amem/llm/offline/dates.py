@@ -345,6 +345,8 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
                 return _weekday(today, wanted, "future")
             if rel == "last":
                 return _weekday(today, wanted, "past")
+            if rel == "this":  # the one of this week (Monday to Sunday)
+                return today + timedelta(days=wanted - today.weekday())
             return _weekday(today, wanted, tense or "past")
         if name == "named_day":
             offsets = {

@@ -61,7 +61,15 @@ _BEFORE = re.compile(
     r"in light of)\s+(?P<reason>[^,;]+?),\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
-_THEN_SO = re.compile(r",?\s+so\s+(?=\w)", re.IGNORECASE)
+_THEN_SO = re.compile(
+    r",?\s+(?:so|which is why|that is why|that's why|hence|therefore|and therefore|and so)\s+(?=\w)",
+    re.IGNORECASE,
+)
+#: A sentence that says the one before it is why: "That's why they chose ...".
+_WHY_BEFORE = re.compile(
+    r"^\W*(?:that'?s why|that is why|this is why|hence|therefore|as a result|for (?:that|this) reason)\b",
+    re.IGNORECASE,
+)
 _REASON_SENTENCE = re.compile(
     r"^\W*(?:reason|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|that'?s because|"
     r"this is because|it'?s because|because(?: of)?|(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
@@ -91,6 +99,9 @@ def reason(sentences: Sequence[Sentence]) -> Reason | None:
             found = _stated_reason(sentences[i + 1]) or _connected(sentences[i + 1], 0, decision=False)
         if found is None and i > 0 and not DECISION.search(sentences[i - 1].text):
             found = _connected(sentences[i - 1], 0, decision=False)
+            if found is None and _WHY_BEFORE.match(sentence.text):
+                previous = sentences[i - 1]
+                found = _span(previous, 0, len(previous.text))
         if found is not None:
             return found
     return None

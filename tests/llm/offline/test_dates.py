@@ -30,6 +30,7 @@ def _day(text: str, at: datetime) -> date | None:
         ("Leo will enable it next Monday.", datetime(2026, 11, 24, tzinfo=UTC), date(2026, 11, 30)),
         ("The fix was deployed on Monday.", datetime(2026, 9, 2, tzinfo=UTC), date(2026, 8, 31)),
         ("Send the proposal by Friday.", WED_AUG_19, date(2026, 8, 21)),
+        ("The demo is this Friday.", WED_AUG_19, date(2026, 8, 21)),
         ("I will run the cutover in two weeks.", datetime(2026, 4, 23, tzinfo=UTC), date(2026, 5, 7)),
         ("We closed it yesterday.", datetime(2026, 6, 16, tzinfo=UTC), date(2026, 6, 15)),
         ("As of today Globex pays $55 per seat.", datetime(2026, 6, 8, tzinfo=UTC), date(2026, 6, 8)),

@@ -71,6 +71,11 @@ def _reason(text: str) -> str | None:
             "their budget got cut in the reorg",
         ),
         ("Initech opted to prepay the year as that locks the $33 rate.", "that locks the $33 rate"),
+        ("Their auditor requires SSO, which is why Acme chose Enterprise.", "Their auditor requires SSO"),
+        (
+            "Their auditor requires SSO. That's why Acme chose the Enterprise tier.",
+            "Their auditor requires SSO",
+        ),
     ],
 )
 def test_the_reason_span_without_its_connective(text: str, expected: str) -> None:
