@@ -30,7 +30,7 @@ from amem.llm.json_answer import data_block, describe_errors, extract_json, vali
 from amem.policy import AttributePolicy, Mode
 
 TASK = "construct_note"
-PROMPT_VERSION = "construct_note/1"
+PROMPT_VERSION = "construct_note/2"
 
 CATEGORY_EXAMPLES = (
     "pricing",
@@ -61,6 +61,8 @@ Term = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max
 ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=600)]
 LongText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 IsoDateTime = Annotated[str, AfterValidator(iso_datetime)]
+#: An evidence span: copied exactly from the raw log (the pipeline checks it occurs there).
+Span = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 
 def _unique(values: list[str]) -> list[str]:
@@ -85,6 +87,9 @@ class ConstructedNote(BaseModel):
     decision_rationale: LongText | None = None
     valid_at: IsoDateTime | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+    #: attribute -> the exact span of the raw log behind its value. The pipeline holds no value
+    #: for review without a span that occurs in the raw log.
+    evidence: dict[str, Span] = Field(default_factory=dict, max_length=40)
 
     @field_validator("keywords", "tags")
     @classmethod
@@ -176,11 +181,19 @@ topics), most important first.
 - "context": string, one or two sentences: what this note is about and why it matters.
 - "category": string or null: one short label such as {categories}.
 - "decision_rationale": string or null. ONLY when the text states a decision AND the reason \
-for it: that reason, in one or two sentences. Otherwise null.
-- "valid_at": string or null. ONLY when the text dates the fact it states: the ISO 8601 \
-date-time (UTC) when it became true. Resolve relative dates ("yesterday", "last Tuesday", \
-"two weeks ago") against the raw log's occurred_at. Otherwise null.
+for it: the reason alone, copied exactly from the text without its connective ("because", \
+"since", "as", "due to", "Reason:", ":", "so"). Otherwise null.
+- "valid_at": string or null. ONLY when the text dates its main fact: the ISO 8601 date-time \
+(UTC) when it takes or took effect. Resolve relative dates ("yesterday", "last Tuesday", "two \
+weeks ago", "in March") against the raw log's occurred_at, following the tense: the future \
+stays in the future ("renew in March" said in November is next March). A month alone is its \
+1st, "mid-<month>" the 15th, "end of <month>" its last day, "Qn" the quarter's first day. \
+Recurring phrases ("every Monday", "weekly") and durations ("a two-year term") are not dates. \
+Otherwise null.
 - "extra": object. {extra_rule}
+- "evidence": object: for each of "decision_rationale", "valid_at", "context" and every "extra" \
+attribute you give, the exact span of the text it comes from, copied character for character \
+(a value whose span is not in the text is discarded).
 No other fields. Never add fields about approval, status, reviewers or ids: people decide what \
 is applied."""
 

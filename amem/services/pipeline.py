@@ -23,6 +23,7 @@ from amem.domain.models import (
     AddOutcome,
     Note,
     NoteInput,
+    ProposalStatus,
     Proposer,
     RawLog,
     RawLogState,
@@ -330,32 +331,72 @@ class WritePipeline:
             actor=raw.actor,
             note_id=analysis.note_id,
         )
-        drafts = self._construct_drafts(note, raw, construct)
+        restated = self._restated(tx, raw, analysis)
+        drafts = self._construct_drafts(tx, note, raw, construct, restated)
         drafts += self._link_drafts(tx, note, raw, analysis)
         self.governance.propose_in(tx, drafts)
         tx.set_raw_log_state(raw.id, RawLogState.PROCESSED, utcnow(), note_id=note.id)
         return note.id
 
-    def _construct_drafts(self, note: Note, raw: RawLog, result: TaskResult) -> list[Draft]:
+    def _held(self, attribute: str, tags: Sequence[str]) -> bool:
+        """Whether the policy holds an LLM's value of ``attribute`` for a person (review)."""
+        return self.policy.route(attribute, tags, ActorKind.LLM).mode == Mode.REVIEW
+
+    def _restated(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> Note | None:
+        """The existing note the link step says this raw log only restates (re-read in ``tx``)."""
+        restates = getattr(analysis.link.answer, "restates", None)
+        if restates is None or restates == analysis.note_id:
+            return None
+        found = [n for n in tx.get_notes([restates]) if not n.deleted]
+        if not found:
+            log.warning("raw log %s: dropped restates of unknown note %r", raw.id, restates)
+            return None
+        return found[0]
+
+    def _construct_drafts(
+        self, tx: LedgerTx, note: Note, raw: RawLog, result: TaskResult, restated: Note | None = None
+    ) -> list[Draft]:
+        """The construct answer as drafts. A value the policy holds for a person needs its
+        evidence span in the raw log (else it is dropped, logged); a restatement does not propose
+        again the held values the note it restates carries or has pending."""
         answer = result.answer
         proposer = _proposer(self.analyst.model, result)
+        evidence: Mapping[str, str] = getattr(answer, "evidence", None) or {}
+        tags = list(getattr(answer, "tags", None) or [])
+        tags = tags if self.policy.route("tags", tags, ActorKind.LLM).mode == Mode.AUTO else []
+        known = _carried(tx, restated) if restated is not None else set()
+        values: list[tuple[str, Any]] = [(a, getattr(answer, a, None)) for a in CONSTRUCTED]
+        extra = getattr(answer, "extra", None) or {}
+        for attribute, value in extra.items():
+            if attribute not in self.policy.declared_attributes():
+                log.warning("raw log %s: dropped undeclared attribute %r", raw.id, attribute)
+                continue
+            values.append((attribute, value))
         drafts: list[Draft] = []
         why = "note construction from the raw log"
-        for attribute in CONSTRUCTED:
-            value = getattr(answer, attribute, None)
+        for attribute, value in values:
             if value in (None, "", []):
                 continue
             if attribute == "valid_at" and _safe_time(value) is None:
                 log.warning("raw log %s: dropped unparseable valid_at %r", raw.id, value)
                 continue
-            drafts.append(Draft(note.id, attribute, value, why, proposer, [raw.id]))
-        for attribute, value in (getattr(answer, "extra", None) or {}).items():
-            if value in (None, "", []):
-                continue
-            if attribute not in self.policy.declared_attributes():
-                log.warning("raw log %s: dropped undeclared attribute %r", raw.id, attribute)
-                continue
-            drafts.append(Draft(note.id, attribute, value, why, proposer, [raw.id]))
+            span = evidence.get(attribute)
+            valid = span if span is not None and evidence_in(span, raw.text) else None
+            if self._held(attribute, tags):
+                if valid is None:
+                    log.info(
+                        "raw log %s: dropped %s held for review without evidence in the raw log (%r)",
+                        raw.id,
+                        attribute,
+                        span,
+                    )
+                    continue
+                if attribute in known:
+                    log.info(
+                        "raw log %s: %s already stated by %s (a restatement)", raw.id, attribute, restated.id
+                    )  # type: ignore[union-attr]
+                    continue
+            drafts.append(Draft(note.id, attribute, value, why, proposer, [raw.id], evidence=valid))
         return drafts
 
     def _link_drafts(self, tx: LedgerTx, note: Note, raw: RawLog, analysis: Analysis) -> list[Draft]:
@@ -382,6 +423,8 @@ class WritePipeline:
             if neighbour is None:
                 log.warning("raw log %s: dropped update of unknown note %r", raw.id, update.note_id)
                 continue
+            span = getattr(update, "evidence", None)
+            valid = span if span is not None and evidence_in(span, raw.text) else None
             for attribute in EVOLVABLE:
                 value = getattr(update, attribute, None)
                 if value in (None, "", []):
@@ -389,11 +432,26 @@ class WritePipeline:
                 attr_type = self.policy.type_of(attribute)
                 if normalize(attribute, attr_type, value) == current_value(neighbour, attribute, attr_type):
                     continue
+                if valid is None and self._held(attribute, neighbour.tags):
+                    log.info("raw log %s: dropped %s of %s without evidence", raw.id, attribute, neighbour.id)
+                    continue
                 reason = f"memory evolution after {note.id}: {update.reason}"
-                drafts.append(Draft(neighbour.id, attribute, value, reason, proposer, [raw.id]))
+                drafts.append(
+                    Draft(neighbour.id, attribute, value, reason, proposer, [raw.id], evidence=valid)
+                )
 
         # Contradiction: only a newer fact retires an older one; the times decide, not the model.
-        contradictions = [c for c in getattr(answer, "contradictions", []) or [] if c.note_id in current]
+        contradictions = []
+        for c in getattr(answer, "contradictions", []) or []:
+            span = getattr(c, "evidence", None)
+            if c.note_id not in current or c.note_id == note.id:
+                continue
+            if span is None or not evidence_in(span, raw.text):
+                log.info(
+                    "raw log %s: dropped contradiction of %s without evidence (%r)", raw.id, c.note_id, span
+                )
+                continue
+            contradictions.append(c)
         if contradictions:
             when = {
                 r.id: r
@@ -410,10 +468,16 @@ class WritePipeline:
                     continue
                 if new_time > old_time:
                     reason = f"contradicted by newer note {note.id}: {c.reason}"
-                    drafts.append(Draft(old.id, "invalid_at", new_time, reason, proposer, [raw.id]))
+                    drafts.append(
+                        Draft(old.id, "invalid_at", new_time, reason, proposer, [raw.id], evidence=c.evidence)
+                    )
                 elif new_time < old_time:
                     reason = f"contradicted by newer note {old.id}: {c.reason}"
-                    drafts.append(Draft(note.id, "invalid_at", old_time, reason, proposer, [raw.id]))
+                    drafts.append(
+                        Draft(
+                            note.id, "invalid_at", old_time, reason, proposer, [raw.id], evidence=c.evidence
+                        )
+                    )
         return drafts
 
     # -- failure and the index ---------------------------------------------------------------------
@@ -436,6 +500,19 @@ class WritePipeline:
             raise
         except Exception:  # the ledger is committed; a broken index must not fail add_note
             log.exception("the index could not catch up; it will on the next open or search")
+
+
+def evidence_in(span: str | None, raw_text: str) -> bool:
+    """Whether an evidence span is real: non-blank and found, exactly, in the raw log's text."""
+    return bool(span and span.strip()) and span.strip() in raw_text  # type: ignore[union-attr]
+
+
+def _carried(tx: LedgerTx, note: Note) -> set[str]:
+    """Attributes ``note`` carries a value for, or has a pending proposal for."""
+    out = {a for a in ("decision_rationale", "valid_at", "context") if getattr(note, a, None)}
+    out |= {name for name, value in note.extra.items() if value not in (None, "", [])}
+    out |= {p.attribute for p in tx.proposals_for_note(note.id) if p.status == ProposalStatus.PENDING}
+    return out
 
 
 def _attempts(result: TaskResult) -> list[Any]:

@@ -92,7 +92,10 @@ def one_error_line(err: str) -> str:
 def test_add_json_names_the_note_and_what_waits_for_review(amem: Cli, scripted_llm) -> None:
     scripted_llm.push(
         construct(
-            decision_rationale="their auditor requires SSO", extra={"next_step": "Send the SAML guide"}
+            decision_rationale="their auditor requires it",
+            extra={"next_step": "send the SAML guide"},
+            # a value held for review needs its span of the raw log (issue 12)
+            evidence={"decision_rationale": "their auditor requires it", "next_step": "send the SAML guide"},
         ),
         LINK_NOTHING,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from datetime import UTC, datetime
 
 import litellm
 import pytest
@@ -55,13 +56,13 @@ def test_a_good_answer_is_validated_and_recorded_as_one_call(scripted_llm, polic
     }
     assert result.attempts == [result.call]
     call = result.call
-    assert (call.task, call.model, call.prompt_version) == ("construct_note", MODEL, "construct_note/1")
+    assert (call.task, call.model, call.prompt_version) == ("construct_note", MODEL, "construct_note/2")
     assert call.raw_log_id == raw.id
     assert call.error is None and call.response_text == _answer()
     assert call.prompt_sha256 == prompt_sha256(scripted_llm.requests[0])
     assert call.prompt_tokens > 0 and call.completion_tokens > 0
     assert result.usage.prompt_tokens == call.prompt_tokens
-    assert (result.model, result.prompt_version) == (MODEL, "construct_note/1")
+    assert (result.model, result.prompt_version) == (MODEL, "construct_note/2")
 
 
 def test_a_fenced_json_answer_is_accepted(scripted_llm, policy: Policy) -> None:
@@ -140,6 +141,7 @@ def test_an_invalid_answer_is_refused_and_asked_again(
         "decision_rationale",
         "valid_at",
         "extra",
+        "evidence",
     }
 
 
@@ -242,7 +244,7 @@ def test_link_evolve_shows_real_ids_and_keeps_answers_about_them(scripted_llm) -
     assert [link.note_id for link in result.answer.links] == ["n_neighbour_0"]
     assert result.answer.updates[0].tags == ["pricing", "acme"]
     assert result.answer.contradictions[0].reason == "$60/seat replaces $50/seat"
-    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/1")
+    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/2")
 
 
 def test_ids_not_among_the_neighbours_are_dropped_and_logged(scripted_llm, caplog) -> None:
@@ -366,3 +368,54 @@ attributes:
 def test_json_mode_is_asked_for_only_where_litellm_says_the_provider_supports_it() -> None:
     assert LiteLLMAnalyst("openai/gpt-4o-mini")._supports_json_mode(litellm) is True
     assert LiteLLMAnalyst("no-such-provider/model")._supports_json_mode(litellm) is False
+
+
+# -- evidence, dates, restatements (issue 12) --------------------------------------------------
+
+
+def test_construct_asks_for_evidence_spans_and_gets_the_raw_log_time(scripted_llm, policy: Policy) -> None:
+    text = "Acme will renew in March because their auditor requires SSO. Next step: Dana sends the quote."
+    spans = {
+        "decision_rationale": "their auditor requires SSO",
+        "valid_at": "in March",
+        "next_step": "Dana sends the quote",
+    }
+    scripted_llm.push(
+        _answer(
+            decision_rationale="their auditor requires SSO",
+            valid_at="2027-03-01",
+            extra={"next_step": "Dana sends the quote"},
+            evidence=spans,
+        )
+    )
+    raw = raw_log(text, occurred_at=datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
+
+    result = LiteLLMAnalyst(MODEL).construct(raw, policy.declared_attributes())
+
+    system, user = scripted_llm.requests[0][0]["content"], _user_prompt(scripted_llm.requests[0])
+    assert '"evidence"' in system and "copied character for character" in system
+    assert "the future stays in the future" in system and "Recurring phrases" in system
+    assert '"occurred_at": "2026-11-30T10:00:00+00:00"' in user  # the time to resolve dates against
+    assert result.answer.evidence == spans
+    assert result.answer.valid_at == "2027-03-01T00:00:00+00:00"
+    assert result.prompt_version == "construct_note/2"
+
+
+def test_link_evolve_asks_for_restatements_and_contradiction_evidence(scripted_llm) -> None:
+    neighbours = _neighbours(2)
+    answer = {
+        "links": [{"note_id": "n_neighbour_0", "reason": "same renewal"}],
+        "contradictions": [{"note_id": "n_neighbour_1", "reason": "price changed", "evidence": "$60/seat"}],
+        "restates": "n_neighbour_0",
+    }
+    scripted_llm.push(json.dumps(answer), json.dumps({**answer, "restates": "n_invented"}))
+    raw = raw_log("Acme: the price is now $60/seat.")
+
+    result = LiteLLMAnalyst(MODEL).link_and_evolve(_new_note(), raw, neighbours)
+    invented = LiteLLMAnalyst(MODEL).link_and_evolve(_new_note(), raw, neighbours)
+
+    system = scripted_llm.requests[0][0]["content"]
+    assert "restates" in system and "evidence" in system
+    assert result.answer.restates == "n_neighbour_0"
+    assert result.answer.contradictions[0].evidence == "$60/seat"
+    assert invented.answer.restates is None  # only a neighbour shown can be restated

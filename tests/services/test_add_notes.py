@@ -103,7 +103,10 @@ def test_values_held_for_review_are_not_shown_to_the_next_notes_analysis(mem: Me
     """decision_rationale is `review` in the default policy: until approved it is no note's value,
     so a later note of the same batch must not see it in its neighbour's text."""
     scripted_llm.push(
-        construct(decision_rationale="SECRET-RATIONALE their board vetoed the budget"),
+        construct(
+            decision_rationale="SECRET-RATIONALE their board vetoed the budget",
+            evidence={"decision_rationale": "paused the deal"},
+        ),
         construct(),
         link(),
         link_to_every_neighbour,

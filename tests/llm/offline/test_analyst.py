@@ -32,7 +32,7 @@ UMBRELLA_SWITCH = "Umbrella opted for the Enterprise tier since they need audit 
 STARK_CONTRACT = "Contract signed with Stark Industries on March 3, 2024; effective from April 1, 2024."
 WAYNE_PERSONAL = "Bruce from Wayne Enterprises mentioned he may take a vacation with his kids now."
 CYBERDYNE_ONBOARDING = (
-    "Kickoff with Cyberdyne went well. What matters most to them is a fast rollout before the Q3 board "
+    "Onboarding with Cyberdyne went well. What matters most to them is a fast rollout before the Q3 board "
     "meeting. I'll follow up with the training schedule tomorrow."
 )
 SOYLENT_FEATURE = (
@@ -91,7 +91,8 @@ def test_keywords_name_the_people_companies_and_topics(
     [
         (ACME_PRICE_NEW, "pricing"),
         (GLOBEX_TICKET, "support issue"),
-        (INITECH_RENEWAL, "renewal"),
+        ("Initech's renewal is due June 30; they expect to renew for two years.", "renewal"),
+        (INITECH_RENEWAL, "meeting"),  # the note of a call, whatever it was about
         (STARK_CONTRACT, "contract"),
         (CYBERDYNE_ONBOARDING, "onboarding"),
         (SOYLENT_FEATURE, "feature request"),
@@ -108,23 +109,21 @@ def test_category_follows_the_sales_vocabulary(analyst, policy, text: str, categ
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        (ACME_PRICE_OLD, "because they committed to a 2-year contract"),
-        (UMBRELLA_SWITCH, "since they need audit logs"),
+        (ACME_PRICE_OLD, "they committed to a 2-year contract"),
+        (UMBRELLA_SWITCH, "they need audit logs for their SOC 2 review"),
         (HOOLI_DECISION_NO_REASON, None),  # a decision, but no reason given
         (UMBRELLA_LATE, None),  # a reason, but no decision
         (GLOBEX_TICKET, None),  # "since the upgrade" is a time, not a reason
         (INITECH_RENEWAL, None),
     ],
 )
-def test_decision_rationale_only_when_a_decision_and_its_reason_are_stated(
+def test_decision_rationale_is_the_reason_span_only_when_a_decision_and_its_reason_are_stated(
     analyst, policy, text: str, reason: str | None
 ) -> None:
-    rationale = _construct(analyst, policy, text).decision_rationale
+    answer = _construct(analyst, policy, text)
 
-    if reason is None:
-        assert rationale is None
-    else:
-        assert rationale is not None and reason in rationale
+    assert answer.decision_rationale == reason  # the reason alone, without its connective
+    assert answer.evidence.get("decision_rationale") == reason
 
 
 def test_relative_dates_resolve_against_occurred_at(analyst, policy) -> None:
@@ -143,7 +142,8 @@ def test_relative_dates_resolve_against_occurred_at(analyst, policy) -> None:
         ("Acme's admin was on leave yesterday, so the review slipped.", "2024-03-13T00:00:00+00:00"),
         (WAYNE_PERSONAL, None),  # "may" and "now" are not dates
         ("Today we may revisit the plan; nothing is dated.", None),
-        (INITECH_RENEWAL, None),  # "by Friday" is a deadline, not when the fact became true
+        (INITECH_RENEWAL, "2024-03-15T00:00:00+00:00"),  # the Friday the quote is due
+        ("Renewal call with Initech: uptime is their top priority.", None),
     ],
 )
 def test_valid_at_only_for_clearly_dated_facts(analyst, policy, text: str, valid_at: str | None) -> None:
@@ -154,7 +154,7 @@ def test_next_step_and_customer_priorities_are_found(analyst, policy) -> None:
     renewal = _construct(analyst, policy, INITECH_RENEWAL)
     onboarding = _construct(analyst, policy, CYBERDYNE_ONBOARDING)
 
-    assert renewal.extra["next_step"] == "Next step: Priya will send the renewal quote by Friday."
+    assert renewal.extra["next_step"] == "Priya will send the renewal quote by Friday"
     assert renewal.extra["customer_priorities"] == ["uptime", "a single consolidated invoice"]
     assert "follow up with the training schedule" in onboarding.extra["next_step"]
     assert onboarding.extra["customer_priorities"][0].startswith("a fast rollout")
@@ -171,7 +171,7 @@ attributes:
     )
     answer = _construct(analyst, policy, "The budget owner is Maria Lopez. Next step: send the quote.")
 
-    assert answer.extra == {"budget_owner": "The budget owner is Maria Lopez."}
+    assert answer.extra == {"budget_owner": "Maria Lopez"}
 
 
 def test_hostile_text_is_just_text(analyst, policy) -> None:
@@ -189,12 +189,12 @@ def test_answers_are_recorded_as_offline_calls_and_are_deterministic(analyst, po
 
     assert first.answer == second.answer
     call = first.call
-    assert (call.model, call.prompt_version, call.task) == ("offline", "offline/1", "construct_note")
+    assert (call.model, call.prompt_version, call.task) == ("offline", "offline/2", "construct_note")
     assert call.raw_log_id == raw.id and call.error is None
     assert (call.prompt_tokens, call.completion_tokens) == (0, 0)
     assert call.response_text == first.answer.model_dump_json()
     assert first.attempts == [call] and call.prompt_sha256 == second.call.prompt_sha256
-    assert first.model == "offline" and first.prompt_version == "offline/1"
+    assert first.model == "offline" and first.prompt_version == "offline/2"
 
 
 # -- link and evolve ---------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_a_reversed_decision_is_a_contradiction_candidate(analyst, policy) -> No
     answer = analyst.link_and_evolve(new, raw_log(new_text), [old]).answer
 
     assert [c.note_id for c in answer.contradictions] == ["n_old"]
-    assert "no longer" in answer.contradictions[0].reason
+    assert "no longer" in (answer.contradictions[0].evidence or "")
 
 
 def test_a_strongly_related_neighbour_evolves(analyst, policy) -> None:

@@ -1,0 +1,274 @@
+"""The offline analyst: the two tasks of add_note with local rules and statistics, no model.
+
+It is the default when no model is configured, so amem works on a fresh machine. Each skill is a
+module of this package (dates, reasons, categories, cues, keywords, contradictions,
+restatements), testable alone; this module puts their answers into the task answers and records
+them as LlmCall rows (model "offline"), so they go through the same validation as a model's.
+It reads the raw log through ``text.readable`` (delimiters and instructions blanked) and names
+the evidence span of every value a person will review. It is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from amem.domain.models import LlmCall, Note, RawLog, Usage, as_utc, new_id, utcnow
+from amem.llm import construct_note, link_evolve
+from amem.llm.base import AnalystError, TaskResult
+from amem.llm.construct_note import ConstructedNote, offered_attributes
+from amem.llm.json_answer import InvalidAnswer, prompt_sha256, validate
+from amem.llm.link_evolve import LinkEvolveAnswer
+from amem.llm.offline import categories, contradictions, cues, dates, reasons, restatements
+from amem.llm.offline.keywords import Keywords, context, key_sentence, tags
+from amem.llm.offline.text import readable, sentences, slug, terms
+from amem.policy import AttributePolicy
+
+A = TypeVar("A", bound=BaseModel)
+
+MODEL = "offline"
+PROMPT_VERSION = "offline/2"
+
+
+class OfflineAnalyst:
+    """Deterministic local analyst. Build once: the YAKE extractor is reused for every note."""
+
+    #: CPU-bound Python: threads would only take turns.
+    concurrent = False
+
+    #: Link when at least this many terms are shared (or one, for the nearest neighbour).
+    link_min_shared = 2
+    #: Evolve a neighbour (carry tags, fill an empty context) when this many terms are shared.
+    strong_min_shared = 3
+
+    def __init__(self) -> None:
+        self.keywords = Keywords()
+
+    @property
+    def model(self) -> str:
+        return MODEL
+
+    # -- construct -------------------------------------------------------------------------------
+
+    def construct(
+        self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]
+    ) -> TaskResult[ConstructedNote]:
+        def work() -> ConstructedNote:
+            return validate(
+                ConstructedNote, self.construct_data(raw_log, declared), context={"declared": dict(declared)}
+            )
+
+        inputs = {
+            "text": raw_log.text,
+            "occurred_at": as_utc(raw_log.occurred_at).isoformat(),
+            "declared": sorted(offered_attributes(declared)),
+        }
+        return self._recorded(construct_note.TASK, raw_log.id, inputs, work)
+
+    def construct_data(self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]) -> dict[str, Any]:
+        text = readable(raw_log.text)
+        found = sentences(text)
+        lines = [s.text for s in found]
+        keywords = self.keywords(text)
+        why = reasons.reason(found)
+        category = categories.category(
+            text, lines[0] if lines else "", (why.start, why.end) if why is not None else None
+        )
+        evidence: dict[str, str] = {}
+        if why is not None:
+            evidence["decision_rationale"] = why.text
+        # noise (no category) states no fact, so nothing it says takes effect on a date
+        when = dates.valid_at(text, raw_log.occurred_at) if not categories.chat(text) else None
+        if when is not None:
+            evidence["valid_at"] = when.text
+        the_context = context(category, keywords, lines)
+        if lines:
+            evidence["context"] = key_sentence(lines, keywords) if keywords else lines[0]
+        extra: dict[str, Any] = {}
+        for name, value in cues.extras(found, offered_attributes(declared), raw_log.occurred_at).items():
+            extra[name] = value.value
+            evidence[name] = value.evidence
+        return {
+            "keywords": keywords,
+            "tags": tags(category, keywords),
+            "context": the_context if lines else f"{(category or 'general').capitalize()} note.",
+            "category": category,
+            "decision_rationale": why.text if why is not None else None,
+            "valid_at": f"{when.when.isoformat()}T00:00:00+00:00" if when is not None else None,
+            "extra": extra,
+            "evidence": evidence,
+        }
+
+    # -- link and evolve ---------------------------------------------------------------------------
+
+    def link_and_evolve(
+        self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]
+    ) -> TaskResult[LinkEvolveAnswer]:
+        def work() -> LinkEvolveAnswer:
+            data = self.link_data(note, neighbours)
+            answer = validate(LinkEvolveAnswer, data)
+            source = f"offline link_evolve for raw log {raw_log.id}"
+            return link_evolve.keep_known(answer, (n.id for n in neighbours), source)
+
+        inputs = {
+            "note": note.model_dump(mode="json", include={"content", "keywords", "tags", "context"}),
+            "neighbours": [
+                n.model_dump(mode="json", include={"id", "content", "keywords", "tags", "context", "links"})
+                for n in neighbours
+            ],
+        }
+        return self._recorded(link_evolve.TASK, raw_log.id, inputs, work)
+
+    def link_data(self, note: Note, neighbours: Sequence[Note]) -> dict[str, Any]:
+        """Links, evolution, restatement and contradictions from shared terms, rank and facts.
+
+        A term most neighbours share (k >= 3) is background, like the two speakers' names in a
+        dialogue or the account's name in its own scope: it is named in reasons, but it never makes
+        a link on its own.
+        """
+        mine = self._note_terms(note)
+        others = [(rank, other, self._note_terms(other)) for rank, other in enumerate(neighbours)]
+        others = [(rank, other, theirs) for rank, other, theirs in others if other.id != note.id]
+        background = _background([theirs for _, _, theirs in others]) | terms([note.scope])
+        links, updates = [], []
+        for rank, other, theirs in others:
+            shared = sorted(mine & theirs)
+            specific = [t for t in shared if t not in background]
+            if specific and (len(shared) >= self.link_min_shared or rank == 0):
+                links.append({"note_id": other.id, "reason": f"shares {_listing(shared)}"})
+            if len(specific) >= 2 and len(shared) >= self.strong_min_shared:
+                update = self._evolution(note, other, specific)
+                if update:
+                    updates.append(update)
+        neighbours_ = [other for _, other, _ in others]
+        restated = self._restated(note, neighbours_, background)
+        if restated is not None:
+            reason = "restates that note: nothing new"
+            links = [link for link in links if link["note_id"] != restated] + [
+                {"note_id": restated, "reason": reason}
+            ]
+            return {"links": links, "updates": updates, "contradictions": [], "restates": restated}
+        return {
+            "links": links,
+            "updates": updates,
+            "contradictions": self._contradictions(note, neighbours_),
+            "restates": None,
+        }
+
+    def _restated(self, note: Note, others: Sequence[Note], background: set[str]) -> str | None:
+        scored = [
+            (restatements.restatement_score(note.content, other.content, background), -rank, other.id)
+            for rank, other in enumerate(others)
+        ]
+        best = max(scored, default=(0.0, 0, ""))
+        return best[2] if best[0] > 0 else None
+
+    def _contradictions(self, note: Note, others: Sequence[Note]) -> list[dict[str, Any]]:
+        """For each kind of fact the note states, the newest neighbour stating that kind, if it
+        states it otherwise. A neighbour that only restates another is not a fact of its own."""
+        new = contradictions.facts(note.content)
+        wanted = contradictions.stated_kinds(new)
+        if not wanted:
+            return []
+        newest_first = sorted(
+            (o for o in others if not _restates_another(o)), key=lambda o: o.created_at, reverse=True
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for kind in wanted:
+            for other in newest_first:
+                old = contradictions.facts(other.content)
+                if kind != "reversal" and kind not in contradictions.kinds(old):
+                    continue
+                found = contradictions.contradiction(new, old, other.content, kind)
+                if found is not None and other.id not in out:
+                    out[other.id] = {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}
+                if kind != "reversal" or found is not None:
+                    break  # the newest note of this kind holds the current value
+        return list(out.values())
+
+    def _note_terms(self, note: Note) -> set[str]:
+        """The stems of a note's keywords and tags, without its category tag (too broad to link by)."""
+        keywords = note.keywords or self.keywords(readable(note.content))
+        category = slug(note.category or "")
+        return terms([*keywords, *(t for t in note.tags if slug(t) != category)])
+
+    def _evolution(self, note: Note, other: Note, specific: Sequence[str]) -> dict[str, Any] | None:
+        """Give a strongly linked neighbour the new note's tags for what they share; fill an empty context."""
+        update: dict[str, Any] = {"note_id": other.id}
+        have = {slug(t) for t in other.tags}
+        subject = set(specific)
+        carried = [t for t in note.tags if slug(t) not in have and terms([t]) and terms([t]) <= subject]
+        if carried and len(other.tags) < 8:
+            update["tags"] = [*other.tags, *carried[: 8 - len(other.tags)]]
+        if not (other.context or "").strip():
+            text = readable(other.content)
+            lines = [s.text for s in sentences(text)] or [text.strip() or "(empty)"]
+            keywords = other.keywords or self.keywords(text)
+            update["context"] = context(other.category or categories.category(text), keywords, lines)
+        if len(update) == 1:
+            return None
+        changed = " and ".join(k for k in ("tags", "context") if k in update)
+        update["reason"] = f"{changed} from a strongly related new note (shares {_listing(list(specific))})"
+        return update
+
+    # -- provenance --------------------------------------------------------------------------------
+
+    def _recorded(
+        self, task: str, raw_log_id: str, inputs: dict[str, Any], work: Callable[[], A]
+    ) -> TaskResult[A]:
+        """Run ``work`` and record it as an LlmCall, so provenance looks the same as with a model."""
+        started = time.perf_counter()
+        record = {
+            "id": new_id("llm"),
+            "task": task,
+            "model": MODEL,
+            "prompt_version": PROMPT_VERSION,
+            "raw_log_id": raw_log_id,
+            "prompt_sha256": _input_digest(inputs),
+            "created_at": utcnow(),
+        }
+        try:
+            answer = work()
+        except InvalidAnswer as exc:  # a rule produced something invalid: fail like a model would
+            latency = (time.perf_counter() - started) * 1000
+            call = LlmCall(**record, latency_ms=latency, error=f"invalid answer: {exc}")
+            message = f"{task}: the offline analyst produced an invalid answer: {exc}"
+            raise AnalystError(message, [call]) from exc
+        latency = (time.perf_counter() - started) * 1000
+        call = LlmCall(**record, response_text=answer.model_dump_json(), latency_ms=latency)
+        return TaskResult(
+            answer=answer,
+            call=call,
+            usage=Usage(latency_ms=round(latency, 3)),
+            model=MODEL,
+            prompt_version=PROMPT_VERSION,
+            attempts=[call],
+        )
+
+
+def _input_digest(inputs: dict[str, Any]) -> str:
+    return prompt_sha256([{"role": "input", "content": json.dumps(inputs, sort_keys=True, default=str)}])
+
+
+def _restates_another(note: Note) -> bool:
+    return any(link.reason.startswith("restates") for link in note.links)
+
+
+def _background(term_sets: Sequence[set[str]]) -> set[str]:
+    """Terms found in more than half of the neighbours (only meaningful with three or more)."""
+    if len(term_sets) < 3:
+        return set()
+    counts: dict[str, int] = {}
+    for found in term_sets:
+        for term in found:
+            counts[term] = counts.get(term, 0) + 1
+    return {term for term, count in counts.items() if count * 2 > len(term_sets)}
+
+
+def _listing(items: Sequence[str], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")

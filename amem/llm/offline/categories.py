@@ -1,0 +1,106 @@
+"""The category of a raw log: which sales or customer-success topic its cue words point to.
+
+Each label has a cue pattern; the label with the most cues wins (a tie goes to the earlier one).
+A text with no cue, or only chat (thanks, greetings, congratulations), has no category: it is noise.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Label -> cue pattern, in priority order (a tie goes to the earlier label).
+_CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (label, re.compile(pattern, re.IGNORECASE))
+    for label, pattern in (
+        (
+            "support issue",
+            r"\b(bugs?|errors?|outages?|tickets?|incidents?|broken|crash(?:es|ed)?|fail(?:s|ed|ing|ure)?|"
+            r"not working|down ?time|escalat\w*|latency|slow(?:ness|ly)?|workaround|regression|"
+            r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap)\b",
+        ),
+        ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
+        (
+            "contract",
+            r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|signatures?|signed (?:the|an?|our)|"
+            r"legal|"
+            r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
+            r"closed won|economic buyer|\d+ seats (?:starting|from|instead)|"
+            r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
+            r"\d+ (?:seats|users|licen[cs]es))\b",
+        ),
+        (
+            "pricing",
+            r"(\$|€|£|\b(price[ds]?|pricing|offers?|discounts?|quotes?|quoted|cost[s]?|budget\w*|invoices?|"
+            r"per seat|/seat|fees?|billing|payments?|tiers?|list price|annual plan|monthly plan)\b)",
+        ),
+        (
+            "onboarding",
+            r"\b(onboard\w*|training|rollout|roll(?:ing)? (?:us )?out|go-live|goes live|set ?up|"
+            r"implementation|migrat\w*|cutover|workspace|connector|active users?|went live|go live|"
+            r"logged in)\b",
+        ),
+        (
+            "feature request",
+            r"\b(feature requests?|roadmap|would like (?:to see|a)|wish(?:es)?|could your product|"
+            r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
+            r"integration with)\b",
+        ),
+        (
+            "meeting",
+            r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
+            r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
+            r"steering committee|check-?in)\b",
+        ),
+        (
+            "decision",
+            r"\b(decided|decide|decision|chose|opted|postpon\w*|going with|went with|approved|picked|"
+            r"pulled the plug|called off|settled)\b",
+        ),
+        (
+            "personal",
+            r"\b(family|kids?|children|son|daughter|wife|husband|partner|mom|dad|mother|father|"
+            r"vacation|birthday|wedding|hobby|hobbies|friends?|pets?|dog|cat|painting|music|hiking|"
+            r"camping|school|leaving|coaches|prefers|personal\w*|married|honeymoon|fan|lunch|retir\w*|"
+            r"vegetarian|allerg\w*|baby|holidays?)\b",
+        ),
+    )
+)
+
+#: Chat that carries nothing to remember, whatever words it contains.
+_CHAT = re.compile(
+    r"^\W*(?:[A-Z][a-z]+,\s*)?(?:(?:hi|hey|hello|thanks|thank you|thx|great|nice|awesome|congrats|cheers|"
+    r"happy|ok|okay|got it|noted|sounds good|will do|drinks)\b[^.!?]*[.!?]*\s*){1,3}$",
+    re.IGNORECASE,
+)
+
+
+def chat(text: str) -> bool:
+    """Whether the text is only chat (thanks, greetings, "see you then"): nothing to remember."""
+    return len(text.split()) <= 12 and bool(_CHAT.match(text.strip()))
+
+
+def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
+    """The label whose cues the text holds most, or None for noise.
+
+    ``lead`` (the first sentence, where a note names its topic) counts twice; cues inside
+    ``ignore`` (the reason span: why, not what) do not count. A short text with a single cue
+    (a subject line, a one-word reply) is noise too.
+    """
+    words = len(text.split())
+    if chat(text):
+        return None
+    best, best_score = None, 0.0
+    for label, pattern in _CUES:
+        score = 0.0
+        for match in pattern.finditer(text):
+            if ignore and ignore[0] <= match.start() < ignore[1]:
+                continue
+            score += 1
+        score += 0.9 * sum(1 for _ in pattern.finditer(lead))
+        if label == "meeting" and pattern.search(" ".join(lead.split()[:3])):
+            score += 1.5  # "QBR with ...", "Renewal review with ...": the note of a meeting
+        if score > best_score:
+            best, best_score = label, score
+    if words < 5 and best_score < 2:
+        return None
+    return best

@@ -1,0 +1,168 @@
+"""Team attributes from cue phrases: the next step agreed, what the customer says matters most.
+
+Each value is the shortest span of the raw log that says it ("Next step: Leo drafts the ROI
+summary" gives "Leo drafts the ROI summary"), so it is its own evidence. A declared attribute we
+have no vocabulary for is found by its own name ("budget owner: ..."). A bool is never inferred
+from a cue: a cue is no evidence of true or false.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from amem.llm.offline import dates
+from amem.llm.offline.text import Sentence
+from amem.policy import AttributePolicy
+
+_ACTIONS = (
+    r"send|share|schedule|set up|book|email|call|prepare|draft|loop in|get back|circle back|review|"
+    r"deliver|provide|reach out|follow up|follow|arrange|confirm|update|check|ship|sign|enable|"
+    r"walk \w+ through|demo|invite|introduce"
+)
+#: A label that introduces the step itself: what follows it is the value.
+_STEP_LABEL = re.compile(
+    r"\b(?:next steps?|action items?|to-?do|follow[- ]?ups?|task created(?: for [^:]{1,60})?|"
+    r"owner actions?)\s*[:\-–]\s*",
+    re.IGNORECASE,
+)
+#: "<Someone> will send ...": from the person to the end of the clause.
+_STEP_CLAUSE = re.compile(
+    rf"(?:\b(?:[A-Z][a-z]+|I|we|We)\s+(?:will|'ll|is going to|are going to)\s+|(?<=I)'ll\s+|"
+    rf"\b(?:we|they) agreed to\s+|\bplan is to\s+)(?:{_ACTIONS})\b",
+)
+_PRIORITY_CUES = (
+    r"top priorit(?:y|ies)(?: [\w ]{0,20}?)?|priorit(?:y|ies)|most important(?: thing)?|"
+    r"what matters(?: most)?(?: to \w+)?|matters? most|cares? (?:most |a lot |deeply )?about|"
+    r"key requirements?|must[- ]haves?|top concerns?|biggest concerns?|non-negotiable|blockers?|"
+    r"(?:is|are) the (?:one|only|main|most important) thing"
+)
+_TRAIL_CUE = re.compile(
+    r"\s+(?:is|are|was|were)\s+(?:the (?:one|only|main|key|most important) (?:thing|requirement|"
+    r"priority)|what matters most|non-negotiable|a must)\b",
+    re.IGNORECASE,
+)
+_LEAD_IN = re.compile(
+    r"\W*(?:(?:to|for)\s+(?:[\w'-]+\s+){1,3}?(?=(?:is|are|was|were)\b))?(?:is|are|was|were|include|"
+    r"includes|remains?|being)?\s*[:\-–]?\s*",
+    re.IGNORECASE,
+)
+_ITEM_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\bplus\b)\s*", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"\s*(?:;|,\s+(?:so|but|and we|which)\b|\.\s|\.$|!|\?|$)", re.IGNORECASE)
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Found:
+    """A team attribute's value and the span of the raw log it comes from."""
+
+    value: Any
+    evidence: str
+
+
+@lru_cache(maxsize=256)
+def cue_pattern(name: str, description: str) -> re.Pattern[str]:
+    """Cues for a declared attribute: its own name, plus a known vocabulary when it is one we know."""
+    about = f"{name} {description}".lower()
+    cues = [r"\s+".join(map(re.escape, re.split(r"[_\W]+", name.lower()))) + r"s?\s*[:\-–]?"]
+    if re.search(r"priorit|matters|important|care", about):
+        cues.append(_PRIORITY_CUES)
+    return re.compile(r"\b(?:" + "|".join(cues) + r")\b", re.IGNORECASE)
+
+
+def _is_next_step(name: str, description: str) -> bool:
+    return bool(re.search(r"next|action|follow", f"{name} {description}".lower()))
+
+
+def extras(
+    sentences: Sequence[Sentence], offered: Mapping[str, AttributePolicy], base: datetime
+) -> dict[str, Found]:
+    """A value, with its evidence, for each offered attribute the text states."""
+    out: dict[str, Found] = {}
+    for name, attr in offered.items():
+        description = attr.description or ""
+        for sentence in sentences:
+            found = None
+            if str(attr.type) == "text" and _is_next_step(name, description):
+                found = next_step(sentence)
+            if found is None:
+                match = cue_pattern(name, description).search(sentence.text)
+                if match is not None:
+                    found = _value(str(attr.type), sentence.text, match, base)
+            if found is not None and found.value not in (None, "", []):
+                out[name] = found
+                break
+    return out
+
+
+def next_step(sentence: Sentence) -> Found | None:
+    """The action after a "Next step:" label, or the clause "<who> will <action> ..."."""
+    text = sentence.text
+    label = _STEP_LABEL.search(text)
+    if label is not None:
+        return _until_clause_end(text, label.end())
+    clause = _STEP_CLAUSE.search(text)
+    if clause is not None:
+        start = clause.start()
+        if text[start:].lower().startswith(("we agreed to ", "they agreed to ", "plan is to ")):
+            start = text.index(" to ", start) + 4
+        return _until_clause_end(text, start)
+    return None
+
+
+def _until_clause_end(text: str, start: int) -> Found | None:
+    end_match = _CLAUSE_END.search(text, start)
+    end = end_match.start() if end_match else len(text)
+    span = text[start:end].strip(" .,;:")
+    if len(span) < 3:
+        return None
+    return Found(span, span)
+
+
+def _value(attr_type: str, sentence: str, match: re.Match[str], base: datetime) -> Found | None:
+    if attr_type == "text":
+        lead = _LEAD_IN.match(sentence, match.end())
+        return _until_clause_end(sentence, lead.end() if lead else match.end())
+    if attr_type == "list[str]":
+        return _list_items(sentence, match)
+    if attr_type == "number":
+        numbers = _NUMBER.findall(sentence[match.end() :]) or _NUMBER.findall(sentence)
+        return Found(float(numbers[0].replace(",", "")), numbers[0]) if numbers else None
+    if attr_type == "datetime":
+        mention = next(iter(dates.mentions(sentence, base)), None)
+        if mention is None:
+            return None
+        return Found(f"{mention.when.isoformat()}T00:00:00+00:00", mention.text)
+    return None
+
+
+def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
+    """The items after the cue ("top priority is X and Y"), or before it ("X is the one thing")."""
+    if re.match(r"(?:is|are)\b", match.group(0), re.IGNORECASE):
+        edges = [sentence.rfind(sep, 0, match.start()) for sep in (": ", ", ")]
+        lead = max([e + 2 for e in edges if e >= 0] or [0])
+        span = sentence[lead : match.start()].strip(" .!?\"'")
+        return Found([span], span) if len(span) > 2 else None
+    after_start = match.end()
+    lead = _LEAD_IN.match(sentence, after_start)
+    start = lead.end() if lead else after_start
+    colon = sentence.find(": ", start)
+    end_match = _CLAUSE_END.search(sentence, start)
+    end = end_match.start() if end_match else len(sentence)
+    if 0 <= colon < end and colon - start < 40:
+        start = colon + 2
+    span = sentence[start:end].strip(" .!?\"'")
+    if len(span) < 3:
+        trail = _TRAIL_CUE.search(sentence)
+        if trail is None:
+            return None
+        span = sentence[: trail.start()].strip(" .!?\"'")
+    items = [item.strip(" .!?\"'") for item in _ITEM_SPLIT.split(span)]
+    items = [item for item in items if len(item) > 1 and item in sentence][:5]
+    if not items:
+        return None
+    return Found(items, span)

@@ -1,0 +1,383 @@
+"""Dates a raw log states, resolved against its time with the tense of their clause.
+
+The future stays in the future ("renew in March" said on 2026-11-30 is 2027-03-01), the past in
+the past ("on Saturday" in "was migrated on Saturday" is the Saturday before). A month alone is
+its 1st, "mid-<month>" the 15th, "end of / late <month>" its last day, "Qn" the quarter's first
+day. Recurring phrases ("every Monday", "on Thursdays", "the Monday export", "weekly") and
+durations ("a two-year term") are not dates. A clause without a tense takes the nearer of the two
+candidates. Only these forms count, so words such as "may", "now" or "this year" are never dates.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+from amem.domain.models import as_utc
+
+Tense = Literal["future", "past"] | None
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+          "october", "november", "december")  # fmt: skip
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_MONTH_FULL = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+                 "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}  # fmt: skip
+_COUNT = r"(?:\d{1,3}|a couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
+_UNIT = r"(?:days?|weeks?|months?)"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_PART = (
+    r"(?P<part>early|mid-?|late|end of|the end of|beginning of|the beginning of|start of|the start of)?\s*"
+)
+
+#: Each form, in the order tried; the names of the groups say how to resolve it.
+_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
+        ("slash", r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2,4})\b"),
+        ("month_day", rf"\b(?P<month>{_MONTH})\s+{_DAY}\b(?:,?\s+(?P<year>\d{{4}}))?"),
+        ("day_month", rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b"),
+        ("month_year", rf"\b{_PART}(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b"),
+        (
+            "month",
+            rf"(?:\b(?P<cue>in|since|until|till|from|by|to|for|last|next|this|after|before|on|during)\s+)?"
+            rf"{_PART}(?P<month>{_MONTH_FULL})\b",
+        ),
+        ("quarter", rf"\b{_PART}(?P<q>q[1-4])(?:\s+(?P<year>\d{{4}}))?\b"),
+        (
+            "next_last",
+            rf"\b(?P<rel>last|next|this coming|coming|this past|past)\s+(?P<unit>{_WEEKDAY}|month)\b",
+        ),
+        (
+            "weekday",
+            rf"\b(?:(?P<rel>this|on|last|next|by|until|till|before|from|starting)\s+)?(?P<weekday>{_WEEKDAY})\b(?!s)",
+        ),
+        (
+            "named_day",
+            r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|tomorrow|today|"
+            r"this morning|this afternoon|tonight)\b",
+        ),
+        ("ago", rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+ago\b"),
+        ("in_n", rf"\bin\s+(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b"),
+        ("end_of", r"\b(?:the\s+)?end of (?:the |this )?(?P<unit>month|quarter|year)\b"),
+    )
+)
+
+#: Words before a date that make it recurring or an attribute, not a date ("every Monday",
+#: "the Monday export").
+_NOT_A_DATE_BEFORE = re.compile(
+    r"\b(?:every|each|per|the|a|any|most|some|all|weekly|monthly)\s+$", re.IGNORECASE
+)
+_NOT_A_DATE_AFTER = re.compile(
+    r"^\s*(?:morning|afternoon|evening|night)?\s*(?:export|job|run|sync|call|meeting|report|release|digest|standup|stand-up)s?\b",
+    re.IGNORECASE,
+)
+_RECURRING_AFTER = re.compile(r"^\W*(?:and (?:every|each) \w+|each week|every week|weekly)\b", re.IGNORECASE)
+
+_FUTURE = re.compile(
+    r"\b(?:will|won't|shall|going to|plan(?:s|ned)? to|schedul\w*|booked|expect\w*|due|upcoming|"
+    r"next|tomorrow|intends? to|aims? to|would like to|wants? to|want to|hope to|is set (?:for|to)|"
+    r"set to|to be|let's|coming|goes|go live|starts?|begins?|takes? effect|effective|from|until|by|"
+    r"postpon\w*|push\w*|mov\w* to|delay\w*|hold)\b|'ll\b",
+    re.IGNORECASE,
+)
+_PAST = re.compile(
+    r"\b(?:was|were|did|had|has been|have been|ago|last|yesterday|closed|went|came|met|took|sent|"
+    r"got|ran|since)\b|\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
+    re.IGNORECASE,
+)
+_FUTURE_ED = re.compile(r"\b(?:scheduled|planned|booked|expected|postponed|pushed|moved|delayed)\b", re.I)
+#: "from", "starting", "effective", "as of" before a date: when the fact takes effect.
+_STARTS_BEFORE = re.compile(
+    r"\b(?:from|starting(?: on)?|effective(?: from| on)?|as of|beginning|begins|starts|start on|"
+    r"takes effect(?: on)?|goes live|live)\s*$",
+    re.IGNORECASE,
+)
+_CLAUSE_EDGE = re.compile(r"[.;!?\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b")
+
+
+@dataclass(frozen=True)
+class DateMention:
+    """One date the text states, and what the words around it say about it."""
+
+    start: int
+    end: int
+    text: str
+    when: date
+    starts: bool  # "from / effective / as of ..." precedes it
+    target: bool  # "from X to <it>": the date something moves to
+    absolute: bool  # written with a month or a year, not relative to the raw log's time
+
+
+def mentions(text: str, base: datetime) -> list[DateMention]:
+    """Dates the text states, resolved against ``base`` (the raw log's time), in text order."""
+    today = as_utc(base).date()
+    taken: list[tuple[int, int]] = []
+    out: list[DateMention] = []
+    for name, pattern in _FORMS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            span = match.group(0)
+            if span.strip() and span.lstrip() != span:
+                start += len(span) - len(span.lstrip())
+            if any(s < end and start < e for s, e in taken):
+                continue
+            if not _is_date(name, match, text, start, end):
+                continue
+            starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
+            tense = None if starts else _tense(text, start, end)
+            if not starts and _in_relative_clause(text, start):
+                continue  # "the report we asked for in June": it dates a noun, not the fact
+            if name == "weekday" and not match.group("rel") and tense != "past" and not starts:
+                continue  # "I'm out Thursday": a bare weekday dates only a past event
+            if (
+                name == "named_day"
+                and _is_today(match)
+                and (text[end : end + 2] == "'s" or (not starts and tense != "past"))
+            ):
+                continue  # "today" dates an event that happened today, or "as of today"
+            when = _resolve(name, match, today, tense)
+            if when is None:
+                continue
+            taken.append((start, end))
+            out.append(
+                DateMention(
+                    start=start,
+                    end=end,
+                    text=text[start:end],
+                    when=when,
+                    starts=starts,
+                    target=_moved_to(text, start),
+                    absolute=name in {"iso", "slash", "month_day", "day_month", "month_year", "month"},
+                )
+            )
+    return sorted(out, key=lambda m: m.start)
+
+
+def _moved_to(text: str, start: int) -> bool:
+    """Whether the date is where something moves to ("from X to <it>", "moved ... to <it>")."""
+    before = text[max(0, start - 80) : start]
+    if not re.search(rf"\bto\s+(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
+        return False
+    return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
+
+
+def valid_at(text: str, base: datetime) -> DateMention | None:
+    """The date the main fact takes or took effect: a date something moves to, else one it starts
+    from, else the first date stated."""
+    found = mentions(text, base)
+    for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
+        return mention
+    return None
+
+
+# -- which matches are dates -----------------------------------------------------------------------
+
+
+def _is_date(name: str, match: re.Match[str], text: str, start: int, end: int) -> bool:
+    before, after = text[max(0, start - 20) : start], text[end : end + 30]
+    if name in {"weekday", "month", "named_day", "next_last", "quarter"}:
+        if _NOT_A_DATE_BEFORE.search(before) and not (
+            match.groupdict().get("rel") or match.groupdict().get("cue")
+        ):
+            return False
+        if name != "named_day" and _NOT_A_DATE_AFTER.search(after):
+            return False
+        if _RECURRING_AFTER.search(after):
+            return False
+    if name == "month":
+        month = match.group("month")
+        if month.lower() in {"may", "march"} and month.islower():
+            return False  # the verbs
+        # A month alone is a date only with a preposition or a part ("in March", "mid-May").
+        return bool(match.group("cue") or match.group("part"))
+    if name == "weekday" and match.group("weekday")[0].islower() and not match.group("rel"):
+        return False
+    if name == "weekday" and re.match(rf",?\s*(?:the\s+)?(?:\d|{_MONTH}\b)", after, re.IGNORECASE):
+        return False  # "Wednesday, May 13": the date that follows says it
+    if name == "quarter":
+        cue = re.search(
+            r"\b(?:in|by|to|from|until|for|during|before|after|of|until)\s+(?:the\s+)?$", before, re.I
+        )
+        return bool(match.group("year") or match.group("part") or cue)
+    # lowercase "may" / "march" before a number are the verbs ("may 2 users")
+    return not (name == "month_day" and match.group("month") in {"may", "march"})
+
+
+def _is_today(match: re.Match[str]) -> bool:
+    return match.group("named").lower() in {"today", "this morning", "this afternoon", "tonight"}
+
+
+def _in_relative_clause(text: str, start: int) -> bool:
+    """Whether the date sits in a relative clause ("... that we asked for in June")."""
+    edges = list(_CLAUSE_EDGE.finditer(text[:start]))
+    clause = text[edges[-1].end() if edges else 0 : start]
+    return bool(re.search(r"\b(?:that|which|who)\s+(?:we|they|he|she|you|I|it|you)\b", clause))
+
+
+def _tense(text: str, start: int, end: int) -> Tense:
+    """Future or past, from the words of the date's own clause (None when it says neither)."""
+    left = text[:start]
+    edges = list(_CLAUSE_EDGE.finditer(left))
+    clause_start = edges[-1].end() if edges else 0
+    right = _CLAUSE_EDGE.search(text, end)
+    clause_end = right.start() if right else len(text)
+    clause = text[clause_start:start] + " " + text[end:clause_end]
+    here = text[start:end].lower()
+    if re.search(r"\b(?:next|coming|tomorrow)\b", here):
+        return "future"
+    if re.search(r"\b(?:last|past|yesterday|ago)\b", here):
+        return "past"
+    if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
+        return "future"
+    if _PAST.search(clause):
+        return "past"
+    return None
+
+
+# -- resolution ----------------------------------------------------------------------------------
+
+
+def _month_number(word: str) -> int:
+    low = word.lower().rstrip(".")[:3]
+    return next(i for i, m in enumerate(MONTHS, start=1) if m.startswith(low))
+
+
+def _count(word: str) -> int:
+    low = word.lower()
+    return int(low) if low.isdigit() else _NUMBER_WORDS.get(low, 1)
+
+
+def _last_day(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _in_part(year: int, month: int, part: str | None) -> date:
+    part = (part or "").lower().strip()
+    if part.startswith("mid"):
+        return date(year, month, 15)
+    if part in {"late", "end of", "the end of"}:
+        return _last_day(year, month)
+    return date(year, month, 1)
+
+
+def _pick_year(make: callable, today: date, tense: Tense) -> date | None:  # type: ignore[valid-type]
+    """The same month/day in this year or a neighbouring one, as the tense says (else the nearer)."""
+    candidates = []
+    for year in (today.year - 1, today.year, today.year + 1):
+        try:
+            candidates.append(make(year))
+        except ValueError:
+            continue
+    if not candidates:
+        return None
+    if tense == "future":
+        later = [d for d in candidates if d >= today]
+        return min(later) if later else None
+    if tense == "past":
+        earlier = [d for d in candidates if d <= today]
+        return max(earlier) if earlier else None
+    return min(candidates, key=lambda d: (abs((d - today).days), d < today))
+
+
+def _add_months(day: date, months: int) -> date:
+    month = day.month - 1 + months
+    year = day.year + month // 12
+    month = month % 12 + 1
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | None:
+    g = m.groupdict()
+    try:
+        if name == "iso":
+            return date(int(g["y"]), int(g["m"]), int(g["d"]))
+        if name == "slash":
+            year = int(g["y"]) + (2000 if len(g["y"]) == 2 else 0)
+            return date(year, int(g["m"]), int(g["d"]))
+        if name in {"month_day", "day_month"}:
+            month, day = _month_number(g["month"]), int(g["day"])
+            if g.get("year"):
+                return date(int(g["year"]), month, day)
+            return _pick_year(lambda y: date(y, month, day), today, tense)
+        if name == "month_year":
+            return _in_part(int(g["year"]), _month_number(g["month"]), g.get("part"))
+        if name == "month":
+            month = _month_number(g["month"])
+            cue = (g.get("cue") or "").lower()
+            if cue in {"last", "since"}:
+                tense = "past"
+            elif cue in {"next", "until", "by"}:
+                tense = "future"
+            return _pick_year(lambda y: _in_part(y, month, g.get("part")), today, tense)
+        if name == "quarter":
+            q = int(g["q"][1])
+            part = (g.get("part") or "").lower()
+
+            def quarter(y: int) -> date:
+                if part in {"late", "end of", "the end of"}:
+                    return _last_day(y, q * 3)
+                return date(y, q * 3 - 2, 1)
+
+            if g.get("year"):
+                return quarter(int(g["year"]))
+            return _pick_year(quarter, today, tense or "future")
+        if name == "next_last":
+            rel, unit = g["rel"].lower(), g["unit"].lower()
+            forward = rel in {"next", "coming", "this coming"}
+            if unit == "month":
+                first = today.replace(day=1)
+                return _add_months(first, 1 if forward else -1)
+            return _weekday(today, WEEKDAYS.index(unit), "future" if forward else "past")
+        if name == "weekday":
+            rel = (g.get("rel") or "").lower()
+            wanted = WEEKDAYS.index(g["weekday"].lower())
+            if rel in {"next", "by", "until", "till", "before", "from", "starting"}:
+                return _weekday(today, wanted, "future")
+            if rel == "last":
+                return _weekday(today, wanted, "past")
+            if rel == "this":  # the one of this week (Monday to Sunday)
+                return today + timedelta(days=wanted - today.weekday())
+            return _weekday(today, wanted, tense or "past")
+        if name == "named_day":
+            offsets = {
+                "the day before yesterday": -2,
+                "yesterday": -1,
+                "tomorrow": 1,
+                "the day after tomorrow": 2,
+            }
+            offset = offsets.get(g["named"].lower(), 0)
+            return today + timedelta(days=offset)
+        if name in {"ago", "in_n"}:
+            n, unit = _count(g["n"]), g["unit"].lower().rstrip("s")
+            sign = -1 if name == "ago" else 1
+            if unit == "month":
+                return _add_months(today, sign * n)
+            return today + timedelta(days=sign * n * (7 if unit == "week" else 1))
+        if name == "end_of":
+            unit = g["unit"].lower()
+            if unit == "month":
+                return _last_day(today.year, today.month)
+            if unit == "quarter":
+                return _last_day(today.year, ((today.month - 1) // 3 + 1) * 3)
+            return date(today.year, 12, 31)
+    except (ValueError, OverflowError, StopIteration):  # past the calendar's edges: no date
+        return None
+    return None
+
+
+def _weekday(today: date, wanted: int, tense: Tense) -> date:
+    if tense == "future":
+        ahead = (wanted - today.weekday()) % 7 or 7
+        return today + timedelta(days=ahead)
+    back = (today.weekday() - wanted) % 7 or 7
+    return today - timedelta(days=back)

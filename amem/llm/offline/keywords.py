@@ -1,0 +1,93 @@
+"""Keywords (YAKE, statistical), the tags made from them, and the template context.
+
+These values are applied at once (policy: auto), so they are built from the readable text only
+(text.readable): no delimiter or instruction of a hostile input reaches them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from amem.llm.offline.text import CALENDAR, FILLER, STOP, clip, slug, stem, words
+
+MAX_KEYWORDS = 6
+MAX_TAGS = 4
+
+#: A capitalised word followed by one of these is a name and a verb ("Globex reported"), not a term.
+_VERBISH = words("ran went came got made said says told wants needs thinks called sent")
+
+
+class Keywords:
+    """YAKE's best phrases, without filler, dates, name+verb pairs, or words already covered.
+    Build once: the extractor is reused for every note."""
+
+    def __init__(self) -> None:
+        import yake
+
+        self._yake = yake.KeywordExtractor(lan="en", n=2, dedup_lim=0.7, top=14)
+
+    def __call__(self, text: str) -> list[str]:
+        out: list[str] = []
+        covered: set[str] = set()
+        if not text.strip():
+            return out
+        for phrase, _score in self._yake.extract_keywords(text):
+            words = [w for w in phrase.split() if w.lower() not in FILLER and w.lower() not in CALENDAR]
+            if len(words) == 2 and (words[1].lower() in _VERBISH or words[1].endswith("ed")):
+                words = words[:1]
+            if not words or all(w.lower() in STOP for w in words):
+                continue
+            if len(words) == 1 and len(words[0]) < 3 and not words[0].isupper():
+                continue
+            stems = {stem(w) for w in words}
+            if stems <= covered:
+                continue
+            covered |= stems
+            out.append(surface(" ".join(words), text))
+            if len(out) == MAX_KEYWORDS:
+                break
+        return out
+
+
+def surface(phrase: str, text: str) -> str:
+    """The phrase as written, lowercased only where the text also writes it in lowercase."""
+    low = phrase.lower()
+    if phrase != low and not phrase.isupper() and re.search(rf"\b{re.escape(low)}\b", text):
+        return low
+    return phrase
+
+
+def tags(category: str | None, keywords: Sequence[str]) -> list[str]:
+    """The category, then the top keywords, as lowercase slugs."""
+    out: list[str] = []
+    for candidate in ([category] if category else []) + list(keywords):
+        tag = slug(candidate)
+        if tag and tag not in out and len(tag) <= 40:
+            out.append(tag)
+        if len(out) == MAX_TAGS:
+            break
+    return out
+
+
+def context(category: str | None, keywords: Sequence[str], sentences: Sequence[str]) -> str:
+    """A template sentence from the category and the top keywords, plus the key sentence if several."""
+    label = (category or "general").capitalize()
+    if not keywords:
+        return clip(f"{label} note: {sentences[0]}" if sentences else f"{label} note.", 590)
+    top = list(keywords[:3])
+    about = top[0] if len(top) == 1 else ", ".join(top[:-1]) + " and " + top[-1]
+    out = f"{label} note about {about}."
+    if len(sentences) > 1:
+        out += f" Key point: {clip(key_sentence(sentences, keywords), 200)}"
+    return clip(out, 590)
+
+
+def key_sentence(sentences: Sequence[str], keywords: Sequence[str]) -> str:
+    """The sentence that holds the most (and the best-ranked) keywords."""
+
+    def weight(sentence: str) -> int:
+        low = sentence.lower()
+        return sum(len(keywords) - i for i, kw in enumerate(keywords) if kw.lower() in low)
+
+    return max(sentences, key=weight)

@@ -1,0 +1,196 @@
+"""Decisions and the reason given for them: the rationale is the reason span only.
+
+A sentence states a decision when it has a finite decision verb ("chose", "renewed", "will not
+renew", "no longer wants", "postponed"...). Its reason is found by clause structure, worded many
+ways: after a connective that follows the decision ("because", "since", "as", "due to", "so",
+"after" + clause, a colon), before it ("Because of X, they ...", "X, so they ..."), or in the next
+or previous sentence ("Reason: ...", "The reason is ...", "... so X. We agreed."). "since" and
+"as" count only when a clause follows ("since the upgrade" is a time, "as of" a date). The span
+is the reason alone, without its connective; no decision or no reason gives none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from amem.llm.offline.text import Sentence
+
+DECISION = re.compile(
+    r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched|moved|postponed|settled|"
+    r"pulled the plug|called off|backed out|"
+    r"(?:is|are|'re|am)\s+(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
+    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing)|"
+    r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
+    r"(?:doesn'?t|does not|don'?t|do not) want|"
+    r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|dropped|paused|"
+    r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
+    r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
+    r"(?:will|'ll)\s+(?:reduce|renew|switch|move|cancel|upgrade|downgrade|drop|pause|extend|sign|"
+    r"go with|stick with|keep|stay|expand|add|buy|commit)|"
+    r"no longer (?:wants?|needs?|plans?|uses?|going|interested)|not to \w+|"
+    r"stick(?:ing)? with|(?:is|are) moving to|opt(?:ing)? (?:for|out)|chooses|opts)\b",
+    re.IGNORECASE,
+)
+#: A finite verb: what makes the words after a connective a clause rather than a time or a name.
+_FINITE = re.compile(
+    r"\b(?:is|are|was|were|has|have|had|does|did|do|can|could|will|would|must|should|may|might|"
+    r"need|needs|want|wants|makes|make|fits|fit|removes|requires|require|prefers|lacks|costs|"
+    r"matches|lines up|means|gives|takes|runs|keeps|stays|remains|helps|covers|saves|allows|got|"
+    r"\w{3,}ed)\b|'s\b|'re\b|"
+    # a verb in -s after a subject that is not a determiner's noun ("billing loses", "it lands")
+    r"\b(?!(?:the|a|an|their|our|its|his|her|these|those|all|some|per|of|for|by|with|in|on|at|to)\b)"
+    r"[A-Za-z]+\s+(?!(?:is|was|has|this|its|his|as|us|plus|across|news|less|process|business)\b)"
+    r"[a-z]{2,}(?<!s)s\b",
+    re.IGNORECASE,
+)
+_AS_NOT_REASON = re.compile(
+    r"(?:of|well|soon|part|long|much|many|far|if|though|per|usual|planned|discussed|agreed|expected|"
+    r"promised|a|an|such|follows|needed|requested|mentioned|before|always|needed|noted|such)\b",
+    re.IGNORECASE,
+)
+#: Connectives after which the reason follows, tried in text order after the decision.
+_AFTER = re.compile(
+    r"\b(?P<conn>because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
+    r"thanks to|in light of)\s+|(?P<colon>:|\s[—–]|\s-)\s+",
+    re.IGNORECASE,
+)
+_BEFORE = re.compile(
+    r"^\W*(?P<conn>because of|because|since|as|due to|owing to|given that|given|after|thanks to|"
+    r"in light of)\s+(?P<reason>[^,;]+?),\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_THEN_SO = re.compile(
+    r",?\s+(?:so|which is why|that is why|that's why|hence|therefore|and therefore|and so)\s+(?=\w)",
+    re.IGNORECASE,
+)
+#: A sentence that says the one before it is why: "That's why they chose ...".
+_WHY_BEFORE = re.compile(
+    r"^\W*(?:that'?s why|that is why|this is why|hence|therefore|as a result|for (?:that|this) reason)\b",
+    re.IGNORECASE,
+)
+_REASON_SENTENCE = re.compile(
+    r"^\W*(?:reason|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|that'?s because|"
+    r"this is because|it'?s because|because(?: of)?|(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
+    r"reasoning|explanation)|(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"\s*(?:;|:\s|\s[—–-]\s|,\s+and\s+(?:that|this|it)\b|\.\s|\.$|\?|!|$)")
+
+
+@dataclass(frozen=True)
+class Reason:
+    """The reason span, where it lies in the raw log."""
+
+    start: int
+    end: int
+    text: str
+
+
+def reason(sentences: Sequence[Sentence]) -> Reason | None:
+    """The reason for the first decision that has one, or None."""
+    for i, sentence in enumerate(sentences):
+        decision = DECISION.search(sentence.text)
+        if decision is None:
+            continue
+        found = _in_sentence(sentence, decision) or _before(sentence)
+        if found is None and i + 1 < len(sentences):
+            found = _stated_reason(sentences[i + 1]) or _connected(sentences[i + 1], 0, decision=False)
+        if found is None and i > 0 and not DECISION.search(sentences[i - 1].text):
+            found = _connected(sentences[i - 1], 0, decision=False)
+            if found is None and _WHY_BEFORE.match(sentence.text):
+                previous = sentences[i - 1]
+                found = _span(previous, 0, len(previous.text))
+        if found is not None:
+            return found
+    return None
+
+
+def _span(sentence: Sentence, start: int, end: int) -> Reason | None:
+    text = sentence.text
+    while start < end and text[start] in " ,:;\"'":
+        start += 1
+    while end > start and text[end - 1] in " .,;:!?\"'":
+        end -= 1
+    if end - start < 3 or not re.search(r"[A-Za-z]{2}", text[start:end]):
+        return None
+    return Reason(sentence.start + start, sentence.start + end, text[start:end])
+
+
+def _clause_end(text: str, start: int) -> int:
+    match = _CLAUSE_END.search(text, start)
+    return match.start() if match else len(text)
+
+
+def _connected(sentence: Sentence, offset: int, *, decision: bool = True) -> Reason | None:
+    """The reason after the first connective from ``offset`` on (a colon only after a decision)."""
+    text = sentence.text
+    matches = list(_AFTER.finditer(text, offset))
+    # a word connective says why more surely than a colon: try those first
+    for match in sorted(matches, key=lambda m: (m.group("colon") is not None, m.start())):
+        conn = (match.group("conn") or ":").lower()
+        rest_start = match.end()
+        end = _clause_end(text, rest_start)
+        rest = text[rest_start:end]
+        if conn == ":" and not decision:
+            continue
+        if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest):
+            continue
+        if conn == "as" and (
+            _AS_NOT_REASON.match(rest) or not re.search(r"[,\w]\s*$", text[: match.start()])
+        ):
+            continue
+        if conn == "so" and re.match(r"(?:far|much|many|long|i|as)\b", rest, re.IGNORECASE):
+            continue
+        found = _span(sentence, rest_start, end)
+        if found is not None:
+            return found
+    return None
+
+
+def _in_sentence(sentence: Sentence, decision: re.Match[str]) -> Reason | None:
+    """The reason after the decision, or before it in "<reason>, so <decision>"."""
+    text = sentence.text
+    so = None
+    for found_so in _THEN_SO.finditer(text, 0, decision.start()):
+        so = found_so
+    if so is not None and so.end() <= decision.start():
+        lead = text.rfind(":", 0, so.start())
+        found = _span(sentence, lead + 1 if lead >= 0 else 0, so.start())
+        if found is not None and _FINITE.search(found.text):
+            return found
+    return _connected(sentence, decision.end())
+
+
+def _before(sentence: Sentence) -> Reason | None:
+    """ "Because of the freeze, they postponed": the reason that opens the sentence."""
+    match = _BEFORE.match(sentence.text)
+    if match is None or not DECISION.search(match.group("rest")):
+        return None
+    return _span(sentence, match.start("reason"), match.end("reason"))
+
+
+_FACTOR = re.compile(
+    r"\bthe (?:main |real |key |deciding |decisive )?(?:reason|factor|driver)s?\s+(?:was|is|were)\s+",
+    re.IGNORECASE,
+)
+_CLEFT = re.compile(
+    r"^(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+(?:said|says|told us|explained|confirmed)\s+(?:that\s+)?)?"
+    r"(?P<reason>.+?)\s+(?:was|is|were|are)\s+(?:what (?:tipped|decided|drove|made)\b|"
+    r"the (?:main |real |key )?(?:reason|deciding factor|driver)\b|why\b)",
+    re.IGNORECASE,
+)
+
+
+def _stated_reason(sentence: Sentence) -> Reason | None:
+    """ "Reason: the new CFO wants one vendor." / "The reason is ..." / "X was what tipped it" as
+    the next sentence."""
+    match = _REASON_SENTENCE.match(sentence.text) or _FACTOR.search(sentence.text)
+    if match is None:
+        cleft = _CLEFT.match(sentence.text)
+        if cleft is None:
+            return None
+        end = _clause_end(sentence.text, cleft.end())
+        return _span(sentence, cleft.start("reason"), end)
+    return _span(sentence, match.end(), _clause_end(sentence.text, match.end()))

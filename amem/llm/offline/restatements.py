@@ -1,0 +1,87 @@
+"""Whether a new note only restates an earlier one (a recap, a CRM entry logging a known fact).
+
+A restatement says it logs or recaps ("Recap for the team:", "Email logged:", "updated to",
+"marked Closed Won") and either shares most of its words with the earlier note, or is a CRM entry
+whose values (amounts, counts, dates, plans) are all values the earlier note states; it states
+no number the earlier note does not. The pipeline then links it to the earlier note instead of proposing its
+held values again.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from amem.llm.offline import dates
+from amem.llm.offline.contradictions import roots
+from amem.llm.offline.text import readable
+
+_RECAP = re.compile(
+    r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|marked|for the record|"
+    r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|"
+    r"switched to|flagged|closed won)",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(?:no longer|not|never|cancel\w*|called off|reversed|anymore)\b|n't\b", re.I)
+_NUMBER = re.compile(r"(?<![\d.])\d{2,3}(?:[.,]\d+)?(?![\d])")
+
+#: Share of the new note's words found in the earlier note: with a recap cue, and without one.
+WITH_CUE, WITHOUT_CUE = 0.3, 0.75
+
+
+_PLAN = re.compile(
+    r"\b(annual|yearly|monthly|quarterly|starter|basic|pro|business|team|growth|enterprise|premium)\b"
+    r"(?=\s+(?:plan|tier|billing|invoicing|edition)|\s*[),])|(?<=switched to )(annual|monthly|quarterly)",
+    re.IGNORECASE,
+)
+_BASE = datetime(2000, 6, 15, tzinfo=UTC)
+
+
+@lru_cache(maxsize=4096)
+def values(text: str) -> frozenset[str]:
+    """The values a note states: amounts and counts, days (MM-DD) and plans. A date something
+    moves from ("changed from X to Y") is the old value, not one it states."""
+    found = dates.mentions(text, _BASE)
+    out = {
+        m.when.strftime("%m-%d")
+        for m in found
+        if m.absolute
+        and not (
+            re.search(r"\bfrom\s*$", text[max(0, m.start - 10) : m.start])
+            and re.match(r"\s+to\b", text[m.end :])
+        )
+    }
+    rest = text
+    for m in sorted(found, key=lambda m: -m.start):
+        rest = rest[: m.start] + " " + rest[m.end :]
+    out |= numbers(rest)
+    out |= {(m.group(1) or m.group(2)).lower() for m in _PLAN.finditer(text)}
+    return frozenset(out)
+
+
+def numbers(text: str) -> set[str]:
+    """Amounts and days of two or three digits (years and ids left out)."""
+    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+
+
+def restatement_score(
+    new_text: str, old_text: str, background: set[str] | frozenset[str] = frozenset()
+) -> float:
+    """How much of the new note the old one already says (0 when it adds a number). Words in
+    ``background`` (the account's own name) say nothing about the fact and are not counted."""
+    new, old = readable(new_text), readable(old_text)
+    if not values(new) <= values(old):
+        return 0.0
+    if _NEGATION.search(new) and not _NEGATION.search(old):
+        return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
+    cue = bool(_RECAP.search(new))
+    stated = values(new)
+    if cue and stated and stated <= values(old):
+        return 1.0  # a CRM entry logging values the earlier note stated
+    mine = roots(new) - set(background)
+    if len(mine) < 3:
+        return 0.0
+    coverage = len(mine & roots(old)) / len(mine)
+    threshold = WITH_CUE if cue else WITHOUT_CUE
+    return coverage if coverage >= threshold else 0.0

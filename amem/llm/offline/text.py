@@ -1,0 +1,144 @@
+"""Words, stems, sentences and the masking of instruction-like text, shared by every skill.
+
+Every skill reads the raw log through :func:`readable`: the same text with fake delimiters and
+sentences addressed to a model blanked out (same length, so a span found in it is a span of the
+raw log), so no instruction and no delimiter of a hostile input reaches a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOP = words(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves also really still yet get got
+    gonna lot lots thing things way well"""
+)
+#: Words YAKE likes in chat that say nothing about the subject.
+FILLER = words(
+    """hey hi hello thanks thank yeah yes wow good great okay ok lol oh hmm awesome nice cool sure
+    glad sorry cheers bye amazing totally update agreed decided mentioned said says told reported
+    asked"""
+)
+#: Words that are dates rather than subjects: the date goes to valid_at, not to the keywords.
+CALENDAR = words(
+    """monday tuesday wednesday thursday friday saturday sunday weekend today yesterday tomorrow
+    january february march april may june july august september october november december week
+    month year"""
+)
+
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9'&+-]*")
+
+
+def stem(word: str) -> str:
+    """A light, rule-based stem so 'seats'/'seat' and 'renewal'/'renewals' meet."""
+    w = word.lower().strip("'-")
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("'s", ""), ("s", "")):
+        if len(w) > 4 and w.endswith(suffix) and not w.endswith("ss"):
+            return w[: -len(suffix)] + keep
+    return w
+
+
+def terms(phrases: Sequence[str]) -> set[str]:
+    """The stems of the meaningful words of ``phrases``."""
+    out = set()
+    for phrase in phrases:
+        for word in WORD.findall(phrase.replace("-", " ")):
+            low = word.lower()
+            if len(low) > 1 and low not in STOP and low not in FILLER:
+                out.add(stem(low))
+    return out
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence and where it lies in the raw log."""
+
+    start: int
+    end: int
+    text: str
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)|[^\n]+", re.MULTILINE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(#$])|\n+")
+
+
+def sentences(text: str) -> list[Sentence]:
+    """Sentences with their offsets; blank ones (masked text) left out."""
+    out: list[Sentence] = []
+    start = 0
+    for match in [*_SENTENCE_END.finditer(text), None]:
+        end = match.start() if match else len(text)
+        chunk = text[start:end]
+        stripped = chunk.strip()
+        if stripped:
+            lead = len(chunk) - len(chunk.lstrip())
+            out.append(Sentence(start + lead, start + lead + len(stripped), stripped))
+        if match:
+            start = match.end()
+    return out
+
+
+def clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip(" ,;:") + "…"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+# -- hostile text --------------------------------------------------------------------------------
+
+#: Fake delimiters: tags, fences and banner lines such as <<<END OF USER DATA>>>.
+_DELIMITER = re.compile(
+    r"</?\s*[A-Za-z_][\w-]*(?:\s+[^<>]*)?>|<{2,}[^<>\n]*>{2,}|`{3,}|\"{3,}|'{3,}|\[/?(?:INST|SYS|system)\]|^\s*(?:#{3,}|={3,}|-{3,}).*$",
+    re.MULTILINE,
+)
+#: A sentence addressed to a model or a system rather than describing the account.
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:instructions?|prompts?|rules|above|previous)\b|"
+    r"^\W*(?:system|assistant|user|developer|admin)(?:\s+\w+){0,2}\s*:|"
+    r"\bapprove (?:all|every|any|each|this|these|the)\b[^.\n]{0,30}\b(?:proposals?|changes?|pending)\b|"
+    r"\bset (?:the )?[a-z]+_[a-z_]+\b|\bset (?:category|tags|keywords|context|status)\b[^.\n]{0,20}\bto\b|"
+    r"\b(?:you are now|act as|new instructions?|updated instructions?|from now on you)\b|"
+    r"\bend of (?:the )?(?:customer|user|untrusted) (?:text|data|input|content)\b|"
+    r"\b(?:delete|remove|erase) (?:all|every)\b[^.\n]{0,30}\bnotes?\b|"
+    r"\bmark (?:this|the) (?:account|note)s? as\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def readable(text: str) -> str:
+    """``text`` with delimiters and instruction-like sentences blanked (same length, same offsets)."""
+    chars = list(text)
+
+    def blank(start: int, end: int) -> None:
+        for i in range(start, end):
+            if chars[i] != "\n":
+                chars[i] = " "
+
+    for match in _DELIMITER.finditer(text):
+        blank(match.start(), match.end())
+    masked = "".join(chars)
+    for sentence in sentences(masked):
+        if _INSTRUCTION.search(sentence.text):
+            blank(sentence.start, sentence.end)
+    return "".join(chars)
+
+
+def hostile(text: str) -> bool:
+    """Whether the raw log holds a delimiter or an instruction (masked by :func:`readable`)."""
+    return readable(text) != text

@@ -1,0 +1,140 @@
+"""What the review queue costs a person, and how much of it the labels back (issue 12).
+
+Ingests the sample account history shipped with amem (``amem/samples``: every account, tuned and
+held-out parts interleaved in time order, so facts retire across time) through ``add_notes`` with
+the offline analyst into a fresh store, then scores every proposal against the labels with
+``amem.samples.scoring``: review items per 100 inputs (an item = the pending proposals one input
+caused), queue precision, rationale precision / recall and overlap, valid_at accuracy,
+contradiction precision / recall, category accuracy and hostile text in applied values. The tuned
+part and the held-out part are printed apart; the targets are the issue's, for the held-out part.
+
+    python bench/review_burden.py                       # SQLite in a temp dir, both tables
+    python bench/review_burden.py --json                # one JSON object on stdout
+    python bench/review_burden.py --explain             # and the tuned part's misses, one a line
+    python bench/review_burden.py --database-url postgresql+psycopg://postgres@127.0.0.1:5432/bench
+    python bench/review_burden.py --json > out.json; python bench/review_burden.py --baseline out.json
+
+The baseline column reads a previous ``--json`` run (default: bench/review_burden_baseline.json,
+the figures of the analyst before issue 12's changes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import amem  # noqa: E402
+from amem.ledger.store import ProposalFilter  # noqa: E402
+from amem.memory import Memory  # noqa: E402
+from amem.samples import load_inputs, load_labels  # noqa: E402
+from amem.samples.scoring import (  # noqa: E402
+    PartScore,
+    ProposalRecord,
+    explain,
+    markdown_table,
+    score_part,
+)
+
+BASELINE = REPO / "bench" / "review_burden_baseline.json"
+DEFAULT_POLICY = Path(amem.__file__).parent / "defaults" / "policies.yaml"
+PARTS = ("tuned", "heldout")
+
+
+def run(
+    home: Path, database_url: str | None, policy: Path
+) -> tuple[dict[str, PartScore], dict[str, Any], list[str]]:
+    """Ingest every sample input into a fresh store and score each part."""
+    inputs, labels = load_inputs(), load_labels()
+    with Memory(home, llm="offline", database_url=database_url, policy=policy) as memory:
+        started = time.perf_counter()
+        outcomes = memory.add_notes(inputs, actor="agent:crm-agent")
+        seconds = time.perf_counter() - started
+        with memory.ledger.read() as tx:
+            sample_of_log = {r.id: r.metadata.get("sample_id") for r in tx.iter_raw_logs()}
+            notes = tx.list_notes(limit=10_000_000, include_deleted=True)
+            proposals = tx.list_proposals(ProposalFilter(), limit=10_000_000)
+            changes = list(tx.iter_changes())
+    sample_of_note = {n.id: sample_of_log.get(n.raw_log_ids[0]) for n in notes if n.raw_log_ids}
+    records = [
+        ProposalRecord(
+            attribute=p.attribute,
+            status=p.status.value,
+            note_sample=sample_of_note.get(p.note_id) or "?",
+            cause_sample=(sample_of_log.get(p.raw_log_ids[0]) if p.raw_log_ids else None) or "?",
+            new_value=p.new_value,
+        )
+        for p in proposals
+    ]
+    categories = {sample_of_note[n.id]: n.category for n in notes if sample_of_note.get(n.id)}
+    applied = [(sample_of_note.get(c.note_id) or "?", c.attribute, c.new_value) for c in changes]
+    scores = {part: score_part(part, labels, records, categories, applied) for part in PARTS}
+    run_info = {
+        "inputs": len(inputs),
+        "failed": sum(o.note_id is None for o in outcomes),
+        "seconds": round(seconds, 1),
+        "inputs_per_second": round(len(inputs) / seconds, 1) if seconds else None,
+    }
+    return scores, run_info, explain("tuned", labels, records, categories)
+
+
+def _baseline(path: Path | None) -> dict[str, PartScore]:
+    if path is None or not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = {}
+    for part in PARTS:
+        if part in data:
+            fields = {k: v for k, v in data[part].items() if k != "figures"}
+            out[part] = PartScore(**fields)
+            out[part].part = "baseline"
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--database-url", default=None, help="ledger URL (default: SQLite in the temp store)")
+    parser.add_argument("--home", type=Path, default=None, help="store directory (default: a fresh temp dir)")
+    parser.add_argument("--policy", type=Path, default=DEFAULT_POLICY, help="policy file (default: packaged)")
+    parser.add_argument("--baseline", type=Path, default=BASELINE, help="an earlier --json run, shown beside")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    parser.add_argument(
+        "--explain", action="store_true", help="also list the tuned part's misses (never the held-out part's)"
+    )
+    args = parser.parse_args()
+
+    home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
+    scores, info, misses = run(home, args.database_url, args.policy)
+    if args.json:
+        print(json.dumps({**info, **{part: scores[part].as_json() for part in PARTS}}, indent=1))
+        return
+    baseline = _baseline(args.baseline)
+    print(
+        f"{info['inputs']} sample inputs through add_notes (offline analyst) in {info['seconds']} s "
+        f"({info['inputs_per_second']} inputs/s), {info['failed']} failed; store {home}"
+    )
+    for part in PARTS:
+        title = "Tuned part" if part == "tuned" else "Held-out part (never tuned on)"
+        print(f"\n## {title}\n")
+        if not scores[part].inputs:
+            print("no inputs in this part")
+            continue
+        print(markdown_table(scores[part], baseline=baseline.get(part)))
+    if args.explain:
+        print("\n## Tuned part: what disagrees with the labels\n")
+        print("\n".join(misses) or "nothing")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""categories: the topic the cue words point to; chat and subject lines are noise."""
+
+from __future__ import annotations
+
+import pytest
+
+from amem.llm.offline.categories import category, chat
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ticket #4411: the scheduled CSV export times out; managers get no report.", "support issue"),
+        ("Globex pays $42 per seat per month, and the discount holds.", "pricing"),
+        ("Initech's renewal is due June 30; they expect to renew for two years.", "renewal"),
+        ("Globex signed the order form for 120 seats.", "contract"),
+        ("QBR with Globex: Hank joined for twenty minutes; billing came up.", "meeting"),  # a meeting's note
+        ("Admin training for the workspace owners is booked for tomorrow.", "onboarding"),
+        ("Could your product email the usage digest as a PDF every Friday?", "feature request"),
+        ("Ravi decided to postpone the Hamburg rollout to Q2.", "decision"),
+        ("Lunch with Peter: he is getting married in September.", "personal"),
+    ],
+)
+def test_category_follows_the_sales_and_success_vocabulary(text: str, expected: str) -> None:
+    assert category(text, text.split(".")[0]) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["thanks Leo, got it", "Jonas, thanks, got it, see you in December.", "great news!! drinks on Priya"],
+)
+def test_chat_has_no_category(text: str) -> None:
+    assert chat(text) and category(text) is None
+
+
+def test_a_subject_line_alone_is_noise() -> None:
+    assert category("Subject: renewal paperwork") is None
+
+
+def test_the_words_of_the_reason_do_not_decide_the_topic() -> None:
+    text = "Due to the Benelux slowness, Globex postponed the rollout to Antwerp."
+    assert category(text, text) == "support issue"
+    assert category(text, text, ignore=(7, 27)) != "support issue"

@@ -1,0 +1,75 @@
+"""cues: team attributes as the shortest span of the raw log that states them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from amem.llm.construct_note import offered_attributes
+from amem.llm.offline.cues import extras
+from amem.llm.offline.text import sentences
+from amem.policy import Policy
+
+AT = datetime(2026, 3, 17, tzinfo=UTC)
+
+
+def _extras(policy: Policy, text: str) -> dict[str, object]:
+    found = extras(sentences(text), offered_attributes(policy.declared_attributes()), AT)
+    for value in found.values():
+        assert value.evidence in text  # each value names its exact span
+    return {name: value.value for name, value in found.items()}
+
+
+@pytest.mark.parametrize(
+    ("text", "step"),
+    [
+        (
+            "Their blocker is data residency. Next step: Leo to send the EU migration plan to Maria.",
+            "Leo to send the EU migration plan to Maria",
+        ),
+        (
+            "Task created for Priya Shah: send Elaine the renewal proposal by Friday.",
+            "send Elaine the renewal proposal by Friday",
+        ),
+        (
+            "He asked about the beta; Leo will enable it for Globex next Monday.",
+            "Leo will enable it for Globex next Monday",
+        ),
+        ("Happy to walk you through it.", None),  # courtesy, not an agreed action
+        ("I will wait for her answer.", None),
+    ],
+)
+def test_next_step_is_the_action_span(policy: Policy, text: str, step: str | None) -> None:
+    assert _extras(policy, text).get("next_step") == step
+
+
+@pytest.mark.parametrize(
+    ("text", "priorities"),
+    [
+        (
+            "What matters most to Maria is getting weekly reports without manual exports.",
+            ["getting weekly reports without manual exports"],
+        ),
+        (
+            "Hank's top priority for next year is consolidating their three BI tools into one.",
+            ["consolidating their three BI tools into one"],
+        ),
+        (
+            "Priya, keeping the per-seat price under $50 is the one thing I need to get this past our CFO.",
+            ["keeping the per-seat price under $50"],
+        ),
+        (
+            "Their top priority is uptime and a single consolidated invoice.",
+            ["uptime", "a single consolidated invoice"],
+        ),
+        (
+            "Our execs care most about time saved on reporting, so lead with that.",
+            ["time saved on reporting"],
+        ),
+    ],
+)
+def test_customer_priorities_are_spans_after_or_before_the_cue(
+    policy: Policy, text: str, priorities: list[str]
+) -> None:
+    assert _extras(policy, text).get("customer_priorities") == priorities

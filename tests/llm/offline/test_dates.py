@@ -1,0 +1,89 @@
+"""dates: tense-aware resolution against the raw log's time; recurring phrases are not dates."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from amem.llm.offline.dates import mentions, valid_at
+
+NOV_30 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)  # a Monday
+OCT_5 = datetime(2026, 10, 5, 9, 0, tzinfo=UTC)  # a Monday
+WED_AUG_19 = datetime(2026, 8, 19, 9, 0, tzinfo=UTC)
+
+
+def _day(text: str, at: datetime) -> date | None:
+    found = valid_at(text, at)
+    return found.when if found is not None else None
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        ("Acme wants to renew in March.", NOV_30, date(2027, 3, 1)),  # the future stays future
+        ("The board meeting in December will decide.", OCT_5, date(2026, 12, 1)),
+        ("They signed in March.", NOV_30, date(2026, 3, 1)),  # the past stays past
+        ("The EU region goes live mid-May.", datetime(2026, 3, 20, tzinfo=UTC), date(2026, 5, 15)),
+        ("Maria leaves at the end of July.", datetime(2026, 6, 22, tzinfo=UTC), date(2026, 7, 31)),
+        ("The board postponed it to Q2.", datetime(2026, 11, 10, tzinfo=UTC), date(2027, 4, 1)),
+        ("Leo will enable it next Monday.", datetime(2026, 11, 24, tzinfo=UTC), date(2026, 11, 30)),
+        ("The fix was deployed on Monday.", datetime(2026, 9, 2, tzinfo=UTC), date(2026, 8, 31)),
+        ("Send the proposal by Friday.", WED_AUG_19, date(2026, 8, 21)),
+        ("The demo is this Friday.", WED_AUG_19, date(2026, 8, 21)),
+        ("I will run the cutover in two weeks.", datetime(2026, 4, 23, tzinfo=UTC), date(2026, 5, 7)),
+        ("We closed it yesterday.", datetime(2026, 6, 16, tzinfo=UTC), date(2026, 6, 15)),
+        ("As of today Globex pays $55 per seat.", datetime(2026, 6, 8, tzinfo=UTC), date(2026, 6, 8)),
+        ("Initech went live today.", datetime(2026, 5, 18, tzinfo=UTC), date(2026, 5, 18)),
+        ("Contract signed on March 3, 2024.", NOV_30, date(2024, 3, 3)),
+        ("Effective 2026-07-01 the price is $36.", NOV_30, date(2026, 7, 1)),
+    ],
+)
+def test_dates_resolve_forward_or_back_as_the_tense_says(text: str, at: datetime, expected: date) -> None:
+    assert _day(text, at) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The scheduled export times out every Monday around 06:00 UTC.",
+        "We meet them on Thursdays until onboarding ends.",
+        "The Monday morning export timeout is back.",
+        "They run a weekly sync each Friday.",
+        "Globex accepted a two-year term and a 30-day trial.",
+        "Our execs care about the December board meeting agenda.",
+        "The reorg makes our headcount beyond Q4 unclear.",
+        "We may revisit the plan; nothing is dated.",
+        "I'm out Thursday",  # a bare weekday dates only an event that happened
+        "On today's call we covered the roadmap.",
+        "Their top priority for next year is one BI tool.",
+    ],
+)
+def test_recurring_phrases_durations_and_attributes_are_not_dates(text: str) -> None:
+    assert valid_at(text, NOV_30) is None
+
+
+def test_the_date_something_moves_to_is_the_fact_s_date() -> None:
+    text = "Elaine asked us to push the renewal date from October 1 to January 15. We agreed."
+    assert _day(text, datetime(2026, 9, 15, tzinfo=UTC)) == date(2027, 1, 15)
+
+
+def test_a_start_date_wins_over_an_earlier_mention() -> None:
+    text = "Contract signed on March 3, 2024; effective from April 1, 2024."
+    assert _day(text, NOV_30) == date(2024, 4, 1)
+
+
+def test_a_weekday_written_with_its_date_is_one_mention() -> None:
+    found = mentions(
+        "We moved the QBR to Wednesday, May 13, so Hank can join.", datetime(2026, 5, 4, tzinfo=UTC)
+    )
+    assert [(m.text, m.when) for m in found] == [("May 13", date(2026, 5, 13))]
+
+
+def test_a_date_in_a_relative_clause_dates_a_noun_not_the_fact() -> None:
+    assert valid_at("The team would love the Slack snapshots that we asked for in June.", NOV_30) is None
+
+
+def test_the_span_is_the_text_as_written() -> None:
+    found = valid_at("Globex renews in early March, they said.", NOV_30)
+    assert found is not None and found.text == "in early March" and found.when == date(2027, 3, 1)

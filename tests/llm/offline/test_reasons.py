@@ -1,0 +1,97 @@
+"""reasons: the rationale is the reason span only, found however the reason is worded."""
+
+from __future__ import annotations
+
+import pytest
+
+from amem.llm.offline.reasons import reason
+from amem.llm.offline.text import sentences
+
+
+def _reason(text: str) -> str | None:
+    found = reason(sentences(text))
+    if found is None:
+        return None
+    assert text[found.start : found.end] == found.text  # an exact span of the raw log
+    return found.text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Globex renewed for two years because the migration to our EU region removed their "
+            "data-residency blocker",
+            "the migration to our EU region removed their data-residency blocker",
+        ),
+        (
+            "Soylent cancelled the pilot: the budget was cut after their reorg",
+            "the budget was cut after their reorg",
+        ),
+        ("Stark opted for monthly billing as cash flow is tight", "cash flow is tight"),
+        (
+            "Dunder Mifflin will not renew. Reason: the new CFO wants one vendor",
+            "the new CFO wants one vendor",
+        ),
+        (
+            "Globex opted out of the connector for now, as their CRM migration is still running.",
+            "their CRM migration is still running",
+        ),
+        ("Due to the Benelux slowness, Globex postponed the rollout by a month.", "the Benelux slowness"),
+        ("Because of the hiring freeze, Initech postponed the rollout.", "the hiring freeze"),
+        ("The budget was cut, so Soylent cancelled the pilot.", "The budget was cut"),
+        ("We moved the QBR to May 13, so Hank Scorpio can join.", "Hank Scorpio can join"),
+        (
+            "Globex will reduce to 135 seats, since the reorg removes the Benelux team.",
+            "the reorg removes the Benelux team",
+        ),
+        ("The board postponed it to Q2 because of the hiring freeze.", "the hiring freeze"),
+        (
+            "Globex no longer wants the annual plan. Finance wants monthly billing so they can scale down.",
+            "they can scale down",
+        ),
+        (
+            "Elaine asked us to push the renewal so it lines up with their fiscal year. We agreed.",
+            "it lines up with their fiscal year",
+        ),
+        (
+            "Globex renewed. Elaine said the EU data residency was what tipped it: legal signed off.",
+            "the EU data residency was what tipped it",
+        ),
+        (
+            "Initech picked us over Looker. Peter said the deciding factor was the native Jira integration.",
+            "the native Jira integration",
+        ),
+        (
+            "We have decided against the expansion. The reason is simple: QA is moving to a vendor.",
+            "QA is moving to a vendor",
+        ),
+        (
+            "Soylent has pulled the plug on the add-on — their budget got cut in the reorg.",
+            "their budget got cut in the reorg",
+        ),
+        ("Initech opted to prepay the year as that locks the $33 rate.", "that locks the $33 rate"),
+        ("Their auditor requires SSO, which is why Acme chose Enterprise.", "Their auditor requires SSO"),
+        (
+            "Their auditor requires SSO. That's why Acme chose the Enterprise tier.",
+            "Their auditor requires SSO",
+        ),
+    ],
+)
+def test_the_reason_span_without_its_connective(text: str, expected: str) -> None:
+    assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We decided to go with the annual plan for Hooli.",  # a decision, no reason
+        "The call with Umbrella ran late because of traffic on the bridge.",  # a reason, no decision
+        "Dashboards load slowly for the Benelux team since the EU migration.",  # 'since' + a time
+        "Ticket #4502: login fails because the certificate expired.",
+        "Their renewal decision now sits with the new CFO, so we will send her the proposal.",
+        "Nina pushed back on $36: Initech wants $33 per seat.",  # a negotiation, not a decision
+    ],
+)
+def test_no_rationale_without_both_a_decision_and_its_reason(text: str) -> None:
+    assert _reason(text) is None

@@ -1,0 +1,53 @@
+"""restatements: a recap or a CRM entry that repeats an earlier note with nothing new."""
+
+from __future__ import annotations
+
+import pytest
+
+from amem.llm.offline.restatements import restatement_score
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Maria, attached is the plan for moving your workspace to our EU region. "
+            "The EU region goes live mid-May.",
+            "Email logged: Leo sent Maria the EU region migration plan; EU region live mid-May.",
+        ),
+        (
+            "We are adding the Benelux team, so we will need 150 seats instead of 120 from May.",
+            "Seat count updated to 150 (was 120), starting May 1.",
+        ),
+        (
+            "Initech's renewal moves up to January 31, 2027, so it lands before their freeze.",
+            "Renewal date for Initech changed from 2027-03-27 to 2027-01-31.",
+        ),
+        (
+            "Elaine asked us to push the renewal from October 1 to January 15 to match their fiscal year. "
+            "We agreed.",
+            "Recap for the team: the renewal moves to January 15 to match their fiscal year.",
+        ),
+    ],
+)
+def test_a_recap_of_known_values_restates(old: str, new: str) -> None:
+    assert restatement_score(new, old, {"globex", "initech"}) > 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Renewal date set to October 1.", "Renewal date changed to January 15."),  # a new value
+        (
+            "Hooli will roll out the Slack integration.",
+            "Hooli is no longer rolling out the Slack integration.",
+        ),
+        (
+            "Globex no longer wants the annual plan. Finance wants monthly billing.",
+            "Globex switched to monthly billing effective September 1.",
+        ),
+        ("Kickoff call with Globex about weekly reports.", "QBR with Globex: active users are up to 132."),
+    ],
+)
+def test_a_new_fact_or_a_reversal_restates_nothing(old: str, new: str) -> None:
+    assert restatement_score(new, old, {"globex", "hooli"}) == 0

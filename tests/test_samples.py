@@ -1,0 +1,158 @@
+"""The sample account history shipped with amem: it loads, its labels fit their inputs, and each
+account exercises what the review-burden bench measures (LABELS.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from amem import samples
+from amem.domain.models import NoteInput
+from amem.samples import SampleError, SampleLabel, history_files, load_inputs, load_labels, load_samples
+
+TUNED = {"globex", "initech", "soylent"}
+HELDOUT = {"hooli", "vandelay"}
+RECURRING = re.compile(
+    r"\b(every|each)\s+(day|week|month|quarter|year|morning|night|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)\b|\bon\s+(mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)\b|"
+    r"\b(weekly|daily|monthly|quarterly)\b",
+    re.IGNORECASE,
+)
+SHIPPED = Path(samples.__file__).parent
+
+
+def _by_account() -> dict[str, list[tuple[samples.SampleInput, SampleLabel]]]:
+    accounts: dict[str, list[tuple[samples.SampleInput, SampleLabel]]] = defaultdict(list)
+    for item, label in load_samples():
+        accounts[item.scope].append((item, label))
+    return accounts
+
+
+def test_the_shipped_accounts_load_with_one_label_per_input() -> None:
+    accounts = {f.name.removesuffix(".jsonl") for f in history_files()}
+    assert accounts >= TUNED
+    inputs, labels = load_inputs(), load_labels()
+    assert len(inputs) == len(labels) >= 150
+    assert [i["metadata"]["sample_id"] for i in inputs] == list(labels)
+    for line in inputs:  # exactly what add_notes / amem import take
+        NoteInput.model_validate(line)
+    times = [i["at"] for i in inputs]
+    assert times == sorted(times)
+
+
+def test_every_account_is_in_its_declared_part() -> None:
+    for account, pairs in _by_account().items():
+        parts = {label.part for _, label in pairs}
+        assert len(parts) == 1, account
+        if account in TUNED:
+            assert parts == {"tuned"}
+        if account in HELDOUT:
+            assert parts == {"heldout"}
+        assert 50 <= len(pairs) <= 60, account
+        assert all(item.at.year == 2026 and 3 <= item.at.month <= 11 for item, _ in pairs), account
+    assert set(load_labels("tuned")) == {
+        label.sample_id for pairs in _by_account().values() for _, label in pairs if label.part == "tuned"
+    }
+
+
+def test_every_span_is_an_exact_substring_and_every_reference_an_earlier_input() -> None:
+    for account, pairs in _by_account().items():
+        earlier: set[str] = set()
+        for item, label in pairs:
+            spans = [label.reason, label.next_step, *label.customer_priorities, *label.hostile_spans]
+            for span in filter(None, spans):
+                assert span in item.content, (label.sample_id, span)
+            for ref in [*label.invalidates, *filter(None, [label.restates])]:
+                assert ref in earlier, (label.sample_id, ref)
+                assert ref.startswith(f"{account}-")
+            assert label.sample_id not in label.invalidates
+            earlier.add(label.sample_id)
+
+
+def test_each_account_exercises_what_the_bench_measures() -> None:
+    for account, pairs in _by_account().items():
+        labels = [label for _, label in pairs]
+        assert sum(bool(label.decision and label.reason) for label in labels) >= 5, account
+        assert any(label.decision and not label.reason for label in labels), account
+        assert sum(bool(label.invalidates) for label in labels) >= 4, account
+        assert sum(label.restates is not None for label in labels) >= 2, account
+        assert sum(label.valid_at is not None for label in labels) >= 8, account
+        assert any(label.valid_at and label.valid_at > item.at.date() for item, label in pairs), account
+        assert any(label.valid_at and label.valid_at < item.at.date() for item, label in pairs), account
+        recurring = [label for item, label in pairs if RECURRING.search(item.content)]
+        assert any(label.valid_at is None for label in recurring), account
+        assert 2 <= sum(label.hostile for label in labels) <= 4, account
+        assert any(label.category is None for label in labels), account  # noise
+        assert any(label.customer_priorities for label in labels), account
+        assert any(label.next_step for label in labels), account
+        sources = {item.metadata.source for item, _ in pairs}
+        assert {"call-notes", "email", "ticket", "crm-agent"} <= sources, account
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "samples"
+    (root / "history").mkdir(parents=True)
+    (root / "labels").mkdir()
+    for name in ("history", "labels"):
+        shutil.copy(SHIPPED / name / "globex.jsonl", root / name / "globex.jsonl")
+    return root
+
+
+def _edit_label(root: Path, line: int, **changes: object) -> None:
+    path = root / "labels" / "globex.jsonl"
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    rows[line - 1].update(changes)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_a_copy_of_the_shipped_files_loads_from_another_root(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    assert load_labels(root=root) == {k: v for k, v in load_labels().items() if k.startswith("globex-")}
+
+
+@pytest.mark.parametrize(
+    ("line", "changes", "message"),
+    [
+        (9, {"reason": "because the discount is large"}, "'because the discount is large' is not an exact"),
+        (3, {"invalidates": ["globex-004"]}, "globex-004 is not an earlier input of globex"),
+        (3, {"restates": "globex-099"}, "globex-099 is not an earlier input of globex"),
+        (3, {"sample_id": "globex-077"}, "the input on that line is globex-003"),
+        (3, {"category": "billing"}, "category"),
+        (3, {"valid_at": "next March"}, "valid_at"),
+        (3, {"hostile": True}, "hostile and hostile_spans disagree"),
+    ],
+)
+def test_a_label_that_does_not_fit_its_input_is_refused_with_its_line(
+    tmp_path: Path, line: int, changes: dict[str, object], message: str
+) -> None:
+    root = _copy(tmp_path)
+    _edit_label(root, line, **changes)
+    with pytest.raises(SampleError, match=re.escape(f"labels/globex.jsonl, line {line}")) as caught:
+        load_labels(root=root)
+    assert message in str(caught.value)
+
+
+def test_a_missing_labels_file_is_named(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "labels" / "globex.jsonl").unlink()
+    with pytest.raises(SampleError, match=re.escape("no labels file labels/globex.jsonl")):
+        load_inputs(root=root)
+
+
+def test_reviewable_follows_the_conventions() -> None:
+    base = {"sample_id": "x-001", "part": "tuned", "category": None, "decision": False, "reason": None,
+            "valid_at": None}
+    assert not SampleLabel.model_validate(base).reviewable
+    assert not SampleLabel.model_validate({**base, "decision": True}).reviewable  # no reason
+    assert SampleLabel.model_validate({**base, "decision": True, "reason": "why"}).reviewable
+    assert SampleLabel.model_validate({**base, "valid_at": "2026-03-01"}).reviewable
+    assert SampleLabel.model_validate({**base, "category": "contract"}).reviewable
+    assert SampleLabel.model_validate({**base, "next_step": "call back"}).reviewable
+    assert not SampleLabel.model_validate(
+        {**base, "valid_at": "2026-03-01", "restates": "x-000"}
+    ).reviewable
