@@ -291,8 +291,36 @@ class Memory:
     def as_of(self, note_id: str, at: datetime) -> Note | None:
         return self.governance.as_of(note_id, at)
 
-    def verify(self) -> VerifyResult:
-        return self.governance.verify()
+    def verify(
+        self,
+        *,
+        checkpoints: str | os.PathLike[str] | None = None,
+        public_key: str | os.PathLike[str] | None = None,
+    ) -> VerifyResult:
+        """Recompute both hash chains, compare every row with its event, replay every note; with
+        ``checkpoints`` (a checkpoint log), also prove the ledger extends each signed statement, checked
+        with ``public_key`` (default: the public half of AMEM_SIGNING_KEY or the store's key)."""
+        if checkpoints is None:
+            return self.governance.verify()
+        from amem.services import checkpoints as cp
+        from amem.services.integrity import verify_ledger
+
+        statements = cp.read_checkpoints(Path(checkpoints))
+        key = cp.load_public_key(Path(public_key) if public_key else cp.default_key_path(self.home))
+        return verify_ledger(self.ledger, statements, key)
+
+    def checkpoint(
+        self, *, key: str | os.PathLike[str] | None = None, log: str | os.PathLike[str] | None = None
+    ) -> dict[str, Any]:
+        """Sign the chains' heads now and append the statement to the checkpoint log (outside the ledger).
+
+        ``key``: default AMEM_SIGNING_KEY or the store's key; ``log``: default AMEM_CHECKPOINT_LOG or
+        checkpoints.jsonl in the store directory."""
+        from amem.services import checkpoints as cp
+
+        key_path = Path(key) if key else cp.default_key_path(self.home)
+        log_path = Path(log) if log else cp.default_log_path(self.home)
+        return cp.write_checkpoint(self.ledger, key_path, log_path)
 
     def proposal(self, proposal_id: str) -> Proposal:
         with self.ledger.read() as tx:

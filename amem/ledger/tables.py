@@ -1,6 +1,6 @@
 """The ledger's tables (SQLAlchemy Core). Alembic migrations in migrations/ create them.
 
-raw_logs and changes are append-only: database triggers refuse UPDATE and DELETE on both.
+raw_logs, changes and events are append-only: database triggers refuse UPDATE and DELETE on both.
 Processing state of a raw log therefore lives beside it, in raw_log_states.
 """
 
@@ -175,6 +175,23 @@ chain_head = sa.Table(
     sa.Column("last_hash", sa.String(64), nullable=False),
     sa.Column("raw_log_seq", sa.Integer, nullable=False),
     sa.Column("proposal_seq", sa.Integer, nullable=False),
+    sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("event_hash", sa.String(64), nullable=False, server_default="0" * 64),
+)
+
+# Every event, one hash chain (amem.domain.hashing): a raw log recorded, an LLM call recorded, a
+# proposal made, a decision, a change applied, a policy installed, an erasure. Appended in the
+# transaction of the event itself, under the chain-head lock; append-only like raw_logs.
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("subject", sa.String(200), nullable=False),
+    sa.Column("payload_digest", sa.String(64), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
 )
 
 # Derived stores (the vector index) record here how far into the change sequence they are.
@@ -186,4 +203,4 @@ index_state = sa.Table(
     sa.Column("updated_at", UTCDateTime, nullable=False),
 )
 
-APPEND_ONLY_TABLES = ("raw_logs", "changes")
+APPEND_ONLY_TABLES = ("raw_logs", "changes", "events")

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.hashing import GENESIS_HASH, change_hash, sha256_text
+from amem.domain.hashing import change_hash
 from amem.domain.models import (
     Actor,
     ActorKind,
@@ -34,6 +34,7 @@ from amem.domain.values import current_value, normalize, with_value
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
 from amem.ledger.store import Ledger, LedgerTx
 from amem.policy import Mode, Policy
+from amem.services.integrity import VerifyResult, verify_ledger
 
 CREATE_RULE = "note creation"
 
@@ -67,15 +68,6 @@ class HistoryEvent(BaseModel):
     rule: str | None = None
     model: str | None = None
     prompt_version: str | None = None
-
-
-class VerifyResult(BaseModel):
-    ok: bool
-    changes_checked: int
-    raw_logs_checked: int
-    first_bad_change: int | None = None
-    first_bad_raw_log: str | None = None
-    message: str
 
 
 class Governance:
@@ -481,64 +473,8 @@ class Governance:
     # -- integrity -----------------------------------------------------------------------------
 
     def verify(self) -> VerifyResult:
-        """Recompute the change chain and each raw log's sha256; name the first row that fails."""
-        prev = GENESIS_HASH
-        checked = 0
-        with self.ledger.read() as tx:
-            for c in tx.iter_changes(0):
-                expected = change_hash(
-                    prev_hash=prev,
-                    seq=c.seq,
-                    note_id=c.note_id,
-                    proposal_id=c.proposal_id,
-                    attribute=c.attribute,
-                    old_value=c.old_value,
-                    new_value=c.new_value,
-                    note_version=c.note_version,
-                    actor_kind=c.actor.kind.value,
-                    actor_id=c.actor.id,
-                    kind=c.kind.value,
-                    applied_at=c.applied_at,
-                )
-                if c.prev_hash != prev or c.hash != expected or c.seq != checked + 1:
-                    what = "its link to the previous row" if c.prev_hash != prev else "its content"
-                    if c.seq != checked + 1:
-                        what = f"its sequence number (expected {checked + 1})"
-                    return VerifyResult(
-                        ok=False,
-                        changes_checked=checked,
-                        raw_logs_checked=0,
-                        first_bad_change=c.seq,
-                        message=f"change {c.seq} does not match the chain: {what} was altered",
-                    )
-                prev = c.hash
-                checked += 1
-            head_seq = tx.chain_head_seq()
-            if head_seq != checked:
-                return VerifyResult(
-                    ok=False,
-                    changes_checked=checked,
-                    raw_logs_checked=0,
-                    first_bad_change=checked + 1,
-                    message=f"the chain head says {head_seq} changes but {checked} are present",
-                )
-            raw_checked = 0
-            for log in tx.iter_raw_logs():
-                if sha256_text(log.text) != log.sha256:
-                    return VerifyResult(
-                        ok=False,
-                        changes_checked=checked,
-                        raw_logs_checked=raw_checked,
-                        first_bad_raw_log=log.id,
-                        message=f"raw log {log.id} does not match its sha256: its text was altered",
-                    )
-                raw_checked += 1
-        return VerifyResult(
-            ok=True,
-            changes_checked=checked,
-            raw_logs_checked=raw_checked,
-            message=f"intact: {checked} changes and {raw_checked} raw logs verified",
-        )
+        """Recompute both hash chains, compare every row with its event, replay every note."""
+        return verify_ledger(self.ledger)
 
 
 def _join(a: str | None, b: str) -> str:
