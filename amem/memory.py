@@ -34,6 +34,7 @@ from amem.services.governance import Draft, Governance, HistoryEvent, VerifyResu
 
 if TYPE_CHECKING:
     from amem.llm.base import Analyst
+    from amem.services.erasure import ErasureReport
     from amem.services.pipeline import WritePipeline
     from amem.services.search import SearchResult, SearchService
 
@@ -308,6 +309,27 @@ class Memory:
         statements = cp.read_checkpoints(Path(checkpoints))
         key = cp.load_public_key(Path(public_key) if public_key else cp.default_key_path(self.home))
         return verify_ledger(self.ledger, statements, key)
+
+    def erase(
+        self,
+        *,
+        by: str,
+        reason: str,
+        raw_log_id: str | None = None,
+        scope: str | None = None,
+        actor: str | None = None,
+    ) -> ErasureReport:
+        """Erase on a data subject's request (amem.services.erasure), then rebuild the vector index from
+        the redacted ledger and compact both, so the erased bytes leave the files too."""
+        from amem.services import erasure
+
+        report = erasure.erase(
+            self.ledger, self.policy, by=by, reason=reason, raw_log_id=raw_log_id, scope=scope, actor=actor
+        )
+        self.reindex()
+        self.search_service.index.compact()
+        self.ledger.compact()
+        return report
 
     def checkpoint(
         self, *, key: str | os.PathLike[str] | None = None, log: str | os.PathLike[str] | None = None

@@ -91,6 +91,9 @@ class Policy(_Strict):
     reviewers: dict[str, Reviewer] = Field(default_factory=dict)
     reviewers_file: str | None = None
     agents: list[str] = Field(default_factory=list, description="identities that may never approve")
+    erasers: list[str] = Field(
+        default_factory=list, description="roles whose reviewers may erase raw logs on request"
+    )
     source: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
@@ -104,6 +107,9 @@ class Policy(_Strict):
             for attribute in role.approves:
                 if attribute != "*" and not self.knows(attribute):
                     raise ValueError(f"role {rname!r} approves unknown attribute {attribute!r}")
+        for role in self.erasers:
+            if role not in self.roles:
+                raise ValueError(f"erasers names unknown role {role!r}")
         for who, reviewer in self.reviewers.items():
             for role in reviewer.roles:
                 if role not in self.roles:
@@ -113,6 +119,9 @@ class Policy(_Strict):
         return self
 
     # -- questions the services ask ---------------------------------------------------------
+
+    def may_erase(self, who: str) -> bool:
+        return any(role in self.erasers for role in self.roles_of(who))
 
     def knows(self, attribute: str) -> bool:
         return attribute in CORE_ATTRIBUTES or attribute in self.attributes

@@ -57,3 +57,32 @@ def checkpoint(
             markup=False,
         ),
     )
+
+
+@app.command()
+def erase(
+    reason: Annotated[str, typer.Option("--reason", help="Why: the data subject's request (required).")],
+    reviewer: Annotated[
+        str, typer.Option("--reviewer", help="Who erases: a reviewer whose role the policy's erasers name.")
+    ],
+    raw_log: Annotated[str | None, typer.Option("--raw-log", help="Erase this raw log.")] = None,
+    scope: Annotated[str | None, typer.Option("--scope", help="Erase every raw log of this scope.")] = None,
+    actor: Annotated[
+        str | None, typer.Option("--actor", help="Erase every raw log of this actor (name or kind:name).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase raw logs on a data subject's request, with all derived from them; recorded, chain kept."""
+    # TODO(lead): authenticate --reviewer as approve does once issue 13 part 3 is merged.
+    with open_memory() as mem:
+        report = mem.erase(by=reviewer, reason=reason, raw_log_id=raw_log, scope=scope, actor=actor)
+    emit(
+        report,
+        as_json,
+        lambda r: out.print(
+            f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
+            f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
+            "the index was rebuilt and the databases compacted",
+            markup=False,
+        ),
+    )

@@ -51,14 +51,46 @@ def change_hash(
     kind: str,
     applied_at: datetime,
 ) -> str:
+    return change_hash_of_digests(
+        prev_hash=prev_hash,
+        seq=seq,
+        note_id=note_id,
+        proposal_id=proposal_id,
+        attribute=attribute,
+        old_value_sha256=value_digest(old_value),
+        new_value_sha256=value_digest(new_value),
+        note_version=note_version,
+        actor_kind=actor_kind,
+        actor_id=actor_id,
+        kind=kind,
+        applied_at=applied_at,
+    )
+
+
+def change_hash_of_digests(
+    *,
+    prev_hash: str,
+    seq: int,
+    note_id: str,
+    proposal_id: str,
+    attribute: str,
+    old_value_sha256: str,
+    new_value_sha256: str,
+    note_version: int,
+    actor_kind: str,
+    actor_id: str,
+    kind: str,
+    applied_at: datetime,
+) -> str:
+    """The change hash from its values' digests: what verify uses for a change whose values were erased."""
     body = {
         "prev_hash": prev_hash,
         "seq": seq,
         "note_id": note_id,
         "proposal_id": proposal_id,
         "attribute": attribute,
-        "old_value_sha256": value_digest(old_value),
-        "new_value_sha256": value_digest(new_value),
+        "old_value_sha256": old_value_sha256,
+        "new_value_sha256": new_value_sha256,
         "note_version": note_version,
         "actor": f"{actor_kind}:{actor_id}",
         "kind": kind,
@@ -132,7 +164,22 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
     "change": ("seq", "hash"),
     # a policy version installed (the other rows of that table are the policy's own)
     "policy": ("id", "sha256", "installed_by", "installed_at"),
+    # an erasure: who, why, what was asked; rows_sha256 covers every erased_rows entry it made
+    "erasure": ("id", "reason", "erased_by", "erased_at", "selector", "rows_sha256"),
 }
+
+
+def erased_rows_digest(entries: list[dict[str, Any]]) -> str:
+    """What an erasure commits to: every erased_rows entry it made (less its erasure id), in order."""
+    fields = ("table_name", "row_key", "digest_before", "digest_after", "detail")
+    ordered = sorted(
+        ({f: e[f] for f in fields} for e in entries), key=lambda e: (e["table_name"], e["row_key"])
+    )
+    return value_digest(ordered)
+
+
+#: What an erased text becomes, everywhere it was (raw logs, derived values, proposals, model answers).
+REDACTED = "[erased]"
 
 
 def payload_digest(kind: str, row: Any) -> str:

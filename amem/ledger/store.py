@@ -39,6 +39,7 @@ from amem.ledger import schema
 from amem.ledger.tables import (
     chain_head,
     changes,
+    erasures,
     events,
     index_state,
     llm_calls,
@@ -87,6 +88,24 @@ class Ledger:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    def compact(self) -> None:
+        """Rewrite the database files so no free page keeps deleted or overwritten bytes (after an
+        erasure): VACUUM and a truncating WAL checkpoint on SQLite, VACUUM FULL on PostgreSQL."""
+        raw = self.engine.raw_connection()  # VACUUM runs outside any transaction
+        try:
+            if self.dialect == "postgresql":
+                raw.driver_connection.autocommit = True  # type: ignore[union-attr]
+                tables = ("raw_logs", "llm_calls", "notes", "proposals", "changes")
+                statements = [f"VACUUM FULL {t}" for t in tables]
+            else:
+                statements = ["VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"]
+            cur = raw.cursor()
+            for statement in statements:
+                cur.execute(statement)
+            cur.close()
+        finally:
+            raw.close()
 
     @contextmanager
     def read(self) -> Iterator[LedgerTx]:
@@ -631,7 +650,7 @@ class LedgerTx:
 
 
 _TABLES: dict[str, sa.Table] = {
-    t.name: t for t in (raw_logs, llm_calls, notes, proposals, changes, events)
+    t.name: t for t in (raw_logs, llm_calls, notes, proposals, changes, events, erasures)
 }
 
 

@@ -194,6 +194,33 @@ events = sa.Table(
     sa.Column("hash", sa.String(64), nullable=False),
 )
 
+# Erasure on a data subject's request: the one controlled exception to append-only. Each erasure is
+# a row here and an event in the chain; each row it redacted is listed in erased_rows with its event
+# digest before and after (changes: their values' original digests in ``detail``), so the chain
+# still verifies. The raw_logs and changes triggers allow an UPDATE only of a row listed here, only
+# to the redacted form. Both tables are append-only.
+erasures = sa.Table(
+    "erasures",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("erased_by", sa.String(200), nullable=False),
+    sa.Column("erased_at", UTCDateTime, nullable=False),
+    sa.Column("selector", _json(), nullable=False),
+    sa.Column("rows_sha256", sa.String(64), nullable=False),
+)
+
+erased_rows = sa.Table(
+    "erased_rows",
+    metadata,
+    sa.Column("erasure_id", sa.String(40), sa.ForeignKey("erasures.id"), primary_key=True),
+    sa.Column("table_name", sa.String(32), primary_key=True),
+    sa.Column("row_key", sa.String(64), primary_key=True),
+    sa.Column("digest_before", sa.String(64), nullable=True),
+    sa.Column("digest_after", sa.String(64), nullable=True),
+    sa.Column("detail", _json(), nullable=True),
+)
+
 # Derived stores (the vector index) record here how far into the change sequence they are.
 index_state = sa.Table(
     "index_state",
@@ -203,4 +230,4 @@ index_state = sa.Table(
     sa.Column("updated_at", UTCDateTime, nullable=False),
 )
 
-APPEND_ONLY_TABLES = ("raw_logs", "changes", "events")
+APPEND_ONLY_TABLES = ("raw_logs", "changes", "events", "erasures", "erased_rows")

@@ -21,9 +21,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.hashing import GENESIS_HASH, change_hash, event_hash, payload_digest, sha256_text
+from amem.domain.hashing import (
+    GENESIS_HASH,
+    REDACTED,
+    change_hash_of_digests,
+    erased_rows_digest,
+    event_hash,
+    payload_digest,
+    sha256_text,
+    value_digest,
+)
 from amem.domain.models import Note
 from amem.domain.replay import replay
+from amem.ledger import erasure_queries
 from amem.ledger.store import Ledger, LedgerTx
 
 #: At most this many problems are listed; the first is the message.
@@ -93,12 +103,14 @@ def verify_ledger(
     Ed25519 public key they must be signed with."""
     f = _Findings()
     with ledger.read() as tx:
-        changes_ok, change_hashes = _change_chain(tx, f)
+        erased = _erased(tx)
+        changes_ok, change_hashes = _change_chain(tx, f, erased.get("changes", {}))
         events_ok, event_hashes, recorded = _event_chain(tx, f)
-        raw_checked = _raw_logs(tx, f, recorded)
-        _llm_calls(tx, f, recorded)
-        proposals_checked = _proposals(tx, f, recorded)
-        _changes_recorded(tx, f, recorded)
+        raw_checked = _raw_logs(tx, f, recorded, erased)
+        _check_rows(tx, f, recorded, erased, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
+        proposals_checked = _proposals(tx, f, recorded, erased)
+        _check_rows(tx, f, recorded, erased, kind="change", table="changes", key="seq", noun="change")
+        _erasures(tx, f, recorded)
         notes_checked = _notes(tx, f)
         proofs = [
             _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
@@ -143,19 +155,33 @@ def verify_ledger(
 # -- the chains ----------------------------------------------------------------------------------
 
 
-def _change_chain(tx: LedgerTx, f: _Findings) -> tuple[bool, list[str]]:
-    """Recompute the change chain; returns whether it holds and the hashes of its intact prefix."""
+def _erased(tx: LedgerTx) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """erased_rows entries: table -> row key -> entries, oldest erasure first."""
+    out: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for e in erasure_queries.all_entries(tx):
+        out[e["table_name"]][e["row_key"]].append(e)
+    return out
+
+
+def _change_chain(
+    tx: LedgerTx, f: _Findings, erased: dict[str, list[dict[str, Any]]]
+) -> tuple[bool, list[str]]:
+    """Recompute the change chain; returns whether it holds and the hashes of its intact prefix.
+
+    An erased change is hashed from its values' original digests, kept by its erasure."""
     prev = GENESIS_HASH
     hashes: list[str] = []
     for c in tx.iter_changes(0):
-        expected = change_hash(
+        entries = erased.get(str(c.seq))
+        detail = (entries[0]["detail"] or {}) if entries else {}
+        expected = change_hash_of_digests(
             prev_hash=prev,
             seq=c.seq,
             note_id=c.note_id,
             proposal_id=c.proposal_id,
             attribute=c.attribute,
-            old_value=c.old_value,
-            new_value=c.new_value,
+            old_value_sha256=detail.get("old_value_sha256") or value_digest(c.old_value),
+            new_value_sha256=detail.get("new_value_sha256") or value_digest(c.new_value),
             note_version=c.note_version,
             actor_kind=c.actor.kind.value,
             actor_id=c.actor.id,
@@ -232,6 +258,7 @@ def _check_rows(
     tx: LedgerTx,
     f: _Findings,
     recorded: dict[str, dict[str, list[str]]],
+    erased: dict[str, dict[str, list[dict[str, Any]]]],
     *,
     kind: str,
     table: str,
@@ -252,7 +279,7 @@ def _check_rows(
                 subject,
                 f"{noun} {subject} is not in the event chain: it was inserted behind amem's back",
             )
-        elif payload_digest(kind, row) != digests[0]:
+        elif not _matches(payload_digest(kind, row), digests[0], erased.get(table, {}).get(subject)):
             _bad(
                 f,
                 kind,
@@ -271,6 +298,19 @@ def _check_rows(
     return checked
 
 
+def _matches(digest: str, recorded: str, entries: list[dict[str, Any]] | None) -> bool:
+    """A row matches its event's digest, or, once erased, the chain of digests its erasures recorded:
+    the first erasure started from the recorded digest, each from the one before, the row is the last."""
+    if not entries or entries[0]["digest_before"] is None:
+        return digest == recorded
+    expected = recorded
+    for e in entries:
+        if e["digest_before"] != expected:
+            return False
+        expected = e["digest_after"]
+    return digest == expected
+
+
 def _bad(f: _Findings, kind: str, subject: str, message: str) -> None:
     table = {
         "raw_log": "raw_logs",
@@ -278,6 +318,7 @@ def _bad(f: _Findings, kind: str, subject: str, message: str) -> None:
         "proposal": "proposals",
         "decision": "proposals",
         "change": "changes",
+        "erasure": "erasures",
     }[kind]
     if kind == "raw_log" and f.first_bad_raw_log is None:
         f.first_bad_raw_log = subject
@@ -286,9 +327,17 @@ def _bad(f: _Findings, kind: str, subject: str, message: str) -> None:
     f.add(f"{table} {subject}", message)
 
 
-def _raw_logs(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> int:
-    checked = _check_rows(tx, f, recorded, kind="raw_log", table="raw_logs", key="id", noun="raw log")
+def _raw_logs(
+    tx: LedgerTx,
+    f: _Findings,
+    recorded: dict[str, dict[str, list[str]]],
+    erased: dict[str, dict[str, list[dict[str, Any]]]],
+) -> int:
+    checked = _check_rows(tx, f, recorded, erased, kind="raw_log", table="raw_logs", key="id", noun="raw log")
+    gone = erased.get("raw_logs", {})
     for row in tx.iter_rows("raw_logs", "id"):
+        if row["id"] in gone and row["text"] == REDACTED:
+            continue  # erased on request: its sha256 is the original text's, which is gone
         if sha256_text(row["text"]) != row["sha256"]:
             _bad(
                 f,
@@ -299,16 +348,31 @@ def _raw_logs(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str
     return checked
 
 
-def _llm_calls(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> int:
-    return _check_rows(tx, f, recorded, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
+def _erasures(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> None:
+    """Each erasure against its event, and its erased_rows entries against the digest it recorded."""
+    _check_rows(tx, f, recorded, {}, kind="erasure", table="erasures", key="id", noun="erasure")
+    by_erasure: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in erasure_queries.all_entries(tx):
+        by_erasure[e["erasure_id"]].append(e)
+    for row in tx.iter_rows("erasures", "id"):
+        if erased_rows_digest(by_erasure.get(row["id"], [])) != row["rows_sha256"]:
+            _bad(
+                f,
+                "erasure",
+                row["id"],
+                f"erasure {row['id']}: the rows it lists in erased_rows are not those it recorded",
+            )
 
 
-def _changes_recorded(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> int:
-    return _check_rows(tx, f, recorded, kind="change", table="changes", key="seq", noun="change")
-
-
-def _proposals(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> int:
-    checked = _check_rows(tx, f, recorded, kind="proposal", table="proposals", key="id", noun="proposal")
+def _proposals(
+    tx: LedgerTx,
+    f: _Findings,
+    recorded: dict[str, dict[str, list[str]]],
+    erased: dict[str, dict[str, list[dict[str, Any]]]],
+) -> int:
+    checked = _check_rows(
+        tx, f, recorded, erased, kind="proposal", table="proposals", key="id", noun="proposal"
+    )
     decisions = recorded["decision"]
     for row in tx.iter_rows("proposals", "id"):
         pid = row["id"]
