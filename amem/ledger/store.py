@@ -492,27 +492,22 @@ class LedgerTx:
         return True
 
     def supersede_pending(self, note_id: str, attribute: str, *, by: str, at: datetime) -> int:
-        ids = list(
+        comment = f"superseded by {by}"
+        ids = sorted(
             self.conn.execute(
-                sa.select(proposals.c.id)
+                sa.update(proposals)
                 .where(
                     proposals.c.note_id == note_id,
                     proposals.c.attribute == attribute,
                     proposals.c.status == ProposalStatus.PENDING.value,
                     proposals.c.id != by,
                 )
-                .order_by(proposals.c.seq)
-            ).scalars()
+                .values(status=ProposalStatus.SUPERSEDED.value, reviewed_at=at, review_comment=comment)
+                .returning(proposals.c.id, proposals.c.seq)
+            ).all(),
+            key=lambda r: r.seq,
         )
-        if not ids:
-            return 0
-        comment = f"superseded by {by}"
-        self.conn.execute(
-            sa.update(proposals)
-            .where(proposals.c.id.in_(ids))
-            .values(status=ProposalStatus.SUPERSEDED.value, reviewed_at=at, review_comment=comment)
-        )
-        for pid in ids:
+        for pid, _seq in ids:
             decision = {
                 "id": pid,
                 "status": ProposalStatus.SUPERSEDED.value,

@@ -16,11 +16,21 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from amem.domain.hashing import GENESIS_HASH, change_hash, event_hash, payload_digest, sha256_text
+from amem.domain.hashing import (
+    GENESIS_HASH,
+    REDACTED,
+    change_hash,
+    erased_rows_digest,
+    event_hash,
+    payload_digest,
+    sha256_text,
+)
 from amem.domain.models import LlmCall, Proposer, new_id, utcnow
 from amem.ledger.tables import (
     chain_head,
     changes,
+    erased_rows,
+    erasures,
     events,
     llm_calls,
     notes,
@@ -294,6 +304,33 @@ def llm_answer_edited(conn: sa.Connection, s: Scene) -> str:
     return f"llm_calls {s.llm_call}"
 
 
+def forged_erasure_of_a_raw_log(conn: sa.Connection, s: Scene) -> str:
+    """Hide a raw log's text behind a made-up erasure: the triggers let the redaction through once
+    erased_rows lists the row, but the erasure itself is not in the event chain."""
+    row = dict(conn.execute(sa.select(raw_logs).where(raw_logs.c.id == s.raw_logs[0])).one()._mapping)
+    entry = {
+        "erasure_id": "e_forged",
+        "table_name": "raw_logs",
+        "row_key": row["id"],
+        "digest_before": payload_digest("raw_log", row),
+        "digest_after": payload_digest("raw_log", {**row, "text": REDACTED, "metadata": {}}),
+        "detail": None,
+    }
+    conn.execute(
+        sa.insert(erasures).values(
+            id="e_forged",
+            reason="routine",
+            erased_by="alice",
+            erased_at=utcnow(),
+            selector={"raw_log": row["id"], "scope": None, "actor": None},
+            rows_sha256=erased_rows_digest([entry]),
+        )
+    )
+    conn.execute(sa.insert(erased_rows).values(**entry))
+    conn.execute(sa.update(raw_logs).where(raw_logs.c.id == row["id"]).values(text=REDACTED, metadata={}))
+    return "erasures e_forged"
+
+
 def full_truncate_every_chain(conn: sa.Connection, s: Scene) -> str:
     """Remove the last note and everything after the cut, and roll both chains' heads back to match."""
     unlock(conn, "changes", "raw_logs", "events")
@@ -436,6 +473,7 @@ ISSUE_CASES: dict[str, Case] = {
 ADDED_CASES: dict[str, Case] = {
     "rejection flipped to approved": decision_flipped,
     "model answer edited": llm_answer_edited,
+    "raw log hidden behind a forged erasure": forged_erasure_of_a_raw_log,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,
 }
