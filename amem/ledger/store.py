@@ -108,9 +108,15 @@ class Ledger:
             raw.close()
 
     @contextmanager
-    def read(self) -> Iterator[LedgerTx]:
-        with self.engine.connect() as conn, conn.begin():
-            yield LedgerTx(conn, self.dialect, writable=False)
+    def read(self, *, snapshot: bool = False) -> Iterator[LedgerTx]:
+        """A read transaction. ``snapshot``: every query sees the same committed state, even while
+        others write (verification reads many tables; PostgreSQL needs REPEATABLE READ for that,
+        SQLite's WAL gives it to any read transaction)."""
+        with self.engine.connect() as conn:
+            if snapshot and self.dialect == "postgresql":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield LedgerTx(conn, self.dialect, writable=False)
 
     @contextmanager
     def write(self) -> Iterator[LedgerTx]:

@@ -119,7 +119,7 @@ def _key_id(public_key: Any) -> str:
 def write_checkpoint(ledger: Ledger, key_path: Path, log_path: Path) -> dict[str, Any]:
     """Sign the ledger's heads now and append the statement to ``log_path``; returns it."""
     key = load_private_key(key_path)
-    with ledger.read() as tx:
+    with ledger.read(snapshot=True) as tx:
         state = tx.chain_state()
     statement: dict[str, Any] = {
         "v": CHECKPOINT_VERSION,

@@ -102,7 +102,7 @@ def verify_ledger(
     ``checkpoints``: (line number, statement) pairs read from a checkpoint log; ``public_key``: the
     Ed25519 public key they must be signed with."""
     f = _Findings()
-    with ledger.read() as tx:
+    with ledger.read(snapshot=True) as tx:
         erased = _erased(tx)
         changes_ok, change_hashes = _change_chain(tx, f, erased.get("changes", {}))
         events_ok, event_hashes, recorded = _event_chain(tx, f)
