@@ -64,13 +64,14 @@ def test_filters_on_tags_and_retirement(memory: Memory) -> None:
 
 def test_notes_written_before_the_migration_are_indexed_by_it(database_url: str) -> None:
     engine = create_engine(database_url)
-    schema.upgrade(engine, "0002")
+    schema.upgrade(engine)  # today's code writes today's schema; the downgrade keeps the rows
     ledger = Ledger(database_url, check_schema=False)
     governance = Governance(ledger, load_policy(None))
     log = raw_log("Legacy note about the Kubernetes migration")
     with ledger.write() as tx:
         tx.insert_raw_logs([log], log.received_at)
         governance.create_note(tx, scope="acme", content=log.text, raw_logs=[log], actor=AGENT)
+    schema.downgrade(engine, "0002")
     schema.upgrade(engine)
     with ledger.read() as tx:
         assert len(keyword_search(tx, "kubernetes", scope="acme", limit=5)) == 1
@@ -89,7 +90,7 @@ def test_notes_indexed_before_scope_blocks_keep_their_scope_and_their_order(data
     before it, in interleaved scopes, are still found in their own scope only, newest first in a
     window, and a note written after it is the newest of its scope. Downgrading restores 0003."""
     engine = create_engine(database_url)
-    schema.upgrade(engine, "0003")
+    schema.upgrade(engine)  # today's code writes today's schema; the downgrade to 0003 keeps the rows
     ledger = Ledger(database_url, check_schema=False)
     governance = Governance(ledger, load_policy(None))
     written: dict[str, list[str]] = {"acme": [], "globex": []}
@@ -100,6 +101,7 @@ def test_notes_indexed_before_scope_blocks_keep_their_scope_and_their_order(data
             tx.insert_raw_logs([log], log.received_at)
             note = governance.create_note(tx, scope=scope, content=log.text, raw_logs=[log], actor=AGENT)
         written[scope].append(note.id)
+    schema.downgrade(engine, "0003")
 
     def window(scope: str, newest: int) -> set[str]:
         with ledger.read() as tx:
