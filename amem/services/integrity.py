@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -264,8 +264,11 @@ def _check_rows(
     table: str,
     key: str,
     noun: str,
+    also: Callable[[Any], None] | None = None,
 ) -> int:
-    """Each row of ``table`` against the one event of ``kind`` recorded for it; then events without rows."""
+    """Each row of ``table`` against the one event of ``kind`` recorded for it; then events without rows.
+
+    ``also``: a further check of each row, made in the same pass (each table is read once)."""
     seen: set[str] = set()
     checked = 0
     for row in tx.iter_rows(table, key):
@@ -286,6 +289,8 @@ def _check_rows(
                 subject,
                 f"{noun} {subject} does not match the digest the event chain recorded: it was altered",
             )
+        if also is not None:
+            also(row)
         checked += 1
     for subject in recorded[kind]:
         if subject not in seen:
@@ -333,11 +338,11 @@ def _raw_logs(
     recorded: dict[str, dict[str, list[str]]],
     erased: dict[str, dict[str, list[dict[str, Any]]]],
 ) -> int:
-    checked = _check_rows(tx, f, recorded, erased, kind="raw_log", table="raw_logs", key="id", noun="raw log")
     gone = erased.get("raw_logs", {})
-    for row in tx.iter_rows("raw_logs", "id"):
+
+    def text_matches_sha256(row: Any) -> None:
         if row["id"] in gone and row["text"] == REDACTED:
-            continue  # erased on request: its sha256 is the original text's, which is gone
+            return  # erased on request: its sha256 is the original text's, which is gone
         if sha256_text(row["text"]) != row["sha256"]:
             _bad(
                 f,
@@ -345,7 +350,18 @@ def _raw_logs(
                 row["id"],
                 f"raw log {row['id']} does not match its sha256: its text was altered",
             )
-    return checked
+
+    return _check_rows(
+        tx,
+        f,
+        recorded,
+        erased,
+        kind="raw_log",
+        table="raw_logs",
+        key="id",
+        noun="raw log",
+        also=text_matches_sha256,
+    )
 
 
 def _erasures(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> None:
@@ -370,11 +386,9 @@ def _proposals(
     recorded: dict[str, dict[str, list[str]]],
     erased: dict[str, dict[str, list[dict[str, Any]]]],
 ) -> int:
-    checked = _check_rows(
-        tx, f, recorded, erased, kind="proposal", table="proposals", key="id", noun="proposal"
-    )
     decisions = recorded["decision"]
-    for row in tx.iter_rows("proposals", "id"):
+
+    def status_is_decided(row: Any) -> None:
         pid = row["id"]
         made = decisions.get(pid)
         if made:
@@ -392,7 +406,18 @@ def _proposals(
                 pid,
                 f"proposal {pid} is {row['status']} but the event chain records no decision on it",
             )
-    return checked
+
+    return _check_rows(
+        tx,
+        f,
+        recorded,
+        erased,
+        kind="proposal",
+        table="proposals",
+        key="id",
+        noun="proposal",
+        also=status_is_decided,
+    )
 
 
 def _notes(tx: LedgerTx, f: _Findings, batch: int = 500) -> int:
