@@ -41,6 +41,7 @@ from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPag
 
 if TYPE_CHECKING:
     from amem.llm.base import Analyst
+    from amem.services.erasure import ErasureReport
     from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
     from amem.services.search import SearchResult, SearchService
@@ -410,8 +411,65 @@ class Memory:
     def as_of(self, note_id: str, at: datetime | str) -> Note | None:
         return self.governance.as_of(note_id, _moment(at))
 
-    def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
-        return self.governance.verify(progress=progress)
+    def verify(
+        self,
+        *,
+        checkpoints: str | os.PathLike[str] | None = None,
+        public_key: str | os.PathLike[str] | None = None,
+        progress: Progress = no_progress,
+    ) -> VerifyResult:
+        """Recompute both hash chains, compare every row with its event, replay every note; with
+        ``checkpoints`` (a checkpoint log), also prove the ledger extends each signed statement, checked
+        with ``public_key`` (default: the public half of AMEM_SIGNING_KEY or the store's key)."""
+        if checkpoints is None:
+            return self.governance.verify(progress=progress)
+        from amem.services import checkpoints as cp
+        from amem.services.integrity import verify_ledger
+
+        statements = cp.read_checkpoints(Path(checkpoints))
+        key = cp.load_public_key(Path(public_key) if public_key else cp.default_key_path(self.home))
+        return verify_ledger(self.ledger, statements, key, progress=progress)
+
+    def erase(
+        self,
+        *,
+        by: AuthenticatedReviewer,
+        reason: str,
+        raw_log_id: str | None = None,
+        scope: str | None = None,
+        actor: str | None = None,
+    ) -> ErasureReport:
+        """Erase on a data subject's request (amem.services.erasure), then rebuild the vector index from
+        the redacted ledger and compact both, so the erased bytes leave the files too."""
+        from amem.services import erasure
+
+        who = self.governance.person(by)
+        report = erasure.erase(
+            self.ledger,
+            self.policy,
+            by=who.id,
+            reason=reason,
+            raw_log_id=raw_log_id,
+            scope=scope,
+            actor=actor,
+        )
+        self.reindex()
+        self.search_service.index.compact()
+        self.ledger.compact()
+        return report
+
+    def checkpoint(
+        self, *, key: str | os.PathLike[str] | None = None, log: str | os.PathLike[str] | None = None
+    ) -> dict[str, Any]:
+        """Sign the chains' heads now and append the statement to the checkpoint log (outside the ledger).
+
+        ``key``: default AMEM_SIGNING_KEY or the store's key; ``log``: default AMEM_CHECKPOINT_LOG or
+        checkpoints.jsonl in the store directory."""
+        from amem.services import checkpoints as cp
+
+        key_path = Path(key) if key else cp.default_key_path(self.home)
+        log_path = Path(log) if log else cp.default_log_path(self.home)
+        return cp.write_checkpoint(self.ledger, key_path, log_path)
 
     def proposal(self, proposal_id: str) -> Proposal:
         with self.ledger.read() as tx:

@@ -98,6 +98,9 @@ class Policy(_Strict):
         description="roles that may install the next policy (`amem policy install`); "
         "unset: the roles that approve everything ('*')",
     )
+    erasers: list[str] = Field(
+        default_factory=list, description="roles whose reviewers may erase raw logs on request"
+    )
     source: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
@@ -111,6 +114,9 @@ class Policy(_Strict):
             for attribute in role.approves:
                 if attribute != "*" and not self.knows(attribute):
                     raise ValueError(f"role {rname!r} approves unknown attribute {attribute!r}")
+        for role in self.erasers:
+            if role not in self.roles:
+                raise ValueError(f"erasers names unknown role {role!r}")
         for role in self.policy_admins or []:
             if role not in self.roles:
                 raise ValueError(f"policy_admins names unknown role {role!r}")
@@ -132,6 +138,9 @@ class Policy(_Strict):
         return self
 
     # -- questions the services ask ---------------------------------------------------------
+
+    def may_erase(self, who: str) -> bool:
+        return any(role in self.erasers for role in self.roles_of(who))
 
     def knows(self, attribute: str) -> bool:
         return attribute in CORE_ATTRIBUTES or attribute in self.attributes

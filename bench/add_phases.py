@@ -48,6 +48,8 @@ PHASES = [
     ("    read notes", "amem/ledger/store.py", "get_notes"),
     ("  link and evolve (LLM)", "amem/llm/litellm_analyst.py", "link_and_evolve"),
     ("  write transaction", "amem/services/pipeline.py", "_apply"),
+    ("    event chain: digest, hash", "amem/ledger/store.py", "append_event"),
+    ("    events + head at commit", "amem/ledger/store.py", "_flush_head"),
     ("  index catch-up (after)", "amem/services/pipeline.py", "_catch_up_index"),
     ("    chroma upsert", "amem/index/chroma.py", "upsert"),
     ("    chroma position", "amem/index/chroma.py", "set_position"),

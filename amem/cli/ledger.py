@@ -340,18 +340,33 @@ def revert(
 
 
 @app.command()
-def verify(as_json: JsonOpt = False) -> None:
-    """Recompute the change chain and raw-log digests. Exit 1, naming the first bad row, if tampered."""
+def verify(
+    checkpoints: Annotated[
+        str | None,
+        typer.Option("--checkpoints", help="Checkpoint log: prove the ledger extends every statement in it."),
+    ] = None,
+    public_key: Annotated[
+        str | None,
+        typer.Option("--public-key", help="Key checkpoints are signed with (default: the signing key's)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Recompute both hash chains, compare every row with its event, replay every note; prove
+    checkpoints. Exit 1, naming the first bad row, if tampered."""
     from amem.cli.progress import reporter
 
     with open_memory() as mem, reporter(as_json) as progress:
-        result = mem.verify(progress=progress)
+        result = mem.verify(checkpoints=checkpoints, public_key=public_key, progress=progress)
     if as_json:
         emit_json(result)
-    elif result.ok:
-        out.print(f"OK: {result.message} (store {store_label()})", markup=False)
     else:
-        out.print(f"TAMPERED: {result.message} (store {store_label()})", markup=False)
+        out.print(
+            f"{'OK' if result.ok else 'TAMPERED'}: {result.message} (store {store_label()})", markup=False
+        )
+        for problem in result.problems[1:]:
+            out.print(f"  also: {problem}", markup=False)
+        for proof in result.checkpoints:
+            out.print(f"  {'proven' if proof.proven else 'NOT PROVEN'}: {proof.message}", markup=False)
     if not result.ok:
         raise typer.Exit(1)
 

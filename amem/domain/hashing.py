@@ -1,4 +1,5 @@
-"""Canonical serialisation and the change chain's hash.
+"""The hash and signature contract: canonical serialisation, the change chain, the event chain
+and signed checkpoints.
 
 A change's hash covers a canonical form of the row (sorted keys, fixed separators, UTC times)
 and the previous row's hash. Values enter by digest, so a later redaction of a payload can keep
@@ -50,17 +51,193 @@ def change_hash(
     kind: str,
     applied_at: datetime,
 ) -> str:
+    return change_hash_of_digests(
+        prev_hash=prev_hash,
+        seq=seq,
+        note_id=note_id,
+        proposal_id=proposal_id,
+        attribute=attribute,
+        old_value_sha256=value_digest(old_value),
+        new_value_sha256=value_digest(new_value),
+        note_version=note_version,
+        actor_kind=actor_kind,
+        actor_id=actor_id,
+        kind=kind,
+        applied_at=applied_at,
+    )
+
+
+def change_hash_of_digests(
+    *,
+    prev_hash: str,
+    seq: int,
+    note_id: str,
+    proposal_id: str,
+    attribute: str,
+    old_value_sha256: str,
+    new_value_sha256: str,
+    note_version: int,
+    actor_kind: str,
+    actor_id: str,
+    kind: str,
+    applied_at: datetime,
+) -> str:
+    """The change hash from its values' digests: what verify uses for a change whose values were erased."""
     body = {
         "prev_hash": prev_hash,
         "seq": seq,
         "note_id": note_id,
         "proposal_id": proposal_id,
         "attribute": attribute,
-        "old_value_sha256": value_digest(old_value),
-        "new_value_sha256": value_digest(new_value),
+        "old_value_sha256": old_value_sha256,
+        "new_value_sha256": new_value_sha256,
         "note_version": note_version,
         "actor": f"{actor_kind}:{actor_id}",
         "kind": kind,
         "applied_at": as_utc(applied_at).isoformat(),
     }
     return sha256_text(canonical_json(body))
+
+
+# -- the event chain --------------------------------------------------------------------------
+#
+# Every event (a raw log recorded, an LLM call recorded, a proposal made, a decision, a change
+# applied, a policy installed, an erasure) is a row of ``events`` whose hash covers the previous
+# row's hash and a digest of the event's canonical content. The content itself stays in its own
+# table; the chain holds only its digest, so an erased payload leaves the chain verifiable.
+
+#: The columns of each kind of row that its event's payload digest covers. Changing a list, or the
+#: canonical form above, redefines every existing ledger: tests/ledger/test_hash_contract.py pins
+#: them to fixed hashes.
+PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
+    # raw_logs: the text enters through its sha256; verify checks the text against that separately
+    "raw_log": (
+        "id",
+        "seq",
+        "sha256",
+        "occurred_at",
+        "actor_kind",
+        "actor_id",
+        "scope",
+        "received_at",
+        "metadata",
+    ),
+    "llm_call": (
+        "id",
+        "task",
+        "model",
+        "prompt_version",
+        "raw_log_id",
+        "prompt_sha256",
+        "response_text",
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_ms",
+        "error",
+        "created_at",
+    ),
+    # proposals: what never changes once made; the status moves through decision events
+    "proposal": (
+        "id",
+        "seq",
+        "note_id",
+        "scope",
+        "attribute",
+        "old_value",
+        "new_value",
+        "base_version",
+        "reason",
+        "evidence",
+        "proposer_kind",
+        "proposer_id",
+        "model",
+        "prompt_version",
+        "usage",
+        "llm_call_id",
+        "raw_log_ids",
+        "rule",
+        "policy_sha256",
+        "created_at",
+        "revert_of",
+    ),
+    # a proposal's decision: the subject is the proposal id
+    "decision": ("id", "status", "reviewer", "review_comment", "reviewed_at"),
+    # a change applied: its own hash already covers its content and the change chain
+    "change": ("seq", "hash"),
+    # a policy version installed (the other rows of that table are the policy's own)
+    "policy": ("version", "sha256", "installed_by", "installed_at"),
+    # an erasure: who, why, what was asked; rows_sha256 covers every erased_rows entry it made
+    "erasure": ("id", "reason", "erased_by", "erased_at", "selector", "rows_sha256"),
+}
+
+
+def erased_rows_digest(entries: list[dict[str, Any]]) -> str:
+    """What an erasure commits to: every erased_rows entry it made (less its erasure id), in order."""
+    fields = ("table_name", "row_key", "digest_before", "digest_after", "detail")
+    ordered = sorted(
+        ({f: e[f] for f in fields} for e in entries), key=lambda e: (e["table_name"], e["row_key"])
+    )
+    return value_digest(ordered)
+
+
+#: What an erased text becomes, everywhere it was (raw logs, derived values, proposals, model answers).
+REDACTED = "[erased]"
+
+
+def payload_digest(kind: str, row: Any) -> str:
+    """The digest of a row's event content: the fields ``PAYLOAD_FIELDS[kind]`` of ``row`` (a mapping)."""
+    return value_digest({"kind": kind, **{name: row[name] for name in PAYLOAD_FIELDS[kind]}})
+
+
+def event_hash(
+    *, prev_hash: str, seq: int, kind: str, subject: str, payload_digest: str, at: datetime
+) -> str:
+    body = {
+        "prev_hash": prev_hash,
+        "seq": seq,
+        "kind": kind,
+        "subject": subject,
+        "payload_sha256": payload_digest,
+        "at": as_utc(at).isoformat(),
+    }
+    return sha256_text(canonical_json(body))
+
+
+# -- signed checkpoints -----------------------------------------------------------------------
+#
+# A checkpoint is a JSON statement of the chain's head (sequence number and hash), signed with an
+# Ed25519 key the database does not hold. Its signature covers the canonical JSON of every field
+# but "signature" itself.
+
+CHECKPOINT_VERSION = 1
+
+
+def checkpoint_message(statement: dict[str, Any]) -> bytes:
+    return canonical_json({k: v for k, v in statement.items() if k != "signature"}).encode("utf-8")
+
+
+def public_key_id(public_key_raw: bytes) -> str:
+    """A short name for a public key: the first 16 hex digits of the sha256 of its raw 32 bytes."""
+    return hashlib.sha256(public_key_raw).hexdigest()[:16]
+
+
+def sign_checkpoint(private_key: Any, statement: dict[str, Any]) -> str:
+    """The base64 Ed25519 signature of ``statement`` (an ``Ed25519PrivateKey``)."""
+    import base64
+
+    return base64.b64encode(private_key.sign(checkpoint_message(statement))).decode("ascii")
+
+
+def checkpoint_signature_ok(public_key: Any, statement: dict[str, Any]) -> bool:
+    """True when ``statement['signature']`` is ``public_key``'s signature of the statement."""
+    import base64
+    import binascii
+
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        signature = base64.b64decode(str(statement.get("signature", "")), validate=True)
+        public_key.verify(signature, checkpoint_message(statement))
+    except (InvalidSignature, binascii.Error, ValueError):
+        return False
+    return True

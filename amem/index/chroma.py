@@ -16,6 +16,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
@@ -120,7 +121,10 @@ def open_chroma(settings: Settings, embedder: Embedder) -> ChromaIndex:
     else:
         settings.chroma_path.mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(path=str(settings.chroma_path), settings=quiet)
-    return ChromaIndex(client, store, embedder)
+    index = ChromaIndex(client, store, embedder)
+    if not settings.chroma_url:
+        index.path = settings.chroma_path
+    return index
 
 
 def collection_name(store: str, scope: str) -> str:
@@ -132,6 +136,9 @@ def collection_name(store: str, scope: str) -> str:
 
 class ChromaIndex:
     """A store of note entries in Chroma: one collection per scope, cosine space, amem's vectors."""
+
+    #: The directory of a local, persistent Chroma (None with a server).
+    path: Path | None = None
 
     def __init__(self, client: Any, store: str, embedder: Embedder) -> None:
         self.client = client
@@ -304,6 +311,20 @@ class ChromaIndex:
             return hits
 
         return self._in_scope(scope, False, run, [])
+
+    def compact(self) -> None:
+        """After an erasure and a rebuild: purge Chroma's write-ahead log and VACUUM its SQLite file, so
+        no page keeps an erased document (a local, persistent Chroma; a server compacts itself)."""
+        if self.path is None:
+            return
+        import sqlite3
+
+        db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
+        try:
+            db.execute("VACUUM")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            db.close()
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)

@@ -12,12 +12,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from amem.domain.hashing import GENESIS_HASH
+from amem.domain.hashing import GENESIS_HASH, event_hash, payload_digest
 from amem.domain.models import (
     Actor,
     ActorKind,
@@ -33,12 +34,15 @@ from amem.domain.models import (
     RawLog,
     RawLogState,
     Usage,
+    utcnow,
 )
 from amem.domain.text import storable
 from amem.ledger import schema
 from amem.ledger.tables import (
     chain_head,
     changes,
+    erasures,
+    events,
     index_state,
     llm_calls,
     notes,
@@ -88,10 +92,34 @@ class Ledger:
     def close(self) -> None:
         self.engine.dispose()
 
+    def compact(self) -> None:
+        """Rewrite the database files so no free page keeps deleted or overwritten bytes (after an
+        erasure): VACUUM and a truncating WAL checkpoint on SQLite, VACUUM FULL on PostgreSQL."""
+        raw = self.engine.raw_connection()  # VACUUM runs outside any transaction
+        try:
+            if self.dialect == "postgresql":
+                raw.driver_connection.autocommit = True  # type: ignore[union-attr]
+                tables = ("raw_logs", "llm_calls", "notes", "proposals", "changes")
+                statements = [f"VACUUM FULL {t}" for t in tables]
+            else:
+                statements = ["VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"]
+            cur = raw.cursor()
+            for statement in statements:
+                cur.execute(statement)
+            cur.close()
+        finally:
+            raw.close()
+
     @contextmanager
-    def read(self) -> Iterator[LedgerTx]:
-        with self.engine.connect() as conn, conn.begin():
-            yield LedgerTx(conn, self.dialect, writable=False)
+    def read(self, *, snapshot: bool = False) -> Iterator[LedgerTx]:
+        """A read transaction. ``snapshot``: every query sees the same committed state, even while
+        others write (verification reads many tables; PostgreSQL needs REPEATABLE READ for that,
+        SQLite's WAL gives it to any read transaction)."""
+        with self.engine.connect() as conn:
+            if snapshot and self.dialect == "postgresql":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield LedgerTx(conn, self.dialect, writable=False)
 
     @contextmanager
     def write(self) -> Iterator[LedgerTx]:
@@ -111,6 +139,8 @@ class Head:
     last_hash: str
     raw_log_seq: int
     proposal_seq: int
+    event_seq: int = 0
+    event_hash: str = GENESIS_HASH
 
 
 @dataclass(frozen=True)
@@ -143,6 +173,7 @@ class LedgerTx:
         self.writable = writable
         self._head: Head | None = None
         self._head_moved = False
+        self._events: list[dict[str, Any]] = []
 
     # -- chain head --------------------------------------------------------------------------
 
@@ -151,7 +182,9 @@ class LedgerTx:
         if self.dialect == "postgresql":
             stmt = stmt.with_for_update()
         row = self.conn.execute(stmt).one()
-        self._head = Head(row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq)
+        self._head = Head(
+            row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq, row.event_seq, row.event_hash
+        )
 
     @property
     def head(self) -> Head:
@@ -167,6 +200,9 @@ class LedgerTx:
         if not self._head_moved:
             return
         self._head_moved = False
+        if self._events:
+            self.conn.execute(sa.insert(events), self._events)
+            self._events = []
         h = self.head
         self.conn.execute(
             sa.update(chain_head)
@@ -176,8 +212,99 @@ class LedgerTx:
                 last_hash=h.last_hash,
                 raw_log_seq=h.raw_log_seq,
                 proposal_seq=h.proposal_seq,
+                event_seq=h.event_seq,
+                event_hash=h.event_hash,
             )
         )
+
+    # -- the event chain ---------------------------------------------------------------------
+
+    def append_event(self, kind: str, subject: str, row: Any, at: datetime) -> None:
+        """Chain an event whose content is ``row`` (see amem.domain.hashing.PAYLOAD_FIELDS).
+
+        Events are buffered and written with the head, in one statement, at commit."""
+        h = self.head
+        digest = payload_digest(kind, row)
+        seq = h.event_seq + 1
+        new_hash = event_hash(
+            prev_hash=h.event_hash, seq=seq, kind=kind, subject=subject, payload_digest=digest, at=at
+        )
+        self._events.append(
+            {
+                "seq": seq,
+                "kind": kind,
+                "subject": subject,
+                "payload_digest": digest,
+                "at": at,
+                "prev_hash": h.event_hash,
+                "hash": new_hash,
+            }
+        )
+        h.event_seq, h.event_hash = seq, new_hash
+        self._save_head()
+
+    def iter_events(self, after_seq: int = 0, batch: int = 5000) -> Iterator[Any]:
+        last = after_seq
+        while True:
+            rows = self.conn.execute(
+                sa.select(events).where(events.c.seq > last).order_by(events.c.seq).limit(batch)
+            ).all()
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1].seq
+
+    def iter_rows(self, table_name: str, key: str, batch: int = 2000) -> Iterator[Any]:
+        """Every row of a ledger table as stored (mappings), in order of its unique ``key`` column.
+
+        For verification, which must see the rows exactly as the database holds them."""
+        table = _TABLES[table_name]
+        col = table.c[key]
+        last: Any = None
+        while True:
+            stmt = sa.select(table).order_by(col).limit(batch)
+            if last is not None:
+                stmt = stmt.where(col > last)
+            rows = self.conn.execute(stmt).all()
+            if not rows:
+                return
+            for r in rows:
+                yield r._mapping
+            last = rows[-1]._mapping[key]
+
+    def changes_of_notes(self, note_ids: Sequence[str]) -> list[Change]:
+        """The changes of ``note_ids``, grouped by note, each note's in sequence order."""
+        stmt = (
+            sa.select(changes)
+            .where(changes.c.note_id.in_(list(note_ids)))
+            .order_by(changes.c.note_id, changes.c.seq)
+        )
+        return [_change(r) for r in self.conn.execute(stmt)]
+
+    @staticmethod
+    def note_from_row(row: Any) -> Note:
+        return _note(SimpleNamespace(**dict(row)))
+
+    def chain_state(self) -> dict[str, Any]:
+        """The heads of both chains and the number of events of each kind (what a checkpoint signs)."""
+        head = self.conn.execute(sa.select(chain_head).where(chain_head.c.id == 1)).one()
+        counts = self.conn.execute(sa.select(events.c.kind, sa.func.count()).group_by(events.c.kind)).all()
+        return {
+            "event_seq": int(head.event_seq),
+            "event_hash": head.event_hash,
+            "change_seq": int(head.last_seq),
+            "change_hash": head.last_hash,
+            "counts": {str(k): int(v) for k, v in sorted(counts)},
+        }
+
+    def event_head(self) -> tuple[int, str]:
+        row = self.conn.execute(
+            sa.select(chain_head.c.event_seq, chain_head.c.event_hash).where(chain_head.c.id == 1)
+        ).one()
+        return int(row.event_seq), str(row.event_hash)
+
+    def get_event(self, seq: int) -> Any | None:
+        return self.conn.execute(sa.select(events).where(events.c.seq == seq)).one_or_none()
 
     # -- raw logs ----------------------------------------------------------------------------
 
@@ -213,6 +340,8 @@ class LedgerTx:
             )
         self.conn.execute(sa.insert(raw_logs), rows)
         self.conn.execute(sa.insert(raw_log_states), states)
+        for row in rows:
+            self.append_event("raw_log", row["id"], row, row["received_at"])
         self._save_head()
 
     def get_raw_logs(self, ids: Sequence[str]) -> list[RawLog]:
@@ -324,6 +453,10 @@ class LedgerTx:
             self.head.proposal_seq += 1
             rows.append({"seq": self.head.proposal_seq, **_proposal_row(p)})
         self.conn.execute(sa.insert(proposals), rows)
+        for row in rows:
+            self.append_event("proposal", row["id"], row, row["created_at"])
+            if row["status"] != ProposalStatus.PENDING.value:  # routed straight to a decision
+                self.append_event("decision", row["id"], row, row["reviewed_at"] or row["created_at"])
         self._save_head()
 
     def get_proposal(self, proposal_id: str) -> Proposal | None:
@@ -346,22 +479,44 @@ class LedgerTx:
             .where(proposals.c.id == proposal_id, proposals.c.status == expect.value)
             .values(status=status.value, reviewer=reviewer, review_comment=comment, reviewed_at=at)
         )
-        return result.rowcount == 1
+        if result.rowcount != 1:
+            return False
+        decision = {
+            "id": proposal_id,
+            "status": status.value,
+            "reviewer": reviewer,
+            "review_comment": comment,
+            "reviewed_at": at,
+        }
+        self.append_event("decision", proposal_id, decision, at or utcnow())
+        return True
 
     def supersede_pending(self, note_id: str, attribute: str, *, by: str, at: datetime) -> int:
-        result = self.conn.execute(
-            sa.update(proposals)
-            .where(
-                proposals.c.note_id == note_id,
-                proposals.c.attribute == attribute,
-                proposals.c.status == ProposalStatus.PENDING.value,
-                proposals.c.id != by,
-            )
-            .values(
-                status=ProposalStatus.SUPERSEDED.value, reviewed_at=at, review_comment=f"superseded by {by}"
-            )
+        comment = f"superseded by {by}"
+        ids = sorted(
+            self.conn.execute(
+                sa.update(proposals)
+                .where(
+                    proposals.c.note_id == note_id,
+                    proposals.c.attribute == attribute,
+                    proposals.c.status == ProposalStatus.PENDING.value,
+                    proposals.c.id != by,
+                )
+                .values(status=ProposalStatus.SUPERSEDED.value, reviewed_at=at, review_comment=comment)
+                .returning(proposals.c.id, proposals.c.seq)
+            ).all(),
+            key=lambda r: r.seq,
         )
-        return int(result.rowcount or 0)
+        for pid, _seq in ids:
+            decision = {
+                "id": pid,
+                "status": ProposalStatus.SUPERSEDED.value,
+                "reviewer": None,
+                "review_comment": comment,
+                "reviewed_at": at,
+            }
+            self.append_event("decision", pid, decision, at)
+        return len(ids)
 
     def _proposal_query(self, f: ProposalFilter) -> sa.Select[Any]:
         stmt = sa.select(proposals)
@@ -401,7 +556,9 @@ class LedgerTx:
     # -- changes -----------------------------------------------------------------------------
 
     def append_change(self, change: Change) -> None:
-        self.conn.execute(sa.insert(changes), [_change_row(change)])
+        row = _change_row(change)
+        self.conn.execute(sa.insert(changes), [row])
+        self.append_event("change", str(change.seq), row, change.applied_at)
         self.head.last_seq = change.seq
         self.head.last_hash = change.hash
         self._save_head()
@@ -470,7 +627,10 @@ class LedgerTx:
         return PolicyVersion.model_validate(dict(row._mapping)) if row is not None else None
 
     def insert_policy_version(self, version: PolicyVersion) -> None:
-        self.conn.execute(sa.insert(policy_versions), [version.model_dump()])
+        """Record an installed policy and chain its installation (the text enters by its sha256)."""
+        row = version.model_dump()
+        self.conn.execute(sa.insert(policy_versions), [row])
+        self.append_event("policy", str(version.version), row, version.installed_at)
 
     def policy_versions(self) -> list[PolicyVersion]:
         rows = self.conn.execute(sa.select(policy_versions).order_by(policy_versions.c.version))
@@ -484,6 +644,7 @@ class LedgerTx:
         # so that recording it never fails (and both backends keep the same text).
         row["response_text"], row["error"] = storable(row["response_text"]), storable(row["error"])
         self.conn.execute(sa.insert(llm_calls), [row])
+        self.append_event("llm_call", call.id, row, call.created_at)
 
     def get_llm_call(self, call_id: str) -> LlmCall | None:
         row = self.conn.execute(sa.select(llm_calls).where(llm_calls.c.id == call_id)).one_or_none()
@@ -503,6 +664,11 @@ class LedgerTx:
         )
         if updated.rowcount == 0:
             self.conn.execute(sa.insert(index_state).values(name=name, last_seq=seq, updated_at=now))
+
+
+_TABLES: dict[str, sa.Table] = {
+    t.name: t for t in (raw_logs, llm_calls, notes, proposals, changes, events, erasures, policy_versions)
+}
 
 
 # -- row <-> model ------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The ledger's tables (SQLAlchemy Core). Alembic migrations in migrations/ create them.
 
-raw_logs and changes are append-only: database triggers refuse UPDATE and DELETE on both.
+raw_logs, changes and events are append-only: database triggers refuse UPDATE and DELETE on both.
 Processing state of a raw log therefore lives beside it, in raw_log_states.
 """
 
@@ -177,6 +177,50 @@ chain_head = sa.Table(
     sa.Column("last_hash", sa.String(64), nullable=False),
     sa.Column("raw_log_seq", sa.Integer, nullable=False),
     sa.Column("proposal_seq", sa.Integer, nullable=False),
+    sa.Column("event_seq", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("event_hash", sa.String(64), nullable=False, server_default="0" * 64),
+)
+
+# Every event, one hash chain (amem.domain.hashing): a raw log recorded, an LLM call recorded, a
+# proposal made, a decision, a change applied, a policy installed, an erasure. Appended in the
+# transaction of the event itself, under the chain-head lock; append-only like raw_logs.
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("subject", sa.String(200), nullable=False),
+    sa.Column("payload_digest", sa.String(64), nullable=False),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("prev_hash", sa.String(64), nullable=False),
+    sa.Column("hash", sa.String(64), nullable=False),
+)
+
+# Erasure on a data subject's request: the one controlled exception to append-only. Each erasure is
+# a row here and an event in the chain; each row it redacted is listed in erased_rows with its event
+# digest before and after (changes: their values' original digests in ``detail``), so the chain
+# still verifies. The raw_logs and changes triggers allow an UPDATE only of a row listed here, only
+# to the redacted form. Both tables are append-only.
+erasures = sa.Table(
+    "erasures",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("erased_by", sa.String(200), nullable=False),
+    sa.Column("erased_at", UTCDateTime, nullable=False),
+    sa.Column("selector", _json(), nullable=False),
+    sa.Column("rows_sha256", sa.String(64), nullable=False),
+)
+
+erased_rows = sa.Table(
+    "erased_rows",
+    metadata,
+    sa.Column("erasure_id", sa.String(40), sa.ForeignKey("erasures.id"), primary_key=True),
+    sa.Column("table_name", sa.String(32), primary_key=True),
+    sa.Column("row_key", sa.String(64), primary_key=True),
+    sa.Column("digest_before", sa.String(64), nullable=True),
+    sa.Column("digest_after", sa.String(64), nullable=True),
+    sa.Column("detail", _json(), nullable=True),
 )
 
 # Derived stores (the vector index) record here how far into the change sequence they are.
@@ -200,4 +244,4 @@ policy_versions = sa.Table(
     sa.Column("installed_at", UTCDateTime, nullable=False),
 )
 
-APPEND_ONLY_TABLES = ("raw_logs", "changes", "policy_versions")
+APPEND_ONLY_TABLES = ("raw_logs", "changes", "policy_versions", "events", "erasures", "erased_rows")

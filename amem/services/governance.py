@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.hashing import GENESIS_HASH, change_hash, sha256_text
+from amem.domain.hashing import change_hash
 from amem.domain.identity import same_identity
 from amem.domain.models import (
     Actor,
@@ -45,13 +45,12 @@ from amem.errors import (
 from amem.ledger.store import Ledger, LedgerTx
 from amem.policy import Mode, Policy, fingerprint
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
+from amem.services.integrity import VerifyResult, verify_ledger
 
 CREATE_RULE = "note creation"
 
 
 #: verify's steps, as its progress reports them; rows checked between two reports.
-VERIFY_CHANGES = "verifying the change chain"
-VERIFY_RAW_LOGS = "verifying raw logs"
 PROGRESS_EVERY = 1000
 
 
@@ -114,15 +113,6 @@ class DecisionReport(BaseModel):
         if self.skipped:
             parts.append(f"{len(self.skipped)} skipped")
         return ", ".join(parts) or "nothing decided"
-
-
-class VerifyResult(BaseModel):
-    ok: bool
-    changes_checked: int
-    raw_logs_checked: int
-    first_bad_change: int | None = None
-    first_bad_raw_log: str | None = None
-    message: str
 
 
 class Governance:
@@ -427,6 +417,11 @@ class Governance:
             raise PolicyMismatchError(self.mismatch)
         self._check_may_decide(proposal, self._reviewer(reviewer))
 
+    def person(self, reviewer: AuthenticatedReviewer) -> Actor:
+        """The person behind ``reviewer``, checked as for a decision (authenticated, under the policy in
+        force, a reviewer in it): for acts that are not decisions on a proposal, such as an erasure."""
+        return self._reviewer(reviewer)
+
     def _reviewer(self, reviewer: AuthenticatedReviewer) -> Actor:
         """The deciding person, once proven: authenticated, under this policy, a reviewer in it."""
         if self.mismatch:
@@ -633,74 +628,8 @@ class Governance:
     # -- integrity -----------------------------------------------------------------------------
 
     def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
-        """Recompute the change chain and each raw log's sha256; name the first row that fails."""
-        prev = GENESIS_HASH
-        checked = 0
-        with self.ledger.read() as tx:
-            changes_total = tx.chain_head_seq()
-            progress(VERIFY_CHANGES, 0, changes_total)
-            for c in tx.iter_changes(0):
-                expected = change_hash(
-                    prev_hash=prev,
-                    seq=c.seq,
-                    note_id=c.note_id,
-                    proposal_id=c.proposal_id,
-                    attribute=c.attribute,
-                    old_value=c.old_value,
-                    new_value=c.new_value,
-                    note_version=c.note_version,
-                    actor_kind=c.actor.kind.value,
-                    actor_id=c.actor.id,
-                    kind=c.kind.value,
-                    applied_at=c.applied_at,
-                )
-                if c.prev_hash != prev or c.hash != expected or c.seq != checked + 1:
-                    what = "its link to the previous row" if c.prev_hash != prev else "its content"
-                    if c.seq != checked + 1:
-                        what = f"its sequence number (expected {checked + 1})"
-                    return VerifyResult(
-                        ok=False,
-                        changes_checked=checked,
-                        raw_logs_checked=0,
-                        first_bad_change=c.seq,
-                        message=f"change {c.seq} does not match the chain: {what} was altered",
-                    )
-                prev = c.hash
-                checked += 1
-                if checked % PROGRESS_EVERY == 0:
-                    progress(VERIFY_CHANGES, checked, changes_total)
-            progress(VERIFY_CHANGES, checked, changes_total)
-            head_seq = tx.chain_head_seq()
-            if head_seq != checked:
-                return VerifyResult(
-                    ok=False,
-                    changes_checked=checked,
-                    raw_logs_checked=0,
-                    first_bad_change=checked + 1,
-                    message=f"the chain head says {head_seq} changes but {checked} are present",
-                )
-            raw_checked = 0
-            raw_total = tx.count_raw_logs()
-            progress(VERIFY_RAW_LOGS, 0, raw_total)
-            for log in tx.iter_raw_logs():
-                if sha256_text(log.text) != log.sha256:
-                    return VerifyResult(
-                        ok=False,
-                        changes_checked=checked,
-                        raw_logs_checked=raw_checked,
-                        first_bad_raw_log=log.id,
-                        message=f"raw log {log.id} does not match its sha256: its text was altered",
-                    )
-                raw_checked += 1
-                if raw_checked % PROGRESS_EVERY == 0:
-                    progress(VERIFY_RAW_LOGS, raw_checked, raw_total)
-            progress(VERIFY_RAW_LOGS, raw_checked, raw_total)
-        return VerifyResult(
-            ok=True,
-            changes_checked=checked,
-            raw_logs_checked=raw_checked,
-            message=f"intact: {checked} changes and {raw_checked} raw logs verified",
-        )
+        """Recompute both hash chains, compare every row with its event, replay every note."""
+        return verify_ledger(self.ledger, progress=progress)
 
 
 def _join(a: str | None, b: str) -> str:

@@ -2,7 +2,8 @@
 
 The verification (Memory.verify recomputes the hash chain and each raw log's sha256) runs when the
 page first opens in a session and again on "Verify again", so a tampered row shows here before
-anything else; filtering and paging reuse the result, with the time it was taken, because on a big
+anything else; "Write a checkpoint" signs the chain heads (Memory.checkpoint, as `amem checkpoint`);
+filtering and paging reuse the result, with the time it was taken, because on a big
 ledger it reads every row. Exports are built when the button is clicked, from the same filters as
 the table.
 """
@@ -16,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from amem.domain.models import ProposalStatus
+from amem.errors import AmemError
 from amem.memory import Memory
 from amem.services import audit
 from amem.services.audit import AuditQuery
@@ -69,7 +71,26 @@ def _verify(mem: Memory) -> None:
             ),
             icon=":material/gpp_bad:",
         )
-    st.button("Verify again", key="audit_verify_again", on_click=_verify_again, icon=":material/refresh:")
+    left, right, _ = st.columns([1, 1, 4])
+    left.button("Verify again", key="audit_verify_again", on_click=_verify_again, icon=":material/refresh:")
+    if right.button("Write a checkpoint", key="audit_checkpoint", icon=":material/approval:"):
+        _checkpoint(mem)
+
+
+def _checkpoint(mem: Memory) -> None:
+    """Sign the chain heads with the store's key and append the statement to the checkpoint log."""
+    try:
+        statement = mem.checkpoint()
+    except AmemError as exc:
+        st.error(md_escape(str(exc)), icon=":material/key_off:")
+        return
+    st.success(
+        md_escape(
+            f"Checkpoint signed by key {statement['key_id']}: events 1..{statement['event_seq']} and "
+            f"changes 1..{statement['change_seq']} as of {statement['at']}."
+        ),
+        icon=":material/approval:",
+    )
 
 
 def _hours(value: float) -> str:

@@ -76,6 +76,20 @@ def test_paging_reuses_the_verification_and_verify_again_runs_it(mem: Memory) ->
     assert "Ledger tampered" in at.error[0].value and "change 2" in plain(at.error[0].value)
 
 
+def test_the_page_writes_a_signed_checkpoint(mem: Memory) -> None:
+    from amem.services import checkpoints
+
+    _history(mem)
+    at = open_console("audrey", "audit")
+    at.button(key="audit_checkpoint").click().run()
+    assert "no signing key" in plain(at.error[0].value)  # says what to run, writes nothing
+    checkpoints.init_key(checkpoints.default_key_path(mem.home))
+    at.button(key="audit_checkpoint").click().run()
+    assert "Checkpoint signed" in plain(at.success[-1].value)
+    log = checkpoints.default_log_path(mem.home)
+    assert mem.verify(checkpoints=log).checkpoints[0].proven
+
+
 def test_filters_narrow_the_trail(mem: Memory) -> None:
     _note_id, _approved_id = _history(mem)
     at = open_console("audrey", "audit")

@@ -13,7 +13,7 @@ from amem.cli import main
 from amem.cli import progress as cli_progress
 from amem.index.sync import INDEXING
 from amem.memory import Memory
-from amem.services.governance import VERIFY_CHANGES, VERIFY_RAW_LOGS
+from amem.services.integrity import VERIFY_CHANGES, VERIFY_RAW_LOGS
 from amem.services.pipeline import ANALYSING
 
 CALLS = [

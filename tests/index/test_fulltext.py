@@ -13,7 +13,7 @@ from amem.ledger.store import Ledger, create_engine
 from amem.memory import Memory
 from amem.policy import load_policy
 from amem.services.governance import Governance
-from tests.factories import AGENT, LLM, make_note, raw_log
+from tests.factories import AGENT, LLM, make_note, raw_log, signed_in
 
 
 def found(memory: Memory, text: str, **kwargs: object) -> list[str]:
@@ -57,7 +57,7 @@ def test_filters_on_tags_and_retirement(memory: Memory) -> None:
     assert found(memory, "renewal", tags=["pricing"]) == [a.id]
     assert found(memory, "renewal", tags=["pricing", "renewal"]) == [a.id]
     p = memory.propose(b.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
-    memory.approve(p.id, reviewer="alice")
+    memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     assert set(found(memory, "renewal", alive_at=datetime(2023, 6, 1, tzinfo=UTC))) == {a.id, b.id}
     assert found(memory, "renewal", alive_at=datetime(2025, 1, 1, tzinfo=UTC)) == [a.id]
 
@@ -193,7 +193,7 @@ def test_deleted_or_retired_notes_never_crowd_out_live_ones_however_well_they_ma
         else:
             proposal = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
         if proposal.status.value == "pending":
-            memory.approve(proposal.id, reviewer="alice")
+            memory.approve(proposal.id, reviewer=signed_in(memory, "alice"))
     live = [make_note(memory, f"Escrow call number {i}") for i in range(3)]
     now = datetime(2025, 1, 1, tzinfo=UTC)
     with memory.ledger.read() as tx:

@@ -1,4 +1,4 @@
-"""The database itself refuses to change or delete raw logs and changes."""
+"""The database itself refuses to change or delete raw logs, changes and events."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from tests.factories import make_note
         "DELETE FROM raw_logs",
         "UPDATE changes SET new_value = '\"forged\"'",
         "DELETE FROM changes",
+        "UPDATE events SET payload_digest = 'forged'",
+        "DELETE FROM events",
     ],
 )
 def test_append_only_tables_refuse_update_and_delete(memory: Memory, statement: str) -> None:
@@ -35,4 +37,6 @@ def test_postgres_refuses_truncate(memory: Memory) -> None:
     make_note(memory, "a raw log that must survive")
     with pytest.raises(sa.exc.DatabaseError, match="append-only"), memory.ledger.engine.begin() as conn:
         conn.execute(sa.text("TRUNCATE raw_logs CASCADE"))
+    with pytest.raises(sa.exc.DatabaseError, match="append-only"), memory.ledger.engine.begin() as conn:
+        conn.execute(sa.text("TRUNCATE events"))
     assert memory.verify().raw_logs_checked == 1

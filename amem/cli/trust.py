@@ -1,0 +1,90 @@
+"""Signing key and checkpoints: `amem keys init`, `amem checkpoint` (verify is in amem.cli.ledger)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from amem.cli.app import JsonOpt, PasswordStdinOpt, app, emit, open_memory, out, settings, sign_in
+
+keys_app = typer.Typer(help="The key that signs checkpoints (kept outside the ledger).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+KeyOpt = Annotated[
+    str | None,
+    typer.Option("--key", help="Private key file (default: $AMEM_SIGNING_KEY or keys/ in the store)."),
+]
+
+
+@keys_app.command("init")
+def keys_init(key: KeyOpt = None, as_json: JsonOpt = False) -> None:
+    """Write a new Ed25519 signing key (mode 0600) and its public key (KEY.pub); never overwrites."""
+    from amem.services import checkpoints as cp
+
+    path = Path(key) if key else cp.default_key_path(settings().home)
+    key_id = cp.init_key(path)
+    emit(
+        {"key": str(path), "public_key": str(cp.public_key_path(path)), "key_id": key_id},
+        as_json,
+        lambda d: out.print(
+            f"signing key {d['key_id']} written to {d['key']} (0600); public key {d['public_key']}. "
+            "Keep the private key where the ledger's writers cannot read it.",
+            markup=False,
+        ),
+    )
+
+
+@app.command()
+def checkpoint(
+    key: KeyOpt = None,
+    log: Annotated[
+        str | None,
+        typer.Option("--log", help="Checkpoint log (default: $AMEM_CHECKPOINT_LOG or checkpoints.jsonl)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Sign the ledger's chain heads and append the statement to the checkpoint log."""
+    with open_memory() as mem:
+        statement = mem.checkpoint(key=key, log=log)
+    emit(
+        statement,
+        as_json,
+        lambda s: out.print(
+            f"checkpoint signed by key {s['key_id']}: {s['event_seq']} events (head {s['event_hash'][:12]}), "
+            f"{s['change_seq']} changes, at {s['at']}",
+            markup=False,
+        ),
+    )
+
+
+@app.command()
+def erase(
+    reason: Annotated[str, typer.Option("--reason", help="Why: the data subject's request (required).")],
+    reviewer: Annotated[
+        str, typer.Option("--reviewer", help="Who erases: a reviewer whose role the policy's erasers name.")
+    ],
+    raw_log: Annotated[str | None, typer.Option("--raw-log", help="Erase this raw log.")] = None,
+    scope: Annotated[str | None, typer.Option("--scope", help="Erase every raw log of this scope.")] = None,
+    actor: Annotated[
+        str | None, typer.Option("--actor", help="Erase every raw log of this actor (name or kind:name).")
+    ] = None,
+    password_stdin: PasswordStdinOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Erase raw logs on a data subject's request, with all derived from them; recorded, chain kept.
+    The reviewer's password is asked for, as for approve."""
+    with open_memory(warn=False) as mem:
+        who = sign_in(mem, reviewer, password_stdin)
+        report = mem.erase(by=who, reason=reason, raw_log_id=raw_log, scope=scope, actor=actor)
+    emit(
+        report,
+        as_json,
+        lambda r: out.print(
+            f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
+            f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
+            "the index was rebuilt and the databases compacted",
+            markup=False,
+        ),
+    )

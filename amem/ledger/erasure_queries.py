@@ -1,0 +1,120 @@
+"""SQL of erasure: finding what an erasure reaches and writing its redactions.
+
+The raw_logs and changes triggers let an UPDATE through only for rows erased_rows lists (migration
+0008), so the entries are inserted before the rows are redacted, in the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from amem.ledger.store import LedgerTx
+from amem.ledger.tables import (
+    changes,
+    erased_rows,
+    erasures,
+    llm_calls,
+    notes,
+    proposals,
+    raw_logs,
+)
+
+CHUNK = 500
+
+
+def raw_log_ids(tx: LedgerTx, *, raw_log_id: str | None, scope: str | None, actor: str | None) -> list[str]:
+    stmt = sa.select(raw_logs.c.id).order_by(raw_logs.c.seq)
+    if raw_log_id is not None:
+        stmt = stmt.where(raw_logs.c.id == raw_log_id)
+    if scope is not None:
+        stmt = stmt.where(raw_logs.c.scope == scope)
+    if actor is not None:
+        kind, sep, ident = actor.partition(":")
+        if sep:
+            stmt = stmt.where(raw_logs.c.actor_kind == kind, raw_logs.c.actor_id == ident)
+        else:
+            stmt = stmt.where(raw_logs.c.actor_id == actor)
+    return list(tx.conn.execute(stmt).scalars())
+
+
+def _chunks(ids: Sequence[str]) -> list[list[str]]:
+    return [list(ids[i : i + CHUNK]) for i in range(0, len(ids), CHUNK)]
+
+
+def rows(tx: LedgerTx, table_name: str, column: str, values: Sequence[Any]) -> list[dict[str, Any]]:
+    """Rows of a table whose ``column`` is one of ``values``, as stored."""
+    table = {t.name: t for t in (raw_logs, llm_calls, notes, proposals, changes)}[table_name]
+    out: list[dict[str, Any]] = []
+    for part in _chunks(list(values)):
+        out += [dict(r._mapping) for r in tx.conn.execute(sa.select(table).where(table.c[column].in_(part)))]
+    return out
+
+
+def notes_of_raw_logs(tx: LedgerTx, ids: Sequence[str], scopes: Sequence[str]) -> list[str]:
+    """Notes made from any of ``ids`` (a note lives in its raw logs' scope, so only those are read)."""
+    wanted = set(ids)
+    stmt = sa.select(notes.c.id, notes.c.raw_log_ids).where(notes.c.scope.in_(sorted(set(scopes))))
+    return sorted(n for n, raw in tx.conn.execute(stmt) if wanted & set(raw or []))
+
+
+def proposals_reached(tx: LedgerTx, note_ids: Sequence[str], call_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Proposals of the erased notes, and those on other notes made by the erased raw logs' model calls."""
+    by_id = {p["id"]: p for p in rows(tx, "proposals", "note_id", note_ids)}
+    by_id |= {p["id"]: p for p in rows(tx, "proposals", "llm_call_id", call_ids)}
+    return sorted(by_id.values(), key=lambda p: p["seq"])
+
+
+def pair_rows(tx: LedgerTx, table_name: str, pairs: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Rows of proposals or changes on any (note, attribute) of ``pairs``."""
+    note_ids = sorted({n for n, _ in pairs})
+    return [r for r in rows(tx, table_name, "note_id", note_ids) if (r["note_id"], r["attribute"]) in pairs]
+
+
+def earlier_entries(tx: LedgerTx, table_name: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The first erased_rows entry of each of ``keys`` (a row erased before keeps its original digests)."""
+    out: dict[str, dict[str, Any]] = {}
+    for part in _chunks(list(keys)):
+        stmt = (
+            sa.select(erased_rows, erasures.c.erased_at)
+            .join(erasures)
+            .where(erased_rows.c.table_name == table_name, erased_rows.c.row_key.in_(part))
+            .order_by(erasures.c.erased_at)
+        )
+        for r in tx.conn.execute(stmt):
+            out.setdefault(r.row_key, dict(r._mapping))
+    return out
+
+
+def record(tx: LedgerTx, erasure: dict[str, Any], entries: Sequence[dict[str, Any]]) -> None:
+    tx.conn.execute(sa.insert(erasures), [erasure])
+    for start in range(0, len(entries), CHUNK):
+        tx.conn.execute(sa.insert(erased_rows), list(entries[start : start + CHUNK]))
+
+
+def redact(tx: LedgerTx, table_name: str, key: str, updates: Sequence[dict[str, Any]]) -> None:
+    """Write each update (``key`` and the redacted columns) to its row."""
+    table = {t.name: t for t in (raw_logs, llm_calls, proposals, changes)}[table_name]
+    for u in updates:
+        values = {k: v for k, v in u.items() if k != key}
+        tx.conn.execute(sa.update(table).where(table.c[key] == u[key]).values(**values))
+
+
+def compact_fulltext(tx: LedgerTx) -> None:
+    """SQLite: merge the FTS5 index so no segment keeps the erased words (PostgreSQL: VACUUM FULL does)."""
+    if tx.dialect == "sqlite":
+        tx.conn.exec_driver_sql("INSERT INTO notes_fts(notes_fts) VALUES ('optimize')")
+
+
+def all_entries(tx: LedgerTx) -> list[dict[str, Any]]:
+    """Every erased_rows entry with its erasure's time, oldest erasure first."""
+    stmt = (
+        sa.select(erased_rows, erasures.c.erased_at)
+        .join(erasures)
+        .order_by(
+            erasures.c.erased_at, erased_rows.c.erasure_id, erased_rows.c.table_name, erased_rows.c.row_key
+        )
+    )
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]

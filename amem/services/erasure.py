@@ -1,0 +1,228 @@
+"""Erasure on a data subject's request: the one exception to "a raw log is never changed".
+
+``erase`` replaces, with the marker ``[erased]``, the text of the raw logs chosen (one, a scope's or
+an actor's), every value derived from them (the notes they made, replayed from their redacted
+changes; values their model calls proposed on other notes, and the same values where later rows
+quote them as old values), the proposals' reasons, and the model answers about them. It records who
+erased what and why as an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event
+digest before and after; for a change, its values' original digests) and an ``erasure`` event, all
+in one transaction, so `verify` still proves the chain: it commits to digests, not to payloads.
+The vector index is rebuilt afterwards and the databases compacted by the caller
+(``Memory.erase``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from pydantic import BaseModel
+
+from amem.domain.hashing import REDACTED, erased_rows_digest, payload_digest, value_digest
+from amem.domain.models import CORE_TYPES, new_id, utcnow
+from amem.domain.replay import replay
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.ledger import erasure_queries as q
+from amem.ledger.audit_queries import incoming_links
+from amem.ledger.store import Ledger
+from amem.policy import Policy
+
+
+class ErasureReport(BaseModel):
+    erasure_id: str
+    erased_by: str
+    reason: str
+    raw_logs: int
+    notes: int
+    proposals: int
+    changes: int
+    llm_calls: int
+
+
+def _redacted(attr_type: str, value: Any) -> Any:
+    """``value`` with its text replaced; times, numbers and flags carry no text and stay."""
+    if value is None:
+        return None
+    if attr_type == "text":
+        return REDACTED
+    if attr_type == "list[str]":
+        return [REDACTED] if value else []
+    if attr_type == "links":
+        return [{"note_id": link.get("note_id"), "reason": REDACTED} for link in value]
+    return value
+
+
+def erase(
+    ledger: Ledger,
+    policy: Policy,
+    *,
+    by: str,
+    reason: str,
+    raw_log_id: str | None = None,
+    scope: str | None = None,
+    actor: str | None = None,
+) -> ErasureReport:
+    """Erase the raw logs chosen by exactly one of ``raw_log_id``, ``scope``, ``actor``, and all derived.
+
+    ``by``: the canonical identity of an authenticated reviewer (``Memory.erase`` takes the
+    AuthenticatedReviewer and checks it as governance checks a decision); here, whether their roles
+    may erase."""
+    chosen = [x for x in (raw_log_id, scope, actor) if x is not None]
+    if len(chosen) != 1:
+        raise InvalidInputError("name exactly one of a raw log, a scope or an actor to erase")
+    if not reason or not reason.strip():
+        raise InvalidInputError("an erasure needs a reason (the data subject's request)")
+    if not policy.may_erase(by):
+        roles = ", ".join(policy.roles_of(by)) or "none"
+        need = ", ".join(policy.erasers) or "no role: the policy names no erasers"
+        raise PermissionDeniedError(f"{by} (roles: {roles}) may not erase; needs: {need}")
+
+    type_of = {**CORE_TYPES, **{n: a.type for n, a in policy.attributes.items() if a.type}}
+    now = utcnow()
+    erasure_id = new_id("e")
+    with ledger.write() as tx:
+        ids = q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor)
+        if not ids:
+            raise NotFoundError(f"no raw log matches {chosen[0]!r}")
+        raw = q.rows(tx, "raw_logs", "id", ids)
+        calls = q.rows(tx, "llm_calls", "raw_log_id", ids)
+        erased_notes = set(q.notes_of_raw_logs(tx, ids, [r["scope"] for r in raw]))
+        reached = q.proposals_reached(tx, sorted(erased_notes), [c["id"] for c in calls])
+        # the values the erased raw logs produced, per (note, attribute): wherever they appear, they go
+        gone: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for p in reached:
+            gone[(p["note_id"], p["attribute"])].add(value_digest(p["new_value"]))
+        # links other notes made to an erased note give a reason that may quote it
+        linking = {
+            x["note_id"]
+            for n in tx.get_notes(sorted(erased_notes))
+            for x in incoming_links(tx, n.id, n.scope)
+        }
+        pairs = set(gone) | {(n, a) for n in erased_notes for a in type_of} | {(n, "links") for n in linking}
+
+        def scrub(row: dict[str, Any], field: str) -> Any:
+            value = row[field]
+            whole = row["note_id"] in erased_notes
+            if whole or value_digest(value) in gone[(row["note_id"], row["attribute"])]:
+                return _redacted(type_of.get(row["attribute"], "text"), value)
+            if row["attribute"] == "links" and value:
+                return [
+                    {**link, "reason": REDACTED} if link.get("note_id") in erased_notes else link
+                    for link in value
+                ]
+            return value
+
+        reached_ids = {p["id"] for p in reached}
+        proposal_updates, proposal_entries = [], []
+        for p in q.pair_rows(tx, "proposals", pairs):
+            after = {**p, "old_value": scrub(p, "old_value"), "new_value": scrub(p, "new_value")}
+            if p["id"] in reached_ids:
+                after["reason"] = REDACTED
+                # the evidence is a span of the erased raw log itself
+                after["evidence"] = REDACTED if p["evidence"] is not None else None
+            if after == p:
+                continue
+            proposal_updates.append(
+                {
+                    "id": p["id"],
+                    "old_value": after["old_value"],
+                    "new_value": after["new_value"],
+                    "reason": after["reason"],
+                    "evidence": after["evidence"],
+                }
+            )
+            proposal_entries.append(_entry(erasure_id, "proposals", p["id"], "proposal", p, after))
+
+        change_rows = q.pair_rows(tx, "changes", pairs)
+        originals = q.earlier_entries(tx, "changes", [str(c["seq"]) for c in change_rows])
+        change_updates, change_entries, redacted_changes = [], [], {}
+        for c in change_rows:
+            after = {**c, "old_value": scrub(c, "old_value"), "new_value": scrub(c, "new_value")}
+            if after == c:
+                continue
+            key = str(c["seq"])
+            detail = (originals.get(key) or {}).get("detail") or {
+                "old_value_sha256": value_digest(c["old_value"]),
+                "new_value_sha256": value_digest(c["new_value"]),
+            }
+            change_updates.append(
+                {"seq": c["seq"], "old_value": after["old_value"], "new_value": after["new_value"]}
+            )
+            change_entries.append(
+                {
+                    "erasure_id": erasure_id,
+                    "table_name": "changes",
+                    "row_key": key,
+                    "digest_before": None,
+                    "digest_after": None,
+                    "detail": detail,
+                }
+            )
+            redacted_changes[c["seq"]] = after
+
+        raw_updates, raw_entries = [], []
+        for r in raw:
+            after = {**r, "text": REDACTED, "metadata": {}}
+            raw_updates.append({"id": r["id"], "text": REDACTED, "metadata": {}})
+            raw_entries.append(_entry(erasure_id, "raw_logs", r["id"], "raw_log", r, after))
+        call_updates, call_entries = [], []
+        for c in calls:
+            if c["response_text"] is None:
+                continue
+            after = {**c, "response_text": REDACTED}
+            call_updates.append({"id": c["id"], "response_text": REDACTED})
+            call_entries.append(_entry(erasure_id, "llm_calls", c["id"], "llm_call", c, after))
+
+        entries = raw_entries + call_entries + proposal_entries + change_entries
+        erasure = {
+            "id": erasure_id,
+            "reason": reason.strip(),
+            "erased_by": by,
+            "erased_at": now,
+            "selector": {"raw_log": raw_log_id, "scope": scope, "actor": actor},
+            "rows_sha256": erased_rows_digest(entries),
+        }
+        q.record(tx, erasure, entries)
+        q.redact(tx, "raw_logs", "id", raw_updates)
+        q.redact(tx, "llm_calls", "id", call_updates)
+        q.redact(tx, "proposals", "id", proposal_updates)
+        q.redact(tx, "changes", "seq", change_updates)
+        # each note touched is its redacted changes replayed: verify's replay check still holds
+        touched = sorted({c["note_id"] for c in redacted_changes.values()} | erased_notes)
+        for note in tx.get_notes(touched):
+            history = [
+                c.model_copy(update=_values(redacted_changes[c.seq])) if c.seq in redacted_changes else c
+                for c in tx.changes_of_notes([note.id])
+            ]
+            rebuilt = replay(note, history)
+            if rebuilt is not None:
+                tx.save_note(rebuilt)
+        tx.append_event("erasure", erasure_id, erasure, now)
+        q.compact_fulltext(tx)
+    return ErasureReport(
+        erasure_id=erasure_id,
+        erased_by=by,
+        reason=reason.strip(),
+        raw_logs=len(raw_updates),
+        notes=len(touched),
+        proposals=len(proposal_updates),
+        changes=len(change_updates),
+        llm_calls=len(call_updates),
+    )
+
+
+def _values(row: dict[str, Any]) -> dict[str, Any]:
+    return {"old_value": row["old_value"], "new_value": row["new_value"]}
+
+
+def _entry(
+    erasure_id: str, table: str, key: str, kind: str, before: dict[str, Any], after: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "erasure_id": erasure_id,
+        "table_name": table,
+        "row_key": key,
+        "digest_before": payload_digest(kind, before),
+        "digest_after": payload_digest(kind, after),
+        "detail": None,
+    }

@@ -1,0 +1,558 @@
+"""Verification: is the ledger still what amem wrote, and does it still extend every signed checkpoint?
+
+Three layers, each catching what the one before cannot:
+
+1. The change chain and the event chain are recomputed from the first row (amem.domain.hashing).
+2. Every row is compared with the digest its event recorded (raw logs, LLM calls, proposals and
+   their decisions, changes), every event must still have its row, each raw log's text must match
+   its sha256, and each note must equal the replay of its changes. A mismatch names the row.
+3. Signed checkpoints (amem.services.checkpoints), kept outside the database, prove that the chain
+   still extends what was signed: a writer who rewrites or truncates the chain and recomputes every
+   hash passes 1 and 2, not 3.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from amem.domain.hashing import (
+    GENESIS_HASH,
+    REDACTED,
+    change_hash_of_digests,
+    erased_rows_digest,
+    event_hash,
+    payload_digest,
+    sha256_text,
+    value_digest,
+)
+from amem.domain.models import Note
+from amem.domain.progress import Progress, no_progress
+from amem.domain.replay import replay
+from amem.ledger import erasure_queries
+from amem.ledger.store import Ledger, LedgerTx
+
+#: Progress tasks of verify (amem.domain.progress).
+VERIFY_CHANGES = "verifying the change chain"
+VERIFY_RAW_LOGS = "verifying raw logs"
+#: At most this many problems are listed; the first is the message.
+MAX_PROBLEMS = 50
+#: Fields of a note that replaying its changes rebuilds (the rest come from its creation).
+REPLAYED_FIELDS = (
+    "content",
+    "keywords",
+    "tags",
+    "context",
+    "category",
+    "links",
+    "decision_rationale",
+    "valid_at",
+    "invalid_at",
+    "deleted",
+    "extra",
+    "version",
+)
+
+
+class CheckpointProof(BaseModel):
+    """What one signed checkpoint proves about the ledger now."""
+
+    line: int
+    seq: int | None = None
+    at: datetime | None = None
+    proven: bool
+    message: str
+
+
+class VerifyResult(BaseModel):
+    ok: bool
+    changes_checked: int
+    raw_logs_checked: int
+    events_checked: int = 0
+    proposals_checked: int = 0
+    notes_checked: int = 0
+    first_bad_change: int | None = None
+    first_bad_raw_log: str | None = None
+    first_bad_event: int | None = None
+    #: The first row that fails, as "table key" (e.g. "proposals p_12ab", "events 17").
+    bad_row: str | None = None
+    message: str
+    problems: list[str] = []
+    checkpoints: list[CheckpointProof] = []
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self.problems: list[tuple[str, str]] = []  # (row, message)
+        self.first_bad_change: int | None = None
+        self.first_bad_raw_log: str | None = None
+        self.first_bad_event: int | None = None
+
+    def add(self, row: str, message: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append((row, message))
+
+
+def verify_ledger(
+    ledger: Ledger,
+    checkpoints: Sequence[tuple[int, dict[str, Any]]] = (),
+    public_key: Any = None,
+    *,
+    progress: Progress = no_progress,
+) -> VerifyResult:
+    """Recompute both chains, compare every row with its event, replay every note, prove checkpoints.
+
+    ``checkpoints``: (line number, statement) pairs read from a checkpoint log; ``public_key``: the
+    Ed25519 public key they must be signed with."""
+    f = _Findings()
+    with ledger.read(snapshot=True) as tx:
+        erased = _erased(tx)
+        progress(VERIFY_CHANGES, 0, tx.chain_head_seq())
+        changes_ok, change_hashes = _change_chain(tx, f, erased.get("changes", {}))
+        progress(VERIFY_CHANGES, len(change_hashes), len(change_hashes))
+        events_ok, event_hashes, recorded = _event_chain(tx, f)
+        progress(VERIFY_RAW_LOGS, 0, tx.count_raw_logs())
+        raw_checked = _raw_logs(tx, f, recorded, erased)
+        progress(VERIFY_RAW_LOGS, raw_checked, raw_checked)
+        _check_rows(tx, f, recorded, erased, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
+        proposals_checked = _proposals(tx, f, recorded, erased)
+        _check_rows(tx, f, recorded, erased, kind="change", table="changes", key="seq", noun="change")
+        _check_rows(
+            tx,
+            f,
+            recorded,
+            erased,
+            kind="policy",
+            table="policy_versions",
+            key="version",
+            noun="policy version",
+            also=lambda row: _policy_text_matches(f, row),
+        )
+        _erasures(tx, f, recorded)
+        notes_checked = _notes(tx, f)
+        proofs = [
+            _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
+            for line, st in checkpoints
+        ]
+    for p in proofs:
+        if not p.proven:
+            f.add(f"checkpoint line {p.line}", p.message)
+    ok = not f.problems
+    if ok:
+        message = (
+            f"intact: {len(change_hashes)} changes, {len(event_hashes)} events, {raw_checked} raw logs, "
+            f"{proposals_checked} proposals and {notes_checked} notes verified"
+        )
+        if proofs:
+            latest = max(proofs, key=lambda p: p.seq or 0)
+            message += (
+                f"; the ledger extends all {len(proofs)} checkpoints, the latest proving events "
+                f"1..{latest.seq} as signed at {latest.at.isoformat() if latest.at else '?'}"
+            )
+            if latest.seq is not None and latest.seq < len(event_hashes):
+                message += f" (events {latest.seq + 1}..{len(event_hashes)} are covered by no checkpoint yet)"
+    else:
+        message = f.problems[0][1]
+    return VerifyResult(
+        ok=ok,
+        changes_checked=len(change_hashes),
+        raw_logs_checked=raw_checked,
+        events_checked=len(event_hashes),
+        proposals_checked=proposals_checked,
+        notes_checked=notes_checked,
+        first_bad_change=f.first_bad_change,
+        first_bad_raw_log=f.first_bad_raw_log,
+        first_bad_event=f.first_bad_event,
+        bad_row=f.problems[0][0] if f.problems else None,
+        message=message,
+        problems=[m for _, m in f.problems],
+        checkpoints=proofs,
+    )
+
+
+# -- the chains ----------------------------------------------------------------------------------
+
+
+def _erased(tx: LedgerTx) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """erased_rows entries: table -> row key -> entries, oldest erasure first."""
+    out: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for e in erasure_queries.all_entries(tx):
+        out[e["table_name"]][e["row_key"]].append(e)
+    return out
+
+
+def _change_chain(
+    tx: LedgerTx, f: _Findings, erased: dict[str, list[dict[str, Any]]]
+) -> tuple[bool, list[str]]:
+    """Recompute the change chain; returns whether it holds and the hashes of its intact prefix.
+
+    An erased change is hashed from its values' original digests, kept by its erasure."""
+    prev = GENESIS_HASH
+    hashes: list[str] = []
+    for c in tx.iter_changes(0):
+        entries = erased.get(str(c.seq))
+        detail = (entries[0]["detail"] or {}) if entries else {}
+        expected = change_hash_of_digests(
+            prev_hash=prev,
+            seq=c.seq,
+            note_id=c.note_id,
+            proposal_id=c.proposal_id,
+            attribute=c.attribute,
+            old_value_sha256=detail.get("old_value_sha256") or value_digest(c.old_value),
+            new_value_sha256=detail.get("new_value_sha256") or value_digest(c.new_value),
+            note_version=c.note_version,
+            actor_kind=c.actor.kind.value,
+            actor_id=c.actor.id,
+            kind=c.kind.value,
+            applied_at=c.applied_at,
+        )
+        if c.prev_hash != prev or c.hash != expected or c.seq != len(hashes) + 1:
+            what = "its link to the previous row" if c.prev_hash != prev else "its content"
+            if c.seq != len(hashes) + 1:
+                what = f"its sequence number (expected {len(hashes) + 1})"
+            f.first_bad_change = c.seq
+            f.add(f"changes {c.seq}", f"change {c.seq} does not match the chain: {what} was altered")
+            return False, hashes
+        prev = c.hash
+        hashes.append(c.hash)
+    head_seq = tx.chain_head_seq()
+    if head_seq != len(hashes):
+        f.first_bad_change = len(hashes) + 1
+        f.add(
+            f"changes {len(hashes) + 1}",
+            f"the chain head says {head_seq} changes but {len(hashes)} are present",
+        )
+        return False, hashes
+    return True, hashes
+
+
+def _event_chain(tx: LedgerTx, f: _Findings) -> tuple[bool, list[str], dict[str, dict[str, list[str]]]]:
+    """Recompute the event chain. Returns whether it holds, the hashes of its intact prefix, and what
+    the events recorded: kind -> subject -> payload digests in order."""
+    prev = GENESIS_HASH
+    hashes: list[str] = []
+    recorded: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    ok = True
+    for e in tx.iter_events():
+        expected = event_hash(
+            prev_hash=prev,
+            seq=e.seq,
+            kind=e.kind,
+            subject=e.subject,
+            payload_digest=e.payload_digest,
+            at=e.at,
+        )
+        if e.seq != len(hashes) + 1 or e.prev_hash != prev or e.hash != expected:
+            what = "its content"
+            if e.seq != len(hashes) + 1:
+                what = f"its sequence number (expected {len(hashes) + 1})"
+            elif e.prev_hash != prev:
+                what = "its link to the previous event"
+            f.first_bad_event = e.seq
+            f.add(
+                f"events {e.seq}",
+                f"event {e.seq} ({e.kind} {e.subject}) does not match the chain: {what} was altered",
+            )
+            ok = False
+            break
+        prev = e.hash
+        hashes.append(e.hash)
+        recorded[e.kind][e.subject].append(e.payload_digest)
+    head_seq, head_hash = tx.event_head()
+    if ok and (head_seq != len(hashes) or head_hash != prev):
+        f.first_bad_event = len(hashes) + 1
+        f.add(
+            f"events {len(hashes) + 1}",
+            f"the event chain's head says {head_seq} events but {len(hashes)} are present",
+        )
+        ok = False
+    return ok, hashes, recorded
+
+
+# -- rows against their events -------------------------------------------------------------------
+
+
+def _check_rows(
+    tx: LedgerTx,
+    f: _Findings,
+    recorded: dict[str, dict[str, list[str]]],
+    erased: dict[str, dict[str, list[dict[str, Any]]]],
+    *,
+    kind: str,
+    table: str,
+    key: str,
+    noun: str,
+    also: Callable[[Any], None] | None = None,
+) -> int:
+    """Each row of ``table`` against the one event of ``kind`` recorded for it; then events without rows.
+
+    ``also``: a further check of each row, made in the same pass (each table is read once)."""
+    seen: set[str] = set()
+    checked = 0
+    for row in tx.iter_rows(table, key):
+        subject = str(row[key])
+        seen.add(subject)
+        digests = recorded[kind].get(subject)
+        if not digests:
+            _bad(
+                f,
+                kind,
+                subject,
+                f"{noun} {subject} is not in the event chain: it was inserted behind amem's back",
+            )
+        elif not _matches(payload_digest(kind, row), digests[0], erased.get(table, {}).get(subject)):
+            _bad(
+                f,
+                kind,
+                subject,
+                f"{noun} {subject} does not match the digest the event chain recorded: it was altered",
+            )
+        if also is not None:
+            also(row)
+        checked += 1
+    for subject in recorded[kind]:
+        if subject not in seen:
+            _bad(
+                f,
+                kind,
+                subject,
+                f"{noun} {subject} is recorded in the event chain but missing from {table}: it was deleted",
+            )
+    return checked
+
+
+def _matches(digest: str, recorded: str, entries: list[dict[str, Any]] | None) -> bool:
+    """A row matches its event's digest, or, once erased, the chain of digests its erasures recorded:
+    the first erasure started from the recorded digest, each from the one before, the row is the last."""
+    if not entries or entries[0]["digest_before"] is None:
+        return digest == recorded
+    expected = recorded
+    for e in entries:
+        if e["digest_before"] != expected:
+            return False
+        expected = e["digest_after"]
+    return digest == expected
+
+
+def _bad(f: _Findings, kind: str, subject: str, message: str) -> None:
+    table = {
+        "raw_log": "raw_logs",
+        "llm_call": "llm_calls",
+        "proposal": "proposals",
+        "decision": "proposals",
+        "change": "changes",
+        "erasure": "erasures",
+        "policy": "policy_versions",
+    }[kind]
+    if kind == "raw_log" and f.first_bad_raw_log is None:
+        f.first_bad_raw_log = subject
+    if kind == "change" and f.first_bad_change is None:
+        f.first_bad_change = int(subject)
+    f.add(f"{table} {subject}", message)
+
+
+def _raw_logs(
+    tx: LedgerTx,
+    f: _Findings,
+    recorded: dict[str, dict[str, list[str]]],
+    erased: dict[str, dict[str, list[dict[str, Any]]]],
+) -> int:
+    gone = erased.get("raw_logs", {})
+
+    def text_matches_sha256(row: Any) -> None:
+        if row["id"] in gone and row["text"] == REDACTED:
+            return  # erased on request: its sha256 is the original text's, which is gone
+        if sha256_text(row["text"]) != row["sha256"]:
+            _bad(
+                f,
+                "raw_log",
+                row["id"],
+                f"raw log {row['id']} does not match its sha256: its text was altered",
+            )
+
+    return _check_rows(
+        tx,
+        f,
+        recorded,
+        erased,
+        kind="raw_log",
+        table="raw_logs",
+        key="id",
+        noun="raw log",
+        also=text_matches_sha256,
+    )
+
+
+def _erasures(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> None:
+    """Each erasure against its event, and its erased_rows entries against the digest it recorded."""
+    _check_rows(tx, f, recorded, {}, kind="erasure", table="erasures", key="id", noun="erasure")
+    by_erasure: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for e in erasure_queries.all_entries(tx):
+        by_erasure[e["erasure_id"]].append(e)
+    for row in tx.iter_rows("erasures", "id"):
+        if erased_rows_digest(by_erasure.get(row["id"], [])) != row["rows_sha256"]:
+            _bad(
+                f,
+                "erasure",
+                row["id"],
+                f"erasure {row['id']}: the rows it lists in erased_rows are not those it recorded",
+            )
+
+
+def _proposals(
+    tx: LedgerTx,
+    f: _Findings,
+    recorded: dict[str, dict[str, list[str]]],
+    erased: dict[str, dict[str, list[dict[str, Any]]]],
+) -> int:
+    decisions = recorded["decision"]
+
+    def status_is_decided(row: Any) -> None:
+        pid = row["id"]
+        made = decisions.get(pid)
+        if made:
+            if payload_digest("decision", row) != made[-1]:
+                _bad(
+                    f,
+                    "decision",
+                    pid,
+                    f"proposal {pid} is {row['status']}, which is not the decision the event chain recorded",
+                )
+        elif row["status"] != "pending" or row["reviewer"] is not None or row["reviewed_at"] is not None:
+            _bad(
+                f,
+                "decision",
+                pid,
+                f"proposal {pid} is {row['status']} but the event chain records no decision on it",
+            )
+
+    return _check_rows(
+        tx,
+        f,
+        recorded,
+        erased,
+        kind="proposal",
+        table="proposals",
+        key="id",
+        noun="proposal",
+        also=status_is_decided,
+    )
+
+
+def _notes(tx: LedgerTx, f: _Findings, batch: int = 500) -> int:
+    """Each note must equal the replay of its changes."""
+    checked = 0
+    page: list[Note] = []
+
+    def flush() -> None:
+        by_note: dict[str, list[Any]] = defaultdict(list)
+        for c in tx.changes_of_notes([n.id for n in page]):
+            by_note[c.note_id].append(c)
+        for note in page:
+            rebuilt = replay(note, by_note.get(note.id, []))
+            if rebuilt is None:
+                f.add(
+                    f"notes {note.id}", f"note {note.id} has no changes: it was inserted behind amem's back"
+                )
+                continue
+            with warnings.catch_warnings():  # a forged value of the wrong type is reported below
+                warnings.simplefilter("ignore")
+                stored, expected = note.model_dump(mode="json"), rebuilt.model_dump(mode="json")
+            wrong = [k for k in REPLAYED_FIELDS if stored[k] != expected[k]]
+            if wrong:
+                f.add(
+                    f"notes {note.id}",
+                    f"note {note.id} does not equal the replay of its changes ({', '.join(wrong)}): "
+                    "it was edited outside governance",
+                )
+        page.clear()
+
+    for row in tx.iter_rows("notes", "id"):
+        page.append(tx.note_from_row(row))
+        checked += 1
+        if len(page) >= batch:
+            flush()
+    flush()
+    return checked
+
+
+# -- checkpoints ---------------------------------------------------------------------------------
+
+
+def _prove(
+    line: int,
+    statement: dict[str, Any],
+    public_key: Any,
+    event_hashes: list[str],
+    events_ok: bool,
+    change_hashes: list[str],
+    changes_ok: bool,
+) -> CheckpointProof:
+    from amem.services.checkpoints import statement_problem
+
+    seq = statement.get("event_seq")
+    at = statement.get("at")
+    when = datetime.fromisoformat(at) if isinstance(at, str) else None
+    problem = statement_problem(statement, public_key)
+    if problem is None:
+        problem = _extends(statement, event_hashes, events_ok, change_hashes, changes_ok)
+    if problem is not None:
+        return CheckpointProof(
+            line=line,
+            seq=seq if isinstance(seq, int) else None,
+            at=when,
+            proven=False,
+            message=f"checkpoint at line {line}: {problem}",
+        )
+    return CheckpointProof(
+        line=line,
+        seq=seq,
+        at=when,
+        proven=True,
+        message=f"checkpoint at line {line}: events 1..{seq} and changes 1..{statement['change_seq']} "
+        f"are as signed at {at}",
+    )
+
+
+def _extends(
+    statement: dict[str, Any],
+    event_hashes: list[str],
+    events_ok: bool,
+    change_hashes: list[str],
+    changes_ok: bool,
+) -> str | None:
+    seq, signed = statement["event_seq"], statement["event_hash"]
+    if seq > len(event_hashes):
+        if events_ok:
+            return f"it signed {seq} events but the ledger holds {len(event_hashes)}: the chain was truncated"
+        return f"it signed {seq} events but the event chain breaks at event {len(event_hashes) + 1}"
+    if seq and event_hashes[seq - 1] != signed:
+        return (
+            f"event {seq} no longer has the hash it signed: the chain was rewritten at or before event {seq}"
+        )
+    cseq, csigned = statement["change_seq"], statement["change_hash"]
+    if cseq > len(change_hashes):
+        if changes_ok:
+            return f"it signed {cseq} changes but the ledger holds {len(change_hashes)}: truncated"
+        return f"it signed {cseq} changes but the change chain breaks at change {len(change_hashes) + 1}"
+    if cseq and change_hashes[cseq - 1] != csigned:
+        return (
+            f"change {cseq} no longer has the hash it signed: the changes were rewritten at or before {cseq}"
+        )
+    return None
+
+
+def _policy_text_matches(f: _Findings, row: Any) -> None:
+    """An installed policy's text must still hash to the sha256 its event recorded."""
+    if sha256_text(row["text"]) != row["sha256"]:
+        _bad(
+            f,
+            "policy",
+            str(row["version"]),
+            f"policy version {row['version']}: its text does not match its sha256",
+        )

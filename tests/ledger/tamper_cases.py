@@ -1,0 +1,497 @@
+"""Tampering with a ledger the way someone with write access to the database would.
+
+Each case edits the database directly (triggers dropped or disabled first, as an attacker with the
+database's own tools would), never through amem's code. Used by tests/ledger/test_tamper.py and
+bench/tamper.py. The attacker knows the hash algorithm (the code is public) and, in the ``full_*``
+cases, recomputes every hash of both chains and the chain head, so only a signed checkpoint kept
+outside the database can tell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import sqlalchemy as sa
+
+from amem.domain.hashing import (
+    GENESIS_HASH,
+    REDACTED,
+    change_hash,
+    erased_rows_digest,
+    event_hash,
+    payload_digest,
+    sha256_text,
+)
+from amem.domain.models import LlmCall, Proposer, new_id, utcnow
+from amem.ledger.tables import (
+    chain_head,
+    changes,
+    erased_rows,
+    erasures,
+    events,
+    llm_calls,
+    notes,
+    proposals,
+    raw_log_states,
+    raw_logs,
+)
+from amem.memory import Memory
+from tests.factories import make_note, signed_in
+
+LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="test/1")
+
+
+@dataclass
+class Scene:
+    """What the standard ledger holds, by id, for the cases to aim at."""
+
+    notes: list[str] = field(default_factory=list)
+    raw_logs: list[str] = field(default_factory=list)
+    pending: str = ""
+    approved: str = ""
+    rejected: str = ""
+    llm_call: str = ""
+    #: The event head before the last note was made (a consistent point to truncate back to).
+    cut_event_seq: int = 0
+
+
+def build(mem: Memory) -> Scene:
+    """Three notes with applied, approved, rejected and pending proposals and a model call."""
+    scene = Scene()
+    first = make_note(mem, "We agreed on 50 seats at 40 EUR each", tags=["pricing"], keywords=["seats"])
+    second = make_note(mem, "Globex renewal is due in March", tags=["renewal"], keywords=["globex"])
+    call = LlmCall(
+        id=new_id("c"),
+        task="construct",
+        model="offline",
+        prompt_version="test/1",
+        raw_log_id=first.raw_log_ids[0],
+        prompt_sha256=sha256_text("prompt"),
+        response_text='{"keywords": ["seats"]}',
+        created_at=utcnow(),
+    )
+    with mem.ledger.write() as tx:
+        tx.insert_llm_call(call)
+    scene.llm_call = call.id
+    scene.pending = mem.propose(first.id, "decision_rationale", "price matched", reason="r", proposer=LLM).id
+    approved = mem.propose(second.id, "decision_rationale", "auditor asked", reason="r", proposer=LLM)
+    scene.approved = mem.approve(approved.id, reviewer=signed_in(mem, "alice"), comment="ok").id
+    rejected = mem.propose(second.id, "next_step", "send the quote", reason="r", proposer=LLM)
+    scene.rejected = mem.reject(rejected.id, reviewer=signed_in(mem, "bob"), comment="not agreed").id
+    with mem.ledger.read() as tx:
+        scene.cut_event_seq = tx.event_head()[0]
+    third = make_note(mem, "Initech wants SSO first", tags=["sso"], keywords=["initech"])
+    scene.notes = [first.id, second.id, third.id]
+    scene.raw_logs = [first.raw_log_ids[0], second.raw_log_ids[0], third.raw_log_ids[0]]
+    return scene
+
+
+# -- what an attacker does first -----------------------------------------------------------------
+
+
+def unlock(conn: sa.Connection, *tables: str) -> None:
+    """Drop (SQLite) or disable (PostgreSQL) the append-only triggers of ``tables``."""
+    for table in tables:
+        if conn.dialect.name == "sqlite":
+            conn.execute(sa.text(f"DROP TRIGGER IF EXISTS {table}_no_update"))
+            conn.execute(sa.text(f"DROP TRIGGER IF EXISTS {table}_no_delete"))
+        else:
+            conn.execute(sa.text(f"ALTER TABLE {table} DISABLE TRIGGER USER"))
+
+
+def _changes(conn: sa.Connection) -> list[Any]:
+    return list(conn.execute(sa.select(changes).order_by(changes.c.seq)))
+
+
+def _events(conn: sa.Connection) -> list[Any]:
+    return list(conn.execute(sa.select(events).order_by(events.c.seq)))
+
+
+def _rehash_changes(conn: sa.Connection, start_seq: int) -> None:
+    """Recompute every change hash from ``start_seq`` on, and the chain head's, as the code does."""
+    rows = _changes(conn)
+    prev = GENESIS_HASH
+    for c in rows:
+        if c.seq >= start_seq:
+            new = change_hash(
+                prev_hash=prev,
+                seq=c.seq,
+                note_id=c.note_id,
+                proposal_id=c.proposal_id,
+                attribute=c.attribute,
+                old_value=c.old_value,
+                new_value=c.new_value,
+                note_version=c.note_version,
+                actor_kind=c.actor_kind,
+                actor_id=c.actor_id,
+                kind=c.kind,
+                applied_at=c.applied_at,
+            )
+            conn.execute(sa.update(changes).where(changes.c.seq == c.seq).values(prev_hash=prev, hash=new))
+            prev = new
+        else:
+            prev = c.hash
+    conn.execute(sa.update(chain_head).values(last_seq=len(rows), last_hash=prev))
+
+
+def _rehash_events(conn: sa.Connection) -> None:
+    """Recompute every event's payload digest from the rows as they are now, and the whole chain."""
+    sources = {
+        "raw_log": (raw_logs, raw_logs.c.id),
+        "llm_call": (llm_calls, llm_calls.c.id),
+        "proposal": (proposals, proposals.c.id),
+        "change": (changes, changes.c.seq),
+    }
+    prev = GENESIS_HASH
+    for e in _events(conn):
+        digest = e.payload_digest
+        if e.kind in sources:
+            table, key = sources[e.kind]
+            subject: Any = int(e.subject) if e.kind == "change" else e.subject
+            row = conn.execute(sa.select(table).where(key == subject)).one()._mapping
+            digest = payload_digest(e.kind, row)
+        new = event_hash(
+            prev_hash=prev, seq=e.seq, kind=e.kind, subject=e.subject, payload_digest=digest, at=e.at
+        )
+        conn.execute(
+            sa.update(events)
+            .where(events.c.seq == e.seq)
+            .values(payload_digest=digest, prev_hash=prev, hash=new)
+        )
+        prev = new
+    conn.execute(sa.update(chain_head).values(event_seq=len(_events(conn)), event_hash=prev))
+
+
+# -- the cases (each returns the row verify should name) -----------------------------------------
+
+
+def edited_change_row(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "changes")
+    seq = len(_changes(conn)) // 2
+    conn.execute(sa.update(changes).where(changes.c.seq == seq).values(new_value=["forged"]))
+    return f"changes {seq}"
+
+
+def deleted_middle_change(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "changes")
+    seq = len(_changes(conn)) // 2
+    conn.execute(sa.delete(changes).where(changes.c.seq == seq))
+    return f"changes {seq + 1}"  # the chain breaks at the row after the gap
+
+
+def swapped_seqs(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "changes")
+    seq = len(_changes(conn)) // 2
+    conn.execute(sa.update(changes).where(changes.c.seq == seq).values(seq=-1))
+    conn.execute(sa.update(changes).where(changes.c.seq == seq + 1).values(seq=seq))
+    conn.execute(sa.update(changes).where(changes.c.seq == -1).values(seq=seq + 1))
+    return f"changes {seq}"
+
+
+def raw_text_edited(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "raw_logs")
+    conn.execute(
+        sa.update(raw_logs).where(raw_logs.c.id == s.raw_logs[0]).values(text="We agreed on 500 seats")
+    )
+    return f"raw_logs {s.raw_logs[0]}"
+
+
+def raw_text_and_sha256_edited(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "raw_logs")
+    forged = "We agreed on 500 seats"
+    conn.execute(
+        sa.update(raw_logs)
+        .where(raw_logs.c.id == s.raw_logs[0])
+        .values(text=forged, sha256=sha256_text(forged))
+    )
+    return f"raw_logs {s.raw_logs[0]}"
+
+
+def raw_scope_actor_time_edited(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "raw_logs")
+    row = conn.execute(sa.select(raw_logs).where(raw_logs.c.id == s.raw_logs[1])).one()
+    conn.execute(
+        sa.update(raw_logs)
+        .where(raw_logs.c.id == s.raw_logs[1])
+        .values(scope="initech", actor_id="someone-else", occurred_at=row.occurred_at - timedelta(days=30))
+    )
+    return f"raw_logs {s.raw_logs[1]}"
+
+
+def raw_log_deleted(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "raw_logs")
+    conn.execute(sa.delete(raw_log_states).where(raw_log_states.c.raw_log_id == s.raw_logs[1]))
+    conn.execute(sa.delete(raw_logs).where(raw_logs.c.id == s.raw_logs[1]))
+    return f"raw_logs {s.raw_logs[1]}"
+
+
+def tail_changes_deleted_head_rolled_back(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "changes")
+    rows = _changes(conn)
+    keep = rows[:-2]
+    conn.execute(sa.delete(changes).where(changes.c.seq > keep[-1].seq))
+    conn.execute(sa.update(chain_head).values(last_seq=keep[-1].seq, last_hash=keep[-1].hash))
+    return f"changes {rows[-2].seq}"
+
+
+def forged_change_appended(conn: sa.Connection, s: Scene) -> str:
+    rows = _changes(conn)
+    last = rows[-1]
+    note = conn.execute(sa.select(notes).where(notes.c.id == s.notes[0])).one()
+    prop = conn.execute(
+        sa.select(proposals.c.id).where(proposals.c.note_id == s.notes[0], proposals.c.attribute == "tags")
+    ).scalar_one()
+    fields: dict[str, Any] = dict(
+        seq=last.seq + 1,
+        note_id=s.notes[0],
+        proposal_id=prop,
+        attribute="tags",
+        old_value=note.tags,
+        new_value=["vip"],
+        note_version=note.version + 1,
+        actor_kind="llm",
+        actor_id="offline",
+        kind="apply",
+        applied_at=utcnow(),
+    )
+    digest = change_hash(prev_hash=last.hash, **fields)
+    conn.execute(sa.insert(changes).values(**fields, prev_hash=last.hash, hash=digest))
+    conn.execute(sa.update(chain_head).values(last_seq=last.seq + 1, last_hash=digest))
+    conn.execute(
+        sa.update(notes).where(notes.c.id == s.notes[0]).values(tags=["vip"], version=note.version + 1)
+    )
+    return f"changes {last.seq + 1}"
+
+
+def change_rewritten_later_hashes_recomputed(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "changes")
+    seq = len(_changes(conn)) // 2
+    conn.execute(sa.update(changes).where(changes.c.seq == seq).values(new_value=["forged"]))
+    _rehash_changes(conn, seq)
+    return f"changes {seq}"
+
+
+def note_content_updated(conn: sa.Connection, s: Scene) -> str:
+    conn.execute(
+        sa.text("UPDATE notes SET content = 'We agreed on 500 seats' WHERE id = :i"), {"i": s.notes[0]}
+    )
+    return f"notes {s.notes[0]}"
+
+
+def proposal_status_forged(conn: sa.Connection, s: Scene) -> str:
+    conn.execute(
+        sa.text("UPDATE proposals SET status = 'approved', reviewer = 'alice' WHERE id = :i"),
+        {"i": s.pending},
+    )
+    return f"proposals {s.pending}"
+
+
+def decision_flipped(conn: sa.Connection, s: Scene) -> str:
+    conn.execute(
+        sa.text("UPDATE proposals SET status = 'approved', review_comment = 'ok' WHERE id = :i"),
+        {"i": s.rejected},
+    )
+    return f"proposals {s.rejected}"
+
+
+def llm_answer_edited(conn: sa.Connection, s: Scene) -> str:
+    conn.execute(
+        sa.update(llm_calls).where(llm_calls.c.id == s.llm_call).values(response_text='{"keywords": []}')
+    )
+    return f"llm_calls {s.llm_call}"
+
+
+def forged_erasure_of_a_raw_log(conn: sa.Connection, s: Scene) -> str:
+    """Hide a raw log's text behind a made-up erasure: the triggers let the redaction through once
+    erased_rows lists the row, but the erasure itself is not in the event chain."""
+    row = dict(conn.execute(sa.select(raw_logs).where(raw_logs.c.id == s.raw_logs[0])).one()._mapping)
+    entry = {
+        "erasure_id": "e_forged",
+        "table_name": "raw_logs",
+        "row_key": row["id"],
+        "digest_before": payload_digest("raw_log", row),
+        "digest_after": payload_digest("raw_log", {**row, "text": REDACTED, "metadata": {}}),
+        "detail": None,
+    }
+    conn.execute(
+        sa.insert(erasures).values(
+            id="e_forged",
+            reason="routine",
+            erased_by="alice",
+            erased_at=utcnow(),
+            selector={"raw_log": row["id"], "scope": None, "actor": None},
+            rows_sha256=erased_rows_digest([entry]),
+        )
+    )
+    conn.execute(sa.insert(erased_rows).values(**entry))
+    conn.execute(sa.update(raw_logs).where(raw_logs.c.id == row["id"]).values(text=REDACTED, metadata={}))
+    return "erasures e_forged"
+
+
+def full_truncate_every_chain(conn: sa.Connection, s: Scene) -> str:
+    """Remove the last note and everything after the cut, and roll both chains' heads back to match."""
+    unlock(conn, "changes", "raw_logs", "events")
+    gone = [e for e in _events(conn) if e.seq > s.cut_event_seq]
+    subjects: dict[str, list[str]] = {}
+    for e in gone:
+        subjects.setdefault(e.kind, []).append(e.subject)
+    conn.execute(sa.delete(changes).where(changes.c.seq.in_([int(x) for x in subjects.get("change", [])])))
+    conn.execute(sa.delete(proposals).where(proposals.c.id.in_(subjects.get("proposal", []))))
+    conn.execute(sa.delete(notes).where(notes.c.id == s.notes[2]))
+    conn.execute(
+        sa.delete(raw_log_states).where(raw_log_states.c.raw_log_id.in_(subjects.get("raw_log", [])))
+    )
+    conn.execute(sa.delete(raw_logs).where(raw_logs.c.id.in_(subjects.get("raw_log", []))))
+    conn.execute(sa.delete(events).where(events.c.seq > s.cut_event_seq))
+    last_change = _changes(conn)[-1]
+    last_event = _events(conn)[-1]
+    conn.execute(
+        sa.update(chain_head).values(
+            last_seq=last_change.seq,
+            last_hash=last_change.hash,
+            event_seq=last_event.seq,
+            event_hash=last_event.hash,
+        )
+    )
+    return "checkpoint line 1"
+
+
+def full_rewrite_every_hash(conn: sa.Connection, s: Scene) -> str:
+    """Change the last note's tags in its change and its row, then recompute both chains entirely."""
+    unlock(conn, "changes", "events")
+    target = conn.execute(
+        sa.select(changes)
+        .where(changes.c.note_id == s.notes[2], changes.c.attribute == "tags")
+        .order_by(changes.c.seq.desc())
+    ).first()
+    assert target is not None
+    conn.execute(sa.update(changes).where(changes.c.seq == target.seq).values(new_value=["forged"]))
+    conn.execute(sa.update(notes).where(notes.c.id == s.notes[2]).values(tags=["forged"]))
+    _rehash_changes(conn, target.seq)
+    _rehash_events(conn)
+    return "checkpoint line 1"
+
+
+def full_forged_append(conn: sa.Connection, s: Scene) -> str | None:
+    """A complete, consistent append after the checkpoint: proposal, decision, change, events, note.
+
+    Indistinguishable from a legitimate write by anyone without a secret the writer holds: a
+    checkpoint proves the past, not what comes after it. Returns None: not detected, by design."""
+    now = utcnow()
+    note = conn.execute(sa.select(notes).where(notes.c.id == s.notes[0])).one()
+    head = conn.execute(sa.select(chain_head)).one()
+    pid = new_id("p")
+    prow: dict[str, Any] = dict(
+        id=pid,
+        seq=head.proposal_seq + 1,
+        note_id=note.id,
+        scope=note.scope,
+        attribute="tags",
+        old_value=note.tags,
+        new_value=["vip"],
+        base_version=note.version,
+        reason="forged",
+        evidence=None,
+        proposer_kind="llm",
+        proposer_id="offline",
+        model=None,
+        prompt_version=None,
+        usage=None,
+        llm_call_id=None,
+        raw_log_ids=[],
+        rule="attribute tags -> auto",
+        policy_sha256=None,
+        status="auto_applied",
+        reviewer=None,
+        review_comment=None,
+        reviewed_at=None,
+        created_at=now,
+        revert_of=None,
+    )
+    conn.execute(sa.insert(proposals).values(**prow))
+    cfields: dict[str, Any] = dict(
+        seq=head.last_seq + 1,
+        note_id=note.id,
+        proposal_id=pid,
+        attribute="tags",
+        old_value=note.tags,
+        new_value=["vip"],
+        note_version=note.version + 1,
+        actor_kind="llm",
+        actor_id="offline",
+        kind="apply",
+        applied_at=now,
+    )
+    chash = change_hash(prev_hash=head.last_hash, **cfields)
+    conn.execute(sa.insert(changes).values(**cfields, prev_hash=head.last_hash, hash=chash))
+    conn.execute(sa.update(notes).where(notes.c.id == note.id).values(tags=["vip"], version=note.version + 1))
+    seq, prev = head.event_seq, head.event_hash
+    for kind, subject, row in (
+        ("proposal", pid, prow),
+        ("decision", pid, prow),
+        ("change", str(cfields["seq"]), {"seq": cfields["seq"], "hash": chash}),
+    ):
+        seq += 1
+        digest = payload_digest(kind, row)
+        new = event_hash(prev_hash=prev, seq=seq, kind=kind, subject=subject, payload_digest=digest, at=now)
+        conn.execute(
+            sa.insert(events).values(
+                seq=seq, kind=kind, subject=subject, payload_digest=digest, at=now, prev_hash=prev, hash=new
+            )
+        )
+        prev = new
+    conn.execute(
+        sa.update(chain_head).values(
+            last_seq=cfields["seq"],
+            last_hash=chash,
+            proposal_seq=head.proposal_seq + 1,
+            event_seq=seq,
+            event_hash=prev,
+        )
+    )
+    return None
+
+
+Case = Callable[[sa.Connection, Scene], "str | None"]
+
+#: The cases of issue 13, in its order, then the ones added here.
+ISSUE_CASES: dict[str, Case] = {
+    "edited change row": edited_change_row,
+    "deleted middle change": deleted_middle_change,
+    "swapped sequence numbers": swapped_seqs,
+    "raw log text edited, sha256 left": raw_text_edited,
+    "raw log text and sha256 edited": raw_text_and_sha256_edited,
+    "raw log scope/actor/time edited": raw_scope_actor_time_edited,
+    "raw log deleted": raw_log_deleted,
+    "last changes deleted, chain_head rolled back": tail_changes_deleted_head_rolled_back,
+    "forged change appended, hash recomputed": forged_change_appended,
+    "change rewritten, later hashes recomputed": change_rewritten_later_hashes_recomputed,
+    "UPDATE notes SET content": note_content_updated,
+    "UPDATE proposals SET status=approved, reviewer": proposal_status_forged,
+}
+ADDED_CASES: dict[str, Case] = {
+    "rejection flipped to approved": decision_flipped,
+    "model answer edited": llm_answer_edited,
+    "raw log hidden behind a forged erasure": forged_erasure_of_a_raw_log,
+    "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
+    "change rewritten, both chains rehashed": full_rewrite_every_hash,
+}
+#: Cases no verification can catch (documented limits), run by bench/tamper.py.
+UNDETECTABLE_CASES: dict[str, Case] = {
+    "complete forged append after the checkpoint": full_forged_append,
+}
+#: Cases only a checkpoint can catch: the attacker recomputed every hash.
+NEEDS_CHECKPOINT = {
+    "tail truncated, both chains and heads rolled back",
+    "change rewritten, both chains rehashed",
+}
+ALL_CASES: dict[str, Case] = {**ISSUE_CASES, **ADDED_CASES, **UNDETECTABLE_CASES}
+
+
+def tamper(mem: Memory, case: Case, scene: Scene) -> str | None:
+    """Run ``case`` on ``mem``'s database in one transaction, outside amem; returns the row to name."""
+    with mem.ledger.engine.begin() as conn:
+        return case(conn, scene)

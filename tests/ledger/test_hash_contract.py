@@ -1,0 +1,127 @@
+"""The hash contract, pinned: fixed input -> fixed hash.
+
+Every existing ledger and checkpoint log was written with these functions. If one of these tests
+fails, an edit (to canonical JSON, a payload's fields, an event's body, the signed bytes) has
+redefined every existing ledger: they would all fail to verify. Change the contract only with a
+migration that says how old rows are read.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from amem.domain.hashing import (
+    GENESIS_HASH,
+    PAYLOAD_FIELDS,
+    canonical_json,
+    change_hash,
+    checkpoint_message,
+    checkpoint_signature_ok,
+    event_hash,
+    payload_digest,
+    sha256_text,
+    sign_checkpoint,
+    value_digest,
+)
+
+AT = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
+RAW = {
+    "id": "r_1",
+    "seq": 1,
+    "sha256": sha256_text("We agreed on 50 seats"),
+    "occurred_at": AT,
+    "actor_kind": "agent",
+    "actor_id": "sales-agent",
+    "scope": "acme",
+    "received_at": AT,
+    "metadata": {"call": 7},
+}
+
+
+def test_canonical_json_is_pinned() -> None:
+    value = {"b": [1, 2.5, None, True], "a": "é\u200b", "t": AT}
+    assert (
+        canonical_json(value)
+        == '{"a":"é\u200b","b":[1,2.5,null,true],"t":"2026-11-30T12:00:00.123456+00:00"}'
+    )
+    # the same instant in another zone is the same canonical time
+    assert canonical_json({"t": AT.astimezone(timezone(timedelta(hours=5)))}) == canonical_json({"t": AT})
+    assert (
+        value_digest({"b": [1, 2.5, None, True], "a": "é", "t": AT})
+        == "c28b0c58cf7454ecba0070399a63691a8a372fd60bf6e9d5b1a7dadc6994fa5d"
+    )
+
+
+def test_change_hash_is_pinned() -> None:
+    digest = change_hash(
+        prev_hash=GENESIS_HASH,
+        seq=1,
+        note_id="n_1",
+        proposal_id="p_1",
+        attribute="tags",
+        old_value=None,
+        new_value=["a", "b"],
+        note_version=2,
+        actor_kind="llm",
+        actor_id="offline",
+        kind="apply",
+        applied_at=AT,
+    )
+    assert digest == "db8a4b1e9a3b629fc8e2ca313451122a165093bc147e4cfa835b5031dc595cbf"
+
+
+def test_event_payloads_and_hash_are_pinned() -> None:
+    assert (
+        payload_digest("raw_log", RAW) == "8184cd611d298b25054696cc1e7e4a45952a7cdc2de49afc985c597ca6287316"
+    )
+    decision = {
+        "id": "p_1",
+        "status": "approved",
+        "reviewer": "alice",
+        "review_comment": "ok",
+        "reviewed_at": AT,
+    }
+    assert (
+        payload_digest("decision", decision)
+        == "b3e4581b9573cabd3adc804d3586aece1e39e4f8db74a0b52edbf25fdc43b5a3"
+    )
+    digest = event_hash(
+        prev_hash=GENESIS_HASH,
+        seq=1,
+        kind="raw_log",
+        subject="r_1",
+        payload_digest=payload_digest("raw_log", RAW),
+        at=AT,
+    )
+    assert digest == "30a2151a482d7fd1e58e70caf04b569d78e2b1878aeb599443b13beb101c0a0c"
+
+
+def test_payload_fields_are_pinned() -> None:
+    """Adding, dropping or renaming a covered column changes every digest of that kind."""
+    assert value_digest(PAYLOAD_FIELDS) == "2ad8a6c1a093a0a54890505ae9f39d0997a7f5a6224538611138d24c3801f826"
+
+
+def test_checkpoint_signature_is_pinned() -> None:
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    statement = {
+        "v": 1,
+        "at": "2026-11-30T12:00:00+00:00",
+        "event_seq": 3,
+        "event_hash": "a" * 64,
+        "change_seq": 1,
+        "change_hash": "b" * 64,
+        "counts": {"change": 1},
+        "key_id": "x",
+    }
+    assert checkpoint_message({**statement, "signature": "ignored"}) == checkpoint_message(statement)
+    signature = sign_checkpoint(key, statement)
+    assert (
+        signature
+        == "oW9G5dhtN+NkQxYf6rx2JcJNa8zNr1bBc7xJyYlbCRYwndPIi7saYfYKVOnH0tWbsSesC6HMMjV7XBYBz/b0Dw=="
+    )
+    assert checkpoint_signature_ok(key.public_key(), {**statement, "signature": signature})
+    assert not checkpoint_signature_ok(
+        key.public_key(), {**statement, "event_seq": 4, "signature": signature}
+    )

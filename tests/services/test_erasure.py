@@ -1,0 +1,163 @@
+"""Erasure on a data subject's request: the erased bytes leave every file, the chain still verifies.
+
+Notes are made through add_note (offline analyst, real embedder, real Chroma), erased through the
+CLI, and then the SQLite files / PostgreSQL relation files and the Chroma directory are searched
+for the erased text's bytes after the compaction `amem erase` runs.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from pathlib import Path
+from unittest.mock import patch
+
+import pytest
+import sqlalchemy as sa
+
+from amem.cli import main
+from amem.memory import Memory
+from tests.conftest import REVIEWER_PASSWORDS
+from tests.factories import signed_in
+from tests.ledger import tamper_cases as tc
+
+TABLES = ("raw_logs", "llm_calls", "notes", "proposals", "changes")
+
+
+def _cli(memory: Memory, *args: str) -> list[str]:
+    return ["--database-url", memory.settings.database_url, "--home", str(memory.home), *args]
+
+
+@pytest.fixture(autouse=True)
+def _passwords(reviewer_passwords: dict[str, str]) -> None:
+    """Every reviewer has a password; `amem erase` gets the eraser's on standard input."""
+
+
+def run(memory: Memory, *args: str) -> int:
+    """The CLI; an erase gets its reviewer's password on stdin (as a script would pass it)."""
+    argv = list(args)
+    stdin = ""
+    if argv[0] == "erase" and "--reviewer" in argv:
+        argv.append("--password-stdin")
+        stdin = REVIEWER_PASSWORDS[argv[argv.index("--reviewer") + 1]] + "\n"
+    with patch("sys.stdin", io.StringIO(stdin)):
+        return main(_cli(memory, *argv))
+
+
+def _database_files(memory: Memory) -> list[Path]:
+    """The files that hold the ledger's rows: SQLite's file and WAL, or PostgreSQL's relation files."""
+    url = memory.ledger.engine.url
+    if memory.ledger.dialect == "sqlite":
+        base = Path(str(url.database))
+        return [p for p in (base, Path(f"{base}-wal"), Path(f"{base}-shm")) if p.exists()]
+    with memory.ledger.engine.connect() as conn:
+        root = Path(conn.execute(sa.text("SHOW data_directory")).scalar_one())
+        oids = conn.execute(
+            sa.text(
+                "SELECT c.oid FROM pg_class c WHERE c.oid IN ("
+                " SELECT t.oid FROM pg_class t WHERE t.relname = ANY(:t)"
+                "  AND t.relnamespace = to_regnamespace(current_schema())"
+                " UNION SELECT t.reltoastrelid FROM pg_class t WHERE t.relname = ANY(:t)"
+                "  AND t.relnamespace = to_regnamespace(current_schema()) AND t.reltoastrelid <> 0"
+                " UNION SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid"
+                "  WHERE t.relname = ANY(:t) AND t.relnamespace = to_regnamespace(current_schema()))"
+            ),
+            {"t": list(TABLES)},
+        ).scalars()
+        paths = [
+            conn.execute(sa.text("SELECT pg_relation_filepath(:o)"), {"o": o}).scalar_one() for o in oids
+        ]
+        conn.execute(sa.text("CHECKPOINT"))  # shared buffers reach the files
+    files = [f for p in paths if p for f in root.glob(p + "*")]
+    if not files or not all(f.is_file() for f in files):
+        pytest.skip("the PostgreSQL data directory is not readable from the tests")
+    return files
+
+
+def _hits(paths: list[Path], needle: bytes) -> list[str]:
+    found = []
+    for path in paths:
+        for f in [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]:
+            if needle in f.read_bytes():
+                found.append(str(f))
+    return found
+
+
+def test_erased_bytes_leave_the_database_and_the_index(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    phone = f"06{uuid.uuid4().int % 10**8:08d}"
+    text = f"Mrs {secret} of Acme asked us to call her on {phone} before the renewal"
+    note_id = memory.add_note(text, actor="agent:sales-agent", scope="acme")
+    other = memory.add_note(
+        "Acme renewal in March with SSO, said the buyer", actor="agent:sales-agent", scope="acme"
+    )
+    memory.checkpoint(key=_key(memory), log=memory.home / "cp.jsonl")
+    raw = memory.read(note_id).raw_log_ids[0]
+    files = [*_database_files(memory), memory.settings.chroma_path]
+    memory.ledger.compact()
+    assert _hits(files, secret.encode()), "the test must see the bytes before the erasure"
+
+    assert run(memory, "erase", "--raw-log", raw, "--reviewer", "alice", "--reason", "GDPR art. 17") == 0
+    assert "1 raw logs" in capsys.readouterr().out
+
+    for needle in (secret, phone):
+        assert _hits(_database_files(memory), needle.encode()) == []
+        assert _hits([memory.settings.chroma_path], needle.encode()) == []
+    assert memory.read(note_id).content == "[erased]"
+    assert memory.read(other).content.startswith("Acme renewal")
+    with memory.ledger.read() as tx:
+        (log,) = tx.get_raw_logs([raw])
+    assert log.text == "[erased]" and log.metadata == {}
+    result = memory.verify(checkpoints=memory.home / "cp.jsonl", public_key=_key(memory))
+    assert result.ok, result.problems
+    assert result.checkpoints[0].proven  # the checkpoint before the erasure still holds
+    assert all(secret not in h.note.content for h in memory.search(secret, scope="acme"))
+
+
+def _key(memory: Memory) -> Path:
+    from amem.services import checkpoints
+
+    key = memory.home / "key.pem"
+    if not key.exists():
+        checkpoints.init_key(key)
+    return key
+
+
+def test_erasure_keeps_append_only_for_everything_else(memory: Memory) -> None:
+    scene = tc.build(memory)
+    report = memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=scene.raw_logs[0])
+    assert report.raw_logs == 1 and report.notes >= 1
+    assert memory.verify().ok
+    for statement in (
+        f"UPDATE raw_logs SET text = 'rewritten' WHERE id = '{scene.raw_logs[0]}'",  # an erased row
+        f"UPDATE raw_logs SET text = '[erased]' WHERE id = '{scene.raw_logs[1]}'",  # no erasure recorded
+        f"UPDATE raw_logs SET scope = 'x', text = '[erased]' WHERE id = '{scene.raw_logs[0]}'",
+        "UPDATE changes SET hash = 'x'",
+        "DELETE FROM erased_rows",
+        "UPDATE erasures SET reason = 'x'",
+    ):
+        with pytest.raises(sa.exc.DatabaseError, match="append-only"), memory.ledger.engine.begin() as conn:
+            conn.execute(sa.text(statement))
+    # a redacted row edited afterwards is still caught
+    with memory.ledger.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE proposals SET reason = 'forged' WHERE reason = '[erased]'"))
+    result = memory.verify()
+    assert not result.ok and result.bad_row and result.bad_row.startswith("proposals ")
+
+
+def test_scope_erasure_and_who_may_erase(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    tc.build(memory)
+    args = ("erase", "--scope", "acme", "--reason", "the account left")
+    assert run(memory, *args, "--reviewer", "bob") == 2  # sales_lead: not an eraser
+    assert "may not erase" in capsys.readouterr().err
+    assert run(memory, "erase", "--scope", "acme", "--reviewer", "alice", "--reason", " ") == 2
+    assert "needs a reason" in capsys.readouterr().err
+    assert run(memory, "erase", "--reviewer", "alice", "--reason", "x") == 2
+    assert "exactly one" in capsys.readouterr().err
+    assert run(memory, "erase", "--scope", "nobody", "--reviewer", "alice", "--reason", "x") == 2
+    assert run(memory, *args, "--reviewer", "alice") == 0
+    assert "3 raw logs" in capsys.readouterr().out
+    assert all(n.content == "[erased]" for n in memory.notes(scope="acme"))
+    assert memory.verify().ok
