@@ -7,7 +7,7 @@ import sys
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from amem.cli import ledger, notes, search, ui  # noqa: F401  (registers the commands)
+from amem.cli import agents, ledger, notes, search, ui  # noqa: F401  (registers the commands)
 from amem.cli.app import app, err
 
 __all__ = ["EXIT_ANALYSIS_PENDING", "EXIT_TAMPERED", "EXIT_USER_ERROR", "app", "main"]
