@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from amem.services.pipeline import WritePipeline
     from amem.services.queue import InputQueue
     from amem.services.search import SearchResult, SearchService
+    from amem.services.tokens import TokenService
     from amem.services.worker import Worker, WorkerPool
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -134,6 +135,17 @@ class Memory:
             return InputQueue(self.ledger, lease_seconds=self.settings.worker_lease_seconds)
 
         return self._part("queue", build)
+
+    @property
+    def tokens(self) -> TokenService:
+        """Bearer tokens of agents and services (``authenticate_token(token) -> (identity, role)``)."""
+
+        def build() -> TokenService:
+            from amem.services.tokens import TokenService
+
+            return TokenService(self.ledger)
+
+        return self._part("tokens", build)
 
     @property
     def pipeline(self) -> WritePipeline:

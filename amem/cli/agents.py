@@ -85,3 +85,89 @@ def worker(
             markup=False,
         ),
     )
+
+
+tokens_app = typer.Typer(help="Bearer tokens of agents and services (the HTTP API).", no_args_is_help=True)
+app.add_typer(tokens_app, name="tokens")
+
+
+@tokens_app.command("create")
+def tokens_create(
+    name: Annotated[str, typer.Argument(help="Who uses it: an agent or service name, or a reviewer.")],
+    role: Annotated[str, typer.Option("--role", help="agent (adds, reads, searches) or reviewer.")] = "agent",
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a token and print it once: only its sha256 is kept."""
+    with open_memory() as memory:
+        token, info = memory.tokens.create(name, role)
+    emit(
+        {"token": token, **info.model_dump(mode="json")},
+        as_json,
+        lambda d: out.print(
+            f"{d['token']}\n(token {d['id']} for {d['identity']}, role {d['role']}; "
+            "shown once: keep it secret)",
+            markup=False,
+        ),
+    )
+
+
+@tokens_app.command("list")
+def tokens_list(as_json: JsonOpt = False) -> None:
+    """Every token: name, role, when created, last used, revoked (never the token itself)."""
+    from rich.table import Table
+
+    with open_memory(create=False) as memory:
+        items = memory.tokens.list()
+
+    def render(rows: list[Any]) -> None:
+        table = Table(title="tokens")
+        for col in ("id", "name", "role", "created", "last used", "revoked"):
+            table.add_column(col, no_wrap=col == "id")
+        for t in rows:
+            when = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else "-"  # noqa: E731
+            table.add_row(
+                t.id, t.name, t.role.value, when(t.created_at), when(t.last_used_at), when(t.revoked_at)
+            )
+        out.print(table)
+
+    emit(items, as_json, render)
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    name_or_id: Annotated[str, typer.Argument(help="A token's name (all its active tokens) or its id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Revoke tokens at once: the next request with them gets 401."""
+    with open_memory(create=False) as memory:
+        count = memory.tokens.revoke(name_or_id)
+    emit({"revoked": count}, as_json, lambda d: out.print(f"revoked {d['revoked']} token(s)", markup=False))
+
+
+def _require(module: str, extra: str) -> None:
+    import importlib.util
+
+    from amem.errors import ConfigError
+
+    if importlib.util.find_spec(module) is None:
+        raise ConfigError(f"this command needs {module}: pip install 'amem[{extra}]'")
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port.")] = 8765,
+    workers: Annotated[
+        int, typer.Option("--workers", min=0, help="Queue workers in this process (0: run `amem worker`).")
+    ] = 1,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per worker batch.")] = 16,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs and /openapi.json); needs the `api` extra."""
+    _require("fastapi", "api")
+    _require("uvicorn", "api")
+    import uvicorn
+
+    from amem.api.app import create_app
+
+    with open_memory() as memory:
+        uvicorn.run(create_app(memory, workers=workers, batch_size=batch_size), host=host, port=port)

@@ -486,6 +486,9 @@ def raw_log_from(
         meta = json.loads(json.dumps(dict(metadata or {})))
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
+    _storable(content, "content")
+    _storable(scope, "scope")
+    _storable(meta, "metadata")
     return RawLog(
         id=new_id("r"),
         text=content,
@@ -496,3 +499,22 @@ def raw_log_from(
         sha256=sha256_text(content),
         metadata=meta,
     )
+
+
+def _storable(value: Any, where: str) -> None:
+    """Refuse text neither ledger can keep: NUL characters (PostgreSQL refuses them in text and JSON)
+    and lone surrogates (not UTF-8)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _storable(key, f"{where} key")
+            _storable(item, f"{where}.{key}" if isinstance(key, str) and key.isprintable() else where)
+    elif isinstance(value, list):
+        for item in value:
+            _storable(item, where)
+    elif isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidInputError(f"{where} contains a NUL character (\\u0000), which cannot be stored")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInputError(f"{where} is not valid Unicode (a lone surrogate)") from None

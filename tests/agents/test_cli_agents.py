@@ -59,3 +59,23 @@ def test_status_of_an_unknown_id_is_a_one_line_error(
         and out == ""
         and err.strip() == "error: input r_unknown does not exist (no raw log has that id)"
     )
+
+
+def test_tokens_are_shown_once_listed_without_the_secret_and_revoked(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, memory, "tokens", "create", "sales-agent", "--role", "agent", "--json")
+    created = json.loads(out)
+    assert code == 0 and created["token"].startswith("amem_") and created["identity"] == "agent:sales-agent"
+    assert memory.tokens.authenticate_token(created["token"]) == ("agent:sales-agent", "agent")
+
+    code, out, _ = run(capsys, memory, "tokens", "list", "--json")
+    assert code == 0 and created["token"] not in out and json.loads(out)[0]["name"] == "sales-agent"
+
+    code, out, _ = run(capsys, memory, "tokens", "revoke", "sales-agent")
+    assert code == 0 and out.strip() == "revoked 1 token(s)"
+    code, _, err = run(capsys, memory, "tokens", "revoke", "sales-agent")
+    assert code == 2 and "no active token" in err
+
+    code, _, err = run(capsys, memory, "tokens", "create", "bob", "--role", "admin")
+    assert code == 2 and err.strip() == "error: role 'admin': use agent or reviewer"

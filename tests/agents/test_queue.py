@@ -72,6 +72,10 @@ def test_add_without_waiting_acknowledges_before_any_model_call_and_a_worker_com
 def test_bad_input_is_refused_before_anything_is_queued(mem: Memory) -> None:
     with pytest.raises(InvalidInputError, match="content is empty"):
         mem.add_note("   ", actor="agent:sales", scope="acme", wait=False)
+    with pytest.raises(InvalidInputError, match="NUL"):  # PostgreSQL would refuse it after the fact
+        mem.add_note("a\x00b", actor="agent:sales", scope="acme", wait=False)
+    with pytest.raises(InvalidInputError, match=r"metadata\.call key"):
+        mem.add_note("ok", actor="agent:sales", scope="acme", metadata={"call": {"\x00": 1}}, wait=False)
     assert mem.queue_depth()["queued"] == 0
     with pytest.raises(NotFoundError, match="r_nope"):
         mem.input_status("r_nope")
