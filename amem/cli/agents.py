@@ -171,3 +171,31 @@ def serve(
 
     with open_memory() as memory:
         uvicorn.run(create_app(memory, workers=workers, batch_size=batch_size), host=host, port=port)
+
+
+@app.command("mcp")
+def mcp_server(
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio (an MCP client starts this command) or http.")
+    ] = "stdio",
+    host: Annotated[str, typer.Option("--host", help="http: address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="http: port (the endpoint is /mcp).")] = 8766,
+    workers: Annotated[
+        int, typer.Option("--workers", min=0, help="Queue workers in this process (0: run `amem worker`).")
+    ] = 1,
+    actor: Annotated[str, typer.Option("--actor", help="Who the inputs are from: agent:NAME.")] = "agent:mcp",
+) -> None:
+    """Serve amem's tools over MCP (stdio or streamable HTTP); needs the `mcp` extra."""
+    from amem.errors import InvalidInputError
+
+    if transport not in ("stdio", "http"):
+        raise InvalidInputError(f"--transport {transport!r}: use stdio or http")
+    _require("mcp", "mcp")
+    from amem.api.mcp_server import create_mcp_server
+
+    with open_memory() as memory:
+        server = create_mcp_server(memory, actor=actor, workers=workers)
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=host, port=port)
