@@ -26,6 +26,8 @@ class Claimed:
 
     raw_log_ids: list[str]
     given_up: list[str]
+    #: The arrival number (raw_logs.seq) of the last input looked at, for a walk that goes on after it.
+    last_seq: int = 0
 
 
 def claim(
@@ -37,15 +39,16 @@ def claim(
     limit: int,
     states: Sequence[RawLogState] = (RawLogState.PENDING,),
     max_claims: int | None = None,
+    after_seq: int = 0,
 ) -> Claimed:
     """Take up to ``limit`` inputs in ``states`` that nobody holds (no lease, or an ended one), oldest
     first, for ``owner`` until ``until``. An input already claimed ``max_claims`` times (every worker
     that took it died) is marked failed instead, saying so."""
     free = sa.or_(raw_log_states.c.lease_until.is_(None), raw_log_states.c.lease_until <= now)
     stmt = (
-        sa.select(raw_log_states.c.raw_log_id, raw_log_states.c.claims)
+        sa.select(raw_log_states.c.raw_log_id, raw_log_states.c.claims, raw_logs.c.seq)
         .join(raw_logs, raw_logs.c.id == raw_log_states.c.raw_log_id)
-        .where(raw_log_states.c.state.in_([s.value for s in states]), free)
+        .where(raw_log_states.c.state.in_([s.value for s in states]), free, raw_logs.c.seq > after_seq)
         .order_by(raw_logs.c.seq)
         .limit(limit)
     )
@@ -76,7 +79,9 @@ def claim(
             .where(raw_log_states.c.raw_log_id.in_(taken))
             .values(lease_owner=owner, lease_until=until, claims=raw_log_states.c.claims + 1, updated_at=now)
         )
-    return Claimed(raw_log_ids=taken, given_up=given_up)
+    return Claimed(
+        raw_log_ids=taken, given_up=given_up, last_seq=max((r.seq for r in rows), default=after_seq)
+    )
 
 
 def holds(tx: LedgerTx, raw_log_id: str, owner: str) -> bool:

@@ -157,15 +157,21 @@ class WritePipeline:
         return outcome.note_id
 
     def process_many(
-        self, raws: Sequence[RawLog], *, batch_size: int = BATCH, owner: str | None = None
+        self,
+        raws: Sequence[RawLog],
+        *,
+        batch_size: int = BATCH,
+        owner: str | None = None,
+        commit_each: bool = False,
     ) -> list[AddOutcome]:
         """Analyse committed raw logs, ``batch_size`` at a time, in order. With ``owner`` (the
-        claim they are held under), an analysis is applied only while that claim stands."""
+        claim they are held under), an analysis is applied only while that claim stands. With
+        ``commit_each`` each note is written in its own transaction (workers), else a batch in one."""
         outcomes: list[AddOutcome] = []
         for start in range(0, len(raws), batch_size):
             if owner is not None and start > 0:  # a long import: keep holding what is left
                 self.queue.renew(owner, [r.id for r in raws[start:]])
-            outcomes += self._process_batch(raws[start : start + batch_size], owner)
+            outcomes += self._process_batch(raws[start : start + batch_size], owner, commit_each)
         return outcomes
 
     def reprocess(self, *, limit: int | None = None) -> list[str]:
@@ -174,9 +180,10 @@ class WritePipeline:
         owner = owner_id("reprocess")
         done: list[str] = []
         left = limit
+        after = 0  # one walk in arrival order: an input failing again is not retried in this call
         while left is None or left > 0:
             take = BATCH if left is None else min(BATCH, left)
-            raws = self.queue.claim(owner, take, include_failed=True)
+            raws, after = self.queue.claim_after(owner, take, after_seq=after, include_failed=True)
             if not raws:
                 break
             for outcome in self.process_many(raws, owner=owner):
@@ -186,8 +193,6 @@ class WritePipeline:
                     done.append(outcome.note_id)
             if left is not None:
                 left -= len(raws)
-            if limit is None and len(raws) < take:
-                break
         return done
 
     # -- the steps -------------------------------------------------------------------------------
@@ -203,7 +208,9 @@ class WritePipeline:
     ) -> RawLog:
         return raw_log_from(self.settings, content, at=at, actor=actor, scope=scope, metadata=metadata)
 
-    def _process_batch(self, raws: Sequence[RawLog], owner: str | None = None) -> list[AddOutcome]:
+    def _process_batch(
+        self, raws: Sequence[RawLog], owner: str | None = None, commit_each: bool = False
+    ) -> list[AddOutcome]:
         """Construct each note, find all neighbours (one embedding call), link and evolve each,
         then write every analysed note in one transaction and index them in one catch-up."""
         errors: dict[str, str] = {}
@@ -235,12 +242,15 @@ class WritePipeline:
             analyses.append((raw, Analysis(draft.id, constructed, linked, neighbours)))
         note_ids: dict[str, str] = {}
         if analyses:
-            with self.ledger.write() as tx:
-                for raw, analysis in analyses:
-                    if owner is not None and not self.queue.holds(tx, raw.id, owner):
-                        errors[raw.id] = _taken_over(raw.id)  # its lease ended and another took it
-                        continue
-                    note_ids[raw.id] = self._apply(tx, raw, analysis)
+            # A worker commits note by note: the writer lock (SQLite) or the chain head (PostgreSQL)
+            # is then never held for a whole batch, so acknowledging new inputs does not wait on it.
+            for group in [[a] for a in analyses] if commit_each else [analyses]:
+                with self.ledger.write() as tx:
+                    for raw, analysis in group:
+                        if owner is not None and not self.queue.holds(tx, raw.id, owner):
+                            errors[raw.id] = _taken_over(raw.id)  # its lease ended and another took it
+                            continue
+                        note_ids[raw.id] = self._apply(tx, raw, analysis)
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
 

@@ -81,6 +81,13 @@ class InputQueue:
     def claim(self, owner: str, limit: int, *, include_failed: bool = False) -> list[RawLog]:
         """Up to ``limit`` inputs nobody holds, oldest first, now held by ``owner``. With
         ``include_failed`` (reprocess) failed inputs are taken as well as queued ones."""
+        return self.claim_after(owner, limit, include_failed=include_failed)[0]
+
+    def claim_after(
+        self, owner: str, limit: int, *, after_seq: int = 0, include_failed: bool = False
+    ) -> tuple[list[RawLog], int]:
+        """``claim`` among inputs that arrived after ``after_seq``; also returns the arrival number
+        to go on from (a walk over the queue that never takes an input twice: reprocess)."""
         states = [RawLogState.PENDING, RawLogState.FAILED] if include_failed else [RawLogState.PENDING]
         now = self.clock()
         with self.ledger.write(lock_head=False) as tx:
@@ -92,8 +99,9 @@ class InputQueue:
                 limit=limit,
                 states=states,
                 max_claims=None if include_failed else self.max_claims,
+                after_seq=after_seq,
             )
-            return tx.get_raw_logs(claimed.raw_log_ids)
+            return tx.get_raw_logs(claimed.raw_log_ids), claimed.last_seq
 
     def holds(self, tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
         return queue_queries.holds(tx, raw_log_id, owner)

@@ -59,7 +59,9 @@ class Worker:
         if not raws:
             return []
         with self._heartbeat([r.id for r in raws]):
-            outcomes = self.pipeline.process_many(raws, batch_size=self.batch_size, owner=self.owner)
+            outcomes = self.pipeline.process_many(
+                raws, batch_size=self.batch_size, owner=self.owner, commit_each=True
+            )
         self.stats.batches += 1
         for outcome in outcomes:
             if outcome.note_id is None:

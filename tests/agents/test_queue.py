@@ -254,3 +254,25 @@ def test_two_workers_racing_never_process_an_input_twice(database_url: str, tmp_
     finally:
         first.close()
         second.close()
+
+
+def test_reprocess_tries_each_input_once_per_call_even_when_they_fail_again(
+    mem: Memory, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from amem.services import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH", 2)  # several claims in one call
+    ids = [
+        mem.add_note(f"Umbrella note {i}", actor="agent:x", scope="umbrella", wait=False) for i in range(5)
+    ]
+    down = litellm.APIConnectionError(
+        message="connection refused", llm_provider="scripted", model="test-model"
+    )
+    scripted_llm.default = lambda messages: (_ for _ in ()).throw(down)  # every call fails
+    assert mem.reprocess() == []
+    assert len(scripted_llm.requests) == 5  # each once, though each became failed and claimable again
+    assert {mem.input_status(i).status for i in ids} == {"failed"}
+
+    scripted_llm.default = answer
+    assert len(mem.reprocess(limit=3)) == 3
+    assert [mem.input_status(i).status for i in ids] == ["done"] * 3 + ["failed"] * 2
