@@ -221,9 +221,12 @@ class LedgerTx:
                     "attempts": 0,
                     "error": None,
                     "updated_at": now,
-                    "lease_owner": lease_owner,
-                    "lease_until": lease_until,
-                    "claims": 1 if lease_owner else 0,
+                    # queued: the lease columns keep their defaults (no holder, never claimed)
+                    **(
+                        {"lease_owner": lease_owner, "lease_until": lease_until, "claims": 1}
+                        if lease_owner
+                        else {}
+                    ),
                 }
             )
         self.conn.execute(sa.insert(raw_logs), rows)
