@@ -44,6 +44,12 @@ class Settings:
     llm_concurrency: int = DEFAULT_LLM_CONCURRENCY
     link_keyword_window: int | None = DEFAULT_LINK_KEYWORD_WINDOW
     link_keyword_scope_limit: int | None = DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
+    #: The input queue: how long a worker's claim on an input lasts unless renewed (seconds).
+    worker_lease_seconds: float = 120.0
+    #: A model call failing for a transient reason (timeout, 429, 5xx) is retried this many times,
+    #: waiting ``llm_retry_wait`` seconds, then twice that, ... (at most 30 s), before it fails.
+    llm_transient_retries: int = 4
+    llm_retry_wait: float = 1.0
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -64,6 +70,9 @@ class Settings:
             link_keyword_scope_limit=_notes_or_all(
                 env, "AMEM_LINK_KEYWORD_SCOPE_LIMIT", DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
             ),
+            worker_lease_seconds=_positive(env, "AMEM_WORKER_LEASE_SECONDS", 120.0),
+            llm_transient_retries=int(_positive(env, "AMEM_LLM_TRANSIENT_RETRIES", 4, allow_zero=True)),
+            llm_retry_wait=_positive(env, "AMEM_LLM_RETRY_WAIT", 1.0, allow_zero=True),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         if "home" in clean:
@@ -116,3 +125,17 @@ def _notes_or_all(env: Mapping[str, str], name: str, default: int | None) -> int
     if count < 0:
         raise ConfigError(f"{name}={value!r}: give a whole number of notes (0: no keyword side) or 'all'")
     return count
+
+
+def _positive(env: Mapping[str, str], name: str, default: float, *, allow_zero: bool = False) -> float:
+    """A number of seconds (or a count) from ``env[name]``; unset or blank: ``default``."""
+    value = env.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if number < 0 or (number == 0 and not allow_zero):
+        raise ConfigError(f"{name}={value!r}: give a {'non-negative' if allow_zero else 'positive'} number")
+    return number

@@ -22,6 +22,7 @@ from amem.domain.models import (
     ActorKind,
     AddOutcome,
     Change,
+    InputStatus,
     Note,
     NoteInput,
     PolicyVersion,
@@ -44,7 +45,10 @@ if TYPE_CHECKING:
     from amem.services.erasure import ErasureReport
     from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
+    from amem.services.queue import InputQueue
     from amem.services.search import SearchResult, SearchService
+    from amem.services.tokens import TokenService
+    from amem.services.worker import Worker, WorkerPool
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -140,6 +144,28 @@ class Memory:
         return self._part("search_service", build)
 
     @property
+    def queue(self) -> InputQueue:
+        """The input queue (light: the ledger's raw_log_states; no model, no index)."""
+
+        def build() -> InputQueue:
+            from amem.services.queue import InputQueue
+
+            return InputQueue(self.ledger, lease_seconds=self.settings.worker_lease_seconds)
+
+        return self._part("queue", build)
+
+    @property
+    def tokens(self) -> TokenService:
+        """Bearer tokens of agents and services (``authenticate_token(token) -> (identity, role)``)."""
+
+        def build() -> TokenService:
+            from amem.services.tokens import TokenService
+
+            return TokenService(self.ledger)
+
+        return self._part("tokens", build)
+
+    @property
     def pipeline(self) -> WritePipeline:
         def build() -> WritePipeline:
             from amem.services.pipeline import WritePipeline
@@ -151,6 +177,7 @@ class Memory:
                 analyst=self.analyst,
                 neighbours=self.search_service,
                 index=self.search_service,
+                queue=self.queue,
             )
 
         return self._part("pipeline", build)
@@ -165,12 +192,24 @@ class Memory:
         actor: str | Actor,
         scope: str,
         metadata: dict[str, Any] | None = None,
+        wait: bool = True,
     ) -> str:
         """Keep ``content`` as a raw log, then build, link and evolve a note from it. Returns the note id.
 
         The raw log is committed before any model call; if analysis fails the raw log stays,
         marked unprocessed, and ``reprocess()`` completes it later.
+
+        ``wait=False`` returns the raw log's id as soon as the raw log is committed (milliseconds):
+        analysis, linking and evolution are left to a worker (``amem worker``, or ``start_workers``),
+        and ``input_status(raw_log_id)`` says what became of it.
         """
+        if not wait:
+            from amem.services.pipeline import raw_log_from
+
+            who = _actor(actor, ActorKind.AGENT)
+            raw = raw_log_from(self.settings, content, at=at, actor=who, scope=scope, metadata=metadata)
+            self.queue.enqueue([raw])
+            return raw.id
         return self.pipeline.add_note(
             content, at=at, actor=_actor(actor, ActorKind.AGENT), scope=scope, metadata=metadata
         )
@@ -208,6 +247,29 @@ class Memory:
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Retry analysis of raw logs left unprocessed (after an LLM outage, say). Returns note ids."""
         return self.pipeline.reprocess(limit=limit, progress=progress)
+
+    def input_status(self, raw_log_id: str) -> InputStatus:
+        """queued / processing / done (with the note id) / failed (with why) for an input's raw log id."""
+        return self.queue.status(raw_log_id)
+
+    def queue_depth(self) -> dict[str, int]:
+        """Inputs waiting for a worker (queued), held by one (processing), and failed."""
+        return self.queue.depth()
+
+    def worker(self, *, batch_size: int | None = None, name: str = "worker") -> Worker:
+        """A worker on this store's queue (``run_once``, ``drain``, ``run(stop_event)``)."""
+        from amem.services.worker import DEFAULT_BATCH, Worker
+
+        return Worker(self.pipeline, self.queue, batch_size=batch_size or DEFAULT_BATCH, name=name)
+
+    def start_workers(self, concurrency: int = 1, *, batch_size: int | None = None) -> WorkerPool:
+        """``concurrency`` workers in threads of this process, started; ``stop()`` them when done."""
+        from amem.services.worker import WorkerPool
+
+        self.pipeline  # noqa: B018  (build the heavy parts once, before the threads race for them)
+        return WorkerPool(
+            lambda i: self.worker(batch_size=batch_size, name=f"worker{i}"), concurrency
+        ).start()
 
     def unprocessed_count(self) -> int:
         """Raw logs kept but not yet turned into a note (analysis failed or was interrupted)."""

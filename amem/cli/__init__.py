@@ -7,7 +7,7 @@ import sys
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from amem.cli import demo, export, ledger, notes, search, store, trust, ui  # noqa: F401  (registers the commands)
+from amem.cli import agents, demo, export, ledger, notes, search, store, trust, ui  # noqa: F401  (registers the commands)
 from amem.cli.app import app, err, store_label
 
 __all__ = [

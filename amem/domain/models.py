@@ -153,6 +153,24 @@ class RawLogState(StrEnum):
     FAILED = "failed"
 
 
+class InputStatus(_Frozen):
+    """What became of an input so far: ``queued`` (kept, waiting for a worker), ``processing`` (a
+    worker holds it under a lease), ``done`` (``note_id`` is its note) or ``failed`` (``error`` says
+    why; the raw log is kept and ``amem reprocess`` retries it)."""
+
+    raw_log_id: str
+    status: Literal["queued", "processing", "done", "failed"]
+    note_id: str | None = None
+    error: str | None = None
+    scope: str
+    received_at: datetime
+    updated_at: datetime
+    #: Analyses that ended (done or failed) and times a worker took the input.
+    attempts: int = 0
+    claims: int = 0
+    lease_until: datetime | None = None
+
+
 class Link(_Frozen):
     note_id: str
     reason: str = ""

@@ -122,15 +122,21 @@ class Ledger:
                 yield LedgerTx(conn, self.dialect, writable=False)
 
     @contextmanager
-    def write(self) -> Iterator[LedgerTx]:
-        """A write transaction holding the chain-head lock until commit."""
+    def write(self, *, lock_head: bool = True) -> Iterator[LedgerTx]:
+        """A write transaction holding the chain-head lock until commit.
+
+        ``lock_head=False`` (the input queue's claims and lease renewals, which touch no chain):
+        on SQLite still BEGIN IMMEDIATE, the single writer; on PostgreSQL a plain transaction whose
+        row locks (FOR UPDATE SKIP LOCKED) do not wait on the chain head."""
         with self.engine.connect() as conn:
             conn.execution_options(amem_write=True)
             with conn.begin():
                 tx = LedgerTx(conn, self.dialect, writable=True)
-                tx._lock_head()
+                if lock_head:
+                    tx._lock_head()
                 yield tx
-                tx._flush_head()
+                if lock_head:
+                    tx._flush_head()
 
 
 @dataclass
@@ -308,7 +314,16 @@ class LedgerTx:
 
     # -- raw logs ----------------------------------------------------------------------------
 
-    def insert_raw_logs(self, logs: Sequence[RawLog], now: datetime) -> None:
+    def insert_raw_logs(
+        self,
+        logs: Sequence[RawLog],
+        now: datetime,
+        *,
+        lease_owner: str | None = None,
+        lease_until: datetime | None = None,
+    ) -> None:
+        """Append raw logs, queued (pending). With a lease, the caller holds them from the start:
+        no worker takes them while the caller analyses them itself (add_note with wait=True)."""
         if not logs:
             return
         rows, states = [], []
@@ -336,6 +351,12 @@ class LedgerTx:
                     "attempts": 0,
                     "error": None,
                     "updated_at": now,
+                    # queued: the lease columns keep their defaults (no holder, never claimed)
+                    **(
+                        {"lease_owner": lease_owner, "lease_until": lease_until, "claims": 1}
+                        if lease_owner
+                        else {}
+                    ),
                 }
             )
         self.conn.execute(sa.insert(raw_logs), rows)
@@ -396,6 +417,8 @@ class LedgerTx:
                 note_id=note_id,
                 error=storable(error),
                 updated_at=now,
+                lease_owner=None,  # a new state ends any claim on the input
+                lease_until=None,
                 attempts=raw_log_states.c.attempts + (0 if state == RawLogState.PENDING else 1),
             )
         )

@@ -74,6 +74,11 @@ raw_log_states = sa.Table(
     sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("updated_at", UTCDateTime, nullable=False),
+    # The queue (migration 0006): who holds the input now, until when, and how often it was taken.
+    sa.Column("lease_owner", sa.String(100), nullable=True),
+    sa.Column("lease_until", UTCDateTime, nullable=True),
+    sa.Column("claims", sa.Integer, nullable=False, server_default="0"),
+    sa.Index("ix_raw_log_states_queue", "state", "lease_until"),
 )
 
 notes = sa.Table(
@@ -242,6 +247,20 @@ policy_versions = sa.Table(
     sa.Column("source", sa.String(1000), nullable=True),
     sa.Column("installed_by", sa.String(200), nullable=False),
     sa.Column("installed_at", UTCDateTime, nullable=False),
+)
+
+# Bearer tokens of agents and services (migration 0006): only a token's sha256 is kept.
+api_tokens = sa.Table(
+    "api_tokens",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("name", sa.String(200), nullable=False, index=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("token_sha256", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=True),
+    sa.Column("revoked_at", UTCDateTime, nullable=True),
+    sa.Column("last_used_at", UTCDateTime, nullable=True),
 )
 
 APPEND_ONLY_TABLES = ("raw_logs", "changes", "policy_versions", "events", "erasures", "erased_rows")

@@ -23,4 +23,6 @@ def make_analyst(settings: Settings, policy: Policy | None = None) -> Analyst:
         return OfflineAnalyst()
     from amem.llm.litellm_analyst import LiteLLMAnalyst
 
-    return LiteLLMAnalyst(model)
+    return LiteLLMAnalyst(
+        model, transient_retries=settings.llm_transient_retries, retry_wait=settings.llm_retry_wait
+    )

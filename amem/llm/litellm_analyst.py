@@ -2,8 +2,10 @@
 
 Each task is one completion; an answer that is not valid JSON of the task's model is sent back to
 the model with what was wrong, up to ``max_attempts`` times. Every attempt is an LlmCall, so the
-ledger shows failed attempts too. A provider failure (outage, timeout, rate limit) ends the task
-at once with AnalystError: the raw log is already kept, and `amem reprocess` retries later.
+ledger shows failed attempts too. A transient provider failure (a timeout, 429, a 5xx) is retried
+with exponential backoff, ``transient_retries`` times; any other provider failure (an outage, a bad
+key), or a transient one that persists, ends the task with AnalystError: the raw log is already
+kept, marked failed, and `amem reprocess` retries later.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from amem.domain.models import LlmCall, Note, RawLog, Usage, new_id, utcnow
 from amem.domain.text import storable
@@ -43,7 +52,14 @@ class LiteLLMAnalyst:
     concurrent = True
 
     def __init__(
-        self, model: str, *, max_attempts: int = 3, temperature: float = 0, timeout: float = 60
+        self,
+        model: str,
+        *,
+        max_attempts: int = 3,
+        temperature: float = 0,
+        timeout: float = 60,
+        transient_retries: int = 4,
+        retry_wait: float = 1.0,
     ) -> None:
         if not model or not model.strip():
             raise ValueError("a litellm model string is needed, e.g. openai/gpt-4o-mini")
@@ -53,6 +69,8 @@ class LiteLLMAnalyst:
         self.max_attempts = max_attempts
         self.temperature = temperature
         self.timeout = timeout
+        self.transient_retries = max(0, transient_retries)
+        self.retry_wait = max(0.0, retry_wait)
         self._json_mode: bool | None = None
 
     @property
@@ -105,7 +123,9 @@ class LiteLLMAnalyst:
         try:
             for attempt in retrying:
                 with attempt:
-                    text, call = self._complete(task, prompt_version, conversation, raw_log_id)
+                    text, call = self._complete_retrying(
+                        task, prompt_version, conversation, raw_log_id, calls
+                    )
                     try:
                         answer = parse(text)
                     except InvalidAnswer as exc:
@@ -119,7 +139,10 @@ class LiteLLMAnalyst:
             ) from exc
         except _ProviderFailure as failure:
             calls.append(failure.call)
-            raise AnalystError(f"{task}: {self.model} failed: {failure.cause}", calls) from failure.cause
+            tries = f" ({self.transient_retries + 1} tries)" if is_transient(failure.cause) else ""
+            raise AnalystError(
+                f"{task}: {self.model} failed{tries}: {failure.cause}", calls
+            ) from failure.cause
         usage = Usage(
             prompt_tokens=sum(c.prompt_tokens for c in calls),
             completion_tokens=sum(c.completion_tokens for c in calls),
@@ -133,6 +156,26 @@ class LiteLLMAnalyst:
             prompt_version=prompt_version,
             attempts=calls,
         )
+
+    def _complete_retrying(
+        self, task: str, prompt_version: str, messages: Messages, raw_log_id: str | None, calls: list[LlmCall]
+    ) -> tuple[str | None, LlmCall]:
+        """``_complete``, retried with backoff while the provider fails transiently; each failed
+        attempt is added to ``calls`` (the last one travels in the _ProviderFailure raised)."""
+
+        def keep_failed(state: RetryCallState) -> None:
+            failure = state.outcome.exception() if state.outcome else None
+            if isinstance(failure, _ProviderFailure):
+                calls.append(failure.call)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.transient_retries + 1),
+            wait=wait_exponential(multiplier=self.retry_wait, max=30),
+            retry=retry_if_exception(lambda e: isinstance(e, _ProviderFailure) and is_transient(e.cause)),
+            before_sleep=keep_failed,
+            reraise=True,
+        )
+        return retrying(self._complete, task, prompt_version, messages, raw_log_id)
 
     def _complete(
         self, task: str, prompt_version: str, messages: Messages, raw_log_id: str | None
@@ -190,6 +233,20 @@ class LiteLLMAnalyst:
             except Exception:  # unknown to litellm's tables: rely on the prompt and validation
                 self._json_mode = False
         return self._json_mode
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A provider failure worth waiting out: a timeout, a rate limit (429), a server error (5xx)."""
+    import litellm
+
+    transient = (
+        litellm.Timeout,
+        litellm.RateLimitError,
+        litellm.InternalServerError,
+        litellm.ServiceUnavailableError,
+        litellm.BadGatewayError,
+    )
+    return isinstance(exc, transient)
 
 
 def _content(response: Any) -> str | None:

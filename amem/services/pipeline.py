@@ -3,6 +3,11 @@
 The raw log is committed first and never touched again. The analyst's answers become drafts
 (pure data), and governance routes and applies them in one transaction, so an analysis that
 fails half-way leaves nothing half-applied: the raw log stays, marked failed, for `reprocess`.
+
+Whoever analyses a raw log holds it under a lease of the input queue (amem/services/queue.py): a
+synchronous add_note from the moment its raw log is committed, a worker or `reprocess` from its
+claim. The transaction that applies an analysis first checks that the claim still stands, so an
+input whose lease ended and was taken by another worker is never applied twice.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from amem.ledger.store import Ledger, LedgerTx
 from amem.llm.base import Analyst, AnalystError, TaskResult
 from amem.policy import Mode
 from amem.services.governance import Draft, Governance
+from amem.services.queue import InputQueue, Lease, owner_id
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -78,6 +84,7 @@ class WritePipeline:
         analyst: Analyst,
         neighbours: NeighbourFinder,
         index: IndexCatchUp | None = None,
+        queue: InputQueue | None = None,
     ) -> None:
         self.settings = settings
         self.ledger = ledger
@@ -86,6 +93,7 @@ class WritePipeline:
         self.analyst = analyst
         self.neighbours = neighbours
         self.index = index
+        self.queue = queue or InputQueue(ledger, lease_seconds=settings.worker_lease_seconds)
 
     # -- entry points ----------------------------------------------------------------------------
 
@@ -98,8 +106,9 @@ class WritePipeline:
         scope: str,
         metadata: Mapping[str, Any] | None = None,
     ) -> str:
-        raw = self.record(content, at=at, actor=actor, scope=scope, metadata=metadata)
-        return self.process(raw)
+        lease = self.queue.lease()
+        raw = self.record(content, at=at, actor=actor, scope=scope, metadata=metadata, lease=lease)
+        return self.process(raw, owner=lease.owner)
 
     def add_notes(
         self,
@@ -130,9 +139,9 @@ class WritePipeline:
                 raise InvalidBatchInputError(i + 1, str(exc)) from exc
         if not raws:
             return []
-        with self.ledger.write() as tx:
-            tx.insert_raw_logs(raws, utcnow())
-        return self.process_many(raws, batch_size=batch_size, progress=progress)
+        lease = self.queue.lease()
+        self.queue.enqueue(raws, lease)
+        return self.process_many(raws, batch_size=batch_size, owner=lease.owner, progress=progress)
 
     def record(
         self,
@@ -142,42 +151,68 @@ class WritePipeline:
         actor: Actor,
         scope: str,
         metadata: Mapping[str, Any] | None = None,
+        lease: Lease | None = None,
     ) -> RawLog:
-        """Validate the input and commit it as a raw log. From here on it is never lost."""
-        raw = self._raw_log(content, at=at, actor=actor, scope=scope, metadata=metadata)
-        with self.ledger.write() as tx:
-            tx.insert_raw_logs([raw], raw.received_at)
+        """Validate the input and commit it as a raw log. From here on it is never lost. Without a
+        lease it is queued for a worker; with one, the caller holds it and analyses it itself."""
+        raw = raw_log_from(self.settings, content, at=at, actor=actor, scope=scope, metadata=metadata)
+        self.queue.enqueue([raw], lease)
         return raw
 
-    def process(self, raw: RawLog) -> str:
+    def process(self, raw: RawLog, *, owner: str | None = None) -> str:
         """Analyse a committed raw log and apply the result. Returns the note id."""
-        (outcome,) = self.process_many([raw])
+        (outcome,) = self.process_many([raw], owner=owner)
         if outcome.note_id is None:
             raise AnalysisPendingError(str(outcome.error), raw.id)
         return outcome.note_id
 
     def process_many(
-        self, raws: Sequence[RawLog], *, batch_size: int = BATCH, progress: Progress = no_progress
+        self,
+        raws: Sequence[RawLog],
+        *,
+        batch_size: int = BATCH,
+        owner: str | None = None,
+        commit_each: bool = False,
+        progress: Progress = no_progress,
     ) -> list[AddOutcome]:
-        """Analyse committed raw logs, ``batch_size`` at a time, in order; ``progress`` after each batch."""
+        """Analyse committed raw logs, ``batch_size`` at a time, in order; ``progress`` after each
+        batch. With ``owner`` (the claim they are held under), an analysis is applied only while that
+        claim stands. With ``commit_each`` each note is written in its own transaction (workers),
+        else a batch in one."""
         outcomes: list[AddOutcome] = []
         progress(ANALYSING, 0, len(raws))
         for start in range(0, len(raws), batch_size):
-            outcomes += self._process_batch(raws[start : start + batch_size])
+            if owner is not None and start > 0:  # a long import: keep holding what is left
+                self.queue.renew(owner, [r.id for r in raws[start:]])
+            outcomes += self._process_batch(raws[start : start + batch_size], owner, commit_each)
             progress(ANALYSING, len(outcomes), len(raws))
         return outcomes
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
-        """Analyse raw logs left failed or pending (an outage, a crash). Returns the new note ids."""
+        """Analyse raw logs left failed or queued (an outage, a crash) that nobody holds: an input a
+        worker or another add_note is analysing right now is left to it. Returns the new note ids."""
+        owner = owner_id("reprocess")
         with self.ledger.read() as tx:
-            states = tx.raw_log_states([RawLogState.FAILED, RawLogState.PENDING], limit=limit)
-            raws = tx.get_raw_logs([s["raw_log_id"] for s in states])
+            waiting = len(tx.raw_log_states([RawLogState.FAILED, RawLogState.PENDING], limit=limit))
+        progress(ANALYSING, 0, waiting)
         done: list[str] = []
-        for outcome in self.process_many(raws, progress=progress):
-            if outcome.note_id is None:
-                log.warning("%s", outcome.error)
-            else:
-                done.append(outcome.note_id)
+        seen = 0
+        left = limit
+        after = 0  # one walk in arrival order: an input failing again is not retried in this call
+        while left is None or left > 0:
+            take = BATCH if left is None else min(BATCH, left)
+            raws, after = self.queue.claim_after(owner, take, after_seq=after, include_failed=True)
+            if not raws:
+                break
+            for outcome in self.process_many(raws, owner=owner):
+                if outcome.note_id is None:
+                    log.warning("%s", outcome.error)
+                else:
+                    done.append(outcome.note_id)
+            seen += len(raws)
+            progress(ANALYSING, seen, max(waiting, seen))
+            if left is not None:
+                left -= len(raws)
         return done
 
     # -- the steps -------------------------------------------------------------------------------
@@ -191,47 +226,11 @@ class WritePipeline:
         scope: str,
         metadata: Mapping[str, Any] | None,
     ) -> RawLog:
-        if not isinstance(content, str) or not content.strip():
-            raise InvalidInputError("content is empty: add_note needs the text to remember")
-        check_text(content, "content")
-        if not is_visible(content):
-            raise InvalidInputError(
-                "content shows nothing (only spaces, zero-width or control characters): "
-                "add_note needs the text to remember"
-            )
-        if len(content) > self.settings.max_content_chars:
-            raise InvalidInputError(
-                f"content is {len(content):,} characters, over the limit of "
-                f"{self.settings.max_content_chars:,} (AMEM_MAX_CONTENT_CHARS)"
-            )
-        if not isinstance(scope, str) or not scope.strip():
-            raise InvalidInputError("scope is empty: say whose memory this is (an account, a user)")
-        if len(scope) > 200:
-            raise InvalidInputError("scope is longer than 200 characters")
-        check_text(scope, "scope")
-        if not is_visible(scope):
-            raise InvalidInputError("scope shows nothing (only spaces, zero-width or control characters)")
-        now = utcnow()
-        occurred = now if at is None else parse_datetime(at, what="at")
-        if not isinstance(metadata, Mapping | None):
-            raise InvalidInputError(f"metadata must be a JSON object, got {type(metadata).__name__}")
-        check_json(dict(metadata or {}), "metadata")
-        try:
-            meta = json.loads(json.dumps(dict(metadata or {}), allow_nan=False))
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
-        return RawLog(
-            id=new_id("r"),
-            text=content,
-            occurred_at=occurred,
-            actor=actor,
-            scope=scope.strip(),
-            received_at=now,
-            sha256=sha256_text(content),
-            metadata=meta,
-        )
+        return raw_log_from(self.settings, content, at=at, actor=actor, scope=scope, metadata=metadata)
 
-    def _process_batch(self, raws: Sequence[RawLog]) -> list[AddOutcome]:
+    def _process_batch(
+        self, raws: Sequence[RawLog], owner: str | None = None, commit_each: bool = False
+    ) -> list[AddOutcome]:
         """Construct each note, find all neighbours (one embedding call), link and evolve each,
         then write every analysed note in one transaction and index them in one catch-up."""
         errors: dict[str, str] = {}
@@ -240,7 +239,7 @@ class WritePipeline:
         constructed_all = self._calls(lambda r: self.analyst.construct(r, declared), raws)
         for raw, constructed in zip(raws, constructed_all, strict=True):
             if isinstance(constructed, AnalystError):
-                errors[raw.id] = self._failed(raw, constructed, constructed.calls)
+                errors[raw.id] = self._failed(raw, constructed, constructed.calls, owner)
                 continue
             drafts[raw.id] = (constructed, self._draft_note(raw, constructed))
         ready = [raw for raw in raws if raw.id in drafts]
@@ -258,14 +257,20 @@ class WritePipeline:
         for raw, neighbours, linked in zip(ready, shown, linked_all, strict=True):
             constructed, draft = drafts[raw.id]
             if isinstance(linked, AnalystError):
-                errors[raw.id] = self._failed(raw, linked, [*_attempts(constructed), *linked.calls])
+                errors[raw.id] = self._failed(raw, linked, [*_attempts(constructed), *linked.calls], owner)
                 continue
             analyses.append((raw, Analysis(draft.id, constructed, linked, neighbours)))
         note_ids: dict[str, str] = {}
         if analyses:
-            with self.ledger.write() as tx:
-                for raw, analysis in analyses:
-                    note_ids[raw.id] = self._apply(tx, raw, analysis)
+            # A worker commits note by note: the writer lock (SQLite) or the chain head (PostgreSQL)
+            # is then never held for a whole batch, so acknowledging new inputs does not wait on it.
+            for group in [[a] for a in analyses] if commit_each else [analyses]:
+                with self.ledger.write() as tx:
+                    for raw, analysis in group:
+                        if owner is not None and not self.queue.holds(tx, raw.id, owner):
+                            errors[raw.id] = _taken_over(raw.id)  # its lease ended and another took it
+                            continue
+                        note_ids[raw.id] = self._apply(tx, raw, analysis)
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
 
@@ -482,11 +487,15 @@ class WritePipeline:
 
     # -- failure and the index ---------------------------------------------------------------------
 
-    def _failed(self, raw: RawLog, error: AnalystError, calls: Sequence[Any]) -> str:
+    def _failed(
+        self, raw: RawLog, error: AnalystError, calls: Sequence[Any], owner: str | None = None
+    ) -> str:
         """Record the failed analysis (its model calls included) and say what the caller sees."""
         with self.ledger.write() as tx:
             for call in calls:
                 tx.insert_llm_call(call)
+            if owner is not None and not self.queue.holds(tx, raw.id, owner):
+                return _taken_over(raw.id)
             tx.set_raw_log_state(raw.id, RawLogState.FAILED, utcnow(), error=str(error)[:2000])
         return f"raw log {raw.id} is kept, but analysis failed: {error}. Run `amem reprocess` to retry."
 
@@ -513,6 +522,13 @@ def _carried(tx: LedgerTx, note: Note) -> set[str]:
     out |= {name for name, value in note.extra.items() if value not in (None, "", [])}
     out |= {p.attribute for p in tx.proposals_for_note(note.id) if p.status == ProposalStatus.PENDING}
     return out
+
+
+def _taken_over(raw_log_id: str) -> str:
+    return (
+        f"raw log {raw_log_id}: its lease ended before its analysis did and another worker took it; "
+        f"nothing was applied twice (see `amem status {raw_log_id}`)"
+    )
 
 
 def _attempts(result: TaskResult) -> list[Any]:
@@ -547,3 +563,54 @@ def _fact_time(note: Note, raw: RawLog, construct: TaskResult) -> datetime:
 def _neighbour_query(draft: Note) -> str:
     """What the neighbours are searched with: the text and the keywords the analyst saw in it."""
     return " ".join([draft.content, *draft.keywords])
+
+
+def raw_log_from(
+    settings: Settings,
+    content: str,
+    *,
+    at: datetime | str | None,
+    actor: Actor,
+    scope: str,
+    metadata: Mapping[str, Any] | None,
+) -> RawLog:
+    """The raw log of an input, validated (nothing is written): the one place an input is checked."""
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInputError("content is empty: add_note needs the text to remember")
+    check_text(content, "content")
+    if not is_visible(content):
+        raise InvalidInputError(
+            "content shows nothing (only spaces, zero-width or control characters): "
+            "add_note needs the text to remember"
+        )
+    if len(content) > settings.max_content_chars:
+        raise InvalidInputError(
+            f"content is {len(content):,} characters, over the limit of "
+            f"{settings.max_content_chars:,} (AMEM_MAX_CONTENT_CHARS)"
+        )
+    if not isinstance(scope, str) or not scope.strip():
+        raise InvalidInputError("scope is empty: say whose memory this is (an account, a user)")
+    if len(scope) > 200:
+        raise InvalidInputError("scope is longer than 200 characters")
+    check_text(scope, "scope")
+    if not is_visible(scope):
+        raise InvalidInputError("scope shows nothing (only spaces, zero-width or control characters)")
+    now = utcnow()
+    occurred = now if at is None else parse_datetime(at, what="at")
+    if not isinstance(metadata, Mapping | None):
+        raise InvalidInputError(f"metadata must be a JSON object, got {type(metadata).__name__}")
+    check_json(dict(metadata or {}), "metadata")
+    try:
+        meta = json.loads(json.dumps(dict(metadata or {}), allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
+    return RawLog(
+        id=new_id("r"),
+        text=content,
+        occurred_at=occurred,
+        actor=actor,
+        scope=scope.strip(),
+        received_at=now,
+        sha256=sha256_text(content),
+        metadata=meta,
+    )

@@ -6,7 +6,7 @@
   version's, or the policy file's while none is installed). Existing proposals keep NULL.
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-11-30
 """
 
@@ -18,7 +18,7 @@ from alembic import op
 from amem.ledger.tables import UTCDateTime
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -11,6 +11,7 @@ import logging
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,17 @@ def test_a_process_killed_mid_analysis_leaves_a_raw_log_that_reprocess_completes
         (raw,) = tx.get_raw_logs([state["raw_log_id"]])
     assert raw.text == text and raw.actor.id == "sales-agent"
 
+    # The dead process's lease still stands: nobody can tell it from a slow one, so reprocess leaves
+    # the input alone until the lease ends, then takes it.
+    assert memory.input_status(raw.id).status == "processing"
+    assert memory.reprocess() == []
+    lease_end = memory.input_status(raw.id).lease_until
+    assert lease_end is not None
+    memory.queue.clock = lambda: lease_end + timedelta(seconds=1)
+    assert memory.input_status(raw.id).status == "queued"
     (note_id,) = memory.reprocess()  # the offline analyst, this time
+    assert memory.input_status(raw.id).status == "done"
+    assert memory.input_status(raw.id).note_id == note_id
     note = memory.read(note_id)
     assert note.content == text and note.raw_log_ids == [raw.id] and note.keywords
     with memory.ledger.read() as tx:

@@ -1,0 +1,215 @@
+"""The HTTP API: agents add inputs (answered at once, 202), follow them, search and read notes.
+
+An interface like the CLI: it parses, authenticates and calls the facade. Every request carries a
+bearer token (``amem tokens create NAME --role agent``); the token's identity is the actor of what
+it adds. There is no endpoint that decides, reverts, erases or edits anything: decisions are made
+by an authenticated person in the console or the CLI, never by an agent.
+"""
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from amem.domain.models import InputStatus, Note, Proposal
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.memory import Memory
+from amem.services.governance import HistoryEvent
+from amem.services.search import SearchResult
+from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
+
+DESCRIPTION = """\
+amem keeps every input an agent sends as an immutable raw log and turns it, in the background, into
+a structured, linked note whose every value is a governed proposal.
+
+**Authentication**: `Authorization: Bearer <token>`; tokens come from `amem tokens create NAME
+--role agent|reviewer` and are stored hashed. **Agents never decide**: this API has no endpoint
+that approves, rejects, reverts, erases or edits a note, for any token; decisions are made by an
+authenticated reviewer in the console or the CLI.
+
+**Adding is asynchronous and durable**: `POST /v1/inputs` answers 202 as soon as the raw log is
+committed, with its id and a status URL; workers analyse it; `GET /v1/inputs/{raw_log_id}` says
+queued, processing, done (with the note id) or failed (with why). An acknowledged input is never
+lost.
+"""
+
+
+class Problem(BaseModel):
+    detail: str
+
+
+class InputIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(
+        min_length=1, description="The text to remember, kept verbatim as a raw log (no NUL characters)."
+    )
+    scope: str = Field(min_length=1, max_length=200, description="Whose memory: an account, a user.")
+    at: str | None = Field(
+        None,
+        description="When it happened (ISO 8601 date-time); default: now.",
+        json_schema_extra={"format": "date-time"},
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Any JSON object, kept with it (no NUL characters in its text)."
+    )
+
+
+class Accepted(BaseModel):
+    raw_log_id: str
+    status: Literal["queued"] = "queued"
+    status_url: str
+
+
+class QueueDepth(BaseModel):
+    queued: int
+    processing: int
+    failed: int
+
+
+class PendingCount(BaseModel):
+    pending: int
+
+
+#: Ids are letters, digits, _ and - (``r_…``, ``n_…``); plain text carries no NUL (no ledger stores it).
+_ID = r"^[A-Za-z0-9_-]{1,40}$"
+_TEXT = r"^[^\x00]*$"
+RawLogId = Annotated[str, Path(pattern=_ID, description="A raw log id, as POST /v1/inputs returned it.")]
+NoteId = Annotated[str, Path(pattern=_ID, description="A note id.")]
+
+_AUTH = {401: {"model": Problem, "description": "No token, or an unknown or revoked one."}}
+_NOT_FOUND = {404: {"model": Problem, "description": "No such input or note."}}
+_INVALID = {422: {"description": "The request is malformed; the body says which field and why."}}
+_FORBIDDEN = {403: {"model": Problem, "description": "The token's role may not do this."}}
+
+
+def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = None) -> FastAPI:
+    """The API on ``memory``; with ``workers`` > 0 it runs that many workers in this process."""
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        pool = memory.start_workers(workers, batch_size=batch_size) if workers > 0 else None
+        try:
+            yield
+        finally:
+            if pool is not None:
+                pool.stop(timeout=memory.settings.worker_lease_seconds)
+
+    app = FastAPI(
+        title="amem",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        responses={**_AUTH, **_INVALID},
+    )
+    bearer = HTTPBearer(auto_error=False, description="A token from `amem tokens create`.")
+
+    def caller(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> TokenInfo:
+        try:
+            return memory.tokens.authenticate(credentials.credentials if credentials else None)
+        except NotAuthenticatedError as exc:
+            raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+
+    Caller = Annotated[TokenInfo, Depends(caller)]
+
+    def reviewer(who: Caller) -> TokenInfo:
+        if who.role != TokenRole.REVIEWER:
+            raise HTTPException(403, "only a reviewer's token may read the review queue")
+        return who
+
+    @app.exception_handler(NotFoundError)
+    async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.exception_handler(InvalidInputError)
+    async def _invalid(_: Request, exc: InvalidInputError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(PermissionDeniedError)
+    async def _denied(_: Request, exc: PermissionDeniedError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=403)
+
+    @app.post(
+        "/v1/inputs",
+        status_code=202,
+        response_model=Accepted,
+        responses={400: {"model": Problem, "description": "The body is not JSON."}},
+        tags=["inputs"],
+    )
+    def add_input(body: InputIn, request: Request, who: Caller) -> Accepted:
+        """Keep an input and queue it for analysis. Answers as soon as the raw log is committed; the
+        note is built, linked and evolved by a worker. Follow `status_url` to learn its fate."""
+        raw_log_id = memory.add_note(
+            body.content, at=body.at, actor=who.identity, scope=body.scope, metadata=body.metadata, wait=False
+        )
+        return Accepted(
+            raw_log_id=raw_log_id, status_url=str(request.url_for("input_status", raw_log_id=raw_log_id))
+        )
+
+    @app.get("/v1/inputs/{raw_log_id}", response_model=InputStatus, responses=_NOT_FOUND, tags=["inputs"])
+    def input_status(raw_log_id: RawLogId, who: Caller) -> InputStatus:
+        """What became of an input: queued, processing, done (with `note_id`) or failed (with `error`)."""
+        return memory.input_status(raw_log_id)
+
+    @app.get("/v1/queue", response_model=QueueDepth, tags=["inputs"])
+    def queue_depth(who: Caller) -> QueueDepth:
+        """How many inputs wait for a worker, are being analysed, or failed."""
+        return QueueDepth(**memory.queue_depth())
+
+    @app.get("/v1/search", response_model=list[SearchResult], tags=["notes"])
+    def search(
+        who: Caller,
+        q: Annotated[
+            str, Query(min_length=1, pattern=_TEXT, description="What to look for, in plain words.")
+        ],
+        scope: Annotated[
+            str, Query(min_length=1, max_length=200, pattern=_TEXT, description="Whose memory.")
+        ],
+        k: Annotated[int, Query(ge=1, le=100, description="How many hits.")] = 10,
+        agentic: Annotated[
+            bool, Query(description="Also return the notes the hits link to and from.")
+        ] = False,
+        include_retired: Annotated[
+            bool, Query(description="Also notes whose invalid_at has passed.")
+        ] = False,
+    ) -> list[SearchResult]:
+        """Hybrid search (meaning and words) over one scope's current notes."""
+        find: Callable[..., list[SearchResult]] = memory.search_agentic if agentic else memory.search
+        return find(q, k, scope=scope, include_retired=include_retired)
+
+    @app.get("/v1/notes/{note_id}", response_model=Note, responses=_NOT_FOUND, tags=["notes"])
+    def read_note(note_id: NoteId, who: Caller) -> Note:
+        """A note as it stands now (values waiting for review are not in it)."""
+        return memory.read(note_id)
+
+    @app.get(
+        "/v1/notes/{note_id}/history", response_model=list[HistoryEvent], responses=_NOT_FOUND, tags=["notes"]
+    )
+    def note_history(note_id: NoteId, who: Caller) -> list[HistoryEvent]:
+        """Every proposal and change of a note, oldest first: who, when, why, from which raw log."""
+        memory.read(note_id)  # 404 for a note that does not exist
+        return memory.history(note_id)
+
+    @app.get("/v1/review/count", response_model=PendingCount, tags=["review"])
+    def pending_count(
+        who: Caller, scope: Annotated[str | None, Query(max_length=200, pattern=_TEXT)] = None
+    ) -> PendingCount:
+        """How many proposals wait for a reviewer (read-only; nobody decides through this API)."""
+        from amem.ledger.store import ProposalFilter
+
+        return PendingCount(pending=memory.count_proposals(ProposalFilter(status=["pending"], scope=scope)))
+
+    @app.get("/v1/review/pending", response_model=list[Proposal], responses=_FORBIDDEN, tags=["review"])
+    def pending(
+        who: Annotated[TokenInfo, Depends(reviewer)],
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> list[Proposal]:
+        """The proposals waiting for review (reviewer tokens only). Read-only: decide in the console
+        or the CLI, where the reviewer is authenticated and governance checks their role."""
+        return memory.pending(limit=limit)
+
+    return app

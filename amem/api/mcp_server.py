@@ -1,0 +1,143 @@
+"""The MCP server: amem's memory as tools an agent's model can call (``amem mcp``; ``mcp`` extra).
+
+Tools add (answered at once, analysed by the workers this server starts), follow an input, search
+and read. No tool approves, rejects, reverts, erases, edits or changes the policy: those are
+decisions, made by an authenticated person in the console or the CLI, never by an agent.
+Every input is recorded with this server's actor (``--actor``, default ``agent:mcp``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from amem.errors import AmemError
+from amem.memory import Memory
+from amem.services.search import SearchResult
+
+T = TypeVar("T")
+
+INSTRUCTIONS = """\
+amem is a long-term memory of facts about accounts and people (calls, decisions, prices, dates).
+Use add_note to remember something (it returns at once; the note is built in the background), and
+search / search_agentic before answering a question about an account. Notes are scoped: pass the
+account or user the memory is about as `scope`. You cannot approve or change reviewed values:
+people decide those.
+"""
+
+_READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+_ADD = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+
+
+def _hit(result: SearchResult) -> dict[str, Any]:
+    note = result.note
+    hit: dict[str, Any] = {
+        "note_id": result.note_id,
+        "score": round(result.score, 4),
+        "content": note.content,
+        "context": note.context,
+        "keywords": note.keywords,
+        "tags": note.tags,
+        "category": note.category,
+        "valid_at": note.valid_at.isoformat() if note.valid_at else None,
+        "invalid_at": note.invalid_at.isoformat() if note.invalid_at else None,
+        "links": [link.note_id for link in note.links],
+        "matched_by": list(result.matched_by),
+    }
+    if result.linked_from:
+        hit["linked_from"] = result.linked_from
+        hit["link_reason"] = result.link_reason
+    return hit
+
+
+def _guard(call: Callable[[], T]) -> T:
+    """A mistake the caller can fix comes back as the tool's error text, not a server fault."""
+    try:
+        return call()
+    except AmemError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int = 1) -> MCPServer:
+    """The server on ``memory``; it runs ``workers`` queue workers while it serves (0: none)."""
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[None]:
+        pool = memory.start_workers(workers) if workers > 0 else None
+        try:
+            yield
+        finally:
+            if pool is not None:
+                pool.stop(timeout=memory.settings.worker_lease_seconds)
+
+    server = MCPServer("amem", instructions=INSTRUCTIONS, lifespan=lifespan)
+
+    @server.tool(annotations=_ADD)
+    def add_note(
+        content: str, scope: str, at: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Remember something: a fact, a decision and its reason, what a customer said, a date.
+
+        Returns at once with a raw_log_id; the text is kept verbatim and turned into a linked,
+        structured note in the background (usually within seconds). Call input_status with the
+        raw_log_id to learn when it is done and its note_id. `scope` is whose memory this is (an
+        account or user, e.g. "acme"); `at` is when it happened (ISO 8601) if not now."""
+        raw_log_id = _guard(
+            lambda: memory.add_note(content, at=at, actor=actor, scope=scope, metadata=metadata, wait=False)
+        )
+        return {"raw_log_id": raw_log_id, "status": "queued"}
+
+    @server.tool(annotations=_READ_ONLY)
+    def input_status(raw_log_id: str) -> dict[str, Any]:
+        """What became of something add_note was given: queued (waiting), processing, done (with
+        note_id, readable with read_note) or failed (with error; the text is kept and retried later)."""
+        return _guard(lambda: memory.input_status(raw_log_id)).model_dump(mode="json")
+
+    @server.tool(annotations=_READ_ONLY)
+    def search(query: str, scope: str, k: int = 10, include_retired: bool = False) -> list[dict[str, Any]]:
+        """Find the notes of one scope that answer a question, by meaning and by words. Use this
+        first for a direct question ("what price did Acme agree?"). Notes whose fact was
+        superseded (invalid_at passed) are left out unless include_retired is true."""
+        results = _guard(lambda: memory.search(query, k, scope=scope, include_retired=include_retired))
+        return [_hit(r) for r in results]
+
+    @server.tool(annotations=_READ_ONLY)
+    def search_agentic(query: str, scope: str, k: int = 5) -> list[dict[str, Any]]:
+        """Like search, then also the notes each hit links to and is linked from (marked with
+        linked_from and link_reason). Use it for questions that need context or a chain of facts
+        ("why did Acme change plans, and what happened next?")."""
+        results = _guard(lambda: memory.search_agentic(query, k, scope=scope))
+        return [_hit(r) for r in results]
+
+    @server.tool(annotations=_READ_ONLY)
+    def read_note(note_id: str) -> dict[str, Any]:
+        """One note as it stands now: content, keywords, tags, context, category, validity dates,
+        links, team attributes and the raw logs it came from. Values waiting for a reviewer are not
+        in it yet."""
+        return _guard(lambda: memory.read(note_id)).model_dump(mode="json")
+
+    @server.tool(annotations=_READ_ONLY)
+    def note_history(note_id: str) -> list[dict[str, Any]]:
+        """Every change and proposal of a note, oldest first: who or which model, when, why, from
+        which raw log. Use it to explain where a value came from."""
+        _guard(lambda: memory.read(note_id))
+        return [event.model_dump(mode="json") for event in memory.history(note_id)]
+
+    @server.tool(annotations=_READ_ONLY)
+    def pending_review_count(scope: str | None = None) -> dict[str, int]:
+        """How many proposed values wait for a person's review (optionally in one scope). Read-only:
+        you cannot approve or reject; tell the user a reviewer must look if it matters."""
+        from amem.ledger.store import ProposalFilter
+
+        return {"pending": memory.count_proposals(ProposalFilter(status=["pending"], scope=scope))}
+
+    return server

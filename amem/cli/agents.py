@@ -1,0 +1,201 @@
+"""Commands for agents' inputs: ``amem status`` (what became of an input) and ``amem worker``."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Annotated, Any
+
+import typer
+
+from amem.cli.app import JsonOpt, app, emit, err, open_memory, out
+
+
+@app.command("status")
+def input_status(
+    raw_log_id: Annotated[
+        str, typer.Argument(help="The raw log id add_note(wait=False) or the API returned.")
+    ],
+    as_json: JsonOpt = False,
+) -> None:
+    """What became of an input: queued, processing, done (with its note) or failed (with why)."""
+    with open_memory(create=False) as memory:
+        status = memory.input_status(raw_log_id)
+
+    def render(s: Any) -> None:
+        line = f"{s.raw_log_id}: {s.status}"
+        if s.status == "done":
+            line += f", note {s.note_id}"
+        elif s.status == "processing":
+            line += f" (a worker holds it until {s.lease_until:%Y-%m-%d %H:%M:%S} UTC)"
+        elif s.status == "failed":
+            line += f": {s.error}"
+        out.print(line, markup=False)
+
+    emit(status, as_json, render)
+
+
+@app.command("worker")
+def worker(
+    once: Annotated[
+        bool, typer.Option("--once", help="Process what is queued now, then exit (else run until stopped).")
+    ] = False,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Workers in this process.")] = 1,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, help="Inputs a worker claims and analyses together.")
+    ] = 16,
+    as_json: JsonOpt = False,
+) -> None:
+    """Analyse queued inputs (add_note with wait=False, the HTTP API, the MCP server). Any number of
+    workers, in any number of processes, share the queue; Ctrl-C or SIGTERM stops after the batch."""
+    with open_memory() as memory:
+        if once:
+            memory.pipeline  # noqa: B018  (the heavy parts, built once before the threads start)
+            workers = [memory.worker(batch_size=batch_size, name=f"worker{i}") for i in range(concurrency)]
+            threads = [threading.Thread(target=w.drain, name=w.owner) for w in workers]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            processed = sum(w.stats.processed for w in workers)
+            failed = sum(w.stats.failed for w in workers)
+        else:
+            pool = memory.start_workers(concurrency, batch_size=batch_size)
+            stop = threading.Event()
+
+            def stopping(*_: object) -> None:
+                stop.set()
+                for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal stops at once
+                    signal.signal(sig, signal.SIG_DFL)
+
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, stopping)
+            err.print(f"{concurrency} worker(s) running; Ctrl-C to stop", markup=False)
+            while not stop.wait(1.0):
+                pass
+            # each worker finishes its batch; one that cannot leaves leases that end (inputs kept)
+            pool.stop(timeout=memory.settings.worker_lease_seconds)
+            processed, failed = pool.stats.processed, pool.stats.failed
+        depth = memory.queue_depth()
+    emit(
+        {"processed": processed, "failed": failed, "queue": depth},
+        as_json,
+        lambda d: out.print(
+            f"processed {d['processed']} inputs ({d['failed']} failed); queued now: {d['queue']['queued']}",
+            markup=False,
+        ),
+    )
+
+
+tokens_app = typer.Typer(help="Bearer tokens of agents and services (the HTTP API).", no_args_is_help=True)
+app.add_typer(tokens_app, name="tokens")
+
+
+@tokens_app.command("create")
+def tokens_create(
+    name: Annotated[str, typer.Argument(help="Who uses it: an agent or service name, or a reviewer.")],
+    role: Annotated[str, typer.Option("--role", help="agent (adds, reads, searches) or reviewer.")] = "agent",
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a token and print it once: only its sha256 is kept."""
+    with open_memory() as memory:
+        token, info = memory.tokens.create(name, role)
+    emit(
+        {"token": token, **info.model_dump(mode="json")},
+        as_json,
+        lambda d: out.print(
+            f"{d['token']}\n(token {d['id']} for {d['identity']}, role {d['role']}; "
+            "shown once: keep it secret)",
+            markup=False,
+        ),
+    )
+
+
+@tokens_app.command("list")
+def tokens_list(as_json: JsonOpt = False) -> None:
+    """Every token: name, role, when created, last used, revoked (never the token itself)."""
+    from rich.table import Table
+
+    with open_memory(create=False) as memory:
+        items = memory.tokens.list()
+
+    def render(rows: list[Any]) -> None:
+        table = Table(title="tokens")
+        for col in ("id", "name", "role", "created", "last used", "revoked"):
+            table.add_column(col, no_wrap=col == "id")
+        for t in rows:
+            when = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else "-"  # noqa: E731
+            table.add_row(
+                t.id, t.name, t.role.value, when(t.created_at), when(t.last_used_at), when(t.revoked_at)
+            )
+        out.print(table)
+
+    emit(items, as_json, render)
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    name_or_id: Annotated[str, typer.Argument(help="A token's name (all its active tokens) or its id.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Revoke tokens at once: the next request with them gets 401."""
+    with open_memory(create=False) as memory:
+        count = memory.tokens.revoke(name_or_id)
+    emit({"revoked": count}, as_json, lambda d: out.print(f"revoked {d['revoked']} token(s)", markup=False))
+
+
+def _require(module: str, extra: str) -> None:
+    import importlib.util
+
+    from amem.errors import ConfigError
+
+    if importlib.util.find_spec(module) is None:
+        raise ConfigError(f"this command needs {module}: pip install 'amem[{extra}]'")
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port.")] = 8765,
+    workers: Annotated[
+        int, typer.Option("--workers", min=0, help="Queue workers in this process (0: run `amem worker`).")
+    ] = 1,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per worker batch.")] = 16,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs and /openapi.json); needs the `api` extra."""
+    _require("fastapi", "api")
+    _require("uvicorn", "api")
+    import uvicorn
+
+    from amem.api.app import create_app
+
+    with open_memory() as memory:
+        uvicorn.run(create_app(memory, workers=workers, batch_size=batch_size), host=host, port=port)
+
+
+@app.command("mcp")
+def mcp_server(
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio (an MCP client starts this command) or http.")
+    ] = "stdio",
+    host: Annotated[str, typer.Option("--host", help="http: address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="http: port (the endpoint is /mcp).")] = 8766,
+    workers: Annotated[
+        int, typer.Option("--workers", min=0, help="Queue workers in this process (0: run `amem worker`).")
+    ] = 1,
+    actor: Annotated[str, typer.Option("--actor", help="Who the inputs are from: agent:NAME.")] = "agent:mcp",
+) -> None:
+    """Serve amem's tools over MCP (stdio or streamable HTTP); needs the `mcp` extra."""
+    from amem.errors import InvalidInputError
+
+    if transport not in ("stdio", "http"):
+        raise InvalidInputError(f"--transport {transport!r}: use stdio or http")
+    _require("mcp", "mcp")
+    from amem.api.mcp_server import create_mcp_server
+
+    with open_memory() as memory:
+        server = create_mcp_server(memory, actor=actor, workers=workers)
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=host, port=port)

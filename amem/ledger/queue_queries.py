@@ -1,0 +1,150 @@
+"""The ledger's side of the input queue: claiming raw logs with a lease, renewing, checking a claim.
+
+The queue is ``raw_log_states``: a pending input is queued; a pending input whose lease has not
+ended is being processed by the lease's owner; processed and failed inputs have left the queue.
+Claims are atomic on both backends: PostgreSQL takes the rows ``FOR UPDATE SKIP LOCKED`` (so
+concurrent workers take disjoint inputs without waiting on one another); SQLite runs the claim in
+a ``BEGIN IMMEDIATE`` transaction, its single writer (``Ledger.write(lock_head=False)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from amem.domain.models import RawLogState
+from amem.ledger.store import LedgerTx
+from amem.ledger.tables import raw_log_states, raw_logs
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """What one claim took: the inputs to analyse, and those given up as poisoned."""
+
+    raw_log_ids: list[str]
+    given_up: list[str]
+    #: The arrival number (raw_logs.seq) of the last input looked at, for a walk that goes on after it.
+    last_seq: int = 0
+
+
+def claim(
+    tx: LedgerTx,
+    *,
+    owner: str,
+    until: datetime,
+    now: datetime,
+    limit: int,
+    states: Sequence[RawLogState] = (RawLogState.PENDING,),
+    max_claims: int | None = None,
+    after_seq: int = 0,
+) -> Claimed:
+    """Take up to ``limit`` inputs in ``states`` that nobody holds (no lease, or an ended one), oldest
+    first, for ``owner`` until ``until``. An input already claimed ``max_claims`` times (every worker
+    that took it died) is marked failed instead, saying so."""
+    free = sa.or_(raw_log_states.c.lease_until.is_(None), raw_log_states.c.lease_until <= now)
+    stmt = (
+        sa.select(raw_log_states.c.raw_log_id, raw_log_states.c.claims, raw_logs.c.seq)
+        .join(raw_logs, raw_logs.c.id == raw_log_states.c.raw_log_id)
+        .where(raw_log_states.c.state.in_([s.value for s in states]), free, raw_logs.c.seq > after_seq)
+        .order_by(raw_logs.c.seq)
+        .limit(limit)
+    )
+    if tx.dialect == "postgresql":
+        stmt = stmt.with_for_update(skip_locked=True, of=raw_log_states)
+    rows = tx.conn.execute(stmt).all()
+    given_up = [r.raw_log_id for r in rows if max_claims is not None and r.claims >= max_claims]
+    taken = [r.raw_log_id for r in rows if r.raw_log_id not in set(given_up)]
+    if given_up:
+        tx.conn.execute(
+            sa.update(raw_log_states)
+            .where(raw_log_states.c.raw_log_id.in_(given_up))
+            .values(
+                state=RawLogState.FAILED.value,
+                error=(
+                    f"taken {max_claims} times by workers that stopped before finishing it (a crash or a "
+                    "kill each time); kept, and `amem reprocess` retries it"
+                ),
+                lease_owner=None,
+                lease_until=None,
+                updated_at=now,
+                attempts=raw_log_states.c.attempts + 1,
+            )
+        )
+    if taken:
+        tx.conn.execute(
+            sa.update(raw_log_states)
+            .where(raw_log_states.c.raw_log_id.in_(taken))
+            .values(lease_owner=owner, lease_until=until, claims=raw_log_states.c.claims + 1, updated_at=now)
+        )
+    return Claimed(
+        raw_log_ids=taken, given_up=given_up, last_seq=max((r.seq for r in rows), default=after_seq)
+    )
+
+
+def holds(tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
+    """Whether ``owner``'s claim on the input still stands (nobody took it over, it is not finished).
+    Checked inside the write transaction that applies the analysis: on PostgreSQL the row is locked,
+    so no claim can slip in between the check and the commit; on SQLite the writer is alone."""
+    stmt = sa.select(raw_log_states.c.lease_owner, raw_log_states.c.state).where(
+        raw_log_states.c.raw_log_id == raw_log_id
+    )
+    if tx.dialect == "postgresql":
+        stmt = stmt.with_for_update()
+    row = tx.conn.execute(stmt).one_or_none()
+    return row is not None and row.lease_owner == owner and row.state != RawLogState.PROCESSED.value
+
+
+def renew(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str], until: datetime) -> int:
+    """Push the end of ``owner``'s leases on these inputs to ``until`` (a worker's heartbeat)."""
+    if not raw_log_ids:
+        return 0
+    result = tx.conn.execute(
+        sa.update(raw_log_states)
+        .where(
+            raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
+            raw_log_states.c.lease_owner == owner,
+            raw_log_states.c.state == RawLogState.PENDING.value,
+        )
+        .values(lease_until=until)
+    )
+    return int(result.rowcount or 0)
+
+
+def release(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str]) -> int:
+    """Give back inputs ``owner`` claimed but will not finish (a worker stopping): queued again."""
+    if not raw_log_ids:
+        return 0
+    result = tx.conn.execute(
+        sa.update(raw_log_states)
+        .where(
+            raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
+            raw_log_states.c.lease_owner == owner,
+            raw_log_states.c.state == RawLogState.PENDING.value,
+        )
+        .values(lease_owner=None, lease_until=None)
+    )
+    return int(result.rowcount or 0)
+
+
+def depth(tx: LedgerTx, now: datetime) -> dict[str, int]:
+    """How many inputs are queued (waiting), processing (held under a lease) and failed."""
+    held = sa.and_(raw_log_states.c.lease_until.is_not(None), raw_log_states.c.lease_until > now)
+    pending = raw_log_states.c.state == RawLogState.PENDING.value
+    row = tx.conn.execute(
+        sa.select(
+            sa.func.count().filter(sa.and_(pending, sa.not_(held))).label("queued"),
+            sa.func.count().filter(sa.and_(pending, held)).label("processing"),
+            sa.func.count().filter(raw_log_states.c.state == RawLogState.FAILED.value).label("failed"),
+        ).where(raw_log_states.c.state.in_([RawLogState.PENDING.value, RawLogState.FAILED.value]))
+    ).one()
+    return {"queued": int(row.queued), "processing": int(row.processing), "failed": int(row.failed)}
+
+
+def state_of(tx: LedgerTx, raw_log_id: str) -> dict[str, object] | None:
+    row = tx.conn.execute(
+        sa.select(raw_log_states).where(raw_log_states.c.raw_log_id == raw_log_id)
+    ).one_or_none()
+    return dict(row._mapping) if row is not None else None

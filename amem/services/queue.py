@@ -1,0 +1,169 @@
+"""The input queue: raw logs waiting to be analysed, claimed by workers under a lease.
+
+Nothing here lives in memory only: the queue is the ledger's ``raw_log_states`` table, so an input
+acknowledged to a caller (its raw log committed) survives any crash, and any number of workers, in
+one process or many, on one machine or several sharing a PostgreSQL, take disjoint inputs. A
+worker that dies leaves a lease that ends; the input is then taken again. The write that applies an
+analysis checks, in its own transaction, that its claim still stands, so no input is applied twice.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from amem.domain.models import InputStatus, RawLog, RawLogState, utcnow
+from amem.errors import NotFoundError
+from amem.ledger import queue_queries
+from amem.ledger.store import Ledger, LedgerTx
+
+#: How long a claim lasts unless renewed; workers renew theirs every third of it.
+DEFAULT_LEASE_SECONDS = 120.0
+#: An input taken this many times without being finished (each worker died on it) is marked failed.
+DEFAULT_MAX_CLAIMS = 5
+
+
+@dataclass(frozen=True)
+class Lease:
+    owner: str
+    until: datetime
+
+
+def owner_id(label: str = "worker") -> str:
+    """A claim owner unique to this call: who (host, process) and a random part."""
+    return f"{label}:{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class InputQueue:
+    """Claims, leases and statuses of inputs; wakes this process's workers when an input arrives."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        *,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        max_claims: int = DEFAULT_MAX_CLAIMS,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.ledger = ledger
+        self.lease_seconds = lease_seconds
+        self.max_claims = max_claims
+        self.clock = clock
+        self._arrived = threading.Condition()
+        self._arrivals = 0
+
+    def lease(self, owner: str | None = None) -> Lease:
+        return Lease(owner or owner_id("add"), self.clock() + timedelta(seconds=self.lease_seconds))
+
+    # -- arrivals and claims --------------------------------------------------------------------
+
+    def enqueue(self, raws: Sequence[RawLog], lease: Lease | None = None) -> None:
+        """Commit raw logs (validated by the pipeline's ``raw_log_from``): from here on they are
+        never lost. Without a lease they wait for a worker (this process's are woken); with one,
+        the caller holds them and analyses them itself."""
+        if not raws:
+            return
+        with self.ledger.write() as tx:
+            tx.insert_raw_logs(
+                raws,
+                raws[0].received_at,
+                lease_owner=lease.owner if lease else None,
+                lease_until=lease.until if lease else None,
+            )
+        if lease is None:
+            self.notify()
+
+    def claim(self, owner: str, limit: int, *, include_failed: bool = False) -> list[RawLog]:
+        """Up to ``limit`` inputs nobody holds, oldest first, now held by ``owner``. With
+        ``include_failed`` (reprocess) failed inputs are taken as well as queued ones."""
+        return self.claim_after(owner, limit, include_failed=include_failed)[0]
+
+    def claim_after(
+        self, owner: str, limit: int, *, after_seq: int = 0, include_failed: bool = False
+    ) -> tuple[list[RawLog], int]:
+        """``claim`` among inputs that arrived after ``after_seq``; also returns the arrival number
+        to go on from (a walk over the queue that never takes an input twice: reprocess)."""
+        states = [RawLogState.PENDING, RawLogState.FAILED] if include_failed else [RawLogState.PENDING]
+        now = self.clock()
+        with self.ledger.write(lock_head=False) as tx:
+            claimed = queue_queries.claim(
+                tx,
+                owner=owner,
+                until=now + timedelta(seconds=self.lease_seconds),
+                now=now,
+                limit=limit,
+                states=states,
+                max_claims=None if include_failed else self.max_claims,
+                after_seq=after_seq,
+            )
+            return tx.get_raw_logs(claimed.raw_log_ids), claimed.last_seq
+
+    def holds(self, tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
+        return queue_queries.holds(tx, raw_log_id, owner)
+
+    def renew(self, owner: str, raw_log_ids: list[str]) -> int:
+        until = self.clock() + timedelta(seconds=self.lease_seconds)
+        with self.ledger.write(lock_head=False) as tx:
+            return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
+
+    def release(self, owner: str, raw_log_ids: list[str]) -> int:
+        with self.ledger.write(lock_head=False) as tx:
+            return queue_queries.release(tx, owner=owner, raw_log_ids=raw_log_ids)
+
+    # -- what callers see -----------------------------------------------------------------------
+
+    def status(self, raw_log_id: str) -> InputStatus:
+        with self.ledger.read() as tx:
+            state = queue_queries.state_of(tx, raw_log_id)
+            raws = tx.get_raw_logs([raw_log_id]) if state is not None else []
+        if state is None or not raws:
+            raise NotFoundError(f"input {raw_log_id} does not exist (no raw log has that id)")
+        lease_until = state["lease_until"]
+        if state["state"] == RawLogState.PROCESSED.value:
+            status = "done"
+        elif state["state"] == RawLogState.FAILED.value:
+            status = "failed"
+        elif isinstance(lease_until, datetime) and lease_until > self.clock():
+            status = "processing"
+        else:
+            status = "queued"
+        return InputStatus(
+            raw_log_id=raw_log_id,
+            status=status,
+            note_id=state["note_id"],
+            error=state["error"] if status == "failed" else None,
+            scope=raws[0].scope,
+            received_at=raws[0].received_at,
+            updated_at=state["updated_at"],
+            attempts=int(state["attempts"] or 0),
+            claims=int(state["claims"] or 0),
+            lease_until=lease_until if status == "processing" else None,
+        )
+
+    def depth(self) -> dict[str, int]:
+        """Inputs queued, processing (under a lease) and failed, now."""
+        with self.ledger.read() as tx:
+            return queue_queries.depth(tx, self.clock())
+
+    # -- waking this process's workers ----------------------------------------------------------
+
+    def notify(self) -> None:
+        """An input was queued in this process: wake a worker now rather than at its next poll."""
+        with self._arrived:
+            self._arrivals += 1
+            self._arrived.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> int:
+        """Block until an input arrives after ``seen`` arrivals, or ``timeout``; the arrivals now."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: self._arrivals != seen, timeout=timeout)
+            return self._arrivals
+
+    @property
+    def arrivals(self) -> int:
+        return self._arrivals

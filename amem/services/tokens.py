@@ -1,0 +1,136 @@
+"""Bearer tokens for agents and services (the HTTP API) and, later, a reviewer's own CLI.
+
+A token is 256 random bits, shown once when created; the ledger keeps only its sha256 (enough for
+a secret of that entropy: there is nothing to guess, so no slow hash is needed), with the identity
+and role it carries. ``authenticate_token`` is the one place a token becomes an identity: an agent
+token is ``agent:NAME`` and a reviewer token is the person ``NAME`` (the reviewer of the policy it
+must match to decide anything; governance still checks their role per attribute). Agents can
+never decide a proposal, whatever interface they come through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+from amem.domain.models import new_id, utcnow
+from amem.errors import AmemError, InvalidInputError, NotFoundError
+from amem.ledger import token_queries
+from amem.ledger.store import Ledger
+
+PREFIX = "amem_"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
+#: ``last_used_at`` is written at most this often per token (a write per request would cost more
+#: than the request).
+TOUCH_EVERY = timedelta(minutes=1)
+
+
+class TokenRole(StrEnum):
+    AGENT = "agent"
+    REVIEWER = "reviewer"
+
+
+class TokenInfo(BaseModel):
+    id: str
+    name: str
+    role: TokenRole
+    identity: str
+    created_at: datetime
+    created_by: str | None = None
+    revoked_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
+class NotAuthenticatedError(AmemError):
+    """No token, an unknown one, or a revoked one."""
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def identity_of(name: str, role: TokenRole) -> str:
+    return f"agent:{name}" if role == TokenRole.AGENT else name
+
+
+class TokenService:
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def create(
+        self, name: str, role: TokenRole | str, *, created_by: str | None = None
+    ) -> tuple[str, TokenInfo]:
+        """A new token for ``name``; returns the token (shown once, never stored) and its record."""
+        if not _NAME.match(name or ""):
+            raise InvalidInputError(
+                f"token name {name!r}: letters, digits and . _ @ - (at most 100), "
+                "starting with a letter or digit"
+            )
+        try:
+            chosen = TokenRole(role)
+        except ValueError:
+            raise InvalidInputError(f"role {role!r}: use agent or reviewer") from None
+        token = PREFIX + secrets.token_urlsafe(32)
+        row = {
+            "id": new_id("tok"),
+            "name": name,
+            "role": chosen.value,
+            "token_sha256": digest(token),
+            "created_at": utcnow(),
+            "created_by": created_by,
+            "revoked_at": None,
+            "last_used_at": None,
+        }
+        with self.ledger.write(lock_head=False) as tx:
+            token_queries.insert(tx, row)
+        return token, _info(row)
+
+    def list(self) -> list[TokenInfo]:
+        with self.ledger.read() as tx:
+            return [_info(r) for r in token_queries.all_tokens(tx)]
+
+    def revoke(self, name_or_id: str) -> int:
+        """Revoke every active token of that name (or the token with that id). Returns how many."""
+        with self.ledger.write(lock_head=False) as tx:
+            count = token_queries.revoke(tx, name_or_id=name_or_id, at=utcnow())
+        if count == 0:
+            raise NotFoundError(f"no active token is named {name_or_id!r} or has that id")
+        return count
+
+    def authenticate(self, token: str | None) -> TokenInfo:
+        """The token's record, if it is known and not revoked; NotAuthenticatedError otherwise."""
+        if not token or not token.startswith(PREFIX):
+            raise NotAuthenticatedError("a bearer token is required (amem tokens create NAME --role agent)")
+        with self.ledger.read() as tx:
+            row = token_queries.by_digest(tx, digest(token))
+        if row is None or row["revoked_at"] is not None:
+            raise NotAuthenticatedError("this token is unknown or revoked")
+        now = utcnow()
+        if row["last_used_at"] is None or now - row["last_used_at"] > TOUCH_EVERY:
+            with self.ledger.write(lock_head=False) as tx:
+                token_queries.touch(tx, row["id"], now)
+        return _info(row)
+
+    def authenticate_token(self, token: str | None) -> tuple[str, TokenRole]:
+        """(identity, role) of a bearer token: ``agent:NAME`` for an agent, ``NAME`` for a reviewer."""
+        info = self.authenticate(token)
+        return info.identity, info.role
+
+
+def _info(row: dict[str, object]) -> TokenInfo:
+    role = TokenRole(str(row["role"]))
+    return TokenInfo(
+        id=str(row["id"]),
+        name=str(row["name"]),
+        role=role,
+        identity=identity_of(str(row["name"]), role),
+        created_at=row["created_at"],  # type: ignore[arg-type]
+        created_by=row["created_by"],  # type: ignore[arg-type]
+        revoked_at=row["revoked_at"],  # type: ignore[arg-type]
+        last_used_at=row["last_used_at"],  # type: ignore[arg-type]
+    )

@@ -1,0 +1,153 @@
+"""Workers: take queued inputs from the ledger under a lease and analyse them (add_note's second half).
+
+A worker claims a batch of inputs (amem/services/queue.py), keeps its leases alive while it works
+(a heartbeat at a third of the lease), and hands the batch to the write pipeline, which applies
+each analysis only while the claim stands. A worker that dies leaves leases that end; another
+worker then takes those inputs again. Any number of workers may run, in threads of one process
+(``WorkerPool``) or in many processes (``amem worker``) sharing one ledger.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from amem.domain.models import AddOutcome
+from amem.services.pipeline import WritePipeline
+from amem.services.queue import InputQueue, owner_id
+
+log = logging.getLogger(__name__)
+
+#: Inputs one worker claims and analyses together (one embedding call, one write transaction).
+DEFAULT_BATCH = 16
+#: How often an idle worker looks at the queue when no input arrived in its own process.
+DEFAULT_POLL_SECONDS = 0.5
+
+
+@dataclass
+class WorkerStats:
+    processed: int = 0
+    failed: int = 0
+    batches: int = 0
+
+
+class Worker:
+    """One worker: claim, analyse, apply, repeat."""
+
+    def __init__(
+        self,
+        pipeline: WritePipeline,
+        queue: InputQueue,
+        *,
+        batch_size: int = DEFAULT_BATCH,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        name: str = "worker",
+    ) -> None:
+        self.pipeline = pipeline
+        self.queue = queue
+        self.batch_size = max(1, batch_size)
+        self.poll_seconds = poll_seconds
+        self.owner = owner_id(name)
+        self.stats = WorkerStats()
+
+    def run_once(self) -> list[AddOutcome]:
+        """Claim one batch and process it; an empty list when nothing was waiting."""
+        raws = self.queue.claim(self.owner, self.batch_size)
+        if not raws:
+            return []
+        with self._heartbeat([r.id for r in raws]):
+            outcomes = self.pipeline.process_many(
+                raws, batch_size=self.batch_size, owner=self.owner, commit_each=True
+            )
+        self.stats.batches += 1
+        for outcome in outcomes:
+            if outcome.note_id is None:
+                self.stats.failed += 1
+                log.warning("%s", outcome.error)
+            else:
+                self.stats.processed += 1
+        return outcomes
+
+    def drain(self) -> int:
+        """Process until no input is waiting. Returns the inputs processed (failed ones included)."""
+        done = 0
+        while outcomes := self.run_once():
+            done += len(outcomes)
+        return done
+
+    def run(self, stop: threading.Event) -> None:
+        """Process until ``stop`` is set; idle, wake on an input queued in this process or poll."""
+        while not stop.is_set():
+            seen = self.queue.arrivals
+            try:
+                worked = bool(self.run_once())
+            except Exception:  # a broken ledger or index: keep the worker alive, the leases end
+                log.exception(
+                    "worker %s: a batch failed; its inputs are taken again when leases end", self.owner
+                )
+                worked = False
+                stop.wait(self.poll_seconds)
+            if not worked and not stop.is_set():
+                self.queue.wait(seen, self.poll_seconds)
+
+    @contextmanager
+    def _heartbeat(self, raw_log_ids: list[str]) -> Iterator[None]:
+        """Renew the leases on ``raw_log_ids`` every third of the lease while the body runs."""
+        done = threading.Event()
+        interval = max(self.queue.lease_seconds / 3, 0.05)
+
+        def beat() -> None:
+            while not done.wait(interval):
+                try:
+                    self.queue.renew(self.owner, raw_log_ids)
+                except Exception:  # the next beat tries again; a lost lease is caught at apply time
+                    log.exception("worker %s: could not renew its leases", self.owner)
+
+        thread = threading.Thread(target=beat, name=f"{self.owner}-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+
+
+class WorkerPool:
+    """``concurrency`` workers in threads of this process (``amem serve``, ``amem mcp``, ``amem worker``)."""
+
+    def __init__(self, make_worker: Callable[[int], Worker], concurrency: int) -> None:
+        self.workers = [make_worker(i) for i in range(max(0, concurrency))]
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> WorkerPool:
+        for worker in self.workers:
+            thread = threading.Thread(target=worker.run, args=(self._stop,), name=worker.owner, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Let each worker finish the batch it holds, then return."""
+        self._stop.set()
+        for worker in self.workers:
+            worker.queue.notify()
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def wait(self) -> None:
+        """Block until stopped (Ctrl-C in ``amem worker``)."""
+        while not self._stop.wait(1.0):
+            pass
+
+    @property
+    def stats(self) -> WorkerStats:
+        total = WorkerStats()
+        for w in self.workers:
+            total.processed += w.stats.processed
+            total.failed += w.stats.failed
+            total.batches += w.stats.batches
+        return total

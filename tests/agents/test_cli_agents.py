@@ -1,0 +1,82 @@
+"""`amem status` and `amem worker --once`: what a shell user sees of the queue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import litellm
+import pytest
+
+from amem.cli import main
+from amem.memory import Memory
+from tests.agents.scripted_answers import answer
+
+
+def run(capsys: pytest.CaptureFixture[str], memory: Memory, *args: str) -> tuple[int, str, str]:
+    code = main(["--home", str(memory.home), "--database-url", memory.settings.database_url, *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_status_says_queued_then_done_with_the_note_after_a_worker_ran(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw_id = memory.add_note("Acme wants a security review", actor="agent:sales", scope="acme", wait=False)
+    code, out, _ = run(capsys, memory, "status", raw_id)
+    assert code == 0 and out.strip() == f"{raw_id}: queued"
+
+    code, out, _ = run(capsys, memory, "worker", "--once", "--json")
+    assert code == 0 and json.loads(out)["processed"] == 1 and json.loads(out)["queue"]["queued"] == 0
+
+    code, out, _ = run(capsys, memory, "status", raw_id, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "done" and data["note_id"]
+    assert memory.read(data["note_id"]).raw_log_ids == [raw_id]
+
+
+def test_status_of_a_failed_input_says_why(
+    tmp_path: Path, database_url: str, scripted_llm, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory = Memory(tmp_path / "h", database_url=database_url, llm="scripted/test-model")
+    try:
+        raw_id = memory.add_note("Acme asked for SAML", actor="agent:sales", scope="acme", wait=False)
+        scripted_llm.push(litellm.AuthenticationError(message="bad key", llm_provider="scripted", model="m"))
+        scripted_llm.default = answer
+        memory.worker().run_once()
+        code, out, _ = run(capsys, memory, "status", raw_id)
+        assert code == 0 and out.startswith(f"{raw_id}: failed: ") and "bad key" in out
+    finally:
+        memory.close()
+
+
+def test_status_of_an_unknown_id_is_a_one_line_error(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, memory, "status", "r_unknown")
+    assert (
+        code == 2
+        and out == ""
+        and err.strip().startswith("error: input r_unknown does not exist (no raw log has that id) in ")
+        and len(err.strip().splitlines()) == 1
+    )
+
+
+def test_tokens_are_shown_once_listed_without_the_secret_and_revoked(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, memory, "tokens", "create", "sales-agent", "--role", "agent", "--json")
+    created = json.loads(out)
+    assert code == 0 and created["token"].startswith("amem_") and created["identity"] == "agent:sales-agent"
+    assert memory.tokens.authenticate_token(created["token"]) == ("agent:sales-agent", "agent")
+
+    code, out, _ = run(capsys, memory, "tokens", "list", "--json")
+    assert code == 0 and created["token"] not in out and json.loads(out)[0]["name"] == "sales-agent"
+
+    code, out, _ = run(capsys, memory, "tokens", "revoke", "sales-agent")
+    assert code == 0 and out.strip() == "revoked 1 token(s)"
+    code, _, err = run(capsys, memory, "tokens", "revoke", "sales-agent")
+    assert code == 2 and "no active token" in err
+
+    code, _, err = run(capsys, memory, "tokens", "create", "bob", "--role", "admin")
+    assert code == 2 and err.strip() == "error: role 'admin': use agent or reviewer"

@@ -1,0 +1,128 @@
+"""The HTTP API through its own ASGI app (httpx's TestClient): every status code it documents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from amem.api.app import create_app
+from amem.memory import Memory
+
+
+@pytest.fixture
+def client(memory: Memory) -> Iterator[TestClient]:
+    with TestClient(create_app(memory)) as c:
+        yield c
+
+
+@pytest.fixture
+def agent(memory: Memory) -> dict[str, str]:
+    token, _ = memory.tokens.create("sales-agent", "agent")
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def reviewer(memory: Memory) -> dict[str, str]:
+    token, _ = memory.tokens.create("alice", "reviewer")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_an_input_is_accepted_at_once_and_followed_to_its_note(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    sent = {"content": "Acme will renew in March only with SSO", "scope": "acme", "metadata": {"call": 7}}
+    accepted = client.post("/v1/inputs", json=sent, headers=agent)
+    assert accepted.status_code == 202
+    body = accepted.json()
+    assert body["status"] == "queued" and body["status_url"].endswith(f"/v1/inputs/{body['raw_log_id']}")
+
+    status = client.get(body["status_url"], headers=agent)
+    assert status.status_code == 200 and status.json()["status"] == "queued"
+    assert client.get("/v1/queue", headers=agent).json() == {"queued": 1, "processing": 0, "failed": 0}
+
+    memory.worker().run_once()
+    done = client.get(body["status_url"], headers=agent).json()
+    assert done["status"] == "done" and done["note_id"]
+
+    note = client.get(f"/v1/notes/{done['note_id']}", headers=agent)
+    assert note.status_code == 200 and note.json()["raw_log_ids"] == [body["raw_log_id"]]
+    history = client.get(f"/v1/notes/{done['note_id']}/history", headers=agent)
+    assert history.status_code == 200 and history.json()[0]["actor"] == "agent:sales-agent"
+    with memory.ledger.read() as tx:
+        (raw,) = tx.get_raw_logs([body["raw_log_id"]])
+    assert raw.actor.id == "sales-agent" and raw.metadata == {"call": 7}  # the token says who
+
+    hits = client.get(
+        "/v1/search", params={"q": "single sign-on SSO renewal", "scope": "acme"}, headers=agent
+    )
+    assert hits.status_code == 200 and [h["note_id"] for h in hits.json()] == [done["note_id"]]
+    count = client.get("/v1/review/count", headers=agent)
+    assert count.status_code == 200 and count.json()["pending"] == len(memory.pending(limit=1000))
+
+
+@pytest.mark.parametrize("header", [None, "Bearer amem_not-a-real-token", "Basic c2VjcmV0", "Bearer "])
+def test_no_token_or_a_wrong_one_is_401(client: TestClient, header: str | None) -> None:
+    headers = {"Authorization": header} if header else {}
+    for method, path in [("post", "/v1/inputs"), ("get", "/v1/inputs/r_x"), ("get", "/v1/notes/n_x")]:
+        response = client.request(method, path, headers=headers, json={"content": "x", "scope": "s"})
+        assert response.status_code == 401, (method, path)
+        assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_a_revoked_token_is_401_from_the_next_request(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    assert client.get("/v1/queue", headers=agent).status_code == 200
+    assert memory.tokens.revoke("sales-agent") == 1
+    response = client.get("/v1/queue", headers=agent)
+    assert response.status_code == 401 and "revoked" in response.json()["detail"]
+
+
+def test_the_review_queue_is_for_reviewers_only_and_nothing_decides(
+    client: TestClient, agent: dict[str, str], reviewer: dict[str, str]
+) -> None:
+    denied = client.get("/v1/review/pending", headers=agent)
+    assert denied.status_code == 403 and "reviewer" in denied.json()["detail"]
+    assert client.get("/v1/review/pending", headers=reviewer).status_code == 200
+
+    spec = client.get("/openapi.json").json()
+    writes = [(m, p) for p, ops in spec["paths"].items() for m in ops if m not in ("get", "parameters")]
+    assert writes == [("post", "/v1/inputs")]  # no approve, reject, revert, erase or edit, for anyone
+    assert "Agents never decide" in spec["info"]["description"]
+    for path in ("/v1/proposals/p_1/approve", "/v1/notes/n_1"):
+        assert client.post(path, headers=reviewer, json={}).status_code in (404, 405)
+
+
+def test_unknown_inputs_and_notes_are_404(client: TestClient, agent: dict[str, str]) -> None:
+    for path in ("/v1/inputs/r_missing", "/v1/notes/n_missing", "/v1/notes/n_missing/history"):
+        response = client.get(path, headers=agent)
+        assert response.status_code == 404 and "does not exist" in response.json()["detail"], path
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"scope": "acme"}, "content"),
+        ({"content": "", "scope": "acme"}, "content"),
+        ({"content": "   ", "scope": "acme"}, "content is empty"),
+        ({"content": "x", "scope": ""}, "scope"),
+        ({"content": "x", "scope": "acme", "approve": True}, "approve"),
+        ({"content": "x" * 20_001, "scope": "acme"}, "over the limit"),
+        ({"content": "x", "scope": "acme", "at": "not a time"}, "at"),
+    ],
+)
+def test_malformed_inputs_are_422_and_nothing_is_recorded(
+    client: TestClient, memory: Memory, agent: dict[str, str], body: dict[str, object], says: str
+) -> None:
+    response = client.post("/v1/inputs", json=body, headers=agent)
+    assert response.status_code == 422 and says in str(response.json()["detail"])
+    assert memory.queue_depth()["queued"] == 0
+
+
+def test_a_search_without_its_query_is_422(client: TestClient, agent: dict[str, str]) -> None:
+    assert client.get("/v1/search", params={"scope": "acme"}, headers=agent).status_code == 422
+    assert (
+        client.get("/v1/search", params={"q": "x", "scope": "acme", "k": 0}, headers=agent).status_code == 422
+    )

@@ -1,0 +1,134 @@
+"""The MCP server through the official SDK's own client, over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import uvicorn
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from amem.api.mcp_server import create_mcp_server
+from amem.memory import Memory
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = {
+    "add_note",
+    "input_status",
+    "search",
+    "search_agentic",
+    "read_note",
+    "note_history",
+    "pending_review_count",
+}
+
+
+def data(result: Any) -> Any:
+    """A tool's answer: its structured content (lists come wrapped as {"result": [...]})."""
+    assert not result.is_error, result.content
+    structured = result.structured_content
+    if isinstance(structured, dict) and set(structured) == {"result"}:
+        return structured["result"]
+    return structured if structured is not None else json.loads(result.content[0].text)
+
+
+async def exercise(client: Client, scope: str) -> dict[str, Any]:
+    """What an agent does: add, wait for its note, search, read, history, review count."""
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS  # nothing that approves, rejects, reverts, erases or edits
+    assert all(tools[name].annotations.read_only_hint for name in TOOLS - {"add_note"})
+    assert "input_status" in (tools["add_note"].description or "")
+
+    added = data(await client.call_tool("add_note", {"content": "Acme renews only with SSO", "scope": scope}))
+    assert added["status"] == "queued"
+    deadline = time.monotonic() + 120
+    while (status := data(await client.call_tool("input_status", {"raw_log_id": added["raw_log_id"]})))[
+        "status"
+    ] != "done":
+        assert status["status"] in ("queued", "processing") and time.monotonic() < deadline, status
+        await anyio.sleep(0.1)
+
+    note = data(await client.call_tool("read_note", {"note_id": status["note_id"]}))
+    assert note["raw_log_ids"] == [added["raw_log_id"]] and note["content"] == "Acme renews only with SSO"
+    hits = data(await client.call_tool("search", {"query": "single sign-on SSO renewal", "scope": scope}))
+    assert [h["note_id"] for h in hits] == [status["note_id"]]
+    linked = data(await client.call_tool("search_agentic", {"query": "SSO", "scope": scope}))
+    assert linked[0]["note_id"] == status["note_id"]
+    history = data(await client.call_tool("note_history", {"note_id": status["note_id"]}))
+    assert history and {e["actor"] for e in history} >= {"agent:mcp-test"}
+    count = data(await client.call_tool("pending_review_count", {}))
+    assert isinstance(count["pending"], int)
+
+    missing = await client.call_tool("read_note", {"note_id": "n_missing"})
+    assert missing.is_error and "does not exist" in missing.content[0].text
+    empty = await client.call_tool("add_note", {"content": " ", "scope": scope})
+    assert empty.is_error and "content is empty" in empty.content[0].text
+    return status
+
+
+@pytest.mark.slow
+def test_the_stdio_server_started_by_a_client_adds_and_finds_with_its_own_worker(memory: Memory) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "amem",
+            "--home",
+            str(memory.home),
+            "--database-url",
+            memory.settings.database_url,
+            "mcp",
+            "--workers",
+            "1",
+            "--actor",
+            "agent:mcp-test",
+        ],
+        env=env,
+    )
+
+    async def main() -> dict[str, Any]:
+        async with Client(params) as client:
+            return await exercise(client, "acme")
+
+    status = anyio.run(main)
+    assert memory.input_status(status["raw_log_id"]).note_id == status["note_id"]
+
+
+@pytest.fixture
+def http_mcp(memory: Memory) -> Iterator[str]:
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=1)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    web = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=web.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    ready = threading.Event()
+    while not web.started and thread.is_alive():
+        ready.wait(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        web.should_exit = True
+        thread.join(timeout=60)
+        sock.close()
+
+
+@pytest.mark.slow
+def test_the_streamable_http_server_serves_the_same_tools(http_mcp: str) -> None:
+    async def main() -> None:
+        async with Client(http_mcp) as client:
+            await exercise(client, "globex")
+
+    anyio.run(main)

@@ -1,0 +1,278 @@
+"""The durable asynchronous add: add_note(wait=False), the input queue, leases and workers.
+
+Invariants under test, on SQLite and PostgreSQL: an acknowledged input is never lost and a caller
+can always learn what became of it; no input is analysed or applied twice, whatever the workers do.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import litellm
+import pytest
+import sqlalchemy as sa
+
+from amem.domain.models import RawLogState
+from amem.errors import InvalidInputError, NotFoundError
+from amem.ledger.tables import llm_calls, notes
+from amem.memory import Memory
+from tests.agents.scripted_answers import answer
+
+MODEL = "scripted/test-model"
+
+
+@pytest.fixture
+def mem(database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch) -> Iterator[Memory]:
+    monkeypatch.setenv("AMEM_LLM_RETRY_WAIT", "0")  # backoff without waiting: the tests need no clock
+    m = Memory(tmp_path / "home", database_url=database_url, llm=MODEL)
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def note_rows(memory: Memory) -> int:
+    with memory.ledger.engine.connect() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(notes)).scalar_one())
+
+
+def later(memory: Memory, raw_log_id: str) -> None:
+    """Move ``memory``'s queue clock past the lease on ``raw_log_id`` (no sleeping)."""
+    lease_end = memory.input_status(raw_log_id).lease_until
+    assert lease_end is not None
+    memory.queue.clock = lambda: lease_end + timedelta(seconds=1)
+
+
+def test_add_without_waiting_acknowledges_before_any_model_call_and_a_worker_completes_it(
+    mem: Memory, scripted_llm
+) -> None:
+    raw_id = mem.add_note(
+        "Acme wants the renewal quote by Friday", actor="agent:sales", scope="acme", wait=False
+    )
+    assert scripted_llm.requests == []  # acknowledged with no model call
+    status = mem.input_status(raw_id)
+    assert status.status == "queued" and status.note_id is None and status.scope == "acme"
+    assert mem.queue_depth() == {"queued": 1, "processing": 0, "failed": 0}
+
+    scripted_llm.default = answer
+    (outcome,) = mem.worker().run_once()
+    done = mem.input_status(raw_id)
+    assert done.status == "done" and done.note_id == outcome.note_id and done.error is None
+    note = mem.read(done.note_id or "")
+    assert note.raw_log_ids == [raw_id] and note.content == "Acme wants the renewal quote by Friday"
+    assert mem.queue_depth() == {"queued": 0, "processing": 0, "failed": 0}
+    assert mem.worker().run_once() == []  # nothing twice
+
+
+def test_bad_input_is_refused_before_anything_is_queued(mem: Memory) -> None:
+    with pytest.raises(InvalidInputError, match="content is empty"):
+        mem.add_note("   ", actor="agent:sales", scope="acme", wait=False)
+    with pytest.raises(InvalidInputError, match="NUL"):  # PostgreSQL would refuse it after the fact
+        mem.add_note("a\x00b", actor="agent:sales", scope="acme", wait=False)
+    with pytest.raises(InvalidInputError, match=r"metadata\.call: key"):
+        mem.add_note("ok", actor="agent:sales", scope="acme", metadata={"call": {"\x00": 1}}, wait=False)
+    assert mem.queue_depth()["queued"] == 0
+    with pytest.raises(NotFoundError, match="r_nope"):
+        mem.input_status("r_nope")
+
+
+def test_input_status_goes_queued_processing_done_and_failed_says_why(mem: Memory, scripted_llm) -> None:
+    first = mem.add_note("Acme asked about SSO", actor="agent:sales", scope="acme", wait=False)
+    second = mem.add_note("Acme asked about SCIM", actor="agent:sales", scope="acme", wait=False)
+    assert [mem.input_status(i).status for i in (first, second)] == ["queued", "queued"]
+
+    worker = mem.worker(batch_size=1)
+    (raw,) = mem.queue.claim(worker.owner, 1)  # what run_once does first
+    assert raw.id == first
+    held = mem.input_status(first)
+    assert held.status == "processing" and held.lease_until is not None and held.claims == 1
+    assert mem.queue_depth() == {"queued": 1, "processing": 1, "failed": 0}
+
+    scripted_llm.push(answer, answer)
+    (outcome,) = mem.pipeline.process_many([raw], owner=worker.owner)
+    assert mem.input_status(first).status == "done" and mem.input_status(first).note_id == outcome.note_id
+
+    down = litellm.APIConnectionError(
+        message="connection refused", llm_provider="scripted", model="test-model"
+    )
+    scripted_llm.push(down)
+    (failed,) = worker.run_once()
+    status = mem.input_status(second)
+    assert failed.raw_log_id == second and status.status == "failed" and status.note_id is None
+    assert status.error is not None and "connection refused" in status.error
+    assert mem.queue_depth() == {"queued": 0, "processing": 0, "failed": 1}
+    assert worker.run_once() == []  # a worker leaves failed inputs to `amem reprocess`
+
+    scripted_llm.push(answer, answer)
+    (note_id,) = mem.reprocess()
+    assert mem.input_status(second).status == "done" and mem.input_status(second).note_id == note_id
+
+
+def test_a_transient_model_error_is_retried_with_backoff_before_the_input_fails(
+    mem: Memory, scripted_llm
+) -> None:
+    raw_id = mem.add_note("Acme's CFO approved the budget", actor="agent:sales", scope="acme", wait=False)
+    scripted_llm.push(
+        litellm.RateLimitError(message="429 slow down", llm_provider="scripted", model="test-model"),
+        litellm.Timeout(message="took too long", model="test-model", llm_provider="scripted"),
+        answer,
+        litellm.InternalServerError(message="502 upstream", llm_provider="scripted", model="test-model"),
+        answer,
+    )
+    (outcome,) = mem.worker().run_once()
+    assert outcome.note_id is not None and mem.input_status(raw_id).status == "done"
+    with mem.ledger.read() as tx:
+        errors = [
+            r.error
+            for r in tx.conn.execute(
+                sa.select(llm_calls.c.error)
+                .where(llm_calls.c.raw_log_id == raw_id)
+                .order_by(llm_calls.c.created_at)
+            )
+        ]
+    # every attempt is recorded: three failed ones and the two that answered
+    assert len(errors) == 5 and sum(e is None for e in errors) == 2
+    assert any("slow down" in (e or "") for e in errors) and any("too long" in (e or "") for e in errors)
+
+    # a transient error that persists ends in `failed`, saying why, after the retries
+    persistent = mem.add_note("Acme's legal review is done", actor="agent:sales", scope="acme", wait=False)
+    tries = mem.settings.llm_transient_retries + 1
+    scripted_llm.push(
+        *[litellm.ServiceUnavailableError(message="503 down", llm_provider="scripted", model="m")] * tries
+    )
+    (outcome,) = mem.worker().run_once()
+    status = mem.input_status(persistent)
+    assert outcome.note_id is None and status.status == "failed"
+    assert status.error is not None and "503 down" in status.error and f"{tries} tries" in status.error
+    assert scripted_llm.queue == type(scripted_llm.queue)()  # exactly the retries, no more
+
+
+def test_an_expired_lease_is_taken_again_and_the_old_holder_cannot_apply(mem: Memory, scripted_llm) -> None:
+    raw_id = mem.add_note("Globex moves to annual billing", actor="agent:sales", scope="globex", wait=False)
+    dead = mem.worker(name="dead")
+    (raw,) = mem.queue.claim(dead.owner, 1)  # ...and the worker dies here
+
+    alive = mem.worker(name="alive")
+    assert alive.run_once() == []  # the dead worker's lease still stands
+    assert mem.reprocess() == []  # so does reprocess: it cannot tell dead from slow
+    assert mem.input_status(raw_id).status == "processing"
+
+    later(mem, raw_id)
+    assert mem.input_status(raw_id).status == "queued"
+    scripted_llm.default = answer
+    (outcome,) = alive.run_once()
+    assert outcome.note_id is not None and mem.input_status(raw_id).claims == 2
+
+    # the old holder comes back to life and finishes its analysis: nothing is applied twice
+    (late,) = mem.pipeline.process_many([raw], owner=dead.owner)
+    assert late.note_id is None and late.error is not None and "another worker took it" in late.error
+    assert note_rows(mem) == 1 and mem.input_status(raw_id).note_id == outcome.note_id
+
+
+def test_an_input_that_kills_every_worker_is_marked_failed_not_taken_forever(mem: Memory) -> None:
+    raw_id = mem.add_note("Initech's pilot starts Monday", actor="agent:sales", scope="initech", wait=False)
+    mem.queue.max_claims = 2
+    for _ in range(2):
+        (taken,) = mem.queue.claim(mem.worker().owner, 1)  # each worker dies holding it
+        later(mem, raw_id)
+    assert mem.queue.claim(mem.worker().owner, 1) == []
+    status = mem.input_status(raw_id)
+    assert status.status == "failed" and status.error is not None and "taken 2 times" in status.error
+    assert taken.id == raw_id
+
+
+def test_synchronous_add_holds_its_input_so_no_worker_takes_it(mem: Memory, scripted_llm) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def construct_while_a_worker_looks(messages: list[dict[str, Any]]) -> str:
+        # add_note(wait=True) is analysing: its raw log is committed, and a worker finds nothing
+        seen.append(mem.queue_depth())
+        seen.append({"claimed": len(mem.worker().run_once())})
+        return answer(messages)
+
+    scripted_llm.push(construct_while_a_worker_looks, answer)
+    note_id = mem.add_note("Acme signs on Friday", actor="agent:sales", scope="acme")
+    assert seen == [{"queued": 0, "processing": 1, "failed": 0}, {"claimed": 0}]
+    assert mem.input_status(mem.read(note_id).raw_log_ids[0]).status == "done"
+
+
+def test_two_workers_racing_never_process_an_input_twice(database_url: str, tmp_path: Path) -> None:
+    """Two stores on one ledger (two engines, as two processes would have), each with a worker,
+    draining the same queue at once with the offline analyst: each input is analysed once."""
+    first = Memory(tmp_path / "a", database_url=database_url)
+    second = Memory(tmp_path / "b", database_url=database_url)
+    try:
+        ids = [
+            first.add_note(
+                f"Account {i} renewed the Pro plan for {i + 2} seats", actor="agent:x", scope="s", wait=False
+            )
+            for i in range(24)
+        ]
+        analysed: Counter[str] = Counter()
+        lock = threading.Lock()
+        start = threading.Barrier(2)
+
+        def count_analyses(memory: Memory) -> None:
+            analyst = memory.pipeline.analyst
+            construct = analyst.construct
+
+            def counted(raw: Any, declared: Any) -> Any:
+                with lock:
+                    analysed[raw.id] += 1
+                return construct(raw, declared)
+
+            analyst.construct = counted  # type: ignore[method-assign]
+
+        workers = []
+        for memory in (first, second):
+            count_analyses(memory)
+            workers.append(memory.worker(batch_size=3))
+
+        def drain(worker: Any) -> None:
+            start.wait()
+            worker.drain()
+
+        threads = [threading.Thread(target=drain, args=(w,)) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+        assert sorted(analysed) == sorted(ids) and set(analysed.values()) == {1}
+        assert all(w.stats.processed > 0 for w in workers)  # both really took part
+        statuses = [first.input_status(i) for i in ids]
+        assert {s.status for s in statuses} == {"done"}
+        assert len({s.note_id for s in statuses}) == len(ids) == note_rows(first)
+        with first.ledger.read() as tx:
+            assert tx.raw_log_states([RawLogState.PENDING, RawLogState.FAILED]) == []
+        assert first.verify().ok
+    finally:
+        first.close()
+        second.close()
+
+
+def test_reprocess_tries_each_input_once_per_call_even_when_they_fail_again(
+    mem: Memory, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from amem.services import pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH", 2)  # several claims in one call
+    ids = [
+        mem.add_note(f"Umbrella note {i}", actor="agent:x", scope="umbrella", wait=False) for i in range(5)
+    ]
+    down = litellm.APIConnectionError(
+        message="connection refused", llm_provider="scripted", model="test-model"
+    )
+    scripted_llm.default = lambda messages: (_ for _ in ()).throw(down)  # every call fails
+    assert mem.reprocess() == []
+    assert len(scripted_llm.requests) == 5  # each once, though each became failed and claimable again
+    assert {mem.input_status(i).status for i in ids} == {"failed"}
+
+    scripted_llm.default = answer
+    assert len(mem.reprocess(limit=3)) == 3
+    assert [mem.input_status(i).status for i in ids] == ["done"] * 3 + ["failed"] * 2
