@@ -258,7 +258,15 @@ class Memory:
         )
 
     def reindex(self) -> int:
-        """Rebuild the vector index from the ledger. Returns the number of notes indexed."""
+        """Rebuild the vector index from the ledger under the configured embedding model (the
+        explicit step after a change of model). Returns the number of notes indexed."""
+        with self._parts_lock:
+            if "search_service" not in self._parts:
+                from amem.services.search import SearchService
+
+                service = SearchService.open(self.settings, self.ledger, reindex=True)
+                self._parts["search_service"] = service
+                return service.index.count()
         return self.search_service.reindex()
 
     # -- governance -----------------------------------------------------------------------------
