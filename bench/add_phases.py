@@ -50,7 +50,7 @@ PHASES = [
     ("  write transaction", "amem/services/pipeline.py", "_apply"),
     ("  index catch-up (after)", "amem/services/pipeline.py", "_catch_up_index"),
     ("    chroma upsert", "amem/index/chroma.py", "upsert"),
-    ("    chroma position", "amem/index/chroma.py", "set_position"),
+    ("    vectors and position (ledger)", "amem/index/sync.py", "_record"),
 ]
 
 
