@@ -164,12 +164,16 @@ class IndexSync:
         in one transaction after the index write. Searches pass False: a read must not wait for
         the ledger's write lock, nor fail on a read-only database."""
         with self._lock:
-            self._follow_rebuilds()
             start = self._position.last_seq
             touched = self._rebuild(record=record) if start == 0 else set()
             kept: list[tuple[str, str, NDArray[np.float32]]] = []
+            check = bool(self._position.instance)
             while True:
                 with self.ledger.read() as tx:
+                    if check:  # in the first read, so a search costs no extra transaction
+                        check = False
+                        if self._follow_rebuilds(index_queries.position(tx, self.name)):
+                            continue
                     changes = list(islice(tx.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
                     if not changes:
                         break
@@ -207,18 +211,16 @@ class IndexSync:
                 tx, self.name, StoredPosition(0, instance, self.built_by, ledger_id), utcnow()
             )
 
-    def _follow_rebuilds(self) -> None:
+    def _follow_rebuilds(self, row: StoredPosition | None) -> bool:
         """Another process rebuilt the index (``amem reindex``): under another model, refuse to
-        write this model's vectors into it; under the same model, follow the new build."""
-        if not self._position.instance:
-            return
-        with self.ledger.read() as tx:
-            row = index_queries.position(tx, self.name)
+        write this model's vectors into it or query it; under the same model, follow the new
+        build from its position. Returns True when the position moved."""
         if row is None or row.instance == self._position.instance:
-            return
+            return False
         if row.built_by != self.built_by:
             raise IndexModelChangedError(row.built_by, self.built_by)
         self._position = _position(row)
+        return True
 
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
         with index_queries.derived_write(self.ledger) as tx:
