@@ -356,7 +356,15 @@ class Memory:
             return tx.scopes()
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
-        """Rebuild the vector index from the ledger. Returns the number of notes indexed."""
+        """Rebuild the vector index from the ledger under the configured embedding model (the
+        explicit step after a change of model). Returns the number of notes indexed."""
+        with self._parts_lock:
+            if "search_service" not in self._parts:
+                from amem.services.search import SearchService
+
+                service = SearchService.open(self.settings, self.ledger, reindex=True)
+                self._parts["search_service"] = service
+                return service.index.count()
         return self.search_service.reindex(progress=progress)
 
     # -- governance -----------------------------------------------------------------------------
@@ -392,6 +400,19 @@ class Memory:
     def authenticate(self, reviewer: str, password: str) -> AuthenticatedReviewer:
         """A reviewer of the policy in force, proven by their password (bcrypt ``password_hash``)."""
         return self.authentication.with_password(reviewer, password)
+
+    def authenticate_token(self, token: str) -> AuthenticatedReviewer:
+        """A reviewer proven by a personal token they created (``amem tokens create NAME --role
+        reviewer``, stored hashed in the ledger); an agent's token is refused: agents never decide."""
+        from amem.errors import PermissionDeniedError
+        from amem.services.tokens import TokenRole
+
+        identity, role = self.tokens.authenticate_token(token)
+        if role != TokenRole.REVIEWER:
+            raise PermissionDeniedError(
+                f"{identity} holds an agent's token: agents can never approve or reject"
+            )
+        return self.authentication.signed_in(identity, method="token")
 
     def install_policy(self, policy: Policy, *, by: AuthenticatedReviewer) -> tuple[PolicyVersion, bool]:
         """Record ``policy`` in the ledger as the policy in force from now on, by a policy admin

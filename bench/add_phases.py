@@ -52,7 +52,7 @@ PHASES = [
     ("    events + head at commit", "amem/ledger/store.py", "_flush_head"),
     ("  index catch-up (after)", "amem/services/pipeline.py", "_catch_up_index"),
     ("    chroma upsert", "amem/index/chroma.py", "upsert"),
-    ("    chroma position", "amem/index/chroma.py", "set_position"),
+    ("    vectors and position (ledger)", "amem/index/sync.py", "_record"),
 ]
 
 

@@ -15,6 +15,7 @@ first size is the baseline: a flat per-note cost keeps "vs first" near 1.00x.
     python bench/scale.py --sizes 1000 10000
     python bench/scale.py --sizes 300 600 --window 100 --queries 50   # a quick check
     python bench/scale.py --home /tmp/scale    # resumes a store left by an interrupted run
+    python bench/scale.py --database-url postgresql+psycopg://postgres@127.0.0.1:5432/scale  # PostgreSQL
 """
 
 from __future__ import annotations
@@ -188,6 +189,9 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200, help="searches timed at each size")
     parser.add_argument("--home", type=Path, default=None)
     parser.add_argument(
+        "--database-url", default=None, help="the ledger (an empty database); default: SQLite in --home"
+    )
+    parser.add_argument(
         "--link-keyword-scope-limit",
         type=lambda v: None if v == "all" else int(v),
         default=NEIGHBOUR_KEYWORD_SCOPE_LIMIT,
@@ -216,7 +220,8 @@ def main() -> int:
     )
     rows: list[Checkpoint] = []
     started = time.perf_counter()
-    with Memory(home, llm="scripted/bench") as memory:
+    with Memory(home, database_url=args.database_url, llm="scripted/bench") as memory:
+        print(f"ledger: {memory.ledger.dialect}", flush=True)
         memory.search_service.neighbour_keyword_window = args.neighbour_keyword_window
         memory.search_service.neighbour_keyword_scope_limit = args.link_keyword_scope_limit
         memory.reprocess()  # a raw log an interrupted run left unanalysed

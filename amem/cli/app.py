@@ -84,11 +84,20 @@ def open_memory(*, create: bool = True, warn: bool = True) -> Any:
 
 
 def sign_in(mem: Any, reviewer: str, password_stdin: bool) -> Any:
-    """The reviewer, authenticated by their password (prompted, hidden, or one line of stdin)."""
-    from amem.errors import PolicyMismatchError
+    """The reviewer, authenticated by the personal token in AMEM_REVIEWER_TOKEN when set (never on
+    the command line), else by their password (prompted, hidden, or one line of stdin)."""
+    from amem.errors import AuthenticationError, PolicyMismatchError
 
     if mem.governance.mismatch:  # said before any password is asked for
         raise PolicyMismatchError(mem.governance.mismatch)
+    token = os.environ.get("AMEM_REVIEWER_TOKEN")
+    if token:
+        from amem.domain.identity import same_identity
+
+        who = mem.authenticate_token(token)
+        if not same_identity(who.id, reviewer):
+            raise AuthenticationError(f"AMEM_REVIEWER_TOKEN is {who.id}'s token, not {reviewer.strip()}'s")
+        return who
     return authenticate(mem.authentication, reviewer, password_stdin)
 
 

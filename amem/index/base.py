@@ -23,16 +23,19 @@ class NeighbourFinder(Protocol):
 
 @dataclass(frozen=True)
 class IndexPosition:
-    """How far into the ledger's changes a vector index is, and what built it.
+    """How far into the ledger's changes one build of a vector index is, and what built it.
 
-    ``ledger`` fingerprints the ledger the index was built from (the hash of its first change), so
-    an index pointed at another ledger is rebuilt rather than trusted. ``built_by`` names the
-    embedding model and document format: vectors from another model or format are rebuilt too.
+    Kept in the ledger (``index_state``), never in the index itself, and moved only forward.
+    ``instance`` names the build (a rebuild or a reindex starts a new one; an index directory
+    deleted is noticed as a missing instance); ``ledger`` fingerprints the ledger it was built
+    from (the hash of its first change); ``built_by`` is the embedding model's identity and the
+    document format: vectors from another model are never mixed in.
     """
 
     last_seq: int = 0
     ledger: str = ""
     built_by: str = ""
+    instance: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,9 +56,9 @@ class VectorHit:
 class VectorIndex(Protocol):
     """A vector store holding one entry per live (not deleted) note, kept apart by scope."""
 
-    def position(self) -> IndexPosition: ...
-
-    def set_position(self, position: IndexPosition) -> None: ...
+    def instance(self) -> str:
+        """The id of this build of the index ("" when the index holds no build: new or deleted)."""
+        ...
 
     def upsert(self, entries: Sequence[IndexEntry], vectors: NDArray[Any]) -> None: ...
 
@@ -78,7 +81,9 @@ class VectorIndex(Protocol):
 
     def count(self) -> int: ...
 
-    def reset(self, position: IndexPosition) -> None: ...
+    def reset(self) -> str:
+        """Drop every entry and start a new build. Returns its instance id."""
+        ...
 
     def compact(self) -> None: ...
 

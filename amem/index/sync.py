@@ -4,6 +4,12 @@ The ledger commits first; the index follows. A crash in between leaves the index
 ahead, and the next catch-up (on open, before a search, after add_note) re-applies what is
 missing. Applying a change twice is harmless: an entry is always rebuilt from the note's current,
 applied state in the ledger (never from a pending proposal).
+
+Vectors are embedded once: each note's vector is kept in the ledger (``note_vectors``) under the
+embedding model's identity and the sha256 of the document it is of. A process catching up with
+changes another process made, and a rebuild, load those vectors instead of embedding again. The
+position also lives in the ledger and only moves forward; an index built by another model is
+refused (IndexModelChangedError) until ``amem reindex`` rebuilds it, never mixed or dropped.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from amem.domain.hashing import sha256_text
 from amem.domain.models import Change, ChangeKind, Note, utcnow
 from amem.domain.progress import Progress, no_progress
+from amem.errors import AmemError
 from amem.index.base import IndexPosition, VectorIndex
 from amem.index.documents import (
     DOCUMENT_FORMAT,
@@ -28,7 +36,8 @@ from amem.index.documents import (
     index_entry,
 )
 from amem.index.embedders import Embedder
-from amem.ledger import search_queries
+from amem.ledger import index_queries, search_queries
+from amem.ledger.index_queries import StoredPosition
 from amem.ledger.store import Ledger, LedgerTx
 
 CHANGES_PER_BATCH = 1000
@@ -37,6 +46,19 @@ NOTES_PER_PAGE = 512
 INDEXING = "indexing notes"
 #: Vectors kept for documents embedded ahead of their change (by add_note), at most this many.
 REMEMBERED_VECTORS = 4096
+
+
+class IndexModelChangedError(AmemError):
+    """The index was built with another embedding model than this process uses."""
+
+    def __init__(self, built_by: str, mine: str) -> None:
+        super().__init__(
+            f"the vector index was built with embedding model {built_by.rsplit('/', 1)[0]!r}, but this "
+            f"process embeds with {mine.rsplit('/', 1)[0]!r}: run `amem reindex` to rebuild it with "
+            "the configured model (AMEM_EMBEDDING_MODEL), or configure the model it was built with"
+        )
+        self.built_by = built_by
+        self.mine = mine
 
 
 @dataclass
@@ -58,88 +80,161 @@ class _Plan:
         return plan
 
 
+@dataclass
+class _Vectors:
+    """Vectors for one batch of notes: those found in the ledger, and the new ones to keep there."""
+
+    stored: dict[str, index_queries.StoredVector] = field(default_factory=dict)
+    new: list[tuple[str, str, NDArray[np.float32]]] = field(default_factory=list)
+
+
 class IndexSync:
-    """Keeps one vector index in step with one ledger."""
+    """Keeps one vector index in step with one ledger.
+
+    ``position`` is what this process's view of the index has absorbed (the embedded Chroma never
+    shows a process what another process wrote into a collection it has loaded, so each process
+    applies every change itself, with the vectors the ledger keeps); the ledger's row is how far
+    the stored index is, moved forward by whichever process gets there first.
+    """
 
     def __init__(self, ledger: Ledger, index: VectorIndex, embedder: Embedder, *, name: str) -> None:
         self.ledger = ledger
         self.index = index
         self.embedder = embedder
         self.name = name
-        self.built_by = f"{embedder.model_id}/{DOCUMENT_FORMAT}"
+        self.model = embedder.identity
+        self.built_by = f"{self.model}/{DOCUMENT_FORMAT}"
         self._lock = threading.RLock()
-        self._position = index.position()
-        self._remembered: dict[str, NDArray[Any]] = {}
+        self._position = IndexPosition()
+        self._remembered: dict[str, tuple[str, NDArray[Any]]] = {}
+        #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
+        self.embedded = 0
 
     @property
     def position(self) -> IndexPosition:
         return self._position
 
-    def remember(self, documents: Sequence[str], vectors: NDArray[Any]) -> None:
-        """Vectors already computed for these document texts (add_note embeds a new note's document
-        with its neighbour query, in one call): the catch-up uses them instead of embedding again.
-        A text that changed before the catch-up simply misses and is embedded as usual."""
+    def stored_position(self) -> IndexPosition:
+        """The ledger's record of the index (last_seq 0 when none)."""
+        with self.ledger.read() as tx:
+            row = index_queries.position(tx, self.name)
+        return _position(row) if row is not None else IndexPosition()
+
+    def remember(self, notes: Sequence[Note], documents: Sequence[str], vectors: NDArray[Any]) -> None:
+        """Vectors add_note already computed for new notes' documents (with their neighbour query,
+        in one call): the catch-up keeps them in the ledger and indexes them instead of embedding
+        again. A note whose document changed before the catch-up misses and is embedded as usual."""
         with self._lock:
-            for text, vector in zip(documents, vectors, strict=True):
-                self._remembered[text] = vector
+            for note, text, vector in zip(notes, documents, vectors, strict=True):
+                self._remembered[note.id] = (sha256_text(text), vector)
             while len(self._remembered) > REMEMBERED_VECTORS:
                 del self._remembered[next(iter(self._remembered))]
 
     def verify_origin(self) -> bool:
-        """Start over when the index was built from another ledger, model or document format, or
-        claims changes this ledger does not have. Returns True when it started over."""
+        """Check the index against the ledger's record of it, on open.
+
+        Refuses (IndexModelChangedError) an index built with another embedding model while the
+        ledger holds notes: nothing is dropped, ``reindex`` rebuilds it explicitly. Starts a new
+        build when the index is missing or not the one the ledger records (deleted, built from
+        another ledger, ahead of it); the vectors come from the ledger. Returns True then."""
         with self._lock:
-            pos = self.index.position()
+            instance = self.index.instance()
             with self.ledger.read() as tx:
+                row = index_queries.position(tx, self.name)
                 ledger_id = _fingerprint(tx)
                 last = tx.last_change_seq()
-            foreign = bool(pos.ledger and ledger_id and pos.ledger != ledger_id)
-            if pos.built_by == self.built_by and not foreign and pos.last_seq <= last:
-                self._position = pos
+            if row is not None and row.built_by and row.built_by != self.built_by and last > 0:
+                raise IndexModelChangedError(row.built_by, self.built_by)
+            same = (
+                row is not None
+                and instance
+                and row.instance == instance
+                and row.built_by == self.built_by
+                and row.ledger_id in ("", ledger_id)
+                and row.last_seq <= last
+            )
+            if same:
+                assert row is not None
+                self._position = _position(row)
                 return False
-            self.index.reset(IndexPosition(0, ledger_id, self.built_by))
-            self._position = self.index.position()
+            self._start_build(ledger_id)
             return True
 
     def catch_up(self, *, record: bool = True, progress: Progress = no_progress) -> int:
         """Apply every change after the absorbed position. Returns how many notes were (re)indexed.
 
-        ``record``: also note the new position in the ledger's index_state (a mirror for status
-        reports; the index's own record rules). Searches pass False: a read must not wait for the
-        ledger's write lock, nor fail on a read-only database."""
+        ``record``: also keep the vectors embedded here and move the ledger's position forward,
+        in one transaction after the index write. Searches pass False: a read must not wait for
+        the ledger's write lock, nor fail on a read-only database."""
         with self._lock:
             start = self._position.last_seq
-            touched = self._rebuild(progress) if start == 0 else set()
+            touched = self._rebuild(record=record, progress=progress) if start == 0 else set()
+            kept: list[tuple[str, str, NDArray[np.float32]]] = []
+            check = bool(self._position.instance)
             while True:
                 with self.ledger.read() as tx:
+                    if check:  # in the first read, so a search costs no extra transaction
+                        check = False
+                        if self._follow_rebuilds(index_queries.position(tx, self.name)):
+                            continue
                     changes = list(islice(tx.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
                     if not changes:
                         break
                     plan = _Plan.of(changes)
                     notes = tx.get_notes(sorted(plan.embed | plan.metadata))
-                    ledger_id = self._position.ledger or _fingerprint(tx)
-                touched |= self._apply(notes, plan)
-                self._advance(IndexPosition(changes[-1].seq, ledger_id, self.built_by))
-            if record and self._position.last_seq != start:
-                with self.ledger.write() as tx:
-                    tx.set_index_position(self.name, self._position.last_seq, utcnow())
+                    vectors = _Vectors(index_queries.vectors(tx, self.model, sorted(plan.embed)))
+                touched |= self._apply(notes, plan, vectors)
+                kept += vectors.new
+                self._position = IndexPosition(
+                    changes[-1].seq, self._position.ledger, self.built_by, self._position.instance
+                )
+            if record and (kept or self._position.last_seq != start):
+                self._record(kept)
             return len(touched)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
-        """Drop the index and build it again from the ledger. Returns the number of notes indexed."""
+        """Drop the index and build it again from the ledger, under this process's embedding model
+        (the vectors kept for it are reused; the rest are embedded and kept). Returns the number
+        of notes indexed."""
         with self._lock:
             with self.ledger.read() as tx:
                 ledger_id = _fingerprint(tx)
-            self.index.reset(IndexPosition(0, ledger_id, self.built_by))
-            self._position = self.index.position()
+            self._start_build(ledger_id)
             self.catch_up(progress=progress)
             return self.index.count()
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _rebuild(self, progress: Progress = no_progress) -> set[str]:
-        """From zero, index the notes as they stand instead of replaying every change: each live note
-        is embedded once. The position is set only at the end, so an interrupted rebuild restarts."""
+    def _start_build(self, ledger_id: str) -> None:
+        """A new, empty build of the index, recorded in the ledger at position 0."""
+        instance = self.index.reset()
+        self._position = IndexPosition(0, ledger_id, self.built_by, instance)
+        with index_queries.derived_write(self.ledger) as tx:
+            index_queries.start_instance(
+                tx, self.name, StoredPosition(0, instance, self.built_by, ledger_id), utcnow()
+            )
+
+    def _follow_rebuilds(self, row: StoredPosition | None) -> bool:
+        """Another process rebuilt the index (``amem reindex``): under another model, refuse to
+        write this model's vectors into it or query it; under the same model, follow the new
+        build from its position. Returns True when the position moved."""
+        if row is None or row.instance == self._position.instance:
+            return False
+        if row.built_by != self.built_by:
+            raise IndexModelChangedError(row.built_by, self.built_by)
+        self._position = _position(row)
+        return True
+
+    def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
+        with index_queries.derived_write(self.ledger) as tx:
+            index_queries.put_vectors(tx, self.model, kept, utcnow())
+            p = self._position
+            index_queries.advance(tx, self.name, p.instance, self.built_by, p.last_seq, utcnow())
+
+    def _rebuild(self, *, record: bool, progress: Progress = no_progress) -> set[str]:
+        """From zero, index the notes as they stand instead of replaying every change, with the
+        vectors the ledger keeps (the others are embedded, and kept when ``record``). The position
+        is set only at the end, so an interrupted rebuild restarts."""
         with self.ledger.read() as tx:
             head = tx.last_change_seq()
             ledger_id = _fingerprint(tx)
@@ -149,44 +244,62 @@ class IndexSync:
         progress(INDEXING, 0, total)
         done: set[str] = set()
         after = ""
+        kept: list[tuple[str, str, NDArray[np.float32]]] = []
         while True:
             with self.ledger.read() as tx:
                 notes = search_queries.live_notes_page(tx, after=after, limit=NOTES_PER_PAGE)
+                vectors = _Vectors(index_queries.vectors(tx, self.model, [n.id for n in notes]))
             if not notes:
                 break
-            done |= self._apply(notes, _Plan(embed={n.id for n in notes}))
+            done |= self._apply(notes, _Plan(embed={n.id for n in notes}), vectors)
+            kept += vectors.new
             after = notes[-1].id
             progress(INDEXING, min(len(done), total), total)
         progress(INDEXING, total, total)
-        self._advance(IndexPosition(head, ledger_id, self.built_by))
+        self._position = IndexPosition(head, ledger_id, self.built_by, self._position.instance)
+        if record:
+            self._record(kept)
         return done
 
-    def _apply(self, notes: Sequence[Note], plan: _Plan) -> set[str]:
+    def _apply(self, notes: Sequence[Note], plan: _Plan, vectors: _Vectors) -> set[str]:
         gone = [n for n in notes if n.deleted]
         embed = [n for n in notes if not n.deleted and n.id in plan.embed]
         relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
         if embed:
-            self.index.upsert(
-                [index_entry(n) for n in embed], self._vectors([document_text(n) for n in embed])
-            )
+            self.index.upsert([index_entry(n) for n in embed], self._vectors(embed, vectors))
         if relabel:
             self.index.update_metadata([index_entry(n) for n in relabel])
         for scope in sorted({n.scope for n in gone}):
             self.index.delete(scope, [n.id for n in gone if n.scope == scope])
         return {n.id for n in [*embed, *relabel, *gone]}
 
-    def _vectors(self, texts: Sequence[str]) -> NDArray[Any]:
-        known: list[NDArray[Any] | None] = [self._remembered.pop(t, None) for t in texts]
-        missing = [i for i, v in enumerate(known) if v is None]
+    def _vectors(self, notes: Sequence[Note], vectors: _Vectors) -> NDArray[Any]:
+        """Each note's vector: kept in the ledger for its current document, else computed by
+        add_note ahead of the write, else embedded now (all the missing ones in one call)."""
+        digests = [sha256_text(document_text(n)) for n in notes]
+        found: list[NDArray[Any] | None] = []
+        for note, digest in zip(notes, digests, strict=True):
+            stored = vectors.stored.get(note.id)
+            ahead = self._remembered.pop(note.id, None)
+            if stored is not None and stored.document_sha256 == digest:
+                found.append(stored.vector)
+            elif ahead is not None and ahead[0] == digest:
+                found.append(ahead[1])
+                vectors.new.append((note.id, digest, np.asarray(ahead[1], dtype=np.float32)))
+            else:
+                found.append(None)
+        missing = [i for i, v in enumerate(found) if v is None]
         if missing:
-            fresh = self.embedder.embed([texts[i] for i in missing])
+            fresh = self.embedder.embed([document_text(notes[i]) for i in missing])
+            self.embedded += len(missing)
             for slot, i in enumerate(missing):
-                known[i] = fresh[slot]
-        return np.stack(known)  # type: ignore[arg-type]
+                found[i] = fresh[slot]
+                vectors.new.append((notes[i].id, digests[i], np.asarray(fresh[slot], dtype=np.float32)))
+        return np.stack(found)  # type: ignore[arg-type]
 
-    def _advance(self, position: IndexPosition) -> None:
-        self.index.set_position(position)
-        self._position = position
+
+def _position(row: StoredPosition) -> IndexPosition:
+    return IndexPosition(row.last_seq, row.ledger_id, row.built_by, row.instance)
 
 
 def _fingerprint(tx: LedgerTx) -> str:

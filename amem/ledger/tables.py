@@ -228,13 +228,33 @@ erased_rows = sa.Table(
     sa.Column("detail", _json(), nullable=True),
 )
 
-# Derived stores (the vector index) record here how far into the change sequence they are.
+# Derived stores (the vector index) record here how far into the change sequence they are: the
+# position only moves forward (compare-and-set), for the index ``instance`` (a build of it) made
+# with embedding model ``built_by`` from the ledger whose first change hash is ``ledger_id``
+# (migration 0010 added those three).
 index_state = sa.Table(
     "index_state",
     metadata,
     sa.Column("name", sa.String(200), primary_key=True),
     sa.Column("last_seq", sa.Integer, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
+    sa.Column("instance", sa.String(64), nullable=False, server_default=""),
+    sa.Column("built_by", sa.String(300), nullable=False, server_default=""),
+    sa.Column("ledger_id", sa.String(64), nullable=False, server_default=""),
+)
+
+# Each note's embedded document as a vector, per embedding model (migration 0010): a process
+# catching up, or a rebuild, loads these instead of embedding again. ``model`` is the model's
+# identity (a digest of its weights, or a remote model's name and dimension); ``document_sha256``
+# says which text the vector is of, so a vector of an older version of the note is never used.
+note_vectors = sa.Table(
+    "note_vectors",
+    metadata,
+    sa.Column("note_id", sa.String(40), sa.ForeignKey("notes.id"), primary_key=True),
+    sa.Column("model", sa.String(300), primary_key=True),
+    sa.Column("document_sha256", sa.String(64), nullable=False),
+    sa.Column("vector", sa.LargeBinary, nullable=False),  # float32, little-endian
+    sa.Column("stored_at", UTCDateTime, nullable=False),
 )
 
 # Every policy installed with `amem policy install` (migration 0007); append-only.

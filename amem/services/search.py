@@ -28,7 +28,7 @@ from amem.index.base import VectorHit, VectorIndex
 from amem.index.documents import document_text
 from amem.index.embedders import Embedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, fuse
-from amem.index.sync import IndexSync
+from amem.index.sync import IndexModelChangedError, IndexSync
 from amem.ledger import search_queries
 from amem.ledger.store import Ledger, LedgerTx
 
@@ -111,16 +111,21 @@ class SearchService:
         self._holds_more_than: dict[str, int] = {}
 
     @classmethod
-    def open(cls, settings: Settings, ledger: Ledger) -> SearchService:
+    def open(cls, settings: Settings, ledger: Ledger, *, reindex: bool = False) -> SearchService:
         """Open (or create) the index and bring it level with the ledger: an index that is missing,
-        empty, built from another ledger or by another embedding model is rebuilt here."""
+        empty or built from another ledger is rebuilt here, from the vectors the ledger keeps. One
+        built by another embedding model is refused (IndexModelChangedError) unless ``reindex``,
+        which rebuilds it under this process's model."""
         from amem.index.chroma import open_chroma  # chromadb is imported only when search is used
 
         embedder = make_embedder(settings)
         index = open_chroma(settings, embedder)
         sync = IndexSync(ledger, index, embedder, name=f"chroma:{index.store}")
-        sync.verify_origin()
-        sync.catch_up()
+        if reindex:
+            sync.reindex()
+        else:
+            sync.verify_origin()
+            sync.catch_up()
         service = cls(ledger, index, embedder, sync)
         service.neighbour_keyword_window = settings.link_keyword_window
         service.neighbour_keyword_scope_limit = settings.link_keyword_scope_limit
@@ -169,7 +174,7 @@ class SearchService:
         self._catch_up_for_neighbours()
         documents = [document_text(note) for note, _ in asks]
         vectors = self.embedder.embed(documents)
-        self.sync.remember(documents, vectors)
+        self.sync.remember([note for note, _ in asks], documents, vectors)
         windows = {scope: self._link_keyword_window(scope) for scope in {note.scope for note, _ in asks}}
         out: list[list[Note]] = []
         for i, (note, query) in enumerate(asks):
@@ -230,6 +235,8 @@ class SearchService:
     def _catch_up_for_neighbours(self) -> None:
         try:
             self.sync.catch_up(record=False)
+        except IndexModelChangedError:
+            raise  # never mix two models' vectors, not even for a neighbour search
         except Exception:  # stale neighbours beat a failed add_note; the next catch-up heals the index
             log.warning("the index could not catch up; neighbours come from it as it is", exc_info=True)
 

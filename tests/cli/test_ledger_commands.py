@@ -153,3 +153,31 @@ def test_approving_a_frozen_attribute_says_it_was_rejected_and_it_stays_rejected
     assert memory.proposal(p.id).status.value == "rejected"
     code, _out, err = run(memory, capsys, *approve[2:], stdin=reviewer_passwords["alice"])
     assert code == 2 and "is rejected by alice, not pending" in err
+
+
+def test_a_reviewer_decides_with_a_personal_token_and_an_agent_token_never_does(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A personal token (AMEM_REVIEWER_TOKEN, never on the command line) stands in for the password;
+    it proves only its own holder, and an agent's token decides nothing."""
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    bob_token, _ = memory.tokens.create("bob", role="reviewer")
+    agent_token, _ = memory.tokens.create("sales-agent", role="agent")
+
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", agent_token)
+    code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "alice")
+    assert code == 2 and "can never approve" in err
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", bob_token)
+    code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "alice")
+    assert code == 2 and "bob's token, not alice's" in err
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", "not-a-token")
+    code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "bob")
+    assert code == 2 and "token" in err and len(err.strip().splitlines()) == 1
+    assert memory.proposal(p.id).status.value == "pending"
+
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", bob_token)
+    code, out, err = run(memory, capsys, "approve", p.id, "--reviewer", "bob", "--json")
+    assert code == 0, err
+    decided = json.loads(out)
+    assert decided["status"] == "approved" and decided["reviewer"] == "bob"

