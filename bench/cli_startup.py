@@ -56,6 +56,37 @@ def run(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _small_store(env: dict[str, str]) -> str:
+    """Three notes added through the CLI in ``env``'s store; returns the first note's id."""
+    Path(env["AMEM_HOME"]).mkdir()
+    for text in (
+        "Acme decided to renew in March only with SSO, because their auditor asked for it",
+        "Acme's next step: we will send the SSO pricing sheet by Friday",
+        "Acme asked for 40 seats at $12 per seat",
+    ):
+        run(["add", text, "--scope", "acme"], env)
+    notes = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "amem", "notes", "--json"],
+            env=env,
+            check=True,
+            capture_output=True,
+            cwd=env["AMEM_HOME"],
+        ).stdout
+    )
+    return str(notes[0]["id"])
+
+
+def _commands(note: str) -> dict[str, list[str]]:
+    return {
+        "--help": ["--help"],
+        "pending": ["pending"],
+        "show": ["show", note],
+        "history": ["history", note],
+        "verify": ["verify"],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7, help="runs of each command (median shown)")
@@ -63,43 +94,25 @@ def main() -> None:
     opts = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="amem-cli-bench-") as tmp:
-        env = dict(os.environ, AMEM_HOME=str(Path(tmp) / "store"), LITELLM_LOCAL_MODEL_COST_MAP="True")
-        env.pop("AMEM_DATABASE_URL", None)
-        Path(env["AMEM_HOME"]).mkdir()
-        for text in (
-            "Acme decided to renew in March only with SSO, because their auditor asked for it",
-            "Acme's next step: we will send the SSO pricing sheet by Friday",
-            "Acme asked for 40 seats at $12 per seat",
-        ):
-            run(["add", text, "--scope", "acme"], env)
-        notes = json.loads(
-            subprocess.run(
-                [sys.executable, "-m", "amem", "notes", "--json"],
-                env=env,
-                check=True,
-                capture_output=True,
-                cwd=env["AMEM_HOME"],
-            ).stdout
-        )
-        note = notes[0]["id"]
-        commands = {
-            "--help": ["--help"],
-            "pending": ["pending"],
-            "show": ["show", note],
-            "history": ["history", note],
-            "verify": ["verify"],
-        }
-        variants = {"current": env}
+        base_env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True")
+        base_env.pop("AMEM_DATABASE_URL", None)
+        envs = {"current": dict(base_env, AMEM_HOME=str(Path(tmp) / "store"))}
         if opts.baseline != "none":
-            base = export(opts.baseline, Path(tmp) / "baseline")
-            variants[f"baseline {opts.baseline}"] = dict(env, PYTHONPATH=str(base))
+            code = export(opts.baseline, Path(tmp) / "baseline")
+            envs[f"baseline {opts.baseline}"] = dict(
+                base_env, AMEM_HOME=str(Path(tmp) / "store-baseline"), PYTHONPATH=str(code)
+            )
+        # each variant reads a store its own code wrote (a newer schema is refused by older code)
+        commands_of = {variant: _commands(_small_store(env)) for variant, env in envs.items()}
+        commands = list(commands_of["current"])
+        variants = envs
         times: dict[str, dict[str, list[tuple[float, float]]]] = {
             v: {c: [] for c in commands} for v in variants
         }
         for _ in range(opts.repeat):
-            for name, args in commands.items():
+            for name in commands:
                 for variant, venv in variants.items():
-                    times[variant][name].append(run(args, venv))
+                    times[variant][name].append(run(commands_of[variant][name], venv))
 
     print(f"amem CLI, median of {opts.repeat} runs: wall / CPU seconds, store of 3 notes, SQLite\n")
     header = ["command", "target (wall)", *variants]
