@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from amem.cli.app import JsonOpt, app, cell, emit, err, out, settings
+from amem.cli.app import JsonOpt, app, cell, emit, err, open_memory, out, settings
 
 reviewers_app = typer.Typer(help="Reviewer accounts of the approval console.", no_args_is_help=True)
 app.add_typer(reviewers_app, name="reviewers")
@@ -197,11 +197,17 @@ def set_password_cmd(
 
 @reviewers_app.command("list")
 def reviewers_list(as_json: JsonOpt = False) -> None:
-    """The reviewers of the policy, their roles, and whether they can sign in with a password."""
+    """The reviewers of the policy in force (the ledger's installed one, else the file), their roles,
+    and whether they can sign in with a password."""
+    from amem.errors import SchemaMismatchError
     from amem.policy import load_policy
     from amem.services.accounts import accounts
 
-    policy = load_policy(settings().policy_path)
+    try:
+        with open_memory(create=False) as mem:
+            policy = mem.policy
+    except SchemaMismatchError:  # no ledger yet: the file is what will be in force
+        policy = load_policy(settings().policy_path)
     rows = [
         {
             "reviewer": a.id,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from amem.cli import main
+from amem.memory import Memory
 from amem.services.accounts import check_password
 
 
@@ -79,3 +80,20 @@ def test_reviewers_list_says_who_can_sign_in(
     assert rows["alice"]["password"] and not rows["carol"]["password"]
     assert rows["audrey"]["read_only"] and not rows["bob"]["read_only"]
     assert all("hash" not in json.dumps(r) for r in rows.values())
+
+
+def test_reviewers_list_shows_the_installed_policy_not_the_file(
+    mem: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once a policy is installed in the ledger, its reviewers are the ones who count."""
+    from amem.policy import fingerprint
+    from amem.services.authentication import Authentication
+
+    installed = mem.policy.model_copy(
+        update={"reviewers": {k: v for k, v in mem.policy.reviewers.items() if k != "bob"}}
+    )
+    by = Authentication(installed, fingerprint(installed)).signed_in("alice", method="test")
+    mem.install_policy(installed, by=by)
+    assert main(["reviewers", "list", "--json"]) == 0
+    listed = {r["reviewer"] for r in json.loads(capsys.readouterr().out)}
+    assert "alice" in listed and "bob" not in listed  # the file still names bob
