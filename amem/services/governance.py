@@ -7,7 +7,7 @@ policy cannot be bypassed by a new feature.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -388,13 +388,7 @@ class Governance:
         single approval. One the reviewer may not decide (or decided by someone else meanwhile)
         is skipped and reported, never approved; the others still are."""
         self._reviewer(reviewer)  # not a reviewer at all: refuse the whole request
-        report = DecisionReport()
-        for proposal_id in proposal_ids:
-            try:
-                report.decided.append(self.approve(proposal_id, reviewer, comment))
-            except (PermissionDeniedError, ProposalStateError, NotFoundError) as exc:
-                report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
-        return report
+        return _each(proposal_ids, lambda pid: self.approve(pid, reviewer, comment))
 
     def reject_many(
         self, proposal_ids: Sequence[str], reviewer: AuthenticatedReviewer, comment: str
@@ -403,13 +397,7 @@ class Governance:
         self._reviewer(reviewer)
         if not comment or not comment.strip():
             raise InvalidInputError("a rejection needs a comment saying why")
-        report = DecisionReport()
-        for proposal_id in proposal_ids:
-            try:
-                report.decided.append(self.reject(proposal_id, reviewer, comment))
-            except (PermissionDeniedError, ProposalStateError, NotFoundError) as exc:
-                report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
-        return report
+        return _each(proposal_ids, lambda pid: self.reject(pid, reviewer, comment))
 
     def check_may_approve(self, proposal: Proposal, reviewer: AuthenticatedReviewer) -> None:
         """Raises PermissionDeniedError when ``reviewer`` may not decide ``proposal`` (for the console)."""
@@ -630,6 +618,18 @@ class Governance:
     def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
         """Recompute both hash chains, compare every row with its event, replay every note."""
         return verify_ledger(self.ledger, progress=progress)
+
+
+def _each(proposal_ids: Sequence[str], decide: Callable[[str], Proposal]) -> DecisionReport:
+    """``decide`` each proposal in its own transaction; one refused (the policy, someone else decided
+    it meanwhile, gone) is skipped and reported, never decided, and the others still are."""
+    report = DecisionReport()
+    for proposal_id in proposal_ids:
+        try:
+            report.decided.append(decide(proposal_id))
+        except (PermissionDeniedError, ProposalStateError, NotFoundError) as exc:
+            report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
+    return report
 
 
 def _join(a: str | None, b: str) -> str:

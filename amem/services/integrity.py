@@ -31,7 +31,7 @@ from amem.domain.hashing import (
     sha256_text,
     value_digest,
 )
-from amem.domain.models import Note
+from amem.domain.models import CORE_ATTRIBUTES, Note
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.ledger import erasure_queries
@@ -43,20 +43,7 @@ VERIFY_RAW_LOGS = "verifying raw logs"
 #: At most this many problems are listed; the first is the message.
 MAX_PROBLEMS = 50
 #: Fields of a note that replaying its changes rebuilds (the rest come from its creation).
-REPLAYED_FIELDS = (
-    "content",
-    "keywords",
-    "tags",
-    "context",
-    "category",
-    "links",
-    "decision_rationale",
-    "valid_at",
-    "invalid_at",
-    "deleted",
-    "extra",
-    "version",
-)
+REPLAYED_FIELDS = (*CORE_ATTRIBUTES, "extra", "version")
 
 
 class CheckpointProof(BaseModel):
