@@ -161,3 +161,19 @@ def test_cli_install_and_policy_flag_cannot_widen_rights(
 
     code, text = _cli(memory, capsys, "policy", "export")
     assert code == 0 and parse_policy(text).reviewers.keys() == {"alice", "bob", "audrey"}
+
+
+@pytest.mark.parametrize("edit", ["text", "installed_by"])
+def test_an_installed_policy_edited_in_the_database_is_caught_by_verify(memory: Memory, edit: str) -> None:
+    """An installed version is an event of the chain: its text must still hash to its sha256, and
+    its row must still match the digest its event recorded."""
+    from tests.ledger.tamper_cases import unlock
+
+    _bootstrap(memory, memory.policy)
+    assert memory.verify().ok
+    values = {"text": "self_approval: true\n", "installed_by": "mallory"}[edit]
+    with memory.ledger.engine.begin() as conn:
+        unlock(conn, "policy_versions")
+        conn.execute(sa.text(f"UPDATE policy_versions SET {edit} = :v WHERE version = 1"), {"v": values})
+    result = memory.verify()
+    assert not result.ok and result.bad_row == "policy_versions 1", result.problems
