@@ -521,9 +521,11 @@ class Memory:
         raw_log_id: str | None = None,
         scope: str | None = None,
         actor: str | None = None,
+        wait_s: float = 60.0,
     ) -> ErasureReport:
         """Erase on a data subject's request (amem.services.erasure), then rebuild the vector index from
-        the redacted ledger and compact both, so the erased bytes leave the files too."""
+        the redacted ledger and compact both, so the erased bytes leave the files too. ``wait_s``: how
+        long the compaction waits for older PostgreSQL sessions that can still read the erased rows."""
         from amem.services import erasure
 
         who = self.governance.person(by)
@@ -538,8 +540,7 @@ class Memory:
         )
         self.reindex()
         self.search_service.index.compact()
-        self.ledger.compact()
-        return report
+        return report.model_copy(update={"older_sessions_open": self.ledger.compact(wait_s=wait_s)})
 
     def checkpoint(
         self, *, key: str | os.PathLike[str] | None = None, log: str | os.PathLike[str] | None = None

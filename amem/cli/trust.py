@@ -84,7 +84,13 @@ def erase(
         lambda r: out.print(
             f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
             f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
-            "the index was rebuilt and the databases compacted",
+            "the index was rebuilt and the databases compacted"
+            + (
+                f"; {r.older_sessions_open} database sessions begun before the erasure were still open, "
+                "so the old row versions leave PostgreSQL's files at the next VACUUM FULL after they end"
+                if r.older_sessions_open
+                else ""
+            ),
             markup=False,
         ),
     )

@@ -7,6 +7,7 @@ and makes decisions on one proposal race-free without retries.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -92,23 +93,32 @@ class Ledger:
     def close(self) -> None:
         self.engine.dispose()
 
-    def compact(self) -> None:
+    def compact(self, *, wait_s: float = 60.0) -> int:
         """Rewrite the database files so no free page keeps deleted or overwritten bytes (after an
-        erasure): VACUUM and a truncating WAL checkpoint on SQLite, VACUUM FULL on PostgreSQL."""
+        erasure): VACUUM and a truncating WAL checkpoint on SQLite, VACUUM FULL on PostgreSQL.
+
+        PostgreSQL keeps an overwritten row version while any transaction that began before the
+        overwrite may still read it, and VACUUM FULL copies such versions into the new files. So it
+        first waits, up to ``wait_s``, until no other session of this database holds a snapshot older
+        than now. Returns how many such sessions were still open when it went ahead (0: every old
+        version is gone from the files; SQLite has no other readers' snapshots to wait for)."""
         raw = self.engine.raw_connection()  # VACUUM runs outside any transaction
         try:
+            cur = raw.cursor()
             if self.dialect == "postgresql":
                 raw.driver_connection.autocommit = True  # type: ignore[union-attr]
+                still_open = _wait_for_older_snapshots(cur, wait_s)
                 tables = ("raw_logs", "llm_calls", "notes", "proposals", "changes")
                 statements = [f"VACUUM FULL {t}" for t in tables]
             else:
+                still_open = 0
                 statements = ["VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"]
-            cur = raw.cursor()
             for statement in statements:
                 cur.execute(statement)
             cur.close()
         finally:
             raw.close()
+        return still_open
 
     @contextmanager
     def read(self, *, snapshot: bool = False) -> Iterator[LedgerTx]:
@@ -850,3 +860,24 @@ def _change(r: Any) -> Change:
 
 
 __all__ = ["GENESIS_HASH", "ChangeFilter", "Ledger", "LedgerTx", "ProposalFilter"]
+
+
+_OLDER_SNAPSHOTS = (
+    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+    " AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL"
+    " AND age(backend_xmin) > age(%s::text::xid)"
+)
+
+
+def _wait_for_older_snapshots(cur: Any, wait_s: float) -> int:
+    """Wait until no other session of this database can still see row versions overwritten before
+    now (its snapshot's xmin is older than a fresh transaction id); the count still open at the end."""
+    cur.execute("SELECT (txid_current() % 4294967296)::text")  # autocommit: its own, fresh xid
+    (now_xid,) = cur.fetchone()
+    deadline = time.monotonic() + wait_s
+    while True:
+        cur.execute(_OLDER_SNAPSHOTS, (now_xid,))
+        (older,) = cur.fetchone()
+        if older == 0 or time.monotonic() >= deadline:
+            return int(older)
+        time.sleep(0.05)

@@ -37,6 +37,9 @@ class ErasureReport(BaseModel):
     proposals: int
     changes: int
     llm_calls: int
+    # PostgreSQL sessions that still held a snapshot from before the erasure when the files were
+    # compacted: until they end and the next VACUUM FULL, old row versions keep the erased bytes.
+    older_sessions_open: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:

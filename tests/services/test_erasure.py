@@ -116,6 +116,31 @@ def test_erased_bytes_leave_the_database_and_the_index(
     assert all(secret not in h.note.content for h in memory.search(secret, scope="acme"))
 
 
+_RAW_TEXT = sa.text("SELECT text FROM raw_logs WHERE id = :i")
+
+
+def test_compaction_waits_for_sessions_that_can_still_see_the_erased_rows(memory: Memory) -> None:
+    """PostgreSQL keeps an overwritten row version while an older snapshot may read it: the
+    compaction reports such a session, and once it ends the bytes leave the files."""
+    if memory.ledger.dialect != "postgresql":
+        pytest.skip("SQLite has no other sessions' snapshots")
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    note_id = memory.add_note(f"Mrs {secret} of Acme called", actor="agent:sales-agent", scope="acme")
+    raw = memory.read(note_id).raw_log_ids[0]
+    reader = memory.ledger.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+    try:
+        reader.begin()
+        reader.execute(sa.text("SELECT 1"))  # its snapshot, taken now, still sees the raw log's text
+        report = memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw, wait_s=0.2)
+        assert report.older_sessions_open == 1
+        assert _hits(_database_files(memory), secret.encode()), "the older snapshot keeps the row version"
+        assert secret in reader.execute(_RAW_TEXT, {"i": raw}).scalar_one()  # and still reads it
+    finally:
+        reader.close()
+    assert memory.ledger.compact() == 0
+    assert _hits(_database_files(memory), secret.encode()) == []
+
+
 def _key(memory: Memory) -> Path:
     from amem.services import checkpoints
 
