@@ -92,6 +92,13 @@ class Settings:
         return f"sqlite:///{(self.home / 'ledger.sqlite3').resolve()}"
 
     @property
+    def shown_database_url(self) -> str:
+        """The ledger URL fit to print: the password hidden (SQLAlchemy imported only then)."""
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.database_url).render_as_string(hide_password=True)
+
+    @property
     def chroma_path(self) -> Path:
         return self.home / "index"
 

@@ -41,7 +41,17 @@ from amem.services.governance import DecisionReport, Draft, Governance, HistoryE
 from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPage, ReviewService
 
 if TYPE_CHECKING:
+    from amem.domain.models import RawLog
     from amem.llm.base import Analyst
+    from amem.services.audit import (
+        AuditEvent,
+        AuditQuery,
+        DayCount,
+        IncomingLink,
+        NotePage,
+        PolicyOverview,
+        ReviewTimes,
+    )
     from amem.services.erasure import ErasureReport
     from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
@@ -595,6 +605,111 @@ class Memory:
     ) -> list[Change]:
         with self.ledger.read() as tx:
             return tx.list_changes(f or ChangeFilter(), limit=limit, offset=offset, newest_first=newest_first)
+
+    # == read models for the interfaces ===========================================================
+    # The CLI, the console and the APIs read through these (and the methods above), never through
+    # ``self.ledger``: tests/test_layers.py fails on an interface module that touches the ledger.
+    # Each delegates to the one service function that answers its question.
+
+    def count_pending(self, scope: str | None = None) -> int:
+        """Proposals waiting for a reviewer, in ``scope`` or in all."""
+        return self.count_proposals(ProposalFilter(status=[ProposalStatus.PENDING.value], scope=scope))
+
+    def note_versions(self, note_id: str, *, limit: int = 10_000) -> list[Change]:
+        """The changes applied to a note, oldest first: one per version it went through."""
+        return self.changes(ChangeFilter(note_id=note_id), limit=limit)
+
+    def notes_by_id(self, ids: Iterable[str]) -> dict[str, Note]:
+        """The notes of ``ids`` that exist, by id (one query)."""
+        from amem.services import audit
+
+        return audit.notes_by_id(self.ledger, ids)
+
+    def raw_logs(self, ids: Sequence[str]) -> list[RawLog]:
+        """The raw logs of ``ids`` that exist (a note's sources, say)."""
+        from amem.services import audit
+
+        return audit.raw_logs(self.ledger, ids)
+
+    def find_notes(
+        self,
+        *,
+        scope: str | None,
+        text: str | None = None,
+        include_deleted: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> NotePage:
+        """Notes of ``scope`` whose content contains ``text`` (no index needed), newest change first,
+        with the number that match."""
+        from amem.services import audit
+
+        return audit.find_notes(
+            self.ledger, scope=scope, text=text, include_deleted=include_deleted, limit=limit, offset=offset
+        )
+
+    def incoming_links(self, note: Note) -> list[IncomingLink]:
+        """The notes whose links point at ``note``, with each link's reason."""
+        from amem.services import audit
+
+        return audit.incoming_links(self.ledger, note)
+
+    def review_choices(self) -> dict[str, list[str]]:
+        """The scopes, attributes and proposers among pending proposals: the review queue's filters."""
+        from amem.services import audit
+
+        return audit.pending_choices(self.ledger)
+
+    def audit_events(
+        self, query: AuditQuery, *, limit: int = 100, offset: int = 0, newest_first: bool = True
+    ) -> list[AuditEvent]:
+        """A page of the audit trail (proposals made, decisions taken, changes applied) matching ``query``."""
+        from amem.services import audit
+
+        return audit.audit_events(self.ledger, query, limit=limit, offset=offset, newest_first=newest_first)
+
+    def count_audit_events(self, query: AuditQuery) -> int:
+        from amem.services import audit
+
+        return audit.count_audit_events(self.ledger, query)
+
+    def audit_actors(self) -> list[str]:
+        """Who appears in the audit trail: changed, proposed or decided something."""
+        from amem.services import audit
+
+        return audit.audit_actors(self.ledger)
+
+    def export_audit_csv(self, query: AuditQuery) -> bytes:
+        """The trail matching ``query`` as CSV (formula-safe cells, UTF-8 with BOM)."""
+        from amem.services import audit
+
+        return audit.export_csv(self.ledger, query)
+
+    def export_audit_jsonl(self, query: AuditQuery) -> bytes:
+        """The trail matching ``query`` as JSON Lines, exact values."""
+        from amem.services import audit
+
+        return audit.export_jsonl(self.ledger, query)
+
+    def proposals_per_day(self, *, days: int = 30) -> list[DayCount]:
+        """Proposals made in the last ``days`` days, per day and status now."""
+        from amem.services import audit
+
+        return audit.proposals_per_day(self.ledger, days=days)
+
+    def review_times(self, *, days: int = 30) -> ReviewTimes:
+        """How long the proposals reviewers decided in the last ``days`` days had waited."""
+        from amem.services import audit
+
+        return audit.review_times(self.ledger, days=days)
+
+    def policy_overview(self) -> PolicyOverview:
+        """The policy in force, readable: each attribute's mode, narrowing rules and approver roles."""
+        from amem.services import audit
+
+        return audit.policy_overview(self.policy)
+
+    # == end of read models for the interfaces ====================================================
 
 
 def _check_query(query: str, scope: str, tags: Sequence[str] | None) -> None:

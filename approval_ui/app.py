@@ -47,8 +47,7 @@ with st.sidebar:
         auth.remember_sign_in()
         st.button("Sign out", on_click=auth.sign_out, icon=":material/logout:", key="amem_sign_out")
     st.divider()
-    url = mem.ledger.engine.url.render_as_string(hide_password=True)
-    st.caption(md_escape(f"Ledger: {url}"))
+    st.caption(md_escape(f"Ledger: {mem.settings.shown_database_url}"))
     st.caption(md_escape(f"Policy: {mem.policy_in_force.describe()}"))
     if mem.governance.mismatch:
         st.warning(md_escape(mem.governance.mismatch), icon=":material/policy:")

@@ -199,9 +199,7 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         who: Caller, scope: Annotated[str | None, Query(max_length=200, pattern=_TEXT)] = None
     ) -> PendingCount:
         """How many proposals wait for a reviewer (read-only; nobody decides through this API)."""
-        from amem.ledger.store import ProposalFilter
-
-        return PendingCount(pending=memory.count_proposals(ProposalFilter(status=["pending"], scope=scope)))
+        return PendingCount(pending=memory.count_pending(scope))
 
     @app.get("/v1/review/pending", response_model=list[Proposal], responses=_FORBIDDEN, tags=["review"])
     def pending(

@@ -136,8 +136,6 @@ def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int 
     def pending_review_count(scope: str | None = None) -> dict[str, int]:
         """How many proposed values wait for a person's review (optionally in one scope). Read-only:
         you cannot approve or reject; tell the user a reviewer must look if it matters."""
-        from amem.ledger.store import ProposalFilter
-
-        return {"pending": memory.count_proposals(ProposalFilter(status=["pending"], scope=scope))}
+        return {"pending": memory.count_pending(scope)}
 
     return server

@@ -126,18 +126,11 @@ def settings() -> Any:
     )
 
 
-def shown_url(url: str) -> str:
-    """A ledger URL fit to print: the password hidden."""
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
-
-
 def store_label() -> str:
     """The store a command looked at, in a message: its directory, or the ledger URL when set apart."""
     cfg = settings()
     if cfg.database_url_override:
-        return shown_url(cfg.database_url)
+        return cfg.shown_database_url
     return str(cfg.home.resolve())
 
 

@@ -114,7 +114,7 @@ def demo(
             with reporter(False) as progress:
                 mem.add_notes(history, actor=DEMO_ACTOR, progress=progress)
         scopes, note_count, raw_count = len(mem.scopes()), mem.count_notes(), mem.count_raw_logs()
-        pending = mem.count_proposals(_pending())
+        pending = mem.count_pending()
     out.print(
         f"demo store {store}: {note_count} notes in {scopes} accounts from {raw_count} raw logs; "
         f"{pending} changes wait for review",
@@ -127,9 +127,3 @@ def demo(
     out.print(f"console: http://127.0.0.1:{port}  (Ctrl-C stops it)", markup=False)
     state.home, state.database_url, state.policy = str(store), ledger, str(policy_path)
     ui(port=port, headless=True, address="127.0.0.1")
-
-
-def _pending() -> Any:
-    from amem.ledger.store import ProposalFilter
-
-    return ProposalFilter(status=["pending"])

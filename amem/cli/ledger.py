@@ -33,21 +33,13 @@ def db_upgrade(
     as_json: JsonOpt = False,
 ) -> None:
     """Create the ledger, or migrate it to this amem's schema."""
-    from amem.ledger import schema
-    from amem.ledger.store import create_engine
+    from amem.services import schema_admin
 
     cfg = settings()
     cfg.home.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(cfg.database_url)
-    try:
-        before = schema.current_revision(engine)
-        schema.upgrade(engine, revision)
-        after = schema.current_revision(engine)
-    finally:
-        engine.dispose()
-    url = engine.url.render_as_string(hide_password=True)
+    step = schema_admin.upgrade(cfg.database_url, revision)
     emit(
-        {"ledger": url, "before": before, "after": after},
+        {"ledger": step.url, "before": step.before, "after": step.after},
         as_json,
         lambda d: out.print(
             f"ledger {d['ledger']}: schema {d['before'] or 'empty'} -> {d['after']}", markup=False
@@ -61,18 +53,11 @@ def db_downgrade(
     as_json: JsonOpt = False,
 ) -> None:
     """Step the schema back (raw logs are never dropped)."""
-    from amem.ledger import schema
-    from amem.ledger.store import create_engine
+    from amem.services import schema_admin
 
-    engine = create_engine(settings().database_url)
-    try:
-        before = schema.current_revision(engine)
-        schema.downgrade(engine, revision)
-        after = schema.current_revision(engine)
-    finally:
-        engine.dispose()
+    step = schema_admin.downgrade(settings().database_url, revision)
     emit(
-        {"before": before, "after": after},
+        {"before": step.before, "after": step.after},
         as_json,
         lambda d: out.print(f"schema {d['before']} -> {d['after'] or 'empty'}", markup=False),
     )
@@ -81,14 +66,10 @@ def db_downgrade(
 @db_app.command("current")
 def db_current(as_json: JsonOpt = False) -> None:
     """Show the ledger's schema revision and the one this amem expects."""
-    from amem.ledger import schema
-    from amem.ledger.store import create_engine
+    from amem.services import schema_admin
 
-    engine = create_engine(settings().database_url)
-    try:
-        data = {"current": schema.current_revision(engine), "head": schema.head_revision()}
-    finally:
-        engine.dispose()
+    found = schema_admin.state(settings().database_url)
+    data = {"current": found.current, "head": found.head}
     emit(data, as_json, lambda d: out.print(f"current {d['current'] or 'empty'}, head {d['head']}"))
 
 
@@ -214,8 +195,13 @@ ReviewerOpt = Annotated[
 
 
 def _is_proposal(mem: Any, ident: str) -> bool:
-    with mem.ledger.read() as tx:
-        return tx.get_proposal(ident) is not None
+    from amem.errors import NotFoundError
+
+    try:
+        mem.proposal(ident)
+    except NotFoundError:
+        return False
+    return True
 
 
 def _finish_report(report: Any, as_json: bool) -> None:

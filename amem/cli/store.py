@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, app, emit, out, settings, shown_url
+from amem.cli.app import JsonOpt, app, emit, out, settings
 
 
 def where_data() -> dict[str, Any]:
@@ -19,7 +19,7 @@ def where_data() -> dict[str, Any]:
         "store": str(cfg.home.resolve()),
         "chosen_by": cfg.home_source,
         "exists": cfg.home.is_dir(),
-        "ledger": shown_url(cfg.database_url),
+        "ledger": cfg.shown_database_url,
         "index": cfg.chroma_url or str(cfg.chroma_path.resolve()),
         "policy": str(resolve_policy_path(cfg.policy_path).resolve()),
     }

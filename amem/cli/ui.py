@@ -107,10 +107,7 @@ def ui(
     cmd, env = console_command(port=port, headless=headless, address=address)
     cfg = settings()
     cfg.home.mkdir(parents=True, exist_ok=True)
-    from sqlalchemy.engine import make_url
-
-    url = make_url(cfg.database_url).render_as_string(hide_password=True)
-    err.print(f"approval console on http://{address}:{port} (ledger {url})", markup=False)
+    err.print(f"approval console on http://{address}:{port} (ledger {cfg.shown_database_url})", markup=False)
     sys.stdout.flush()
     sys.stderr.flush()
     if os.name == "posix":

@@ -287,10 +287,6 @@ def audit_actors(tx: LedgerTx, limit: int = 500) -> list[str]:
     return sorted(rows)
 
 
-def scopes(tx: LedgerTx) -> list[str]:
-    return tx.scopes()
-
-
 # -- notes ---------------------------------------------------------------------------------------
 
 

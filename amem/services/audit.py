@@ -327,11 +327,6 @@ def find_notes(
     return NotePage(notes=found, total=total)
 
 
-def scopes(ledger: Ledger) -> list[str]:
-    with ledger.read() as tx:
-        return q.scopes(tx)
-
-
 class IncomingLink(BaseModel):
     note_id: str
     content: str

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from amem.services import audit
 from amem.services.review import date_words
 from approval_ui import state
 from approval_ui.render import md_escape
@@ -26,7 +25,7 @@ def main() -> None:
     state.current_account()
     state.clear_flashes()
     st.title("Account facts")
-    scopes = audit.scopes(mem.ledger)
+    scopes = mem.scopes()
     if not scopes:
         st.info("The ledger has no notes yet.")
         return

@@ -19,7 +19,6 @@ import streamlit as st
 from amem.domain.models import ProposalStatus
 from amem.errors import AmemError
 from amem.memory import Memory
-from amem.services import audit
 from amem.services.audit import AuditQuery
 from approval_ui import state
 from approval_ui.render import dataframe_height, fmt_time, md_escape, short, value_text
@@ -111,7 +110,7 @@ def _charts(mem: Memory) -> None:
     left, right = st.columns(2, gap="large")
     with left:
         st.markdown("**Proposals per day** · by their status now")
-        counts = audit.proposals_per_day(mem.ledger, days=days)
+        counts = mem.proposals_per_day(days=days)
         if counts:
             frame = pd.DataFrame([c.model_dump() for c in counts])
             table = frame.pivot_table(index="day", columns="status", values="proposals", aggfunc="sum")
@@ -129,7 +128,7 @@ def _charts(mem: Memory) -> None:
             st.caption("No proposals in this window.")
     with right:
         st.markdown("**Time to review** · from proposal to a reviewer's decision")
-        times = audit.review_times(mem.ledger, days=days)
+        times = mem.review_times(days=days)
         if times.decisions and times.median_hours is not None and times.p90_hours is not None:
             m = st.columns(3)
             m[0].metric("Decisions", f"{times.decisions:,}")
@@ -154,9 +153,7 @@ def _query(mem: Memory) -> AuditQuery:
         if core not in attributes:
             attributes.append(core)
     attribute = cols[1].selectbox("Attribute", attributes, key="audit_attribute", on_change=_reset_page)
-    actor = cols[2].selectbox(
-        "Actor", [ANY, *audit.audit_actors(mem.ledger)], key="audit_actor", on_change=_reset_page
-    )
+    actor = cols[2].selectbox("Actor", [ANY, *mem.audit_actors()], key="audit_actor", on_change=_reset_page)
     statuses = cols[3].multiselect(
         "Status", [s.value for s in ProposalStatus], key="audit_status", on_change=_reset_page
     )
@@ -187,7 +184,7 @@ def _query(mem: Memory) -> AuditQuery:
 
 
 def _table(mem: Memory, q: AuditQuery) -> None:
-    total = audit.count_audit_events(mem.ledger, q)
+    total = mem.count_audit_events(q)
     pages = max(1, -(-total // PAGE_SIZE))
     if st.session_state.get("audit_page", 1) > pages:
         st.session_state["audit_page"] = pages
@@ -197,7 +194,7 @@ def _table(mem: Memory, q: AuditQuery) -> None:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     bar[2].download_button(
         "CSV",
-        data=partial(audit.export_csv, mem.ledger, q),
+        data=partial(mem.export_audit_csv, q),
         file_name=f"amem-audit-{stamp}.csv",
         mime="text/csv",
         icon=":material/download:",
@@ -207,7 +204,7 @@ def _table(mem: Memory, q: AuditQuery) -> None:
     )
     bar[3].download_button(
         "JSON Lines",
-        data=partial(audit.export_jsonl, mem.ledger, q),
+        data=partial(mem.export_audit_jsonl, q),
         file_name=f"amem-audit-{stamp}.jsonl",
         mime="application/jsonl",
         icon=":material/download:",
@@ -215,7 +212,7 @@ def _table(mem: Memory, q: AuditQuery) -> None:
         width="stretch",
         disabled=total == 0,
     )
-    events = audit.audit_events(mem.ledger, q, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
+    events = mem.audit_events(q, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE)
     if not events:
         st.caption("Nothing matches these filters.")
         return

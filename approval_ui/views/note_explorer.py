@@ -15,9 +15,7 @@ import streamlit as st
 
 from amem.domain.models import Note
 from amem.errors import AmemError, NotFoundError
-from amem.ledger.store import ChangeFilter
 from amem.memory import Memory
-from amem.services import audit
 from approval_ui import state
 from approval_ui.render import EVENT_ICON, age, dataframe_height, fmt_time, md_escape, short, value_text
 
@@ -53,7 +51,7 @@ def _attributes(mem: Memory, note: Note) -> pd.DataFrame:
 
 
 def _note_list(mem: Memory) -> None:
-    scopes = audit.scopes(mem.ledger)
+    scopes = mem.scopes()
     if not scopes:
         st.info("The ledger has no notes yet.")
         return
@@ -85,8 +83,7 @@ def _note_list(mem: Memory) -> None:
     else:
         include_deleted = st.checkbox("Include deleted notes", key="explorer_deleted")
         page = st.session_state.get("explorer_page", 1)
-        result = audit.find_notes(
-            mem.ledger,
+        result = mem.find_notes(
             scope=scope,
             text=text,
             include_deleted=include_deleted,
@@ -134,7 +131,7 @@ def _note_list(mem: Memory) -> None:
 
 
 def _links(mem: Memory, note: Note) -> None:
-    targets = audit.notes_by_id(mem.ledger, [link.note_id for link in note.links])
+    targets = mem.notes_by_id([link.note_id for link in note.links])
     out_col, in_col = st.container(), st.container()
     with out_col:
         st.markdown(f"**Links from this note** ({len(note.links)})")
@@ -157,7 +154,7 @@ def _links(mem: Memory, note: Note) -> None:
             )
         else:
             st.caption("None.")
-    incoming = audit.incoming_links(mem.ledger, note)
+    incoming = mem.incoming_links(note)
     with in_col:
         st.markdown(f"**Links to this note** ({len(incoming)})")
         if incoming:
@@ -220,7 +217,7 @@ def _history(mem: Memory, note: Note) -> None:
 def _as_of(mem: Memory, note: Note) -> None:
     how = st.radio("Show the note", ["on a date", "at a version"], horizontal=True, key="explorer_asof_mode")
     if how == "at a version":
-        versions = mem.changes(ChangeFilter(note_id=note.id), limit=10_000)
+        versions = mem.note_versions(note.id)
         change = st.selectbox(
             "Version",
             versions,
@@ -272,7 +269,7 @@ def _detail(mem: Memory, note_id: str) -> None:
     with tabs[1]:
         _links(mem, note)
     with tabs[2]:
-        logs = audit.raw_logs(mem.ledger, note.raw_log_ids)
+        logs = mem.raw_logs(note.raw_log_ids)
         if not logs:
             st.caption("No raw log.")
         for raw in logs:

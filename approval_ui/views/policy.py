@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from amem.services import audit
 from amem.services.accounts import accounts
 from approval_ui import state
 from approval_ui.render import dataframe_height, md_escape
@@ -14,7 +13,7 @@ from approval_ui.render import dataframe_height, md_escape
 
 def main() -> None:
     mem, account = state.memory(), state.current_account()
-    overview = audit.policy_overview(mem.policy)
+    overview = mem.policy_overview()
     st.title("Policy")
     st.caption(md_escape(f"In force from {overview.source or 'the built-in default'}"))
 

@@ -16,7 +16,6 @@ import streamlit as st
 from amem.domain.models import ProposalStatus
 from amem.errors import AmemError, PermissionDeniedError, ReviewSetChangedError
 from amem.memory import Memory
-from amem.services import audit
 from amem.services.accounts import Account
 from amem.services.governance import DecisionReport
 from amem.services.review import (
@@ -141,7 +140,7 @@ def _on_all_cancel() -> None:
 
 
 def _filters(mem: Memory) -> tuple[ReviewFilter, int, MatchCount]:
-    choices = audit.pending_choices(mem.ledger)
+    choices = mem.review_choices()
     cols = st.columns([1.3, 1.3, 1.1, 1.1, 0.7, 0.7], vertical_alignment="bottom")
     scope = cols[0].selectbox("Account", [ANY, *choices["scopes"]], key="queue_scope", on_change=_reset_page)
     attribute = cols[1].selectbox(
