@@ -16,7 +16,7 @@ from amem.domain.models import NoteInput
 from amem.samples import SampleError, SampleLabel, history_files, load_inputs, load_labels, load_samples
 
 TUNED = {"globex", "initech", "soylent", "wonka", "tyrell"}
-HELDOUT = {"hooli", "vandelay"}
+HELDOUT = {"hooli", "vandelay", "cyberdyne"}
 RECURRING = re.compile(
     r"\b(every|each)\s+(day|week|month|quarter|year|morning|night|monday|tuesday|wednesday|thursday|friday|"
     r"saturday|sunday)\b|\bon\s+(mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays)\b|"
