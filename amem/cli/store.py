@@ -52,5 +52,5 @@ def init(
 
     home = (directory / STORE_DIR_NAME).resolve()
     with Memory(home) as mem:
-        data = {"store": str(home), "ledger": str(mem.settings.database_url)}
+        data = {"store": str(home), "ledger": mem.settings.shown_database_url}
     emit(data, as_json, lambda d: out.print(f"store {d['store']} ready", markup=False))

@@ -99,3 +99,18 @@ def test_a_missing_note_names_the_store_that_was_searched(
     assert main(["--home", "st", "show", "n_nosuchnote"]) == 2
     err = capsys.readouterr().err
     assert f"note n_nosuchnote does not exist in {(tmp_path / 'st').resolve()}" in err
+
+
+def test_init_never_prints_the_ledger_password(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("a SQLite URL has no password")
+    from sqlalchemy.engine import make_url
+
+    with_password = make_url(database_url).set(password="s3cret-pw").render_as_string(hide_password=False)
+    monkeypatch.setenv("AMEM_DATABASE_URL", with_password)  # trust auth: any password is accepted
+    assert main(["init", str(tmp_path / "project"), "--json"]) == 0
+    printed = capsys.readouterr().out
+    assert "s3cret-pw" not in printed
+    assert json.loads(printed)["ledger"] == make_url(with_password).render_as_string(hide_password=True)
