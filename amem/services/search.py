@@ -132,6 +132,10 @@ class SearchService:
         return service
 
     def close(self) -> None:
+        try:
+            self.sync.save_position()  # what add_note's catch-ups reached, if no write kept it yet
+        except Exception:  # a read-only ledger, a closed database: the next open catches up again
+            log.warning("the index position could not be kept; the next open catches up", exc_info=True)
         self.index.close()
 
     # -- keeping up with the ledger ---------------------------------------------------------------
@@ -139,6 +143,20 @@ class SearchService:
     def catch_up(self) -> int:
         """Apply to the index every change it has not absorbed. Returns how many notes it (re)indexed."""
         return self.sync.catch_up()
+
+    # -- the write path (amem/services/pipeline.py) ----------------------------------------------
+
+    def embed_ahead(self, notes: Sequence[Note]) -> None:
+        """Embed the documents of notes as a batch's write will leave them, in one call."""
+        self.sync.embed_ahead(notes)
+
+    def keep_vectors(self, tx: LedgerTx, note_ids: Sequence[str]) -> None:
+        """In the batch's write transaction: keep the vectors embedded ahead for these notes."""
+        self.sync.keep(tx, note_ids)
+
+    def catch_up_after_write(self) -> int:
+        """The catch-up after add_note's commit: it writes to the ledger only if it had to embed."""
+        return self.sync.catch_up(position=False)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the index from the ledger, from zero. Returns how many notes it holds."""
