@@ -186,9 +186,9 @@ class WritePipeline:
         outcomes: list[AddOutcome] = []
         progress(ANALYSING, 0, len(raws))
         for start in range(0, len(raws), batch_size):
-            if owner is not None and start > 0:  # a long import: keep holding what is left
-                self.queue.renew(owner, [r.id for r in raws[start:]])
-            outcomes += self._process_batch(raws[start : start + batch_size], owner, commit_each)
+            # A long import keeps holding what is left: renewed in each batch's write.
+            rest = [r.id for r in raws[start + batch_size :]] if owner is not None else []
+            outcomes += self._process_batch(raws[start : start + batch_size], owner, commit_each, rest)
             progress(ANALYSING, len(outcomes), len(raws))
         return outcomes
 
@@ -233,7 +233,11 @@ class WritePipeline:
         return raw_log_from(self.settings, content, at=at, actor=actor, scope=scope, metadata=metadata)
 
     def _process_batch(
-        self, raws: Sequence[RawLog], owner: str | None = None, commit_each: bool = False
+        self,
+        raws: Sequence[RawLog],
+        owner: str | None = None,
+        commit_each: bool = False,
+        rest: Sequence[str] = (),
     ) -> list[AddOutcome]:
         """Construct each note, find all neighbours (one embedding call), link and evolve each, draft
         (pure), embed the documents the drafts change (one call), then write the whole batch in one
@@ -288,6 +292,8 @@ class WritePipeline:
                         touched += changed
                 if self.index is not None:
                     self.index.keep_vectors(tx, touched)
+                if owner is not None and rest and group is groups[-1]:
+                    self.queue.renew_in(tx, owner, rest)
         if analyses:
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]

@@ -114,6 +114,11 @@ class InputQueue:
         with self.ledger.write(lock_head=False) as tx:
             return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
 
+    def renew_in(self, tx: LedgerTx, owner: str, raw_log_ids: list[str]) -> int:
+        """``renew`` inside a write the caller makes anyway (add_notes' batch)."""
+        until = self.clock() + timedelta(seconds=self.lease_seconds)
+        return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
+
     def release(self, owner: str, raw_log_ids: list[str]) -> int:
         with self.ledger.write(lock_head=False) as tx:
             return queue_queries.release(tx, owner=owner, raw_log_ids=raw_log_ids)
