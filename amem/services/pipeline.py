@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -76,6 +77,19 @@ class Analysis:
     construct: TaskResult[ConstructedNote]
     link: TaskResult[LinkEvolveAnswer]
     neighbours: list[Note]
+
+
+@dataclass
+class _Prepared:
+    """A batch after the construct step: what failed, each draft note, and the future of the new
+    notes' vectors (embedded while the previous batch is written)."""
+
+    raws: list[RawLog]
+    failed: dict[str, tuple[AnalystError, list[Any]]]
+    drafts: dict[str, tuple[TaskResult[ConstructedNote], Note]]
+    ready: list[RawLog]
+    asks: list[tuple[Note, str]]
+    vectors: Future[Any]
 
 
 class WritePipeline:
@@ -185,11 +199,27 @@ class WritePipeline:
         else a batch in one."""
         outcomes: list[AddOutcome] = []
         progress(ANALYSING, 0, len(raws))
-        for start in range(0, len(raws), batch_size):
-            # A long import keeps holding what is left: renewed in each batch's write.
-            rest = [r.id for r in raws[start + batch_size :]] if owner is not None else []
-            outcomes += self._process_batch(raws[start : start + batch_size], owner, commit_each, rest)
-            progress(ANALYSING, len(outcomes), len(raws))
+        starts = list(range(0, len(raws), batch_size))
+        # The next batch is constructed, and its documents embedded in a thread (the embedding
+        # model runs outside the GIL), while this one is linked, written and indexed: neither needs
+        # the ledger. With one batch there is nothing to overlap, and no thread.
+        with (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
+            if len(starts) > 1
+            else (nullcontext()) as ahead
+        ):
+            prepared = self._prepare(raws[:batch_size], ahead)
+            for n, start in enumerate(starts):
+                following = starts[n + 1] if n + 1 < len(starts) else None
+                upcoming = (
+                    self._prepare(raws[following : following + batch_size], ahead) if following else None
+                )
+                # A long import keeps holding what is left: renewed in each batch's write.
+                rest = [r.id for r in raws[start + batch_size :]] if owner is not None else []
+                outcomes += self._process_batch(prepared, owner, commit_each, rest)
+                progress(ANALYSING, len(outcomes), len(raws))
+                if upcoming is not None:
+                    prepared = upcoming
         return outcomes
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
@@ -232,19 +262,9 @@ class WritePipeline:
     ) -> RawLog:
         return raw_log_from(self.settings, content, at=at, actor=actor, scope=scope, metadata=metadata)
 
-    def _process_batch(
-        self,
-        raws: Sequence[RawLog],
-        owner: str | None = None,
-        commit_each: bool = False,
-        rest: Sequence[str] = (),
-    ) -> list[AddOutcome]:
-        """Construct each note, find all neighbours (one embedding call), link and evolve each, draft
-        (pure), embed the documents the drafts change (one call), then write the whole batch in one
-        transaction (failed analyses included) and index it in one catch-up.
-
-        Nothing is written between the raw logs' commit and this batch's transaction: a crash
-        before it leaves every raw log of the batch pending, for ``reprocess``."""
+    def _prepare(self, raws: Sequence[RawLog], ahead: ThreadPoolExecutor | None) -> _Prepared:
+        """Construct each note (call 1) and start embedding the new notes' documents as they will
+        be applied (one call; in ``ahead``'s thread when given). Reads and writes nothing."""
         failed: dict[str, tuple[AnalystError, list[Any]]] = {}
         declared = self.policy.declared_attributes()
         constructed_all = self._calls(lambda r: self.analyst.construct(r, declared), raws)
@@ -256,7 +276,32 @@ class WritePipeline:
             drafts[raw.id] = (constructed, draft_note(new_id("n"), raw, constructed.answer))
         ready = [raw for raw in raws if raw.id in drafts]
         asks = [(as_applied(drafts[r.id][1], self.policy), _neighbour_query(drafts[r.id][1])) for r in ready]
-        found = self.neighbours.nearest_many(asks, self.settings.link_k)
+        documents = [document_text(note) for note, _ in asks]
+        vectors: Future[Any] = Future()
+        if not documents:
+            vectors.set_result(None)
+        elif ahead is not None:
+            vectors = ahead.submit(self.neighbours.embed_documents, documents)
+        else:
+            vectors.set_result(self.neighbours.embed_documents(documents))
+        return _Prepared(list(raws), failed, drafts, ready, asks, vectors)
+
+    def _process_batch(
+        self,
+        prepared: _Prepared,
+        owner: str | None = None,
+        commit_each: bool = False,
+        rest: Sequence[str] = (),
+    ) -> list[AddOutcome]:
+        """Find all neighbours (the new notes embedded in one call by ``_prepare``), link and evolve
+        each, draft (pure), embed the documents the drafts change (one call), then write the whole
+        batch in one transaction (failed analyses included) and index it in one catch-up.
+
+        Nothing is written between the raw logs' commit and this batch's transaction: a crash
+        before it leaves every raw log of the batch pending, for ``reprocess``."""
+        raws, failed, drafts = prepared.raws, prepared.failed, prepared.drafts
+        ready, asks = prepared.ready, prepared.asks
+        found = self.neighbours.nearest_many(asks, self.settings.link_k, vectors=prepared.vectors.result())
         shown = [
             [n for n in neighbours if n.scope == raw.scope and not n.deleted][: self.settings.link_k]
             for raw, neighbours in zip(ready, found, strict=True)
@@ -318,9 +363,7 @@ class WritePipeline:
             current = {n.id: notes[n.id] for n in analysis.neighbours if n.id in notes}
             drafts += draft(analysis.note_id, raw, self._answers(analysis), Snapshot(current), self.policy)
         changed = preview(notes, drafts, self.policy)
-        self.index.embed_ahead(
-            [n for i, n in changed.items() if document_text(n) != document_text(notes[i])]
-        )
+        self.index.embed_ahead([n for i, n in changed.items() if document_text(n) != document_text(notes[i])])
 
     def _answers(self, analysis: Analysis) -> Answers:
         return Answers(

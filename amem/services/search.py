@@ -176,7 +176,14 @@ class SearchService:
         found = self._ranked(text, k + len(excluded), filters, newest=self._link_keyword_window(scope))
         return [r.note for r in found if r.note_id not in excluded][:k]
 
-    def nearest_many(self, asks: Sequence[tuple[Note, str]], k: int) -> list[list[Note]]:
+    def embed_documents(self, documents: Sequence[str]) -> NDArray[Any]:
+        """New notes' documents embedded in one call, for ``nearest_many`` (add_notes embeds the
+        next batch's in a thread while it writes this one)."""
+        return self.embedder.embed(documents)
+
+    def nearest_many(
+        self, asks: Sequence[tuple[Note, str]], k: int, *, vectors: NDArray[Any] | None = None
+    ) -> list[list[Note]]:
         """Neighbours for a batch of new notes, not yet written: for each (note, keyword query), the
         ``k`` notes of its scope closest to it among the stored notes and the batch's earlier notes.
 
@@ -191,7 +198,8 @@ class SearchService:
             return [[] for _ in asks]
         self._catch_up_for_neighbours()
         documents = [document_text(note) for note, _ in asks]
-        vectors = self.embedder.embed(documents)
+        if vectors is None:
+            vectors = self.embedder.embed(documents)
         self.sync.remember([note for note, _ in asks], documents, vectors)
         windows = {scope: self._link_keyword_window(scope) for scope in {note.scope for note, _ in asks}}
         out: list[list[Note]] = []
