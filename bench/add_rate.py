@@ -47,7 +47,7 @@ PHASES: list[tuple[str, str, str, str]] = [
     ("    vector query (Chroma)", "amem.index.chroma", "ChromaIndex.query", "call"),
     ("    keyword query (ledger)", "amem.ledger.search_queries", "keyword_search", "call"),
     ("  analyst: link and evolve", "amem.llm.offline.analyst", "OfflineAnalyst.link_and_evolve", "call"),
-    ("  drafting (pure)", "amem.services.drafting", "draft", "call"),
+    ("  drafting (pure)", "amem.services.pipeline", "draft", "call"),
     ("  write transactions (all)", "amem.ledger.store", "Ledger.write", "cm"),
     ("    governance.propose_in", "amem.services.governance", "Governance.propose_in", "call"),
     ("  derived writes (vectors, position)", "amem.ledger.index_queries", "derived_write", "cm"),

@@ -109,6 +109,8 @@ class IndexSync:
         self._remembered: dict[str, tuple[str, NDArray[Any]]] = {}
         #: The position this process last wrote to the ledger (or found there).
         self._saved_seq = 0
+        #: Whether add_note's catch-up left the position for a later write to keep (close does).
+        self._owed = False
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
 
@@ -159,9 +161,10 @@ class IndexSync:
             self._advance(tx)
 
     def save_position(self) -> None:
-        """Keep the position the last catch-ups reached, when no write kept it (on close)."""
+        """Keep the position add_note's last catch-up reached, when no write kept it since (on
+        close). A process that only searched writes nothing."""
         with self._lock:
-            if self._position.last_seq > self._saved_seq and self._position.instance:
+            if self._owed and self._position.last_seq > self._saved_seq and self._position.instance:
                 with index_queries.derived_write(self.ledger) as tx:
                     self._advance(tx)
 
@@ -170,6 +173,7 @@ class IndexSync:
         if p.instance and p.last_seq > self._saved_seq:
             index_queries.advance(tx, self.name, p.instance, self.built_by, p.last_seq, utcnow())
             self._saved_seq = p.last_seq
+        self._owed = False
 
     def verify_origin(self) -> bool:
         """Check the index against the ledger's record of it, on open.
@@ -235,6 +239,8 @@ class IndexSync:
                 )
             if record and (kept or (position and self._position.last_seq != start)):
                 self._record(kept)
+            elif record and self._position.last_seq != start:
+                self._owed = True  # kept by the next write of add_note, or on close
             return len(touched)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
