@@ -10,6 +10,7 @@ filters (for ``as_of``: the note rebuilt from its changes as it stood then).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +27,7 @@ from amem.domain.replay import replay
 from amem.errors import InvalidInputError
 from amem.index.base import VectorHit, VectorIndex
 from amem.index.documents import document_text
-from amem.index.embedders import Embedder, make_embedder
+from amem.index.embedders import Embedder, MiniLMEmbedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, fuse
 from amem.index.sync import IndexModelChangedError, IndexSync
 from amem.ledger import search_queries
@@ -109,6 +110,7 @@ class SearchService:
         # For each scope found to hold more notes than a limit, that limit. Notes are never removed
         # from the ledger, so a scope never goes back below it, and its size need not be counted again.
         self._holds_more_than: dict[str, int] = {}
+        self._one_core: MiniLMEmbedder | None = None
 
     @classmethod
     def open(cls, settings: Settings, ledger: Ledger, *, reindex: bool = False) -> SearchService:
@@ -178,7 +180,15 @@ class SearchService:
 
     def embed_documents(self, documents: Sequence[str]) -> NDArray[Any]:
         """New notes' documents embedded in one call, for ``nearest_many`` (add_notes embeds the
-        next batch's in a thread while it writes this one)."""
+        next batch's in a thread while it writes this one: the offline model then runs on one
+        core, leaving the other to the writing thread)."""
+        if (
+            isinstance(self.embedder, MiniLMEmbedder)
+            and threading.current_thread() is not threading.main_thread()
+        ):
+            if self._one_core is None:
+                self._one_core = MiniLMEmbedder(threads=1)
+            return self._one_core.embed(documents)
         return self.embedder.embed(documents)
 
     def nearest_many(
