@@ -300,3 +300,20 @@ def test_add_note_writes_once_after_its_raw_log(database_url: str, tmp_path: Pat
             == again.search_service.sync.position.last_seq
         )
         assert {h.note_id for h in again.search("price for 40 seats", scope="wonka")} == {first, second}
+
+
+def test_notes_of_earlier_batches_are_neighbours_while_the_next_batch_is_prepared_ahead(
+    mem: Memory, scripted_llm
+) -> None:
+    """The next batch is constructed and embedded while this one is written; its link step still
+    runs after this batch is written and indexed, so it sees this batch's notes."""
+    scripted_llm.default = lambda messages: (
+        link_to_every_neighbour(messages)
+        if "nearest neighbours" in messages[-1]["content"]
+        else construct(keywords=["Acme", "SSO"])
+    )
+    texts = ["Acme's CTO wants SSO", "Acme asked about SSO again", "Acme confirmed Okta for SSO"]
+    outcomes = mem.add_notes([{"content": t, "scope": "acme"} for t in texts], actor="agent:x", batch_size=1)
+    ids = [o.note_id for o in outcomes]
+    assert all(ids)
+    assert [sorted(x.note_id for x in mem.read(i).links) for i in ids] == [[], [ids[0]], sorted(ids[:2])]
