@@ -175,7 +175,12 @@ def _extract(ref: str, into: Path) -> Path:
 
 
 def _reset_postgres(url: str) -> None:
+    """Empty the bench database before each run (its public schema is dropped: never a shared one)."""
     import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
+    if "bench" not in (make_url(url).database or ""):
+        raise SystemExit(f"--database-url {url}: each run drops its schema; use a database named *bench*")
 
     engine = sa.create_engine(url)
     with engine.begin() as conn:
