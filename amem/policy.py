@@ -169,6 +169,14 @@ class Policy(_Strict):
                 return Routing(attr.mode, f"attributes.{attribute}.mode")
         return Routing(self.default_mode, "default_mode")
 
+    def applies(self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
+        """Whether a proposal of ``attribute`` by ``proposer_kind`` is applied without a person."""
+        return self.route(attribute, note_tags, proposer_kind).mode == Mode.AUTO
+
+    def holds(self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
+        """Whether a proposal of ``attribute`` by ``proposer_kind`` waits for a person (review)."""
+        return self.route(attribute, note_tags, proposer_kind).mode == Mode.REVIEW
+
     def reviewer(self, identity: str) -> Reviewer | None:
         """The reviewer entry of ``identity`` (any variant of the name), or None."""
         return self.reviewers.get(identity_key(identity))

@@ -15,9 +15,16 @@ from amem.domain.models import Note
 class NeighbourFinder(Protocol):
     """Nearest notes of one scope: the link-generation step's source of candidates."""
 
-    def nearest_many(self, asks: Sequence[tuple[Note, str]], k: int) -> list[list[Note]]:
+    def embed_documents(self, documents: Sequence[str]) -> NDArray[Any]:
+        """The vectors of new notes' documents, in one call (safe in another thread)."""
+        ...
+
+    def nearest_many(
+        self, asks: Sequence[tuple[Note, str]], k: int, *, vectors: NDArray[Any] | None = None
+    ) -> list[list[Note]]:
         """For each new (not yet written) note and its query text, its ``k`` nearest notes of the
-        same scope, the earlier notes of ``asks`` included."""
+        same scope, the earlier notes of ``asks`` included. ``vectors``: the notes' documents'
+        vectors, when already embedded (``embed_documents``)."""
         ...
 
 

@@ -107,6 +107,10 @@ class IndexSync:
         self._lock = threading.RLock()
         self._position = IndexPosition()
         self._remembered: dict[str, tuple[str, NDArray[Any]]] = {}
+        #: The position this process last wrote to the ledger (or found there).
+        self._saved_seq = 0
+        #: Whether add_note's catch-up left the position for a later write to keep (close does).
+        self._owed = False
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
 
@@ -129,6 +133,47 @@ class IndexSync:
                 self._remembered[note.id] = (sha256_text(text), vector)
             while len(self._remembered) > REMEMBERED_VECTORS:
                 del self._remembered[next(iter(self._remembered))]
+
+    def embed_ahead(self, notes: Sequence[Note]) -> None:
+        """Embed, in one call, the documents of notes as a write is about to leave them (add_note's
+        evolved neighbours), and remember the vectors for ``keep``."""
+        if not notes:
+            return
+        documents = [document_text(n) for n in notes]
+        vectors = self.embedder.embed(documents)
+        self.embedded += len(documents)
+        self.remember(notes, documents, vectors)
+
+    def keep(self, tx: LedgerTx, note_ids: Sequence[str]) -> None:
+        """In add_note's write transaction: keep the vectors remembered for these notes' documents
+        as the transaction leaves them (one remembered for another document is not kept: the
+        catch-up embeds that note), and move the ledger's position forward to what this process's
+        index has absorbed before the write. So add_note writes once after its raw log; the
+        position the catch-up reaches next is kept by the next write, or on close."""
+        with self._lock:
+            rows: list[tuple[str, str, NDArray[np.float32]]] = []
+            if note_ids and self._remembered:
+                for note in tx.get_notes([i for i in dict.fromkeys(note_ids) if i in self._remembered]):
+                    digest, vector = self._remembered.pop(note.id)
+                    if not note.deleted and digest == sha256_text(document_text(note)):
+                        rows.append((note.id, digest, np.asarray(vector, dtype=np.float32)))
+            index_queries.put_vectors(tx, self.model, rows, utcnow())
+            self._advance(tx)
+
+    def save_position(self) -> None:
+        """Keep the position add_note's last catch-up reached, when no write kept it since (on
+        close). A process that only searched writes nothing."""
+        with self._lock:
+            if self._owed and self._position.last_seq > self._saved_seq and self._position.instance:
+                with index_queries.derived_write(self.ledger) as tx:
+                    self._advance(tx)
+
+    def _advance(self, tx: LedgerTx) -> None:
+        p = self._position
+        if p.instance and p.last_seq > self._saved_seq:
+            index_queries.advance(tx, self.name, p.instance, self.built_by, p.last_seq, utcnow())
+            self._saved_seq = p.last_seq
+        self._owed = False
 
     def verify_origin(self) -> bool:
         """Check the index against the ledger's record of it, on open.
@@ -156,16 +201,20 @@ class IndexSync:
             if same:
                 assert row is not None
                 self._position = _position(row)
+                self._saved_seq = row.last_seq
                 return False
             self._start_build(ledger_id)
             return True
 
-    def catch_up(self, *, record: bool = True, progress: Progress = no_progress) -> int:
+    def catch_up(
+        self, *, record: bool = True, position: bool = True, progress: Progress = no_progress
+    ) -> int:
         """Apply every change after the absorbed position. Returns how many notes were (re)indexed.
 
         ``record``: also keep the vectors embedded here and move the ledger's position forward,
         in one transaction after the index write. Searches pass False: a read must not wait for
-        the ledger's write lock, nor fail on a read-only database."""
+        the ledger's write lock, nor fail on a read-only database. ``position=False`` (add_note,
+        whose next write or close keeps the position): write only when a vector was embedded."""
         with self._lock:
             start = self._position.last_seq
             touched = self._rebuild(record=record, progress=progress) if start == 0 else set()
@@ -188,8 +237,10 @@ class IndexSync:
                 self._position = IndexPosition(
                     changes[-1].seq, self._position.ledger, self.built_by, self._position.instance
                 )
-            if record and (kept or self._position.last_seq != start):
+            if record and (kept or (position and self._position.last_seq != start)):
                 self._record(kept)
+            elif record and self._position.last_seq != start:
+                self._owed = True  # kept by the next write of add_note, or on close
             return len(touched)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
@@ -209,6 +260,7 @@ class IndexSync:
         """A new, empty build of the index, recorded in the ledger at position 0."""
         instance = self.index.reset()
         self._position = IndexPosition(0, ledger_id, self.built_by, instance)
+        self._saved_seq = 0
         with index_queries.derived_write(self.ledger) as tx:
             index_queries.start_instance(
                 tx, self.name, StoredPosition(0, instance, self.built_by, ledger_id), utcnow()
@@ -223,13 +275,13 @@ class IndexSync:
         if row.built_by != self.built_by:
             raise IndexModelChangedError(row.built_by, self.built_by)
         self._position = _position(row)
+        self._saved_seq = row.last_seq
         return True
 
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
         with index_queries.derived_write(self.ledger) as tx:
             index_queries.put_vectors(tx, self.model, kept, utcnow())
-            p = self._position
-            index_queries.advance(tx, self.name, p.instance, self.built_by, p.last_seq, utcnow())
+            self._advance(tx)
 
     def _rebuild(self, *, record: bool, progress: Progress = no_progress) -> set[str]:
         """From zero, index the notes as they stand instead of replaying every change, with the

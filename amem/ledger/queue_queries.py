@@ -97,6 +97,20 @@ def holds(tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
     return row is not None and row.lease_owner == owner and row.state != RawLogState.PROCESSED.value
 
 
+def held(tx: LedgerTx, raw_log_ids: Sequence[str], owner: str) -> set[str]:
+    """Which of these inputs ``owner``'s claim still stands on (``holds`` for a batch, one query)."""
+    if not raw_log_ids:
+        return set()
+    stmt = sa.select(raw_log_states.c.raw_log_id).where(
+        raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
+        raw_log_states.c.lease_owner == owner,
+        raw_log_states.c.state != RawLogState.PROCESSED.value,
+    )
+    if tx.dialect == "postgresql":
+        stmt = stmt.with_for_update()
+    return set(tx.conn.execute(stmt).scalars())
+
+
 def renew(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str], until: datetime) -> int:
     """Push the end of ``owner``'s leases on these inputs to ``until`` (a worker's heartbeat)."""
     if not raw_log_ids:

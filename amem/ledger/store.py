@@ -586,6 +586,13 @@ class LedgerTx:
         stmt = sa.select(proposals).where(proposals.c.note_id == note_id).order_by(proposals.c.seq)
         return [_proposal(r) for r in self.conn.execute(stmt)]
 
+    def pending_attributes(self, note_id: str) -> set[str]:
+        """The attributes of ``note_id`` that have a proposal waiting for a person."""
+        stmt = sa.select(proposals.c.attribute).where(
+            proposals.c.note_id == note_id, proposals.c.status == ProposalStatus.PENDING.value
+        )
+        return set(self.conn.execute(stmt.distinct()).scalars())
+
     # -- changes -----------------------------------------------------------------------------
 
     def append_change(self, change: Change) -> None:

@@ -9,6 +9,8 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from amem.domain.models import LlmCall, Note, RawLog, Usage
+from amem.llm.construct_note import ConstructedNote
+from amem.llm.link_evolve import LinkEvolveAnswer
 from amem.policy import AttributePolicy
 
 A = TypeVar("A", bound=BaseModel)
@@ -41,9 +43,13 @@ class Analyst(Protocol):
     #: wait on the network; False for one that computes on this machine.
     concurrent: bool
 
-    def construct(self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]) -> TaskResult: ...
+    def construct(
+        self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]
+    ) -> TaskResult[ConstructedNote]: ...
 
-    def link_and_evolve(self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]) -> TaskResult: ...
+    def link_and_evolve(
+        self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]
+    ) -> TaskResult[LinkEvolveAnswer]: ...
 
 
 class AnalystError(Exception):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -24,7 +25,6 @@ from amem.config import Settings
 from amem.domain.hashing import sha256_text
 from amem.domain.models import (
     Actor,
-    ActorKind,
     AddOutcome,
     Note,
     NoteInput,
@@ -32,18 +32,20 @@ from amem.domain.models import (
     Proposer,
     RawLog,
     RawLogState,
-    as_utc,
     new_id,
     utcnow,
 )
 from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_json, check_text, is_visible
-from amem.domain.values import current_value, normalize, parse_datetime
+from amem.domain.values import parse_datetime
 from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.index.base import NeighbourFinder
+from amem.index.documents import document_text
 from amem.ledger.store import Ledger, LedgerTx
 from amem.llm.base import Analyst, AnalystError, TaskResult
-from amem.policy import Mode
+from amem.llm.construct_note import ConstructedNote
+from amem.llm.link_evolve import LinkEvolveAnswer
+from amem.services.drafting import Answers, Snapshot, as_applied, draft, draft_note, preview
 from amem.services.governance import Draft, Governance
 from amem.services.queue import InputQueue, Lease, owner_id
 
@@ -52,16 +54,19 @@ T = TypeVar("T")
 
 #: The step add_notes and reprocess report progress on.
 ANALYSING = "analysing raw logs"
-#: Construct-step attributes proposed for the new note, in this order.
-CONSTRUCTED = ("keywords", "tags", "context", "category", "decision_rationale", "valid_at")
 #: Raw logs analysed, embedded and written together by add_notes and reprocess.
 BATCH = 64
-#: Attributes the evolution step may propose for neighbours.
-EVOLVABLE = ("context", "tags", "keywords", "decision_rationale")
 
 
 class IndexCatchUp(Protocol):
-    def catch_up(self) -> int: ...
+    """What the write path asks of the index (SearchService): vectors for the documents a batch
+    changes, embedded before its write and kept in it; then one catch-up after the commit."""
+
+    def embed_ahead(self, notes: Sequence[Note]) -> None: ...
+
+    def keep_vectors(self, tx: LedgerTx, note_ids: Sequence[str]) -> None: ...
+
+    def catch_up_after_write(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -69,9 +74,22 @@ class Analysis:
     """Everything the analyst said about one raw log, before anything is written."""
 
     note_id: str
-    construct: TaskResult
-    link: TaskResult
+    construct: TaskResult[ConstructedNote]
+    link: TaskResult[LinkEvolveAnswer]
     neighbours: list[Note]
+
+
+@dataclass
+class _Prepared:
+    """A batch after the construct step: what failed, each draft note, and the future of the new
+    notes' vectors (embedded while the previous batch is written)."""
+
+    raws: list[RawLog]
+    failed: dict[str, tuple[AnalystError, list[Any]]]
+    drafts: dict[str, tuple[TaskResult[ConstructedNote], Note]]
+    ready: list[RawLog]
+    asks: list[tuple[Note, str]]
+    vectors: Future[Any]
 
 
 class WritePipeline:
@@ -181,11 +199,27 @@ class WritePipeline:
         else a batch in one."""
         outcomes: list[AddOutcome] = []
         progress(ANALYSING, 0, len(raws))
-        for start in range(0, len(raws), batch_size):
-            if owner is not None and start > 0:  # a long import: keep holding what is left
-                self.queue.renew(owner, [r.id for r in raws[start:]])
-            outcomes += self._process_batch(raws[start : start + batch_size], owner, commit_each)
-            progress(ANALYSING, len(outcomes), len(raws))
+        starts = list(range(0, len(raws), batch_size))
+        # The next batch is constructed, and its documents embedded in a thread (the embedding
+        # model runs outside the GIL), while this one is linked, written and indexed: neither needs
+        # the ledger. With one batch there is nothing to overlap, and no thread.
+        with (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
+            if len(starts) > 1
+            else (nullcontext()) as ahead
+        ):
+            prepared = self._prepare(raws[:batch_size], ahead)
+            for n, start in enumerate(starts):
+                following = starts[n + 1] if n + 1 < len(starts) else None
+                upcoming = (
+                    self._prepare(raws[following : following + batch_size], ahead) if following else None
+                )
+                # A long import keeps holding what is left: renewed in each batch's write.
+                rest = [r.id for r in raws[start + batch_size :]] if owner is not None else []
+                outcomes += self._process_batch(prepared, owner, commit_each, rest)
+                progress(ANALYSING, len(outcomes), len(raws))
+                if upcoming is not None:
+                    prepared = upcoming
         return outcomes
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
@@ -228,23 +262,46 @@ class WritePipeline:
     ) -> RawLog:
         return raw_log_from(self.settings, content, at=at, actor=actor, scope=scope, metadata=metadata)
 
-    def _process_batch(
-        self, raws: Sequence[RawLog], owner: str | None = None, commit_each: bool = False
-    ) -> list[AddOutcome]:
-        """Construct each note, find all neighbours (one embedding call), link and evolve each,
-        then write every analysed note in one transaction and index them in one catch-up."""
-        errors: dict[str, str] = {}
-        drafts: dict[str, tuple[TaskResult, Note]] = {}
+    def _prepare(self, raws: Sequence[RawLog], ahead: ThreadPoolExecutor | None) -> _Prepared:
+        """Construct each note (call 1) and start embedding the new notes' documents as they will
+        be applied (one call; in ``ahead``'s thread when given). Reads and writes nothing."""
+        failed: dict[str, tuple[AnalystError, list[Any]]] = {}
         declared = self.policy.declared_attributes()
         constructed_all = self._calls(lambda r: self.analyst.construct(r, declared), raws)
+        drafts: dict[str, tuple[TaskResult[ConstructedNote], Note]] = {}
         for raw, constructed in zip(raws, constructed_all, strict=True):
             if isinstance(constructed, AnalystError):
-                errors[raw.id] = self._failed(raw, constructed, constructed.calls, owner)
+                failed[raw.id] = (constructed, constructed.calls)
                 continue
-            drafts[raw.id] = (constructed, self._draft_note(raw, constructed))
+            drafts[raw.id] = (constructed, draft_note(new_id("n"), raw, constructed.answer))
         ready = [raw for raw in raws if raw.id in drafts]
-        asks = [(self._as_applied(drafts[r.id][1]), _neighbour_query(drafts[r.id][1])) for r in ready]
-        found = self.neighbours.nearest_many(asks, self.settings.link_k)
+        asks = [(as_applied(drafts[r.id][1], self.policy), _neighbour_query(drafts[r.id][1])) for r in ready]
+        documents = [document_text(note) for note, _ in asks]
+        vectors: Future[Any] = Future()
+        if not documents:
+            vectors.set_result(None)
+        elif ahead is not None:
+            vectors = ahead.submit(self.neighbours.embed_documents, documents)
+        else:
+            vectors.set_result(self.neighbours.embed_documents(documents))
+        return _Prepared(list(raws), failed, drafts, ready, asks, vectors)
+
+    def _process_batch(
+        self,
+        prepared: _Prepared,
+        owner: str | None = None,
+        commit_each: bool = False,
+        rest: Sequence[str] = (),
+    ) -> list[AddOutcome]:
+        """Find all neighbours (the new notes embedded in one call by ``_prepare``), link and evolve
+        each, draft (pure), embed the documents the drafts change (one call), then write the whole
+        batch in one transaction (failed analyses included) and index it in one catch-up.
+
+        Nothing is written between the raw logs' commit and this batch's transaction: a crash
+        before it leaves every raw log of the batch pending, for ``reprocess``."""
+        raws, failed, drafts = prepared.raws, prepared.failed, prepared.drafts
+        ready, asks = prepared.ready, prepared.asks
+        found = self.neighbours.nearest_many(asks, self.settings.link_k, vectors=prepared.vectors.result())
         shown = [
             [n for n in neighbours if n.scope == raw.scope and not n.deleted][: self.settings.link_k]
             for raw, neighbours in zip(ready, found, strict=True)
@@ -253,26 +310,68 @@ class WritePipeline:
             lambda i: self.analyst.link_and_evolve(drafts[ready[i].id][1], ready[i], shown[i]),
             range(len(ready)),
         )
-        analyses: list[tuple[RawLog, Analysis]] = []
+        analyses: dict[str, Analysis] = {}
         for raw, neighbours, linked in zip(ready, shown, linked_all, strict=True):
-            constructed, draft = drafts[raw.id]
+            constructed, note = drafts[raw.id]
             if isinstance(linked, AnalystError):
-                errors[raw.id] = self._failed(raw, linked, [*_attempts(constructed), *linked.calls], owner)
+                failed[raw.id] = (linked, [*_attempts(constructed), *linked.calls])
                 continue
-            analyses.append((raw, Analysis(draft.id, constructed, linked, neighbours)))
+            analyses[raw.id] = Analysis(note.id, constructed, linked, neighbours)
+        self._embed_ahead(ready, asks, analyses)
+        errors: dict[str, str] = {}
         note_ids: dict[str, str] = {}
+        # A worker commits note by note: the writer lock (SQLite) or the chain head (PostgreSQL)
+        # is then never held for a whole batch, so acknowledging new inputs does not wait on it.
+        groups = [[raw] for raw in raws] if commit_each else [list(raws)]
+        for group in groups:
+            with self.ledger.write() as tx:
+                held = self.queue.held(tx, [r.id for r in group], owner) if owner is not None else None
+                touched: list[str] = []
+                for raw in group:
+                    if held is not None and raw.id not in held:
+                        errors[raw.id] = _taken_over(raw.id)  # its lease ended and another took it
+                    elif raw.id in failed:
+                        errors[raw.id] = self._failed(tx, raw, *failed[raw.id])
+                    elif raw.id in analyses:
+                        note_ids[raw.id], changed = self._apply(tx, raw, analyses[raw.id])
+                        touched += changed
+                if self.index is not None:
+                    self.index.keep_vectors(tx, touched)
+                if owner is not None and rest and group is groups[-1]:
+                    self.queue.renew_in(tx, owner, rest)
         if analyses:
-            # A worker commits note by note: the writer lock (SQLite) or the chain head (PostgreSQL)
-            # is then never held for a whole batch, so acknowledging new inputs does not wait on it.
-            for group in [[a] for a in analyses] if commit_each else [analyses]:
-                with self.ledger.write() as tx:
-                    for raw, analysis in group:
-                        if owner is not None and not self.queue.holds(tx, raw.id, owner):
-                            errors[raw.id] = _taken_over(raw.id)  # its lease ended and another took it
-                            continue
-                        note_ids[raw.id] = self._apply(tx, raw, analysis)
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
+
+    def _embed_ahead(
+        self, ready: Sequence[RawLog], asks: Sequence[tuple[Note, str]], analyses: Mapping[str, Analysis]
+    ) -> None:
+        """Embed, in one call, the documents this batch's drafts will change (evolved neighbours, a
+        new note a later one evolves), as far as the notes stand now: the write then keeps their
+        vectors and the catch-up embeds nothing. A guess that the write proves wrong (a note changed
+        meanwhile) is simply not kept: the catch-up embeds that one."""
+        if self.index is None or not analyses:
+            return
+        notes: dict[str, Note] = {note.id: note for note, _ in asks}
+        for analysis in analyses.values():
+            notes.update({n.id: n for n in analysis.neighbours if n.id not in notes})
+        drafts: list[Draft] = []
+        for raw in ready:
+            analysis = analyses.get(raw.id)
+            if analysis is None:
+                continue
+            current = {n.id: notes[n.id] for n in analysis.neighbours if n.id in notes}
+            drafts += draft(analysis.note_id, raw, self._answers(analysis), Snapshot(current), self.policy)
+        changed = preview(notes, drafts, self.policy)
+        self.index.embed_ahead([n for i, n in changed.items() if document_text(n) != document_text(notes[i])])
+
+    def _answers(self, analysis: Analysis) -> Answers:
+        return Answers(
+            construct=analysis.construct.answer,
+            link=analysis.link.answer,
+            construct_by=_proposer(self.analyst.model, analysis.construct),
+            link_by=_proposer(self.analyst.model, analysis.link),
+        )
 
     def _calls(self, task: Callable[[T], TaskResult], items: Sequence[T]) -> list[TaskResult | AnalystError]:
         """``task`` for each item, in order, each failure in its place. With a remote model, up to
@@ -291,42 +390,13 @@ class WritePipeline:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="amem-llm") as pool:
             return list(pool.map(guarded, items))
 
-    def _as_applied(self, draft: Note) -> Note:
-        """The draft as governance will apply it: values the policy holds for review (or freezes)
-        are left out, so no other note's analysis, nor the index, sees a value nobody approved."""
-        kind = ActorKind.LLM
-        tags = draft.tags if self.policy.route("tags", draft.tags, kind).mode == Mode.AUTO else []
-        kept: dict[str, Any] = {"tags": tags}
-        for attribute in ("keywords", "context", "category", "decision_rationale", "valid_at"):
-            if self.policy.route(attribute, tags, kind).mode != Mode.AUTO:
-                kept[attribute] = [] if attribute == "keywords" else None
-        return draft.model_copy(update=kept)
-
-    def _draft_note(self, raw: RawLog, constructed: TaskResult) -> Note:
-        """The new note as the analyst sees it, for the link step (not written anywhere)."""
-        answer = constructed.answer
-        valid_at = getattr(answer, "valid_at", None)
-        return Note(
-            id=new_id("n"),
-            scope=raw.scope,
-            content=raw.text,
-            keywords=list(getattr(answer, "keywords", []) or []),
-            tags=list(getattr(answer, "tags", []) or []),
-            context=getattr(answer, "context", None),
-            category=getattr(answer, "category", None),
-            decision_rationale=getattr(answer, "decision_rationale", None),
-            valid_at=_safe_time(valid_at),
-            raw_log_ids=[raw.id],
-            created_at=raw.received_at,
-            updated_at=raw.received_at,
-        )
-
-    def _apply(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> str:
+    def _apply(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> tuple[str, list[str]]:
+        """Write one analysed raw log: its model calls, the new note, every draft routed by
+        governance, the raw log marked processed. Returns the note id and the notes it changed."""
         state = tx.raw_log_state(raw.id)
         if state is not None and state["state"] == RawLogState.PROCESSED.value and state["note_id"]:
-            return str(state["note_id"])  # another process finished it meanwhile
-        construct, link = analysis.construct, analysis.link
-        for call in [*_attempts(construct), *_attempts(link)]:
+            return str(state["note_id"]), []  # another process finished it meanwhile
+        for call in [*_attempts(analysis.construct), *_attempts(analysis.link)]:
             tx.insert_llm_call(call)
         note = self.governance.create_note(
             tx,
@@ -336,167 +406,38 @@ class WritePipeline:
             actor=raw.actor,
             note_id=analysis.note_id,
         )
-        restated = self._restated(tx, raw, analysis)
-        drafts = self._construct_drafts(tx, note, raw, construct, restated)
-        drafts += self._link_drafts(tx, note, raw, analysis)
-        self.governance.propose_in(tx, drafts)
+        drafts = draft(note.id, raw, self._answers(analysis), self._snapshot(tx, raw, analysis), self.policy)
+        proposals = self.governance.propose_in(tx, drafts)
         tx.set_raw_log_state(raw.id, RawLogState.PROCESSED, utcnow(), note_id=note.id)
-        return note.id
+        applied = [p.note_id for p in proposals if p.status == ProposalStatus.AUTO_APPLIED]
+        return note.id, list(dict.fromkeys([note.id, *applied]))
 
-    def _held(self, attribute: str, tags: Sequence[str]) -> bool:
-        """Whether the policy holds an LLM's value of ``attribute`` for a person (review)."""
-        return self.policy.route(attribute, tags, ActorKind.LLM).mode == Mode.REVIEW
-
-    def _restated(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> Note | None:
-        """The existing note the link step says this raw log only restates (re-read in ``tx``)."""
-        restates = getattr(analysis.link.answer, "restates", None)
-        if restates is None or restates == analysis.note_id:
-            return None
-        found = [n for n in tx.get_notes([restates]) if not n.deleted]
-        if not found:
-            log.warning("raw log %s: dropped restates of unknown note %r", raw.id, restates)
-            return None
-        return found[0]
-
-    def _construct_drafts(
-        self, tx: LedgerTx, note: Note, raw: RawLog, result: TaskResult, restated: Note | None = None
-    ) -> list[Draft]:
-        """The construct answer as drafts. A value the policy holds for a person needs its
-        evidence span in the raw log (else it is dropped, logged); a restatement does not propose
-        again the held values the note it restates carries or has pending."""
-        answer = result.answer
-        proposer = _proposer(self.analyst.model, result)
-        evidence: Mapping[str, str] = getattr(answer, "evidence", None) or {}
-        tags = list(getattr(answer, "tags", None) or [])
-        tags = tags if self.policy.route("tags", tags, ActorKind.LLM).mode == Mode.AUTO else []
-        known = _carried(tx, restated) if restated is not None else set()
-        values: list[tuple[str, Any]] = [(a, getattr(answer, a, None)) for a in CONSTRUCTED]
-        extra = getattr(answer, "extra", None) or {}
-        for attribute, value in extra.items():
-            if attribute not in self.policy.declared_attributes():
-                log.warning("raw log %s: dropped undeclared attribute %r", raw.id, attribute)
-                continue
-            values.append((attribute, value))
-        drafts: list[Draft] = []
-        why = "note construction from the raw log"
-        for attribute, value in values:
-            if value in (None, "", []):
-                continue
-            if attribute == "valid_at" and _safe_time(value) is None:
-                log.warning("raw log %s: dropped unparseable valid_at %r", raw.id, value)
-                continue
-            span = evidence.get(attribute)
-            valid = span if span is not None and evidence_in(span, raw.text) else None
-            if self._held(attribute, tags):
-                if valid is None:
-                    log.info(
-                        "raw log %s: dropped %s held for review without evidence in the raw log (%r)",
-                        raw.id,
-                        attribute,
-                        span,
-                    )
-                    continue
-                if attribute in known:
-                    log.info(
-                        "raw log %s: %s already stated by %s (a restatement)", raw.id, attribute, restated.id
-                    )  # type: ignore[union-attr]
-                    continue
-            drafts.append(Draft(note.id, attribute, value, why, proposer, [raw.id], evidence=valid))
-        return drafts
-
-    def _link_drafts(self, tx: LedgerTx, note: Note, raw: RawLog, analysis: Analysis) -> list[Draft]:
+    def _snapshot(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> Snapshot:
+        """What drafting needs of the ledger, re-read in ``tx``: a neighbour of the same batch whose
+        analysis failed was never written, and one may have been deleted meanwhile."""
         answer = analysis.link.answer
-        proposer = _proposer(self.analyst.model, analysis.link)
-        by_id = {n.id: n for n in analysis.neighbours}
-        drafts: list[Draft] = []
-
-        # Neighbours re-read inside this transaction: one of the same batch whose analysis failed
-        # was never written, and one may have been deleted meanwhile.
-        current = {n.id: n for n in tx.get_notes(list(by_id)) if not n.deleted}
-        links = []
-        for link in getattr(answer, "links", []) or []:
-            if link.note_id not in current:
-                log.warning("raw log %s: dropped link to unknown note %r", raw.id, link.note_id)
-                continue
-            links.append({"note_id": link.note_id, "reason": link.reason})
-        if links:
-            drafts.append(Draft(note.id, "links", links, "link generation", proposer, [raw.id]))
-
-        # Evolution: neighbours' context / tags / keywords / rationale.
-        for update in getattr(answer, "updates", []) or []:
-            neighbour = current.get(update.note_id)
-            if neighbour is None:
-                log.warning("raw log %s: dropped update of unknown note %r", raw.id, update.note_id)
-                continue
-            span = getattr(update, "evidence", None)
-            valid = span if span is not None and evidence_in(span, raw.text) else None
-            for attribute in EVOLVABLE:
-                value = getattr(update, attribute, None)
-                if value in (None, "", []):
-                    continue
-                attr_type = self.policy.type_of(attribute)
-                if normalize(attribute, attr_type, value) == current_value(neighbour, attribute, attr_type):
-                    continue
-                if valid is None and self._held(attribute, neighbour.tags):
-                    log.info("raw log %s: dropped %s of %s without evidence", raw.id, attribute, neighbour.id)
-                    continue
-                reason = f"memory evolution after {note.id}: {update.reason}"
-                drafts.append(
-                    Draft(neighbour.id, attribute, value, reason, proposer, [raw.id], evidence=valid)
-                )
-
-        # Contradiction: only a newer fact retires an older one; the times decide, not the model.
-        contradictions = []
-        for c in getattr(answer, "contradictions", []) or []:
-            span = getattr(c, "evidence", None)
-            if c.note_id not in current or c.note_id == note.id:
-                continue
-            if span is None or not evidence_in(span, raw.text):
-                log.info(
-                    "raw log %s: dropped contradiction of %s without evidence (%r)", raw.id, c.note_id, span
-                )
-                continue
-            contradictions.append(c)
-        if contradictions:
-            when = {
-                r.id: r
-                for r in tx.get_raw_logs([n.raw_log_ids[0] for n in current.values() if n.raw_log_ids])
-            }
-            new_time = _fact_time(note, raw, analysis.construct)
-            for c in contradictions:
-                old = current[c.note_id]
-                old_raw = when.get(old.raw_log_ids[0]) if old.raw_log_ids else None
-                old_time = (
-                    as_utc(old.valid_at) if old.valid_at else (old_raw.occurred_at if old_raw else None)
-                )
-                if old_time is None or old.invalid_at is not None:
-                    continue
-                if new_time > old_time:
-                    reason = f"contradicted by newer note {note.id}: {c.reason}"
-                    drafts.append(
-                        Draft(old.id, "invalid_at", new_time, reason, proposer, [raw.id], evidence=c.evidence)
-                    )
-                elif new_time < old_time:
-                    reason = f"contradicted by newer note {old.id}: {c.reason}"
-                    drafts.append(
-                        Draft(
-                            note.id, "invalid_at", old_time, reason, proposer, [raw.id], evidence=c.evidence
-                        )
-                    )
-        return drafts
+        restates = answer.restates if answer.restates != analysis.note_id else None
+        ids = [n.id for n in analysis.neighbours]
+        current = {n.id: n for n in tx.get_notes([*ids, *([restates] if restates else [])]) if not n.deleted}
+        restated = current.get(restates) if restates else None
+        if restates and restated is None:
+            log.warning("raw log %s: dropped restates of unknown note %r", raw.id, restates)
+        neighbours = {i: current[i] for i in ids if i in current}
+        said_at: dict[str, datetime] = {}
+        if answer.contradictions:
+            firsts = [n.raw_log_ids[0] for n in neighbours.values() if n.raw_log_ids]
+            said_at = {r.id: r.occurred_at for r in tx.get_raw_logs(firsts)}
+        pending = tx.pending_attributes(restated.id) if restated is not None else frozenset()
+        return Snapshot(neighbours, restated, frozenset(pending), said_at)
 
     # -- failure and the index ---------------------------------------------------------------------
 
-    def _failed(
-        self, raw: RawLog, error: AnalystError, calls: Sequence[Any], owner: str | None = None
-    ) -> str:
-        """Record the failed analysis (its model calls included) and say what the caller sees."""
-        with self.ledger.write() as tx:
-            for call in calls:
-                tx.insert_llm_call(call)
-            if owner is not None and not self.queue.holds(tx, raw.id, owner):
-                return _taken_over(raw.id)
-            tx.set_raw_log_state(raw.id, RawLogState.FAILED, utcnow(), error=str(error)[:2000])
+    def _failed(self, tx: LedgerTx, raw: RawLog, error: AnalystError, calls: Sequence[Any]) -> str:
+        """Record the failed analysis (its model calls included) in the batch's transaction, and
+        say what the caller sees. Only this input is marked failed; the rest of the batch goes on."""
+        for call in calls:
+            tx.insert_llm_call(call)
+        tx.set_raw_log_state(raw.id, RawLogState.FAILED, utcnow(), error=str(error)[:2000])
         return f"raw log {raw.id} is kept, but analysis failed: {error}. Run `amem reprocess` to retry."
 
     def _catch_up_index(self) -> None:
@@ -504,24 +445,11 @@ class WritePipeline:
         if self.index is None:
             return
         try:
-            self.index.catch_up()
+            self.index.catch_up_after_write()
         except AmemError:
             raise
         except Exception:  # the ledger is committed; a broken index must not fail add_note
             log.exception("the index could not catch up; it will on the next open or search")
-
-
-def evidence_in(span: str | None, raw_text: str) -> bool:
-    """Whether an evidence span is real: non-blank and found, exactly, in the raw log's text."""
-    return bool(span and span.strip()) and span.strip() in raw_text  # type: ignore[union-attr]
-
-
-def _carried(tx: LedgerTx, note: Note) -> set[str]:
-    """Attributes ``note`` carries a value for, or has a pending proposal for."""
-    out = {a for a in ("decision_rationale", "valid_at", "context") if getattr(note, a, None)}
-    out |= {name for name, value in note.extra.items() if value not in (None, "", [])}
-    out |= {p.attribute for p in tx.proposals_for_note(note.id) if p.status == ProposalStatus.PENDING}
-    return out
 
 
 def _taken_over(raw_log_id: str) -> str:
@@ -531,12 +459,11 @@ def _taken_over(raw_log_id: str) -> str:
     )
 
 
-def _attempts(result: TaskResult) -> list[Any]:
-    attempts = getattr(result, "attempts", None)
-    return list(attempts) if attempts else [result.call]
+def _attempts(result: TaskResult[Any]) -> list[Any]:
+    return list(result.attempts) if result.attempts else [result.call]
 
 
-def _proposer(model: str, result: TaskResult) -> Proposer:
+def _proposer(model: str, result: TaskResult[Any]) -> Proposer:
     return Proposer(
         kind="llm",
         id=model,
@@ -545,19 +472,6 @@ def _proposer(model: str, result: TaskResult) -> Proposer:
         usage=result.usage,
         llm_call_id=result.call.id,
     )
-
-
-def _safe_time(value: Any) -> datetime | None:
-    if value in (None, ""):
-        return None
-    try:
-        return parse_datetime(value)
-    except InvalidInputError:
-        return None
-
-
-def _fact_time(note: Note, raw: RawLog, construct: TaskResult) -> datetime:
-    return _safe_time(getattr(construct.answer, "valid_at", None)) or raw.occurred_at
 
 
 def _neighbour_query(draft: Note) -> str:

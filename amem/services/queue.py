@@ -106,10 +106,18 @@ class InputQueue:
     def holds(self, tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
         return queue_queries.holds(tx, raw_log_id, owner)
 
+    def held(self, tx: LedgerTx, raw_log_ids: Sequence[str], owner: str) -> set[str]:
+        return queue_queries.held(tx, raw_log_ids, owner)
+
     def renew(self, owner: str, raw_log_ids: list[str]) -> int:
         until = self.clock() + timedelta(seconds=self.lease_seconds)
         with self.ledger.write(lock_head=False) as tx:
             return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
+
+    def renew_in(self, tx: LedgerTx, owner: str, raw_log_ids: list[str]) -> int:
+        """``renew`` inside a write the caller makes anyway (add_notes' batch)."""
+        until = self.clock() + timedelta(seconds=self.lease_seconds)
+        return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
 
     def release(self, owner: str, raw_log_ids: list[str]) -> int:
         with self.ledger.write(lock_head=False) as tx:

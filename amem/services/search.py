@@ -10,6 +10,7 @@ filters (for ``as_of``: the note rebuilt from its changes as it stood then).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +27,7 @@ from amem.domain.replay import replay
 from amem.errors import InvalidInputError
 from amem.index.base import VectorHit, VectorIndex
 from amem.index.documents import document_text
-from amem.index.embedders import Embedder, make_embedder
+from amem.index.embedders import Embedder, MiniLMEmbedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, fuse
 from amem.index.sync import IndexModelChangedError, IndexSync
 from amem.ledger import search_queries
@@ -109,6 +110,7 @@ class SearchService:
         # For each scope found to hold more notes than a limit, that limit. Notes are never removed
         # from the ledger, so a scope never goes back below it, and its size need not be counted again.
         self._holds_more_than: dict[str, int] = {}
+        self._one_core: MiniLMEmbedder | None = None
 
     @classmethod
     def open(cls, settings: Settings, ledger: Ledger, *, reindex: bool = False) -> SearchService:
@@ -132,6 +134,10 @@ class SearchService:
         return service
 
     def close(self) -> None:
+        try:
+            self.sync.save_position()  # what add_note's catch-ups reached, if no write kept it yet
+        except Exception:  # a read-only ledger, a closed database: the next open catches up again
+            log.warning("the index position could not be kept; the next open catches up", exc_info=True)
         self.index.close()
 
     # -- keeping up with the ledger ---------------------------------------------------------------
@@ -139,6 +145,20 @@ class SearchService:
     def catch_up(self) -> int:
         """Apply to the index every change it has not absorbed. Returns how many notes it (re)indexed."""
         return self.sync.catch_up()
+
+    # -- the write path (amem/services/pipeline.py) ----------------------------------------------
+
+    def embed_ahead(self, notes: Sequence[Note]) -> None:
+        """Embed the documents of notes as a batch's write will leave them, in one call."""
+        self.sync.embed_ahead(notes)
+
+    def keep_vectors(self, tx: LedgerTx, note_ids: Sequence[str]) -> None:
+        """In the batch's write transaction: keep the vectors embedded ahead for these notes."""
+        self.sync.keep(tx, note_ids)
+
+    def catch_up_after_write(self) -> int:
+        """The catch-up after add_note's commit: it writes to the ledger only if it had to embed."""
+        return self.sync.catch_up(position=False)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the index from the ledger, from zero. Returns how many notes it holds."""
@@ -158,7 +178,22 @@ class SearchService:
         found = self._ranked(text, k + len(excluded), filters, newest=self._link_keyword_window(scope))
         return [r.note for r in found if r.note_id not in excluded][:k]
 
-    def nearest_many(self, asks: Sequence[tuple[Note, str]], k: int) -> list[list[Note]]:
+    def embed_documents(self, documents: Sequence[str]) -> NDArray[Any]:
+        """New notes' documents embedded in one call, for ``nearest_many`` (add_notes embeds the
+        next batch's in a thread while it writes this one: the offline model then runs on one
+        core, leaving the other to the writing thread)."""
+        if (
+            isinstance(self.embedder, MiniLMEmbedder)
+            and threading.current_thread() is not threading.main_thread()
+        ):
+            if self._one_core is None:
+                self._one_core = MiniLMEmbedder(threads=1)
+            return self._one_core.embed(documents)
+        return self.embedder.embed(documents)
+
+    def nearest_many(
+        self, asks: Sequence[tuple[Note, str]], k: int, *, vectors: NDArray[Any] | None = None
+    ) -> list[list[Note]]:
         """Neighbours for a batch of new notes, not yet written: for each (note, keyword query), the
         ``k`` notes of its scope closest to it among the stored notes and the batch's earlier notes.
 
@@ -173,7 +208,8 @@ class SearchService:
             return [[] for _ in asks]
         self._catch_up_for_neighbours()
         documents = [document_text(note) for note, _ in asks]
-        vectors = self.embedder.embed(documents)
+        if vectors is None:
+            vectors = self.embedder.embed(documents)
         self.sync.remember([note for note, _ in asks], documents, vectors)
         windows = {scope: self._link_keyword_window(scope) for scope in {note.scope for note, _ in asks}}
         out: list[list[Note]] = []

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import litellm
+import numpy as np
 import pytest
 
 from amem import AddOutcome, NoteInput
+from amem.domain.hashing import sha256_text
 from amem.domain.models import RawLogState
 from amem.errors import InvalidInputError
-from amem.index.embedders import LiteLLMEmbedder
+from amem.index.documents import document_text
+from amem.index.embedders import LiteLLMEmbedder, MiniLMEmbedder
+from amem.ledger import index_queries
 from amem.memory import Memory
 from tests.services.conftest import MODEL
 from tests.services.test_pipeline import _raw_log_count, construct, link
@@ -178,3 +184,136 @@ def test_a_remote_models_calls_run_at_once_and_land_in_input_order(
                 call = tx.get_llm_call(str(keywords.proposer.llm_call_id))
                 assert call is not None and call.raw_log_id == outcome.raw_log_id
     assert len(scripted_llm.requests) == 12
+
+
+def test_a_crash_before_the_batch_commits_leaves_every_raw_log_pending_for_reprocess(
+    mem: Memory, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch is written in one transaction after its raw logs: a failure half-way through it
+    (the second note's write) applies nothing of the batch, and every input stays to be done."""
+    scripted_llm.default = lambda messages: (
+        link() if "nearest neighbours" in messages[-1]["content"] else construct()
+    )
+    real = mem.governance.propose_in
+    writes: list[int] = []
+
+    def crash_on_the_second(*args: object, **kwargs: object) -> object:
+        writes.append(1)
+        if len(writes) == 2:
+            raise RuntimeError("killed in the middle of the batch's write")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem.governance, "propose_in", crash_on_the_second)
+    texts = [f"Stark wants {n} more seats" for n in (10, 20, 30)]
+    with pytest.raises(RuntimeError):
+        mem.add_notes([{"content": t, "scope": "stark"} for t in texts], actor="agent:x")
+    monkeypatch.undo()
+    assert mem.notes(scope="stark") == [] and _raw_log_count(mem) == 3
+    with mem.ledger.read() as tx:
+        pending = tx.raw_log_states([RawLogState.PENDING])
+        assert tx.last_change_seq() == 0  # not even the first note's creation
+    assert len(pending) == 3
+
+    # The dead call's lease still stands until it ends; then reprocess completes each input once.
+    lease_end = mem.input_status(pending[0]["raw_log_id"]).lease_until
+    assert lease_end is not None
+    mem.queue.clock = lambda: lease_end + timedelta(seconds=1)
+    done = mem.reprocess()
+    assert sorted(mem.read(n).content for n in done) == sorted(texts)
+    assert mem.unprocessed_count() == 0 and mem.verify().ok
+
+
+def test_a_batch_embeds_in_at_most_two_calls_and_writes_once_after_its_raw_logs(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offline analyst, offline embedder: one embedding call for the new notes' neighbour search,
+    one for the documents the batch's evolution changes (before the write), none in the catch-up;
+    one write transaction for the raw logs and one for the batch, and the vectors of every note
+    the batch changed kept in the ledger for its current document."""
+    calls: list[int] = []
+    real_embed = MiniLMEmbedder.embed
+
+    def counting(self: MiniLMEmbedder, texts: Sequence[str]) -> np.ndarray:
+        calls.append(len(texts))
+        return real_embed(self, texts)
+
+    texts = [
+        "Globex renewal call: Maria Chen wants the Analytics Pro price held for 120 seats",
+        "Globex follow-up: Maria Chen asked again about Analytics Pro pricing for the renewal",
+        "Globex: Hank Scorpio approved the Analytics Pro renewal at the held price",
+        "Globex renewal: Maria Chen confirmed 120 Analytics Pro seats",
+    ]
+    with Memory(tmp_path / "home", database_url=database_url, llm="offline") as mem:
+        mem.add_notes(
+            [{"content": "Globex kickoff with Maria Chen about Analytics Pro", "scope": "globex"}],
+            actor="agent:x",
+        )
+        writes = _count_writes(mem, monkeypatch)
+        monkeypatch.setattr(MiniLMEmbedder, "embed", counting)
+        outcomes = mem.add_notes([{"content": t, "scope": "globex"} for t in texts], actor="agent:x")
+        assert all(o.note_id for o in outcomes)
+        assert 1 <= len(calls) <= 2 and calls[0] == len(texts)
+        assert writes == {"write": 2, "derived": 0}
+        with mem.ledger.read() as tx:
+            notes = tx.list_notes(scope="globex", limit=100)
+            kept = index_queries.vectors(tx, mem.search_service.sync.model, [n.id for n in notes])
+        for note in notes:
+            assert kept[note.id].document_sha256 == sha256_text(document_text(note)), note.id
+        before = len(calls)
+        mem.search("Analytics Pro renewal", scope="globex")
+        assert len(calls) == before + 1  # the query only: nothing left to embed for the index
+
+
+def _count_writes(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    counts = {"write": 0, "derived": 0}
+    real_write, real_derived = mem.ledger.write, index_queries.derived_write
+
+    def write(*args: object, **kwargs: object) -> object:
+        counts["write"] += 1
+        return real_write(*args, **kwargs)  # type: ignore[arg-type]
+
+    def derived(*args: object, **kwargs: object) -> object:
+        counts["derived"] += 1
+        return real_derived(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem.ledger, "write", write)
+    monkeypatch.setattr(index_queries, "derived_write", derived)
+    return counts
+
+
+def test_add_note_writes_once_after_its_raw_log(database_url: str, tmp_path: Path, monkeypatch) -> None:
+    """A batch of one: the raw log's transaction, then one for the note, its proposals, its vector
+    and the raw log's state; nothing else writes (the index position is kept by the next write)."""
+    with Memory(tmp_path / "home", database_url=database_url, llm="offline") as mem:
+        first = mem.add_note("Wonka wants a price for 40 seats", actor="agent:x", scope="wonka")
+        writes = _count_writes(mem, monkeypatch)
+        second = mem.add_note(
+            "Wonka asked again about the price for 40 seats", actor="agent:x", scope="wonka"
+        )
+        assert writes == {"write": 2, "derived": 0}
+        sync = mem.search_service.sync
+        assert sync.stored_position().last_seq < sync.position.last_seq  # kept by the next write ...
+        home, url = mem.home, mem.settings.database_url
+    with Memory(home, database_url=url, llm="offline") as again:  # ... or on close
+        assert (
+            again.search_service.sync.stored_position().last_seq
+            == again.search_service.sync.position.last_seq
+        )
+        assert {h.note_id for h in again.search("price for 40 seats", scope="wonka")} == {first, second}
+
+
+def test_notes_of_earlier_batches_are_neighbours_while_the_next_batch_is_prepared_ahead(
+    mem: Memory, scripted_llm
+) -> None:
+    """The next batch is constructed and embedded while this one is written; its link step still
+    runs after this batch is written and indexed, so it sees this batch's notes."""
+    scripted_llm.default = lambda messages: (
+        link_to_every_neighbour(messages)
+        if "nearest neighbours" in messages[-1]["content"]
+        else construct(keywords=["Acme", "SSO"])
+    )
+    texts = ["Acme's CTO wants SSO", "Acme asked about SSO again", "Acme confirmed Okta for SSO"]
+    outcomes = mem.add_notes([{"content": t, "scope": "acme"} for t in texts], actor="agent:x", batch_size=1)
+    ids = [o.note_id for o in outcomes]
+    assert all(ids)
+    assert [sorted(x.note_id for x in mem.read(i).links) for i in ids] == [[], [ids[0]], sorted(ids[:2])]

@@ -14,7 +14,7 @@ from amem.domain.models import ProposalStatus, RawLogState
 from amem.errors import AnalysisPendingError, InvalidInputError
 from amem.ledger.tables import llm_calls, raw_logs
 from amem.memory import Memory
-from amem.services.pipeline import evidence_in
+from amem.services.drafting import evidence_in
 from tests.factories import signed_in
 
 MODEL = "scripted/test-model"
@@ -318,7 +318,7 @@ def test_a_held_value_without_evidence_in_the_raw_log_is_dropped(mem: Memory, sc
         link(),
     )
     text = "Soylent cancelled the pilot: the budget was cut after their reorg."
-    with caplog.at_level("INFO", logger="amem.services.pipeline"):
+    with caplog.at_level("INFO", logger="amem.services.drafting"):
         note_id = mem.add_note(text, actor="agent:x", scope="soylent")
     (held,) = mem.pending(note_id=note_id)  # valid_at (span not in the log), next_step (none): dropped
     assert (held.attribute, held.new_value, held.evidence) == (

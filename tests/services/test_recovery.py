@@ -106,8 +106,8 @@ def test_a_failing_index_never_fails_add_note_and_the_next_search_heals_it(
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the vector index is unavailable")
 
-    if broken == "catch_up":
-        monkeypatch.setattr(service, "catch_up", refuse)
+    if broken == "catch_up":  # the catch-up after add_note's write
+        monkeypatch.setattr(service, "catch_up_after_write", refuse)
     else:  # deeper: the store refuses writes, so the index must not believe it is up to date
         monkeypatch.setattr(service.index, "upsert", refuse)
 

@@ -1,0 +1,251 @@
+"""The drafting step of add_note: the analyst's typed answers become drafts, with no I/O.
+
+One pure function, ``draft``, turns (the raw log, a snapshot of the neighbours as the write
+transaction reads them, the two answers, the policy) into the drafts governance routes and
+applies. Everything it needs from the ledger is in the ``Snapshot``; every routing question is
+asked of the ``Policy``. So it is tested without a database (tests/services/test_drafting.py), and
+the pipeline's transaction only reads the snapshot, calls it, and hands the drafts to governance.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from amem.domain.models import ActorKind, Note, Proposer, RawLog, as_utc
+from amem.domain.values import current_value, normalize, parse_datetime
+from amem.errors import InvalidInputError
+from amem.llm.construct_note import ConstructedNote
+from amem.llm.link_evolve import LinkEvolveAnswer
+from amem.policy import Policy
+from amem.services.governance import Draft
+
+log = logging.getLogger(__name__)
+
+#: Construct-step attributes proposed for the new note, in this order.
+CONSTRUCTED = ("keywords", "tags", "context", "category", "decision_rationale", "valid_at")
+#: Attributes the evolution step may propose for neighbours.
+EVOLVABLE = ("context", "tags", "keywords", "decision_rationale")
+#: Attributes the new note carries from the construct step, besides its tags.
+_NOTE_VALUES = ("keywords", "context", "category", "decision_rationale", "valid_at")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the drafting step knows of the ledger, read in the write transaction.
+
+    ``neighbours``: the neighbours shown to the analyst as they stand now (deleted ones, and a
+    batch's notes whose analysis failed, absent). ``restated``: the note the link step says this raw
+    log only restates, if it exists; ``restated_pending``: the attributes it has proposals pending
+    for. ``said_at``: when each neighbour's first raw log was said (for contradictions)."""
+
+    neighbours: Mapping[str, Note] = field(default_factory=dict)
+    restated: Note | None = None
+    restated_pending: frozenset[str] = frozenset()
+    said_at: Mapping[str, datetime] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The analyst's two answers about one raw log and who gave each (the model call)."""
+
+    construct: ConstructedNote
+    link: LinkEvolveAnswer
+    construct_by: Proposer
+    link_by: Proposer
+
+
+def evidence_in(span: str | None, raw_text: str) -> bool:
+    """Whether an evidence span is real: non-blank and found, exactly, in the raw log's text."""
+    return span is not None and bool(span.strip()) and span.strip() in raw_text
+
+
+def safe_time(value: Any) -> datetime | None:
+    if value in (None, ""):
+        return None
+    try:
+        return parse_datetime(value)
+    except InvalidInputError:
+        return None
+
+
+def fact_time(raw: RawLog, construct: ConstructedNote) -> datetime:
+    """When the new note's fact holds from: its dated value, else when it was said."""
+    return safe_time(construct.valid_at) or raw.occurred_at
+
+
+def draft_note(note_id: str, raw: RawLog, construct: ConstructedNote) -> Note:
+    """The new note as the analyst sees it for the link step (not written anywhere)."""
+    return Note(
+        id=note_id,
+        scope=raw.scope,
+        content=raw.text,
+        keywords=list(construct.keywords),
+        tags=list(construct.tags),
+        context=construct.context,
+        category=construct.category,
+        decision_rationale=construct.decision_rationale,
+        valid_at=safe_time(construct.valid_at),
+        raw_log_ids=[raw.id],
+        created_at=raw.received_at,
+        updated_at=raw.received_at,
+    )
+
+
+def as_applied(note: Note, policy: Policy) -> Note:
+    """The draft note as governance will apply it: values the policy holds for review (or freezes)
+    are left out, so no other note's analysis, nor the index, sees a value nobody approved."""
+    tags = note.tags if policy.applies("tags", note.tags, ActorKind.LLM) else []
+    kept: dict[str, Any] = {"tags": tags}
+    for attribute in _NOTE_VALUES:
+        if not policy.applies(attribute, tags, ActorKind.LLM):
+            kept[attribute] = [] if attribute == "keywords" else None
+    return note.model_copy(update=kept)
+
+
+def draft(note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy) -> list[Draft]:
+    """Every draft one analysed raw log gives: the new note's values, its links, the neighbours'
+    evolution and the contradictions the times decide. Values dropped on the way are logged."""
+    return [
+        *_construct_drafts(note_id, raw, answers, snapshot, policy),
+        *_link_drafts(note_id, raw, answers, snapshot, policy),
+    ]
+
+
+def _construct_drafts(
+    note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy
+) -> list[Draft]:
+    """A value the policy holds for a person needs its evidence span in the raw log (else it is
+    dropped); a restatement does not propose again the held values the note it restates carries
+    or has pending."""
+    answer = answers.construct
+    tags = list(answer.tags) if policy.applies("tags", answer.tags, ActorKind.LLM) else []
+    known = _carried(snapshot.restated, snapshot.restated_pending) if snapshot.restated else set()
+    values: list[tuple[str, Any]] = [(a, getattr(answer, a)) for a in CONSTRUCTED]
+    declared = policy.declared_attributes()
+    for attribute, value in answer.extra.items():
+        if attribute not in declared:
+            log.warning("raw log %s: dropped undeclared attribute %r", raw.id, attribute)
+            continue
+        values.append((attribute, value))
+    drafts: list[Draft] = []
+    why = "note construction from the raw log"
+    for attribute, value in values:
+        if value in (None, "", []):
+            continue
+        if attribute == "valid_at" and safe_time(value) is None:
+            log.warning("raw log %s: dropped unparseable valid_at %r", raw.id, value)
+            continue
+        span = answer.evidence.get(attribute)
+        valid = span if evidence_in(span, raw.text) else None
+        if policy.holds(attribute, tags, ActorKind.LLM):
+            if valid is None:
+                log.info(
+                    "raw log %s: dropped %s held for review without evidence in the raw log (%r)",
+                    raw.id,
+                    attribute,
+                    span,
+                )
+                continue
+            if attribute in known:
+                assert snapshot.restated is not None
+                log.info("raw log %s: %s already stated by %s", raw.id, attribute, snapshot.restated.id)
+                continue
+        drafts.append(Draft(note_id, attribute, value, why, answers.construct_by, [raw.id], evidence=valid))
+    return drafts
+
+
+def _link_drafts(
+    note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy
+) -> list[Draft]:
+    answer, proposer, current = answers.link, answers.link_by, snapshot.neighbours
+    drafts: list[Draft] = []
+    links = []
+    for link in answer.links:
+        if link.note_id not in current:
+            log.warning("raw log %s: dropped link to unknown note %r", raw.id, link.note_id)
+            continue
+        links.append({"note_id": link.note_id, "reason": link.reason})
+    if links:
+        drafts.append(Draft(note_id, "links", links, "link generation", proposer, [raw.id]))
+
+    # Evolution: neighbours' context / tags / keywords / rationale.
+    for update in answer.updates:
+        neighbour = current.get(update.note_id)
+        if neighbour is None:
+            log.warning("raw log %s: dropped update of unknown note %r", raw.id, update.note_id)
+            continue
+        valid = update.evidence if evidence_in(update.evidence, raw.text) else None
+        for attribute in EVOLVABLE:
+            value = getattr(update, attribute)
+            if value in (None, "", []):
+                continue
+            attr_type = policy.type_of(attribute)
+            if normalize(attribute, attr_type, value) == current_value(neighbour, attribute, attr_type):
+                continue
+            if valid is None and policy.holds(attribute, neighbour.tags, ActorKind.LLM):
+                log.info("raw log %s: dropped %s of %s without evidence", raw.id, attribute, neighbour.id)
+                continue
+            reason = f"memory evolution after {note_id}: {update.reason}"
+            drafts.append(Draft(neighbour.id, attribute, value, reason, proposer, [raw.id], evidence=valid))
+
+    # Contradiction: only a newer fact retires an older one; the times decide, not the model.
+    new_time = fact_time(raw, answers.construct)
+    for c in answer.contradictions:
+        old = current.get(c.note_id)
+        if old is None or c.note_id == note_id:
+            continue
+        if not evidence_in(c.evidence, raw.text):
+            log.info(
+                "raw log %s: dropped contradiction of %s without evidence (%r)", raw.id, c.note_id, c.evidence
+            )
+            continue
+        said = snapshot.said_at.get(old.raw_log_ids[0]) if old.raw_log_ids else None
+        old_time = as_utc(old.valid_at) if old.valid_at else said
+        if old_time is None or old.invalid_at is not None:
+            continue
+        if new_time > old_time:
+            reason = f"contradicted by newer note {note_id}: {c.reason}"
+            drafts.append(
+                Draft(old.id, "invalid_at", new_time, reason, proposer, [raw.id], evidence=c.evidence)
+            )
+        elif new_time < old_time:
+            reason = f"contradicted by newer note {old.id}: {c.reason}"
+            drafts.append(
+                Draft(note_id, "invalid_at", old_time, reason, proposer, [raw.id], evidence=c.evidence)
+            )
+    return drafts
+
+
+def _carried(note: Note, pending: frozenset[str]) -> set[str]:
+    """Attributes ``note`` carries a value for, or has a pending proposal for."""
+    out = {a for a in ("decision_rationale", "valid_at", "context") if getattr(note, a, None)}
+    out |= {name for name, value in note.extra.items() if value not in (None, "", [])}
+    return out | set(pending)
+
+
+def preview(notes: Mapping[str, Note], drafts: Sequence[Draft], policy: Policy) -> dict[str, Note]:
+    """The notes ``drafts`` touch as governance will leave them: each draft the policy applies by
+    itself, in order, on the note as the drafts before it left it (routing reads the note's tags
+    then, as governance does). For the index: which documents a batch changes, embedded before the
+    write. A note absent from ``notes`` is skipped."""
+    from amem.domain.values import with_value
+
+    out: dict[str, Note] = {}
+    for d in drafts:
+        note = out.get(d.note_id) or notes.get(d.note_id)
+        if note is None or not policy.knows(d.attribute):
+            continue
+        if not policy.applies(d.attribute, note.tags, d.proposer.kind):
+            continue
+        attr_type = policy.type_of(d.attribute)
+        try:
+            new = normalize(d.attribute, attr_type, d.new_value)
+        except InvalidInputError:
+            continue
+        if new != current_value(note, d.attribute, attr_type):
+            out[d.note_id] = with_value(note, d.attribute, attr_type, new)
+    return out

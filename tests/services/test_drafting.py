@@ -1,0 +1,115 @@
+"""The drafting step on its own: typed answers, a snapshot and the policy in, drafts out, no
+database (amem/services/drafting.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from amem.domain.models import ActorKind, Note, Proposer, utcnow
+from amem.llm.construct_note import ConstructedNote
+from amem.llm.link_evolve import LinkEvolveAnswer
+from amem.policy import DEFAULT_POLICY_PATH, load_policy
+from amem.services.drafting import Answers, Snapshot, draft, preview
+from tests.factories import raw_log
+
+POLICY = load_policy(DEFAULT_POLICY_PATH)
+MODEL = Proposer(kind=ActorKind.LLM, id="scripted/test-model")
+NEW = "n_0000000000000new"
+
+
+def neighbour(note_id: str, text: str, **values: object) -> Note:
+    now = utcnow()
+    return Note(id=note_id, scope="acme", content=text, created_at=now, updated_at=now, **values)
+
+
+def answers(construct: dict[str, object] | None = None, link: dict[str, object] | None = None) -> Answers:
+    c = {"keywords": ["Acme"], "tags": ["acme"], "context": "Acme and its renewal.", **(construct or {})}
+    return Answers(
+        construct=ConstructedNote.model_validate(c, context={"declared": POLICY.declared_attributes()}),
+        link=LinkEvolveAnswer.model_validate(link or {}),
+        construct_by=MODEL,
+        link_by=MODEL,
+    )
+
+
+def by_attribute(drafts: list) -> dict[str, object]:
+    return {(d.note_id, d.attribute): d.new_value for d in drafts}
+
+
+def test_a_held_value_needs_its_evidence_in_the_raw_log_and_an_automatic_one_does_not() -> None:
+    raw = raw_log("Acme paused the deal because the budget was cut.")
+    given = answers(
+        {
+            "decision_rationale": "the budget was cut",
+            "valid_at": "2026-01-05T00:00:00Z",
+            "evidence": {"decision_rationale": "the budget was cut", "valid_at": "in early January"},
+        }
+    )
+    drafts = by_attribute(draft(NEW, raw, given, Snapshot(), POLICY))
+    assert drafts[(NEW, "decision_rationale")] == "the budget was cut"  # held, and its span is there
+    assert (NEW, "valid_at") not in drafts  # held, its span is not in the text: dropped
+    assert drafts[(NEW, "keywords")] == ["Acme"]  # automatic: no evidence needed
+
+
+def test_links_and_updates_only_reach_neighbours_the_snapshot_holds() -> None:
+    raw = raw_log("Acme wants SSO with Okta before the renewal")
+    known = neighbour("n_00000000000known", "Acme asked about SSO", tags=["acme"])
+    given = answers(
+        link={
+            "links": [
+                {"note_id": known.id, "reason": "same request"},
+                {"note_id": "n_000000000deleted", "reason": "gone"},
+            ],
+            "updates": [
+                {"note_id": known.id, "tags": ["acme", "sso"], "reason": "now about SSO"},
+                {"note_id": known.id, "tags": ["acme"], "reason": "no change"},
+                {"note_id": "n_000000000deleted", "context": "x", "reason": "gone"},
+            ],
+        }
+    )
+    drafts = draft(NEW, raw, given, Snapshot(neighbours={known.id: known}), POLICY)
+    values = by_attribute(drafts)
+    assert values[(NEW, "links")] == [{"note_id": known.id, "reason": "same request"}]
+    assert [(d.note_id, d.attribute, d.new_value) for d in drafts if d.note_id == known.id] == [
+        (known.id, "tags", ["acme", "sso"])
+    ]
+    # what governance will apply by itself: the new tags change the neighbour's document
+    after = preview({known.id: known}, drafts, POLICY)
+    assert after[known.id].tags == ["acme", "sso"]
+
+
+def test_the_times_decide_which_contradicted_fact_retires() -> None:
+    said_then = datetime(2026, 1, 10, tzinfo=UTC)
+    old = neighbour("n_000000000000old", "Acme plans 100 seats", raw_log_ids=["r_old"])
+    raw = raw_log("Acme now plans 80 seats", at=datetime(2026, 2, 1, tzinfo=UTC))
+    contradiction = {"contradictions": [{"note_id": old.id, "reason": "seat count", "evidence": "80 seats"}]}
+    snapshot = Snapshot(neighbours={old.id: old}, said_at={"r_old": said_then})
+    drafts = by_attribute(draft(NEW, raw, answers(link=contradiction), snapshot, POLICY))
+    assert drafts[(old.id, "invalid_at")] == raw.occurred_at  # the newer fact retires the older
+
+    earlier = raw_log("Acme plans 80 seats", at=datetime(2026, 1, 1, tzinfo=UTC))
+    drafts = by_attribute(draft(NEW, earlier, answers(link=contradiction), snapshot, POLICY))
+    assert drafts == {**drafts, (NEW, "invalid_at"): said_then} and (old.id, "invalid_at") not in drafts
+
+    no_span = {"contradictions": [{"note_id": old.id, "reason": "seat count", "evidence": "90 seats"}]}
+    assert (old.id, "invalid_at") not in by_attribute(
+        draft(NEW, raw, answers(link=no_span), snapshot, POLICY)
+    )
+
+
+def test_a_restatement_does_not_propose_again_what_the_restated_note_holds_or_has_pending() -> None:
+    raw = raw_log("Acme paused the deal because the budget was cut.")
+    first = neighbour("n_00000000000first", "Acme paused the deal", context="The deal is paused.")
+    given = answers(
+        {
+            "decision_rationale": "the budget was cut",
+            "evidence": {"decision_rationale": "the budget was cut"},
+        },
+        {"restates": first.id},
+    )
+    pending = Snapshot(
+        neighbours={first.id: first}, restated=first, restated_pending=frozenset({"decision_rationale"})
+    )
+    assert (NEW, "decision_rationale") not in by_attribute(draft(NEW, raw, given, pending, POLICY))
+    fresh = Snapshot(neighbours={first.id: first}, restated=first)
+    assert (NEW, "decision_rationale") in by_attribute(draft(NEW, raw, given, fresh, POLICY))
