@@ -303,9 +303,15 @@ class WritePipeline:
         return draft.model_copy(update=kept)
 
     def _draft_note(self, raw: RawLog, constructed: TaskResult) -> Note:
-        """The new note as the analyst sees it, for the link step (not written anywhere)."""
+        """The new note as the analyst sees it, for the link step (not written anywhere).
+
+        Its creation time is now, as a written note's is its write time: a later note of the batch
+        that sees this draft as a neighbour then finds it newer than every note written before the
+        batch (with the raw log's receipt time, a bulk import's drafts looked older than them, and
+        the analyst took an older fact for the current one)."""
         answer = constructed.answer
         valid_at = getattr(answer, "valid_at", None)
+        now = utcnow()
         return Note(
             id=new_id("n"),
             scope=raw.scope,
@@ -317,8 +323,8 @@ class WritePipeline:
             decision_rationale=getattr(answer, "decision_rationale", None),
             valid_at=_safe_time(valid_at),
             raw_log_ids=[raw.id],
-            created_at=raw.received_at,
-            updated_at=raw.received_at,
+            created_at=now,
+            updated_at=now,
         )
 
     def _apply(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> str:

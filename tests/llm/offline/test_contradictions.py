@@ -99,3 +99,68 @@ def test_each_kind_of_change_is_a_contradiction(old: str, new: str, kind: str) -
 )
 def test_no_contradiction_for_offers_questions_the_same_value_or_another_fact(old: str, new: str) -> None:
     assert _contradicts(new, old) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        # a per-seat price in any currency notation or licence unit is one slot
+        ("Wayne Corp pays 40 USD per user per month.", "Wayne Corp's price is now 44 USD per user.", "price"),
+        ("Wayne Corp pays €30/user/month.", "The per-seat price went up to €34 as of today.", "price"),
+        ("Wayne Corp pays $20 a licence.", "From today Wayne Corp pays $25 per seat.", "price"),
+        # seat counts in any unit, and a count stated after its label
+        ("Wayne Corp is on 200 licences.", "Wayne Corp now has 240 users.", "count"),
+        ("Seat count: 200.", "Wayne Corp is cutting back to 150 seats in January.", "count"),
+        # a plan left for another, whatever it is called
+        (
+            "Wayne Corp signed up for the Pro plan.",
+            "Wayne Corp is moving from the Pro plan to the Enterprise plan.",
+            "plan",
+        ),
+        ("Wayne Corp is on the Silver package.", "Wayne Corp upgraded to the Gold package.", "plan"),
+        (
+            "Wayne Corp is billed annually.",
+            "Wayne Corp wants quarterly invoicing instead of annual billing.",
+            "plan",
+        ),
+        # the date of one event, named differently
+        ("Go-live is planned for June 3.", "Go-live slipped to June 17.", "date"),
+        ("Wayne Corp renews on October 1.", "The contract end date is now November 30.", "date"),
+        # a person replaced in a role, or leaving it
+        (
+            "Jane Doe is our champion at Wayne.",
+            "John Smith replaced Jane Doe as our main contact.",
+            "role:contact",
+        ),
+        (
+            "Ann Lee owns the budget at Wayne.",
+            "Ann Lee has resigned; her successor starts in May.",
+            "role:decider",
+        ),
+    ],
+)
+def test_a_changed_slot_is_a_contradiction_however_it_is_worded(old: str, new: str, kind: str) -> None:
+    assert kind in _contradicts(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a bound or a wish is not the value that holds
+        ("Wayne Corp pays $55 per seat.", "Keeping the per-seat price under $50 is what they need."),
+        ("Wayne Corp signed for 110 seats.", "They will cap the rollout at 100 seats."),
+        (
+            "Wayne Corp signed for 110 seats.",
+            "Because Wayne Corp is going above 100 seats, they move up a tier.",
+        ),
+        # people using the product are not the licences bought
+        ("Wayne Corp signed for 120 seats.", "Good progress: 80 users active so far."),
+        ("Wayne Corp signed for 120 seats.", "Check-in: 95 of 120 seats active every week."),
+        # an amount that is not per seat: a total, a credit
+        ("Wayne Corp pays $40 per seat.", "We issued a $400 credit to Wayne Corp today."),
+        # the value it moves from is the old one, not a new one
+        ("Wayne Corp pays $40 per seat.", "The price went from $40 to $40 per seat, unchanged."),
+    ],
+)
+def test_no_contradiction_from_bounds_usage_totals_or_the_old_value(old: str, new: str) -> None:
+    assert _contradicts(new, old) == []
