@@ -81,7 +81,16 @@ _NOT_A_DATE_AFTER = re.compile(
     r"^\s*(?:morning|afternoon|evening|night)?\s*(?:export|job|run|sync|call|meeting|report|release|digest|standup|stand-up)s?\b",
     re.IGNORECASE,
 )
-_RECURRING_AFTER = re.compile(r"^\W*(?:and (?:every|each) \w+|each week|every week|weekly)\b", re.IGNORECASE)
+_RECURRING_AFTER = re.compile(
+    r"^\W*(?:and (?:every|each) \w+|each week|every week|weekly)\b|"
+    r"^\s*(?:mornings|afternoons|evenings|nights)\b",
+    re.IGNORECASE,
+)
+#: A cadence word shortly before a weekday: "weekly on Thursday", "every other week on Friday".
+_CADENCE_BEFORE = re.compile(
+    r"\b(?:every|each|weekly|biweekly|bi-weekly|fortnightly|daily|monthly|standing)\b(?:\s+[\w-]+){0,3}\s*$",
+    re.IGNORECASE,
+)
 
 _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going to|plan(?:s|ned)? to|schedul\w*|booked|expect\w*|due|upcoming|"
@@ -95,7 +104,11 @@ _PAST = re.compile(
     r"got|ran|since)\b|\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
     re.IGNORECASE,
 )
-_FUTURE_ED = re.compile(r"\b(?:scheduled|planned|booked|expected|postponed|pushed|moved|delayed)\b", re.I)
+_FUTURE_ED = re.compile(
+    r"\b(?:scheduled|planned|booked|expected|postponed|pushed|moved|delayed|pencil+ed in|slated|targeted|"
+    r"earmarked|penciled in|tentatively)\b",
+    re.I,
+)
 #: "from", "starting", "effective", "as of" before a date: when the fact takes effect.
 _STARTS_BEFORE = re.compile(
     r"\b(?:from|starting(?: on)?|effective(?: from| on)?|as of|beginning|begins|starts|start on|"
@@ -123,6 +136,8 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
     today = as_utc(base).date()
     taken: list[tuple[int, int]] = []
     out: list[DateMention] = []
+    # a date in a question is asked about, not stated ("Can we start on 1 April?")
+    questions = [m.span() for m in re.finditer(r"[^.!?\n]*\?", text)]
     for name, pattern in _FORMS:
         for match in pattern.finditer(text):
             start, end = match.span()
@@ -133,6 +148,10 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                 continue
             if not _is_date(name, match, text, start, end):
                 continue
+            if any(s <= start < e for s, e in questions):
+                continue
+            if name == "weekday" and not match.group("rel") and text[end : end + 2] in {"'s", "’s"}:
+                continue  # "Following Monday's check-in": it names a past meeting, not when a fact holds
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
             tense = None if starts else _tense(text, start, end)
             if not starts and _in_relative_clause(text, start):
@@ -193,6 +212,8 @@ def _is_date(name: str, match: re.Match[str], text: str, start: int, end: int) -
         if name != "named_day" and _NOT_A_DATE_AFTER.search(after):
             return False
         if _RECURRING_AFTER.search(after):
+            return False
+        if name in {"weekday", "next_last"} and _CADENCE_BEFORE.search(before):
             return False
     if name == "month":
         month = match.group("month")

@@ -87,3 +87,28 @@ def test_a_date_in_a_relative_clause_dates_a_noun_not_the_fact() -> None:
 def test_the_span_is_the_text_as_written() -> None:
     found = valid_at("Globex renews in early March, they said.", NOV_30)
     assert found is not None and found.text == "in early March" and found.when == date(2027, 3, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can we start on 1 April?",  # asked, not stated
+        "Quick one: is the workshop still on 12 May?",
+        "Following Monday's check-in, here are the slides.",  # names a past meeting
+        "The dashboard is slow on Monday mornings.",  # recurring
+        "We sync weekly on Thursday with their IT team.",
+    ],
+)
+def test_questions_named_meetings_and_cadences_give_no_date(text: str) -> None:
+    assert _day(text, datetime(2026, 4, 15, 9, tzinfo=UTC)) is None
+
+
+def test_a_pencilled_in_date_is_in_the_future() -> None:
+    assert _day("Go-live pencilled in for mid-August.", datetime(2026, 6, 8, 9, tzinfo=UTC)) == date(
+        2026, 8, 15
+    )
+
+
+def test_a_relative_day_of_a_release_still_dates_it() -> None:
+    at = datetime(2026, 4, 9, 9, tzinfo=UTC)  # a Thursday
+    assert _day("The fix ships in next Tuesday's release.", at) == date(2026, 4, 14)
