@@ -244,9 +244,12 @@ class WritePipeline:
             drafts[raw.id] = (constructed, self._draft_note(raw, constructed))
         ready = [raw for raw in raws if raw.id in drafts]
         asks = [(self._as_applied(drafts[r.id][1]), _neighbour_query(drafts[r.id][1])) for r in ready]
-        found = self.neighbours.nearest_many(asks, self.settings.link_k)
+        # An analyst may read more neighbours than it links to (the offline one checks a wider pool
+        # for the note holding a fact's current value); one that says nothing reads link_k.
+        pool = max(self.settings.link_k, int(getattr(self.analyst, "neighbour_pool", 0) or 0))
+        found = self.neighbours.nearest_many(asks, pool)
         shown = [
-            [n for n in neighbours if n.scope == raw.scope and not n.deleted][: self.settings.link_k]
+            [n for n in neighbours if n.scope == raw.scope and not n.deleted][:pool]
             for raw, neighbours in zip(ready, found, strict=True)
         ]
         linked_all = self._calls(

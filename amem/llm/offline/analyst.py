@@ -44,9 +44,13 @@ class OfflineAnalyst:
     link_min_shared = 2
     #: Evolve a neighbour (carry tags, fill an empty context) when this many terms are shared.
     strong_min_shared = 3
+    #: Neighbours it reads: links and evolution come from the ``link_k`` nearest only, but the note
+    #: holding a fact's current value (the one a new value retires) is looked for among these many.
+    neighbour_pool = 20
 
-    def __init__(self) -> None:
+    def __init__(self, link_k: int = 5) -> None:
         self.keywords = Keywords()
+        self.link_k = link_k
 
     @property
     def model(self) -> str:
@@ -130,8 +134,10 @@ class OfflineAnalyst:
         dialogue or the account's name in its own scope: it is named in reasons, but it never makes
         a link on its own.
         """
+        pool = [other for other in neighbours if other.id != note.id]
+        nearest = pool[: self.link_k]
         mine = self._note_terms(note)
-        others = [(rank, other, self._note_terms(other)) for rank, other in enumerate(neighbours)]
+        others = [(rank, other, self._note_terms(other)) for rank, other in enumerate(nearest)]
         others = [(rank, other, theirs) for rank, other, theirs in others if other.id != note.id]
         background = _background([theirs for _, _, theirs in others]) | terms([note.scope])
         links, updates = [], []
@@ -155,7 +161,7 @@ class OfflineAnalyst:
         return {
             "links": links,
             "updates": updates,
-            "contradictions": self._contradictions(note, neighbours_),
+            "contradictions": self._contradictions(note, pool),
             "restates": None,
         }
 

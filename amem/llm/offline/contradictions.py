@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from amem.llm.offline import dates
 from amem.llm.offline.reasons import DECISION
+from amem.llm.offline.reasons import decided as decision_taken
 from amem.llm.offline.text import CALENDAR, STOP, WORD, readable, sentences, stem
 
 #: A unit a per-seat price is quoted in: all name the same slot (the price of one licence).
@@ -42,7 +43,14 @@ _CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "�
 _COUNT = re.compile(
     r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+)?"
     r"(?P<unit>seat|user|licen[cs]e)s?\b|"
-    r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b",
+    r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
+    # "Licensed seats provisioned: 85": a labelled count
+    r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d$€£:]{0,30}:\s*(?P<num4>\d[\d,]*)\b(?!\s*(?:%|/|per\b))",
+    re.IGNORECASE,
+)
+#: "25 more seats (85 -> 110)", "seats go from 85 to 110": the number the count changes to.
+_COUNT_CHANGE = re.compile(
+    r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,20}?\(?\d[\d,]*\s*(?:->|→|=>|to)\s*(?P<num>\d[\d,]*)\b",
     re.IGNORECASE,
 )
 #: After a count: people using the product, not the licences bought ("40 users active so far").
@@ -67,6 +75,8 @@ _OLD_VALUE_BEFORE = re.compile(
     r"\s*(?:the\s+)?(?:[$€£]\s?)?$",
     re.I,
 )
+#: Before an amount: the catalogue's price ("lists at $45", "list price of $45").
+_LIST_PRICE = re.compile(r"\b(?:lists? at|list price(?: of| is)?|at list|listed at)\s*$", re.IGNORECASE)
 #: Before a value: a bound, not the value itself ("under $50", "above 100 seats").
 _BOUND_BEFORE = re.compile(
     r"\b(?:under|below|above|over|beyond|more than|less than|fewer than|at most|at least|"
@@ -126,6 +136,9 @@ _MOVE = re.compile(
     re.I,
 )
 
+#: Clause boundaries: "..., as 10 users moved to kiosks" moves the users, not the renewal.
+_CLAUSE_SPLIT = re.compile(r";|,\s+|\s+(?:as|because|since|after|while|so that|and)\s+", re.IGNORECASE)
+
 _ROLES = {
     "contact": r"champions?|(?:main|primary|key|day-to-day|new|our) contact|point of contact|"
     r"(?:executive )?sponsor|go-to person|account lead",
@@ -171,10 +184,13 @@ class Facts:
     dropped: frozenset[tuple[str, str]]  # plans it no longer wants
     events: frozenset[tuple[str, str]]  # (event, MM-DD) dates of events it states
     moved_event: bool  # it moves an event's date
+    qualifiers: frozenset[tuple[str, str]]  # (event, the name before it: "the Ghent go-live")
     roles: frozenset[tuple[str, str]]  # (role kind, person)
     role_change: frozenset[str]  # role kinds it changes
     gone: frozenset[str]  # persons it says leave or are no longer involved
     negated: frozenset[str]  # the roots of what it reverses
+    pending: frozenset[str]  # the roots of a decision it says is still to be taken
+    taken: frozenset[str]  # the roots of the sentences stating a decision taken
     evidence: dict[str, str]  # kind -> the sentence stating it
 
 
@@ -188,11 +204,12 @@ def root(word: str) -> str:
     return w
 
 
-def roots(text: str) -> set[str]:
+def roots(text: str, *, calendar: bool = False) -> set[str]:
+    """The roots of the meaningful words (calendar words too when ``calendar``: "multi-year")."""
     return {
         root(w)
         for w in WORD.findall(text.replace("-", " "))
-        if len(w) > 1 and w.lower() not in STOP and w.lower() not in CALENDAR
+        if len(w) > 1 and w.lower() not in STOP and (calendar or w.lower() not in CALENDAR)
     }
 
 
@@ -213,6 +230,8 @@ def _prices(s: str) -> set[tuple[str, str, float]]:
             continue
         if m.group("per") is None and not _PRICE_BEFORE.search(s[: m.start()]):
             continue  # a total, a credit or a budget: not the price of a seat
+        if _LIST_PRICE.search(s[max(0, m.start() - 25) : m.start()]) or re.match(r"\s*list\b", s[m.end() :]):
+            continue  # the catalogue's price, not what this customer pays
         cur = m.group("cur") or _CURRENCY[m.group("cur2").lower()]
         out.add((cur, "seat", _amount(m.group("num") or m.group("num2"))))
     return out
@@ -222,7 +241,7 @@ def _counts(s: str) -> set[tuple[str, float]]:
     """Numbers of licences the sentence states as holding (usage and old values left out)."""
     out = set()
     for m in _COUNT.finditer(s):
-        num = m.group("num") or m.group("num2")
+        num = m.group("num") or m.group("num2") or m.group("num4")
         before = s[: m.start()]
         if _OLD_VALUE_BEFORE.search(before) or _USAGE_BEFORE.search(before) or _BOUND_BEFORE.search(before):
             continue
@@ -233,6 +252,8 @@ def _counts(s: str) -> set[tuple[str, float]]:
         if re.search(r"\b(?:adds?|added|adding)\s*$", before, re.I):
             continue
         out.add(("seat", _amount(num)))
+    for m in _COUNT_CHANGE.finditer(s):
+        out.add(("seat", _amount(m.group("num"))))
     return out
 
 
@@ -264,6 +285,9 @@ def facts(text: str) -> Facts:
     role_change: set[str] = set()
     gone: set[str] = set()
     negated: set[str] = set()
+    qualifiers: set[tuple[str, str]] = set()
+    pending: set[str] = set()
+    taken: set[str] = set()
     evidence: dict[str, str] = {}
     moved = False
     base = datetime(2000, 6, 15, tzinfo=UTC)
@@ -303,8 +327,11 @@ def facts(text: str) -> Facts:
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
                 events.add((_event_slot(event), shown or mention.when.strftime("%m-%d")))
-            if found and _MOVE.search(s):
-                moved = True
+            named = re.search(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)(?:'s)?\s+$", s[: event.start()])
+            if found and named and named.group(1) not in {"The", "Our", "Their", "Its", "This", "That"}:
+                qualifiers.add((_event_slot(event), named.group(1)))
+            if found and any(_MOVE.search(c) and _EVENTS.search(c) for c in _CLAUSE_SPLIT.split(s)):
+                moved = True  # the clause that names the event also moves it
                 evidence.setdefault("date", s)
         found_roles, changed = _roles(s)
         roles |= found_roles
@@ -314,6 +341,11 @@ def facts(text: str) -> Facts:
         for m in _GONE.finditer(s):
             gone.add(m.group("a") or m.group("b"))
             evidence.setdefault("gone", s)
+        for m in _PENDING.finditer(s):
+            pending |= roots(m.group("obj"), calendar=True)
+        if decision_taken(s) is not None:
+            taken |= roots(s, calendar=True)
+            evidence.setdefault("taken", s)
         for m in _NEGATED.finditer(s):
             verb = next((m.group(g) for g in ("v1", "v2", "v3", "v4") if m.group(g)), "")
             words = roots(f"{verb} {m.group('obj')}")
@@ -327,10 +359,13 @@ def facts(text: str) -> Facts:
         dropped=frozenset(dropped),
         events=frozenset(events),
         moved_event=moved,
+        qualifiers=frozenset(qualifiers),
         roles=frozenset(roles),
         role_change=frozenset(role_change),
         gone=frozenset(gone),
         negated=frozenset(negated),
+        pending=frozenset(pending),
+        taken=frozenset(taken),
         evidence=evidence,
     )
 
@@ -359,10 +394,11 @@ def kinds(old: Facts) -> set[str]:
         out.add("count")
     if old.plans:
         out.add("plan")
-    if old.events:
-        out.add("date")
+    out |= {f"date:{event}" for event, _ in old.events}
     if old.roles:
         out |= {f"role:{kind}" for kind, _ in old.roles}
+    if old.pending and not old.taken:
+        out.add("resolved")
     return out
 
 
@@ -395,8 +431,14 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
             if changed and plan not in changed:
                 why = f"plan changed: {', '.join(sorted(changed))} here, {plan} in that note"
                 return Contradiction("plan", why, new.evidence["plan"])
-    if kind == "date" and new.moved_event:
+    if kind.startswith("date:") and new.moved_event:
+        wanted = kind.split(":", 1)[1]
         for event, day in new.events:
+            if event != wanted:
+                continue
+            names = {q for e, q in new.qualifiers if e == event}
+            if names and not any(re.search(rf"\b{re.escape(q)}\b", old_text) for q in names):
+                continue  # "the Ghent go-live" is not the go-live of a note that never names Ghent
             theirs = {d for e, d in old.events if e == event}
             if theirs and day[-5:] not in {d[-5:] for d in theirs}:
                 why = f"the {event} date moved: {day} here, {', '.join(sorted(theirs))} in that note"
@@ -413,13 +455,34 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
             here, there = ", ".join(sorted(mine)), ", ".join(sorted(theirs))
             why = f"a new {role}: {here} here, {there} in that note"
             return Contradiction(kind, why, new.evidence["role"])
+    if kind == "resolved" and new.taken and old.pending and not old.taken:
+        shared = new.taken & old.pending
+        if len(shared) >= 2 and 2 * len(shared) >= len(old.pending):
+            why = f"decides what that note left open: {', '.join(sorted(shared))}"
+            return Contradiction("resolved", why, new.evidence["taken"])
     if kind == "reversal" and new.negated:
-        theirs = roots(readable(old_text))
-        shared = new.negated & theirs
-        if len(shared) >= 2 and 2 * len(shared) >= len(new.negated):
-            why = f"reverses what that note says about {', '.join(sorted(shared))}"
-            return Contradiction("reversal", why, new.evidence["reversal"])
+        # the old note must commit to the thing (decided, agreed, plans or will do it): a mention in
+        # passing ("questions about scanners, parked for later") is nothing to reverse
+        for sentence in sentences(readable(old_text)):
+            shared = new.negated & roots(sentence.text)
+            if len(shared) >= 2 and 2 * len(shared) >= len(new.negated) and _COMMITS.search(sentence.text):
+                why = f"reverses what that note says about {', '.join(sorted(shared))}"
+                return Contradiction("reversal", why, new.evidence["reversal"])
     return None
+
+
+#: A decision still to be taken, and what it is about ("will decide on the multi-year deal").
+_PENDING = re.compile(
+    r"\b(?:decide|decides|deciding|decision)\s+(?:on|about|whether to|whether|if)\s+(?P<obj>[^.;:,?]+)",
+    re.IGNORECASE,
+)
+#: A sentence that commits to something: a decision taken, or a plan or intent to do it.
+_COMMITS = re.compile(
+    r"\b(?:will|'ll|going to|plans? to|planning to|intends? to|agreed|decided|approved|signed|chose|"
+    r"committed|wants?|would like to|is set to|scheduled|rolling out|moving to|decide on|to decide|"
+    r"renew\w*|expand\w*)\b",
+    re.IGNORECASE,
+)
 
 
 def stated_kinds(new: Facts) -> list[str]:
@@ -432,8 +495,10 @@ def stated_kinds(new: Facts) -> list[str]:
     if new.plans or new.dropped:
         out.append("plan")
     if new.moved_event:
-        out.append("date")
+        out += sorted({f"date:{event}" for event, _ in new.events})
     out += [f"role:{kind}" for kind in sorted(set(new.role_change) | (set(_ROLES) if new.gone else set()))]
+    if new.taken:
+        out.append("resolved")
     if new.negated:
         out.append("reversal")
     return out

@@ -128,7 +128,11 @@ class DateMention:
     when: date
     starts: bool  # "from / effective / as of ..." precedes it
     target: bool  # "from X to <it>": the date something moves to
-    absolute: bool  # written with a month or a year, not relative to the raw log's time
+    absolute: bool  # written with a month, a quarter or a year, not relative to the raw log's time
+
+
+#: Forms written with a month, a quarter or a year.
+_ABSOLUTE = frozenset({"iso", "slash", "month_day", "day_month", "month_year", "month", "quarter"})
 
 
 def mentions(text: str, base: datetime) -> list[DateMention]:
@@ -176,7 +180,7 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                     when=when,
                     starts=starts,
                     target=_moved_to(text, start),
-                    absolute=name in {"iso", "slash", "month_day", "day_month", "month_year", "month"},
+                    absolute=name in _ABSOLUTE,
                 )
             )
     return sorted(out, key=lambda m: m.start)
@@ -190,10 +194,22 @@ def _moved_to(text: str, start: int) -> bool:
     return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
 
 
+#: Before a date: when something ends or must be done by, not when the fact takes effect.
+_ENDS_BEFORE = re.compile(r"\b(?:until|till|through|before|ahead of|up to)\s+(?:the\s+)?$", re.IGNORECASE)
+_ENDS_CUE = re.compile(r"^(?:until|till|before)\b", re.IGNORECASE)
+
+
+def _ends(text: str, mention: DateMention) -> bool:
+    """Whether the date ends a state or sets a deadline ("until early April", "before the 6 July
+    go-live"): the fact it belongs to holds before it, so it is not the fact's date."""
+    before = text[max(0, mention.start - 30) : mention.start]
+    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before))
+
+
 def valid_at(text: str, base: datetime) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
-    from, else the first date stated."""
-    found = mentions(text, base)
+    from, else the first date stated that does not end a state or set a deadline."""
+    found = [m for m in mentions(text, base) if not _ends(text, m)]
     for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
         return mention
     return None

@@ -164,3 +164,55 @@ def test_a_changed_slot_is_a_contradiction_however_it_is_worded(old: str, new: s
 )
 def test_no_contradiction_from_bounds_usage_totals_or_the_old_value(old: str, new: str) -> None:
     assert _contradicts(new, old) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        # a count written as its change, or after a label
+        ("Acme signed for 85 seats.", "Acme approved 25 more seats for Berlin (85 -> 110).", "count"),
+        ("Licensed seats provisioned for Acme: 85.", "Acme now needs 110 seats.", "count"),
+        # a decision left open, then taken
+        (
+            "Their board meets in March to decide on the multi-year deal.",
+            "The board approved the three-year deal since it keeps the price flat.",
+            "resolved",
+        ),
+    ],
+)
+def test_counts_as_changes_and_open_decisions_taken(old: str, new: str, kind: str) -> None:
+    assert kind in _contradicts(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a catalogue price is not what the customer pays
+        ("The Pro tier lists at $45/seat/month.", "Agreed: Acme pays $41 per seat per month."),
+        # a thing mentioned in passing is nothing to reverse
+        (
+            "Lots of questions about tablets and handheld scanners, parked for later.",
+            "We've pulled the plug on the handheld scanner add-on.",
+        ),
+        # the go-live of another site, and a clause that moves something else
+        (
+            "Confirming go-live on Monday 6 July.",
+            "We have decided to move the Berlin go-live to the end of Q3.",
+        ),
+        (
+            "Renewal date set for Acme: 31 May 2027.",
+            "Acme will drop to 100 seats at the 31 March renewal, as 10 users moved to shared logins.",
+        ),
+    ],
+)
+def test_no_contradiction_from_list_prices_mentions_or_another_event(old: str, new: str) -> None:
+    assert _contradicts(new, old) == []
+
+
+def test_one_event_s_date_does_not_hide_another_s() -> None:
+    """Each event is its own slot: the newest note dating a review does not stand for the renewal."""
+    new = facts("The renewal moves to January 31.")
+    review = facts("Their steering committee meets in January.")
+    renewal = facts("The renewal is due March 27.")
+    assert "date:renewal" in stated_kinds(new)
+    assert "date:renewal" not in kinds(review) and "date:renewal" in kinds(renewal)

@@ -112,3 +112,15 @@ def test_a_pencilled_in_date_is_in_the_future() -> None:
 def test_a_relative_day_of_a_release_still_dates_it() -> None:
     at = datetime(2026, 4, 9, 9, tzinfo=UTC)  # a Thursday
     assert _day("The fix ships in next Tuesday's release.", at) == date(2026, 4, 14)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The plant runs three shifts until early April.",  # when a state ends
+        "Their admin is out till 20 March.",
+        "We need SSO working before the 6 July go-live.",  # a deadline for something else
+    ],
+)
+def test_an_end_or_a_deadline_is_not_the_date_a_fact_takes_effect(text: str) -> None:
+    assert _day(text, datetime(2026, 3, 5, 9, tzinfo=UTC)) is None
