@@ -63,7 +63,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "named_day",
-            r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|tomorrow|today|"
+            r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|last night|tomorrow|"
+            r"today|"
             r"this morning|this afternoon|tonight)\b",
         ),
         ("ago", rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+ago\b"),
@@ -95,7 +96,7 @@ _CADENCE_BEFORE = re.compile(
 _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going to|plan(?:s|ned)? to|schedul\w*|booked|expect\w*|due|upcoming|"
     r"next|tomorrow|intends? to|aims? to|would like to|wants? to|want to|hope to|is set (?:for|to)|"
-    r"set to|to be|let's|coming|goes|go live|starts?|begins?|takes? effect|effective|from|until|by|"
+    r"set to|to be|let's|coming|goes|go live|starts?|begins?|takes? effect|effective|"
     r"postpon\w*|push\w*|mov\w* to|delay\w*|hold)\b|'ll\b",
     re.IGNORECASE,
 )
@@ -195,15 +196,27 @@ def _moved_to(text: str, start: int) -> bool:
 
 
 #: Before a date: when something ends or must be done by, not when the fact takes effect.
-_ENDS_BEFORE = re.compile(r"\b(?:until|till|through|before|ahead of|up to)\s+(?:the\s+)?$", re.IGNORECASE)
+_ENDS_BEFORE = re.compile(
+    r"\b(?:until|till|through|before|ahead of)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:(?:in|on)\s+)?$",
+    re.IGNORECASE,
+)
+#: A sentence that says what it states is not settled: its date is no fact's date.
+_UNDECIDED = re.compile(
+    r"\b(?:not committed|nothing (?:is |was )?decided|not (?:yet )?decided|undecided|no decision yet|"
+    r"to be confirmed|tbc|tbd)\b",
+    re.IGNORECASE,
+)
 _ENDS_CUE = re.compile(r"^(?:until|till|before)\b", re.IGNORECASE)
 
 
 def _ends(text: str, mention: DateMention) -> bool:
     """Whether the date ends a state or sets a deadline ("until early April", "before the 6 July
     go-live"): the fact it belongs to holds before it, so it is not the fact's date."""
-    before = text[max(0, mention.start - 30) : mention.start]
-    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before))
+    before = text[max(0, mention.start - 40) : mention.start]
+    sentence = re.split(r"[.!?\n]", text[mention.start :], maxsplit=1)[0]
+    start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
+    undecided = _UNDECIDED.search(text[start : mention.start] + sentence)
+    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or undecided)
 
 
 def valid_at(text: str, base: datetime) -> DateMention | None:
@@ -272,6 +285,8 @@ def _tense(text: str, start: int, end: int) -> Tense:
     here = text[start:end].lower()
     if re.search(r"\b(?:next|coming|tomorrow)\b", here):
         return "future"
+    if re.search(r"\b(?:by|until|till|from|before)\s+(?:the\s+)?$", text[max(0, start - 12) : start], re.I):
+        return "future"  # "by March 3": a deadline ahead (only right before the date, not anywhere)
     if re.search(r"\b(?:last|past|yesterday|ago)\b", here):
         return "past"
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
@@ -389,6 +404,7 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             offsets = {
                 "the day before yesterday": -2,
                 "yesterday": -1,
+                "last night": -1,
                 "tomorrow": 1,
                 "the day after tomorrow": 2,
             }

@@ -18,13 +18,21 @@ from amem.llm.offline.contradictions import roots
 from amem.llm.offline.text import readable
 
 _RECAP = re.compile(
-    r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|marked|for the record|"
+    r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|confirming|as promised|marked|"
+    r"for the record|"
     r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|"
     r"switched to|flagged|closed won)",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no longer|not|never|cancel\w*|called off|reversed|anymore)\b|n't\b", re.I)
 _NUMBER = re.compile(r"(?<![\d.])\d{2,3}(?:[.,]\d+)?(?![\d])")
+
+#: A change of status: a reply that says it (the fix shipped, the deal signed) adds a fact.
+_STATUS = re.compile(
+    r"\b(?:resolved|fixed|closed|closing|shipped|deployed|released|completed|approved|signed|"
+    r"countersigned|cancell?ed|declined|accepted|rejected|went live|is live)\b",
+    re.IGNORECASE,
+)
 
 #: Share of the new note's words found in the earlier note: with a recap cue, and without one.
 WITH_CUE, WITHOUT_CUE = 0.3, 0.75
@@ -75,6 +83,8 @@ def restatement_score(
         return 0.0
     if _NEGATION.search(new) and not _NEGATION.search(old):
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
+    if _STATUS.search(new) and not _STATUS.search(old):
+        return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap
     cue = bool(_RECAP.search(new))
     stated = values(new)
     if cue and stated and stated <= values(old):

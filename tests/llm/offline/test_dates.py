@@ -124,3 +124,25 @@ def test_a_relative_day_of_a_release_still_dates_it() -> None:
 )
 def test_an_end_or_a_deadline_is_not_the_date_a_fact_takes_effect(text: str) -> None:
     assert _day(text, datetime(2026, 3, 5, 9, tzinfo=UTC)) is None
+
+
+def test_last_night_is_the_day_before() -> None:
+    assert _day(
+        "Saves fail since the update went out last night.", datetime(2026, 4, 8, 9, tzinfo=UTC)
+    ) == date(2026, 4, 7)
+
+
+def test_by_makes_a_date_future_only_right_before_it() -> None:
+    at = datetime(2026, 5, 28, 15, tzinfo=UTC)
+    assert _day("The order form was countersigned by their legal team today.", at) == date(2026, 5, 28)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "They want the plant live before the audit in September.",  # a deadline, however far the date
+        "Maya would like to pilot the portal in Q1, not committed.",  # explicitly not settled
+    ],
+)
+def test_deadlines_and_unsettled_plans_give_no_date(text: str) -> None:
+    assert _day(text, datetime(2026, 3, 5, 9, tzinfo=UTC)) is None

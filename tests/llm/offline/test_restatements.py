@@ -51,3 +51,15 @@ def test_a_recap_of_known_values_restates(old: str, new: str) -> None:
 )
 def test_a_new_fact_or_a_reversal_restates_nothing(old: str, new: str) -> None:
     assert restatement_score(new, old, {"globex", "hooli"}) == 0
+
+
+def test_a_reply_that_changes_the_status_is_news_not_a_recap() -> None:
+    report = "Ticket #512: the nightly import fails on the tablets with a stale revision error."
+    reply = "Re: #512 - the nightly import fix shipped today, the tablets save again. Closing."
+    assert restatement_score(reply, report) == 0.0
+
+
+def test_a_confirming_note_that_repeats_the_values_is_a_recap() -> None:
+    call = "Retro call: Ana leaves at the end of June; from 1 July Raj is our champion and owns the contract."
+    mail = "Just confirming what Ana told you: from 1 July I'm your champion and I own the contract."
+    assert restatement_score(mail, call) > 0
