@@ -79,8 +79,11 @@ class OfflineAnalyst:
         lines = [s.text for s in found]
         keywords = self.keywords(text)
         why = reasons.reason(found)
+        # the topic is named where the note says what it is about: the decision it states, if any
+        # (a decision is filed under what was decided), else its first sentence
+        decided = next((s.text for s in found if reasons.decided(s.text)), None)
         category = categories.category(
-            text, lines[0] if lines else "", (why.start, why.end) if why is not None else None
+            text, decided or (lines[0] if lines else ""), (why.start, why.end) if why is not None else None
         )
         evidence: dict[str, str] = {}
         if why is not None:

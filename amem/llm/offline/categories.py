@@ -24,7 +24,10 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|signatures?|signed (?:the|an?|our)|"
             r"legal|"
             r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
-            r"closed won|economic buyer|\d+ seats (?:starting|from|instead)|"
+            r"closed won|economic buyer|amendments?|"
+            # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
+            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)|"
+            r"(?:seats|licen[cs]es)(?: \w+){0,3}: \d+|"
             r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
             r"\d+ (?:seats|users|licen[cs]es))\b",
         ),
@@ -37,13 +40,13 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "onboarding",
             r"\b(onboard\w*|training|rollout|roll(?:ing)? (?:us )?out|go-live|goes live|set ?up|"
             r"implementation|migrat\w*|cutover|workspace|connector|active users?|went live|go live|"
-            r"logged in)\b",
+            r"logged in|sandbox|provision\w*|admin training)\b",
         ),
         (
             "feature request",
             r"\b(feature requests?|roadmap|would like (?:to see|a)|wish(?:es)?|could your product|"
             r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
-            r"integration with)\b",
+            r"integration with|'d love|would be great if|is there a way to|nice to have|enhancement)\b",
         ),
         (
             "meeting",
@@ -61,7 +64,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(family|kids?|children|son|daughter|wife|husband|partner|mom|dad|mother|father|"
             r"vacation|birthday|wedding|hobby|hobbies|friends?|pets?|dog|cat|painting|music|hiking|"
             r"camping|school|leaving|coaches|prefers|personal\w*|married|honeymoon|fan|lunch|retir\w*|"
-            r"vegetarian|allerg\w*|baby|holidays?)\b",
+            r"vegetarian|allerg\w*|baby|holidays?|parental leave|maternity|paternity|on leave|time off|"
+            r"out of office)\b",
         ),
     )
 )

@@ -328,3 +328,12 @@ def test_links_come_from_the_nearest_but_the_current_value_from_the_whole_pool(p
 def test_the_factory_gives_the_offline_analyst_the_configured_link_k() -> None:
     analyst = make_analyst(Settings(llm_model=None, link_k=3))
     assert isinstance(analyst, OfflineAnalyst) and analyst.link_k == 3
+
+
+def test_a_decision_is_filed_under_what_was_decided(analyst, policy) -> None:
+    """The topic is read where the decision is stated, not in a call's opening line."""
+    text = (
+        "Weekly check-in with the Umbrella team, mostly good news on usage. "
+        "At the end they renewed for two years because the EU hosting removed their blocker."
+    )
+    assert _construct(analyst, policy, text).category == "renewal"

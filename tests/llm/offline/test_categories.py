@@ -41,3 +41,21 @@ def test_the_words_of_the_reason_do_not_decide_the_topic() -> None:
     text = "Due to the Benelux slowness, Globex postponed the rollout to Antwerp."
     assert category(text, text) == "support issue"
     assert category(text, text, ignore=(7, 27)) != "support issue"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a number of licences held is a contract fact, however it is written
+        ("Licensed seats provisioned for Umbrella: 40 (Oslo 25 / Bergen 15).", "contract"),
+        ("Umbrella approved 10 more seats for Bergen, same rate.", "contract"),
+        # a wish for the product, and time away, in everyday words
+        (
+            "Our planners would really like it if exports ran hourly; we'd love that in the next release.",
+            "feature request",
+        ),
+        ("FYI Kim starts parental leave in May; Ola covers questions while she's away.", "personal"),
+    ],
+)
+def test_category_from_general_vocabulary_of_each_topic(text: str, expected: str) -> None:
+    assert category(text, text.split(".")[0]) == expected
