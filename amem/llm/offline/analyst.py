@@ -190,7 +190,7 @@ class OfflineAnalyst:
         for kind in wanted:
             for other in newest_first:
                 old = contradictions.facts(other.content)
-                if kind != "reversal" and kind not in contradictions.kinds(old):
+                if not contradictions.holds(new, old, other.content, kind):
                     continue
                 found = contradictions.contradiction(new, old, other.content, kind)
                 if found is not None and other.id not in out:

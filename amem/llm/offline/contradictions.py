@@ -402,6 +402,21 @@ def kinds(old: Facts) -> set[str]:
     return out
 
 
+def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
+    """Whether the old note states the fact of ``kind`` the new one is about (so, being the newest
+    such note, it holds the current value): the same slot, and for a named event (the Berlin
+    go-live) a note naming it. Any note may state what a reversal reverses."""
+    if kind == "reversal":
+        return True
+    if kind not in kinds(old):
+        return False
+    if kind.startswith("date:"):
+        event = kind.split(":", 1)[1]
+        names = {q for e, q in new.qualifiers if e == event}
+        return not names or any(re.search(rf"\b{re.escape(q)}\b", old_text) for q in names)
+    return True
+
+
 def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
     """How ``new`` states the fact of ``kind`` otherwise than ``old``, or None."""
     if kind == "price":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amem.llm.offline.contradictions import contradiction, facts, kinds, stated_kinds
+from amem.llm.offline.contradictions import contradiction, facts, holds, kinds, stated_kinds
 
 
 def _contradicts(new_text: str, old_text: str) -> list[str]:
@@ -216,3 +216,12 @@ def test_one_event_s_date_does_not_hide_another_s() -> None:
     renewal = facts("The renewal is due March 27.")
     assert "date:renewal" in stated_kinds(new)
     assert "date:renewal" not in kinds(review) and "date:renewal" in kinds(renewal)
+
+
+def test_a_named_event_is_held_only_by_notes_naming_it() -> None:
+    new_text = "We have decided to move the Berlin go-live to the end of Q3."
+    other_site = "Confirming go-live on Monday 6 July."
+    same_site = "Berlin go-live pencilled in for mid-August."
+    new = facts(new_text)
+    assert not holds(new, facts(other_site), other_site, "date:go-live")
+    assert holds(new, facts(same_site), same_site, "date:go-live")
