@@ -153,8 +153,7 @@ class OfflineAnalyst:
                 update = self._evolution(note, other, specific)
                 if update:
                     updates.append(update)
-        neighbours_ = [other for _, other, _ in others]
-        restated = self._restated(note, neighbours_, background)
+        restated = self._restated(note, pool, background)
         if restated is not None:
             reason = "restates that note: nothing new"
             links = [link for link in links if link["note_id"] != restated] + [
