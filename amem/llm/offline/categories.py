@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from amem.llm.offline.reasons import decided
+
 #: Label -> cue pattern, in priority order (a tie goes to the earlier label).
 _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (label, re.compile(pattern, re.IGNORECASE))
@@ -16,7 +18,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "support issue",
             r"\b(bugs?|errors?|outages?|tickets?|incidents?|broken|crash(?:es|ed)?|fail(?:s|ed|ing|ure)?|"
             r"not working|down ?time|escalat\w*|latency|slow(?:ness|ly)?|workaround|regression|"
-            r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap)\b",
+            r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap|resolved|root cause)\b|"
+            r"(?<!\w)#\d{3,}\b",
         ),
         ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
         (
@@ -78,9 +81,21 @@ _CHAT = re.compile(
 )
 
 
+#: An acknowledgement opening a short reply ("Thanks, got it - we'll fix it on our side").
+_ACK = re.compile(
+    r"^\W*(?:[A-Z][a-z]+,\s*)?(?:thanks|thank you|thx|ok|okay|got it|noted|perfect|cheers)\b", re.IGNORECASE
+)
+
+
 def chat(text: str) -> bool:
-    """Whether the text is only chat (thanks, greetings, "see you then"): nothing to remember."""
-    return len(text.split()) <= 12 and bool(_CHAT.match(text.strip()))
+    """Whether the text is only chat (thanks, greetings, "see you then"), or a short reply that
+    acknowledges (its own small promise is logistics): nothing to remember."""
+    words = len(text.split())
+    stripped = text.strip()
+    if not ((words <= 12 and _CHAT.match(stripped)) or (words <= 15 and _ACK.match(stripped))):
+        return False
+    # unless it also states a decision or a figure ("Thanks, we signed the order form today")
+    return not re.search(r"\d", stripped) and decided(stripped) is None
 
 
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:

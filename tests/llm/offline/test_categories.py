@@ -59,3 +59,21 @@ def test_the_words_of_the_reason_do_not_decide_the_topic() -> None:
 )
 def test_category_from_general_vocabulary_of_each_topic(text: str, expected: str) -> None:
     assert category(text, text.split(".")[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "noise"),
+    [
+        ("Thanks, got it - we'll fix the CSV on our side.", True),  # a short acknowledgement
+        ("Ok, noted, talk soon", True),
+        ("Thanks, we signed the order form today.", False),  # it also states a decision
+        ("Thanks! Seat count goes to 40.", False),  # or a figure
+    ],
+)
+def test_a_short_acknowledgement_is_noise_unless_it_states_a_fact(text: str, noise: bool) -> None:
+    assert chat(text) is noise
+
+
+def test_a_ticket_reference_points_to_a_support_issue() -> None:
+    text = "Re #40977: the reply URL was missing the tenant suffix. Deepa confirmed it works. Resolved."
+    assert category(text, text.split(".")[0]) == "support issue"
