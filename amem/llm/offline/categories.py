@@ -98,6 +98,12 @@ def chat(text: str) -> bool:
     return not re.search(r"\d", stripped) and decided(stripped) is None
 
 
+#: A meeting noun right after a topic word: the topic only names the meeting.
+_MEETING_HEAD = re.compile(
+    r"\s+(?:review|call|meeting|sync|session|workshop|check-?in|kick-?off|planning|agenda)s?\b", re.I
+)
+
+
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
     """The label whose cues the text holds most, or None for noise.
 
@@ -114,10 +120,15 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
         for match in pattern.finditer(text):
             if ignore and ignore[0] <= match.start() < ignore[1]:
                 continue
+            if label != "meeting" and _MEETING_HEAD.match(text, match.end()):
+                continue  # "the renewal review", "a pricing call": a meeting, named by its topic
             score += 1
-        score += 0.9 * sum(1 for _ in pattern.finditer(lead))
-        if label == "meeting" and pattern.search(" ".join(lead.split()[:3])):
-            score += 1.5  # "QBR with ...", "Renewal review with ...": the note of a meeting
+        score += 0.9 * sum(
+            1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())
+        )
+        opening = " ".join(lead.split()[:3])
+        if label == "meeting" and pattern.search(opening):
+            score += 1.5  # "QBR with ...", "Renewal call with ...": the note of a meeting
         if score > best_score:
             best, best_score = label, score
     if words < 5 and best_score < 2:

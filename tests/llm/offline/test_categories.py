@@ -77,3 +77,15 @@ def test_a_short_acknowledgement_is_noise_unless_it_states_a_fact(text: str, noi
 def test_a_ticket_reference_points_to_a_support_issue() -> None:
     text = "Re #40977: the reply URL was missing the tenant suffix. Deepa confirmed it works. Resolved."
     assert category(text, text.split(".")[0]) == "support issue"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a topic word naming a meeting ("the renewal review") counts for the meeting, not the topic
+        ("Umbrella moved the renewal review to next Wednesday after the offsite ran long.", "meeting"),
+        ("Recap of the onboarding call: Oslo goes first, Bergen follows.", "meeting"),
+    ],
+)
+def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
+    assert category(text, text.split(".")[0]) == expected
