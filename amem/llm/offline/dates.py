@@ -116,6 +116,11 @@ _STARTS_BEFORE = re.compile(
     r"takes effect(?: on)?|goes live|live)\s*$",
     re.IGNORECASE,
 )
+#: Just before or after a date: it is part of a URL, a query, a code sample or an example.
+_IN_DATA = re.compile(
+    r"(?:[=/&?_]|\be\.g\.,?\s*['\"]?|\bfor example,?\s*['\"]?|\bsuch as\s*['\"]?|(?<!\w)['\"])$", re.I
+)
+_DATA_AFTER = re.compile(r"[&_/]")
 _CLAUSE_EDGE = re.compile(r"[.;!?\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b")
 
 
@@ -157,8 +162,12 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                 continue
             if name == "weekday" and not match.group("rel") and text[end : end + 2] in {"'s", "’s"}:
                 continue  # "Following Monday's check-in": it names a past meeting, not when a fact holds
+            if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
+                continue  # "?from=2025-09-01&to=...", "(e.g. '2026-11-16 14:02')": data, not a date said
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
-            tense = None if starts else _tense(text, start, end)
+            tense = _tense(text, start, end)
+            if starts and tense == "past":
+                tense = None  # "accepted ..., starting July 1": the start is the nearer July 1
             if not starts and _in_relative_clause(text, start):
                 continue  # "the report we asked for in June": it dates a noun, not the fact
             if name == "weekday" and not match.group("rel") and tense != "past" and not starts:

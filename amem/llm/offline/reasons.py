@@ -32,7 +32,8 @@ DECISION = re.compile(
     r"no longer (?:wants?|needs?|plans?|uses?|going|interested)|not to \w+|"
     r"stick(?:ing)? with|(?:is|are) moving to|opt(?:ing)? (?:for|out)|chooses|opts|"
     r"(?:the )?decision (?:is|was) to|reinstat\w*|discontinu\w*|terminated|withdr[ea]w\w*|revert\w*|"
-    r"(?:is|are|'re|am)\s+(?:reinstating|terminating))\b",
+    r"(?:is|are|'re|am)\s+(?:reinstating|terminating)|go(?:ing)? ahead|went ahead|proceed(?:ing|ed)?|"
+    r"rather than)\b",
     re.IGNORECASE,
 )
 #: Words before a decision verb in its clause that make it a wish, a plan, an option or a question
@@ -75,7 +76,7 @@ _FINITE = re.compile(
     r"\w{3,}ed)\b|'s\b|'re\b|"
     # a verb in -s after a subject that is not a determiner's noun ("billing loses", "it lands")
     r"\b(?!(?:the|a|an|their|our|its|his|her|these|those|all|some|per|of|for|by|with|in|on|at|to)\b)"
-    r"[A-Za-z]+\s+(?!(?:is|was|has|this|its|his|as|us|plus|across|news|less|process|business)\b)"
+    r"[A-Za-z]+\)?\s+(?!(?:is|was|has|this|its|his|as|us|plus|across|news|less|process|business)\b)"
     r"[a-z]{2,}(?<!s)s\b",
     re.IGNORECASE,
 )

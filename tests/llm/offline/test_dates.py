@@ -146,3 +146,22 @@ def test_by_makes_a_date_future_only_right_before_it() -> None:
 )
 def test_deadlines_and_unsettled_plans_give_no_date(text: str) -> None:
     assert _day(text, datetime(2026, 3, 5, 9, tzinfo=UTC)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HTTP 504 from GET /api/v3/audit/export?from=2025-09-01&to=2026-09-14 on every try.",
+        "Stamps show UTC instead of local time (e.g. '2026-11-16 14:02 UTC').",
+    ],
+)
+def test_dates_inside_urls_queries_or_examples_are_data(text: str) -> None:
+    assert _day(text, datetime(2026, 11, 17, 9, tzinfo=UTC)) is None
+
+
+def test_a_start_named_by_its_weekday_is_the_coming_one() -> None:
+    at = datetime(2026, 4, 10, 9, tzinfo=UTC)  # a Friday
+    assert _day("The 30-day trial for the lab starts Monday.", at) == date(2026, 4, 13)
+    # and a past-tense clause does not send a start a year back
+    at = datetime(2026, 6, 24, 9, tzinfo=UTC)
+    assert _day("They accepted $38 per user for 140 users, starting July 1.", at) == date(2026, 7, 1)

@@ -146,3 +146,23 @@ def test_no_rationale_for_a_wish_a_plan_a_question_or_an_elaboration(text: str) 
 )
 def test_reasons_worded_many_ways(text: str, expected: str | None) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a choice between two options, and its reason after a dash
+        (
+            "They will host the bridge on their own VM rather than use our connector - their IT wants no "
+            "instrument on the internet.",
+            "their IT wants no instrument on the internet",
+        ),
+        # a reason whose subject ends in a parenthesis is still a clause
+        (
+            "Kim approved going from 40 to 65 seats, since the second lab (25 people) joins at go-live.",
+            "the second lab (25 people) joins at go-live",
+        ),
+    ],
+)
+def test_choices_and_parenthesised_subjects(text: str, expected: str) -> None:
+    assert _reason(text) == expected
