@@ -194,7 +194,7 @@ class OfflineAnalyst:
                 found = contradictions.contradiction(new, old, other.content, kind)
                 if found is not None and other.id not in out:
                     out[other.id] = {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}
-                if kind != "reversal" or found is not None:
+                if kind not in contradictions.SEARCHED or found is not None:
                     break  # the newest note of this kind holds the current value
         return list(out.values())
 

@@ -132,7 +132,7 @@ _EVENT_SLOTS = (
 _EVENTS = re.compile("|".join(f"(?P<e{i}>{p})" for i, (_, p) in enumerate(_EVENT_SLOTS)), re.IGNORECASE)
 _MOVE = re.compile(
     r"\b(?:mov\w*|push\w*|postpon\w*|reschedul\w*|delay\w*|shift\w*|chang\w*|slip\w*|brought forward|"
-    r"bring\w* forward|pull\w* (?:in|forward)|bump\w*|new date|now|instead|updated?|reset|set to)\b",
+    r"bring\w* forward|pull\w* (?:in|forward)|forward|bump\w*|new date|now|instead|updated?|reset|set to)\b",
     re.I,
 )
 
@@ -190,6 +190,7 @@ class Facts:
     gone: frozenset[str]  # persons it says leave or are no longer involved
     negated: frozenset[str]  # the roots of what it reverses
     pending: frozenset[str]  # the roots of a decision it says is still to be taken
+    left: frozenset[str]  # names it moves away from ("moving from Frankfurt to Virginia")
     taken: frozenset[str]  # the roots of the sentences stating a decision taken
     evidence: dict[str, str]  # kind -> the sentence stating it
 
@@ -286,6 +287,7 @@ def facts(text: str) -> Facts:
     gone: set[str] = set()
     negated: set[str] = set()
     qualifiers: set[tuple[str, str]] = set()
+    left: set[str] = set()
     pending: set[str] = set()
     taken: set[str] = set()
     evidence: dict[str, str] = {}
@@ -327,7 +329,7 @@ def facts(text: str) -> Facts:
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
                 events.add((_event_slot(event), shown or mention.when.strftime("%m-%d")))
-            named = re.search(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)(?:'s)?\s+$", s[: event.start()])
+            named = re.search(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\s+$", s[: event.start()])
             if found and named and named.group(1) not in {"The", "Our", "Their", "Its", "This", "That"}:
                 qualifiers.add((_event_slot(event), named.group(1)))
             if found and any(_MOVE.search(c) and _EVENTS.search(c) for c in _CLAUSE_SPLIT.split(s)):
@@ -341,6 +343,9 @@ def facts(text: str) -> Facts:
         for m in _GONE.finditer(s):
             gone.add(m.group("a") or m.group("b"))
             evidence.setdefault("gone", s)
+        for m in _MOVED_FROM.finditer(s):
+            left.add(m.group("old"))
+            evidence.setdefault("left", s)
         for m in _PENDING.finditer(s):
             pending |= roots(m.group("obj"), calendar=True)
         if decision_taken(s) is not None:
@@ -365,6 +370,7 @@ def facts(text: str) -> Facts:
         gone=frozenset(gone),
         negated=frozenset(negated),
         pending=frozenset(pending),
+        left=frozenset(left),
         taken=frozenset(taken),
         evidence=evidence,
     )
@@ -402,11 +408,16 @@ def kinds(old: Facts) -> set[str]:
     return out
 
 
+#: Kinds checked against every neighbour, newest first, until one matches (the others stop at the
+#: newest note stating their slot).
+SEARCHED = frozenset({"reversal", "left"})
+
+
 def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
     """Whether the old note states the fact of ``kind`` the new one is about (so, being the newest
     such note, it holds the current value): the same slot, and for a named event (the Berlin
-    go-live) a note naming it. Any note may state what a reversal reverses."""
-    if kind == "reversal":
+    go-live) a note naming it. Any note may state what a reversal reverses or a move leaves."""
+    if kind in SEARCHED:
         return True
     if kind not in kinds(old):
         return False
@@ -470,6 +481,12 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
             here, there = ", ".join(sorted(mine)), ", ".join(sorted(theirs))
             why = f"a new {role}: {here} here, {there} in that note"
             return Contradiction(kind, why, new.evidence["role"])
+    if kind == "left":
+        for name in sorted(new.left):
+            pattern = re.compile(rf"\b{re.escape(name)}\b")
+            if any(pattern.search(x.text) and decision_taken(x.text) for x in sentences(readable(old_text))):
+                why = f"moves away from {name}, which that note chose"
+                return Contradiction("left", why, new.evidence["left"])
     if kind == "resolved" and new.taken and old.pending and not old.taken:
         shared = new.taken & old.pending
         if len(shared) >= 2 and 2 * len(shared) >= len(old.pending):
@@ -486,6 +503,11 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
     return None
 
 
+#: A move away from a named choice: "moving our tenant from Frankfurt to your US region".
+_MOVED_FROM = re.compile(
+    r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|transfer\w*)\b[^.;]{0,40}?\bfrom\s+(?:the\s+)?"
+    r"(?P<old>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)\s+to\b"
+)
 #: A decision still to be taken, and what it is about ("will decide on the multi-year deal").
 _PENDING = re.compile(
     r"\b(?:decide|decides|deciding|decision)\s+(?:on|about|whether to|whether|if)\s+(?P<obj>[^.;:,?]+)",
@@ -512,6 +534,8 @@ def stated_kinds(new: Facts) -> list[str]:
     if new.moved_event:
         out += sorted({f"date:{event}" for event, _ in new.events})
     out += [f"role:{kind}" for kind in sorted(set(new.role_change) | (set(_ROLES) if new.gone else set()))]
+    if new.left:
+        out.append("left")
     if new.taken:
         out.append("resolved")
     if new.negated:

@@ -11,7 +11,7 @@ def _contradicts(new_text: str, old_text: str) -> list[str]:
     new, old = facts(new_text), facts(old_text)
     found = []
     for kind in stated_kinds(new):
-        if kind != "reversal" and kind not in kinds(old):
+        if not holds(new, old, old_text, kind):
             continue
         c = contradiction(new, old, old_text, kind)
         if c is not None:
@@ -225,3 +225,17 @@ def test_a_named_event_is_held_only_by_notes_naming_it() -> None:
     new = facts(new_text)
     assert not holds(new, facts(other_site), other_site, "date:go-live")
     assert holds(new, facts(same_site), same_site, "date:go-live")
+
+
+def test_moving_away_from_a_chosen_option_retires_the_choice() -> None:
+    old = "Outcome: Umbrella chose the EU region (Frankfurt) for their tenant, owing to GDPR."
+    new = "Umbrella is closing its Danish site, so we are moving the tenant from Frankfurt to Virginia."
+    assert "left" in _contradicts(new, old)
+    # a place only mentioned, not chosen, is not retired
+    assert _contradicts(new, "Their CISO flew in from Frankfurt for the security review.") == []
+
+
+def test_an_account_s_own_event_meets_notes_that_do_not_name_the_account() -> None:
+    old = "For our records: the renewal falls on 1 June 2027."
+    new = "Deal desk approved pulling Umbrella's renewal forward to 1 January 2027."
+    assert "date" in _contradicts(new, old)
