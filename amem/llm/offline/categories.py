@@ -24,10 +24,12 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
         (
             "contract",
-            r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|signatures?|signed (?:the|an?|our)|"
+            r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|(?<!e-)signatures?|"
+            r"signed (?:the|an?|our)|"
             r"legal|"
             r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
-            r"closed won|economic buyer|amendments?|"
+            r"closed won|economic buyer|amendments?|signed by|countersigned|signatory|purchase orders?|"
+            r"PO \d[\w-]*|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
             r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)|"
             r"(?:seats|licen[cs]es)(?: \w+){0,3}: \d+|"
@@ -49,13 +51,15 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "feature request",
             r"\b(feature requests?|roadmap|would like (?:to see|a)|wish(?:es)?|could your product|"
             r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
-            r"integration with|'d love|would be great if|is there a way to|nice to have|enhancement)\b",
+            r"integration with|'d love|would be great if|"
+            r"is there an? (?:way|api|option|setting|integration) to|"
+            r"nice to have|enhancement)\b",
         ),
         (
             "meeting",
             r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
             r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
-            r"steering committee|check-?in)\b",
+            r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up)\b",
         ),
         (
             "decision",

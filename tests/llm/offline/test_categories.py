@@ -89,3 +89,21 @@ def test_a_ticket_reference_points_to_a_support_issue() -> None:
 )
 def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
     assert category(text, text.split(".")[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "PO 4500-77 issued for the renewal: 30 seats at $50/seat/month, countersigned by legal.",
+            "contract",
+        ),
+        ("Stakeholders: Kim Lee - champion and signatory for tools under $100k.", "contract"),
+        ("Security deep-dive with their CISO booked in two weeks.", "meeting"),
+        ("quick one: is there an API to pull results straight into an experiment?", "feature request"),
+        # an electronic signature is a product feature, not a contract being signed
+        ("Go-live done today: both labs on the platform, e-signature workflow validated.", "onboarding"),
+    ],
+)
+def test_contract_meeting_and_request_vocabulary(text: str, expected: str) -> None:
+    assert category(text, text.split(".")[0]) == expected
