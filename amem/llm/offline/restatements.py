@@ -73,6 +73,20 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
+#: A short CRM field line: "Renewal date: 1 January 2027."
+_FIELD = re.compile(r"^\W*(?P<field>[A-Za-z][\w ]{1,30}?)\s*:\s*\S")
+
+
+def _field_line(new: str, old: str) -> bool:
+    """Whether the new note is a short field line ("Renewal date: 1 January 2027") whose field the
+    old note also names (a word of it): a record of a known value, when the value is the old note's too."""
+    match = _FIELD.match(new)
+    if match is None or len(new.split()) > 10 or re.search(r"\w{3,}ed\b", match.group("field")):
+        return False  # "Seats provisioned for X: 40" reports an event, not a field's value
+    field = roots(match.group("field"))
+    return bool(field & roots(old))
+
+
 def restatement_score(
     new_text: str, old_text: str, background: set[str] | frozenset[str] = frozenset()
 ) -> float:
@@ -85,7 +99,7 @@ def restatement_score(
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
     if _STATUS.search(new) and not _STATUS.search(old):
         return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap
-    cue = bool(_RECAP.search(new))
+    cue = bool(_RECAP.search(new)) or _field_line(new, old)
     stated = values(new)
     if cue and stated and stated <= values(old):
         return 1.0  # a CRM entry logging values the earlier note stated

@@ -63,3 +63,11 @@ def test_a_confirming_note_that_repeats_the_values_is_a_recap() -> None:
     call = "Retro call: Ana leaves at the end of June; from 1 July Raj is our champion and owns the contract."
     mail = "Just confirming what Ana told you: from 1 July I'm your champion and I own the contract."
     assert restatement_score(mail, call) > 0
+
+
+def test_a_short_field_line_of_a_known_value_is_a_record_of_it() -> None:
+    decision = "Deal desk approved pulling the renewal forward to 1 January 2027, for their fiscal year."
+    assert restatement_score("Renewal date: 1 January 2027.", decision) > 0
+    assert restatement_score("Renewal date: 1 March 2027.", decision) == 0.0  # a new value
+    # a line reporting an event is news, even with a known value
+    assert restatement_score("Seats provisioned for Acme: 40.", "Order form signed: 40 seats.") == 0.0
