@@ -99,10 +99,10 @@ def restatement_score(
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
     if _STATUS.search(new) and not _STATUS.search(old):
         return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap
-    cue = bool(_RECAP.search(new)) or _field_line(new, old)
+    cue = bool(_RECAP.search(new))
     stated = values(new)
-    if cue and stated and stated <= values(old):
-        return 1.0  # a CRM entry logging values the earlier note stated
+    if (cue or _field_line(new, old)) and stated and stated <= values(old):
+        return 1.0  # a CRM entry logging values the earlier note stated (a field line only so)
     mine = roots(new) - set(background)
     if len(mine) < 3:
         return 0.0

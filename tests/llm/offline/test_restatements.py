@@ -71,3 +71,11 @@ def test_a_short_field_line_of_a_known_value_is_a_record_of_it() -> None:
     assert restatement_score("Renewal date: 1 March 2027.", decision) == 0.0  # a new value
     # a line reporting an event is news, even with a known value
     assert restatement_score("Seats provisioned for Acme: 40.", "Order form signed: 40 seats.") == 0.0
+
+
+def test_a_speaker_prefix_is_no_field_line() -> None:
+    """A dialogue turn ("Caroline: ...") names its speaker like a field; with no value it is
+    judged by its words, as any note."""
+    old = "Caroline: I went to the support group yesterday and it was really powerful."
+    new = "Caroline: Thanks, it was a really good day for me."
+    assert restatement_score(new, old) == 0.0
