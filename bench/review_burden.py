@@ -9,10 +9,18 @@ contradiction precision / recall, category accuracy and hostile text in applied 
 part and the held-out part are printed apart; the targets are the issue's, for the held-out part.
 
     python bench/review_burden.py                       # SQLite in a temp dir, both tables
+    python bench/review_burden.py --part tuned --explain  # only the tuned accounts, and their misses
+    python bench/review_burden.py --part tuned --accounts globex,initech  # a leave-one-out fold
     python bench/review_burden.py --json                # one JSON object on stdout
-    python bench/review_burden.py --explain             # and the tuned part's misses, one a line
     python bench/review_burden.py --database-url postgresql+psycopg://postgres@127.0.0.1:5432/bench
     python bench/review_burden.py --json > out.json; python bench/review_burden.py --baseline out.json
+
+``--part tuned`` ingests and scores only the tuned accounts (the held-out inputs never go through
+the analyst, and no held-out figure is printed): what anyone tuning the analyst runs. ``--part
+all`` (the default, for the lead) ingests every account. Each part's table is followed by one with
+a column per account, so a rule can be checked leave-one-account-out (develop on two accounts,
+check on the third). ``--explain`` lists misses of the tuned part only, and is refused with
+``--part heldout``.
 
 The baseline column reads a previous ``--json`` run (default: bench/review_burden_baseline.json,
 the figures of the analyst before issue 12's changes).
@@ -40,6 +48,7 @@ from amem.samples import load_inputs, load_labels  # noqa: E402
 from amem.samples.scoring import (  # noqa: E402
     PartScore,
     ProposalRecord,
+    columns_table,
     explain,
     markdown_table,
     score_part,
@@ -51,10 +60,21 @@ PARTS = ("tuned", "heldout")
 
 
 def run(
-    home: Path, database_url: str | None, policy: Path
-) -> tuple[dict[str, PartScore], dict[str, Any], list[str]]:
-    """Ingest every sample input into a fresh store and score each part."""
-    inputs, labels = load_inputs(), load_labels()
+    home: Path,
+    database_url: str | None,
+    policy: Path,
+    parts: tuple[str, ...] = PARTS,
+    accounts: set[str] | None = None,
+) -> tuple[dict[str, PartScore], dict[str, dict[str, PartScore]], dict[str, Any], list[str]]:
+    """Ingest the inputs of ``parts`` (of ``accounts``, when given) into a fresh store and score
+    each part, as a whole and account by account."""
+    labels = load_labels()
+    chosen = {
+        sid
+        for sid, label in labels.items()
+        if label.part in parts and (accounts is None or label.account in accounts)
+    }
+    inputs = [line for line in load_inputs() if line["metadata"]["sample_id"] in chosen]
     with Memory(home, llm="offline", database_url=database_url, policy=policy) as memory:
         started = time.perf_counter()
         outcomes = memory.add_notes(inputs, actor="agent:crm-agent")
@@ -77,14 +97,21 @@ def run(
     ]
     categories = {sample_of_note[n.id]: n.category for n in notes if sample_of_note.get(n.id)}
     applied = [(sample_of_note.get(c.note_id) or "?", c.attribute, c.new_value) for c in changes]
-    scores = {part: score_part(part, labels, records, categories, applied) for part in PARTS}
+    scores = {part: score_part(part, labels, records, categories, applied, accounts) for part in parts}
+    per_account: dict[str, dict[str, PartScore]] = {}
+    for part in parts:
+        names = sorted({labels[sid].account for sid in chosen if labels[sid].part == part})
+        per_account[part] = {
+            name: score_part(part, labels, records, categories, applied, {name}) for name in names
+        }
     run_info = {
         "inputs": len(inputs),
         "failed": sum(o.note_id is None for o in outcomes),
         "seconds": round(seconds, 1),
         "inputs_per_second": round(len(inputs) / seconds, 1) if seconds else None,
     }
-    return scores, run_info, explain("tuned", labels, records, categories)
+    misses = explain("tuned", labels, records, categories, accounts) if "tuned" in parts else []
+    return scores, per_account, run_info, misses
 
 
 def _baseline(path: Path | None) -> dict[str, PartScore]:
@@ -112,25 +139,44 @@ def main() -> None:
     parser.add_argument(
         "--explain", action="store_true", help="also list the tuned part's misses (never the held-out part's)"
     )
+    parser.add_argument(
+        "--part",
+        choices=("tuned", "heldout", "all"),
+        default="all",
+        help="which part to ingest and score (default all; tune with --part tuned only)",
+    )
+    parser.add_argument(
+        "--accounts", default=None, help="comma-separated accounts of the part, to score only those"
+    )
     args = parser.parse_args()
+    if args.explain and args.part == "heldout":
+        parser.error("--explain lists misses of the tuned part only")
+    parts = PARTS if args.part == "all" else (args.part,)
+    accounts = {a.strip() for a in args.accounts.split(",") if a.strip()} if args.accounts else None
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
-    scores, info, misses = run(home, args.database_url, args.policy)
+    scores, per_account, info, misses = run(home, args.database_url, args.policy, parts, accounts)
     if args.json:
-        print(json.dumps({**info, **{part: scores[part].as_json() for part in PARTS}}, indent=1))
+        out: dict[str, Any] = dict(info)
+        for part in parts:
+            out[part] = scores[part].as_json()
+            out[part]["accounts"] = {name: s.figures for name, s in per_account[part].items()}
+        print(json.dumps(out, indent=1))
         return
     baseline = _baseline(args.baseline)
     print(
         f"{info['inputs']} sample inputs through add_notes (offline analyst) in {info['seconds']} s "
         f"({info['inputs_per_second']} inputs/s), {info['failed']} failed; store {home}"
     )
-    for part in PARTS:
+    for part in parts:
         title = "Tuned part" if part == "tuned" else "Held-out part (never tuned on)"
         print(f"\n## {title}\n")
         if not scores[part].inputs:
             print("no inputs in this part")
             continue
-        print(markdown_table(scores[part], baseline=baseline.get(part)))
+        print(markdown_table(scores[part], baseline=baseline.get(part) if accounts is None else None))
+        print(f"\n### {title}: account by account\n")
+        print(columns_table({part: scores[part], **per_account[part]}))
     if args.explain:
         print("\n## Tuned part: what disagrees with the labels\n")
         print("\n".join(misses) or "nothing")

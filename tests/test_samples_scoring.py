@@ -9,6 +9,7 @@ import pytest
 from amem.samples import SampleLabel
 from amem.samples.scoring import (
     ProposalRecord,
+    columns_table,
     explain,
     is_backed,
     kind_of,
@@ -165,3 +166,26 @@ def test_explain_names_each_miss_of_the_part() -> None:
     assert "missed    a-001 retired by a-002" in lines
     assert "missed    a-002 retired by a-004" in lines
     assert not any("t-001" in line for line in lines)
+
+
+def test_a_part_can_be_scored_account_by_account() -> None:
+    labels = {
+        **LABELS,
+        "b-001": label("b-001", category="pricing", valid_at="2026-05-01"),
+        "b-002": label("b-002", category="pricing"),
+    }
+    proposals = [
+        pending("valid_at", "a-002", value="2026-06-08T00:00:00Z"),
+        pending("valid_at", "b-002", value="2026-05-01T00:00:00Z"),  # unbacked, account b
+    ]
+    whole = score_part("heldout", labels, proposals, {}, [])
+    only_a = score_part("heldout", labels, proposals, {}, [], accounts={"a"})
+    only_b = score_part("heldout", labels, proposals, {}, [], accounts={"b"})
+
+    assert (whole.inputs, only_a.inputs, only_b.inputs) == (9, 7, 2)
+    assert (only_a.items, only_a.backed_items) == (1, 1)
+    assert (only_b.items, only_b.backed_items) == (1, 0)
+    assert not any("b-00" in line for line in explain("heldout", labels, proposals, {}, accounts={"a"}))
+    table = columns_table({"heldout": whole, "a": only_a, "b": only_b})
+    assert "| figure | heldout (9) | a (7) | b (2) | target |" in table
+    assert "| queue precision (items) | 0.50 | 1.00 | 0.00 | >= 0.85 |" in table

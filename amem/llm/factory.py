@@ -20,7 +20,7 @@ def make_analyst(settings: Settings, policy: Policy | None = None) -> Analyst:
     if not model or model.lower() == OFFLINE:
         from amem.llm.offline import OfflineAnalyst
 
-        return OfflineAnalyst()
+        return OfflineAnalyst(link_k=settings.link_k)
     from amem.llm.litellm_analyst import LiteLLMAnalyst
 
     return LiteLLMAnalyst(

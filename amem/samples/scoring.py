@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
@@ -210,6 +210,17 @@ def target_met(name: str, value: float | None) -> bool | None:
     return value <= threshold if op == "<=" else value >= threshold
 
 
+def _inputs_of(
+    part: str, labels: Mapping[str, SampleLabel], accounts: Collection[str] | None
+) -> set[str]:
+    """The sample ids of ``part``, only those of ``accounts`` when given."""
+    return {
+        sid
+        for sid, label in labels.items()
+        if label.part == part and (accounts is None or label.account in accounts)
+    }
+
+
 def _latest_own(
     proposals: Sequence[ProposalRecord], attribute: str
 ) -> dict[str, ProposalRecord]:
@@ -227,15 +238,16 @@ def score_part(
     proposals: Sequence[ProposalRecord],
     categories: Mapping[str, str | None],
     applied_values: Iterable[tuple[str, str, Any]],
+    accounts: Collection[str] | None = None,
 ) -> PartScore:
-    """Score one part.
+    """Score one part (only its inputs of ``accounts``, when given: a per-account view).
 
     ``labels``: every label (all parts: references may cross nothing but are looked up by id);
     ``proposals``: every proposal of the run, in the order they were made; ``categories``: sample id
     -> the note's applied category, for the inputs that became notes; ``applied_values``: (note
     sample, attribute, value) of every applied change.
     """
-    mine = {sid for sid, label in labels.items() if label.part == part}
+    mine = _inputs_of(part, labels, accounts)
     score = PartScore(part=part, inputs=len(mine))
     score.reviewable = sum(labels[sid].reviewable for sid in mine)
 
@@ -316,10 +328,12 @@ def explain(
     labels: Mapping[str, SampleLabel],
     proposals: Sequence[ProposalRecord],
     categories: Mapping[str, str | None],
+    accounts: Collection[str] | None = None,
 ) -> list[str]:
-    """One line per miss of ``part``: unbacked queue items, rationales, dates, retirements and
-    categories that disagree with the labels. For tuning: only ever print it for the tuned part."""
-    mine = {sid for sid, label in labels.items() if label.part == part}
+    """One line per miss of ``part`` (of ``accounts``, when given): unbacked queue items, rationales,
+    dates, retirements and categories that disagree with the labels. For tuning: only ever print it
+    for the tuned part."""
+    mine = _inputs_of(part, labels, accounts)
     lines: list[str] = []
     for p in proposals:
         if p.status == "pending" and p.cause_sample in mine and not is_backed(p, labels):
@@ -405,4 +419,19 @@ def markdown_table(score: PartScore, *, baseline: PartScore | None = None) -> st
         f"{score.pairs_labelled} labelled pairs found. Hostile text in pending values: "
         f"{score.hostile_pending}."
     )
+    return "\n".join(lines)
+
+
+def columns_table(columns: Mapping[str, PartScore]) -> str:
+    """Figures side by side (a part and each of its accounts, say) as a markdown table, with the
+    targets; a column's count of inputs heads it."""
+    names = list(columns)
+    head = ["figure", *(f"{n} ({columns[n].inputs})" for n in names), "target"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    first = next(iter(columns.values()), None)
+    for figure in first.figures if first is not None else {}:
+        target = TARGETS.get(figure)
+        row = [figure, *(_fmt(columns[n].figures[figure]) for n in names)]
+        row.append(f"{target[0]} {target[1]:g}" if target else "")
+        lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)

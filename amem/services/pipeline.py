@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 from amem.config import Settings
@@ -109,6 +109,9 @@ class WritePipeline:
         self.governance = governance
         self.policy = governance.policy
         self.analyst = analyst
+        # How many neighbours the analyst reads (optional: the offline analyst reads a wider pool than
+        # it links to, for the note holding a fact's current value; others read link_k).
+        self.analyst_pool = int(getattr(analyst, "neighbour_pool", 0) or 0)
         self.neighbours = neighbours
         self.index = index
         self.queue = queue or InputQueue(ledger, lease_seconds=settings.worker_lease_seconds)
@@ -299,11 +302,15 @@ class WritePipeline:
 
         Nothing is written between the raw logs' commit and this batch's transaction: a crash
         before it leaves every raw log of the batch pending, for ``reprocess``."""
-        raws, failed, drafts = prepared.raws, prepared.failed, prepared.drafts
-        ready, asks = prepared.ready, prepared.asks
-        found = self.neighbours.nearest_many(asks, self.settings.link_k, vectors=prepared.vectors.result())
+        raws, failed = prepared.raws, prepared.failed
+        ready = prepared.ready
+        drafts, asks = _stamped(prepared.drafts, prepared.asks, ready)
+        # An analyst may read more neighbours than it links to (the offline one checks a wider pool
+        # for the note holding a fact's current value); one that says nothing reads link_k.
+        pool = max(self.settings.link_k, self.analyst_pool)
+        found = self.neighbours.nearest_many(asks, pool, vectors=prepared.vectors.result())
         shown = [
-            [n for n in neighbours if n.scope == raw.scope and not n.deleted][: self.settings.link_k]
+            [n for n in neighbours if n.scope == raw.scope and not n.deleted][:pool]
             for raw, neighbours in zip(ready, found, strict=True)
         ]
         linked_all = self._calls(
@@ -450,6 +457,29 @@ class WritePipeline:
             raise
         except Exception:  # the ledger is committed; a broken index must not fail add_note
             log.exception("the index could not catch up; it will on the next open or search")
+
+
+def _stamped(
+    drafts: dict[str, tuple[TaskResult[ConstructedNote], Note]],
+    asks: list[tuple[Note, str]],
+    ready: Sequence[RawLog],
+) -> tuple[dict[str, tuple[TaskResult[ConstructedNote], Note]], list[tuple[Note, str]]]:
+    """The batch's draft notes dated now, in input order, as a written note is dated at its write.
+
+    The link step compares a draft with its neighbours by time: dated by the raw log's receipt, or by
+    the preparation (done while the previous batch was still being written), a bulk import's drafts
+    looked older than the notes of the batch before, and the analyst took a stale fact for the
+    current one."""
+    start = utcnow()
+    when = {raw.id: start + timedelta(microseconds=i) for i, raw in enumerate(ready)}
+    stamped = {
+        rid: (c, n.model_copy(update={"created_at": when[rid], "updated_at": when[rid]}))
+        for rid, (c, n) in drafts.items()
+    }
+    by_note = {n.id: when[rid] for rid, (_, n) in drafts.items()}
+    return stamped, [
+        (n.model_copy(update={"created_at": by_note[n.id], "updated_at": by_note[n.id]}), q) for n, q in asks
+    ]
 
 
 def _taken_over(raw_log_id: str) -> str:

@@ -75,3 +75,27 @@ def test_a_recap_links_to_the_known_fact_instead_of_proposing_it_again(memory: M
     assert "valid_at" in _pending(memory, first)
     assert memory.pending(note_id=recap) == []
     assert first in [link.note_id for link in memory.read(recap).links]
+
+
+def test_in_one_import_each_new_seat_count_retires_the_current_one_not_an_older_one(memory: Memory) -> None:
+    """An import is analysed batch by batch: a later note of a batch sees the batch's earlier notes
+    as newer than every note an earlier batch wrote, so it retires the count that holds now."""
+    lines = [
+        "Wayne Corp signed for 60 seats of the Analytics suite.",
+        "Lunch with the Wayne Corp team, nice people.",
+        "Wayne Corp now needs 75 seats of the Analytics suite from April.",
+        "Wayne Corp is cutting back to 70 seats of the Analytics suite in June.",
+    ]
+    days = ["2026-02-02", "2026-02-10", "2026-03-02", "2026-05-04"]
+    outcomes = memory.add_notes(
+        [
+            {"content": text, "at": f"{day}T10:00:00Z", "scope": "wayne"}
+            for text, day in zip(lines, days, strict=True)
+        ],
+        actor="agent:crm-agent",
+        batch_size=2,  # the first two are written before the last two are analysed
+    )
+    first, _, second, third = (o.note_id for o in outcomes)
+    assert third in _pending(memory, second)["invalid_at"].reason
+    retired_first = _pending(memory, first)["invalid_at"].reason
+    assert second in retired_first and third not in retired_first

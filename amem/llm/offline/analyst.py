@@ -44,9 +44,13 @@ class OfflineAnalyst:
     link_min_shared = 2
     #: Evolve a neighbour (carry tags, fill an empty context) when this many terms are shared.
     strong_min_shared = 3
+    #: Neighbours it reads: links and evolution come from the ``link_k`` nearest only, but the note
+    #: holding a fact's current value (the one a new value retires) is looked for among these many.
+    neighbour_pool = 20
 
-    def __init__(self) -> None:
+    def __init__(self, link_k: int = 5) -> None:
         self.keywords = Keywords()
+        self.link_k = link_k
 
     @property
     def model(self) -> str:
@@ -75,8 +79,11 @@ class OfflineAnalyst:
         lines = [s.text for s in found]
         keywords = self.keywords(text)
         why = reasons.reason(found)
+        # the topic is named where the note says what it is about: the decision it states, if any
+        # (a decision is filed under what was decided), else its first sentence
+        decided = next((s.text for s in found if reasons.decided(s.text)), None)
         category = categories.category(
-            text, lines[0] if lines else "", (why.start, why.end) if why is not None else None
+            text, decided or (lines[0] if lines else ""), (why.start, why.end) if why is not None else None
         )
         evidence: dict[str, str] = {}
         if why is not None:
@@ -130,8 +137,10 @@ class OfflineAnalyst:
         dialogue or the account's name in its own scope: it is named in reasons, but it never makes
         a link on its own.
         """
+        pool = [other for other in neighbours if other.id != note.id]
+        nearest = pool[: self.link_k]
         mine = self._note_terms(note)
-        others = [(rank, other, self._note_terms(other)) for rank, other in enumerate(neighbours)]
+        others = [(rank, other, self._note_terms(other)) for rank, other in enumerate(nearest)]
         others = [(rank, other, theirs) for rank, other, theirs in others if other.id != note.id]
         background = _background([theirs for _, _, theirs in others]) | terms([note.scope])
         links, updates = [], []
@@ -144,8 +153,7 @@ class OfflineAnalyst:
                 update = self._evolution(note, other, specific)
                 if update:
                     updates.append(update)
-        neighbours_ = [other for _, other, _ in others]
-        restated = self._restated(note, neighbours_, background)
+        restated = self._restated(note, pool, background)
         if restated is not None:
             reason = "restates that note: nothing new"
             links = [link for link in links if link["note_id"] != restated] + [
@@ -155,7 +163,7 @@ class OfflineAnalyst:
         return {
             "links": links,
             "updates": updates,
-            "contradictions": self._contradictions(note, neighbours_),
+            "contradictions": self._contradictions(note, pool),
             "restates": None,
         }
 
@@ -181,12 +189,12 @@ class OfflineAnalyst:
         for kind in wanted:
             for other in newest_first:
                 old = contradictions.facts(other.content)
-                if kind != "reversal" and kind not in contradictions.kinds(old):
+                if not contradictions.holds(new, old, other.content, kind):
                     continue
                 found = contradictions.contradiction(new, old, other.content, kind)
                 if found is not None and other.id not in out:
                     out[other.id] = {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}
-                if kind != "reversal" or found is not None:
+                if kind not in contradictions.SEARCHED or found is not None:
                     break  # the newest note of this kind holds the current value
         return list(out.values())
 

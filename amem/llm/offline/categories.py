@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from amem.llm.offline.reasons import decided
+
 #: Label -> cue pattern, in priority order (a tie goes to the earlier label).
 _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (label, re.compile(pattern, re.IGNORECASE))
@@ -16,15 +18,21 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "support issue",
             r"\b(bugs?|errors?|outages?|tickets?|incidents?|broken|crash(?:es|ed)?|fail(?:s|ed|ing|ure)?|"
             r"not working|down ?time|escalat\w*|latency|slow(?:ness|ly)?|workaround|regression|"
-            r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap)\b",
+            r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap|resolved|root cause)\b|"
+            r"(?<!\w)#\d{3,}\b",
         ),
         ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
         (
             "contract",
-            r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|signatures?|signed (?:the|an?|our)|"
+            r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|(?<!e-)signatures?|"
+            r"signed (?:the|an?|our)|"
             r"legal|"
             r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
-            r"closed won|economic buyer|\d+ seats (?:starting|from|instead)|"
+            r"closed won|economic buyer|amendments?|signed by|countersigned|signatory|purchase orders?|"
+            r"PO \d[\w-]*|"
+            # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
+            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)|"
+            r"(?:seats|licen[cs]es)(?: \w+){0,3}: \d+|"
             r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
             r"\d+ (?:seats|users|licen[cs]es))\b",
         ),
@@ -37,19 +45,21 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "onboarding",
             r"\b(onboard\w*|training|rollout|roll(?:ing)? (?:us )?out|go-live|goes live|set ?up|"
             r"implementation|migrat\w*|cutover|workspace|connector|active users?|went live|go live|"
-            r"logged in)\b",
+            r"logged in|sandbox|provision\w*|admin training)\b",
         ),
         (
             "feature request",
             r"\b(feature requests?|roadmap|would like (?:to see|a)|wish(?:es)?|could your product|"
             r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
-            r"integration with)\b",
+            r"integration with|'d love|would be great if|"
+            r"is there an? (?:way|api|option|setting|integration) to|"
+            r"nice to have|enhancement)\b",
         ),
         (
             "meeting",
             r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
             r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
-            r"steering committee|check-?in)\b",
+            r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up)\b",
         ),
         (
             "decision",
@@ -61,7 +71,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(family|kids?|children|son|daughter|wife|husband|partner|mom|dad|mother|father|"
             r"vacation|birthday|wedding|hobby|hobbies|friends?|pets?|dog|cat|painting|music|hiking|"
             r"camping|school|leaving|coaches|prefers|personal\w*|married|honeymoon|fan|lunch|retir\w*|"
-            r"vegetarian|allerg\w*|baby|holidays?)\b",
+            r"vegetarian|allerg\w*|baby|holidays?|parental leave|maternity|paternity|on leave|time off|"
+            r"out of office)\b",
         ),
     )
 )
@@ -74,9 +85,27 @@ _CHAT = re.compile(
 )
 
 
+#: An acknowledgement opening a short reply ("Thanks, got it - we'll fix it on our side").
+_ACK = re.compile(
+    r"^\W*(?:[A-Z][a-z]+,\s*)?(?:thanks|thank you|thx|ok|okay|got it|noted|perfect|cheers)\b", re.IGNORECASE
+)
+
+
 def chat(text: str) -> bool:
-    """Whether the text is only chat (thanks, greetings, "see you then"): nothing to remember."""
-    return len(text.split()) <= 12 and bool(_CHAT.match(text.strip()))
+    """Whether the text is only chat (thanks, greetings, "see you then"), or a short reply that
+    acknowledges (its own small promise is logistics): nothing to remember."""
+    words = len(text.split())
+    stripped = text.strip()
+    if not ((words <= 12 and _CHAT.match(stripped)) or (words <= 15 and _ACK.match(stripped))):
+        return False
+    # unless it also states a decision or a figure ("Thanks, we signed the order form today")
+    return not re.search(r"\d", stripped) and decided(stripped) is None
+
+
+#: A meeting noun right after a topic word: the topic only names the meeting.
+_MEETING_HEAD = re.compile(
+    r"\s+(?:review|call|meeting|sync|session|workshop|check-?in|kick-?off|planning|agenda)s?\b", re.I
+)
 
 
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
@@ -95,10 +124,15 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
         for match in pattern.finditer(text):
             if ignore and ignore[0] <= match.start() < ignore[1]:
                 continue
+            if label != "meeting" and _MEETING_HEAD.match(text, match.end()):
+                continue  # "the renewal review", "a pricing call": a meeting, named by its topic
             score += 1
-        score += 0.9 * sum(1 for _ in pattern.finditer(lead))
-        if label == "meeting" and pattern.search(" ".join(lead.split()[:3])):
-            score += 1.5  # "QBR with ...", "Renewal review with ...": the note of a meeting
+        score += 0.9 * sum(
+            1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())
+        )
+        opening = " ".join(lead.split()[:3])
+        if label == "meeting" and pattern.search(opening):
+            score += 1.5  # "QBR with ...", "Renewal call with ...": the note of a meeting
         if score > best_score:
             best, best_score = label, score
     if words < 5 and best_score < 2:

@@ -20,66 +20,156 @@ from functools import lru_cache
 
 from amem.llm.offline import dates
 from amem.llm.offline.reasons import DECISION
+from amem.llm.offline.reasons import decided as decision_taken
 from amem.llm.offline.text import CALENDAR, STOP, WORD, readable, sentences, stem
 
-_PER = r"(?:\s*/\s*|\s+(?:per|a|an|each)\s+)(?P<unit>seat|user|licen[cs]e|head)s?\b"
-_MONEY = re.compile(rf"(?P<cur>[$€£])\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?:{_PER})")
-_COUNT = re.compile(r"\b(?P<num>\d[\d,]*)\s+(?P<unit>seat|user|licen[cs]e)s?\b", re.IGNORECASE)
-#: A sentence that quotes, offers, asks or budgets rather than states what holds.
-_NOT_A_FACT = re.compile(
-    r"\?|\b(?:propos\w*|counter\w*|offer\w*|quote[ds]?|quoting|would|could|if|budget\w*|asked|"
-    r"question|hold the|evaluating|considering|might|maybe|"
-    r"active|wants?|asks?|asking|demand\w*|pushed back|plans? to|planning|planned|about|around|roughly|"
-    r"approximately|expects?)\b",
+#: A unit a per-seat price is quoted in: all name the same slot (the price of one licence).
+_UNIT = r"(?P<unit>seat|user|licen[cs]e|head|member|agent|editor)s?\b"
+_PER = rf"(?:\s*/\s*|\s+(?:per|a|an|each|for each)\s+)(?:(?:named|paid|licensed)\s+)?{_UNIT}"
+#: An amount: a currency sign before, or a currency code or word after.
+_AMOUNT = (
+    r"(?:(?P<cur>[$€£])\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?!\s?[kKmM]\b)|"
+    r"(?P<num2>\d[\d,]*(?:\.\d+)?)\s?(?P<cur2>USD|EUR|GBP|dollars|euros|pounds)\b)"
+)
+_MONEY = re.compile(rf"{_AMOUNT}(?P<per>{_PER})?", re.IGNORECASE)
+#: "the per-seat price ... $55", "seat price of €30": the unit named before the amount.
+_PRICE_BEFORE = re.compile(
+    r"\b(?:per[- ](?:seat|user|licen[cs]e)|(?:seat|user|licen[cs]e) (?:price|rate|cost|fee))\b"
+    r"[^.;$€£]{0,40}$",
     re.IGNORECASE,
 )
-#: Words before a value that make it the old one ("150 instead of 120", "(was 120)").
-_OLD_VALUE_BEFORE = re.compile(r"\b(?:instead of|was|were|from|up from|down from|replacing|not)\s*$", re.I)
+_CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "£", "pounds": "£"}
+#: A count of licences: "150 seats", "90 named users", "a seat count of 95", "95-seat licence".
+_COUNT = re.compile(
+    r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+)?"
+    r"(?P<unit>seat|user|licen[cs]e)s?\b|"
+    r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
+    # "Licensed seats provisioned: 85": a labelled count
+    r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d$€£:]{0,30}:\s*(?P<num4>\d[\d,]*)\b(?!\s*(?:%|/|per\b))",
+    re.IGNORECASE,
+)
+#: "25 more seats (85 -> 110)", "seats go from 85 to 110": the number the count changes to.
+_COUNT_CHANGE = re.compile(
+    r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,20}?\(?\d[\d,]*\s*(?:->|→|=>|to)\s*(?P<num>\d[\d,]*)\b",
+    re.IGNORECASE,
+)
+#: After a count: people using the product, not the licences bought ("40 users active so far").
+_USAGE_AFTER = re.compile(
+    r"^\s*(?:are\s+|were\s+)?(?:active|logged|log in|use|using|online|onboarded)\b", re.I
+)
+#: Before a count: "40 of 120", "90 weekly active": usage, not the contract.
+_USAGE_BEFORE = re.compile(r"\b(?:weekly|daily|monthly)?\s*active\s*$|\bof\s*$", re.I)
+#: A sentence that quotes, offers, asks, wishes or budgets rather than states what holds.
+_NOT_A_FACT = re.compile(
+    r"\?|\b(?:propos\w*|counter\w*|offer\w*|quote[ds]?|quoting|would|could|if|unless|whether|budget\w*|"
+    r"asked|question|hold the|evaluating|considering|thinking about|might|maybe|perhaps|"
+    r"wants?|asks?|asking|demand\w*|pushed back|plans? to|planning|planned|about|around|roughly|"
+    r"approximately|expects?|hopes?|hoping|would like|ideally)\b",
+    re.IGNORECASE,
+)
+#: What settles a quote or an offer into a fact, whatever else the sentence says.
+_SETTLED = re.compile(r"\b(?:accepted|agreed|signed|settled|confirmed|countersigned|closed)\b", re.I)
+#: Words before a value that make it the old one ("150 instead of 120", "(was 120)", "from $42 to").
+_OLD_VALUE_BEFORE = re.compile(
+    r"\b(?:instead of|rather than|was|were|from|up from|down from|replacing|not|previously|formerly)"
+    r"\s*(?:the\s+)?(?:[$€£]\s?)?$",
+    re.I,
+)
+#: Before an amount: the catalogue's price ("lists at $45", "list price of $45").
+_LIST_PRICE = re.compile(r"\b(?:lists? at|list price(?: of| is)?|at list|listed at)\s*$", re.IGNORECASE)
+#: Before a value: a bound, not the value itself ("under $50", "above 100 seats").
+_BOUND_BEFORE = re.compile(
+    r"\b(?:under|below|above|over|beyond|more than|less than|fewer than|at most|at least|"
+    r"no more than|exceed\w*|cap\w*(?: \w+){0,2} at|max(?:imum)?|min(?:imum)?)\s*(?:[$€£]\s?)?$",
+    re.I,
+)
 #: What makes a sentence a plan's statement rather than a question or an option.
 _NOT_A_CHOICE = re.compile(r"\?|\b(?:propos\w*|offer\w*|would|could|if|considering|evaluating)\b", re.I)
 
+#: Billing cadence: "annual plan", "monthly billing", "quarterly invoicing", "yearly subscription".
 _CADENCE = re.compile(
-    r"\b(?P<plan>annual|yearly|monthly|quarterly)\s+(?:plan|billing|subscription|payments?|invoicing)\b",
+    r"\b(?P<plan>annual|annually|yearly|monthly|quarterly)\s+(?:plan|billing|subscription|payments?|"
+    r"invoic\w*|contract|pricing|terms?|commitment)\b|\b(?:billed|invoiced|pay(?:s|ing)?)\s+(?P<plan2>"
+    r"annually|yearly|monthly|quarterly)\b",
     re.IGNORECASE,
 )
+_TIER_WORDS = (
+    r"starter|basic|pro|professional|business|team|growth|enterprise|premium|standard|plus|essentials|"
+    r"advanced|ultimate|scale|platinum|gold|silver|bronze|free|lite|core|elite"
+)
+#: A named plan or tier: a known tier word, or any capitalised name, before "plan", "tier"...
 _TIER = re.compile(
-    r"\b(?P<plan>starter|basic|pro|professional|business|team|growth|enterprise|premium|standard|plus)"
-    r"\s+(?:plan|tier|edition|package)\b",
-    re.IGNORECASE,
+    rf"\b(?P<plan>(?i:{_TIER_WORDS})|[A-Z][a-z]+)\s+(?i:plan|tier|edition|package|bundle)\b",
 )
 _DROPPED_BEFORE = re.compile(
-    r"\b(?:no longer (?:wants?|needs?|uses?)|(?:doesn'?t|does not|don'?t|do not) want|drop(?:s|ped)?|"
-    r"cancel(?:s|led|ed)?|leav(?:e|es|ing)|"
-    r"over|instead of|rather than|not|off)\b[^.;]{0,12}$",
+    r"\b(?:no longer (?:wants?|needs?|uses?)|(?:doesn'?t|does not|don'?t|do not) (?:want|need)|"
+    r"drop(?:s|ped|ping)?|cancel(?:s|led|ed|ling)?|leav(?:e|es|ing)|mov\w* (?:away )?from|"
+    r"switch\w* (?:away )?from|from|over|instead of|rather than|not|off)\b[^.;]{0,15}$",
     re.IGNORECASE,
 )
-_EVENTS = re.compile(
-    r"\b(renew\w*|go-?live|launch\w*|kick-?off|deadline|qbr|business review|cutover|migration|"
-    r"board meeting|signature|sign(?:ing)?)\b",
+#: Of those, the ones that say the plan is given up (the rest only name the old one).
+_GIVEN_UP = re.compile(
+    r"\b(?:no longer|drop|cancel|leav|doesn'?t|does not|don'?t|do not|mov\w* (?:away )?from|"
+    r"switch\w* (?:away )?from|instead of|rather than)",
     re.IGNORECASE,
 )
+#: A preference or a change, which makes the plan a sentence names the one that now holds.
+_CHOSEN = re.compile(
+    r"\b(?:switch\w*|mov\w*|chang\w*|go\w*|upgrad\w*|downgrad\w*)\s+(?:\w+\s+){0,2}?to\b|"
+    r"\b(?:is|are) (?:now )?on\b|\bpays?\b|\bsigned\b|\bprefers?\b|\bnow\b|\b(?:billed|invoiced)\b",
+    re.IGNORECASE,
+)
+#: Dated events, each named by its slot ("renews", "renewal", "renewal date" are one slot).
+_EVENT_SLOTS = (
+    ("renewal", r"renew\w*|contract end|end of (?:the )?term|expir\w*"),
+    ("go-live", r"go-?live|go(?:es)? live|launch\w*|cut-?over|roll-?out|rolling out"),
+    ("kickoff", r"kick-?off|start date|onboarding start"),
+    ("review", r"qbr|business review|quarterly review|steering (?:committee|group)|board meeting"),
+    ("signature", r"signature|sign(?:ing)? date|countersign\w*"),
+    ("migration", r"migration"),
+    ("deadline", r"deadline|due date"),
+)
+_EVENTS = re.compile("|".join(f"(?P<e{i}>{p})" for i, (_, p) in enumerate(_EVENT_SLOTS)), re.IGNORECASE)
 _MOVE = re.compile(
-    r"\b(?:mov\w*|push\w*|postpon\w*|reschedul\w*|delay\w*|shift\w*|chang\w*|set to|now)\b", re.I
+    r"\b(?:mov\w*|push\w*|postpon\w*|reschedul\w*|delay\w*|shift\w*|chang\w*|slip\w*|brought forward|"
+    r"bring\w* forward|pull\w* (?:in|forward)|forward|bump\w*|new date|now|instead|updated?|reset|set to)\b",
+    re.I,
 )
 
+#: Clause boundaries: "..., as 10 users moved to kiosks" moves the users, not the renewal.
+_CLAUSE_SPLIT = re.compile(r";|,\s+|\s+(?:as|because|since|after|while|so that|and)\s+", re.IGNORECASE)
+
 _ROLES = {
-    "contact": r"champion|main contact|primary contact|point of contact|sponsor|day-to-day contact",
-    "decider": r"decision[- ]maker|decision (?:now )?sits with|signs (?:anything|off|everything)|signer|"
-    r"sign-off|economic buyer|budget owner|final say|final call|approves (?:anything|spend)|"
-    r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget)",
+    "contact": r"champions?|(?:main|primary|key|day-to-day|new|our) contact|point of contact|"
+    r"(?:executive )?sponsor|go-to person|account lead",
+    "decider": r"decision[- ]?makers?|(?:\w+ )?decisions? (?:now )?(?:sits?|lies|rests?|is) with|"
+    r"signs? (?:anything|off|everything|contracts?|the contract)|signer|signatory|sign-off|"
+    r"economic buyer|budget (?:owner|holder)|holds? the budget|final (?:say|call|word)|"
+    r"(?:approves|signs off on) (?:anything|spend|purchases|the budget|all)|"
+    r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget|renewal|contract)|"
+    r"in charge of (?:the )?(?:budget|renewal|purchas\w*|buying)|decides? on (?:the )?(?:renewal|budget)",
 }
 _ROLE = {kind: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for kind, pattern in _ROLES.items()}
 _ROLE_CHANGE = re.compile(
-    r"\b(?:new|now|next|takes? over|took over|no longer|leaving|left|retir\w*|replac\w*|moved on|steps? down|"
-    r"stepping down|handed over)\b",
+    r"\b(?:new|now|next|takes? over|took over|taking over|no longer|leaving|left|retir\w*|replac\w*|"
+    r"moved on|steps? down|stepping down|stepped down|handed over|hands over|succeed\w*|successor|"
+    r"from now on|going forward|joined|has joined|promoted|hired|resigned|departed|instead)\b",
     re.IGNORECASE,
 )
-_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+#: A person who leaves or is replaced: no longer holds any role.
+_GONE = re.compile(
+    r"\b(?P<a>I|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:(?:am|is|was|has|have|will be)\s+)?(?:leaving|no longer|"
+    r"left|retiring|retired|resigned|departed|marked as departed|stepping down|stepped down|moving on|"
+    r"moved on|(?<=is )replaced|(?<=was )replaced|(?<=been )replaced|out of the picture|gone)\b|"
+    r"\b(?:replac\w*|succeed\w*|takes? over from|took over from|instead of)\s+"
+    r"(?P<b>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)",
+)
 _NEGATED = re.compile(
     r"\b(?:no longer\s+(?P<v1>\w+)|decided (?:not to|against)\s+(?P<v2>\w+)|not to\s+(?P<v3>\w+)|"
-    r"(?:will not|won't|not going to)\s+(?P<v4>\w+)|cancell?ed|called off|backed out of|pulled out of|"
-    r"pulled the plug on|"
-    r"reversed)\b(?P<obj>[^.;:]*)",
+    r"(?:will not|won't|not going to|(?:does|do|did)(?: not|n't))\s+(?P<v4>\w+)|cancell?ed|called off|"
+    r"backed out of|pulled out of|pulled the plug on|dropped|abandoned|scrapped|shelved|reversed|"
+    r"walked away from)\b(?P<obj>[^.;:]*)",
     re.IGNORECASE,
 )
 
@@ -94,10 +184,14 @@ class Facts:
     dropped: frozenset[tuple[str, str]]  # plans it no longer wants
     events: frozenset[tuple[str, str]]  # (event, MM-DD) dates of events it states
     moved_event: bool  # it moves an event's date
+    qualifiers: frozenset[tuple[str, str]]  # (event, the name before it: "the Ghent go-live")
     roles: frozenset[tuple[str, str]]  # (role kind, person)
     role_change: frozenset[str]  # role kinds it changes
     gone: frozenset[str]  # persons it says leave or are no longer involved
     negated: frozenset[str]  # the roots of what it reverses
+    pending: frozenset[str]  # the roots of a decision it says is still to be taken
+    left: frozenset[str]  # names it moves away from ("moving from Frankfurt to Virginia")
+    taken: frozenset[str]  # the roots of the sentences stating a decision taken
     evidence: dict[str, str]  # kind -> the sentence stating it
 
 
@@ -111,11 +205,12 @@ def root(word: str) -> str:
     return w
 
 
-def roots(text: str) -> set[str]:
+def roots(text: str, *, calendar: bool = False) -> set[str]:
+    """The roots of the meaningful words (calendar words too when ``calendar``: "multi-year")."""
     return {
         root(w)
         for w in WORD.findall(text.replace("-", " "))
-        if len(w) > 1 and w.lower() not in STOP and w.lower() not in CALENDAR
+        if len(w) > 1 and w.lower() not in STOP and (calendar or w.lower() not in CALENDAR)
     }
 
 
@@ -123,9 +218,65 @@ def _amount(num: str) -> float:
     return float(num.replace(",", ""))
 
 
+def _event_slot(match: re.Match[str]) -> str:
+    index = next(i for i, value in enumerate(match.groups()) if value is not None)
+    return _EVENT_SLOTS[index][0]
+
+
+def _prices(s: str) -> set[tuple[str, str, float]]:
+    """Per-seat prices the sentence states as holding (not an old value it names)."""
+    out = set()
+    for m in _MONEY.finditer(s):
+        if _OLD_VALUE_BEFORE.search(s[: m.start()]) or _BOUND_BEFORE.search(s[: m.start()]):
+            continue
+        if m.group("per") is None and not _PRICE_BEFORE.search(s[: m.start()]):
+            continue  # a total, a credit or a budget: not the price of a seat
+        if _LIST_PRICE.search(s[max(0, m.start() - 25) : m.start()]) or re.match(r"\s*list\b", s[m.end() :]):
+            continue  # the catalogue's price, not what this customer pays
+        cur = m.group("cur") or _CURRENCY[m.group("cur2").lower()]
+        out.add((cur, "seat", _amount(m.group("num") or m.group("num2"))))
+    return out
+
+
+def _counts(s: str) -> set[tuple[str, float]]:
+    """Numbers of licences the sentence states as holding (usage and old values left out)."""
+    out = set()
+    for m in _COUNT.finditer(s):
+        num = m.group("num") or m.group("num2") or m.group("num4")
+        before = s[: m.start()]
+        if _OLD_VALUE_BEFORE.search(before) or _USAGE_BEFORE.search(before) or _BOUND_BEFORE.search(before):
+            continue
+        if _USAGE_AFTER.search(s[m.end() :]):
+            continue
+        if re.match(r"\s*(?:more|fewer|extra|additional)\b", s[m.start() + len(num) :], re.I):
+            continue  # "20 more seats": a change by, not the number held
+        if re.search(r"\b(?:adds?|added|adding)\s*$", before, re.I):
+            continue
+        out.add(("seat", _amount(num)))
+    for m in _COUNT_CHANGE.finditer(s):
+        out.add(("seat", _amount(m.group("num"))))
+    return out
+
+
+def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
+    """(role kind, person) pairs stated in the sentence, and the role kinds it says changed."""
+    roles: set[tuple[str, str]] = set()
+    changed: set[str] = set()
+    for clause in re.split(r";|\.\s", s):
+        for kind, pattern in _ROLE.items():
+            if pattern.search(clause) is None:
+                continue
+            for name in _NAME.findall(clause):
+                roles.add((kind, name))
+            if _ROLE_CHANGE.search(clause):
+                changed.add(kind)
+    return roles, changed
+
+
 @lru_cache(maxsize=4096)
 def facts(text: str) -> Facts:
-    """The facts a raw log states (its readable text), for comparison with another note's."""
+    """The facts a raw log states (its readable text), slot by slot, for comparison with another
+    note's: per-seat price, seat count, plan, dates of named events, people in roles, reversals."""
     prices: set[tuple[str, str, float]] = set()
     counts: set[tuple[str, float]] = set()
     plans: set[tuple[str, str]] = set()
@@ -135,71 +286,71 @@ def facts(text: str) -> Facts:
     role_change: set[str] = set()
     gone: set[str] = set()
     negated: set[str] = set()
+    qualifiers: set[tuple[str, str]] = set()
+    left: set[str] = set()
+    pending: set[str] = set()
+    taken: set[str] = set()
     evidence: dict[str, str] = {}
     moved = False
     base = datetime(2000, 6, 15, tzinfo=UTC)
     for sentence in sentences(readable(text)):
         s = sentence.text
-        fact = not _NOT_A_FACT.search(s) or bool(
-            re.search(r"\b(?:accepted|agreed|signed|settled)\b", s, re.I)
-        )
+        fact = not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))
         if fact:
-            for m in _MONEY.finditer(s):
-                if not _OLD_VALUE_BEFORE.search(s[: m.start()]):
-                    prices.add((m.group("cur"), stem(m.group("unit").lower()), _amount(m.group("num"))))
-                    evidence.setdefault("price", s)
-            for m in _COUNT.finditer(s):
-                if _OLD_VALUE_BEFORE.search(s[: m.start()]):
-                    continue
-                counts.add((stem(m.group("unit").lower()), _amount(m.group("num"))))
+            found_prices, found_counts = _prices(s), _counts(s)
+            prices |= found_prices
+            counts |= found_counts
+            if found_prices:
+                evidence.setdefault("price", s)
+            if found_counts:
                 evidence.setdefault("count", s)
-        decided = bool(DECISION.search(s)) or bool(
-            re.search(r"\b(?:is|are) on\b|\bpays?\b|\bsigned\b", s, re.I)
-        )
+        decided = bool(DECISION.search(s)) or bool(_CHOSEN.search(s))
         for pattern, dimension in ((_CADENCE, "cadence"), (_TIER, "tier")):
             for m in pattern.finditer(s):
-                plan = (dimension, m.group("plan").lower().replace("yearly", "annual"))
+                word = (m.group("plan") or m.groupdict().get("plan2") or "").lower()
+                named = re.fullmatch(_TIER_WORDS, word)
+                if dimension == "tier" and (word in STOP or (m.start() == 0 and not named)):
+                    continue  # "The plan", "Rollout plan" opening a sentence: not a plan's name
+                plan = (dimension, {"yearly": "annual", "annually": "annual"}.get(word, word))
                 if _DROPPED_BEFORE.search(s[: m.start()]):
-                    if re.search(
-                        r"\b(?:no longer|drop|cancel|leav|doesn'?t|does not|don'?t|do not)",
-                        s[: m.start()],
-                        re.I,
-                    ):
+                    if _GIVEN_UP.search(s[max(0, m.start() - 40) : m.start()]):
                         dropped.add(plan)
                         evidence.setdefault("plan", s)
-                elif (decided and not _NOT_A_CHOICE.search(s)) or re.search(
-                    r"\b(?:switch\w*|mov\w*|chang\w*) to\b", s, re.I
-                ):
+                elif decided and not _NOT_A_CHOICE.search(s):
                     plans.add(plan)
                     evidence.setdefault("plan", s)
         event = _EVENTS.search(s)
-        if event:
+        if event and not _NOT_A_CHOICE.search(s):
             found = [
                 m
                 for m in dates.mentions(s, base)
-                if m.absolute and not re.search(r"\bfrom\s*$", s[: m.start])
+                if m.absolute and not _OLD_VALUE_BEFORE.search(s[: m.start])
             ]
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
-                events.add((root(event.group(1).lower()), shown or mention.when.strftime("%m-%d")))
-            if found and _MOVE.search(s):
-                moved = True
+                events.add((_event_slot(event), shown or mention.when.strftime("%m-%d")))
+            named = re.search(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\s+$", s[: event.start()])
+            if found and named and named.group(1) not in {"The", "Our", "Their", "Its", "This", "That"}:
+                qualifiers.add((_event_slot(event), named.group(1)))
+            if found and any(_MOVE.search(c) and _EVENTS.search(c) for c in _CLAUSE_SPLIT.split(s)):
+                moved = True  # the clause that names the event also moves it
                 evidence.setdefault("date", s)
-        for kind, pattern in _ROLE.items():
-            m = pattern.search(s)
-            if m is None:
-                continue
-            for name in _NAME.findall(s):
-                roles.add((kind, name))
-            if _ROLE_CHANGE.search(s):
-                role_change.add(kind)
-                evidence.setdefault("role", s)
-        for m in re.finditer(
-            r"\b(I|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:(?:am|is|was|has)\s+)?(?:leaving|no longer|left|"
-            r"retiring|retired|resigned|departed|marked as departed)\b",
-            s,
-        ):
-            gone.add(m.group(1))
+        found_roles, changed = _roles(s)
+        roles |= found_roles
+        role_change |= changed
+        if changed:
+            evidence.setdefault("role", s)
+        for m in _GONE.finditer(s):
+            gone.add(m.group("a") or m.group("b"))
+            evidence.setdefault("gone", s)
+        for m in _MOVED_FROM.finditer(s):
+            left.add(m.group("old"))
+            evidence.setdefault("left", s)
+        for m in _PENDING.finditer(s):
+            pending |= roots(m.group("obj"), calendar=True)
+        if decision_taken(s) is not None:
+            taken |= roots(s, calendar=True)
+            evidence.setdefault("taken", s)
         for m in _NEGATED.finditer(s):
             verb = next((m.group(g) for g in ("v1", "v2", "v3", "v4") if m.group(g)), "")
             words = roots(f"{verb} {m.group('obj')}")
@@ -213,10 +364,14 @@ def facts(text: str) -> Facts:
         dropped=frozenset(dropped),
         events=frozenset(events),
         moved_event=moved,
+        qualifiers=frozenset(qualifiers),
         roles=frozenset(roles),
         role_change=frozenset(role_change),
         gone=frozenset(gone),
         negated=frozenset(negated),
+        pending=frozenset(pending),
+        left=frozenset(left),
+        taken=frozenset(taken),
         evidence=evidence,
     )
 
@@ -245,11 +400,32 @@ def kinds(old: Facts) -> set[str]:
         out.add("count")
     if old.plans:
         out.add("plan")
-    if old.events:
-        out.add("date")
+    out |= {f"date:{event}" for event, _ in old.events}
     if old.roles:
         out |= {f"role:{kind}" for kind, _ in old.roles}
+    if old.pending and not old.taken:
+        out.add("resolved")
     return out
+
+
+#: Kinds checked against every neighbour, newest first, until one matches (the others stop at the
+#: newest note stating their slot).
+SEARCHED = frozenset({"reversal", "left"})
+
+
+def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
+    """Whether the old note states the fact of ``kind`` the new one is about (so, being the newest
+    such note, it holds the current value): the same slot, and for a named event (the Berlin
+    go-live) a note naming it. Any note may state what a reversal reverses or a move leaves."""
+    if kind in SEARCHED:
+        return True
+    if kind not in kinds(old):
+        return False
+    if kind.startswith("date:"):
+        event = kind.split(":", 1)[1]
+        names = {q for e, q in new.qualifiers if e == event}
+        return not names or any(re.search(rf"\b{re.escape(q)}\b", old_text) for q in names)
+    return True
 
 
 def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
@@ -281,28 +457,69 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
             if changed and plan not in changed:
                 why = f"plan changed: {', '.join(sorted(changed))} here, {plan} in that note"
                 return Contradiction("plan", why, new.evidence["plan"])
-    if kind == "date" and new.moved_event:
+    if kind.startswith("date:") and new.moved_event:
+        wanted = kind.split(":", 1)[1]
         for event, day in new.events:
+            if event != wanted:
+                continue
+            names = {q for e, q in new.qualifiers if e == event}
+            if names and not any(re.search(rf"\b{re.escape(q)}\b", old_text) for q in names):
+                continue  # "the Ghent go-live" is not the go-live of a note that never names Ghent
             theirs = {d for e, d in old.events if e == event}
             if theirs and day[-5:] not in {d[-5:] for d in theirs}:
                 why = f"the {event} date moved: {day} here, {', '.join(sorted(theirs))} in that note"
                 return Contradiction("date", why, new.evidence["date"])
     if kind.startswith("role:"):
         role = kind.split(":", 1)[1]
-        if role in new.role_change:
-            mine = {name for k, name in new.roles if k == role} - new.gone
-            theirs = {name for k, name in old.roles if k == role} - old.gone
-            if theirs - mine and (theirs & new.gone or mine - theirs):
-                here, there = ", ".join(sorted(mine)) or "someone else", ", ".join(sorted(theirs))
-                why = f"a new {role}: {here} here, {there} in that note"
-                return Contradiction(kind, why, new.evidence["role"])
+        mine = {name for k, name in new.roles if k == role} - new.gone
+        theirs = {name for k, name in old.roles if k == role} - old.gone
+        if theirs & new.gone:  # the person in that role leaves or is replaced
+            here = ", ".join(sorted(mine)) or "someone else"
+            why = f"a new {role}: {', '.join(sorted(theirs & new.gone))} no longer holds it ({here} here)"
+            return Contradiction(kind, why, new.evidence.get("role") or new.evidence["gone"])
+        if role in new.role_change and theirs - mine and mine - theirs:
+            here, there = ", ".join(sorted(mine)), ", ".join(sorted(theirs))
+            why = f"a new {role}: {here} here, {there} in that note"
+            return Contradiction(kind, why, new.evidence["role"])
+    if kind == "left":
+        for name in sorted(new.left):
+            pattern = re.compile(rf"\b{re.escape(name)}\b")
+            if any(pattern.search(x.text) and decision_taken(x.text) for x in sentences(readable(old_text))):
+                why = f"moves away from {name}, which that note chose"
+                return Contradiction("left", why, new.evidence["left"])
+    if kind == "resolved" and new.taken and old.pending and not old.taken:
+        shared = new.taken & old.pending
+        if len(shared) >= 2 and 2 * len(shared) >= len(old.pending):
+            why = f"decides what that note left open: {', '.join(sorted(shared))}"
+            return Contradiction("resolved", why, new.evidence["taken"])
     if kind == "reversal" and new.negated:
-        theirs = roots(readable(old_text))
-        shared = new.negated & theirs
-        if len(shared) >= 2 and 2 * len(shared) >= len(new.negated):
-            why = f"reverses what that note says about {', '.join(sorted(shared))}"
-            return Contradiction("reversal", why, new.evidence["reversal"])
+        # the old note must commit to the thing (decided, agreed, plans or will do it): a mention in
+        # passing ("questions about scanners, parked for later") is nothing to reverse
+        for sentence in sentences(readable(old_text)):
+            shared = new.negated & roots(sentence.text)
+            if len(shared) >= 2 and 2 * len(shared) >= len(new.negated) and _COMMITS.search(sentence.text):
+                why = f"reverses what that note says about {', '.join(sorted(shared))}"
+                return Contradiction("reversal", why, new.evidence["reversal"])
     return None
+
+
+#: A move away from a named choice: "moving our tenant from Frankfurt to your US region".
+_MOVED_FROM = re.compile(
+    r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|transfer\w*)\b[^.;]{0,40}?\bfrom\s+(?:the\s+)?"
+    r"(?P<old>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)\s+to\b"
+)
+#: A decision still to be taken, and what it is about ("will decide on the multi-year deal").
+_PENDING = re.compile(
+    r"\b(?:decide|decides|deciding|decision)\s+(?:on|about|whether to|whether|if)\s+(?P<obj>[^.;:,?]+)",
+    re.IGNORECASE,
+)
+#: A sentence that commits to something: a decision taken, or a plan or intent to do it.
+_COMMITS = re.compile(
+    r"\b(?:will|'ll|going to|plans? to|planning to|intends? to|agreed|decided|approved|signed|chose|"
+    r"committed|wants?|would like to|is set to|scheduled|rolling out|moving to|decide on|to decide|"
+    r"renew\w*|expand\w*)\b",
+    re.IGNORECASE,
+)
 
 
 def stated_kinds(new: Facts) -> list[str]:
@@ -315,8 +532,12 @@ def stated_kinds(new: Facts) -> list[str]:
     if new.plans or new.dropped:
         out.append("plan")
     if new.moved_event:
-        out.append("date")
-    out += [f"role:{kind}" for kind in sorted(new.role_change)]
+        out += sorted({f"date:{event}" for event, _ in new.events})
+    out += [f"role:{kind}" for kind in sorted(set(new.role_change) | (set(_ROLES) if new.gone else set()))]
+    if new.left:
+        out.append("left")
+    if new.taken:
+        out.append("resolved")
     if new.negated:
         out.append("reversal")
     return out

@@ -140,6 +140,10 @@ def _value(attr_type: str, sentence: str, match: re.Match[str], base: datetime) 
     return None
 
 
+#: A ticket's own priority field ("Priority: High", "P1"): a severity, not what the customer wants.
+_SEVERITY = re.compile(r"(?:high|medium|low|normal|urgent|critical|blocker|p[0-4]|sev(?:erity)?\s*\d)", re.I)
+
+
 def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
     """The items after the cue ("top priority is X and Y"), or before it ("X is the one thing")."""
     if re.match(r"(?:is|are)\b", match.group(0), re.IGNORECASE):
@@ -162,7 +166,10 @@ def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
             return None
         span = sentence[: trail.start()].strip(" .!?\"'")
     items = [item.strip(" .!?\"'") for item in _ITEM_SPLIT.split(span)]
-    items = [item for item in items if len(item) > 1 and item in sentence][:5]
+    items = [item for item in items if len(item) > 1 and item in sentence]
+    if any(_SEVERITY.fullmatch(item) for item in items):
+        return None  # "Priority: High": the cue was a ticket's field, not what the customer wants
+    items = items[:5]
     if not items:
         return None
     return Found(items, span)

@@ -63,7 +63,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "named_day",
-            r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|tomorrow|today|"
+            r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|last night|tomorrow|"
+            r"today|"
             r"this morning|this afternoon|tonight)\b",
         ),
         ("ago", rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+ago\b"),
@@ -81,12 +82,21 @@ _NOT_A_DATE_AFTER = re.compile(
     r"^\s*(?:morning|afternoon|evening|night)?\s*(?:export|job|run|sync|call|meeting|report|release|digest|standup|stand-up)s?\b",
     re.IGNORECASE,
 )
-_RECURRING_AFTER = re.compile(r"^\W*(?:and (?:every|each) \w+|each week|every week|weekly)\b", re.IGNORECASE)
+_RECURRING_AFTER = re.compile(
+    r"^\W*(?:and (?:every|each) \w+|each week|every week|weekly)\b|"
+    r"^\s*(?:mornings|afternoons|evenings|nights)\b",
+    re.IGNORECASE,
+)
+#: A cadence word shortly before a weekday: "weekly on Thursday", "every other week on Friday".
+_CADENCE_BEFORE = re.compile(
+    r"\b(?:every|each|weekly|biweekly|bi-weekly|fortnightly|daily|monthly|standing)\b(?:\s+[\w-]+){0,3}\s*$",
+    re.IGNORECASE,
+)
 
 _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going to|plan(?:s|ned)? to|schedul\w*|booked|expect\w*|due|upcoming|"
     r"next|tomorrow|intends? to|aims? to|would like to|wants? to|want to|hope to|is set (?:for|to)|"
-    r"set to|to be|let's|coming|goes|go live|starts?|begins?|takes? effect|effective|from|until|by|"
+    r"set to|to be|let's|coming|goes|go live|starts?|begins?|takes? effect|effective|"
     r"postpon\w*|push\w*|mov\w* to|delay\w*|hold)\b|'ll\b",
     re.IGNORECASE,
 )
@@ -95,13 +105,22 @@ _PAST = re.compile(
     r"got|ran|since)\b|\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
     re.IGNORECASE,
 )
-_FUTURE_ED = re.compile(r"\b(?:scheduled|planned|booked|expected|postponed|pushed|moved|delayed)\b", re.I)
+_FUTURE_ED = re.compile(
+    r"\b(?:scheduled|planned|booked|expected|postponed|pushed|moved|delayed|pencil+ed in|slated|targeted|"
+    r"earmarked|penciled in|tentatively)\b",
+    re.I,
+)
 #: "from", "starting", "effective", "as of" before a date: when the fact takes effect.
 _STARTS_BEFORE = re.compile(
     r"\b(?:from|starting(?: on)?|effective(?: from| on)?|as of|beginning|begins|starts|start on|"
     r"takes effect(?: on)?|goes live|live)\s*$",
     re.IGNORECASE,
 )
+#: Just before or after a date: it is part of a URL, a query, a code sample or an example.
+_IN_DATA = re.compile(
+    r"(?:[=/&?_]|\be\.g\.,?\s*['\"]?|\bfor example,?\s*['\"]?|\bsuch as\s*['\"]?|(?<!\w)['\"])$", re.I
+)
+_DATA_AFTER = re.compile(r"[&_/]")
 _CLAUSE_EDGE = re.compile(r"[.;!?\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b")
 
 
@@ -115,7 +134,11 @@ class DateMention:
     when: date
     starts: bool  # "from / effective / as of ..." precedes it
     target: bool  # "from X to <it>": the date something moves to
-    absolute: bool  # written with a month or a year, not relative to the raw log's time
+    absolute: bool  # written with a month, a quarter or a year, not relative to the raw log's time
+
+
+#: Forms written with a month, a quarter or a year.
+_ABSOLUTE = frozenset({"iso", "slash", "month_day", "day_month", "month_year", "month", "quarter"})
 
 
 def mentions(text: str, base: datetime) -> list[DateMention]:
@@ -123,6 +146,8 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
     today = as_utc(base).date()
     taken: list[tuple[int, int]] = []
     out: list[DateMention] = []
+    # a date in a question is asked about, not stated ("Can we start on 1 April?")
+    questions = [m.span() for m in re.finditer(r"[^.!?\n]*\?", text)]
     for name, pattern in _FORMS:
         for match in pattern.finditer(text):
             start, end = match.span()
@@ -133,8 +158,16 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                 continue
             if not _is_date(name, match, text, start, end):
                 continue
+            if any(s <= start < e for s, e in questions):
+                continue
+            if name == "weekday" and not match.group("rel") and text[end : end + 2] in {"'s", "’s"}:
+                continue  # "Following Monday's check-in": it names a past meeting, not when a fact holds
+            if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
+                continue  # "?from=2025-09-01&to=...", "(e.g. '2026-11-16 14:02')": data, not a date said
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
-            tense = None if starts else _tense(text, start, end)
+            tense = _tense(text, start, end)
+            if starts and tense == "past":
+                tense = None  # "accepted ..., starting July 1": the start is the nearer July 1
             if not starts and _in_relative_clause(text, start):
                 continue  # "the report we asked for in June": it dates a noun, not the fact
             if name == "weekday" and not match.group("rel") and tense != "past" and not starts:
@@ -157,7 +190,7 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                     when=when,
                     starts=starts,
                     target=_moved_to(text, start),
-                    absolute=name in {"iso", "slash", "month_day", "day_month", "month_year", "month"},
+                    absolute=name in _ABSOLUTE,
                 )
             )
     return sorted(out, key=lambda m: m.start)
@@ -171,10 +204,34 @@ def _moved_to(text: str, start: int) -> bool:
     return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
 
 
+#: Before a date: when something ends or must be done by, not when the fact takes effect.
+_ENDS_BEFORE = re.compile(
+    r"\b(?:until|till|through|before|ahead of)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:(?:in|on)\s+)?$",
+    re.IGNORECASE,
+)
+#: A sentence that says what it states is not settled: its date is no fact's date.
+_UNDECIDED = re.compile(
+    r"\b(?:not committed|nothing (?:is |was )?decided|not (?:yet )?decided|undecided|no decision yet|"
+    r"to be confirmed|tbc|tbd)\b",
+    re.IGNORECASE,
+)
+_ENDS_CUE = re.compile(r"^(?:until|till|before)\b", re.IGNORECASE)
+
+
+def _ends(text: str, mention: DateMention) -> bool:
+    """Whether the date ends a state or sets a deadline ("until early April", "before the 6 July
+    go-live"): the fact it belongs to holds before it, so it is not the fact's date."""
+    before = text[max(0, mention.start - 40) : mention.start]
+    sentence = re.split(r"[.!?\n]", text[mention.start :], maxsplit=1)[0]
+    start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
+    undecided = _UNDECIDED.search(text[start : mention.start] + sentence)
+    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or undecided)
+
+
 def valid_at(text: str, base: datetime) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
-    from, else the first date stated."""
-    found = mentions(text, base)
+    from, else the first date stated that does not end a state or set a deadline."""
+    found = [m for m in mentions(text, base) if not _ends(text, m)]
     for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
         return mention
     return None
@@ -193,6 +250,8 @@ def _is_date(name: str, match: re.Match[str], text: str, start: int, end: int) -
         if name != "named_day" and _NOT_A_DATE_AFTER.search(after):
             return False
         if _RECURRING_AFTER.search(after):
+            return False
+        if name in {"weekday", "next_last"} and _CADENCE_BEFORE.search(before):
             return False
     if name == "month":
         month = match.group("month")
@@ -235,6 +294,8 @@ def _tense(text: str, start: int, end: int) -> Tense:
     here = text[start:end].lower()
     if re.search(r"\b(?:next|coming|tomorrow)\b", here):
         return "future"
+    if re.search(r"\b(?:by|until|till|from|before)\s+(?:the\s+)?$", text[max(0, start - 12) : start], re.I):
+        return "future"  # "by March 3": a deadline ahead (only right before the date, not anywhere)
     if re.search(r"\b(?:last|past|yesterday|ago)\b", here):
         return "past"
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
@@ -352,6 +413,7 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             offsets = {
                 "the day before yesterday": -2,
                 "yesterday": -1,
+                "last night": -1,
                 "tomorrow": 1,
                 "the day after tomorrow": 2,
             }

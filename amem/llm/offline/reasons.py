@@ -30,9 +30,44 @@ DECISION = re.compile(
     r"(?:will|'ll)\s+(?:reduce|renew|switch|move|cancel|upgrade|downgrade|drop|pause|extend|sign|"
     r"go with|stick with|keep|stay|expand|add|buy|commit)|"
     r"no longer (?:wants?|needs?|plans?|uses?|going|interested)|not to \w+|"
-    r"stick(?:ing)? with|(?:is|are) moving to|opt(?:ing)? (?:for|out)|chooses|opts)\b",
+    r"stick(?:ing)? with|(?:is|are) moving to|opt(?:ing)? (?:for|out)|chooses|opts|"
+    r"(?:the )?decision (?:is|was) to|reinstat\w*|discontinu\w*|terminated|withdr[ea]w\w*|revert\w*|"
+    r"(?:is|are|'re|am)\s+(?:reinstating|terminating)|go(?:ing)? ahead|went ahead|proceed(?:ing|ed)?|"
+    r"rather than)\b",
     re.IGNORECASE,
 )
+#: Words before a decision verb in its clause that make it a wish, a plan, an option or a question
+#: rather than a decision taken ("would like to move", "might switch", "whether to renew").
+_NOT_TAKEN_BEFORE = re.compile(
+    r"\b(?:would like to|'d like to|wants? to|wish(?:es)? to|hopes? to|hoping to|plans? to|planning to|"
+    r"considering|thinking (?:about|of)|might|may|could|should|whether to|if|unless|once|"
+    r"not yet|not|never|asked (?:us |me |them )?(?:to|whether|if)|asks? (?:us |me |them )?to|to decide)\b"
+    r"[^.;:!?]{0,40}$",
+    re.IGNORECASE,
+)
+#: After the decision verb: it was not taken after all ("- nothing decided", "not committed").
+_NOT_TAKEN_AFTER = re.compile(
+    r"^[^.;!?]{0,80}\b(?:nothing (?:is |was )?decided|not (?:yet )?(?:committed|decided|final))", re.I
+)
+_NEGATED_DECISION = re.compile(r"\b(?:not to|against)\b", re.IGNORECASE)
+
+
+def decided(sentence: str) -> re.Match[str] | None:
+    """The first decision verb of the sentence that states a decision taken, or None: a question,
+    and a verb governed by a wish, a plan, a condition or a negation, are no decision."""
+    if sentence.rstrip().endswith("?"):
+        return None
+    for match in DECISION.finditer(sentence):
+        before = sentence[: match.start()]
+        clause = re.split(r"[.;:!?]\s|,\s+(?:and|but|so)\s", before)[-1]
+        if _NOT_TAKEN_BEFORE.search(clause) and not _NEGATED_DECISION.search(match.group(0)):
+            continue
+        if _NOT_TAKEN_AFTER.search(sentence[match.end() :]):
+            continue
+        return match
+    return None
+
+
 #: A finite verb: what makes the words after a connective a clause rather than a time or a name.
 _FINITE = re.compile(
     r"\b(?:is|are|was|were|has|have|had|does|did|do|can|could|will|would|must|should|may|might|"
@@ -41,7 +76,7 @@ _FINITE = re.compile(
     r"\w{3,}ed)\b|'s\b|'re\b|"
     # a verb in -s after a subject that is not a determiner's noun ("billing loses", "it lands")
     r"\b(?!(?:the|a|an|their|our|its|his|her|these|those|all|some|per|of|for|by|with|in|on|at|to)\b)"
-    r"[A-Za-z]+\s+(?!(?:is|was|has|this|its|his|as|us|plus|across|news|less|process|business)\b)"
+    r"[A-Za-z]+\)?\s+(?!(?:is|was|has|this|its|his|as|us|plus|across|news|less|process|business)\b)"
     r"[a-z]{2,}(?<!s)s\b",
     re.IGNORECASE,
 )
@@ -53,7 +88,8 @@ _AS_NOT_REASON = re.compile(
 #: Connectives after which the reason follows, tried in text order after the decision.
 _AFTER = re.compile(
     r"\b(?P<conn>because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
-    r"thanks to|in light of)\s+|(?P<colon>:|\s[—–]|\s-)\s+",
+    r"thanks to|in light of|on the grounds that|on account of|in view of|seeing that|now that)\s+|"
+    r"(?P<colon>:|\s[—–]|\s-)\s+",
     re.IGNORECASE,
 )
 _BEFORE = re.compile(
@@ -61,13 +97,21 @@ _BEFORE = re.compile(
     r"in light of)\s+(?P<reason>[^,;]+?),\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
+#: What a reason after a colon or a dash opens with: a subject ("the budget was cut"), not a verb
+#: or a figure that goes on describing the decision ("signed: adds 40 scanners").
+_SUBJECT_START = re.compile(
+    r"(?:the|their|our|his|her|its|my|your|they|we|he|she|it|there|this|that|these|those|a|an|"
+    r"[A-Z][\w'-]*)\b"
+)
 _THEN_SO = re.compile(
     r",?\s+(?:so|which is why|that is why|that's why|hence|therefore|and therefore|and so)\s+(?=\w)",
     re.IGNORECASE,
 )
 #: A sentence that says the one before it is why: "That's why they chose ...".
 _WHY_BEFORE = re.compile(
-    r"^\W*(?:that'?s why|that is why|this is why|hence|therefore|as a result|for (?:that|this) reason)\b",
+    r"^\W*(?:that'?s why|that is why|this is why|hence|therefore|as a result|consequently|"
+    r"for (?:that|this|these|those) reasons?|with (?:that|this|all that) in mind|because of (?:that|this)|"
+    r"in light of (?:that|this)|given (?:that|this)(?=[,\s]+(?:we|they|he|she|I)\b))\b",
     re.IGNORECASE,
 )
 _REASON_SENTENCE = re.compile(
@@ -91,12 +135,17 @@ class Reason:
 def reason(sentences: Sequence[Sentence]) -> Reason | None:
     """The reason for the first decision that has one, or None."""
     for i, sentence in enumerate(sentences):
-        decision = DECISION.search(sentence.text)
+        decision = decided(sentence.text)
         if decision is None:
             continue
         found = _in_sentence(sentence, decision) or _before(sentence)
-        if found is None and i + 1 < len(sentences):
-            found = _stated_reason(sentences[i + 1]) or _connected(sentences[i + 1], 0, decision=False)
+        after = sentences[i + 1] if i + 1 < len(sentences) else None
+        if found is None and after is not None and not after.text.endswith("?"):
+            # the next sentence gives the reason only when it opens with it ("Reason: ...",
+            # "Because ..."): a connective inside it is about its own clause
+            found = _stated_reason(after)
+            if found is None and not re.search(r",\s+so\b", after.text):
+                found = _connected(after, 0, decision=False)
         if found is None and i > 0 and not DECISION.search(sentences[i - 1].text):
             found = _connected(sentences[i - 1], 0, decision=False)
             if found is None and _WHY_BEFORE.match(sentence.text):
@@ -135,6 +184,10 @@ def _connected(sentence: Sentence, offset: int, *, decision: bool = True) -> Rea
         rest = text[rest_start:end]
         if conn == ":" and not decision:
             continue
+        if match.group("colon") is not None and not _SUBJECT_START.match(rest):
+            continue
+        if conn == "after" and re.match(r"all\b", rest, re.IGNORECASE):
+            continue  # "after all": an idiom, not a time or a cause
         if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest):
             continue
         if conn == "as" and (
@@ -186,7 +239,11 @@ _CLEFT = re.compile(
 def _stated_reason(sentence: Sentence) -> Reason | None:
     """ "Reason: the new CFO wants one vendor." / "The reason is ..." / "X was what tipped it" as
     the next sentence."""
-    match = _REASON_SENTENCE.match(sentence.text) or _FACTOR.search(sentence.text)
+    match = _REASON_SENTENCE.match(sentence.text)
+    factor = _FACTOR.search(sentence.text) if match is None else None
+    if factor is not None:  # "The driver was SSO: their IT ..." - the colon explains, it does not end it
+        end = re.search(r";|\.\s|\.$|$", sentence.text[factor.end() :])
+        return _span(sentence, factor.end(), factor.end() + (end.start() if end else 0))
     if match is None:
         cleft = _CLEFT.match(sentence.text)
         if cleft is None:

@@ -18,13 +18,21 @@ from amem.llm.offline.contradictions import roots
 from amem.llm.offline.text import readable
 
 _RECAP = re.compile(
-    r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|marked|for the record|"
+    r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|confirming|as promised|marked|"
+    r"for the record|"
     r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|"
     r"switched to|flagged|closed won)",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no longer|not|never|cancel\w*|called off|reversed|anymore)\b|n't\b", re.I)
 _NUMBER = re.compile(r"(?<![\d.])\d{2,3}(?:[.,]\d+)?(?![\d])")
+
+#: A change of status: a reply that says it (the fix shipped, the deal signed) adds a fact.
+_STATUS = re.compile(
+    r"\b(?:resolved|fixed|closed|closing|shipped|deployed|released|completed|approved|signed|"
+    r"countersigned|cancell?ed|declined|accepted|rejected|went live|is live)\b",
+    re.IGNORECASE,
+)
 
 #: Share of the new note's words found in the earlier note: with a recap cue, and without one.
 WITH_CUE, WITHOUT_CUE = 0.3, 0.75
@@ -65,6 +73,20 @@ def numbers(text: str) -> set[str]:
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
+#: A short CRM field line: "Renewal date: 1 January 2027."
+_FIELD = re.compile(r"^\W*(?P<field>[A-Za-z][\w ]{1,30}?)\s*:\s*\S")
+
+
+def _field_line(new: str, old: str) -> bool:
+    """Whether the new note is a short field line ("Renewal date: 1 January 2027") whose field the
+    old note also names (a word of it): a record of a known value, when the value is the old note's too."""
+    match = _FIELD.match(new)
+    if match is None or len(new.split()) > 10 or re.search(r"\w{3,}ed\b", match.group("field")):
+        return False  # "Seats provisioned for X: 40" reports an event, not a field's value
+    field = roots(match.group("field"))
+    return bool(field & roots(old))
+
+
 def restatement_score(
     new_text: str, old_text: str, background: set[str] | frozenset[str] = frozenset()
 ) -> float:
@@ -75,10 +97,12 @@ def restatement_score(
         return 0.0
     if _NEGATION.search(new) and not _NEGATION.search(old):
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
+    if _STATUS.search(new) and not _STATUS.search(old):
+        return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap
     cue = bool(_RECAP.search(new))
     stated = values(new)
-    if cue and stated and stated <= values(old):
-        return 1.0  # a CRM entry logging values the earlier note stated
+    if (cue or _field_line(new, old)) and stated and stated <= values(old):
+        return 1.0  # a CRM entry logging values the earlier note stated (a field line only so)
     mine = roots(new) - set(background)
     if len(mine) < 3:
         return 0.0

@@ -303,3 +303,37 @@ def test_a_moved_date_contradicts_the_old_date(analyst, policy) -> None:
 
     (contradiction,) = answer.contradictions
     assert "2024-05-06" in contradiction.reason and "2024-04-15" in contradiction.reason
+
+
+def test_links_come_from_the_nearest_but_the_current_value_from_the_whole_pool(policy) -> None:
+    """The offline analyst reads more neighbours than it links to: the note that holds a fact's
+    current value is found even when it ranks past the link_k nearest."""
+    analyst = OfflineAnalyst(link_k=2)
+    fillers = [
+        _as_note(
+            analyst, policy, f"Acme call {i}: the dashboard export and the Jira sync work fine.", f"n_{i}"
+        )
+        for i in range(3)
+    ]
+    price = _as_note(analyst, policy, ACME_PRICE_OLD, "n_price")
+    new = _as_note(analyst, policy, ACME_PRICE_NEW, "n_new")
+
+    answer = analyst.link_and_evolve(new, raw_log(ACME_PRICE_NEW), [*fillers, price]).answer
+
+    assert [c.note_id for c in answer.contradictions] == ["n_price"]
+    assert {link.note_id for link in answer.links} <= {"n_0", "n_1"}
+    assert OfflineAnalyst.neighbour_pool > 5
+
+
+def test_the_factory_gives_the_offline_analyst_the_configured_link_k() -> None:
+    analyst = make_analyst(Settings(llm_model=None, link_k=3))
+    assert isinstance(analyst, OfflineAnalyst) and analyst.link_k == 3
+
+
+def test_a_decision_is_filed_under_what_was_decided(analyst, policy) -> None:
+    """The topic is read where the decision is stated, not in a call's opening line."""
+    text = (
+        "Weekly check-in with the Umbrella team, mostly good news on usage. "
+        "At the end they renewed for two years because the EU hosting removed their blocker."
+    )
+    assert _construct(analyst, policy, text).category == "renewal"

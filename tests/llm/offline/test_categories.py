@@ -41,3 +41,69 @@ def test_the_words_of_the_reason_do_not_decide_the_topic() -> None:
     text = "Due to the Benelux slowness, Globex postponed the rollout to Antwerp."
     assert category(text, text) == "support issue"
     assert category(text, text, ignore=(7, 27)) != "support issue"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a number of licences held is a contract fact, however it is written
+        ("Licensed seats provisioned for Umbrella: 40 (Oslo 25 / Bergen 15).", "contract"),
+        ("Umbrella approved 10 more seats for Bergen, same rate.", "contract"),
+        # a wish for the product, and time away, in everyday words
+        (
+            "Our planners would really like it if exports ran hourly; we'd love that in the next release.",
+            "feature request",
+        ),
+        ("FYI Kim starts parental leave in May; Ola covers questions while she's away.", "personal"),
+    ],
+)
+def test_category_from_general_vocabulary_of_each_topic(text: str, expected: str) -> None:
+    assert category(text, text.split(".")[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "noise"),
+    [
+        ("Thanks, got it - we'll fix the CSV on our side.", True),  # a short acknowledgement
+        ("Ok, noted, talk soon", True),
+        ("Thanks, we signed the order form today.", False),  # it also states a decision
+        ("Thanks! Seat count goes to 40.", False),  # or a figure
+    ],
+)
+def test_a_short_acknowledgement_is_noise_unless_it_states_a_fact(text: str, noise: bool) -> None:
+    assert chat(text) is noise
+
+
+def test_a_ticket_reference_points_to_a_support_issue() -> None:
+    text = "Re #40977: the reply URL was missing the tenant suffix. Deepa confirmed it works. Resolved."
+    assert category(text, text.split(".")[0]) == "support issue"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a topic word naming a meeting ("the renewal review") counts for the meeting, not the topic
+        ("Umbrella moved the renewal review to next Wednesday after the offsite ran long.", "meeting"),
+        ("Recap of the onboarding call: Oslo goes first, Bergen follows.", "meeting"),
+    ],
+)
+def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
+    assert category(text, text.split(".")[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "PO 4500-77 issued for the renewal: 30 seats at $50/seat/month, countersigned by legal.",
+            "contract",
+        ),
+        ("Stakeholders: Kim Lee - champion and signatory for tools under $100k.", "contract"),
+        ("Security deep-dive with their CISO booked in two weeks.", "meeting"),
+        ("quick one: is there an API to pull results straight into an experiment?", "feature request"),
+        # an electronic signature is a product feature, not a contract being signed
+        ("Go-live done today: both labs on the platform, e-signature workflow validated.", "onboarding"),
+    ],
+)
+def test_contract_meeting_and_request_vocabulary(text: str, expected: str) -> None:
+    assert category(text, text.split(".")[0]) == expected

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from amem.llm.offline.contradictions import contradiction, facts, kinds, stated_kinds
+from amem.llm.offline.contradictions import contradiction, facts, holds, kinds, stated_kinds
 
 
 def _contradicts(new_text: str, old_text: str) -> list[str]:
     new, old = facts(new_text), facts(old_text)
     found = []
     for kind in stated_kinds(new):
-        if kind != "reversal" and kind not in kinds(old):
+        if not holds(new, old, old_text, kind):
             continue
         c = contradiction(new, old, old_text, kind)
         if c is not None:
@@ -99,3 +99,143 @@ def test_each_kind_of_change_is_a_contradiction(old: str, new: str, kind: str) -
 )
 def test_no_contradiction_for_offers_questions_the_same_value_or_another_fact(old: str, new: str) -> None:
     assert _contradicts(new, old) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        # a per-seat price in any currency notation or licence unit is one slot
+        ("Wayne Corp pays 40 USD per user per month.", "Wayne Corp's price is now 44 USD per user.", "price"),
+        ("Wayne Corp pays €30/user/month.", "The per-seat price went up to €34 as of today.", "price"),
+        ("Wayne Corp pays $20 a licence.", "From today Wayne Corp pays $25 per seat.", "price"),
+        # seat counts in any unit, and a count stated after its label
+        ("Wayne Corp is on 200 licences.", "Wayne Corp now has 240 users.", "count"),
+        ("Seat count: 200.", "Wayne Corp is cutting back to 150 seats in January.", "count"),
+        # a plan left for another, whatever it is called
+        (
+            "Wayne Corp signed up for the Pro plan.",
+            "Wayne Corp is moving from the Pro plan to the Enterprise plan.",
+            "plan",
+        ),
+        ("Wayne Corp is on the Silver package.", "Wayne Corp upgraded to the Gold package.", "plan"),
+        (
+            "Wayne Corp is billed annually.",
+            "Wayne Corp wants quarterly invoicing instead of annual billing.",
+            "plan",
+        ),
+        # the date of one event, named differently
+        ("Go-live is planned for June 3.", "Go-live slipped to June 17.", "date"),
+        ("Wayne Corp renews on October 1.", "The contract end date is now November 30.", "date"),
+        # a person replaced in a role, or leaving it
+        (
+            "Jane Doe is our champion at Wayne.",
+            "John Smith replaced Jane Doe as our main contact.",
+            "role:contact",
+        ),
+        (
+            "Ann Lee owns the budget at Wayne.",
+            "Ann Lee has resigned; her successor starts in May.",
+            "role:decider",
+        ),
+    ],
+)
+def test_a_changed_slot_is_a_contradiction_however_it_is_worded(old: str, new: str, kind: str) -> None:
+    assert kind in _contradicts(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a bound or a wish is not the value that holds
+        ("Wayne Corp pays $55 per seat.", "Keeping the per-seat price under $50 is what they need."),
+        ("Wayne Corp signed for 110 seats.", "They will cap the rollout at 100 seats."),
+        (
+            "Wayne Corp signed for 110 seats.",
+            "Because Wayne Corp is going above 100 seats, they move up a tier.",
+        ),
+        # people using the product are not the licences bought
+        ("Wayne Corp signed for 120 seats.", "Good progress: 80 users active so far."),
+        ("Wayne Corp signed for 120 seats.", "Check-in: 95 of 120 seats active every week."),
+        # an amount that is not per seat: a total, a credit
+        ("Wayne Corp pays $40 per seat.", "We issued a $400 credit to Wayne Corp today."),
+        # the value it moves from is the old one, not a new one
+        ("Wayne Corp pays $40 per seat.", "The price went from $40 to $40 per seat, unchanged."),
+    ],
+)
+def test_no_contradiction_from_bounds_usage_totals_or_the_old_value(old: str, new: str) -> None:
+    assert _contradicts(new, old) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        # a count written as its change, or after a label
+        ("Acme signed for 85 seats.", "Acme approved 25 more seats for Berlin (85 -> 110).", "count"),
+        ("Licensed seats provisioned for Acme: 85.", "Acme now needs 110 seats.", "count"),
+        # a decision left open, then taken
+        (
+            "Their board meets in March to decide on the multi-year deal.",
+            "The board approved the three-year deal since it keeps the price flat.",
+            "resolved",
+        ),
+    ],
+)
+def test_counts_as_changes_and_open_decisions_taken(old: str, new: str, kind: str) -> None:
+    assert kind in _contradicts(new, old)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a catalogue price is not what the customer pays
+        ("The Pro tier lists at $45/seat/month.", "Agreed: Acme pays $41 per seat per month."),
+        # a thing mentioned in passing is nothing to reverse
+        (
+            "Lots of questions about tablets and handheld scanners, parked for later.",
+            "We've pulled the plug on the handheld scanner add-on.",
+        ),
+        # the go-live of another site, and a clause that moves something else
+        (
+            "Confirming go-live on Monday 6 July.",
+            "We have decided to move the Berlin go-live to the end of Q3.",
+        ),
+        (
+            "Renewal date set for Acme: 31 May 2027.",
+            "Acme will drop to 100 seats at the 31 March renewal, as 10 users moved to shared logins.",
+        ),
+    ],
+)
+def test_no_contradiction_from_list_prices_mentions_or_another_event(old: str, new: str) -> None:
+    assert _contradicts(new, old) == []
+
+
+def test_one_event_s_date_does_not_hide_another_s() -> None:
+    """Each event is its own slot: the newest note dating a review does not stand for the renewal."""
+    new = facts("The renewal moves to January 31.")
+    review = facts("Their steering committee meets in January.")
+    renewal = facts("The renewal is due March 27.")
+    assert "date:renewal" in stated_kinds(new)
+    assert "date:renewal" not in kinds(review) and "date:renewal" in kinds(renewal)
+
+
+def test_a_named_event_is_held_only_by_notes_naming_it() -> None:
+    new_text = "We have decided to move the Berlin go-live to the end of Q3."
+    other_site = "Confirming go-live on Monday 6 July."
+    same_site = "Berlin go-live pencilled in for mid-August."
+    new = facts(new_text)
+    assert not holds(new, facts(other_site), other_site, "date:go-live")
+    assert holds(new, facts(same_site), same_site, "date:go-live")
+
+
+def test_moving_away_from_a_chosen_option_retires_the_choice() -> None:
+    old = "Outcome: Umbrella chose the EU region (Frankfurt) for their tenant, owing to GDPR."
+    new = "Umbrella is closing its Danish site, so we are moving the tenant from Frankfurt to Virginia."
+    assert "left" in _contradicts(new, old)
+    # a place only mentioned, not chosen, is not retired
+    assert _contradicts(new, "Their CISO flew in from Frankfurt for the security review.") == []
+
+
+def test_an_account_s_own_event_meets_notes_that_do_not_name_the_account() -> None:
+    old = "For our records: the renewal falls on 1 June 2027."
+    new = "Deal desk approved pulling Umbrella's renewal forward to 1 January 2027."
+    assert "date" in _contradicts(new, old)

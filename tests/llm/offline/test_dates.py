@@ -87,3 +87,81 @@ def test_a_date_in_a_relative_clause_dates_a_noun_not_the_fact() -> None:
 def test_the_span_is_the_text_as_written() -> None:
     found = valid_at("Globex renews in early March, they said.", NOV_30)
     assert found is not None and found.text == "in early March" and found.when == date(2027, 3, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can we start on 1 April?",  # asked, not stated
+        "Quick one: is the workshop still on 12 May?",
+        "Following Monday's check-in, here are the slides.",  # names a past meeting
+        "The dashboard is slow on Monday mornings.",  # recurring
+        "We sync weekly on Thursday with their IT team.",
+    ],
+)
+def test_questions_named_meetings_and_cadences_give_no_date(text: str) -> None:
+    assert _day(text, datetime(2026, 4, 15, 9, tzinfo=UTC)) is None
+
+
+def test_a_pencilled_in_date_is_in_the_future() -> None:
+    assert _day("Go-live pencilled in for mid-August.", datetime(2026, 6, 8, 9, tzinfo=UTC)) == date(
+        2026, 8, 15
+    )
+
+
+def test_a_relative_day_of_a_release_still_dates_it() -> None:
+    at = datetime(2026, 4, 9, 9, tzinfo=UTC)  # a Thursday
+    assert _day("The fix ships in next Tuesday's release.", at) == date(2026, 4, 14)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The plant runs three shifts until early April.",  # when a state ends
+        "Their admin is out till 20 March.",
+        "We need SSO working before the 6 July go-live.",  # a deadline for something else
+    ],
+)
+def test_an_end_or_a_deadline_is_not_the_date_a_fact_takes_effect(text: str) -> None:
+    assert _day(text, datetime(2026, 3, 5, 9, tzinfo=UTC)) is None
+
+
+def test_last_night_is_the_day_before() -> None:
+    assert _day(
+        "Saves fail since the update went out last night.", datetime(2026, 4, 8, 9, tzinfo=UTC)
+    ) == date(2026, 4, 7)
+
+
+def test_by_makes_a_date_future_only_right_before_it() -> None:
+    at = datetime(2026, 5, 28, 15, tzinfo=UTC)
+    assert _day("The order form was countersigned by their legal team today.", at) == date(2026, 5, 28)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "They want the plant live before the audit in September.",  # a deadline, however far the date
+        "Maya would like to pilot the portal in Q1, not committed.",  # explicitly not settled
+    ],
+)
+def test_deadlines_and_unsettled_plans_give_no_date(text: str) -> None:
+    assert _day(text, datetime(2026, 3, 5, 9, tzinfo=UTC)) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HTTP 504 from GET /api/v3/audit/export?from=2025-09-01&to=2026-09-14 on every try.",
+        "Stamps show UTC instead of local time (e.g. '2026-11-16 14:02 UTC').",
+    ],
+)
+def test_dates_inside_urls_queries_or_examples_are_data(text: str) -> None:
+    assert _day(text, datetime(2026, 11, 17, 9, tzinfo=UTC)) is None
+
+
+def test_a_start_named_by_its_weekday_is_the_coming_one() -> None:
+    at = datetime(2026, 4, 10, 9, tzinfo=UTC)  # a Friday
+    assert _day("The 30-day trial for the lab starts Monday.", at) == date(2026, 4, 13)
+    # and a past-tense clause does not send a start a year back
+    at = datetime(2026, 6, 24, 9, tzinfo=UTC)
+    assert _day("They accepted $38 per user for 140 users, starting July 1.", at) == date(2026, 7, 1)

@@ -95,3 +95,74 @@ def test_the_reason_span_without_its_connective(text: str, expected: str) -> Non
 )
 def test_no_rationale_without_both_a_decision_and_its_reason(text: str) -> None:
     assert _reason(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a wish, a plan, an option or a question is not a decision, whatever reason it gives
+        "The CFO would like to move to quarterly billing once the audit is over, since cash is tight.",
+        "They might switch to the Starter tier because the team is shrinking.",
+        "Should we cancel the pilot after all, given the freeze?",
+        "Ops is considering renewing for two years as that locks the rate.",
+        "Lee wants to upgrade to Enterprise - nothing decided yet.",
+        "Maya would like to pilot the mobile app in Q1, not committed.",
+        # a colon that goes on describing what was signed is not a reason
+        "The amendment is signed: adds 12 kiosks at $9/device/month from June.",
+    ],
+)
+def test_no_rationale_for_a_wish_a_plan_a_question_or_an_elaboration(text: str) -> None:
+    assert _reason(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the reason in the sentence before, pointed back to
+        (
+            "The warehouse move ran late. With that in mind we have decided to delay the rollout.",
+            "The warehouse move ran late",
+        ),
+        # a stated factor keeps what its colon explains
+        (
+            "Umbrella picked the Pro tier. The driver was security: their auditors require SSO.",
+            "security: their auditors require SSO",
+        ),
+        # connectives worded otherwise, and a change of course
+        (
+            "Finance approved moving the renewal to March, on the grounds that it matches their budget.",
+            "it matches their budget",
+        ),
+        (
+            "We're reinstating the kiosk add-on - the night shift refused to share logins.",
+            "the night shift refused to share logins",
+        ),
+        # a consequence in the next sentence is not the reason
+        (
+            "We postponed the training to May. The venue is free then, so we keep the budget.",
+            None,
+        ),
+    ],
+)
+def test_reasons_worded_many_ways(text: str, expected: str | None) -> None:
+    assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a choice between two options, and its reason after a dash
+        (
+            "They will host the bridge on their own VM rather than use our connector - their IT wants no "
+            "instrument on the internet.",
+            "their IT wants no instrument on the internet",
+        ),
+        # a reason whose subject ends in a parenthesis is still a clause
+        (
+            "Kim approved going from 40 to 65 seats, since the second lab (25 people) joins at go-live.",
+            "the second lab (25 people) joins at go-live",
+        ),
+    ],
+)
+def test_choices_and_parenthesised_subjects(text: str, expected: str) -> None:
+    assert _reason(text) == expected

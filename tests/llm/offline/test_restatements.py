@@ -51,3 +51,31 @@ def test_a_recap_of_known_values_restates(old: str, new: str) -> None:
 )
 def test_a_new_fact_or_a_reversal_restates_nothing(old: str, new: str) -> None:
     assert restatement_score(new, old, {"globex", "hooli"}) == 0
+
+
+def test_a_reply_that_changes_the_status_is_news_not_a_recap() -> None:
+    report = "Ticket #512: the nightly import fails on the tablets with a stale revision error."
+    reply = "Re: #512 - the nightly import fix shipped today, the tablets save again. Closing."
+    assert restatement_score(reply, report) == 0.0
+
+
+def test_a_confirming_note_that_repeats_the_values_is_a_recap() -> None:
+    call = "Retro call: Ana leaves at the end of June; from 1 July Raj is our champion and owns the contract."
+    mail = "Just confirming what Ana told you: from 1 July I'm your champion and I own the contract."
+    assert restatement_score(mail, call) > 0
+
+
+def test_a_short_field_line_of_a_known_value_is_a_record_of_it() -> None:
+    decision = "Deal desk approved pulling the renewal forward to 1 January 2027, for their fiscal year."
+    assert restatement_score("Renewal date: 1 January 2027.", decision) > 0
+    assert restatement_score("Renewal date: 1 March 2027.", decision) == 0.0  # a new value
+    # a line reporting an event is news, even with a known value
+    assert restatement_score("Seats provisioned for Acme: 40.", "Order form signed: 40 seats.") == 0.0
+
+
+def test_a_speaker_prefix_is_no_field_line() -> None:
+    """A dialogue turn ("Caroline: ...") names its speaker like a field; with no value it is
+    judged by its words, as any note."""
+    old = "Caroline: I went to the support group yesterday and it was really powerful."
+    new = "Caroline: Thanks, it was a really good day for me."
+    assert restatement_score(new, old) == 0.0
