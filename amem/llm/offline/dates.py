@@ -228,10 +228,36 @@ def _ends(text: str, mention: DateMention) -> bool:
     return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or undecided)
 
 
+#: Errands agreed as a next step: the date they carry is when the errand is due, not when a fact holds.
+_ERRANDS = (
+    r"send|share|forward|schedule|book|email|call|ring|prepare|draft|loop in|get back|circle back|review|"
+    r"provide|reach out|follow up|arrange|confirm|check|install|invite|introduce|walk \w+ through|"
+    r"set up a call|look into"
+)
+#: A step label ("Next step:", "Action:", "To-do -") that introduces what someone will do.
+_STEP_LABEL = re.compile(
+    r"\b(?:next steps?|actions?(?: items?)?|to-?dos?|follow[- ]?ups?|owner actions?)\s*[:\-–]", re.I
+)
+#: "<who> to send ...", "<who> will / 'll send ...", "<who> sends ... tomorrow": an errand assigned.
+_ERRAND_CLAUSE = re.compile(
+    rf"(?:\b(?:[A-Z][a-z]+|I|we|We|they|They|(?:[Hh]is|[Hh]er|[Tt]heir|[Oo]ur|[Mm]y|[Tt]he) [a-z]+)\s+"
+    rf"(?:to|will|is going to|are going to)\s+|'ll\s+)(?:{_ERRANDS})\b"
+)
+
+
+def _in_errand(text: str, mention: DateMention) -> bool:
+    """Whether the date sits in a next step: a sentence introduced by a step label, or a clause
+    that assigns someone an errand (send, schedule, confirm ...). Such a date says when the errand
+    is due; the input's main fact is elsewhere, so it is not that fact's date."""
+    start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
+    before = text[start : mention.start]
+    return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before))
+
+
 def valid_at(text: str, base: datetime) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
-    from, else the first date stated that does not end a state or set a deadline."""
-    found = [m for m in mentions(text, base) if not _ends(text, m)]
+    from, else the first date stated that does not end a state, set a deadline or date a next step."""
+    found = [m for m in mentions(text, base) if not _ends(text, m) and not _in_errand(text, m)]
     for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
         return mention
     return None

@@ -142,7 +142,7 @@ def test_relative_dates_resolve_against_occurred_at(analyst, policy) -> None:
         ("Acme's admin was on leave yesterday, so the review slipped.", "2024-03-13T00:00:00+00:00"),
         (WAYNE_PERSONAL, None),  # "may" and "now" are not dates
         ("Today we may revisit the plan; nothing is dated.", None),
-        (INITECH_RENEWAL, "2024-03-15T00:00:00+00:00"),  # the Friday the quote is due
+        (INITECH_RENEWAL, None),  # the Friday the quote is due dates a next step, not the renewal
         ("Renewal call with Initech: uptime is their top priority.", None),
     ],
 )

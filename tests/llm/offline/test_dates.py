@@ -165,3 +165,21 @@ def test_a_start_named_by_its_weekday_is_the_coming_one() -> None:
     # and a past-tense clause does not send a start a year back
     at = datetime(2026, 6, 24, 9, tzinfo=UTC)
     assert _day("They accepted $38 per user for 140 users, starting July 1.", at) == date(2026, 7, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good call on the roadmap. Next step: Dana to send the security pack by Monday.",
+        "Pilot review went fine.\n* Action: Lee to share the training recording by Friday.",
+        "Yes, the connector supports it. I'll send you a sample script tomorrow.",
+        "The certificate was rotated; agreed with Ana: her team to install the bundle tomorrow morning.",
+    ],
+)
+def test_a_date_that_only_says_when_a_next_step_is_due_is_no_fact_date(text: str) -> None:
+    assert valid_at(text, WED_AUG_19) is None
+
+
+def test_a_fact_date_beside_a_next_step_is_still_found() -> None:
+    text = "The EU region goes live on 1 September. Next step: Dana to send the cutover plan by Friday."
+    assert _day(text, WED_AUG_19) == date(2026, 9, 1)
