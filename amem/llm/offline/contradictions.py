@@ -193,6 +193,7 @@ class Facts:
     left: frozenset[str]  # names it moves away from ("moving from Frankfurt to Virginia")
     taken: frozenset[str]  # the roots of the sentences stating a decision taken
     evidence: dict[str, str]  # kind -> the sentence stating it
+    main: Facts | None = None  # the same, read from main clauses only (see ``main_text``)
 
 
 def root(word: str) -> str:
@@ -273,10 +274,45 @@ def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
     return roles, changed
 
 
+#: A line that opens a message or names it, not a fact: "Hi Lena,", "Dear Maren,", "Subject: ...".
+_SALUTATION = re.compile(
+    r"^(?:hi|hello|hey|dear|thanks|thank you|best|regards|kind regards|cheers|subject|re|fw|fwd)\b", re.I
+)
+#: Where a secondary clause starts inside a sentence: a reason, a condition, a time clause, an
+#: aside. What follows it qualifies the main fact; it is not the fact.
+_SECONDARY = re.compile(
+    r",?\s+(?:because|since|as(?! of)|given that|owing to|due to|after|while|which|whereas|so that|"
+    r"once|if|unless|pro-rated|prorated)\b|;",
+    re.IGNORECASE,
+)
+#: A sentence opened by a secondary clause ("Because they grew, they move to ..."): it ends at the comma.
+_FRONTED = re.compile(
+    r"^(?:because|since|as(?! of)|given that|owing to|due to|after|while|once|when|if|unless|although)\b"
+    r"[^,]*,\s*",
+    re.IGNORECASE,
+)
+
+
+def main_text(text: str) -> str:
+    """What a raw log states as fact: each sentence (not a salutation or a header) without its
+    secondary clauses (a reason, a condition, a relative clause). A value found only in a
+    secondary clause ("..., as the group doubles as design partner for the add-on") qualifies the
+    fact; it is not a fact a newer note could make untrue."""
+    found = [x.text for x in sentences(readable(text)) if not _SALUTATION.match(x.text)]
+    return "\n".join(_main_clause(x) for x in found)
+
+
+def _main_clause(sentence: str) -> str:
+    sentence = _FRONTED.sub("", sentence)
+    cut = _SECONDARY.search(sentence)
+    return sentence[: cut.start()] if cut and cut.start() > 0 else sentence
+
+
 @lru_cache(maxsize=4096)
-def facts(text: str) -> Facts:
+def facts(text: str, *, main: bool = True) -> Facts:
     """The facts a raw log states (its readable text), slot by slot, for comparison with another
-    note's: per-seat price, seat count, plan, dates of named events, people in roles, reversals."""
+    note's: per-seat price, seat count, plan, dates of named events, people in roles, reversals.
+    With ``main``, also those of its main clauses alone (``Facts.main``)."""
     prices: set[tuple[str, str, float]] = set()
     counts: set[tuple[str, float]] = set()
     plans: set[tuple[str, str]] = set()
@@ -373,6 +409,7 @@ def facts(text: str) -> Facts:
         left=frozenset(left),
         taken=frozenset(taken),
         evidence=evidence,
+        main=facts(main_text(text), main=False) if main else None,
     )
 
 
@@ -428,8 +465,23 @@ def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
     return True
 
 
+#: Slots compared main clause to main clause: a price, a count, a plan or a commitment named only
+#: in a secondary clause of either note is no value that one makes untrue.
+MAIN_KINDS = frozenset({"price", "count", "plan", "reversal"})
+
+
 def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
-    """How ``new`` states the fact of ``kind`` otherwise than ``old``, or None."""
+    """How ``new``'s main fact states the fact of ``kind`` otherwise than ``old``'s, or None."""
+    if kind in MAIN_KINDS and new.main is not None and old.main is not None:
+        found = _contradiction(new.main, old.main, main_text(old_text), kind)
+        if found is None:
+            return None
+        # the evidence is the whole sentence of the raw log that states it
+        return Contradiction(found.kind, found.reason, new.evidence.get(kind, found.evidence))
+    return _contradiction(new, old, old_text, kind)
+
+
+def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
     if kind == "price":
         for cur, unit, _ in new.prices:
             mine = {p for p in new.prices if p[:2] == (cur, unit)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amem.llm.offline.contradictions import contradiction, facts, holds, kinds, stated_kinds
+from amem.llm.offline.contradictions import contradiction, facts, holds, kinds, main_text, stated_kinds
 
 
 def _contradicts(new_text: str, old_text: str) -> list[str]:
@@ -239,3 +239,20 @@ def test_an_account_s_own_event_meets_notes_that_do_not_name_the_account() -> No
     old = "For our records: the renewal falls on 1 June 2027."
     new = "Deal desk approved pulling Umbrella's renewal forward to 1 January 2027."
     assert "date" in _contradicts(new, old)
+
+
+def test_a_value_only_in_a_secondary_clause_is_no_fact_to_contradict() -> None:
+    """A commitment named in a reason clause of the old note is context: a newer note reversing
+    it does not retire that note, whose main fact is something else."""
+    old = "Agreed: all seats at the new rate, as the team doubles as design partner for the reporting add-on."
+    new = "The customer will not renew the reporting add-on, since the team moved its reporting elsewhere."
+    old_facts, new_facts = facts(old), facts(new)
+    assert contradiction(new_facts, old_facts, old, "reversal") is None
+    # the same commitment as the old note's main clause is reversed
+    main = "The team will roll out the reporting add-on to every site."
+    assert contradiction(new_facts, facts(main), main, "reversal") is not None
+
+
+def test_main_text_drops_reasons_and_conditions_but_keeps_the_fact() -> None:
+    text = "Hi Sam,\nBecause they grew, they move to the Business tier at $36 per seat, since it ended."
+    assert main_text(text) == "they move to the Business tier at $36 per seat"
