@@ -67,6 +67,17 @@ _NOT_A_FACT = re.compile(
     r"approximately|expects?|hopes?|hoping|would like|ideally)\b",
     re.IGNORECASE,
 )
+#: Words that say a value changes or is newly set: a value stated without one (or without a
+#: settlement in the note, below) may be another party's, another product's or an old one.
+_CHANGE = re.compile(
+    r"\b(?:now|new|newly|no longer|any ?more|any longer|instead|rather than|chang\w*|switch\w*|mov\w*|"
+    r"becom\w*|became|go(?:es|ing)? (?:to|up|down|from)|went (?:to|up|down)|up from|down from|"
+    r"increas\w*|decreas\w*|reduc\w*|rais\w*|lower\w*|cut\w*|drop\w*|add(?:s|ed|ing)?|remov\w*|"
+    r"expand\w*|grow\w*|shrink\w*|upgrad\w*|downgrad\w*|updat\w*|revis\w*|re-?quot\w*|re-?pric\w*|"
+    r"adjust\w*|amend\w*|renew\w*|extend\w*|more|fewer|extra|additional|as of|effective|from|"
+    r"starting|provision\w*|chose|chosen|choos\w*|opt\w*|decid\w*|approv\w*)\b|->|→",
+    re.IGNORECASE,
+)
 #: What settles a quote or an offer into a fact, whatever else the sentence says.
 _SETTLED = re.compile(r"\b(?:accepted|agreed|signed|settled|confirmed|countersigned|closed)\b", re.I)
 #: Words before a value that make it the old one ("150 instead of 120", "(was 120)", "from $42 to").
@@ -193,6 +204,7 @@ class Facts:
     left: frozenset[str]  # names it moves away from ("moving from Frankfurt to Virginia")
     taken: frozenset[str]  # the roots of the sentences stating a decision taken
     evidence: dict[str, str]  # kind -> the sentence stating it
+    signalled: frozenset[str]  # price, count, plan: stated with a change cue, or in a note settling them
     main: Facts | None = None  # the same, read from main clauses only (see ``main_text``)
 
 
@@ -327,19 +339,25 @@ def facts(text: str, *, main: bool = True) -> Facts:
     pending: set[str] = set()
     taken: set[str] = set()
     evidence: dict[str, str] = {}
+    signalled: set[str] = set()
     moved = False
     base = datetime(2000, 6, 15, tzinfo=UTC)
-    for sentence in sentences(readable(text)):
+    found_sentences = sentences(readable(text))
+    settles = any(_SETTLED.search(x.text) or decision_taken(x.text) for x in found_sentences)
+    for sentence in found_sentences:
         s = sentence.text
         fact = not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))
+        cue = settles or bool(_CHANGE.search(_main_clause(s)))  # "after the update" dates, it changes nothing
         if fact:
             found_prices, found_counts = _prices(s), _counts(s)
             prices |= found_prices
             counts |= found_counts
             if found_prices:
                 evidence.setdefault("price", s)
+                signalled |= {"price"} if cue else set()
             if found_counts:
                 evidence.setdefault("count", s)
+                signalled |= {"count"} if cue else set()
         decided = bool(DECISION.search(s)) or bool(_CHOSEN.search(s))
         for pattern, dimension in ((_CADENCE, "cadence"), (_TIER, "tier")):
             for m in pattern.finditer(s):
@@ -352,9 +370,11 @@ def facts(text: str, *, main: bool = True) -> Facts:
                     if _GIVEN_UP.search(s[max(0, m.start() - 40) : m.start()]):
                         dropped.add(plan)
                         evidence.setdefault("plan", s)
+                        signalled.add("plan")  # giving a plan up is a change
                 elif decided and not _NOT_A_CHOICE.search(s):
                     plans.add(plan)
                     evidence.setdefault("plan", s)
+                    signalled |= {"plan"} if cue else set()
         event = _EVENTS.search(s)
         if event and not _NOT_A_CHOICE.search(s):
             found = [
@@ -409,6 +429,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
         left=frozenset(left),
         taken=frozenset(taken),
         evidence=evidence,
+        signalled=frozenset(signalled),
         main=facts(main_text(text), main=False) if main else None,
     )
 
@@ -468,10 +489,15 @@ def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
 #: Slots compared main clause to main clause: a price, a count, a plan or a commitment named only
 #: in a secondary clause of either note is no value that one makes untrue.
 MAIN_KINDS = frozenset({"price", "count", "plan", "reversal"})
+#: Slots a newer note retires only when it says the value changes or settles it (see ``_CHANGE``):
+#: the other kinds carry their own change cue (a date moved, a role handed over, a reversal).
+_SIGNALLED_KINDS = frozenset({"price", "count", "plan"})
 
 
 def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
     """How ``new``'s main fact states the fact of ``kind`` otherwise than ``old``'s, or None."""
+    if kind in _SIGNALLED_KINDS and kind not in new.signalled:
+        return None  # a value stated without a change or a settlement may be another party's
     if kind in MAIN_KINDS and new.main is not None and old.main is not None:
         found = _contradiction(new.main, old.main, main_text(old_text), kind)
         if found is None:

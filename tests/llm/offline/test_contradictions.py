@@ -256,3 +256,42 @@ def test_a_value_only_in_a_secondary_clause_is_no_fact_to_contradict() -> None:
 def test_main_text_drops_reasons_and_conditions_but_keeps_the_fact() -> None:
     text = "Hi Sam,\nBecause they grew, they move to the Business tier at $36 per seat, since it ended."
     assert main_text(text) == "they move to the Business tier at $36 per seat"
+
+
+def _retires(old: str, new: str) -> list[str]:
+    new_facts, old_facts = facts(new), facts(old)
+    found = []
+    for kind in stated_kinds(new_facts):
+        if holds(new_facts, old_facts, old, kind):
+            hit = contradiction(new_facts, old_facts, old, kind)
+            if hit is not None:
+                found.append(hit.kind)
+    return found
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "Their sister company pays $55 per seat to a competitor, Dana told us.",  # another party's price
+        "Before they joined us, they paid $60 per seat with their old vendor.",  # an old price elsewhere
+        "Ticket: 12 users see a blank dashboard after the update.",  # people affected, not licences
+        "Their admin deactivated 15 users who left the company.",
+    ],
+)
+def test_a_price_or_count_stated_without_a_change_or_a_settlement_retires_nothing(new: str) -> None:
+    """A value is a new value of the account's slot only when the input says it changes or settles
+    it; otherwise it may be another party's, another product's, or people rather than licences."""
+    assert _retires("The customer signed for 120 seats at $40 per seat per month.", new) == []
+
+
+@pytest.mark.parametrize(
+    ("new", "kind"),
+    [
+        ("From March, the customer pays $44 per seat per month.", "price"),
+        ("The customer is cutting back to 90 seats at renewal.", "count"),
+        ("They added 30 seats, so they now have 150 seats.", "count"),
+        ("Agreed on the call: 150 seats.", "count"),  # settled in the note
+    ],
+)
+def test_a_changed_or_settled_value_still_retires_the_old_one(new: str, kind: str) -> None:
+    assert kind in _retires("The customer signed for 120 seats at $40 per seat per month.", new)
