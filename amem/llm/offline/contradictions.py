@@ -227,6 +227,11 @@ def roots(text: str, *, calendar: bool = False) -> set[str]:
     }
 
 
+def _common_words(text: str) -> set[str]:
+    """The roots of a sentence's lowercase content words: what it is about, without the names."""
+    return {root(w) for w in WORD.findall(text) if w[0].islower() and len(w) > 2 and w.lower() not in STOP}
+
+
 def _amount(num: str) -> float:
     return float(num.replace(",", ""))
 
@@ -251,6 +256,10 @@ def _prices(s: str) -> set[tuple[str, str, float]]:
     return out
 
 
+#: After a count: the licences pass from one group to another, the total is unchanged.
+_TRANSFER_AFTER = re.compile(r"\s+from\s+(?:the\s+|their\s+|our\s+)?[^\d.;,]{1,40}?\s+to\b", re.I)
+
+
 def _counts(s: str) -> set[tuple[str, float]]:
     """Numbers of licences the sentence states as holding (usage and old values left out)."""
     out = set()
@@ -261,6 +270,8 @@ def _counts(s: str) -> set[tuple[str, float]]:
             continue
         if _USAGE_AFTER.search(s[m.end() :]):
             continue
+        if _TRANSFER_AFTER.match(s[m.end() :]):
+            continue  # "moved 20 users from the Berlin team to the Paris team": a transfer, not a total
         if re.match(r"\s*(?:more|fewer|extra|additional)\b", s[m.start() + len(num) :], re.I):
             continue  # "20 more seats": a change by, not the number held
         if re.search(r"\b(?:adds?|added|adding)\s*$", before, re.I):
@@ -408,6 +419,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
             taken |= roots(s, calendar=True)
             evidence.setdefault("taken", s)
         for m in _NEGATED.finditer(s):
+            if _STILL_HAPPENS.search(m.group("obj")):
+                continue  # "did not roll it out yesterday, they will on Monday": delayed, not reversed
             verb = next((m.group(g) for g in ("v1", "v2", "v3", "v4") if m.group(g)), "")
             words = roots(f"{verb} {m.group('obj')}")
             if len(words) >= 2:
@@ -562,7 +575,16 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
     if kind == "left":
         for name in sorted(new.left):
             pattern = re.compile(rf"\b{re.escape(name)}\b")
-            if any(pattern.search(x.text) and decision_taken(x.text) for x in sentences(readable(old_text))):
+            moving = _common_words(new.evidence["left"])
+            chose = [
+                x.text
+                for x in sentences(readable(old_text))
+                if pattern.search(x.text) and decision_taken(x.text)
+            ]
+            # what moves must be what was chosen: the two sentences share a word besides the names
+            # ("moving our tenant from Frankfurt" after "chose Frankfurt for their tenant"; not "their
+            # CTO moved from Frankfurt to London")
+            if any(moving & _common_words(x) for x in chose):
                 why = f"moves away from {name}, which that note chose"
                 return Contradiction("left", why, new.evidence["left"])
     if kind == "resolved" and new.taken and old.pending and not old.taken:
@@ -582,6 +604,8 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
 
 
 #: A move away from a named choice: "moving our tenant from Frankfurt to your US region".
+#: After a negation: the sentence goes on to say it will happen after all (a delay).
+_STILL_HAPPENS = re.compile(r"\b(?:will|'ll|going to|shall)\b(?!\s+(?:not|never)\b)|\binstead\b", re.I)
 _MOVED_FROM = re.compile(
     r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|transfer\w*)\b[^.;]{0,40}?\bfrom\s+(?:the\s+)?"
     r"(?P<old>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)\s+to\b"

@@ -295,3 +295,27 @@ def test_a_price_or_count_stated_without_a_change_or_a_settlement_retires_nothin
 )
 def test_a_changed_or_settled_value_still_retires_the_old_one(new: str, kind: str) -> None:
     assert kind in _retires("The customer signed for 120 seats at $40 per seat per month.", new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a negation the sentence goes on to undo is a delay, not a reversal
+        (
+            "The customer will roll out the dashboards to all plants.",
+            "They did not roll out the dashboards yesterday because of the storm, they will on Monday.",
+        ),
+        # a person moving is not the customer moving what it chose
+        ("They chose to host their tenant in Frankfurt.", "Their CTO moved from Frankfurt to London."),
+        # licences passing between teams leave the total as it was
+        ("The customer signed for 120 seats.", "They moved 20 users from the Berlin team to the Paris team."),
+    ],
+)
+def test_wordings_that_look_like_a_change_but_change_no_slot_retire_nothing(old: str, new: str) -> None:
+    assert _retires(old, new) == []
+
+
+def test_moving_what_was_chosen_away_from_it_still_retires_the_choice() -> None:
+    old = "Outcome: the customer chose the EU region (Frankfurt) for their tenant."
+    new = "We are moving our tenant from Frankfurt to your US region."
+    assert _retires(old, new) == ["left"]
