@@ -260,6 +260,37 @@ def _prices(s: str) -> set[tuple[str, str, float]]:
 _TRANSFER_AFTER = re.compile(r"\s+from\s+(?:the\s+|their\s+|our\s+)?[^\d.;,]{1,40}?\s+to\b", re.I)
 
 
+#: After an event's name, words that keep it the head of its phrase ("the renewal date moves",
+#: "go-live back two weeks"); another content word makes it a modifier ("the renewal quote").
+_HEAD_NEXT = frozenset({"date", "dates", "day", "target", "window", "back", "forward", "up", "still", "now"})
+_MOVES_AFTER = frozenset({"to", "from", "up", "back", "forward", "out", "by", "on", "in", "into", "again"})
+
+
+def _head_event(s: str) -> re.Match[str] | None:
+    """The first named event of the sentence that is the head of its phrase, not a modifier of
+    another noun: "the renewal moved" dates the renewal, "the renewal quote was sent" and "the
+    launch party moved" date something else."""
+    for m in _EVENTS.finditer(s):
+        after = re.findall(r"[A-Za-z']+|[^\sA-Za-z']", s[m.end() :])[:2]
+        word = after[0] if after else ""
+        if not word or not word[0].isalpha() or not word[0].islower():
+            return m  # punctuation, a number, a name or the end
+        if word in STOP or word in _HEAD_NEXT or word.endswith("ed"):
+            return m
+        if (
+            word.endswith("s")
+            and len(after) > 1
+            and after[1].lower() in _MOVES_AFTER
+            and not _MOVE.search(s[: m.start()])
+        ):
+            return m  # "renewal moves to": a verb (not after one: "moved the kickoff notes to")
+    return None
+
+
+#: After a count: a number per person or per session, not the licences held ("40 users each").
+_DISTRIBUTIVE_AFTER = re.compile(r"^\s*(?:each|apiece|per\s+(?!month|year|annum)[a-z]+)\b", re.I)
+
+
 def _counts(s: str) -> set[tuple[str, float]]:
     """Numbers of licences the sentence states as holding (usage and old values left out)."""
     out = set()
@@ -269,6 +300,8 @@ def _counts(s: str) -> set[tuple[str, float]]:
         if _OLD_VALUE_BEFORE.search(before) or _USAGE_BEFORE.search(before) or _BOUND_BEFORE.search(before):
             continue
         if _USAGE_AFTER.search(s[m.end() :]):
+            continue
+        if _DISTRIBUTIVE_AFTER.match(s[m.end() :]):
             continue
         if _TRANSFER_AFTER.match(s[m.end() :]):
             continue  # "moved 20 users from the Berlin team to the Paris team": a transfer, not a total
@@ -386,7 +419,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
                     plans.add(plan)
                     evidence.setdefault("plan", s)
                     signalled |= {"plan"} if cue else set()
-        event = _EVENTS.search(s)
+        event = _head_event(s)
         if event and not _NOT_A_CHOICE.search(s):
             found = [
                 m
@@ -399,7 +432,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
             named = re.search(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\s+$", s[: event.start()])
             if found and named and named.group(1) not in {"The", "Our", "Their", "Its", "This", "That"}:
                 qualifiers.add((_event_slot(event), named.group(1)))
-            if found and any(_MOVE.search(c) and _EVENTS.search(c) for c in _CLAUSE_SPLIT.split(s)):
+            if found and any(_MOVE.search(c) and _head_event(c) for c in _CLAUSE_SPLIT.split(s)):
                 moved = True  # the clause that names the event also moves it
                 evidence.setdefault("date", s)
         found_roles, changed = _roles(s)

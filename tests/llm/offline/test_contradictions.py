@@ -319,3 +319,23 @@ def test_moving_what_was_chosen_away_from_it_still_retires_the_choice() -> None:
     old = "Outcome: the customer chose the EU region (Frankfurt) for their tenant."
     new = "We are moving our tenant from Frankfurt to your US region."
     assert _retires(old, new) == ["left"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the event's name modifies another noun: that thing is dated, not the event
+        ("The customer renews on 1 October.", "Updated: the renewal quote was sent on 5 September."),
+        ("The go-live is on 1 June.", "The launch party for their new product moved to 20 June."),
+        ("The kickoff is on 3 March.", "We moved the kickoff notes to the shared drive on 4 March."),
+        # a number per person or per session is no licence count
+        ("The customer signed for 120 seats.", "Agreed: 3 trainers will run sessions for 40 users each."),
+    ],
+)
+def test_an_event_named_as_a_modifier_or_a_count_per_head_retires_nothing(old: str, new: str) -> None:
+    assert _retires(old, new) == []
+
+
+def test_an_event_that_heads_its_phrase_still_moves() -> None:
+    assert _retires("The customer renews on 1 October.", "The renewal moves to 1 December.") == ["date"]
+    assert _retires("The go-live is on 1 June.", "We are pushing go-live back to 15 June.") == ["date"]
