@@ -254,10 +254,49 @@ def _in_errand(text: str, mention: DateMention) -> bool:
     return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before))
 
 
+#: A line of a message's header or a quoted reply's: the date it dates is the message's.
+_HEADER_LINE = re.compile(
+    r"^[ \t>]*(?:(?:sent|date|from|to|cc|subject|received)\s*:|on\s.{0,80}\bwrote\s*:)[^\n]*$", re.I | re.M
+)
+#: Before a date: it dates a message, a conversation or a point raised in one ("the email from
+#: 12 May", "our call of Monday", "one more thing from yesterday"), not a fact.
+_DATES_A_MESSAGE = re.compile(
+    r"\b(?:e-?mails?|mails?|messages?|calls?|meetings?|notes?|minutes|conversations?|chats?|threads?|"
+    r"letters?|recaps?|discussions?|thing|point|items?)\s+(?:from|of|dated)\s+(?:the\s+)?$",
+    re.I,
+)
+#: Before a date, in its sentence: an indirect question ("asked whether we could start on 1 July").
+_ASKED = re.compile(r"\b(?:ask\w*|wonder\w*|question\w*|unsure|not sure)\s+(?:\w+\s+)?(?:whether|if)\b", re.I)
+#: A quotation of three words or more: the date inside is the quoted speaker's, not the input's fact.
+_NOT_QUOTE = "[^\"“”'’\\n]*?"
+_QUOTED = re.compile(
+    rf"(?:^|(?<=[\s(:]))[\"“'‘](?=\S){_NOT_QUOTE}\s{_NOT_QUOTE}\s{_NOT_QUOTE}[\"”'’](?=[\s.,;:!?)]|$)"
+)
+
+
+def _not_the_fact(text: str, mention: DateMention) -> bool:
+    """Whether the date dates something other than the input's main fact: a header line, a quoted
+    message, a conversation referred to, or a question asked indirectly."""
+    line_start = text.rfind("\n", 0, mention.start) + 1
+    line_end = text.find("\n", mention.end)
+    if _HEADER_LINE.match(text[line_start : line_end if line_end >= 0 else len(text)]):
+        return True
+    if any(q.start() <= mention.start and mention.end <= q.end() for q in _QUOTED.finditer(text)):
+        return True
+    if _DATES_A_MESSAGE.search(text[max(0, mention.start - 40) : mention.start]):
+        return True
+    start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
+    return bool(_ASKED.search(text[start : mention.start]))
+
+
 def valid_at(text: str, base: datetime) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
     from, else the first date stated that does not end a state, set a deadline or date a next step."""
-    found = [m for m in mentions(text, base) if not _ends(text, m) and not _in_errand(text, m)]
+    found = [
+        m
+        for m in mentions(text, base)
+        if not _ends(text, m) and not _in_errand(text, m) and not _not_the_fact(text, m)
+    ]
     for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
         return mention
     return None

@@ -183,3 +183,22 @@ def test_a_date_that_only_says_when_a_next_step_is_due_is_no_fact_date(text: str
 def test_a_fact_date_beside_a_next_step_is_still_found() -> None:
     text = "The EU region goes live on 1 September. Next step: Dana to send the cutover plan by Friday."
     assert _day(text, WED_AUG_19) == date(2026, 9, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sent: Tuesday, August 18, 2026 10:14 AM\nSubject: RE: invoice\nThanks, we will pay it this week.",
+        "Dana forwarded the email from 12 May about the security review; nothing new in it.",
+        "One more thing from yesterday: they want the dashboards in French.",
+        "Dana asked whether we could start training on 1 September. I said I'd check.",
+        "Dana: 'We hope to have budget by September, but nothing is certain.'",
+    ],
+)
+def test_a_date_of_a_header_a_quote_a_message_referred_to_or_a_question_is_no_fact_date(text: str) -> None:
+    assert valid_at(text, WED_AUG_19) is None
+
+
+def test_a_fact_date_after_a_header_is_still_found() -> None:
+    text = "Subject: start date\nFrom 1 September the customer pays $44 per seat."
+    assert _day(text, WED_AUG_19) == date(2026, 9, 1)
