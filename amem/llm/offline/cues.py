@@ -93,6 +93,8 @@ def extras(
                 match = cue_pattern(name, description).search(sentence.text)
                 if match is not None:
                     found = _value(str(attr.type), sentence.text, match, base)
+            if found is not None and _empty(found.value):
+                found = None  # "Next step: none for now": no step
             if found is not None and found.value not in (None, "", []):
                 out[name] = found
                 break
@@ -123,7 +125,23 @@ def _until_clause_end(text: str, start: int) -> Found | None:
     return Found(span, span)
 
 
+#: A value that says there is none: "none for now", "nothing yet", "TBD", "n/a".
+_NONE_VALUE = re.compile(r"^(?:none|nothing|n/?a|tbd|tbc|no (?:next )?steps?|not yet)\b", re.IGNORECASE)
+#: Before a priority cue: a rating ("low priority", "P2 priority"), not what the customer wants most.
+_RATED = re.compile(r"\b(?:low|lower|lowest|medium|normal|high|higher|p[0-4])\s*[- ]?$", re.IGNORECASE)
+#: Right after a priority cue: it was one, it no longer is ("Their blocker was the SSO bug").
+_PAST_LEAD = re.compile(r"^\s*(?:was|were|had been|used to be)\b", re.IGNORECASE)
+
+
+def _empty(value: Any) -> bool:
+    return isinstance(value, str) and bool(_NONE_VALUE.match(value.strip()))
+
+
 def _value(attr_type: str, sentence: str, match: re.Match[str], base: datetime) -> Found | None:
+    if attr_type == "list[str]" and (
+        _RATED.search(sentence[: match.start()]) or _PAST_LEAD.match(sentence[match.end() :])
+    ):
+        return None  # a rating, or a priority of the past: not what matters to them now
     if attr_type == "text":
         lead = _LEAD_IN.match(sentence, match.end())
         return _until_clause_end(sentence, lead.end() if lead else match.end())

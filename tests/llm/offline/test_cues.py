@@ -78,3 +78,20 @@ def test_customer_priorities_are_spans_after_or_before_the_cue(
 @pytest.mark.parametrize("text", ["Ticket #9120 | Priority: High", "Incident 77, priority: P1, login fails."])
 def test_a_ticket_s_priority_field_is_no_customer_priority(policy: Policy, text: str) -> None:
     assert "customer_priorities" not in _extras(policy, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Low priority, but the logo on the login page is blurry.",  # a rating, not what matters most
+        "Ticket is high priority: the export is slow for large ranges.",
+        "Their blocker was the SSO bug, which we fixed yesterday.",  # a priority of the past
+    ],
+)
+def test_a_rating_or_a_past_priority_is_no_customer_priority(policy: Policy, text: str) -> None:
+    assert "customer_priorities" not in _extras(policy, text)
+
+
+def test_a_next_step_that_says_there_is_none_is_no_step(policy: Policy) -> None:
+    assert "next_step" not in _extras(policy, "Good call overall. Next step: none for now.")
+    assert _extras(policy, "Next step: Leo to send the plan.")["next_step"] == "Leo to send the plan"
