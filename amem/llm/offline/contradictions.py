@@ -112,6 +112,8 @@ _TIER_WORDS = (
 _TIER = re.compile(
     rf"\b(?P<plan>(?i:{_TIER_WORDS})|[A-Z][a-z]+)\s+(?i:plan|tier|edition|package|bundle)\b",
 )
+#: After a plan's name: it belongs to another product ("the Pro plan of their email tool").
+_OTHER_PRODUCT_AFTER = re.compile(r"\s+(?:of|on|in|with)\s+(?:their|its|his|her|another|an?)\s+[\w-]+", re.I)
 _DROPPED_BEFORE = re.compile(
     r"\b(?:no longer (?:wants?|needs?|uses?)|(?:doesn'?t|does not|don'?t|do not) (?:want|need)|"
     r"drop(?:s|ped|ping)?|cancel(?:s|led|ed|ling)?|leav(?:e|es|ing)|mov\w* (?:away )?from|"
@@ -343,7 +345,8 @@ _SECONDARY = re.compile(
 )
 #: A sentence opened by a secondary clause ("Because they grew, they move to ..."): it ends at the comma.
 _FRONTED = re.compile(
-    r"^(?:because|since|as(?! of)|given that|owing to|due to|after|while|once|when|if|unless|although)\b"
+    r"^(?:because|since|as(?! of)|given that|now that|owing to|due to|after|while|once|when|if|unless|"
+    r"although)\b"
     r"[^,]*,\s*",
     re.IGNORECASE,
 )
@@ -405,6 +408,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
         decided = bool(DECISION.search(s)) or bool(_CHOSEN.search(s))
         for pattern, dimension in ((_CADENCE, "cadence"), (_TIER, "tier")):
             for m in pattern.finditer(s):
+                if _OTHER_PRODUCT_AFTER.match(s[m.end() :]):
+                    continue  # "the Pro plan of their email tool": another product's plan
                 word = (m.group("plan") or m.groupdict().get("plan2") or "").lower()
                 named = re.fullmatch(_TIER_WORDS, word)
                 if dimension == "tier" and (word in STOP or (m.start() == 0 and not named)):
@@ -638,7 +643,10 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
 
 #: A move away from a named choice: "moving our tenant from Frankfurt to your US region".
 #: After a negation: the sentence goes on to say it will happen after all (a delay).
-_STILL_HAPPENS = re.compile(r"\b(?:will|'ll|going to|shall)\b(?!\s+(?:not|never)\b)|\binstead\b", re.I)
+#: Or that it only narrows it ("not to the office staff, only the warehouse").
+_STILL_HAPPENS = re.compile(
+    r"\b(?:will|'ll|going to|shall)\b(?!\s+(?:not|never)\b)|\binstead\b|,\s*only\b", re.I
+)
 _MOVED_FROM = re.compile(
     r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|transfer\w*)\b[^.;]{0,40}?\bfrom\s+(?:the\s+)?"
     r"(?P<old>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)\s+to\b"

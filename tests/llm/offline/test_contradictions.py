@@ -339,3 +339,21 @@ def test_an_event_named_as_a_modifier_or_a_count_per_head_retires_nothing(old: s
 def test_an_event_that_heads_its_phrase_still_moves() -> None:
     assert _retires("The customer renews on 1 October.", "The renewal moves to 1 December.") == ["date"]
     assert _retires("The go-live is on 1 June.", "We are pushing go-live back to 15 June.") == ["date"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # another product's plan
+        ("They are on the Growth plan.", "Their marketing team moved to the Pro plan of their email tool."),
+        # "now that ..." is a time clause: the cue in it changes nothing in the main clause
+        ("They pay $40 per seat per month.", "Now that the discount ended, a rival charges $50 per user."),
+        # a negation that only narrows the commitment
+        (
+            "They will roll out the mobile app to the warehouse.",
+            "They will not roll out the mobile app to the office staff, only the warehouse.",
+        ),
+    ],
+)
+def test_another_products_plan_a_time_clause_cue_or_a_narrowing_retire_nothing(old: str, new: str) -> None:
+    assert _retires(old, new) == []
