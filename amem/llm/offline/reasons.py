@@ -147,7 +147,10 @@ def reason(sentences: Sequence[Sentence]) -> Reason | None:
             if found is None and not re.search(r",\s+so\b", after.text):
                 found = _connected(after, 0, decision=False)
         if found is None and i > 0 and not DECISION.search(sentences[i - 1].text):
-            found = _connected(sentences[i - 1], 0, decision=False)
+            # the sentence before gives the purpose of what is then agreed ("... so it lines up with
+            # their fiscal year. We agreed."); its "because" explains its own clause ("The export
+            # failed because the token expired. We switched them to a new key.")
+            found = _connected(sentences[i - 1], 0, decision=False, causal=False)
             if found is None and _WHY_BEFORE.match(sentence.text):
                 previous = sentences[i - 1]
                 found = _span(previous, 0, len(previous.text))
@@ -172,8 +175,11 @@ def _clause_end(text: str, start: int) -> int:
     return match.start() if match else len(text)
 
 
-def _connected(sentence: Sentence, offset: int, *, decision: bool = True) -> Reason | None:
-    """The reason after the first connective from ``offset`` on (a colon only after a decision)."""
+def _connected(
+    sentence: Sentence, offset: int, *, decision: bool = True, causal: bool = True
+) -> Reason | None:
+    """The reason after the first connective from ``offset`` on (a colon only after a decision;
+    without ``causal``, only a purpose: "so", "so that")."""
     text = sentence.text
     matches = list(_AFTER.finditer(text, offset))
     # a word connective says why more surely than a colon: try those first
@@ -183,6 +189,8 @@ def _connected(sentence: Sentence, offset: int, *, decision: bool = True) -> Rea
         end = _clause_end(text, rest_start)
         rest = text[rest_start:end]
         if conn == ":" and not decision:
+            continue
+        if not causal and not conn.startswith("so"):
             continue
         if match.group("colon") is not None and not _SUBJECT_START.match(rest):
             continue

@@ -166,3 +166,11 @@ def test_reasons_worded_many_ways(text: str, expected: str | None) -> None:
 )
 def test_choices_and_parenthesised_subjects(text: str, expected: str) -> None:
     assert _reason(text) == expected
+
+
+def test_a_cause_in_the_sentence_before_explains_that_sentence_not_the_decision() -> None:
+    text = "The export failed because the token expired. We switched them to the new API key."
+    assert _reason(text) is None
+    # a purpose in the sentence before is what the decision that follows agrees to
+    text = "Dana asked us to push the renewal to March so it lines up with their fiscal year. We agreed."
+    assert _reason(text) == "it lines up with their fiscal year"
