@@ -130,6 +130,22 @@ class IndexSync:
             while len(self._remembered) > REMEMBERED_VECTORS:
                 del self._remembered[next(iter(self._remembered))]
 
+    def keep_remembered(self, tx: LedgerTx, note_ids: Sequence[str]) -> int:
+        """Write the vectors remembered for ``note_ids`` into the ledger in ``tx``, the transaction
+        that creates those notes. Another process (the HTTP API, a search) that catches up with
+        them the moment they commit then loads their vectors instead of embedding them again,
+        without waiting for this process's own catch-up to record them. A vector is kept under the
+        digest of the document it is of, so a note whose document changed in ``tx`` (a value held
+        for review) is embedded again, as ever. Returns how many were written."""
+        with self._lock:
+            rows = [
+                (note_id, *self._remembered[note_id]) for note_id in note_ids if note_id in self._remembered
+            ]
+        index_queries.put_vectors(
+            tx, self.model, [(n, d, np.asarray(v, dtype=np.float32)) for n, d, v in rows], utcnow()
+        )
+        return len(rows)
+
     def verify_origin(self) -> bool:
         """Check the index against the ledger's record of it, on open.
 

@@ -63,6 +63,8 @@ EVOLVABLE = ("context", "tags", "keywords", "decision_rationale")
 class IndexCatchUp(Protocol):
     def catch_up(self) -> int: ...
 
+    def keep_vectors(self, tx: LedgerTx, note_ids: Sequence[str]) -> int: ...
+
 
 @dataclass(frozen=True)
 class Analysis:
@@ -271,6 +273,8 @@ class WritePipeline:
                             errors[raw.id] = _taken_over(raw.id)  # its lease ended and another took it
                             continue
                         note_ids[raw.id] = self._apply(tx, raw, analysis)
+                    if self.index is not None:  # with the notes, so no other process embeds them again
+                        self.index.keep_vectors(tx, [note_ids[r.id] for r, _ in group if r.id in note_ids])
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
 

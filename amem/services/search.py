@@ -140,6 +140,11 @@ class SearchService:
         """Apply to the index every change it has not absorbed. Returns how many notes it (re)indexed."""
         return self.sync.catch_up()
 
+    def keep_vectors(self, tx: LedgerTx, note_ids: Sequence[str]) -> int:
+        """Keep the new notes' vectors (embedded for their neighbour search) in their own write
+        transaction, so no other process embeds them again (IndexSync.keep_remembered)."""
+        return self.sync.keep_remembered(tx, note_ids)
+
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the index from the ledger, from zero. Returns how many notes it holds."""
         return self.sync.reindex(progress=progress)
