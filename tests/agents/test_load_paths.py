@@ -19,6 +19,7 @@ from amem.domain.models import Actor, ActorKind, RawLog
 from amem.memory import Memory
 from amem.services.pipeline import raw_log_from
 from tests.agents.scripted_answers import answer
+from tests.factories import signed_in
 
 MODEL = "scripted/test-model"
 
@@ -162,3 +163,43 @@ def test_a_searching_process_loads_the_vectors_a_worker_wrote_with_its_notes(
         assert [h.note_id for h in hits] == [outcome.note_id]
         assert api.search_service.sync.embedded == 0  # loaded from the ledger, not embedded again
         assert api.input_status(raw_log_id).note_id == outcome.note_id
+
+
+def test_a_servers_search_ranks_what_workers_wrote_without_writing_its_index_each_time(
+    database_url: str, tmp_path: Path, scripted_llm
+) -> None:
+    """The API's searches catch up with notes another process wrote by staging them beside the
+    index (no index write per search); they are found, a deleted one is not, and a recording
+    catch-up writes them into the index."""
+    scripted_llm.default = answer
+    home = tmp_path / "home"
+    with Memory(home, database_url=database_url, llm=MODEL) as api, Memory(
+        home, database_url=database_url, llm=MODEL
+    ) as worker_side:
+        api.add_note("Acme wants SSO before renewal", actor="agent:load", scope="acme")
+        index = api.search_service.index
+        written: list[str] = []
+        upsert = index.upsert
+
+        def counted(entries: Any, vectors: Any) -> None:
+            written.extend(e.note_id for e in entries)
+            upsert(entries, vectors)
+
+        index.upsert = counted  # type: ignore[method-assign]
+        signed = worker_side.add_note("Acme signed the renewal at 40 seats", actor="agent:load", scope="acme")
+        gone = worker_side.add_note("Acme asked about the invoice", actor="agent:load", scope="acme")
+        deletion = worker_side.delete(gone, actor="bob", reason="wrong account")
+        worker_side.approve(deletion.id, reviewer=signed_in(worker_side, "alice"))
+
+        hits = api.search("renewal seats", k=5, scope="acme")
+        assert signed in [h.note_id for h in hits]
+        assert gone not in [h.note_id for h in api.search("invoice", k=5, scope="acme")]
+        assert written == []  # the searches wrote nothing into the index
+        assert set(api.search_service.sync.staged()) == {signed, gone}
+        assert api.search_service.sync.embedded == 0
+
+        api.search_service.catch_up()  # a recording catch-up writes what was staged, at once
+        assert api.search_service.sync.staged() == {} and written == [signed]
+        assert [h.note.content for h in api.search("renewal seats", k=1, scope="acme")] == [
+            "Acme signed the renewal at 40 seats"
+        ]
