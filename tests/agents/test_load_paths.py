@@ -173,9 +173,10 @@ def test_a_servers_search_ranks_what_workers_wrote_without_writing_its_index_eac
     catch-up writes them into the index."""
     scripted_llm.default = answer
     home = tmp_path / "home"
-    with Memory(home, database_url=database_url, llm=MODEL) as api, Memory(
-        home, database_url=database_url, llm=MODEL
-    ) as worker_side:
+    with (
+        Memory(home, database_url=database_url, llm=MODEL) as api,
+        Memory(home, database_url=database_url, llm=MODEL) as worker_side,
+    ):
         api.add_note("Acme wants SSO before renewal", actor="agent:load", scope="acme")
         index = api.search_service.index
         written: list[str] = []
