@@ -35,6 +35,9 @@ class _Waiting:
         self.raws = raws
         self.done = False
         self.error: BaseException | None = None
+        #: Set when settled, or when this caller is handed the lead (``group`` then set).
+        self.woken = threading.Event()
+        self.group: list[_Waiting] | None = None
 
 
 class GroupCommit:
@@ -42,13 +45,15 @@ class GroupCommit:
 
     No thread of its own: the first caller that finds no commit running leads: it takes every row
     waiting at that moment, commits them in one transaction and wakes their callers; those who
-    arrived meanwhile wait, and one of them leads the next commit. Each caller returns only once
-    its own rows are committed, or raises if they were not. A failed group is retried caller by
-    caller, so one caller's bad rows never fail (nor acknowledge) another's.
+    arrived meanwhile wait, and the first of them is handed the lead of the next commit, with every
+    row waiting then. Each caller returns only once its own rows are committed, or raises if they
+    were not. A failed group is retried caller by caller, so one caller's bad rows never fail (nor
+    acknowledge) another's. Each waiting caller sleeps on its own event: an arrival wakes nobody.
     """
 
     def __init__(self, commit: Callable[[list[RawLog]], None]) -> None:
         self._commit = commit
+        #: Guards the fields below; notified on each arrival, for whoever watches a group form (tests).
         self._cond = threading.Condition()
         self._waiting: list[_Waiting] = []
         self._leading = False
@@ -59,25 +64,31 @@ class GroupCommit:
     def commit(self, raws: list[RawLog]) -> None:
         mine = _Waiting(raws)
         with self._cond:
-            self._waiting.append(mine)
-            self._cond.notify_all()  # for whoever watches the group form (tests)
-            while not mine.done and self._leading:
-                self._cond.wait()
-            if mine.done:
-                if mine.error is not None:
-                    raise mine.error
-                return
-            self._leading = True
-            group, self._waiting = self._waiting, []
-        try:
-            self._run(group)
-        finally:
-            with self._cond:
-                for waiting in group:  # interrupted before it could settle them: not committed
-                    if not waiting.done:
-                        waiting.done, waiting.error = True, RuntimeError("the group commit was interrupted")
-                self._leading = False
-                self._cond.notify_all()
+            if self._leading:
+                self._waiting.append(mine)
+            else:
+                self._leading = True
+                mine.group = [mine]
+            self._cond.notify_all()
+        if mine.group is None:
+            mine.woken.wait()
+        if not mine.done:  # leading: commit the group, then hand the lead to the next waiting caller
+            group = mine.group or [mine]
+            try:
+                self._run(group)
+            finally:
+                with self._cond:
+                    interrupted = RuntimeError("the group commit was interrupted")
+                    for waiting in group:  # interrupted before it could settle them: not committed
+                        if not waiting.done:
+                            waiting.done, waiting.error = True, interrupted
+                            waiting.woken.set()
+                    if self._waiting:
+                        nxt, self._waiting = self._waiting, []
+                        nxt[0].group = nxt
+                        nxt[0].woken.set()
+                    else:
+                        self._leading = False
         if mine.error is not None:
             raise mine.error
 
@@ -101,10 +112,10 @@ class GroupCommit:
         with self._cond:
             for waiting in group:
                 waiting.done, waiting.error = True, error
+                waiting.woken.set()
             if error is None:
                 self.commits += commits
                 self.rows += sum(len(w.raws) for w in group)
-            self._cond.notify_all()
 
 
 @dataclass(frozen=True)
