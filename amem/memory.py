@@ -281,6 +281,13 @@ class Memory:
             lambda i: self.worker(batch_size=batch_size, name=f"worker{i}"), concurrency
         ).start()
 
+    def index_embedded(self) -> int | None:
+        """Note documents this process's index embedded itself rather than loading their vectors
+        from the ledger; None when it has not opened the index. A server's should stay near 0:
+        the workers keep each new note's vector with it (bench/agents.py prints it)."""
+        part: SearchService | None = self._parts.get("search_service")  # type: ignore[assignment]
+        return part.sync.embedded if part is not None else None
+
     def unprocessed_count(self) -> int:
         """Raw logs kept but not yet turned into a note (analysis failed or was interrupted)."""
         from amem.domain.models import RawLogState

@@ -6,6 +6,7 @@ it adds. There is no endpoint that decides, reverts, erases or edits anything: d
 by an authenticated person in the console or the CLI, never by an agent.
 """
 
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
@@ -87,6 +88,14 @@ _INVALID = {422: {"description": "The request is malformed; the body says which 
 _FORBIDDEN = {403: {"model": Problem, "description": "The token's role may not do this."}}
 
 
+def report_embedded(memory: Memory, who: str) -> None:
+    """At exit, on stderr: how many note documents this server's index embedded itself (the
+    workers keep each new note's vector in the ledger, so under load this should stay near 0)."""
+    embedded = memory.index_embedded()
+    if embedded is not None:
+        print(f"{who}: the index embedded {embedded} note document(s) itself", file=sys.stderr)
+
+
 def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = None) -> FastAPI:
     """The API on ``memory``; with ``workers`` > 0 it runs that many workers in this process."""
 
@@ -98,6 +107,7 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         finally:
             if pool is not None:
                 pool.stop(timeout=memory.settings.worker_lease_seconds)
+            report_embedded(memory, "amem serve")
 
     app = FastAPI(
         title="amem",

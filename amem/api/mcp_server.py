@@ -16,6 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
+from amem.api.app import report_embedded
 from amem.errors import AmemError
 from amem.memory import Memory
 from amem.services.search import SearchResult
@@ -78,6 +79,7 @@ def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int 
         finally:
             if pool is not None:
                 pool.stop(timeout=memory.settings.worker_lease_seconds)
+            report_embedded(memory, "amem mcp")
 
     server = MCPServer("amem", instructions=INSTRUCTIONS, lifespan=lifespan)
 

@@ -46,6 +46,8 @@ NOTES_PER_PAGE = 512
 INDEXING = "indexing notes"
 #: Vectors kept for documents embedded ahead of their change (by add_note), at most this many.
 REMEMBERED_VECTORS = 4096
+#: Notes a search's catch-up holds beside the index, in memory, before writing them into it at once.
+STAGED_LIMIT = 512
 
 
 class IndexModelChangedError(AmemError):
@@ -111,6 +113,9 @@ class IndexSync:
         self._saved_seq = 0
         #: Whether add_note's catch-up left the position for a later write to keep (close does).
         self._owed = False
+        #: Notes changed since the index last absorbed them, as a search's catch-up found them (the
+        #: note as it stands, its vector; None: deleted): searches rank them beside the index.
+        self._staged: dict[str, tuple[Note, NDArray[Any] | None]] = {}
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
 
@@ -214,8 +219,15 @@ class IndexSync:
         ``record``: also keep the vectors embedded here and move the ledger's position forward,
         in one transaction after the index write. Searches pass False: a read must not wait for
         the ledger's write lock, nor fail on a read-only database. ``position=False`` (add_note,
-        whose next write or close keeps the position): write only when a vector was embedded."""
+        whose next write or close keeps the position): write only when a vector was embedded.
+        A search's catch-up does not write the index either: the notes it finds changed are staged
+        in memory (``staged``, ranked beside the index by the search) and written into the index
+        together, ``STAGED_LIMIT`` at a time or at the next recording catch-up. A server's
+        searches, catching up with what workers write, then cost no index write each (about 60 ms
+        a note on SQLite, bench/README.md, agents)."""
         with self._lock:
+            if record:
+                self._flush_staged()
             start = self._position.last_seq
             touched = self._rebuild(record=record, progress=progress) if start == 0 else set()
             kept: list[tuple[str, str, NDArray[np.float32]]] = []
@@ -231,8 +243,9 @@ class IndexSync:
                         break
                     plan = _Plan.of(changes)
                     notes = tx.get_notes(sorted(plan.embed | plan.metadata))
-                    vectors = _Vectors(index_queries.vectors(tx, self.model, sorted(plan.embed)))
-                touched |= self._apply(notes, plan, vectors)
+                    wanted = plan.embed if record else plan.embed | plan.metadata  # staged: every vector
+                    vectors = _Vectors(index_queries.vectors(tx, self.model, sorted(wanted)))
+                touched |= self._apply(notes, plan, vectors) if record else self._stage(notes, vectors)
                 kept += vectors.new
                 self._position = IndexPosition(
                     changes[-1].seq, self._position.ledger, self.built_by, self._position.instance
@@ -241,7 +254,16 @@ class IndexSync:
                 self._record(kept)
             elif record and self._position.last_seq != start:
                 self._owed = True  # kept by the next write of add_note, or on close
+            if len(self._staged) >= STAGED_LIMIT:
+                self._flush_staged()
             return len(touched)
+
+    def staged(self) -> dict[str, tuple[Note, NDArray[Any] | None]]:
+        """The notes this process's view holds beside the index (see ``catch_up``): note id to
+        (the note as it stands, its vector; None when deleted). The index's own entries for
+        these ids may be stale: a search ranks these instead."""
+        with self._lock:
+            return dict(self._staged)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Drop the index and build it again from the ledger, under this process's embedding model
@@ -256,8 +278,32 @@ class IndexSync:
 
     # -- internals ------------------------------------------------------------------------------
 
+    def _stage(self, notes: Sequence[Note], vectors: _Vectors) -> set[str]:
+        """Hold changed notes beside the index (a search's catch-up) instead of writing it."""
+        live = [n for n in notes if not n.deleted]
+        for note in notes:
+            if note.deleted:
+                self._staged[note.id] = (note, None)
+        if live:
+            for note, vector in zip(live, self._vectors(live, vectors), strict=True):
+                self._staged[note.id] = (note, vector)
+        return {n.id for n in notes}
+
+    def _flush_staged(self) -> None:
+        """Write the staged notes into the index, all in one upsert (and one delete per scope)."""
+        if not self._staged:
+            return
+        live = [(n, v) for n, v in self._staged.values() if v is not None]
+        gone = [n for n, v in self._staged.values() if v is None]
+        if live:
+            self.index.upsert([index_entry(n) for n, _ in live], np.stack([v for _, v in live]))
+        for scope in sorted({n.scope for n in gone}):
+            self.index.delete(scope, [n.id for n in gone if n.scope == scope])
+        self._staged.clear()
+
     def _start_build(self, ledger_id: str) -> None:
         """A new, empty build of the index, recorded in the ledger at position 0."""
+        self._staged.clear()
         instance = self.index.reset()
         self._position = IndexPosition(0, ledger_id, self.built_by, instance)
         self._saved_seq = 0
@@ -274,6 +320,7 @@ class IndexSync:
             return False
         if row.built_by != self.built_by:
             raise IndexModelChangedError(row.built_by, self.built_by)
+        self._staged.clear()  # the new build is followed from its own position
         self._position = _position(row)
         self._saved_seq = row.last_seq
         return True

@@ -28,6 +28,96 @@ DEFAULT_LEASE_SECONDS = 120.0
 DEFAULT_MAX_CLAIMS = 5
 
 
+class _Waiting:
+    """One caller's raw logs waiting in a group commit, and how their commit went."""
+
+    def __init__(self, raws: list[RawLog]) -> None:
+        self.raws = raws
+        self.done = False
+        self.error: BaseException | None = None
+        #: Set when settled, or when this caller is handed the lead (``group`` then set).
+        self.woken = threading.Event()
+        self.group: list[_Waiting] | None = None
+
+
+class GroupCommit:
+    """Commits for concurrent callers, several callers' rows in one transaction (group commit).
+
+    No thread of its own: the first caller that finds no commit running leads: it takes every row
+    waiting at that moment, commits them in one transaction and wakes their callers; those who
+    arrived meanwhile wait, and the first of them is handed the lead of the next commit, with every
+    row waiting then. Each caller returns only once its own rows are committed, or raises if they
+    were not. A failed group is retried caller by caller, so one caller's bad rows never fail (nor
+    acknowledge) another's. Each waiting caller sleeps on its own event: an arrival wakes nobody.
+    """
+
+    def __init__(self, commit: Callable[[list[RawLog]], None]) -> None:
+        self._commit = commit
+        #: Guards the fields below; notified on each arrival, for whoever watches a group form (tests).
+        self._cond = threading.Condition()
+        self._waiting: list[_Waiting] = []
+        self._leading = False
+        #: Transactions and rows committed (how much grouping happened: rows / commits).
+        self.commits = 0
+        self.rows = 0
+
+    def commit(self, raws: list[RawLog]) -> None:
+        mine = _Waiting(raws)
+        with self._cond:
+            if self._leading:
+                self._waiting.append(mine)
+            else:
+                self._leading = True
+                mine.group = [mine]
+            self._cond.notify_all()
+        if mine.group is None:
+            mine.woken.wait()
+        if not mine.done:  # leading: commit the group, then hand the lead to the next waiting caller
+            group = mine.group or [mine]
+            try:
+                self._run(group)
+            finally:
+                with self._cond:
+                    interrupted = RuntimeError("the group commit was interrupted")
+                    for waiting in group:  # interrupted before it could settle them: not committed
+                        if not waiting.done:
+                            waiting.done, waiting.error = True, interrupted
+                            waiting.woken.set()
+                    if self._waiting:
+                        nxt, self._waiting = self._waiting, []
+                        nxt[0].group = nxt
+                        nxt[0].woken.set()
+                    else:
+                        self._leading = False
+        if mine.error is not None:
+            raise mine.error
+
+    def _run(self, group: list[_Waiting]) -> None:
+        """Commit the group in one transaction; if that fails, each caller's rows on their own."""
+        try:
+            self._commit([raw for waiting in group for raw in waiting.raws])
+            self._settle(group, None, 1)
+        except BaseException as exc:
+            if len(group) == 1:
+                self._settle(group, exc, 1)
+                return
+            for waiting in group:
+                try:
+                    self._commit(waiting.raws)
+                    self._settle([waiting], None, 1)
+                except BaseException as alone:
+                    self._settle([waiting], alone, 1)
+
+    def _settle(self, group: list[_Waiting], error: BaseException | None, commits: int) -> None:
+        with self._cond:
+            for waiting in group:
+                waiting.done, waiting.error = True, error
+                waiting.woken.set()
+            if error is None:
+                self.commits += commits
+                self.rows += sum(len(w.raws) for w in group)
+
+
 @dataclass(frozen=True)
 class Lease:
     owner: str
@@ -56,6 +146,7 @@ class InputQueue:
         self.clock = clock
         self._arrived = threading.Condition()
         self._arrivals = 0
+        self._group = GroupCommit(self._commit)
 
     def lease(self, owner: str | None = None) -> Lease:
         return Lease(owner or owner_id("add"), self.clock() + timedelta(seconds=self.lease_seconds))
@@ -64,19 +155,29 @@ class InputQueue:
 
     def enqueue(self, raws: Sequence[RawLog], lease: Lease | None = None) -> None:
         """Commit raw logs (validated by the pipeline's ``raw_log_from``): from here on they are
-        never lost. Without a lease they wait for a worker (this process's are woken); with one,
-        the caller holds them and analyses them itself."""
+        never lost; it returns only once they are committed. Without a lease they wait for a worker
+        (this process's are woken); with one, the caller holds them and analyses them itself.
+
+        Concurrent callers without a lease (the HTTP API's requests, in threads) share transactions:
+        one of them commits what all the others brought meanwhile (group commit), so they take the
+        chain head (and, on SQLite, the writer lock) once together instead of queueing for it one
+        by one, each behind the others' commits."""
         if not raws:
             return
+        if lease is not None:
+            self._commit(raws, lease)
+            return
+        self._group.commit(list(raws))
+        self.notify()
+
+    def _commit(self, raws: Sequence[RawLog], lease: Lease | None = None) -> None:
         with self.ledger.write() as tx:
             tx.insert_raw_logs(
                 raws,
-                raws[0].received_at,
+                max(r.received_at for r in raws),
                 lease_owner=lease.owner if lease else None,
                 lease_until=lease.until if lease else None,
             )
-        if lease is None:
-            self.notify()
 
     def claim(self, owner: str, limit: int, *, include_failed: bool = False) -> list[RawLog]:
         """Up to ``limit`` inputs nobody holds, oldest first, now held by ``owner``. With

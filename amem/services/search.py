@@ -311,7 +311,23 @@ class SearchService:
         alive_at = None if (filters.include_retired or filters.as_of) else filters.moment
         if vector is None:
             vector = self.embedder.embed([query])[0]
-        vector_hits = self.index.query(vector, pool, scope=filters.scope, tags=index_tags, alive_at=alive_at)
+        staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
+        shadowed = sum(1 for note, _ in staged.values() if note.scope == filters.scope)
+        vector_hits = self.index.query(
+            vector, pool + shadowed, scope=filters.scope, tags=index_tags, alive_at=alive_at
+        )
+        if staged:
+            moment = as_utc(alive_at) if alive_at is not None else None
+            vector_hits = [h for h in vector_hits if h.note_id not in staged][:pool]
+            vector_hits += [
+                VectorHit(note.id, float(np.dot(v, vector)))
+                for note, v in staged.values()
+                if v is not None
+                and note.scope == filters.scope
+                and set(index_tags) <= set(note.tags)
+                and (moment is None or note.invalid_at is None or as_utc(note.invalid_at) > moment)
+            ]
+            vector_hits = sorted(vector_hits, key=lambda h: -h.similarity)[:pool]
         unwritten = {note.id: note for note, _ in pending}
         if pending:
             extra = [VectorHit(note.id, float(np.dot(v, vector))) for note, v in pending]

@@ -31,7 +31,9 @@ def reopen(memory: Memory) -> Memory:
 
 
 def entry(memory: Memory, note_id: str) -> tuple[str | None, dict | None]:
-    """The document and metadata the index holds for a note (None when it holds none)."""
+    """The document and metadata the index holds for a note (None when it holds none), once the
+    notes a search's catch-up staged beside it are written into it (a recording catch-up)."""
+    memory.search_service.catch_up()
     collection = memory.search_service.index._collection("acme", create=False)
     assert collection is not None
     got = collection.get(ids=[note_id], include=["documents", "metadatas"])
