@@ -141,7 +141,7 @@ def child(args: argparse.Namespace) -> None:
     times: dict[str, float] = {}
     calls: dict[str, int] = {}
     texts: list[int] = []
-    items = _inputs(args.inputs, args.count)
+    items = json.loads(Path(args.inputs_file).read_text())  # the parent's, so both codes get the same
     with Memory(args.home, llm="offline", database_url=args.database_url) as memory:
         memory.add_notes(items[:8], actor="agent:bench", batch_size=args.batch_size)  # load models, warm up
         _install_timers(times, calls, texts)
@@ -193,6 +193,10 @@ def _run(code: Path, args: argparse.Namespace) -> dict[str, Any]:
     if args.database_url:
         _reset_postgres(args.database_url)
     with tempfile.TemporaryDirectory(prefix="amem-rate-") as home:
+        # The inputs come from this tree: another commit's amem.samples may hold other accounts.
+        inputs_file = Path(home) / "inputs.json"
+        inputs_file.write_text(json.dumps(_inputs(args.inputs, args.count), default=str))
+        home = str(Path(home) / "store")
         command = [
             sys.executable,
             str(Path(__file__).resolve()),
@@ -201,10 +205,8 @@ def _run(code: Path, args: argparse.Namespace) -> dict[str, Any]:
             str(code),
             "--home",
             home,
-            "--inputs",
-            args.inputs,
-            "--count",
-            str(args.count),
+            "--inputs-file",
+            str(inputs_file),
             "--batch-size",
             str(args.batch_size),
         ]
@@ -231,6 +233,7 @@ def main() -> None:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--code", type=Path, default=REPO, help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--inputs-file", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args)
