@@ -121,8 +121,14 @@ def open_chroma(settings: Settings, embedder: Embedder) -> ChromaIndex:
                 f"cannot reach the Chroma server at {settings.chroma_url}: {exc}"
             ) from exc
     else:
+        from filelock import FileLock
+
         settings.chroma_path.mkdir(parents=True, exist_ok=True)
-        client = chromadb.PersistentClient(path=str(settings.chroma_path), settings=quiet)
+        # Chroma creates its tables on a client's first open without guarding against another
+        # process doing the same: two workers starting together on a fresh store failed with
+        # "table collections already exists". The opens of one directory take turns.
+        with FileLock(str(settings.chroma_path.with_name(settings.chroma_path.name + ".open.lock"))):
+            client = chromadb.PersistentClient(path=str(settings.chroma_path), settings=quiet)
     index = ChromaIndex(client, store, embedder)
     if not settings.chroma_url:
         index.path = settings.chroma_path

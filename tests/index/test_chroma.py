@@ -172,3 +172,50 @@ def test_scopes_whose_names_look_alike_stay_apart(tmp_path: Path) -> None:
         assert [r.note_id for r in memory.search("quarterly review", k=5, scope="team/a b")] == [one.id]
         assert [r.note_id for r in memory.search("quarterly review", k=5, scope="team/a-b")] == [two.id]
         assert memory.search("quarterly review", k=5, scope="team") == []
+
+
+OPEN_AT_ONCE = """
+import sys
+from pathlib import Path
+from amem.config import Settings
+from amem.index.chroma import open_chroma
+from amem.index.embedders import MiniLMEmbedder
+
+settings = Settings(home=Path(sys.argv[1]))
+print("ready", flush=True)
+sys.stdin.readline()  # released together with the others
+index = open_chroma(settings, MiniLMEmbedder())
+print(index.count(), flush=True)
+"""
+
+
+def test_processes_opening_a_fresh_local_index_together_all_succeed(tmp_path: Path) -> None:
+    """Two `amem worker`s started together on a new store: Chroma's first open creates its tables,
+    and an unguarded second open failed ("table collections already exists")."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for attempt in range(4):  # the race is not lost every time: several fresh stores
+        home = tmp_path / f"home-{attempt}"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", OPEN_AT_ONCE, str(home)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for _ in range(4)
+        ]
+        try:
+            for p in procs:
+                assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+            for p in procs:
+                assert p.stdin is not None
+                p.stdin.write("go\n")
+                p.stdin.flush()
+            results = [p.communicate(timeout=120) for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+        assert [p.returncode for p in procs] == [0, 0, 0, 0], [err[-600:] for _, err in results]
