@@ -44,11 +44,8 @@ def raw(mem: Memory, text: str) -> RawLog:
     )
 
 
-def test_concurrent_acknowledgements_share_one_commit_and_each_returns_committed(mem: Memory) -> None:
-    """The first caller's commit is held open while seven more arrive: they are committed together,
-    in one more transaction, and every caller that returned finds its input queued."""
-    queue = mem.queue
-    group = queue._group
+def _hold_first_commit(group: Any) -> threading.Event:
+    """Make the group's first commit wait until the returned event is set (later ones run as ever)."""
     commit = group._commit
     release = threading.Event()
     first = True
@@ -61,6 +58,15 @@ def test_concurrent_acknowledgements_share_one_commit_and_each_returns_committed
         commit(raws)
 
     group._commit = held
+    return release
+
+
+def test_concurrent_acknowledgements_share_one_commit_and_each_returns_committed(mem: Memory) -> None:
+    """The first caller's commit is held open while seven more arrive: they are committed together,
+    in one more transaction, and every caller that returned finds its input queued."""
+    queue = mem.queue
+    group = queue._group
+    release = _hold_first_commit(group)
     returned: dict[int, str] = {}
 
     def add(i: int) -> None:
@@ -92,18 +98,7 @@ def test_one_callers_failing_input_fails_only_that_caller(mem: Memory) -> None:
     one, in one group: the group is retried caller by caller; the good input and the first copy are
     committed, the duplicate's caller gets the error."""
     group = mem.queue._group
-    commit = group._commit
-    release = threading.Event()
-    first = True
-
-    def held(raws: list[RawLog]) -> None:
-        nonlocal first
-        if first:
-            first = False
-            assert release.wait(60)
-        commit(raws)
-
-    group._commit = held
+    release = _hold_first_commit(group)
     opener, good, twin = raw(mem, "opener"), raw(mem, "Acme signed"), raw(mem, "Acme renewal")
     outcome: dict[str, Any] = {}
 
