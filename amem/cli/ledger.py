@@ -390,23 +390,18 @@ def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     (installed in the ledger, or the policy file while none is installed)."""
     if ctx.invoked_subcommand is not None:
         return
-    from amem.policy import CORE_TYPES
-
     with open_memory() as mem:
-        pol, in_force = mem.policy, mem.policy_in_force
-    rows = []
-    for name in [*CORE_TYPES, *pol.declared_attributes()]:
-        routing = pol.route(name, [], "llm")  # type: ignore[arg-type]
-        attr = pol.attributes.get(name)
-        rows.append(
-            {
-                "attribute": name,
-                "type": pol.type_of(name),
-                "mode": routing.mode.value,
-                "rules": [f"{r.when.describe()} -> {r.mode.value}" for r in (attr.rules if attr else [])],
-                "approver_roles": pol.who_may_approve(name),
-            }
-        )
+        pol, in_force, overview = mem.policy, mem.policy_in_force, mem.policy_overview()
+    rows = [
+        {
+            "attribute": a.attribute,
+            "type": a.type,
+            "mode": a.mode,
+            "rules": [f"{r.when} -> {r.mode}" for r in a.rules],
+            "approver_roles": a.approver_roles,
+        }
+        for a in overview.attributes
+    ]
     data = {
         "source": pol.source,
         "in_force": in_force.describe(),

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.models import Note, Proposal, RawLog, as_utc, utcnow
+from amem.domain.models import ActorKind, Note, Proposal, RawLog, as_utc, utcnow
 from amem.domain.values import current_value
 from amem.ledger import audit_queries as q
 from amem.ledger.audit_queries import AuditQuery
@@ -394,12 +394,14 @@ class PolicyOverview(BaseModel):
 def policy_overview(policy: Policy) -> PolicyOverview:
     """The policy in force as a reader wants it: each attribute's mode, narrowing rules and approvers.
 
-    The mode shown is the attribute's own (or the default); rules say when it differs.
+    The mode shown is what a model's proposal on an untagged note gets (the common case, decided by
+    `Policy.route` as governance decides it); the rules say when it differs. The CLI's `amem policy`
+    and the console's policy page both show this.
     """
     attributes = []
     for name in [*CORE_TYPES, *policy.declared_attributes()]:
         attr = policy.attributes.get(name)
-        mode = attr.mode if attr is not None and attr.mode is not None else policy.default_mode
+        mode = policy.route(name, [], ActorKind.LLM).mode
         attributes.append(
             AttributeOverview(
                 attribute=name,

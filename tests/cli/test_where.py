@@ -114,3 +114,27 @@ def test_init_never_prints_the_ledger_password(
     printed = capsys.readouterr().out
     assert "s3cret-pw" not in printed
     assert json.loads(printed)["ledger"] == make_url(with_password).render_as_string(hide_password=True)
+
+
+def test_the_cli_and_the_console_show_the_same_mode_for_each_attribute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rule narrowing by the proposer's kind alone: a model's proposal is held, whatever the
+    attribute's own mode says; `amem policy` and the console's policy page (its read model) agree."""
+    from amem.memory import Memory
+
+    monkeypatch.delenv("AMEM_POLICY")
+    store = tmp_path / ".amem"
+    store.mkdir()
+    monkeypatch.chdir(tmp_path)
+    (store / "policies.yaml").write_text(
+        "default_mode: auto\nattributes:\n  context:\n    mode: auto\n    rules:\n"
+        "      - when: {proposer_kinds: [llm]}\n        mode: review\n",
+        encoding="utf-8",
+    )
+    assert main(["policy", "--json"]) == 0
+    cli = {a["attribute"]: a["mode"] for a in json.loads(capsys.readouterr().out)["attributes"]}
+    with Memory(store) as mem:
+        console = {a.attribute: a.mode for a in mem.policy_overview().attributes}
+    assert cli["context"] == console["context"] == "review"
+    assert cli == console
