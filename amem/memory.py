@@ -32,7 +32,7 @@ from amem.domain.models import (
 )
 from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_text
-from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
+from amem.errors import ConfigError, InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
 from amem.services import policy_registry
@@ -88,6 +88,8 @@ class Memory:
             llm_model=llm,
             policy_path=None if isinstance(policy, Policy) else (str(policy) if policy else None),
         )
+        if not create:
+            _require_store(self.settings)
         self.settings.home.mkdir(parents=True, exist_ok=True)
         file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
@@ -742,3 +744,14 @@ def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:
     if not value or not str(value).strip():
         raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
     return Actor.parse(str(value).strip(), default_kind)
+
+
+def _require_store(settings: Settings) -> None:
+    """A command that must not create a store (search, facts, export, ...) on a store that does not
+    exist: say which one it looked for, and create nothing (SQLite would leave an empty file)."""
+    if settings.database_url_override or (settings.home / "ledger.sqlite3").exists():
+        return
+    raise ConfigError(
+        f"no amem store at {settings.home.resolve()} ({settings.home_source}): `amem add` creates it, "
+        "`amem init` makes one in this directory; `amem where` says how the store is chosen"
+    )
