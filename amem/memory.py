@@ -381,7 +381,7 @@ class Memory:
             if "search_service" not in self._parts:
                 from amem.services.search import SearchService
 
-                service = SearchService.open(self.settings, self.ledger, reindex=True)
+                service = SearchService.open(self.settings, self.ledger, reindex=True, progress=progress)
                 self._parts["search_service"] = service
                 return service.index.count()
         return self.search_service.reindex(progress=progress)

@@ -50,6 +50,24 @@ def test_import_reindex_and_verify_report_counts_as_they_go(memory: Memory) -> N
     assert seen.of(VERIFY_RAW_LOGS) == [(0, 3), (3, 3)]
 
 
+def test_reindex_in_a_new_process_reports_as_it_goes(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`amem reindex` opens a Memory whose index is not open yet: the rebuild it starts reports."""
+    memory.add_notes(CALLS, actor="agent:import")
+    seen = Recorder()
+    with Memory(memory.home, database_url=memory.settings.database_url) as fresh:
+        assert fresh.reindex(progress=seen) == 3
+    assert seen.of(INDEXING)[0] == (0, 3) and seen.of(INDEXING)[-1] == (3, 3)
+
+    monkeypatch.setattr(cli_progress, "QUIET_EVERY_S", 0.0)
+    base = ["--database-url", memory.settings.database_url, "--home", str(memory.home)]
+    assert main([*base, "reindex", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"indexed": 3}
+    assert "indexing notes: 3/3 (100%)" in captured.err.splitlines()
+
+
 def test_reprocess_reports_what_it_retries(memory: Memory) -> None:
     seen = Recorder()
     assert memory.reprocess(progress=seen) == []
