@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from amem.cli import main
-from amem.domain.hashing import GENESIS_HASH
+from amem.domain.hashing import GENESIS_HASH, change_hash
 from amem.ledger import export_queries
 from amem.memory import Memory
 from tests.factories import LLM, make_note
@@ -43,6 +44,21 @@ def test_changes_carry_the_chain_so_it_can_be_checked_from_the_export_alone(
     previous = GENESIS_HASH
     for row in rows:
         assert row["prev_hash"] == previous
+        actor_kind, actor_id = row["actor"].split(":", 1)
+        assert row["hash"] == change_hash(  # each row's content, not only its link, is checkable
+            prev_hash=previous,
+            seq=row["seq"],
+            note_id=row["note_id"],
+            proposal_id=row["proposal_id"],
+            attribute=row["attribute"],
+            old_value=row["old_value"],
+            new_value=row["new_value"],
+            note_version=row["note_version"],
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            kind=row["kind"],
+            applied_at=datetime.fromisoformat(row["applied_at"]),
+        )
         previous = row["hash"]
     assert {r["scope"] for r in rows} == {"acme", "globex"}
     assert rows[0]["attribute"] == "content" and rows[0]["actor"] == "agent:sales-agent"
