@@ -603,8 +603,9 @@ class Memory:
         since: datetime | str | None = None,
         until: datetime | str | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Every row of ``kind`` (``changes`` with their chain hashes, ``proposals``, ``raw_logs``),
-        oldest first, streamed page by page from one consistent read (amem/services/export.py)."""
+        """Every row of ``kind`` (``changes`` with their chain hashes, ``proposals`` and ``raw_logs``
+        with their own event's seq and hash, ``events``: the event chain), oldest first, streamed page
+        by page from one consistent read (amem/services/export.py)."""
         from amem.services.export import iter_export
 
         return iter_export(self.ledger, kind, scope=scope, since=_moment(since), until=_moment(until))
