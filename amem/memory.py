@@ -32,7 +32,7 @@ from amem.domain.models import (
 )
 from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_text
-from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError
+from amem.errors import ConfigError, InvalidBatchInputError, InvalidInputError, NotFoundError
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
 from amem.services import policy_registry
@@ -88,6 +88,8 @@ class Memory:
             llm_model=llm,
             policy_path=None if isinstance(policy, Policy) else (str(policy) if policy else None),
         )
+        if not create:
+            _require_store(self.settings)
         self.settings.home.mkdir(parents=True, exist_ok=True)
         file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
@@ -379,7 +381,7 @@ class Memory:
             if "search_service" not in self._parts:
                 from amem.services.search import SearchService
 
-                service = SearchService.open(self.settings, self.ledger, reindex=True)
+                service = SearchService.open(self.settings, self.ledger, reindex=True, progress=progress)
                 self._parts["search_service"] = service
                 return service.index.count()
         return self.search_service.reindex(progress=progress)
@@ -601,8 +603,9 @@ class Memory:
         since: datetime | str | None = None,
         until: datetime | str | None = None,
     ) -> Iterator[dict[str, Any]]:
-        """Every row of ``kind`` (``changes`` with their chain hashes, ``proposals``, ``raw_logs``),
-        oldest first, streamed page by page from one consistent read (amem/services/export.py)."""
+        """Every row of ``kind`` (``changes`` with their chain hashes, ``proposals`` and ``raw_logs``
+        with their own event's seq and hash, ``events``: the event chain), oldest first, streamed page
+        by page from one consistent read (amem/services/export.py)."""
         from amem.services.export import iter_export
 
         return iter_export(self.ledger, kind, scope=scope, since=_moment(since), until=_moment(until))
@@ -742,3 +745,14 @@ def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:
     if not value or not str(value).strip():
         raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
     return Actor.parse(str(value).strip(), default_kind)
+
+
+def _require_store(settings: Settings) -> None:
+    """A command that must not create a store (search, facts, export, ...) on a store that does not
+    exist: say which one it looked for, and create nothing (SQLite would leave an empty file)."""
+    if settings.database_url_override or (settings.home / "ledger.sqlite3").exists():
+        return
+    raise ConfigError(
+        f"no amem store at {settings.home.resolve()} ({settings.home_source}): `amem add` creates it, "
+        "`amem init` makes one in this directory; `amem where` says how the store is chosen"
+    )

@@ -1,4 +1,4 @@
-"""``amem export``: the auditors' export of changes, proposals or raw logs, streamed."""
+"""``amem export``: the auditors' export of changes, proposals, raw logs or events, streamed."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ class ExportKind(StrEnum):
     changes = "changes"
     proposals = "proposals"
     raw_logs = "raw-logs"
+    events = "events"
 
 
 class ExportFormat(StrEnum):
@@ -36,9 +37,10 @@ def export(
     ] = None,
 ) -> None:
     """Export every change (with prev_hash and hash, to check the chain elsewhere), proposal or raw
-    log, oldest first, in any size of ledger: rows are read and written page by page.
+    log (each with its own event's seq and hash), or the event chain itself, oldest first, in any
+    size of ledger: rows are read and written page by page.
 
-    Times: changes by applied_at, proposals by created_at, raw logs by received_at.
+    Times: changes by applied_at, proposals by created_at, raw logs by received_at, events by at.
     """
     from amem.cli.app import parse_time
     from amem.services.export import write

@@ -107,7 +107,7 @@ def facts(
     """An account's current facts, newest said first: validity dates, the decision rationale,
     the decisions people took and their comments, and the command that shows the history."""
     with open_memory(create=False) as memory:
-        chosen = scope or _only_scope(memory)
+        chosen = _known_scope(memory, scope) if scope else _only_scope(memory)
         page = memory.facts(chosen, limit=limit, offset=offset, include_retired=include_retired)
 
     def render(p: Any) -> None:

@@ -1,7 +1,11 @@
-"""The auditors' export read model: changes, proposals or raw logs, page by page (keyset on seq).
+"""The auditors' export read model: changes, proposals, raw logs or the event chain, page by page
+(keyset on seq).
 
 Each page is one bounded query, so an export of any size holds one page in memory. Rows are flat
 dicts of the ledger's columns (actor and proposer as ``kind:id``); the service writes them out.
+Changes carry their own chain's hashes; a raw log or a proposal carries the seq and hash of its own
+event in the event chain (``event_seq``, ``event_hash``), and ``events`` is that chain itself, so an
+auditor can recompute every link from the export alone.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import changes, notes, proposals, raw_logs
+from amem.ledger.tables import changes, events, notes, proposals, raw_logs
 
 PAGE = 1000
 
@@ -26,16 +30,22 @@ COLUMNS: dict[str, list[str]] = {
     "proposals": [
         "seq", "id", "created_at", "scope", "note_id", "attribute", "old_value", "new_value",
         "base_version", "reason", "proposer", "model", "prompt_version", "llm_call_id", "raw_log_ids",
-        "rule", "status", "reviewer", "review_comment", "reviewed_at", "revert_of",
+        "rule", "status", "reviewer", "review_comment", "reviewed_at", "revert_of", "event_seq", "event_hash",
     ],
     "raw_logs": [
         "seq", "id", "occurred_at", "received_at", "scope", "actor", "text", "sha256", "metadata",
+        "event_seq", "event_hash",
     ],
+    "events": ["seq", "at", "kind", "subject", "payload_digest", "prev_hash", "hash"],
 }  # fmt: skip
+
+#: The event kind a raw log's or a proposal's own event has (amem.ledger.store.append_event).
+_OWN_EVENT = {"raw_logs": "raw_log", "proposals": "proposal"}
 
 
 def _select(kind: str) -> tuple[sa.Select[Any], Any, Any, Any]:
-    """The statement, its seq column, its time column (--since / --until) and its scope column."""
+    """The statement, its seq column, its time column (--since / --until) and its scope column
+    (None for the event chain, which spans every scope)."""
     if kind == "changes":
         stmt = sa.select(
             changes,
@@ -43,11 +53,18 @@ def _select(kind: str) -> tuple[sa.Select[Any], Any, Any, Any]:
             (changes.c.actor_kind + ":" + changes.c.actor_id).label("actor"),
         ).select_from(changes.join(notes, notes.c.id == changes.c.note_id))
         return stmt, changes.c.seq, changes.c.applied_at, notes.c.scope
+    if kind == "events":
+        return sa.select(events), events.c.seq, events.c.at, None
+    own = sa.and_(events.c.kind == _OWN_EVENT[kind], events.c.subject == (
+        proposals.c.id if kind == "proposals" else raw_logs.c.id
+    ))
+    event_columns = (events.c.seq.label("event_seq"), events.c.hash.label("event_hash"))
     if kind == "proposals":
         proposer = (proposals.c.proposer_kind + ":" + proposals.c.proposer_id).label("proposer")
-        stmt = sa.select(proposals, proposer)
+        stmt = sa.select(proposals, proposer, *event_columns).select_from(proposals.outerjoin(events, own))
         return stmt, proposals.c.seq, proposals.c.created_at, proposals.c.scope
-    stmt = sa.select(raw_logs, (raw_logs.c.actor_kind + ":" + raw_logs.c.actor_id).label("actor"))
+    actor = (raw_logs.c.actor_kind + ":" + raw_logs.c.actor_id).label("actor")
+    stmt = sa.select(raw_logs, actor, *event_columns).select_from(raw_logs.outerjoin(events, own))
     return stmt, raw_logs.c.seq, raw_logs.c.received_at, raw_logs.c.scope
 
 
@@ -63,6 +80,8 @@ def iter_rows(
     """Rows of ``kind`` in ledger order; ``since`` inclusive, ``until`` exclusive."""
     stmt, seq, at, scope_col = _select(kind)
     if scope is not None:
+        if scope_col is None:
+            raise ValueError(f"{kind} have no scope")
         stmt = stmt.where(scope_col == scope)
     if since is not None:
         stmt = stmt.where(at >= since)

@@ -501,6 +501,11 @@ class LedgerTx:
             stmt = stmt.where(notes.c.scope == scope)
         return int(self.conn.execute(stmt).scalar_one())
 
+    def count_rows(self, table_name: str) -> int:
+        """How many rows a ledger table holds (the totals of verify's progress)."""
+        stmt = sa.select(sa.func.count()).select_from(_TABLES[table_name])
+        return int(self.conn.execute(stmt).scalar_one())
+
     def count_raw_logs(self) -> int:
         return int(self.conn.execute(sa.select(sa.func.count()).select_from(raw_logs)).scalar_one())
 

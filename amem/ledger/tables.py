@@ -199,6 +199,8 @@ events = sa.Table(
     sa.Column("at", UTCDateTime, nullable=False),
     sa.Column("prev_hash", sa.String(64), nullable=False),
     sa.Column("hash", sa.String(64), nullable=False),
+    # a raw log's or a proposal's own event, for the auditors' export (migration 0011)
+    sa.Index("ix_events_subject_kind", "subject", "kind"),
 )
 
 # Erasure on a data subject's request: the one controlled exception to append-only. Each erasure is

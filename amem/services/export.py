@@ -1,4 +1,5 @@
-"""Auditors' export: changes (with their chain hashes), proposals or raw logs as CSV or JSON Lines.
+"""Auditors' export: changes (with their chain hashes), proposals and raw logs (with their own
+event's hash), or the event chain itself, as CSV or JSON Lines.
 
 Streams: rows come page by page from one read transaction (a consistent snapshot of the ledger)
 and are written as they come, so an export of any size needs the memory of one page.
@@ -16,7 +17,7 @@ from amem.errors import InvalidInputError
 from amem.ledger import export_queries
 from amem.ledger.store import Ledger
 
-Kind = Literal["changes", "proposals", "raw_logs"]
+Kind = Literal["changes", "proposals", "raw_logs", "events"]
 Format = Literal["csv", "jsonl"]
 KINDS: tuple[str, ...] = tuple(export_queries.COLUMNS)
 FORMATS: tuple[str, ...] = ("csv", "jsonl")
@@ -36,9 +37,20 @@ def iter_export(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Rows of ``kind`` (changes by applied_at, proposals by created_at, raw logs by received_at;
-    ``since`` inclusive, ``until`` exclusive), oldest first, in ledger order."""
+    """Rows of ``kind`` (changes by applied_at, proposals by created_at, raw logs by received_at,
+    events by their time; ``since`` inclusive, ``until`` exclusive), oldest first, in ledger order.
+
+    Mistakes are raised here, before the first row, so a writer never starts an export it cannot end.
+    """
     columns(kind)
+    if kind == "events" and scope is not None:
+        raise InvalidInputError("the event chain spans every scope: --scope does not apply to events")
+    return _rows(ledger, kind, scope=scope, since=since, until=until)
+
+
+def _rows(
+    ledger: Ledger, kind: str, *, scope: str | None, since: datetime | None, until: datetime | None
+) -> Iterator[dict[str, Any]]:
     with ledger.read() as tx:
         yield from export_queries.iter_rows(tx, kind, scope=scope, since=since, until=until)
 

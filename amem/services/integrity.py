@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -40,6 +40,17 @@ from amem.ledger.store import Ledger, LedgerTx
 #: Progress tasks of verify (amem.domain.progress).
 VERIFY_CHANGES = "verifying the change chain"
 VERIFY_RAW_LOGS = "verifying raw logs"
+VERIFY_EVENTS = "verifying the event chain"
+#: The tables whose scans report progress, and the step each is.
+VERIFY_ROWS = {
+    "raw_logs": VERIFY_RAW_LOGS,
+    "llm_calls": "checking model calls",
+    "proposals": "checking proposals",
+    "changes": "checking changes against events",
+    "notes": "replaying notes",
+}
+#: A step reports at its start, every this many rows, and at its end.
+REPORT_EVERY = 1000
 #: At most this many problems are listed; the first is the message.
 MAX_PROBLEMS = 50
 #: Fields of a note that replaying its changes rebuilds (the rest come from its creation).
@@ -97,15 +108,12 @@ def verify_ledger(
     ``checkpoints``: (line number, statement) pairs read from a checkpoint log; ``public_key``: the
     Ed25519 public key they must be signed with."""
     f = _Findings()
-    with ledger.read(snapshot=True) as tx:
+    with ledger.read(snapshot=True) as read:
+        tx = cast(LedgerTx, _Reporting(read, progress))  # each long scan says how far it is
         erased = _erased(tx)
-        progress(VERIFY_CHANGES, 0, tx.chain_head_seq())
         changes_ok, change_hashes = _change_chain(tx, f, erased.get("changes", {}))
-        progress(VERIFY_CHANGES, len(change_hashes), len(change_hashes))
         events_ok, event_hashes, recorded = _event_chain(tx, f)
-        progress(VERIFY_RAW_LOGS, 0, tx.count_raw_logs())
         raw_checked = _raw_logs(tx, f, recorded, erased)
-        progress(VERIFY_RAW_LOGS, raw_checked, raw_checked)
         _check_rows(tx, f, recorded, erased, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
         proposals_checked = _proposals(tx, f, recorded, erased)
         _check_rows(tx, f, recorded, erased, kind="change", table="changes", key="seq", noun="change")
@@ -160,6 +168,41 @@ def verify_ledger(
         problems=[m for _, m in f.problems],
         checkpoints=proofs,
     )
+
+
+class _Reporting:
+    """The read transaction as verify sees it: its scans of the chains and of the big tables report
+    ``progress`` (start, every ``REPORT_EVERY`` rows, end), so a large ledger shows a moving bar."""
+
+    def __init__(self, tx: LedgerTx, progress: Progress) -> None:
+        self._tx, self._progress = tx, progress
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tx, name)
+
+    def iter_changes(self, after_seq: int = 0) -> Iterator[Any]:
+        return self._counted(VERIFY_CHANGES, self._tx.chain_head_seq(), self._tx.iter_changes(after_seq))
+
+    def iter_events(self) -> Iterator[Any]:
+        return self._counted(VERIFY_EVENTS, self._tx.event_head()[0], self._tx.iter_events())
+
+    def iter_rows(self, table_name: str, key: str) -> Iterator[Any]:
+        task = VERIFY_ROWS.get(table_name)
+        rows = self._tx.iter_rows(table_name, key)
+        return rows if task is None else self._counted(task, self._tx.count_rows(table_name), rows)
+
+    def _counted(self, task: str, total: int, rows: Iterator[Any]) -> Iterator[Any]:
+        done = 0
+        self._progress(task, 0, total)
+        try:
+            for row in rows:
+                yield row
+                done += 1
+                if done % REPORT_EVERY == 0:
+                    self._progress(task, done, total)
+        finally:
+            if done % REPORT_EVERY or not done:
+                self._progress(task, done, total)
 
 
 # -- the chains ----------------------------------------------------------------------------------

@@ -113,18 +113,20 @@ class SearchService:
         self._one_core: MiniLMEmbedder | None = None
 
     @classmethod
-    def open(cls, settings: Settings, ledger: Ledger, *, reindex: bool = False) -> SearchService:
+    def open(
+        cls, settings: Settings, ledger: Ledger, *, reindex: bool = False, progress: Progress = no_progress
+    ) -> SearchService:
         """Open (or create) the index and bring it level with the ledger: an index that is missing,
         empty or built from another ledger is rebuilt here, from the vectors the ledger keeps. One
         built by another embedding model is refused (IndexModelChangedError) unless ``reindex``,
-        which rebuilds it under this process's model."""
+        which rebuilds it under this process's model, reporting to ``progress``."""
         from amem.index.chroma import open_chroma  # chromadb is imported only when search is used
 
         embedder = make_embedder(settings)
         index = open_chroma(settings, embedder)
         sync = IndexSync(ledger, index, embedder, name=f"chroma:{index.store}")
         if reindex:
-            sync.reindex()
+            sync.reindex(progress=progress)
         else:
             sync.verify_origin()
             sync.catch_up()

@@ -108,6 +108,9 @@ def test_searching_a_scope_without_notes_lists_the_known_ones(
     assert code == 2
     line = one_line_error(err)
     assert "'acmee' has no notes" in line and "did you mean acme" in line and "acme, globex" in line
+    code, out, err = run(memory, capsys, "facts", "--scope", "acmee")  # not "no current facts", exit 0
+    assert code == 2 and out == ""
+    assert "did you mean acme" in one_line_error(err)
 
 
 def test_a_non_utf8_import_names_the_line(

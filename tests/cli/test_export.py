@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from amem.cli import main
-from amem.domain.hashing import GENESIS_HASH
+from amem.domain.hashing import GENESIS_HASH, change_hash, event_hash
 from amem.ledger import export_queries
 from amem.memory import Memory
 from tests.factories import LLM, make_note
@@ -43,6 +44,21 @@ def test_changes_carry_the_chain_so_it_can_be_checked_from_the_export_alone(
     previous = GENESIS_HASH
     for row in rows:
         assert row["prev_hash"] == previous
+        actor_kind, actor_id = row["actor"].split(":", 1)
+        assert row["hash"] == change_hash(  # each row's content, not only its link, is checkable
+            prev_hash=previous,
+            seq=row["seq"],
+            note_id=row["note_id"],
+            proposal_id=row["proposal_id"],
+            attribute=row["attribute"],
+            old_value=row["old_value"],
+            new_value=row["new_value"],
+            note_version=row["note_version"],
+            actor_kind=actor_kind,
+            actor_id=actor_id,
+            kind=row["kind"],
+            applied_at=datetime.fromisoformat(row["applied_at"]),
+        )
         previous = row["hash"]
     assert {r["scope"] for r in rows} == {"acme", "globex"}
     assert rows[0]["attribute"] == "content" and rows[0]["actor"] == "agent:sales-agent"
@@ -99,3 +115,39 @@ def test_export_mistakes_are_one_line(ledger: Memory, capsys: pytest.CaptureFixt
     assert code == 2 and "--since: 'last week' is not an ISO 8601" in err
     code, _, err = run(ledger, capsys, "export", "changes", "-o", "/nonexistent-dir/x.csv")
     assert code == 2 and err.strip().startswith("error: cannot write /nonexistent-dir/x.csv")
+
+
+def test_the_event_chain_and_each_raw_log_and_proposal_event_can_be_checked_from_the_export(
+    ledger: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(ledger, capsys, "export", "events", "--format", "jsonl")
+    assert code == 0, err
+    chain = [json.loads(line) for line in out.splitlines()]
+    previous = GENESIS_HASH
+    for row in chain:  # every link recomputed from the exported row alone
+        assert row["prev_hash"] == previous
+        assert row["hash"] == event_hash(
+            prev_hash=previous,
+            seq=row["seq"],
+            kind=row["kind"],
+            subject=row["subject"],
+            payload_digest=row["payload_digest"],
+            at=datetime.fromisoformat(row["at"]),
+        )
+        previous = row["hash"]
+    by_seq = {row["seq"]: row for row in chain}
+    for kind, event_kind in (("raw-logs", "raw_log"), ("proposals", "proposal")):
+        code, out, err = run(ledger, capsys, "export", kind, "--format", "csv")
+        assert code == 0, err
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert rows, kind
+        for row in rows:  # each row names its own event, and that event is in the chain
+            event = by_seq[int(row["event_seq"])]
+            own = (event_kind, row["id"], row["event_hash"])
+            assert (event["kind"], event["subject"], event["hash"]) == own
+
+
+def test_the_event_chain_has_no_scope(ledger: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(ledger, capsys, "export", "events", "--scope", "acme", "--format", "csv")
+    assert code == 2 and out == ""
+    assert err.strip() == "error: the event chain spans every scope: --scope does not apply to events"

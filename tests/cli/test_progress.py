@@ -13,7 +13,8 @@ from amem.cli import main
 from amem.cli import progress as cli_progress
 from amem.index.sync import INDEXING
 from amem.memory import Memory
-from amem.services.integrity import VERIFY_CHANGES, VERIFY_RAW_LOGS
+from amem.services import integrity
+from amem.services.integrity import VERIFY_CHANGES, VERIFY_EVENTS, VERIFY_RAW_LOGS
 from amem.services.pipeline import ANALYSING
 
 CALLS = [
@@ -48,6 +49,42 @@ def test_import_reindex_and_verify_report_counts_as_they_go(memory: Memory) -> N
     assert result.ok
     assert seen.of(VERIFY_CHANGES)[-1] == (result.changes_checked, result.changes_checked)
     assert seen.of(VERIFY_RAW_LOGS) == [(0, 3), (3, 3)]
+
+
+def test_reindex_in_a_new_process_reports_as_it_goes(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`amem reindex` opens a Memory whose index is not open yet: the rebuild it starts reports."""
+    memory.add_notes(CALLS, actor="agent:import")
+    seen = Recorder()
+    with Memory(memory.home, database_url=memory.settings.database_url) as fresh:
+        assert fresh.reindex(progress=seen) == 3
+    assert seen.of(INDEXING)[0] == (0, 3) and seen.of(INDEXING)[-1] == (3, 3)
+
+    monkeypatch.setattr(cli_progress, "QUIET_EVERY_S", 0.0)
+    base = ["--database-url", memory.settings.database_url, "--home", str(memory.home)]
+    assert main([*base, "reindex", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"indexed": 3}
+    assert "indexing notes: 3/3 (100%)" in captured.err.splitlines()
+
+
+def test_verify_reports_every_long_step_as_it_goes(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a large ledger each step moves on as rows are checked (here every 2 rows): not 0 then
+    all at the end of the change chain and nothing for the event chain, proposals or notes."""
+    memory.add_notes(CALLS, actor="agent:import")
+    monkeypatch.setattr(integrity, "REPORT_EVERY", 2)
+    seen = Recorder()
+    result = memory.verify(progress=seen)
+    assert result.ok
+    changes = seen.of(VERIFY_CHANGES)
+    assert changes[0] == (0, result.changes_checked) and (2, result.changes_checked) in changes
+    assert changes[-1] == (result.changes_checked, result.changes_checked)
+    events = seen.of(VERIFY_EVENTS)
+    assert [done for done, _ in events] == [*range(0, result.events_checked, 2), result.events_checked]
+    assert {total for _, total in events} == {result.events_checked}
+    assert seen.of("checking proposals")[-1] == (result.proposals_checked, result.proposals_checked)
+    assert seen.of("replaying notes") == [(0, 3), (2, 3), (3, 3)]
 
 
 def test_reprocess_reports_what_it_retries(memory: Memory) -> None:

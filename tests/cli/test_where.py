@@ -56,6 +56,27 @@ def test_without_a_store_nearby_the_per_user_directory_is_used(
     assert not (somewhere / ".amem").exists()
 
 
+def test_a_command_that_only_reads_names_the_missing_store_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """search, facts, export on no store at all: one line naming the store it looked for and how to
+    make one; not "run `amem db upgrade`", and no empty ledger file left behind."""
+    somewhere = tmp_path / "elsewhere"
+    somewhere.mkdir()
+    monkeypatch.chdir(somewhere)
+    user_store = tmp_path / "user-data" / "amem"
+    for command in (["search", "renewal"], ["facts", "--scope", "acme"], ["export", "changes"]):
+        assert main(command) == 2
+        line = capsys.readouterr().err.strip()
+        assert line == (
+            f"error: no amem store at {user_store} (per-user data directory): `amem add` creates it, "
+            "`amem init` makes one in this directory; `amem where` says how the store is chosen"
+        )
+    assert not user_store.exists() and not (somewhere / ".amem").exists()
+    assert main(["search", "renewal", "--json"]) == 2
+    assert json.loads(capsys.readouterr().err)["error"].startswith(f"no amem store at {user_store}")
+
+
 def test_amem_home_and_then_home_option_win_over_the_nearest_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
