@@ -138,7 +138,7 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
     return out
 
 
-def rule_category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
+def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
     """The label whose cues the text holds most (a tie goes to the earlier one), or None for noise.
 
     Chat is noise; so is a short text with a single cue (a subject line, a one-word reply).
@@ -153,5 +153,3 @@ def rule_category(text: str, lead: str = "", ignore: tuple[int, int] | None = No
         return None
     return best
 
-
-category = rule_category
