@@ -39,7 +39,9 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402
 
-from amem.llm.offline import category_model as cm  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import category_model as cm  # noqa: E402
+
 from amem.llm.offline.categories import category  # noqa: E402
 from amem.samples import history_files, load_account  # noqa: E402
 

@@ -10,9 +10,10 @@ from types import ModuleType
 
 import pytest
 
-from amem.llm.offline import category_model as cm
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+import category_model as cm  # noqa: E402  (bench/: the experiment's model, not the package's)
 
-REPO = Path(__file__).resolve().parents[3]
 FIVE = ("globex", "initech", "soylent", "wonka", "tyrell")
 
 

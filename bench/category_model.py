@@ -5,7 +5,8 @@ the hand-written cue rules of ``categories``. ``bench/train_category.py`` trains
 only) and measures it leave-one-account-out and on two accounts written after the choice was
 frozen (bench/README.md, "A learned category model"): it gained 0.03 over the rules there, under
 the 0.05 set beforehand, so the analyst does not use it; it is kept so the measurement can be
-rerun as the sample grows (``--write`` writes ``assets/category_model.json`` for it).
+rerun as the sample grows (``--write`` writes ``bench/category_model.json``). It lives in bench/,
+not in the package, because nothing at run time uses it.
 
 Features: hashed words and word pairs of the text (crc32: stable across processes) and the rule
 cues' scores; inference is numpy only. It takes what the rules take (the text, its lead sentence,
@@ -19,7 +20,6 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -202,4 +202,5 @@ class CategoryModel:
 
 
 def model_path() -> Path:
-    return Path(str(resources.files("amem.llm.offline") / "assets" / "category_model.json"))
+    """Where ``--write`` puts the weights: beside this script (nothing in the package reads them)."""
+    return Path(__file__).resolve().parent / "category_model.json"
