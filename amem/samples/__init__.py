@@ -196,6 +196,11 @@ def _load_account(root: Traversable, account: str) -> list[tuple[SampleInput, Sa
     return list(zip(inputs, labels, strict=True))
 
 
+def load_account(account: str, *, root: Root | None = None) -> list[tuple[SampleInput, SampleLabel]]:
+    """One account's (input, label) pairs, in time order; reads only that account's two files."""
+    return _load_account(_root(root), account)
+
+
 def load_samples(
     part: Part | None = None, *, root: Root | None = None
 ) -> list[tuple[SampleInput, SampleLabel]]:

@@ -108,17 +108,19 @@ _MEETING_HEAD = re.compile(
 )
 
 
-def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
-    """The label whose cues the text holds most, or None for noise.
+#: The labels, in the cues' priority order.
+LABELS: tuple[str, ...] = tuple(label for label, _ in _CUES)
 
-    ``lead`` (the first sentence, where a note names its topic) counts twice; cues inside
-    ``ignore`` (the reason span: why, not what) do not count. A short text with a single cue
-    (a subject line, a one-word reply) is noise too.
+
+def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> list[float]:
+    """Per label (in ``LABELS`` order), how strongly the text's cues point to it.
+
+    ``lead`` (the first sentence, where a note names its topic) counts again (0.9 a cue); cues
+    inside ``ignore`` (the reason span: why, not what) do not count; a topic word that only names
+    a meeting ("the renewal review") counts for the meeting.
     """
-    words = len(text.split())
-    if chat(text):
-        return None
-    best, best_score = None, 0.0
+    out: list[float] = []
+    opening = " ".join(lead.split()[:3])
     for label, pattern in _CUES:
         score = 0.0
         for match in pattern.finditer(text):
@@ -130,11 +132,24 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
         score += 0.9 * sum(
             1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())
         )
-        opening = " ".join(lead.split()[:3])
         if label == "meeting" and pattern.search(opening):
             score += 1.5  # "QBR with ...", "Renewal call with ...": the note of a meeting
+        out.append(score)
+    return out
+
+
+def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
+    """The label whose cues the text holds most (a tie goes to the earlier one), or None for noise.
+
+    Chat is noise; so is a short text with a single cue (a subject line, a one-word reply).
+    """
+    if chat(text):
+        return None
+    best, best_score = None, 0.0
+    for label, score in zip(LABELS, cue_scores(text, lead, ignore), strict=True):
         if score > best_score:
             best, best_score = label, score
-    if words < 5 and best_score < 2:
+    if len(text.split()) < 5 and best_score < 2:
         return None
     return best
+
