@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from amem.api.app import create_app
 from amem.memory import Memory
+from tests.factories import signed_in
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def agent(memory: Memory) -> dict[str, str]:
 
 @pytest.fixture
 def reviewer(memory: Memory) -> dict[str, str]:
-    token, _ = memory.tokens.create("alice", "reviewer")
+    token, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
     return {"Authorization": f"Bearer {token}"}
 
 
