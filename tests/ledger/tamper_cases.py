@@ -281,6 +281,25 @@ def note_content_updated(conn: sa.Connection, s: Scene) -> str:
     return f"notes {s.notes[0]}"
 
 
+def note_moved_to_another_scope(conn: sa.Connection, s: Scene) -> str:
+    """Move a note to another customer's account: no value changes, so no change replays it."""
+    conn.execute(sa.text("UPDATE notes SET scope = 'initech' WHERE id = :i"), {"i": s.notes[0]})
+    return f"notes {s.notes[0]}"
+
+
+def note_sources_edited(conn: sa.Connection, s: Scene) -> str:
+    """Point a note at another raw log as its source (provenance forged)."""
+    conn.execute(sa.update(notes).where(notes.c.id == s.notes[0]).values(raw_log_ids=[s.raw_logs[1]]))
+    return f"notes {s.notes[0]}"
+
+
+def note_backdated(conn: sa.Connection, s: Scene) -> str:
+    row = conn.execute(sa.select(notes.c.created_at).where(notes.c.id == s.notes[1])).one()
+    earlier = row.created_at - timedelta(days=90)
+    conn.execute(sa.update(notes).where(notes.c.id == s.notes[1]).values(created_at=earlier))
+    return f"notes {s.notes[1]}"
+
+
 def proposal_status_forged(conn: sa.Connection, s: Scene) -> str:
     conn.execute(
         sa.text("UPDATE proposals SET status = 'approved', reviewer = 'alice' WHERE id = :i"),
@@ -427,7 +446,11 @@ def full_forged_append(conn: sa.Connection, s: Scene) -> str | None:
     )
     chash = change_hash(prev_hash=head.last_hash, **cfields)
     conn.execute(sa.insert(changes).values(**cfields, prev_hash=head.last_hash, hash=chash))
-    conn.execute(sa.update(notes).where(notes.c.id == note.id).values(tags=["vip"], version=note.version + 1))
+    conn.execute(
+        sa.update(notes)
+        .where(notes.c.id == note.id)
+        .values(tags=["vip"], version=note.version + 1, updated_at=now)
+    )
     seq, prev = head.event_seq, head.event_hash
     for kind, subject, row in (
         ("proposal", pid, prow),
@@ -475,6 +498,9 @@ ISSUE_CASES: dict[str, Case] = {
 ADDED_CASES: dict[str, Case] = {
     "rejection flipped to approved": decision_flipped,
     "model answer edited": llm_answer_edited,
+    "note moved to another scope": note_moved_to_another_scope,
+    "note's source raw logs edited": note_sources_edited,
+    "note backdated (created_at)": note_backdated,
     "raw log hidden behind a forged erasure": forged_erasure_of_a_raw_log,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,
