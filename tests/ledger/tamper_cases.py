@@ -221,6 +221,25 @@ def raw_scope_actor_time_edited(conn: sa.Connection, s: Scene) -> str:
     return f"raw_logs {s.raw_logs[1]}"
 
 
+def _edit_raw_log(conn: sa.Connection, raw_log_id: str, **values: Any) -> str:
+    unlock(conn, "raw_logs")
+    conn.execute(sa.update(raw_logs).where(raw_logs.c.id == raw_log_id).values(**values))
+    return f"raw_logs {raw_log_id}"
+
+
+def raw_scope_edited(conn: sa.Connection, s: Scene) -> str:
+    return _edit_raw_log(conn, s.raw_logs[1], scope="initech")
+
+
+def raw_actor_edited(conn: sa.Connection, s: Scene) -> str:
+    return _edit_raw_log(conn, s.raw_logs[1], actor_id="someone-else")
+
+
+def raw_time_edited(conn: sa.Connection, s: Scene) -> str:
+    row = conn.execute(sa.select(raw_logs.c.occurred_at).where(raw_logs.c.id == s.raw_logs[1])).one()
+    return _edit_raw_log(conn, s.raw_logs[1], occurred_at=row.occurred_at - timedelta(days=30))
+
+
 def raw_log_deleted(conn: sa.Connection, s: Scene) -> str:
     unlock(conn, "raw_logs")
     conn.execute(sa.delete(raw_log_states).where(raw_log_states.c.raw_log_id == s.raw_logs[1]))
@@ -488,6 +507,9 @@ ISSUE_CASES: dict[str, Case] = {
     "raw log text edited, sha256 left": raw_text_edited,
     "raw log text and sha256 edited": raw_text_and_sha256_edited,
     "raw log scope/actor/time edited": raw_scope_actor_time_edited,
+    "raw log scope alone edited": raw_scope_edited,
+    "raw log actor alone edited": raw_actor_edited,
+    "raw log time alone edited": raw_time_edited,
     "raw log deleted": raw_log_deleted,
     "last changes deleted, chain_head rolled back": tail_changes_deleted_head_rolled_back,
     "forged change appended, hash recomputed": forged_change_appended,
