@@ -6,13 +6,16 @@ it adds. There is no endpoint that decides, reverts, erases or edits anything: d
 by an authenticated person in the console or the CLI, never by an agent.
 """
 
+import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -130,6 +133,13 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         if who.role != TokenRole.REVIEWER:
             raise HTTPException(403, "only a reviewer's token may read the review queue")
         return who
+
+    @app.exception_handler(RequestValidationError)
+    async def _unreadable(_: Request, exc: RequestValidationError) -> Response:
+        """FastAPI's own answer, but written as ASCII JSON: its default echoes the input, and a lone
+        surrogate in it (valid JSON, not valid UTF-8) turned the 422 into a 500."""
+        body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True)
+        return Response(body, status_code=422, media_type="application/json")
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, app, emit, err, open_memory, out
+from amem.cli.app import JsonOpt, PasswordStdinOpt, app, authenticate, emit, err, open_memory, out
 
 
 @app.command("status")
@@ -94,12 +94,22 @@ app.add_typer(tokens_app, name="tokens")
 @tokens_app.command("create")
 def tokens_create(
     name: Annotated[str, typer.Argument(help="Who uses it: an agent or service name, or a reviewer.")],
-    role: Annotated[str, typer.Option("--role", help="agent (adds, reads, searches) or reviewer.")] = "agent",
+    role: Annotated[
+        str,
+        typer.Option(
+            "--role",
+            help="agent (adds, reads, searches) or reviewer (the reviewer's own, instead of their "
+            "password; their password is asked for).",
+        ),
+    ] = "agent",
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a token and print it once: only its sha256 is kept."""
+    """Create a token and print it once: only its sha256 is kept. A reviewer token is created by
+    that reviewer: their password is asked for."""
     with open_memory() as memory:
-        token, info = memory.tokens.create(name, role)
+        by = authenticate(memory.authentication, name, password_stdin) if role == "reviewer" else None
+        token, info = memory.tokens.create(name, role, by=by)
     emit(
         {"token": token, **info.model_dump(mode="json")},
         as_json,

@@ -318,22 +318,42 @@ class ChromaIndex:
 
     def compact(self) -> None:
         """After an erasure and a rebuild: purge Chroma's write-ahead log and VACUUM its SQLite file, so
-        no page keeps an erased document (a local, persistent Chroma; a server compacts itself)."""
+        no page keeps an erased document, and remove the vector segment directories of the collections
+        the rebuild deleted: Chroma leaves them on disk, with the erased notes' vectors (a local,
+        persistent Chroma; a server compacts itself).
+
+        The directories are listed before the live segments are read: Chroma records a segment before
+        it writes its directory, so a directory another process is creating is never taken for one
+        left behind."""
         if self.path is None:
             return
+        import shutil
         import sqlite3
 
+        candidates = [p for p in self.path.iterdir() if p.is_dir() and _is_uuid(p.name)]
         db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
         try:
+            live = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
             db.execute("VACUUM")
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             db.close()
+        for directory in candidates:
+            if directory.name not in live:
+                shutil.rmtree(directory, ignore_errors=True)
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)
         if close is not None:
             close()
+
+
+def _is_uuid(name: str) -> bool:
+    try:
+        uuid.UUID(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _by_scope(entries: Sequence[IndexEntry]) -> dict[str, list[int]]:

@@ -139,7 +139,8 @@ class Ledger:
             if self.dialect == "postgresql":
                 raw.driver_connection.autocommit = True  # type: ignore[union-attr]
                 still_open = _wait_for_older_snapshots(cur, wait_s)
-                tables = ("raw_logs", "llm_calls", "notes", "proposals", "changes")
+                # note_vectors: an erased note's old vector is derived from its text as well
+                tables = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors")
                 statements = [f"VACUUM FULL {t}" for t in tables]
             else:
                 still_open = 0
@@ -907,8 +908,11 @@ __all__ = ["GENESIS_HASH", "ChangeFilter", "Ledger", "LedgerTx", "ProposalFilter
 
 _OLDER_SNAPSHOTS = (
     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-    " AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL"
-    " AND age(backend_xmin) > age(%s::text::xid)"
+    " AND pid <> pg_backend_pid() AND ("
+    " (backend_xmin IS NOT NULL AND age(backend_xmin) > age(%(now)s::text::xid))"
+    # a transaction that has written holds the horizon back with its own xid, even between two
+    # statements, when it has no snapshot (backend_xmin null: idle in transaction, read committed)
+    " OR (backend_xid IS NOT NULL AND age(backend_xid) > age(%(now)s::text::xid)))"
 )
 
 
@@ -919,7 +923,7 @@ def _wait_for_older_snapshots(cur: Any, wait_s: float) -> int:
     (now_xid,) = cur.fetchone()
     deadline = time.monotonic() + wait_s
     while True:
-        cur.execute(_OLDER_SNAPSHOTS, (now_xid,))
+        cur.execute(_OLDER_SNAPSHOTS, {"now": now_xid})
         (older,) = cur.fetchone()
         if older == 0 or time.monotonic() >= deadline:
             return int(older)

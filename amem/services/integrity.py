@@ -53,8 +53,9 @@ VERIFY_ROWS = {
 REPORT_EVERY = 1000
 #: At most this many problems are listed; the first is the message.
 MAX_PROBLEMS = 50
-#: Fields of a note that replaying its changes rebuilds (the rest come from its creation).
-REPLAYED_FIELDS = (*CORE_ATTRIBUTES, "extra", "version")
+#: Fields of a note that replaying its changes rebuilds (scope and raw logs come from its creation
+#: proposal, checked separately).
+REPLAYED_FIELDS = (*CORE_ATTRIBUTES, "extra", "version", "created_at", "updated_at")
 
 
 class CheckpointProof(BaseModel):
@@ -115,7 +116,8 @@ def verify_ledger(
         events_ok, event_hashes, recorded = _event_chain(tx, f)
         raw_checked = _raw_logs(tx, f, recorded, erased)
         _check_rows(tx, f, recorded, erased, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
-        proposals_checked = _proposals(tx, f, recorded, erased)
+        creations: dict[str, tuple[str, list[str]]] = {}
+        proposals_checked = _proposals(tx, f, recorded, erased, creations)
         _check_rows(tx, f, recorded, erased, kind="change", table="changes", key="seq", noun="change")
         _check_rows(
             tx,
@@ -129,7 +131,7 @@ def verify_ledger(
             also=lambda row: _policy_text_matches(f, row),
         )
         _erasures(tx, f, recorded)
-        notes_checked = _notes(tx, f)
+        notes_checked = _notes(tx, f, creations)
         proofs = [
             _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
             for line, st in checkpoints
@@ -439,11 +441,16 @@ def _proposals(
     f: _Findings,
     recorded: dict[str, dict[str, list[str]]],
     erased: dict[str, dict[str, list[dict[str, Any]]]],
+    creations: dict[str, tuple[str, list[str]]],
 ) -> int:
+    """Each proposal against its event and its last decision; fills ``creations`` (a content
+    proposal's id -> its scope and raw logs: where a note was made, and from what)."""
     decisions = recorded["decision"]
 
     def status_is_decided(row: Any) -> None:
         pid = row["id"]
+        if row["attribute"] == "content":
+            creations[pid] = (row["scope"], list(row["raw_log_ids"] or []))
         made = decisions.get(pid)
         if made:
             if payload_digest("decision", row) != made[-1]:
@@ -474,8 +481,10 @@ def _proposals(
     )
 
 
-def _notes(tx: LedgerTx, f: _Findings, batch: int = 500) -> int:
-    """Each note must equal the replay of its changes."""
+def _notes(tx: LedgerTx, f: _Findings, creations: dict[str, tuple[str, list[str]]], batch: int = 500) -> int:
+    """Each note must equal the replay of its changes, and keep the scope and raw logs its creation
+    proposal (checked against the event chain) recorded: a note moved to another account, or given
+    other sources, is named."""
     checked = 0
     page: list[Note] = []
 
@@ -494,6 +503,11 @@ def _notes(tx: LedgerTx, f: _Findings, batch: int = 500) -> int:
                 warnings.simplefilter("ignore")
                 stored, expected = note.model_dump(mode="json"), rebuilt.model_dump(mode="json")
             wrong = [k for k in REPLAYED_FIELDS if stored[k] != expected[k]]
+            made = creations.get(by_note[note.id][0].proposal_id)
+            if made is None or made[0] != note.scope:
+                wrong.append("scope")
+            if made is None or made[1] != list(note.raw_log_ids):
+                wrong.append("raw_log_ids")
             if wrong:
                 f.add(
                     f"notes {note.id}",

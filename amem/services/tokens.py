@@ -1,4 +1,5 @@
-"""Bearer tokens for agents and services (the HTTP API) and, later, a reviewer's own CLI.
+"""Bearer tokens for agents and services (the HTTP API) and a reviewer's personal token (the CLI's
+``AMEM_REVIEWER_TOKEN``, the HTTP API's read-only review queue).
 
 A token is 256 random bits, shown once when created; the ledger keeps only its sha256 (enough for
 a secret of that entropy: there is nothing to guess, so no slow hash is needed), with the identity
@@ -6,6 +7,11 @@ and role it carries. ``authenticate_token`` is the one place a token becomes an 
 token is ``agent:NAME`` and a reviewer token is the person ``NAME`` (the reviewer of the policy it
 must match to decide anything; governance still checks their role per attribute). Agents can
 never decide a proposal, whatever interface they come through.
+
+A reviewer token stands in for the reviewer's password, so only the reviewer creates one: ``create``
+takes the reviewer authenticated (``by``, an ``AuthenticatedReviewer`` of the same identity), and
+the CLI asks for their password. Otherwise anyone at a shell could mint alice's token and decide as
+her.
 """
 
 from __future__ import annotations
@@ -18,10 +24,12 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
+from amem.domain.identity import same_identity
 from amem.domain.models import new_id, utcnow
-from amem.errors import AmemError, InvalidInputError, NotFoundError
+from amem.errors import AmemError, InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import token_queries
 from amem.ledger.store import Ledger
+from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
 PREFIX = "amem_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
@@ -63,9 +71,17 @@ class TokenService:
         self.ledger = ledger
 
     def create(
-        self, name: str, role: TokenRole | str, *, created_by: str | None = None
+        self,
+        name: str,
+        role: TokenRole | str,
+        *,
+        created_by: str | None = None,
+        by: AuthenticatedReviewer | None = None,
     ) -> tuple[str, TokenInfo]:
-        """A new token for ``name``; returns the token (shown once, never stored) and its record."""
+        """A new token for ``name``; returns the token (shown once, never stored) and its record.
+
+        A reviewer token needs ``by``: the reviewer ``name`` themself, authenticated (their password;
+        a token stands in for it, so no one else may make one)."""
         if not _NAME.match(name or ""):
             raise InvalidInputError(
                 f"token name {name!r}: letters, digits and . _ @ - (at most 100), "
@@ -75,6 +91,18 @@ class TokenService:
             chosen = TokenRole(role)
         except ValueError:
             raise InvalidInputError(f"role {role!r}: use agent or reviewer") from None
+        if chosen == TokenRole.REVIEWER:
+            if not is_authenticated(by):
+                raise PermissionDeniedError(
+                    f"a reviewer token for {name} stands in for their password: only {name}, signed in "
+                    "(their password), may create it"
+                )
+            assert by is not None
+            if not same_identity(by.id, name):
+                raise PermissionDeniedError(
+                    f"{by.id} may not create a reviewer token for {name}: each reviewer creates their own"
+                )
+            created_by = by.id
         token = PREFIX + secrets.token_urlsafe(32)
         row = {
             "id": new_id("tok"),

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from amem.api.app import create_app
 from amem.memory import Memory
+from tests.factories import signed_in
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def agent(memory: Memory) -> dict[str, str]:
 
 @pytest.fixture
 def reviewer(memory: Memory) -> dict[str, str]:
-    token, _ = memory.tokens.create("alice", "reviewer")
+    token, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
     return {"Authorization": f"Bearer {token}"}
 
 
@@ -118,6 +119,26 @@ def test_malformed_inputs_are_422_and_nothing_is_recorded(
 ) -> None:
     response = client.post("/v1/inputs", json=body, headers=agent)
     assert response.status_code == 422 and says in str(response.json()["detail"])
+    assert memory.queue_depth()["queued"] == 0
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ('{"content": "a\\ud800b", "scope": "acme"}', "valid string"),  # lone surrogate: JSON, not UTF-8
+        ('{"content": "ok", "scope": "ac\\udc80"}', "valid string"),
+        ('{"content": "a\\u0000b", "scope": "acme"}', "NUL"),
+        ('{"content": "ok", "scope": "acme", "metadata": {"k": NaN}}', "not a finite number"),
+        ('{"content": "\\u200b\\u200d", "scope": "acme"}', "shows nothing"),
+        ('{"content": "ok", "scope": "acme", "at": "9999-12-31T23:00:00-05:00"}', "out of range"),
+    ],
+)
+def test_bad_text_in_a_body_is_422_never_500(
+    client: TestClient, memory: Memory, agent: dict[str, str], raw: str, says: str
+) -> None:
+    """Issue 13 part 6 over HTTP: the same one-message refusal as the Python API and the CLI."""
+    response = client.post("/v1/inputs", content=raw, headers={**agent, "Content-Type": "application/json"})
+    assert response.status_code == 422 and says in str(response.json()["detail"]), response.text
     assert memory.queue_depth()["queued"] == 0
 
 

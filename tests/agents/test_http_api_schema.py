@@ -15,6 +15,7 @@ import uvicorn
 
 from amem.api.app import create_app
 from amem.memory import Memory
+from tests.factories import signed_in
 
 
 @pytest.fixture
@@ -38,7 +39,8 @@ def live_api(memory: Memory) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_the_api_conforms_to_its_own_openapi_spec(live_api: str, memory: Memory, tmp_path: Path) -> None:
-    token, _ = memory.tokens.create("schemathesis", "reviewer")  # reviewer: every operation reachable
+    # reviewer: every operation reachable
+    token, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
     memory.add_note("Acme asked about SSO pricing", actor="agent:seed", scope="acme")
     result = subprocess.run(
         [

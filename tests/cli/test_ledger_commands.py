@@ -15,7 +15,7 @@ import pytest
 
 from amem.cli import main
 from amem.memory import Memory
-from tests.factories import LLM, make_note
+from tests.factories import LLM, make_note, signed_in
 
 
 def run(
@@ -162,7 +162,7 @@ def test_a_reviewer_decides_with_a_personal_token_and_an_agent_token_never_does(
     it proves only its own holder, and an agent's token decides nothing."""
     note = make_note(memory, "We chose Postgres because the team knows it")
     p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
-    bob_token, _ = memory.tokens.create("bob", role="reviewer")
+    bob_token, _ = memory.tokens.create("bob", role="reviewer", by=signed_in(memory, "bob"))
     agent_token, _ = memory.tokens.create("sales-agent", role="agent")
 
     monkeypatch.setenv("AMEM_REVIEWER_TOKEN", agent_token)
@@ -181,3 +181,34 @@ def test_a_reviewer_decides_with_a_personal_token_and_an_agent_token_never_does(
     assert code == 0, err
     decided = json.loads(out)
     assert decided["status"] == "approved" and decided["reviewer"] == "bob"
+
+
+def test_only_the_reviewer_creates_their_token(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    """A reviewer token stands in for the password, so making one takes that password: someone at a
+    shell cannot mint bob's token and approve as bob, nor can another reviewer."""
+    from amem.errors import PermissionDeniedError
+
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    with pytest.raises(PermissionDeniedError, match="only bob, signed in"):
+        memory.tokens.create("bob", "reviewer")
+    with pytest.raises(PermissionDeniedError, match="each reviewer creates their own"):
+        memory.tokens.create("bob", "reviewer", by=signed_in(memory, "alice"))
+
+    create = ["tokens", "create", "bob", "--role", "reviewer", "--password-stdin", "--json"]
+    code, out, err = run(memory, capsys, *create, stdin="guessed\n")
+    assert code == 2 and "wrong reviewer name or password" in err and out == ""
+    code, out, err = run(memory, capsys, *create[:-2])  # no password given: asked for, none typed
+    assert code != 0 and "amem_" not in out
+    assert memory.tokens.list() == []
+
+    code, out, err = run(memory, capsys, *create, stdin=reviewer_passwords["bob"] + "\n")
+    assert code == 0, err
+    made = json.loads(out)
+    assert made["identity"] == "bob" and made["created_by"] == "bob"
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", made["token"])
+    code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "bob")
+    assert code == 0, err
+    assert memory.proposal(p.id).reviewer == "bob"

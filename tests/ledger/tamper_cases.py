@@ -221,6 +221,25 @@ def raw_scope_actor_time_edited(conn: sa.Connection, s: Scene) -> str:
     return f"raw_logs {s.raw_logs[1]}"
 
 
+def _edit_raw_log(conn: sa.Connection, raw_log_id: str, **values: Any) -> str:
+    unlock(conn, "raw_logs")
+    conn.execute(sa.update(raw_logs).where(raw_logs.c.id == raw_log_id).values(**values))
+    return f"raw_logs {raw_log_id}"
+
+
+def raw_scope_edited(conn: sa.Connection, s: Scene) -> str:
+    return _edit_raw_log(conn, s.raw_logs[1], scope="initech")
+
+
+def raw_actor_edited(conn: sa.Connection, s: Scene) -> str:
+    return _edit_raw_log(conn, s.raw_logs[1], actor_id="someone-else")
+
+
+def raw_time_edited(conn: sa.Connection, s: Scene) -> str:
+    row = conn.execute(sa.select(raw_logs.c.occurred_at).where(raw_logs.c.id == s.raw_logs[1])).one()
+    return _edit_raw_log(conn, s.raw_logs[1], occurred_at=row.occurred_at - timedelta(days=30))
+
+
 def raw_log_deleted(conn: sa.Connection, s: Scene) -> str:
     unlock(conn, "raw_logs")
     conn.execute(sa.delete(raw_log_states).where(raw_log_states.c.raw_log_id == s.raw_logs[1]))
@@ -279,6 +298,25 @@ def note_content_updated(conn: sa.Connection, s: Scene) -> str:
         sa.text("UPDATE notes SET content = 'We agreed on 500 seats' WHERE id = :i"), {"i": s.notes[0]}
     )
     return f"notes {s.notes[0]}"
+
+
+def note_moved_to_another_scope(conn: sa.Connection, s: Scene) -> str:
+    """Move a note to another customer's account: no value changes, so no change replays it."""
+    conn.execute(sa.text("UPDATE notes SET scope = 'initech' WHERE id = :i"), {"i": s.notes[0]})
+    return f"notes {s.notes[0]}"
+
+
+def note_sources_edited(conn: sa.Connection, s: Scene) -> str:
+    """Point a note at another raw log as its source (provenance forged)."""
+    conn.execute(sa.update(notes).where(notes.c.id == s.notes[0]).values(raw_log_ids=[s.raw_logs[1]]))
+    return f"notes {s.notes[0]}"
+
+
+def note_backdated(conn: sa.Connection, s: Scene) -> str:
+    row = conn.execute(sa.select(notes.c.created_at).where(notes.c.id == s.notes[1])).one()
+    earlier = row.created_at - timedelta(days=90)
+    conn.execute(sa.update(notes).where(notes.c.id == s.notes[1]).values(created_at=earlier))
+    return f"notes {s.notes[1]}"
 
 
 def proposal_status_forged(conn: sa.Connection, s: Scene) -> str:
@@ -427,7 +465,11 @@ def full_forged_append(conn: sa.Connection, s: Scene) -> str | None:
     )
     chash = change_hash(prev_hash=head.last_hash, **cfields)
     conn.execute(sa.insert(changes).values(**cfields, prev_hash=head.last_hash, hash=chash))
-    conn.execute(sa.update(notes).where(notes.c.id == note.id).values(tags=["vip"], version=note.version + 1))
+    conn.execute(
+        sa.update(notes)
+        .where(notes.c.id == note.id)
+        .values(tags=["vip"], version=note.version + 1, updated_at=now)
+    )
     seq, prev = head.event_seq, head.event_hash
     for kind, subject, row in (
         ("proposal", pid, prow),
@@ -465,6 +507,9 @@ ISSUE_CASES: dict[str, Case] = {
     "raw log text edited, sha256 left": raw_text_edited,
     "raw log text and sha256 edited": raw_text_and_sha256_edited,
     "raw log scope/actor/time edited": raw_scope_actor_time_edited,
+    "raw log scope alone edited": raw_scope_edited,
+    "raw log actor alone edited": raw_actor_edited,
+    "raw log time alone edited": raw_time_edited,
     "raw log deleted": raw_log_deleted,
     "last changes deleted, chain_head rolled back": tail_changes_deleted_head_rolled_back,
     "forged change appended, hash recomputed": forged_change_appended,
@@ -475,6 +520,9 @@ ISSUE_CASES: dict[str, Case] = {
 ADDED_CASES: dict[str, Case] = {
     "rejection flipped to approved": decision_flipped,
     "model answer edited": llm_answer_edited,
+    "note moved to another scope": note_moved_to_another_scope,
+    "note's source raw logs edited": note_sources_edited,
+    "note backdated (created_at)": note_backdated,
     "raw log hidden behind a forged erasure": forged_erasure_of_a_raw_log,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,

@@ -8,6 +8,7 @@ for the erased text's bytes after the compaction `amem erase` runs.
 from __future__ import annotations
 
 import io
+import sqlite3
 import uuid
 from pathlib import Path
 from unittest.mock import patch
@@ -21,7 +22,7 @@ from tests.conftest import REVIEWER_PASSWORDS
 from tests.factories import signed_in
 from tests.ledger import tamper_cases as tc
 
-TABLES = ("raw_logs", "llm_calls", "notes", "proposals", "changes")
+TABLES = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors")
 
 
 def _cli(memory: Memory, *args: str) -> list[str]:
@@ -95,16 +96,27 @@ def test_erased_bytes_leave_the_database_and_the_index(
     )
     memory.checkpoint(key=_key(memory), log=memory.home / "cp.jsonl")
     raw = memory.read(note_id).raw_log_ids[0]
+    with memory.ledger.engine.connect() as conn:  # the erased note's vector: derived from the text too
+        vector = conn.execute(
+            sa.text("SELECT vector FROM note_vectors WHERE note_id = :i"), {"i": note_id}
+        ).scalar_one()
     files = [*_database_files(memory), memory.settings.chroma_path]
     memory.ledger.compact()
     assert _hits(files, secret.encode()), "the test must see the bytes before the erasure"
+    assert _hits(_database_files(memory), vector) and _hits([memory.settings.chroma_path], vector)
 
     assert run(memory, "erase", "--raw-log", raw, "--reviewer", "alice", "--reason", "GDPR art. 17") == 0
     assert "1 raw logs" in capsys.readouterr().out
 
-    for needle in (secret, phone):
-        assert _hits(_database_files(memory), needle.encode()) == []
-        assert _hits([memory.settings.chroma_path], needle.encode()) == []
+    for needle in (secret.encode(), phone.encode(), bytes(vector)):
+        assert _hits(_database_files(memory), needle) == []
+        assert _hits([memory.settings.chroma_path], needle) == []
+    # Chroma leaves a deleted collection's vector segment (HNSW, which holds the vectors normalised,
+    # so not the bytes above) on disk: only the live collections' segments may remain
+    chroma_db = sqlite3.connect(str(memory.settings.chroma_path / "chroma.sqlite3"))
+    live = {row[0] for row in chroma_db.execute("SELECT id FROM segments")}
+    chroma_db.close()
+    assert {p.name for p in memory.settings.chroma_path.iterdir() if p.is_dir()} <= live
     assert memory.read(note_id).content == "[erased]"
     assert memory.read(other).content.startswith("Acme renewal")
     with memory.ledger.read() as tx:
