@@ -79,7 +79,38 @@ def create_engine(url: str) -> sa.Engine:
                 conn.exec_driver_sql("BEGIN DEFERRED")
 
         return engine
-    return sa.create_engine(url, pool_pre_ping=True)
+    engine = sa.create_engine(url)
+    _ping_when_idle(engine)
+    return engine
+
+
+#: A pooled PostgreSQL connection idle longer than this is pinged before it is handed out.
+PING_AFTER_IDLE_S = 5.0
+
+
+def _ping_when_idle(engine: sa.Engine) -> None:
+    """Check a pooled connection before use only when it sat idle for a while (``PING_AFTER_IDLE_S``).
+
+    ``pool_pre_ping`` sent a SELECT 1 at every checkout: a search takes three transactions, so
+    three more round trips each, on the same two cores as the server (bench/README.md, agents).
+    A connection used moments ago is alive unless the server died since, and then the statement
+    fails and SQLAlchemy discards the whole pool, as it does when a ping races a crash. One that
+    idled (a firewall or the server's idle timeout may have dropped it) is still pinged, and a
+    dead one is replaced by a new connection before the caller sees it."""
+
+    @sa.event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_conn: Any, record: Any) -> None:
+        record.info["amem_idle_since"] = time.monotonic()
+
+    @sa.event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("amem_idle_since")
+        if since is None or time.monotonic() - since < PING_AFTER_IDLE_S:
+            return  # a new connection, or one in use a moment ago
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as exc:
+            raise sa.exc.DisconnectionError("a pooled connection was found closed") from exc
 
 
 #: How long a SQLite writer waits for the write lock before giving up (as busy_timeout did).

@@ -248,7 +248,7 @@ class SearchService:
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
         self.sync.catch_up(record=False)
-        return self._with_currency(self._ranked(query, k, filters), filters)
+        return self._ranked(query, k, filters, currency=True)
 
     def search_agentic(
         self,
@@ -265,8 +265,11 @@ class SearchService:
         come after the hits and are never cut to ``k``."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
         self.sync.catch_up(record=False)
-        hits = self._with_currency(self._ranked(query, k, filters), filters)
-        return hits + self._with_currency(self._linked(hits, filters), filters)
+        hits = self._ranked(query, k, filters, currency=True)
+        if not hits:
+            return hits
+        with self.ledger.read() as tx:
+            return hits + self._with_currency(tx, self._linked(tx, hits, filters), filters)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -300,10 +303,13 @@ class SearchService:
         vector: NDArray[Any] | None = None,
         pending: Sequence[tuple[Note, NDArray[Any]]] = (),
         newest: int | None = None,
+        currency: bool = False,
     ) -> list[SearchResult]:
         """``vector``: the query's, when already computed. ``pending``: notes not yet in the ledger
         or the index (earlier notes of a batch being added), with their documents' vectors.
-        ``newest``: the keyword side ranks only the newest this many matches (0: no keyword side)."""
+        ``newest``: the keyword side ranks only the newest this many matches (0: no keyword side).
+        ``currency``: the hits as a search answers them (``_with_currency``), read in the same
+        transaction (on PostgreSQL each transaction costs round trips: one fewer a search)."""
         pool = max(MIN_POOL, POOL_PER_RESULT * k)
         # For as_of, candidates are drawn without tag or time filters (the note may have changed
         # since) and checked once rebuilt; draw more of them.
@@ -363,16 +369,15 @@ class SearchService:
                     if len(results) == k:
                         break
                 start, chunk = start + chunk, chunk * 2
-        return results
+            return self._with_currency(tx, results, filters) if currency else results
 
-    def _with_currency(self, hits: list[SearchResult], filters: _Filters) -> list[SearchResult]:
+    def _with_currency(self, tx: LedgerTx, hits: list[SearchResult], filters: _Filters) -> list[SearchResult]:
         """Each hit with its validity dates and the time it was said; retired hits (invalid_at
         passed at the searched moment) after every current one, each group in score order."""
         if not hits:
             return hits
-        with self.ledger.read() as tx:
-            first = {h.note_id: h.note.raw_log_ids[0] for h in hits if h.note.raw_log_ids}
-            said = {r.id: r.occurred_at for r in tx.get_raw_logs(list(dict.fromkeys(first.values())))}
+        first = {h.note_id: h.note.raw_log_ids[0] for h in hits if h.note.raw_log_ids}
+        said = {r.id: r.occurred_at for r in tx.get_raw_logs(list(dict.fromkeys(first.values())))}
         moment = as_utc(filters.moment)
         out = [
             h.model_copy(
@@ -387,19 +392,16 @@ class SearchService:
         ]
         return sorted(out, key=lambda h: h.retired)  # stable: score order kept within each group
 
-    def _linked(self, hits: Sequence[SearchResult], filters: _Filters) -> list[SearchResult]:
+    def _linked(self, tx: LedgerTx, hits: Sequence[SearchResult], filters: _Filters) -> list[SearchResult]:
         """Notes linked to or from the hits, in hit order: outgoing links first, then incoming."""
         seen = {h.note_id for h in hits}
         wanted: list[tuple[SearchResult, str, str, Note | None]] = []  # hit, note id, reason, source
-        with self.ledger.read() as tx:
-            incoming = search_queries.backlinks(tx, filters.scope, [h.note_id for h in hits])
-            for hit in hits:
-                wanted += [(hit, link.note_id, link.reason, None) for link in hit.note.links]
-                wanted += [
-                    (hit, b.source.id, b.reason, b.source) for b in incoming if b.target == hit.note_id
-                ]
-            now = {n.id: n for n in tx.get_notes(list(dict.fromkeys(w[1] for w in wanted)))}
-            then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
+        incoming = search_queries.backlinks(tx, filters.scope, [h.note_id for h in hits])
+        for hit in hits:
+            wanted += [(hit, link.note_id, link.reason, None) for link in hit.note.links]
+            wanted += [(hit, b.source.id, b.reason, b.source) for b in incoming if b.target == hit.note_id]
+        now = {n.id: n for n in tx.get_notes(list(dict.fromkeys(w[1] for w in wanted)))}
+        then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
         out: list[SearchResult] = []
         for hit, note_id, reason, source in wanted:
             note = then.get(note_id)

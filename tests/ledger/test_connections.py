@@ -1,0 +1,58 @@
+"""PostgreSQL connections in the pool: one the server dropped while it sat idle is replaced
+before use; one used a moment ago is not pinged first (a round trip saved per transaction), so a
+statement on it fails once if the server dropped it since, and the pool is renewed for the next."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import sqlalchemy as sa
+
+from amem.ledger import store
+from tests.conftest import POSTGRES_URL, _postgres_schema_url
+
+
+@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres)])
+def engine(request: pytest.FixtureRequest) -> Iterator[sa.Engine]:
+    for url in _postgres_schema_url():
+        engine = store.create_engine(url)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+
+
+def _backend(engine: sa.Engine) -> int:
+    with engine.connect() as conn:
+        return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+
+
+def _drop(pid: int) -> None:
+    """What a server restart, an idle timeout or a firewall does to one pooled connection."""
+    assert POSTGRES_URL
+    admin = sa.create_engine(POSTGRES_URL)
+    with admin.begin() as conn:
+        # with a timeout, it returns once the backend has exited
+        assert conn.execute(sa.text("SELECT pg_terminate_backend(:pid, 10000)"), {"pid": pid}).scalar_one()
+    admin.dispose()
+
+
+def test_a_connection_dropped_while_idle_is_replaced_before_use(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _backend(engine)
+    _drop(first)
+    monkeypatch.setattr(store, "PING_AFTER_IDLE_S", 0.0)  # it has now sat idle long enough
+    assert _backend(engine) != first  # pinged, found closed, replaced: the caller saw nothing
+
+
+def test_a_connection_used_a_moment_ago_is_not_pinged_and_the_pool_heals_after_one_failure(
+    engine: sa.Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _backend(engine)
+    _drop(first)
+    monkeypatch.setattr(store, "PING_AFTER_IDLE_S", 3600.0)
+    with pytest.raises(sa.exc.OperationalError):
+        _backend(engine)
+    assert _backend(engine) != first
