@@ -89,7 +89,9 @@ class OfflineAnalyst:
         if why is not None:
             evidence["decision_rationale"] = why.text
         # noise (no category) states no fact, so nothing it says takes effect on a date
-        when = dates.valid_at(text, raw_log.occurred_at) if not categories.chat(text) else None
+        # a date inside the reason dates the reason's own fact, not the decision's
+        outside = [(why.start, why.end)] if why is not None else []
+        when = dates.valid_at(text, raw_log.occurred_at, outside) if not categories.chat(text) else None
         if when is not None:
             evidence["valid_at"] = when.text
         the_context = context(category, keywords, lines)

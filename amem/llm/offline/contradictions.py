@@ -55,7 +55,11 @@ _COUNT_CHANGE = re.compile(
 )
 #: After a count: people using the product, not the licences bought ("40 users active so far").
 _USAGE_AFTER = re.compile(
-    r"^\s*(?:are\s+|were\s+)?(?:active|logged|log in|use|using|online|onboarded)\b", re.I
+    r"^\s*(?:are\s+|were\s+)?(?:active|logged|log in|use|using|online|onboarded)\b|"
+    # licences said to lie idle are a part of the contract's count, not a new count
+    r"^\s*(?:are\s+|were\s+|stay\s+|sit\s+|left\s+)?(?:idle|unused|inactive|out of use|not in use|"
+    r"unassigned|unprovisioned)\b",
+    re.I,
 )
 #: Before a count: "40 of 120", "90 weekly active": usage, not the contract.
 _USAGE_BEFORE = re.compile(r"\b(?:weekly|daily|monthly)?\s*active\s*$|\bof\s*$", re.I)
@@ -426,10 +430,14 @@ def facts(text: str, *, main: bool = True) -> Facts:
                     signalled |= {"plan"} if cue else set()
         event = _head_event(s)
         if event and not _NOT_A_CHOICE.search(s):
+            # a date in an aside or one that dates a message ("(per call notes of 3 Nov)") is not
+            # the event's
             found = [
                 m
                 for m in dates.mentions(s, base)
-                if m.absolute and not _OLD_VALUE_BEFORE.search(s[: m.start])
+                if m.absolute
+                and not _OLD_VALUE_BEFORE.search(s[: m.start])
+                and not dates.dates_something_else(s, m)
             ]
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Literal
@@ -101,10 +102,13 @@ _FUTURE = re.compile(
     re.IGNORECASE,
 )
 _PAST = re.compile(
-    r"\b(?:was|were|did|had|has been|have been|ago|last|yesterday|closed|went|came|met|took|sent|"
-    r"got|ran|since)\b|\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
+    r"\b(?:was|were|did|had|has been|have been|ago|yesterday|closed|went|came|met|took|sent|"
+    r"got|ran|since)\b|\blast\s+(?:week|month|year|quarter|night|time|" + _WEEKDAY[3:-1] + r")\b|"
+    r"\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
     re.IGNORECASE,
 )
+#: A participle after a present copula is a state now, not the past ("is closed", "are booked").
+_PRESENT_STATE = re.compile(r"\b(?:is|are|am|'s|'re)\s+(?:\w+ly\s+)?\w{3,}ed\b", re.IGNORECASE)
 _FUTURE_ED = re.compile(
     r"\b(?:scheduled|planned|booked|expected|postponed|pushed|moved|delayed|pencil+ed in|slated|targeted|"
     r"earmarked|penciled in|tentatively)\b",
@@ -112,8 +116,8 @@ _FUTURE_ED = re.compile(
 )
 #: "from", "starting", "effective", "as of" before a date: when the fact takes effect.
 _STARTS_BEFORE = re.compile(
-    r"\b(?:from|starting(?: on)?|effective(?: from| on)?|as of|beginning|begins|starts|start on|"
-    r"takes effect(?: on)?|goes live|live)\s*$",
+    r"\b(?:from|starting(?: on)?|effective(?: from| on)?|as of|beginning|(?:begins|starts|start|goes live)"
+    r"(?: on| from)?|takes effect(?: on)?|live)\s*$",
     re.IGNORECASE,
 )
 #: Just before or after a date: it is part of a URL, a query, a code sample or an example.
@@ -121,7 +125,12 @@ _IN_DATA = re.compile(
     r"(?:[=/&?_]|\be\.g\.,?\s*['\"]?|\bfor example,?\s*['\"]?|\bsuch as\s*['\"]?|(?<!\w)['\"])$", re.I
 )
 _DATA_AFTER = re.compile(r"[&_/]")
-_CLAUSE_EDGE = re.compile(r"[.;!?\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b")
+_CLAUSE_EDGE = re.compile(
+    r"[.!?](?=\s|$)|[;\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
+    # "and" / "but" joining two clauses, each with its own subject ("my last day is June 26 and
+    # he joined in May"): the tense of one is not the other's
+    r"\s(?:and|but)\s+(?=(?:he|she|they|we|I|you|it|[A-Z][a-z]+)\s+(?!and\b|or\b)[a-z']+)"
+)
 
 
 @dataclass(frozen=True)
@@ -206,7 +215,8 @@ def _moved_to(text: str, start: int) -> bool:
 
 #: Before a date: when something ends or must be done by, not when the fact takes effect.
 _ENDS_BEFORE = re.compile(
-    r"\b(?:until|till|through|before|ahead of)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:(?:in|on)\s+)?$",
+    r"\b(?:until|till|through|before|ahead of)\s+(?:(?:the|their|our|his|her|its|your|my)\s+)?"
+    r"(?:[\w-]+\s+){0,4}?(?:(?:in|on)\s+)?$",
     re.IGNORECASE,
 )
 #: A sentence that says what it states is not settled: its date is no fact's date.
@@ -289,13 +299,47 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
     return bool(_ASKED.search(text[start : mention.start]))
 
 
-def valid_at(text: str, base: datetime) -> DateMention | None:
+#: A plan in the past perfect ("the start we'd planned for mid-June", "had been scheduled for"):
+#: the plan that was, which the input goes on to change; its date is not the fact's.
+_FORMER_PLAN = re.compile(
+    r"(?:'d|\bhad)\s+(?:been\s+)?(?:planned|scheduled|booked|expected|intended|pencil+ed(?: in)?|"
+    r"targeted|hoped|agreed)\b[^.;:!?\n]{0,25}$",
+    re.IGNORECASE,
+)
+
+
+def _aside(text: str, mention: DateMention) -> bool:
+    """Whether the date sits in a parenthesis: an aside about something else, not the main fact."""
+    line_start = text.rfind("\n", 0, mention.start) + 1
+    before = text[line_start : mention.start]
+    line_end = text.find("\n", mention.end)
+    after = text[mention.end : line_end if line_end >= 0 else len(text)]
+    if before.count("(") <= before.count(")") or ")" not in after:
+        return False
+    inside = before[before.rfind("(") + 1 :] + " " + after[: after.find(")")]
+    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 2  # "(1 April)" restates the date itself
+
+
+def dates_something_else(text: str, mention: DateMention) -> bool:
+    """Whether the date dates a message, a quote, a question asked or an aside, not a fact."""
+    return _not_the_fact(text, mention) or _aside(text, mention)
+
+
+def valid_at(text: str, base: datetime, outside: Sequence[tuple[int, int]] = ()) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
-    from, else the first date stated that does not end a state, set a deadline or date a next step."""
+    from, else the first date stated that does not end a state, set a deadline or date a next step.
+    A date inside one of the ``outside`` spans (the reason given for a decision: a reason dates
+    its own fact, not the decision's), in a parenthesis or in a plan the input says it had is
+    none."""
     found = [
         m
         for m in mentions(text, base)
-        if not _ends(text, m) and not _in_errand(text, m) and not _not_the_fact(text, m)
+        if not _ends(text, m)
+        and not _in_errand(text, m)
+        and not _not_the_fact(text, m)
+        and not any(start <= m.start and m.end <= end for start, end in outside)
+        and not _aside(text, m)
+        and not _FORMER_PLAN.search(text[max(0, m.start - 60) : m.start])
     ]
     for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
         return mention
@@ -365,7 +409,7 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return "past"
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
         return "future"
-    if _PAST.search(clause):
+    if _PAST.search(_PRESENT_STATE.sub(" ", clause)):
         return "past"
     return None
 

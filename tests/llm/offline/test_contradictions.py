@@ -357,3 +357,25 @@ def test_an_event_that_heads_its_phrase_still_moves() -> None:
 )
 def test_another_products_plan_a_time_clause_cue_or_a_narrowing_retire_nothing(old: str, new: str) -> None:
     assert _retires(old, new) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # seats said to lie idle are part of the count bought, not a new count
+        ("Hooper Ltd signed for 150 seats.", "The Leeds start is off, so 30 seats are idle for now."),
+        ("Hooper Ltd signed for 150 seats.", "That leaves 30 seats unused until Leeds goes ahead."),
+        # a date in an aside or one that dates a message is not the event's date
+        (
+            "Hooper Ltd will renew in March 2027.",
+            "Opportunity moved to Commit: the renewal is in March 2027 (per the call notes of 3 Nov).",
+        ),
+    ],
+)
+def test_no_contradiction_from_idle_seats_or_a_date_that_dates_something_else(old: str, new: str) -> None:
+    assert _contradicts(new, old) == []
+
+
+def test_a_moved_event_date_still_retires_the_old_one() -> None:
+    old, new = "Hooper Ltd will renew in March 2027.", "The renewal moved to May 2027 (their budget cycle)."
+    assert _contradicts(new, old) == ["date"]

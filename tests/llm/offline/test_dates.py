@@ -202,3 +202,52 @@ def test_a_date_of_a_header_a_quote_a_message_referred_to_or_a_question_is_no_fa
 def test_a_fact_date_after_a_header_is_still_found() -> None:
     text = "Subject: start date\nFrom 1 September the customer pays $44 per seat."
     assert _day(text, WED_AUG_19) == date(2026, 9, 1)
+
+
+JUNE_10 = datetime(2026, 6, 10, 9, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the tense is the date's own clause's: a past verb in another clause does not pull it back
+        ("Quick update: my last day is June 26 and Priya joined in May.", date(2026, 6, 26)),
+        ("Priya joined us in spring, but her start on the account is June 29.", date(2026, 6, 29)),
+        # "last" is a past marker only as "last week / last Tuesday", not "my last day"
+        ("The last workshop is June 24.", date(2026, 6, 24)),
+        ("Their last invoice went out on May 28.", date(2026, 5, 28)),
+        # a version number's dot ends no clause: "shipped in v2.4.1 today" is past, dated today
+        ("Patch shipped in v2.4.1 today and the export works again.", date(2026, 6, 10)),
+        # "starts on" / "begins on" introduce when the fact takes effect
+        ("We signed today, but the subscription starts on 1 July 2026.", date(2026, 7, 1)),
+    ],
+)
+def test_the_tense_comes_from_the_clause_that_holds_the_date(text: str, expected: date) -> None:
+    assert _day(text, JUNE_10) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a participle after a present copula is a state, not the past: a bare weekday stays no date
+        "Reminder: the warehouse is closed Friday for stocktaking.",
+        # a plan in the past perfect is the plan that was, not the fact's date
+        "The Leeds rollout we'd planned for mid-July is off for now.",
+        "The training had been scheduled for June 30; it is cancelled.",
+        # an aside in parentheses dates something else than the main fact
+        "Two asks: dark mode for the dashboard (their night team starts in September) and CSV export.",
+    ],
+)
+def test_states_former_plans_and_asides_give_no_date(text: str) -> None:
+    assert _day(text, JUNE_10) is None
+
+
+def test_a_date_inside_the_reason_is_not_the_decision_s() -> None:
+    text = "They cancelled the expansion because the group sells the Lyon plant in October."
+    reason = text.index("the group")
+    assert _day(text, JUNE_10) == date(2026, 10, 1)  # without the reason's span it would be taken
+    assert valid_at(text, JUNE_10, [(reason, len(text))]) is None
+
+
+def test_a_bare_date_in_parentheses_still_counts() -> None:
+    assert _day("The renewal moves to next quarter (1 October).", JUNE_10) == date(2026, 10, 1)
