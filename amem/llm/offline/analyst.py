@@ -81,7 +81,8 @@ class OfflineAnalyst:
         why = reasons.reason(found)
         # the topic is named where the note says what it is about: the decision it states, if any
         # (a decision is filed under what was decided), else its first sentence
-        decided = next((s.text for s in found if reasons.decided(s.text)), None)
+        decision = next((s for s in found if reasons.decided(s.text)), None)
+        decided = decision.text if decision is not None else None
         category = categories.category(
             text, decided or (lines[0] if lines else ""), (why.start, why.end) if why is not None else None
         )
@@ -91,7 +92,8 @@ class OfflineAnalyst:
         # noise (no category) states no fact, so nothing it says takes effect on a date
         # a date inside the reason dates the reason's own fact, not the decision's
         outside = [(why.start, why.end)] if why is not None else []
-        when = dates.valid_at(text, raw_log.occurred_at, outside) if not categories.chat(text) else None
+        main = (decision.start, decision.end) if decision is not None else None
+        when = dates.valid_at(text, raw_log.occurred_at, outside, main) if not categories.chat(text) else None
         if when is not None:
             evidence["valid_at"] = when.text
         the_context = context(category, keywords, lines)

@@ -101,9 +101,20 @@ _FUTURE = re.compile(
     r"postpon\w*|push\w*|mov\w* to|delay\w*|hold)\b|'ll\b",
     re.IGNORECASE,
 )
+#: Irregular past forms: a past verb as surely as one in -ed ("kickoff held today"). Reporting
+#: verbs (said, told, wrote) are left out: what is reported keeps its own tense ("Globex renews in
+#: March, they said").
+_IRREGULAR_PAST = (
+    r"held|made|gave|began|kept|left|paid|brought|chose|won|lost|sold|bought|found|saw|"
+    r"fell|rose|grew|felt|spent|caught|taught|understood|undertook|shut"
+)
 _PAST = re.compile(
     r"\b(?:was|were|did|had|has been|have been|ago|yesterday|closed|went|came|met|took|sent|"
-    r"got|ran|since)\b|\blast\s+(?:week|month|year|quarter|night|time|" + _WEEKDAY[3:-1] + r")\b|"
+    r"got|ran|since|"
+    + _IRREGULAR_PAST
+    + r")\b|\blast\s+(?:week|month|year|quarter|night|time|"
+    + _WEEKDAY[3:-1]
+    + r")\b|"
     r"\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
     re.IGNORECASE,
 )
@@ -177,8 +188,11 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             tense = _tense(text, start, end)
             if starts and tense == "past":
                 tense = None  # "accepted ..., starting July 1": the start is the nearer July 1
-            if not starts and _in_relative_clause(text, start):
-                continue  # "the report we asked for in June": it dates a noun, not the fact
+            if (not starts and _in_relative_clause(text, start)) or _NON_RESTRICTIVE.search(
+                text[max(0, start - 80) : start]
+            ):
+                continue  # "the report we asked for in June", "their fiscal year, which starts on
+                # March 1": it dates a noun, not the fact
             if name == "weekday" and not match.group("rel") and tense != "past" and not starts:
                 continue  # "I'm out Thursday": a bare weekday dates only a past event
             if (
@@ -325,12 +339,18 @@ def dates_something_else(text: str, mention: DateMention) -> bool:
     return _not_the_fact(text, mention) or _aside(text, mention)
 
 
-def valid_at(text: str, base: datetime, outside: Sequence[tuple[int, int]] = ()) -> DateMention | None:
+def valid_at(
+    text: str,
+    base: datetime,
+    outside: Sequence[tuple[int, int]] = (),
+    main: tuple[int, int] | None = None,
+) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
     from, else the first date stated that does not end a state, set a deadline or date a next step.
     A date inside one of the ``outside`` spans (the reason given for a decision: a reason dates
     its own fact, not the decision's), in a parenthesis or in a plan the input says it had is
-    none."""
+    none. When ``main`` (the sentence stating the input's decision) holds a date, that date
+    wins."""
     found = [
         m
         for m in mentions(text, base)
@@ -341,6 +361,11 @@ def valid_at(text: str, base: datetime, outside: Sequence[tuple[int, int]] = ())
         and not _aside(text, m)
         and not _FORMER_PLAN.search(text[max(0, m.start - 60) : m.start])
     ]
+    if main is not None:
+        # the decision is the main fact: a date its own sentence states wins over dates elsewhere
+        # (a condition's, a side remark's)
+        inside = [m for m in found if main[0] <= m.start and m.end <= main[1]]
+        found = inside or found
     for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
         return mention
     return None
@@ -390,6 +415,11 @@ def _in_relative_clause(text: str, start: int) -> bool:
     edges = list(_CLAUSE_EDGE.finditer(text[:start]))
     clause = text[edges[-1].end() if edges else 0 : start]
     return bool(re.search(r"\b(?:that|which|who)\s+(?:we|they|he|she|you|I|it|you)\b", clause))
+
+
+#: Before a date, in its sentence: a non-restrictive relative clause (", which starts on"), which
+#: describes the noun before it.
+_NON_RESTRICTIVE = re.compile(r",\s+(?:which|who)\s+[^.;:!?,\n]*$", re.IGNORECASE)
 
 
 def _tense(text: str, start: int, end: int) -> Tense:

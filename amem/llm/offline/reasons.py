@@ -75,6 +75,9 @@ _FINITE = re.compile(
     r"\b(?:is|are|was|were|has|have|had|does|did|do|can|could|will|would|must|should|may|might|"
     r"need|needs|want|wants|makes|make|fits|fit|removes|requires|require|prefers|lacks|costs|"
     r"matches|lines up|means|gives|takes|runs|keeps|stays|remains|helps|covers|saves|allows|got|"
+    # irregular past forms: as finite as a verb in -ed
+    r"came|went|took|gave|made|said|told|found|kept|left|lost|won|sold|bought|held|saw|chose|began|"
+    r"fell|rose|grew|knew|felt|met|ran|paid|spent|brought|"
     r"\w{3,}ed)\b|'s\b|'re\b|"
     # a verb in -s after a subject that is not a determiner's noun ("billing loses", "it lands")
     r"\b(?!(?:the|a|an|their|our|its|his|her|these|those|all|some|per|of|for|by|with|in|on|at|to)\b)"

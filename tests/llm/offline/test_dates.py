@@ -251,3 +251,21 @@ def test_a_date_inside_the_reason_is_not_the_decision_s() -> None:
 
 def test_a_bare_date_in_parentheses_still_counts() -> None:
     assert _day("The renewal moves to next quarter (1 October).", JUNE_10) == date(2026, 10, 1)
+
+
+def test_an_irregular_past_verb_dates_an_event_that_happened() -> None:
+    assert _day("Steering meeting held today with their COO.", JUNE_10) == date(2026, 6, 10)
+    assert _day("They paid the first invoice on Monday.", JUNE_10) == date(2026, 6, 8)
+
+
+def test_a_date_in_a_non_restrictive_relative_clause_describes_the_noun() -> None:
+    text = "I opened the review today. The renewal must match their budget year, which starts on April 1."
+    assert _day(text, JUNE_10) == date(2026, 6, 10)
+
+
+def test_the_decision_s_own_date_wins_over_a_condition_s() -> None:
+    text = "Legal approved the DPA yesterday. Conditions: EU hosting for all recordings from 1 January 2027."
+    decision = (0, text.index(".") + 1)
+    assert _day(text, JUNE_10) == date(2027, 1, 1)  # a start date wins when nothing is decided
+    found = valid_at(text, JUNE_10, main=decision)
+    assert found is not None and found.when == date(2026, 6, 9)

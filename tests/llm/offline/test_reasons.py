@@ -203,3 +203,8 @@ def test_a_reason_label_after_a_colon_that_gives_the_content_is_still_found() ->
     assert _reason(text) == "the support team was never onboarded"
     text = "Hooper Ltd cancelled the pilot: the sponsor was let go last week."
     assert _reason(text) == "the sponsor was let go last week"  # a cause after a colon still counts
+
+
+def test_an_irregular_past_verb_makes_the_words_after_since_a_clause() -> None:
+    text = "Security approved the vendor, since the audit report came back clean."
+    assert _reason(text) == "the audit report came back clean"
