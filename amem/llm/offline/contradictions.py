@@ -41,7 +41,8 @@ _PRICE_BEFORE = re.compile(
 _CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "£", "pounds": "£"}
 #: A count of licences: "150 seats", "90 named users", "a seat count of 95", "95-seat licence".
 _COUNT = re.compile(
-    r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+)?"
+    # "150 seats", "90 named users", "150 Growth seats" (a plan's name between)
+    r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|(?-i:[A-Z][a-z]+)\s+)?"
     r"(?P<unit>seat|user|licen[cs]e)s?\b|"
     r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
     # "Licensed seats provisioned: 85": a labelled count
@@ -164,7 +165,9 @@ _ROLES = {
     r"economic buyer|budget (?:owner|holder)|holds? the budget|final (?:say|call|word)|"
     r"(?:approves|signs off on) (?:anything|spend|purchases|the budget|all)|"
     r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget|renewal|contract)|"
-    r"in charge of (?:the )?(?:budget|renewal|purchas\w*|buying)|decides? on (?:the )?(?:renewal|budget)",
+    r"in charge of (?:the )?(?:budget|renewal|purchas\w*|buying)|decides? on (?:the )?(?:renewal|budget)|"
+    # "takes over the Tallyline budget": the budget, the renewal or its decision changes hands
+    r"(?:takes?|took|taking) over (?:the )?(?:[\w-]+ )?(?:budget|renewal|decision|contract)",
 }
 _ROLE = {kind: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for kind, pattern in _ROLES.items()}
 _ROLE_CHANGE = re.compile(

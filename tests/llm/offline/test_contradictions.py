@@ -379,3 +379,15 @@ def test_no_contradiction_from_idle_seats_or_a_date_that_dates_something_else(ol
 def test_a_moved_event_date_still_retires_the_old_one() -> None:
     old, new = "Hooper Ltd will renew in March 2027.", "The renewal moved to May 2027 (their budget cycle)."
     assert _contradicts(new, old) == ["date"]
+
+
+def test_a_count_with_a_plan_name_between_is_still_a_count() -> None:
+    old = "Please find the countersigned order form for 120 Scale seats attached."
+    new = "The signed amendment is attached: 160 seats on the Premium plan, effective May 1."
+    assert "count" in _contradicts(new, old)
+
+
+def test_taking_over_the_budget_hands_the_decision_to_someone_else() -> None:
+    old = "For the record: Ana Ruiz owns the Hooper budget and signs off any renewal."
+    new = "Big news: Omar Haddad joins as CFO next month and takes over the Hooper budget."
+    assert _contradicts(new, old) == ["role:decider"]
