@@ -20,8 +20,10 @@ from amem.llm.offline.text import Sentence
 DECISION = re.compile(
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched|moved|postponed|settled|"
     r"pulled the plug|called off|backed out|"
-    r"(?:is|are|'re|am)\s+(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
-    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing)|"
+    r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
+    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|"
+    # "we're (not) rolling Coach out to the CS team": a rollout decided, or called off
+    r"rolling (?:[\w-]+\s+){0,4}?out|going ahead)|"
     r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
     r"(?:doesn'?t|does not|don'?t|do not) want|"
     r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|"

@@ -208,3 +208,22 @@ def test_a_reason_label_after_a_colon_that_gives_the_content_is_still_found() ->
 def test_an_irregular_past_verb_makes_the_words_after_since_a_clause() -> None:
     text = "Security approved the vendor, since the audit report came back clean."
     assert _reason(text) == "the audit report came back clean"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a rollout decided or called off, in the progressive, is a decision
+        (
+            "We're not rolling the app out to the drivers after all: the depot is closing in March.",
+            "the depot is closing in March",
+        ),
+        (
+            "They are rolling SSO out to every office because the audit flagged shared logins.",
+            "the audit flagged shared logins",
+        ),
+        ("We're not seeing errors since the patch went in.", None),  # a progressive of no decision
+    ],
+)
+def test_a_rollout_decided_or_called_off_is_a_decision(text: str, expected: str | None) -> None:
+    assert _reason(text) == expected
