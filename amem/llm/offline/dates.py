@@ -331,7 +331,9 @@ def _aside(text: str, mention: DateMention) -> bool:
     if before.count("(") <= before.count(")") or ")" not in after:
         return False
     inside = before[before.rfind("(") + 1 :] + " " + after[: after.find(")")]
-    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 2  # "(1 April)" restates the date itself
+    # "(1 April)", "(effective 1 July)", "(kickoff on 3 March)" name the date of what they
+    # follow; "(12 reps join in Q4)" is a clause of its own
+    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 3
 
 
 def dates_something_else(text: str, mention: DateMention) -> bool:

@@ -269,3 +269,14 @@ def test_the_decision_s_own_date_wins_over_a_condition_s() -> None:
     assert _day(text, JUNE_10) == date(2027, 1, 1)  # a start date wins when nothing is decided
     found = valid_at(text, JUNE_10, main=decision)
     assert found is not None and found.when == date(2026, 6, 9)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Order form signed (effective 1 July).", date(2026, 7, 1)),
+        ("The pilot is confirmed (kickoff on 15 June).", date(2026, 6, 15)),
+    ],
+)
+def test_a_short_parenthesis_that_names_the_fact_s_date_still_counts(text: str, expected: date) -> None:
+    assert _day(text, JUNE_10) == expected
