@@ -290,7 +290,8 @@ def _head_event(s: str) -> re.Match[str] | None:
             word.endswith("s")
             and len(after) > 1
             and after[1].lower() in _MOVES_AFTER
-            and not _MOVE.search(s[: m.start()])
+            # a label before a colon ("Update: the go-live moves to") governs nothing after it
+            and not _MOVE.search(re.split(r"[:;]", s[: m.start()])[-1])
         ):
             return m  # "renewal moves to": a verb (not after one: "moved the kickoff notes to")
     return None

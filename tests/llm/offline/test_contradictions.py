@@ -391,3 +391,8 @@ def test_taking_over_the_budget_hands_the_decision_to_someone_else() -> None:
     old = "For the record: Ana Ruiz owns the Hooper budget and signs off any renewal."
     new = "Big news: Omar Haddad joins as CFO next month and takes over the Hooper budget."
     assert _contradicts(new, old) == ["role:decider"]
+
+
+def test_a_label_before_a_colon_does_not_hide_the_verb_that_moves_the_event() -> None:
+    old = "Hooper Ltd will go live on July 1 with 120 seats."
+    assert _contradicts("Update: the go-live moves to June 26.", old) == ["date"]
