@@ -184,12 +184,15 @@ class OfflineAnalyst:
         states it otherwise. A neighbour that only restates another is not a fact of its own."""
         new = contradictions.facts(note.content)
         wanted = contradictions.stated_kinds(new)
-        if not wanted:
-            return []
-        newest_first = sorted(
-            (o for o in others if not _restates_another(o)), key=lambda o: o.created_at, reverse=True
-        )
+        facts_of = [o for o in others if not _restates_another(o)]
+        newest_first = sorted(facts_of, key=lambda o: o.created_at, reverse=True)
         out: dict[str, dict[str, Any]] = {}
+        # a confirmed fix retires the note that reported the fault (by ticket number, else by its words)
+        pool = [(o.id, o.content, o.created_at) for o in facts_of]
+        fixed = contradictions.retired_fault(note.content, pool)
+        if fixed is not None:
+            other_id, found = fixed
+            out[other_id] = {"note_id": other_id, "reason": found.reason, "evidence": found.evidence}
         for kind in wanted:
             for other in newest_first:
                 old = contradictions.facts(other.content)
