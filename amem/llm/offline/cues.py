@@ -185,7 +185,7 @@ def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
         span = sentence[: trail.start()].strip(" .!?\"'")
     items = [item.strip(" .!?\"'") for item in _ITEM_SPLIT.split(span)]
     items = [item for item in items if len(item) > 1 and item in sentence]
-    if any(_SEVERITY.fullmatch(item) for item in items):
+    if any(_SEVERITY.fullmatch(item.strip("()[] ")) for item in items):
         return None  # "Priority: High": the cue was a ticket's field, not what the customer wants
     items = items[:5]
     if not items:

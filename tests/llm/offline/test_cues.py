@@ -75,7 +75,14 @@ def test_customer_priorities_are_spans_after_or_before_the_cue(
     assert _extras(policy, text).get("customer_priorities") == priorities
 
 
-@pytest.mark.parametrize("text", ["Ticket #9120 | Priority: High", "Incident 77, priority: P1, login fails."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ticket #9120 | Priority: High",
+        "Incident 77, priority: P1, login fails.",
+        "Ticket #9121 (priority: normal)\nSubject: exports fail",  # the field inside a parenthesis
+    ],
+)
 def test_a_ticket_s_priority_field_is_no_customer_priority(policy: Policy, text: str) -> None:
     assert "customer_priorities" not in _extras(policy, text)
 
