@@ -59,7 +59,7 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "meeting",
             r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
             r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
-            r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up)\b",
+            r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up|walk-?throughs?)\b",
         ),
         (
             "decision",
@@ -104,7 +104,8 @@ def chat(text: str) -> bool:
 
 #: A meeting noun right after a topic word: the topic only names the meeting.
 _MEETING_HEAD = re.compile(
-    r"\s+(?:review|call|meeting|sync|session|workshop|check-?in|kick-?off|planning|agenda)s?\b", re.I
+    r"\s+(?:review|call|meeting|sync|session|workshop|walk-?through|check-?in|kick-?off|planning|agenda)s?\b",
+    re.I,
 )
 
 

@@ -85,6 +85,7 @@ def test_a_ticket_reference_points_to_a_support_issue() -> None:
         # a topic word naming a meeting ("the renewal review") counts for the meeting, not the topic
         ("Umbrella moved the renewal review to next Wednesday after the offsite ran long.", "meeting"),
         ("Recap of the onboarding call: Oslo goes first, Bergen follows.", "meeting"),
+        ("Contract walkthrough with Acme Legal booked for Thursday at 3pm.", "meeting"),
     ],
 )
 def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
