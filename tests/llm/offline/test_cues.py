@@ -36,7 +36,15 @@ def _extras(policy: Policy, text: str) -> dict[str, object]:
             "He asked about the beta; Leo will enable it for Globex next Monday.",
             "Leo will enable it for Globex next Monday",
         ),
+        # an errand assigned without a label, after the facts of the call
+        (
+            "Eldon asked about validation scripts; Maren to send a quote for it by Friday.",
+            "Maren to send a quote for it by Friday",
+        ),
+        ("Thanks for the call. I'll send the order form tomorrow.", "I'll send the order form tomorrow"),
         ("Happy to walk you through it.", None),  # courtesy, not an agreed action
+        ("Happy to send the deck whenever it suits you.", None),
+        ("Need to schedule the training before May.", None),
         ("I will wait for her answer.", None),
     ],
 )
