@@ -109,6 +109,16 @@ _MEETING_HEAD = re.compile(
 )
 
 
+#: Before a seat count, in its sentence: a price or a tier, then "for": the count is what it is for.
+_PRICED_COUNT = re.compile(
+    r"(?:[$€£]\s?\d|\bper seat\b|/seat\b|\btiers?\b)[^.;!?]*\bfor (?:the |all |all the )?$", re.I
+)
+
+
+def _sentence_before(text: str, start: int) -> str:
+    return text[max(text.rfind(c, 0, start) for c in ".;!?\n") + 1 : start]
+
+
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
     """The label whose cues the text holds most, or None for noise.
 
@@ -127,6 +137,8 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
                 continue
             if label != "meeting" and _MEETING_HEAD.match(text, match.end()):
                 continue  # "the renewal review", "a pricing call": a meeting, named by its topic
+            if label == "contract" and _PRICED_COUNT.search(_sentence_before(text, match.start())):
+                continue  # "$49 per seat for the 135 seats": the quantity a price is for
             score += 1
         score += 0.9 * sum(
             1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())
