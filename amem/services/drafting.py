@@ -192,8 +192,14 @@ def _link_drafts(
             reason = f"memory evolution after {note_id}: {update.reason}"
             drafts.append(Draft(neighbour.id, attribute, value, reason, proposer, [raw.id], evidence=valid))
 
-    # Contradiction: only a newer fact retires an older one; the times decide, not the model.
+    # Contradiction: only a newer statement retires an older one; the times decide, not the model.
+    # Which statement is newer is when each was said: a fact's own date (valid_at) says when it
+    # takes effect, and a later statement may well move a date earlier ("the renewal moves from
+    # October 1 to September 15"), so comparing fact dates would make the newer statement retire
+    # itself. The input retires its own note only when it was said before the note it
+    # contradicts (a late import of an older record); said at the same time, nobody can tell.
     new_time = fact_time(raw, answers.construct)
+    new_said = as_utc(raw.occurred_at)
     for c in answer.contradictions:
         old = current.get(c.note_id)
         if old is None or c.note_id == note_id:
@@ -207,15 +213,25 @@ def _link_drafts(
         old_time = as_utc(old.valid_at) if old.valid_at else said
         if old_time is None or old.invalid_at is not None:
             continue
-        if new_time > old_time:
+        old_said = as_utc(said) if said is not None else old_time
+        if new_said > old_said:
+            # the older fact holds until the newer one takes effect, or, when that is no later
+            # than the older fact's own date, from when the change was said
+            until = new_time if new_time > old_time else new_said
             reason = f"contradicted by newer note {note_id}: {c.reason}"
-            drafts.append(
-                Draft(old.id, "invalid_at", new_time, reason, proposer, [raw.id], evidence=c.evidence)
-            )
-        elif new_time < old_time:
+            drafts.append(Draft(old.id, "invalid_at", until, reason, proposer, [raw.id], evidence=c.evidence))
+        elif new_said < old_said:
             reason = f"contradicted by newer note {old.id}: {c.reason}"
             drafts.append(
-                Draft(note_id, "invalid_at", old_time, reason, proposer, [raw.id], evidence=c.evidence)
+                Draft(
+                    note_id,
+                    "invalid_at",
+                    max(old_time, old_said),
+                    reason,
+                    proposer,
+                    [raw.id],
+                    evidence=c.evidence,
+                )
             )
     return drafts
 

@@ -113,3 +113,29 @@ def test_a_restatement_does_not_propose_again_what_the_restated_note_holds_or_ha
     assert (NEW, "decision_rationale") not in by_attribute(draft(NEW, raw, given, pending, POLICY))
     fresh = Snapshot(neighbours={first.id: first}, restated=first)
     assert (NEW, "decision_rationale") in by_attribute(draft(NEW, raw, given, fresh, POLICY))
+
+
+def test_a_later_statement_that_moves_a_date_earlier_retires_the_older_note_not_itself() -> None:
+    # said in March: the renewal is on October 1; said in May: it moves to September 15. The fact
+    # dates run the other way round from the statements, but the later statement is the newer one.
+    said_then = datetime(2026, 3, 2, tzinfo=UTC)
+    old = neighbour(
+        "n_000000000000old",
+        "Acme renews on October 1",
+        raw_log_ids=["r_old"],
+        valid_at=datetime(2026, 10, 1, tzinfo=UTC),
+    )
+    raw = raw_log("The Acme renewal moves to September 15", at=datetime(2026, 5, 4, tzinfo=UTC))
+    moved = {
+        "contradictions": [{"note_id": old.id, "reason": "renewal date", "evidence": "moves to September 15"}]
+    }
+    snapshot = Snapshot(neighbours={old.id: old}, said_at={"r_old": said_then})
+    dated = {"valid_at": "2026-09-15T00:00:00+00:00", "evidence": {"valid_at": "September 15"}}
+    drafts = by_attribute(draft(NEW, raw, answers(construct=dated, link=moved), snapshot, POLICY))
+    assert (NEW, "invalid_at") not in drafts  # no note retires itself for being dated earlier
+    assert drafts[(old.id, "invalid_at")] == raw.occurred_at  # untrue from when the move was said
+
+    # said at the same moment: nobody can tell which is newer, so nothing is retired
+    same = raw_log("The Acme renewal moves to September 15", at=said_then)
+    drafts = by_attribute(draft(NEW, same, answers(construct=dated, link=moved), snapshot, POLICY))
+    assert (NEW, "invalid_at") not in drafts and (old.id, "invalid_at") not in drafts

@@ -99,3 +99,21 @@ def test_in_one_import_each_new_seat_count_retires_the_current_one_not_an_older_
     assert third in _pending(memory, second)["invalid_at"].reason
     retired_first = _pending(memory, first)["invalid_at"].reason
     assert second in retired_first and third not in retired_first
+
+
+def test_a_date_moved_earlier_retires_the_old_date_and_never_the_new_note(memory: Memory) -> None:
+    # the later input's date (June 26) falls before the older note's (July 1): the later statement
+    # still retires the older one, not itself
+    first = _add(
+        memory, "Initech will go live on July 1 with all 120 seats.", "2026-05-20T10:00:00Z", "initech"
+    )
+    second = _add(
+        memory,
+        "Update: the go-live moves to June 26. Priya joined the project in May.",
+        "2026-06-10T10:00:00Z",
+        "initech",
+    )
+    assert _pending(memory, second)["valid_at"].new_value.startswith("2026-06-26")
+    assert "invalid_at" not in _pending(memory, second)  # no note retires itself
+    retire = _pending(memory, first)["invalid_at"]
+    assert second in retire.reason and retire.new_value.startswith("2026-06-26")

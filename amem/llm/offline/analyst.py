@@ -81,7 +81,8 @@ class OfflineAnalyst:
         why = reasons.reason(found)
         # the topic is named where the note says what it is about: the decision it states, if any
         # (a decision is filed under what was decided), else its first sentence
-        decided = next((s.text for s in found if reasons.decided(s.text)), None)
+        decision = next((s for s in found if reasons.decided(s.text)), None)
+        decided = decision.text if decision is not None else None
         category = categories.category(
             text, decided or (lines[0] if lines else ""), (why.start, why.end) if why is not None else None
         )
@@ -89,7 +90,10 @@ class OfflineAnalyst:
         if why is not None:
             evidence["decision_rationale"] = why.text
         # noise (no category) states no fact, so nothing it says takes effect on a date
-        when = dates.valid_at(text, raw_log.occurred_at) if not categories.chat(text) else None
+        # a date inside the reason dates the reason's own fact, not the decision's
+        outside = [(why.start, why.end)] if why is not None else []
+        main = (decision.start, decision.end) if decision is not None else None
+        when = dates.valid_at(text, raw_log.occurred_at, outside, main) if not categories.chat(text) else None
         if when is not None:
             evidence["valid_at"] = when.text
         the_context = context(category, keywords, lines)
@@ -180,12 +184,15 @@ class OfflineAnalyst:
         states it otherwise. A neighbour that only restates another is not a fact of its own."""
         new = contradictions.facts(note.content)
         wanted = contradictions.stated_kinds(new)
-        if not wanted:
-            return []
-        newest_first = sorted(
-            (o for o in others if not _restates_another(o)), key=lambda o: o.created_at, reverse=True
-        )
+        facts_of = [o for o in others if not _restates_another(o)]
+        newest_first = sorted(facts_of, key=lambda o: o.created_at, reverse=True)
         out: dict[str, dict[str, Any]] = {}
+        # a confirmed fix retires the note that reported the fault (by ticket number, else by its words)
+        pool = [(o.id, o.content, o.created_at) for o in facts_of]
+        fixed = contradictions.retired_fault(note.content, pool)
+        if fixed is not None:
+            other_id, found = fixed
+            out[other_id] = {"note_id": other_id, "reason": found.reason, "evidence": found.evidence}
         for kind in wanted:
             for other in newest_first:
                 old = contradictions.facts(other.content)

@@ -59,7 +59,7 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "meeting",
             r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
             r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
-            r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up)\b",
+            r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up|walk-?throughs?)\b",
         ),
         (
             "decision",
@@ -104,12 +104,22 @@ def chat(text: str) -> bool:
 
 #: A meeting noun right after a topic word: the topic only names the meeting.
 _MEETING_HEAD = re.compile(
-    r"\s+(?:review|call|meeting|sync|session|workshop|check-?in|kick-?off|planning|agenda)s?\b", re.I
+    r"\s+(?:review|call|meeting|sync|session|workshop|walk-?through|check-?in|kick-?off|planning|agenda)s?\b",
+    re.I,
 )
 
 
 #: The labels, in the cues' priority order.
 LABELS: tuple[str, ...] = tuple(label for label, _ in _CUES)
+
+#: Before a seat count, in its sentence: a price or a tier, then "for": the count is what it is for.
+_PRICED_COUNT = re.compile(
+    r"(?:[$€£]\s?\d|\bper seat\b|/seat\b|\btiers?\b)[^.;!?]*\bfor (?:the |all |all the )?$", re.I
+)
+
+
+def _sentence_before(text: str, start: int) -> str:
+    return text[max(text.rfind(c, 0, start) for c in ".;!?\n") + 1 : start]
 
 
 def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> list[float]:
@@ -128,6 +138,8 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
                 continue
             if label != "meeting" and _MEETING_HEAD.match(text, match.end()):
                 continue  # "the renewal review", "a pricing call": a meeting, named by its topic
+            if label == "contract" and _PRICED_COUNT.search(_sentence_before(text, match.start())):
+                continue  # "$49 per seat for the 135 seats": the quantity a price is for
             score += 1
         score += 0.9 * sum(
             1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())

@@ -6,8 +6,10 @@ then 150), a plan (the annual plan, then monthly billing, or "no longer wants th
 a date of the same event (the renewal moved from October 1 to January 15), a person in a role
 (a new champion, the decision now with the new CFO), or a reversed decision ("decided not to
 roll out" after "will decide on rolling out"). Only the newest earlier note stating that kind
-of fact is contradicted: it holds the current value, older ones were retired by it. Which of
-the two notes is newer in time the pipeline decides, not this module.
+of fact is contradicted: it holds the current value, older ones were retired by it. A fix
+confirmed for a reported fault retires the report (``retired_fault``): "fails to save" is no
+longer true; a fix planned, a workaround or a diagnosis retires nothing. Which of the two notes
+is newer in time the pipeline decides, not this module.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ _PRICE_BEFORE = re.compile(
 _CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "£", "pounds": "£"}
 #: A count of licences: "150 seats", "90 named users", "a seat count of 95", "95-seat licence".
 _COUNT = re.compile(
-    r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+)?"
+    # "150 seats", "90 named users", "150 Growth seats" (a plan's name between)
+    r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|(?-i:[A-Z][a-z]+)\s+)?"
     r"(?P<unit>seat|user|licen[cs]e)s?\b|"
     r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
     # "Licensed seats provisioned: 85": a labelled count
@@ -55,7 +58,11 @@ _COUNT_CHANGE = re.compile(
 )
 #: After a count: people using the product, not the licences bought ("40 users active so far").
 _USAGE_AFTER = re.compile(
-    r"^\s*(?:are\s+|were\s+)?(?:active|logged|log in|use|using|online|onboarded)\b", re.I
+    r"^\s*(?:are\s+|were\s+)?(?:active|logged|log in|use|using|online|onboarded)\b|"
+    # licences said to lie idle are a part of the contract's count, not a new count
+    r"^\s*(?:are\s+|were\s+|stay\s+|sit\s+|left\s+)?(?:idle|unused|inactive|out of use|not in use|"
+    r"unassigned|unprovisioned)\b",
+    re.I,
 )
 #: Before a count: "40 of 120", "90 weekly active": usage, not the contract.
 _USAGE_BEFORE = re.compile(r"\b(?:weekly|daily|monthly)?\s*active\s*$|\bof\s*$", re.I)
@@ -160,7 +167,9 @@ _ROLES = {
     r"economic buyer|budget (?:owner|holder)|holds? the budget|final (?:say|call|word)|"
     r"(?:approves|signs off on) (?:anything|spend|purchases|the budget|all)|"
     r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget|renewal|contract)|"
-    r"in charge of (?:the )?(?:budget|renewal|purchas\w*|buying)|decides? on (?:the )?(?:renewal|budget)",
+    r"in charge of (?:the )?(?:budget|renewal|purchas\w*|buying)|decides? on (?:the )?(?:renewal|budget)|"
+    # "takes over the Tallyline budget": the budget, the renewal or its decision changes hands
+    r"(?:takes?|took|taking) over (?:the )?(?:[\w-]+ )?(?:budget|renewal|decision|contract)",
 }
 _ROLE = {kind: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for kind, pattern in _ROLES.items()}
 _ROLE_CHANGE = re.compile(
@@ -283,7 +292,8 @@ def _head_event(s: str) -> re.Match[str] | None:
             word.endswith("s")
             and len(after) > 1
             and after[1].lower() in _MOVES_AFTER
-            and not _MOVE.search(s[: m.start()])
+            # a label before a colon ("Update: the go-live moves to") governs nothing after it
+            and not _MOVE.search(re.split(r"[:;]", s[: m.start()])[-1])
         ):
             return m  # "renewal moves to": a verb (not after one: "moved the kickoff notes to")
     return None
@@ -426,10 +436,14 @@ def facts(text: str, *, main: bool = True) -> Facts:
                     signalled |= {"plan"} if cue else set()
         event = _head_event(s)
         if event and not _NOT_A_CHOICE.search(s):
+            # a date in an aside or one that dates a message ("(per call notes of 3 Nov)") is not
+            # the event's
             found = [
                 m
                 for m in dates.mentions(s, base)
-                if m.absolute and not _OLD_VALUE_BEFORE.search(s[: m.start])
+                if m.absolute
+                and not _OLD_VALUE_BEFORE.search(s[: m.start])
+                and not dates.dates_something_else(s, m)
             ]
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
@@ -684,3 +698,140 @@ def stated_kinds(new: Facts) -> list[str]:
     if new.negated:
         out.append("reversal")
     return out
+
+
+# -- a confirmed fix retires the fault report ------------------------------------------------------
+
+#: A ticket's number: "Ticket #4502", "Re #40977", "INC-20260915-03" (not an invoice's or an order's).
+_TICKET = re.compile(
+    r"(?<!\w)(?<!invoice )(?<!order )(?<!PO )(?<!quote )#\s?(?P<num>\d{3,})\b|"
+    r"\b(?P<key>[A-Z]{2,6}-\d{3,}(?:-\d+)*)\b",
+    re.IGNORECASE,
+)
+#: A fault stated: something fails, errs, times out, crashes, is slow or missing.
+_FAULT = re.compile(
+    r"\b(?:fail(?:s|ed|ing|ure)?|errors?|broken|breaks|crash(?:es|ed|ing)?|times? out|timed out|timeouts?|"
+    r"reject(?:s|ed|ing)?|drop(?:s|ped|ping)?|blank|empty|slow(?:ly|er)?|loops?|looping|hangs?|freez\w*|"
+    r"stuck|never (?:show|shows|showed|arrives?|arrived|lands?|landed|syncs?|synced)(?: up)?|"
+    r"(?:not|never|isn't|aren't|doesn't|don't|won't) (?:logging|working|loading|syncing|showing|saving|"
+    r"sending|arriving|work|load|sync|save|show|send|arrive)|logs? (?:us|them|me|users|people|everyone) out|"
+    r"can'?t|cannot|unable|wrong|bug|outage|stale|exception|missing|corrupt\w*|disappear\w*)\b",
+    re.IGNORECASE,
+)
+#: A fix stated as done and holding: "resolved", "confirmed fixed", "works again", "Hana confirmed
+#: signing works", "verified with a 400-day range". A fix shipped or planned, a workaround or a
+#: diagnosis is not one: the fault may still be there.
+_FIXED = re.compile(
+    r"\b(?:resolved|fixed|verified)\b(?!\s+(?:to|fee|fees|price|prices|rate|rates|term|terms|cost|costs|"
+    r"amount|date|dates|number|schedule|budget|scope|IPs?|point|window|set|income|pricing)\b)|"
+    r"\b(?:works?|working|loads?|syncs?|saves?|completes?|runs?) (?:again|normally|as expected)\b|"
+    r"\b(?:now|again) (?:works?|completes?|loads?|syncs?|lands?|runs?|saves?|arrives?)\b|"
+    r"\bback to normal\b|"
+    r"\bno longer (?:fails?|crash\w*|times? out|drops?|rejects?|loops?|hangs?|errors?)\b|"
+    r"\bconfirmed\b(?P<confirmed>[^.;]{0,80}?)\b(?:works?|working|fixed|resolved|again|now|since)\b",
+    re.IGNORECASE,
+)
+#: Just before a fix word: it is not (yet) done ("will be fixed", "not yet resolved", "once fixed").
+_NOT_DONE_BEFORE = re.compile(
+    r"\b(?:not|n't|never|yet|will|'ll|to be|should|would|could|once|until|when|if|expected|planned|"
+    r"hope\w*|being|get|gets|needs? to be|a|the)\s+(?:\w+\s+){0,1}$",
+    re.IGNORECASE,
+)
+#: A fix sentence that is rather a question, a plan or a regression.
+_NOT_A_FIX = re.compile(
+    r"\?|\b(?:is|are) back\b|\bstill\b|\breopen\w*|\brecurr\w*|\bnot (?:yet )?(?:fixed|resolved)\b|"
+    r"\bworkaround\b(?![^.;]*\bstop\b)",
+    re.IGNORECASE,
+)
+#: Words every fault and fix share, which say nothing of which fault it is.
+_FAULT_GENERIC = frozenset(
+    root(w)
+    for w in re.findall(
+        r"\w+",
+        "ticket fix fixed fixes resolved resolve confirmed confirm verified works working work again issue "
+        "issues problem problems error errors fail fails failed failing since now release released "
+        "closed closing close customer team support update priority high normal severity",
+    )
+)
+#: In a confirmation's words: it confirms the fault, or something not done yet.
+_UNCONFIRMED = re.compile(r"\b(?:not|n't|no|will|'ll|plan\w*)\b", re.IGNORECASE)
+
+
+def tickets(text: str) -> frozenset[str]:
+    """The ticket numbers a raw log names ("#4502", "INC-20260915-03"), upper-cased."""
+    return frozenset(
+        (f"#{m.group('num')}" if m.group("num") else m.group("key")).upper()
+        for m in _TICKET.finditer(readable(text))
+    )
+
+
+def fix_confirmed(text: str, *, explicit: bool = False) -> str | None:
+    """The sentence saying a fault is fixed and the fix holds, or None. With ``explicit``, only a
+    sentence that names the fault fixed itself ("resolved", "fixed", "works again"), not a mere
+    confirmation ("Maria confirmed that dashboards work"), which may follow no fault at all."""
+    for sentence in sentences(readable(text)):
+        s = sentence.text
+        if _NOT_A_FIX.search(s):
+            continue
+        for m in _FIXED.finditer(s):
+            if _NOT_DONE_BEFORE.search(s[: m.start()]):
+                continue
+            confirmed = m.group("confirmed")
+            if confirmed is not None and (
+                explicit or _FAULT.search(confirmed) or _UNCONFIRMED.search(confirmed)
+            ):
+                continue  # "confirmed the export failed again": a fault confirmed, not a fix
+            return s
+    return None
+
+
+def fault_reported(text: str) -> str | None:
+    """The sentences of a raw log that report a fault, or None (none, or it says a fault is fixed)."""
+    if fix_confirmed(text) is not None:
+        return None
+    found = [x.text for x in sentences(readable(text)) if _FAULT.search(x.text)]
+    return " ".join(found) or None
+
+
+def _fault_words(text: str) -> set[str]:
+    return _common_words(text) - _FAULT_GENERIC
+
+
+def retired_fault(
+    new_text: str, others: Sequence[tuple[str, str, datetime]]
+) -> tuple[str, Contradiction] | None:
+    """The note whose reported fault ``new_text`` says is fixed, and why; None when unsure.
+
+    ``others`` are the neighbours as (id, raw log, time), nearest first. A note that confirms a fix
+    (not one that plans it, diagnoses the fault or gives a workaround) retires the report of that
+    fault: the oldest neighbour carrying the same ticket number (the one that opened the ticket),
+    if it reports a fault; when the fix names no ticket any neighbour carries, the nearest
+    neighbour reporting a fault in the same words (two content words shared), the fix itself
+    saying the fault is fixed. A neighbour carrying another ticket's number is another fault."""
+    mine = tickets(new_text)
+    if mine:
+        same = [(at, i, oid, text) for i, (oid, text, at) in enumerate(others) if tickets(text) & mine]
+        same = [c for c in same if fix_confirmed(c[3]) is None]
+        if same:
+            evidence = fix_confirmed(new_text)
+            _, _, oid, text = min(same, key=lambda c: (c[0], c[1]))
+            if evidence is None or fault_reported(text) is None:
+                return None
+            ticket = ", ".join(sorted(tickets(text) & mine))
+            why = f"fixes the fault that note reports (ticket {ticket})"
+            return oid, Contradiction("fixed", why, evidence)
+    evidence = fix_confirmed(new_text, explicit=True)
+    if evidence is None:
+        return None
+    words = _fault_words(readable(new_text))
+    for oid, text, _ in others:
+        if mine and tickets(text):
+            continue  # both carry a ticket number, and not the same one: another fault
+        fault = fault_reported(text)
+        if fault is None:
+            continue
+        shared = words & _fault_words(fault)
+        if len(shared) >= 2:
+            why = f"fixes the fault that note reports ({', '.join(sorted(shared))})"
+            return oid, Contradiction("fixed", why, evidence)
+    return None

@@ -30,9 +30,17 @@ _STEP_LABEL = re.compile(
     r"owner actions?)\s*[:\-–]\s*",
     re.IGNORECASE,
 )
-#: "<Someone> will send ...": from the person to the end of the clause.
+#: A capitalised word before "to <action>" that is no one's name ("Happy to send", "Need to book").
+_NOT_A_NAME = (
+    r"Happy|Glad|Pleased|Ready|Keen|Need|Needs|Want|Wants|Plan|Plans|Hard|Easy|Able|Unable|Nice|Time|"
+    r"Going|Due|Free|Remember|Reminder|Reply|Welcome|How|What|When|Where|Who|Why|Whether|Hoping|Trying|"
+    r"Yes|No|Remind|Asked|Agreed|Decided|Forgot|Forgotten|Failed|Used|Supposed|Here"
+)
+#: "<Someone> will send ...", "I'll send ...", "Maren to send ...": from the person to the end of
+#: the clause.
 _STEP_CLAUSE = re.compile(
-    rf"(?:\b(?:[A-Z][a-z]+|I|we|We)\s+(?:will|'ll|is going to|are going to)\s+|(?<=I)'ll\s+|"
+    rf"(?:\b(?:[A-Z][a-z]+|I|we|We)\s+(?:will|'ll|is going to|are going to)\s+|\b(?:I|[Ww]e)'ll\s+|"
+    rf"\b(?!(?:{_NOT_A_NAME})\b)[A-Z][a-z]+\s+to\s+|"
     rf"\b(?:we|they) agreed to\s+|\bplan is to\s+)(?:{_ACTIONS})\b",
 )
 _PRIORITY_CUES = (
@@ -185,7 +193,7 @@ def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
         span = sentence[: trail.start()].strip(" .!?\"'")
     items = [item.strip(" .!?\"'") for item in _ITEM_SPLIT.split(span)]
     items = [item for item in items if len(item) > 1 and item in sentence]
-    if any(_SEVERITY.fullmatch(item) for item in items):
+    if any(_SEVERITY.fullmatch(item.strip("()[] ")) for item in items):
         return None  # "Priority: High": the cue was a ticket's field, not what the customer wants
     items = items[:5]
     if not items:

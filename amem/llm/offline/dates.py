@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Literal
@@ -100,11 +101,25 @@ _FUTURE = re.compile(
     r"postpon\w*|push\w*|mov\w* to|delay\w*|hold)\b|'ll\b",
     re.IGNORECASE,
 )
+#: Irregular past forms: a past verb as surely as one in -ed ("kickoff held today"). Reporting
+#: verbs (said, told, wrote) are left out: what is reported keeps its own tense ("Globex renews in
+#: March, they said").
+_IRREGULAR_PAST = (
+    r"held|made|gave|began|kept|left|paid|brought|chose|won|lost|sold|bought|found|saw|"
+    r"fell|rose|grew|felt|spent|caught|taught|understood|undertook|shut"
+)
 _PAST = re.compile(
-    r"\b(?:was|were|did|had|has been|have been|ago|last|yesterday|closed|went|came|met|took|sent|"
-    r"got|ran|since)\b|\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
+    r"\b(?:was|were|did|had|has been|have been|ago|yesterday|closed|went|came|met|took|sent|"
+    r"got|ran|since|"
+    + _IRREGULAR_PAST
+    + r")\b|\blast\s+(?:week|month|year|quarter|night|time|"
+    + _WEEKDAY[3:-1]
+    + r")\b|"
+    r"\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
     re.IGNORECASE,
 )
+#: A participle after a present copula is a state now, not the past ("is closed", "are booked").
+_PRESENT_STATE = re.compile(r"\b(?:is|are|am|'s|'re)\s+(?:\w+ly\s+)?\w{3,}ed\b", re.IGNORECASE)
 _FUTURE_ED = re.compile(
     r"\b(?:scheduled|planned|booked|expected|postponed|pushed|moved|delayed|pencil+ed in|slated|targeted|"
     r"earmarked|penciled in|tentatively)\b",
@@ -112,8 +127,8 @@ _FUTURE_ED = re.compile(
 )
 #: "from", "starting", "effective", "as of" before a date: when the fact takes effect.
 _STARTS_BEFORE = re.compile(
-    r"\b(?:from|starting(?: on)?|effective(?: from| on)?|as of|beginning|begins|starts|start on|"
-    r"takes effect(?: on)?|goes live|live)\s*$",
+    r"\b(?:from|starting(?: on)?|effective(?: from| on)?|as of|beginning|(?:begins|starts|start|goes live)"
+    r"(?: on| from)?|takes effect(?: on)?|live)\s*$",
     re.IGNORECASE,
 )
 #: Just before or after a date: it is part of a URL, a query, a code sample or an example.
@@ -121,7 +136,12 @@ _IN_DATA = re.compile(
     r"(?:[=/&?_]|\be\.g\.,?\s*['\"]?|\bfor example,?\s*['\"]?|\bsuch as\s*['\"]?|(?<!\w)['\"])$", re.I
 )
 _DATA_AFTER = re.compile(r"[&_/]")
-_CLAUSE_EDGE = re.compile(r"[.;!?\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b")
+_CLAUSE_EDGE = re.compile(
+    r"[.!?](?=\s|$)|[;\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
+    # "and" / "but" joining two clauses, each with its own subject ("my last day is June 26 and
+    # he joined in May"): the tense of one is not the other's
+    r"\s(?:and|but)\s+(?=(?:he|she|they|we|I|you|it|[A-Z][a-z]+)\s+(?!and\b|or\b)[a-z']+)"
+)
 
 
 @dataclass(frozen=True)
@@ -168,8 +188,11 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             tense = _tense(text, start, end)
             if starts and tense == "past":
                 tense = None  # "accepted ..., starting July 1": the start is the nearer July 1
-            if not starts and _in_relative_clause(text, start):
-                continue  # "the report we asked for in June": it dates a noun, not the fact
+            if (not starts and _in_relative_clause(text, start)) or _NON_RESTRICTIVE.search(
+                text[max(0, start - 80) : start]
+            ):
+                continue  # "the report we asked for in June", "their fiscal year, which starts on
+                # March 1": it dates a noun, not the fact
             if name == "weekday" and not match.group("rel") and tense != "past" and not starts:
                 continue  # "I'm out Thursday": a bare weekday dates only a past event
             if (
@@ -206,7 +229,8 @@ def _moved_to(text: str, start: int) -> bool:
 
 #: Before a date: when something ends or must be done by, not when the fact takes effect.
 _ENDS_BEFORE = re.compile(
-    r"\b(?:until|till|through|before|ahead of)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?(?:(?:in|on)\s+)?$",
+    r"\b(?:until|till|through|before|ahead of)\s+(?:(?:the|their|our|his|her|its|your|my)\s+)?"
+    r"(?:[\w-]+\s+){0,4}?(?:(?:in|on)\s+)?$",
     re.IGNORECASE,
 )
 #: A sentence that says what it states is not settled: its date is no fact's date.
@@ -289,14 +313,61 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
     return bool(_ASKED.search(text[start : mention.start]))
 
 
-def valid_at(text: str, base: datetime) -> DateMention | None:
+#: A plan in the past perfect ("the start we'd planned for mid-June", "had been scheduled for"):
+#: the plan that was, which the input goes on to change; its date is not the fact's.
+_FORMER_PLAN = re.compile(
+    r"(?:'d|\bhad)\s+(?:been\s+)?(?:planned|scheduled|booked|expected|intended|pencil+ed(?: in)?|"
+    r"targeted|hoped|agreed)\b[^.;:!?\n]{0,25}$",
+    re.IGNORECASE,
+)
+
+
+def _aside(text: str, mention: DateMention) -> bool:
+    """Whether the date sits in a parenthesis: an aside about something else, not the main fact."""
+    line_start = text.rfind("\n", 0, mention.start) + 1
+    before = text[line_start : mention.start]
+    line_end = text.find("\n", mention.end)
+    after = text[mention.end : line_end if line_end >= 0 else len(text)]
+    if before.count("(") <= before.count(")") or ")" not in after:
+        return False
+    inside = before[before.rfind("(") + 1 :] + " " + after[: after.find(")")]
+    # "(1 April)", "(effective 1 July)", "(kickoff on 3 March)" name the date of what they
+    # follow; "(12 reps join in Q4)" is a clause of its own
+    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 3
+
+
+def dates_something_else(text: str, mention: DateMention) -> bool:
+    """Whether the date dates a message, a quote, a question asked or an aside, not a fact."""
+    return _not_the_fact(text, mention) or _aside(text, mention)
+
+
+def valid_at(
+    text: str,
+    base: datetime,
+    outside: Sequence[tuple[int, int]] = (),
+    main: tuple[int, int] | None = None,
+) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
-    from, else the first date stated that does not end a state, set a deadline or date a next step."""
+    from, else the first date stated that does not end a state, set a deadline or date a next step.
+    A date inside one of the ``outside`` spans (the reason given for a decision: a reason dates
+    its own fact, not the decision's), in a parenthesis or in a plan the input says it had is
+    none. When ``main`` (the sentence stating the input's decision) holds a date, that date
+    wins."""
     found = [
         m
         for m in mentions(text, base)
-        if not _ends(text, m) and not _in_errand(text, m) and not _not_the_fact(text, m)
+        if not _ends(text, m)
+        and not _in_errand(text, m)
+        and not _not_the_fact(text, m)
+        and not any(start <= m.start and m.end <= end for start, end in outside)
+        and not _aside(text, m)
+        and not _FORMER_PLAN.search(text[max(0, m.start - 60) : m.start])
     ]
+    if main is not None:
+        # the decision is the main fact: a date its own sentence states wins over dates elsewhere
+        # (a condition's, a side remark's)
+        inside = [m for m in found if main[0] <= m.start and m.end <= main[1]]
+        found = inside or found
     for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
         return mention
     return None
@@ -348,6 +419,11 @@ def _in_relative_clause(text: str, start: int) -> bool:
     return bool(re.search(r"\b(?:that|which|who)\s+(?:we|they|he|she|you|I|it|you)\b", clause))
 
 
+#: Before a date, in its sentence: a non-restrictive relative clause (", which starts on"), which
+#: describes the noun before it.
+_NON_RESTRICTIVE = re.compile(r",\s+(?:which|who)\s+[^.;:!?,\n]*$", re.IGNORECASE)
+
+
 def _tense(text: str, start: int, end: int) -> Tense:
     """Future or past, from the words of the date's own clause (None when it says neither)."""
     left = text[:start]
@@ -365,7 +441,7 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return "past"
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
         return "future"
-    if _PAST.search(clause):
+    if _PAST.search(_PRESENT_STATE.sub(" ", clause)):
         return "past"
     return None
 

@@ -20,11 +20,13 @@ from amem.llm.offline.text import Sentence
 DECISION = re.compile(
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched|moved|postponed|settled|"
     r"pulled the plug|called off|backed out|"
-    r"(?:is|are|'re|am)\s+(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
-    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing)|"
+    r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
+    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|"
+    # "we're (not) rolling Coach out to the CS team": a rollout decided, or called off
+    r"rolling (?:[\w-]+\s+){0,4}?out|going ahead)|"
     r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
     r"(?:doesn'?t|does not|don'?t|do not) want|"
-    r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|dropped|paused|"
+    r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|"
     r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
     r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
     r"(?:will|'ll)\s+(?:reduce|renew|switch|move|cancel|upgrade|downgrade|drop|pause|extend|sign|"
@@ -33,7 +35,9 @@ DECISION = re.compile(
     r"stick(?:ing)? with|(?:is|are) moving to|opt(?:ing)? (?:for|out)|chooses|opts|"
     r"(?:the )?decision (?:is|was) to|reinstat\w*|discontinu\w*|terminated|withdr[ea]w\w*|revert\w*|"
     r"(?:is|are|'re|am)\s+(?:reinstating|terminating)|go(?:ing)? ahead|went ahead|proceed(?:ing|ed)?|"
-    r"rather than)\b",
+    r"rather than|"
+    # "dropped the add-on", not "dropped in / by" (a visit) nor "dropped the news" (told it)
+    r"dropped(?!\s+(?:in|by|off|out|over|round|a line|a note|the news|a hint|us|me)\b)|paused)\b",
     re.IGNORECASE,
 )
 #: Words before a decision verb in its clause that make it a wish, a plan, an option or a question
@@ -73,6 +77,9 @@ _FINITE = re.compile(
     r"\b(?:is|are|was|were|has|have|had|does|did|do|can|could|will|would|must|should|may|might|"
     r"need|needs|want|wants|makes|make|fits|fit|removes|requires|require|prefers|lacks|costs|"
     r"matches|lines up|means|gives|takes|runs|keeps|stays|remains|helps|covers|saves|allows|got|"
+    # irregular past forms: as finite as a verb in -ed
+    r"came|went|took|gave|made|said|told|found|kept|left|lost|won|sold|bought|held|saw|chose|began|"
+    r"fell|rose|grew|knew|felt|met|ran|paid|spent|brought|"
     r"\w{3,}ed)\b|'s\b|'re\b|"
     # a verb in -s after a subject that is not a determiner's noun ("billing loses", "it lands")
     r"\b(?!(?:the|a|an|their|our|its|his|her|these|those|all|some|per|of|for|by|with|in|on|at|to)\b)"
@@ -132,8 +139,27 @@ class Reason:
     text: str
 
 
+#: A sentence saying no decision was taken: whatever verb another sentence uses, the input
+#: states no decision, so it gives no reason for one.
+_NO_DECISION = re.compile(
+    r"\b(?:no (?:decisions?|commitments?)(?: (?:yet|today|made|taken|was made|were made))?|"
+    r"nothing (?:was |has been |is )?(?:decided|agreed|signed|committed)(?: yet)?)\b",
+    re.IGNORECASE,
+)
+#: After a colon, a clause that states the decision's content (an action or a change), not why:
+#: "Agreed with Helen: Umbrella drops to 160 seats", "moved to Commit: they renew in March".
+_COLON_STATES = re.compile(
+    r"^[^,;]*?\b\w+\s+(?:moves|drops|renews|goes|switches|starts|ends|increases|decreases|rises|"
+    r"falls|changes|shifts|stays|signs|takes over|joins|becomes|adds|keeps)\b",
+    re.IGNORECASE,
+)
+
+
 def reason(sentences: Sequence[Sentence]) -> Reason | None:
-    """The reason for the first decision that has one, or None."""
+    """The reason for the first decision that has one, or None (none when a sentence says no
+    decision was taken)."""
+    if any(_NO_DECISION.search(s.text) for s in sentences):
+        return None
     for i, sentence in enumerate(sentences):
         decision = decided(sentence.text)
         if decision is None:
@@ -192,8 +218,10 @@ def _connected(
             continue
         if not causal and not conn.startswith("so"):
             continue
-        if match.group("colon") is not None and not _SUBJECT_START.match(rest):
-            continue
+        if match.group("colon") is not None and (
+            not _SUBJECT_START.match(rest) or decided(rest) is not None or _COLON_STATES.match(rest)
+        ):
+            continue  # what follows a colon says why only when it is not the decision's content
         if conn == "after" and re.match(r"all\b", rest, re.IGNORECASE):
             continue  # "after all": an idiom, not a time or a cause
         if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest):
@@ -229,6 +257,9 @@ def _before(sentence: Sentence) -> Reason | None:
     match = _BEFORE.match(sentence.text)
     if match is None or not DECISION.search(match.group("rest")):
         return None
+    conn, why = match.group("conn").lower(), match.group("reason")
+    if conn in {"since", "as", "after", "given"} and (not _FINITE.search(why) or _AS_NOT_REASON.match(why)):
+        return None  # "As promised, ...", "Since March, ...": a manner or a time, not a cause
     return _span(sentence, match.start("reason"), match.end("reason"))
 
 

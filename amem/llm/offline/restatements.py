@@ -3,7 +3,9 @@
 A restatement says it logs or recaps ("Recap for the team:", "Email logged:", "updated to",
 "marked Closed Won") and either shares most of its words with the earlier note, or is a CRM entry
 whose values (amounts, counts, dates, plans) are all values the earlier note states; it states
-no number the earlier note does not. The pipeline then links it to the earlier note instead of proposing its
+no number the earlier note does not (a date that dates its source, "per call notes of 3 Nov", or a
+number in a name, "FY27", is none). A deal logged "Closed Won" restates a note that states the
+decision, not a quote. The pipeline then links it to the earlier note instead of proposing its
 held values again.
 """
 
@@ -15,21 +17,25 @@ from functools import lru_cache
 
 from amem.llm.offline import dates
 from amem.llm.offline.contradictions import roots
+from amem.llm.offline.reasons import decided
 from amem.llm.offline.text import readable
 
+#: A CRM stage that logs a deal won: news, unless the earlier note states the decision.
+_WON = re.compile(r"\bclosed[- ]won\b", re.IGNORECASE)
 _RECAP = re.compile(
     r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|confirming|as promised|marked|"
     r"for the record|"
     r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|"
-    r"switched to|flagged|closed won)",
+    r"switched to|flagged|closed won|per (?:the |our )?(?:call|meeting) notes?)",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no longer|not|never|cancel\w*|called off|reversed|anymore)\b|n't\b", re.I)
-_NUMBER = re.compile(r"(?<![\d.])\d{2,3}(?:[.,]\d+)?(?![\d])")
+#: An amount or a count (not glued to a letter: "FY27", "Q1" and "v3" name things, not values).
+_NUMBER = re.compile(r"(?<![\w.])\d{2,3}(?:[.,]\d+)?(?![\d])")
 
 #: A change of status: a reply that says it (the fix shipped, the deal signed) adds a fact.
 _STATUS = re.compile(
-    r"\b(?:resolved|fixed|closed|closing|shipped|deployed|released|completed|approved|signed|"
+    r"\b(?:resolved|fixed|closed(?! won)|closing|shipped|deployed|released|completed|approved|signed|"
     r"countersigned|cancell?ed|declined|accepted|rejected|went live|is live)\b",
     re.IGNORECASE,
 )
@@ -49,12 +55,14 @@ _BASE = datetime(2000, 6, 15, tzinfo=UTC)
 @lru_cache(maxsize=4096)
 def values(text: str) -> frozenset[str]:
     """The values a note states: amounts and counts, days (MM-DD) and plans. A date something
-    moves from ("changed from X to Y") is the old value, not one it states."""
+    moves from ("changed from X to Y") is the old value, not one it states; a date that dates a
+    message or sits in an aside ("(per call notes of 3 Nov)") is no value either."""
     found = dates.mentions(text, _BASE)
     out = {
         m.when.strftime("%m-%d")
         for m in found
         if m.absolute
+        and not dates.dates_something_else(text, m)
         and not (
             re.search(r"\bfrom\s*$", text[max(0, m.start - 10) : m.start])
             and re.match(r"\s+to\b", text[m.end :])
@@ -99,6 +107,8 @@ def restatement_score(
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
     if _STATUS.search(new) and not _STATUS.search(old):
         return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap
+    if _WON.search(new) and not (_STATUS.search(old) or _WON.search(old) or decided(old)):
+        return 0.0  # "stage Closed Won" after a quote: the deal won is news; after "we're going ahead", a log
     cue = bool(_RECAP.search(new))
     stated = values(new)
     if (cue or _field_line(new, old)) and stated and stated <= values(old):

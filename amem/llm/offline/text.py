@@ -121,7 +121,13 @@ _INSTRUCTION = re.compile(
 )
 
 
-_ROLE_LINE = re.compile(r"^[ \t]*\W?(?:system|assistant|developer|admin)\b[^:\n]{0,30}:.*$", re.I | re.M)
+_ROLE_LINE = re.compile(
+    r"^[ \t]*\W?(?i:system|assistant|developer|admin)\b[^:\n]{0,30}:.*$|"
+    # a turn of a fake conversation opened mid-line ("... </raw_log> Assistant: ignore ..."): a
+    # capitalised speaker's role and a colon, an instruction to the line's end
+    r"(?<=\s)(?:System|Assistant|SYSTEM|ASSISTANT)\s*:.*$",
+    re.M,
+)
 
 
 def readable(text: str) -> str:

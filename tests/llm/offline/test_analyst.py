@@ -337,3 +337,26 @@ def test_a_decision_is_filed_under_what_was_decided(analyst, policy) -> None:
         "At the end they renewed for two years because the EU hosting removed their blocker."
     )
     assert _construct(analyst, policy, text).category == "renewal"
+
+
+def test_a_confirmed_fix_retires_the_report_of_its_ticket_not_the_diagnosis(analyst, policy) -> None:
+    texts = [
+        ("n_report", "Ticket #3310 (Acme): invoice PDFs fail to render for the Lisbon office."),
+        (
+            "n_diagnosis",
+            "Ticket #3310: reproduced, the template needs a font. Workaround: print from the app.",
+        ),
+    ]
+    day = datetime(2026, 3, 2, tzinfo=UTC)
+    old = [
+        _as_note(analyst, policy, text, note_id).model_copy(update={"created_at": day.replace(day=2 + i)})
+        for i, (note_id, text) in enumerate(texts)
+    ]
+    new_text = "Ticket #3310 resolved: Ana confirmed the Lisbon invoices render again."
+    new = _as_note(analyst, policy, new_text, "n_fix")
+
+    answer = analyst.link_and_evolve(new, raw_log(new_text), list(reversed(old))).answer
+
+    (contradiction,) = answer.contradictions
+    assert contradiction.note_id == "n_report" and "#3310" in contradiction.reason
+    assert contradiction.evidence == new_text

@@ -85,6 +85,7 @@ def test_a_ticket_reference_points_to_a_support_issue() -> None:
         # a topic word naming a meeting ("the renewal review") counts for the meeting, not the topic
         ("Umbrella moved the renewal review to next Wednesday after the offsite ran long.", "meeting"),
         ("Recap of the onboarding call: Oslo goes first, Bergen follows.", "meeting"),
+        ("Contract walkthrough with Acme Legal booked for Thursday at 3pm.", "meeting"),
     ],
 )
 def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
@@ -100,6 +101,10 @@ def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
         ),
         ("Stakeholders: Kim Lee - champion and signatory for tools under $100k.", "contract"),
         ("Security deep-dive with their CISO booked in two weeks.", "meeting"),
+        # the seats a price is for are its quantity, not a contract's count
+        ("Agreed with Acme procurement: $49 per seat per month for the 135 seats.", "pricing"),
+        ("I'll send the final proposal by Friday, with a volume tier for 150 seats.", "pricing"),
+        ("Acme signed the order form for 150 seats.", "contract"),
         ("quick one: is there an API to pull results straight into an experiment?", "feature request"),
         # an electronic signature is a product feature, not a contract being signed
         ("Go-live done today: both labs on the platform, e-signature workflow validated.", "onboarding"),

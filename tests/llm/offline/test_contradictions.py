@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
-from amem.llm.offline.contradictions import contradiction, facts, holds, kinds, main_text, stated_kinds
+from amem.llm.offline.contradictions import (
+    contradiction,
+    facts,
+    fault_reported,
+    fix_confirmed,
+    holds,
+    kinds,
+    main_text,
+    retired_fault,
+    stated_kinds,
+    tickets,
+)
 
 
 def _contradicts(new_text: str, old_text: str) -> list[str]:
@@ -357,3 +370,130 @@ def test_an_event_that_heads_its_phrase_still_moves() -> None:
 )
 def test_another_products_plan_a_time_clause_cue_or_a_narrowing_retire_nothing(old: str, new: str) -> None:
     assert _retires(old, new) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # seats said to lie idle are part of the count bought, not a new count
+        ("Hooper Ltd signed for 150 seats.", "The Leeds start is off, so 30 seats are idle for now."),
+        ("Hooper Ltd signed for 150 seats.", "That leaves 30 seats unused until Leeds goes ahead."),
+        # a date in an aside or one that dates a message is not the event's date
+        (
+            "Hooper Ltd will renew in March 2027.",
+            "Opportunity moved to Commit: the renewal is in March 2027 (per the call notes of 3 Nov).",
+        ),
+    ],
+)
+def test_no_contradiction_from_idle_seats_or_a_date_that_dates_something_else(old: str, new: str) -> None:
+    assert _contradicts(new, old) == []
+
+
+def test_a_moved_event_date_still_retires_the_old_one() -> None:
+    old, new = "Hooper Ltd will renew in March 2027.", "The renewal moved to May 2027 (their budget cycle)."
+    assert _contradicts(new, old) == ["date"]
+
+
+def test_a_count_with_a_plan_name_between_is_still_a_count() -> None:
+    old = "Please find the countersigned order form for 120 Scale seats attached."
+    new = "The signed amendment is attached: 160 seats on the Premium plan, effective May 1."
+    assert "count" in _contradicts(new, old)
+
+
+def test_taking_over_the_budget_hands_the_decision_to_someone_else() -> None:
+    old = "For the record: Ana Ruiz owns the Hooper budget and signs off any renewal."
+    new = "Big news: Omar Haddad joins as CFO next month and takes over the Hooper budget."
+    assert _contradicts(new, old) == ["role:decider"]
+
+
+def test_a_label_before_a_colon_does_not_hide_the_verb_that_moves_the_event() -> None:
+    old = "Hooper Ltd will go live on July 1 with 120 seats."
+    assert _contradicts("Update: the go-live moves to June 26.", old) == ["date"]
+
+
+# -- a confirmed fix retires the fault report ------------------------------------------------------
+
+_T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def _pool(*texts: str) -> list[tuple[str, str, datetime]]:
+    """Neighbours nearest first, each a day older than the one before it (n0 is the newest)."""
+    return [(f"n{i}", text, _T0 - timedelta(days=i)) for i, text in enumerate(texts)]
+
+
+_REPORT = "Ticket #3310 (Acme): invoice PDFs fail to render for the Lisbon office. Error: FONT_MISSING."
+_UPDATE = "Ticket #3310: we reproduced it, the Lisbon template references a font that is not installed."
+
+
+@pytest.mark.parametrize(
+    "fix",
+    [
+        "Ticket #3310 resolved: the font ships with the renderer now; Ana confirmed Lisbon invoices render.",
+        "#3310: confirmed fixed, Lisbon PDFs have rendered clean since Tuesday's release.",
+        "Re #3310 - the new renderer went out today and Ana confirmed the invoices work again. Closing.",
+        "Ticket #3310: fixed in yesterday's release, Lisbon invoices now render in seconds.",
+    ],
+)
+def test_a_confirmed_fix_retires_the_note_that_opened_the_ticket(fix: str) -> None:
+    # the nearest note of the ticket is a diagnosis; the report is the oldest note carrying its number
+    found = retired_fault(fix, _pool(_UPDATE, "Acme renewed for two years.", _REPORT))
+    assert found is not None
+    note_id, why = found
+    assert note_id == "n2" and "#3310" in why.reason and why.evidence in fix
+
+
+@pytest.mark.parametrize(
+    "not_fixed",
+    [
+        "Ticket #3310: the fix ships in next Tuesday's release.",
+        "Ticket #3310: a permanent fix is planned for v2.4. Workaround: print from the desktop app.",
+        "Ticket #3310: root cause found, the Lisbon template needs a font; Ana will install it tomorrow.",
+        "Ticket #3310: we are investigating, not yet resolved.",
+        "Ticket #3310: it should be fixed by Friday.",
+        "Ticket #3310: is it fixed now?",
+        "Ticket #3310: the Lisbon rendering fault is back, PDFs failed again yesterday.",
+        "Ticket #3310: the fix was deployed on Monday.",
+    ],
+)
+def test_a_planned_fix_a_workaround_a_diagnosis_or_a_regression_retires_nothing(not_fixed: str) -> None:
+    assert retired_fault(not_fixed, _pool(_REPORT)) is None
+
+
+def test_a_fix_of_another_ticket_leaves_a_report_in_the_same_words_alone() -> None:
+    fix = "Ticket #3400 resolved: Lisbon invoice PDFs render again, Ana confirmed."
+    assert retired_fault(fix, _pool(_REPORT)) is None
+
+
+def test_without_a_ticket_the_fix_retires_the_nearest_report_of_the_same_fault() -> None:
+    reports = _pool(
+        "Acme's weekly usage digest is late again.",  # no fault word: not a report
+        "The Okta sync fails for contractors every night.",  # a fault, other words
+        "Acme says the invoice PDFs fail to render for the Lisbon office.",
+        "Acme says invoice PDFs failed to render for Porto last year.",  # older, same words: not nearest
+    )
+    found = retired_fault("The Lisbon invoice PDF rendering is fixed, Ana says.", reports)
+    assert found is not None and found[0] == "n2"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a confirmation that something works is no fix unless it says a fault is fixed
+        "Ana confirmed that the Lisbon invoice PDFs render.",
+        # a fix in too few of the report's words may be another fault's
+        "The Lisbon login page is fixed.",
+        # "fixed" of a price, "resolved to" of a decision
+        "Acme signed a fixed fee for rendering the Lisbon invoice PDFs.",
+    ],
+)
+def test_without_a_ticket_a_fix_in_other_words_or_no_fix_retires_nothing(text: str) -> None:
+    report = "Acme says the invoice PDFs fail to render for the Lisbon office."
+    assert retired_fault(text, _pool(report)) is None
+
+
+def test_a_fault_report_states_a_fault_and_a_fix_states_no_fault() -> None:
+    assert fault_reported(_REPORT) is not None
+    assert fault_reported("Ticket #3310 resolved: Ana confirmed Lisbon invoices work again.") is None
+    assert fault_reported("Acme renewed for two years.") is None
+    assert fix_confirmed("All 6 are on the Lisbon profile; everyone else syncs fine.") is None
+    assert tickets("Re #3310 and INC-20260301-02, not invoice #4411") == {"#3310", "INC-20260301-02"}

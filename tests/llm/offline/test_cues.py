@@ -36,7 +36,15 @@ def _extras(policy: Policy, text: str) -> dict[str, object]:
             "He asked about the beta; Leo will enable it for Globex next Monday.",
             "Leo will enable it for Globex next Monday",
         ),
+        # an errand assigned without a label, after the facts of the call
+        (
+            "Eldon asked about validation scripts; Maren to send a quote for it by Friday.",
+            "Maren to send a quote for it by Friday",
+        ),
+        ("Thanks for the call. I'll send the order form tomorrow.", "I'll send the order form tomorrow"),
         ("Happy to walk you through it.", None),  # courtesy, not an agreed action
+        ("Happy to send the deck whenever it suits you.", None),
+        ("Need to schedule the training before May.", None),
         ("I will wait for her answer.", None),
     ],
 )
@@ -75,7 +83,14 @@ def test_customer_priorities_are_spans_after_or_before_the_cue(
     assert _extras(policy, text).get("customer_priorities") == priorities
 
 
-@pytest.mark.parametrize("text", ["Ticket #9120 | Priority: High", "Incident 77, priority: P1, login fails."])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ticket #9120 | Priority: High",
+        "Incident 77, priority: P1, login fails.",
+        "Ticket #9121 (priority: normal)\nSubject: exports fail",  # the field inside a parenthesis
+    ],
+)
 def test_a_ticket_s_priority_field_is_no_customer_priority(policy: Policy, text: str) -> None:
     assert "customer_priorities" not in _extras(policy, text)
 

@@ -202,3 +202,81 @@ def test_a_date_of_a_header_a_quote_a_message_referred_to_or_a_question_is_no_fa
 def test_a_fact_date_after_a_header_is_still_found() -> None:
     text = "Subject: start date\nFrom 1 September the customer pays $44 per seat."
     assert _day(text, WED_AUG_19) == date(2026, 9, 1)
+
+
+JUNE_10 = datetime(2026, 6, 10, 9, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the tense is the date's own clause's: a past verb in another clause does not pull it back
+        ("Quick update: my last day is June 26 and Priya joined in May.", date(2026, 6, 26)),
+        ("Priya joined us in spring, but her start on the account is June 29.", date(2026, 6, 29)),
+        # "last" is a past marker only as "last week / last Tuesday", not "my last day"
+        ("The last workshop is June 24.", date(2026, 6, 24)),
+        ("Their last invoice went out on May 28.", date(2026, 5, 28)),
+        # a version number's dot ends no clause: "shipped in v2.4.1 today" is past, dated today
+        ("Patch shipped in v2.4.1 today and the export works again.", date(2026, 6, 10)),
+        # "starts on" / "begins on" introduce when the fact takes effect
+        ("We signed today, but the subscription starts on 1 July 2026.", date(2026, 7, 1)),
+    ],
+)
+def test_the_tense_comes_from_the_clause_that_holds_the_date(text: str, expected: date) -> None:
+    assert _day(text, JUNE_10) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a participle after a present copula is a state, not the past: a bare weekday stays no date
+        "Reminder: the warehouse is closed Friday for stocktaking.",
+        # a plan in the past perfect is the plan that was, not the fact's date
+        "The Leeds rollout we'd planned for mid-July is off for now.",
+        "The training had been scheduled for June 30; it is cancelled.",
+        # an aside in parentheses dates something else than the main fact
+        "Two asks: dark mode for the dashboard (their night team starts in September) and CSV export.",
+    ],
+)
+def test_states_former_plans_and_asides_give_no_date(text: str) -> None:
+    assert _day(text, JUNE_10) is None
+
+
+def test_a_date_inside_the_reason_is_not_the_decision_s() -> None:
+    text = "They cancelled the expansion because the group sells the Lyon plant in October."
+    reason = text.index("the group")
+    assert _day(text, JUNE_10) == date(2026, 10, 1)  # without the reason's span it would be taken
+    assert valid_at(text, JUNE_10, [(reason, len(text))]) is None
+
+
+def test_a_bare_date_in_parentheses_still_counts() -> None:
+    assert _day("The renewal moves to next quarter (1 October).", JUNE_10) == date(2026, 10, 1)
+
+
+def test_an_irregular_past_verb_dates_an_event_that_happened() -> None:
+    assert _day("Steering meeting held today with their COO.", JUNE_10) == date(2026, 6, 10)
+    assert _day("They paid the first invoice on Monday.", JUNE_10) == date(2026, 6, 8)
+
+
+def test_a_date_in_a_non_restrictive_relative_clause_describes_the_noun() -> None:
+    text = "I opened the review today. The renewal must match their budget year, which starts on April 1."
+    assert _day(text, JUNE_10) == date(2026, 6, 10)
+
+
+def test_the_decision_s_own_date_wins_over_a_condition_s() -> None:
+    text = "Legal approved the DPA yesterday. Conditions: EU hosting for all recordings from 1 January 2027."
+    decision = (0, text.index(".") + 1)
+    assert _day(text, JUNE_10) == date(2027, 1, 1)  # a start date wins when nothing is decided
+    found = valid_at(text, JUNE_10, main=decision)
+    assert found is not None and found.when == date(2026, 6, 9)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Order form signed (effective 1 July).", date(2026, 7, 1)),
+        ("The pilot is confirmed (kickoff on 15 June).", date(2026, 6, 15)),
+    ],
+)
+def test_a_short_parenthesis_that_names_the_fact_s_date_still_counts(text: str, expected: date) -> None:
+    assert _day(text, JUNE_10) == expected

@@ -174,3 +174,56 @@ def test_a_cause_in_the_sentence_before_explains_that_sentence_not_the_decision(
     # a purpose in the sentence before is what the decision that follows agrees to
     text = "Dana asked us to push the renewal to March so it lines up with their fiscal year. We agreed."
     assert _reason(text) == "it lines up with their fiscal year"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # what follows a colon after a decision is its content when it states an action or a
+        # change, not why it was taken
+        "Deal moved to stage Trial: Hooper Ltd accepted a two-week trial for 10 agents.",
+        "Their COO signed off yesterday: we're going with the Scale tier, 80 seats.",
+        "Agreed with Omar: Hooper Ltd drops from 80 to 60 seats next month.",
+        "Pipeline moved to Won: Hooper Ltd renews in May, 60 seats.",
+        # "As promised" is a manner, not a cause; "dropped in" is a visit, not a decision
+        "As promised, the order form is attached, matching what we agreed.",
+        "Omar dropped in for five minutes: the metric he watches is first-response time.",
+        # an input that says no decision was taken gives no reason for one
+        "Check-in went fine. Omar dropped the add-on idea because budgets are frozen. No decisions yet.",
+    ],
+)
+def test_no_rationale_from_a_colon_that_gives_the_content_or_without_a_decision(text: str) -> None:
+    assert _reason(text) is None
+
+
+def test_a_reason_label_after_a_colon_that_gives_the_content_is_still_found() -> None:
+    text = "Change agreed with Omar: the renewal date moves to 1 May. Reason: their budget year starts then."
+    assert _reason(text) == "their budget year starts then"
+    text = "Agreed: Hooper Ltd drops to 60 seats. We allow it since the support team was never onboarded."
+    assert _reason(text) == "the support team was never onboarded"
+    text = "Hooper Ltd cancelled the pilot: the sponsor was let go last week."
+    assert _reason(text) == "the sponsor was let go last week"  # a cause after a colon still counts
+
+
+def test_an_irregular_past_verb_makes_the_words_after_since_a_clause() -> None:
+    text = "Security approved the vendor, since the audit report came back clean."
+    assert _reason(text) == "the audit report came back clean"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a rollout decided or called off, in the progressive, is a decision
+        (
+            "We're not rolling the app out to the drivers after all: the depot is closing in March.",
+            "the depot is closing in March",
+        ),
+        (
+            "They are rolling SSO out to every office because the audit flagged shared logins.",
+            "the audit flagged shared logins",
+        ),
+        ("We're not seeing errors since the patch went in.", None),  # a progressive of no decision
+    ],
+)
+def test_a_rollout_decided_or_called_off_is_a_decision(text: str, expected: str | None) -> None:
+    assert _reason(text) == expected

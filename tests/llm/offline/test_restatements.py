@@ -79,3 +79,22 @@ def test_a_speaker_prefix_is_no_field_line() -> None:
     old = "Caroline: I went to the support group yesterday and it was really powerful."
     new = "Caroline: Thanks, it was a really good day for me."
     assert restatement_score(new, old) == 0.0
+
+
+def test_a_crm_entry_naming_its_source_and_fiscal_year_restates_the_call() -> None:
+    """The date that dates the source ("per call notes of 3 Nov") and a name with a number in it
+    ("FY27") are no values of the entry's own."""
+    old = "Renewal call with Acme: Omar confirmed Acme will renew in March for 160 seats."
+    new = (
+        "Renewal opportunity 'Acme - FY27' moved to Commit: renews in March, 160 seats "
+        "(per call notes of 3 Nov)."
+    )
+    assert restatement_score(new, old) == 1.0
+
+
+def test_a_deal_logged_closed_won_restates_the_decision_but_not_a_quote() -> None:
+    decision = "We're going ahead: please send the paperwork for 40 seats at the $96 rate."
+    quote = "Sent Acme the quote: 40 seats at the $96 rate."
+    logged = "Opportunity 'Acme - Research': stage Closed Won. 40 seats @ $96/seat/mo."
+    assert restatement_score(logged, decision) == 1.0
+    assert restatement_score(logged, quote) == 0.0  # the deal won is news after a quote
