@@ -394,3 +394,15 @@ def test_an_installed_policy_edited_in_the_database_is_caught_by_verify(memory: 
         conn.execute(sa.text(f"UPDATE policy_versions SET {edit} = :v WHERE version = 1"), {"v": values})
     result = memory.verify()
     assert not result.ok and result.bad_row == "policy_versions 1", result.problems
+
+
+def test_a_schema_made_by_db_upgrade_gets_its_policy_from_the_first_process_that_opens_it(
+    database_url: str, tmp_path: Path
+) -> None:
+    from amem.services import schema_admin
+
+    assert schema_admin.upgrade(database_url).before is None  # `amem db upgrade` on an empty database
+    with Memory(tmp_path / "home", database_url=database_url) as mem:
+        installed = mem.policy_in_force.installed
+        assert installed and (installed.version, installed.installed_by) == (1, BOOTSTRAP_ACTOR)
+        assert mem.policy_in_force.mismatch is None
