@@ -93,8 +93,8 @@ class Memory:
         self.settings.home.mkdir(parents=True, exist_ok=True)
         file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
-        #: The ledger's installed policy when there is one, else the file's (policy_registry).
-        self.policy_in_force = policy_registry.resolve(self.ledger, file_policy)
+        #: The ledger's installed policy (on a new ledger, the file's, installed now as version 1).
+        self.policy_in_force = policy_registry.resolve(self.ledger, file_policy, bootstrap_empty=True)
         self.policy = self.policy_in_force.policy
         self.governance = Governance(
             self.ledger,
@@ -441,7 +441,8 @@ class Memory:
         return policy_registry.install(self.ledger, policy, by)
 
     def installed_policy(self) -> PolicyVersion | None:
-        """The newest policy installed in the ledger (None while the policy file is in force)."""
+        """The newest policy installed in the ledger (None only on a ledger made before amem installed
+        the creating process's policy)."""
         with self.ledger.read() as tx:
             return tx.installed_policy()
 

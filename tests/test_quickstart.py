@@ -124,7 +124,14 @@ def test_the_readme_quick_start_works_offline_on_a_fresh_machine(tmp_path: Path)
     text, scope, actor, query = quick_start_inputs()
     amem = FreshMachine(tmp_path)
 
+    # the README first sets alice's password (the default policy is copied here), then adds: the
+    # command that creates the store installs the policy it runs with as the ledger's version 1
+    assert "password set for alice" in amem.ok(
+        "reviewers", "set-password", "alice", "--stdin", stdin="s3cret-pw\n"
+    )
     added = amem.json("add", text, "--scope", scope, "--actor", actor)
+    installed = amem.json("policy")["installed"]
+    assert (installed["version"], installed["installed_by"]) == (1, "system:bootstrap")
     note_id = added["note_id"]
     note = added["note"]
     assert note["content"] == text and note["scope"] == scope
@@ -143,10 +150,7 @@ def test_the_readme_quick_start_works_offline_on_a_fresh_machine(tmp_path: Path)
     assert chosen["note_id"] == note_id and chosen["proposer"]["kind"] == "llm"
     assert chosen["proposer"]["model"] == "offline"
 
-    # the README sets alice's password (the default policy is copied here first), then approves as her
-    assert "password set for alice" in amem.ok(
-        "reviewers", "set-password", "alice", "--stdin", stdin="s3cret-pw\n"
-    )
+    # ... and approves as alice, whose password it set first
     approve = ["approve", chosen["id"], "--reviewer", "alice", "--comment", "matches the call"]
     assert amem.run(*approve, "--password-stdin", stdin="wrong-pw\n").returncode == 2
     approved = amem.ok(*approve, "--password-stdin", stdin="s3cret-pw\n")

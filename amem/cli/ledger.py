@@ -452,14 +452,17 @@ def policy_install(
     """Record a policy in the ledger as the policy in force for every process on it.
 
     Only a reviewer with a policy_admins role of the installed policy may install the next one
-    (their password is asked for); the first install is signed in under the policy installed.
+    (their password is asked for); a first install (none installed, or a new ledger's version 1 that
+    gives no policy admin a password) is signed in under the policy installed.
     """
     from amem.policy import fingerprint, load_policy
     from amem.services.authentication import Authentication
+    from amem.services.policy_registry import is_unclaimed
 
     new = load_policy(path)
     with open_memory() as mem:
-        if mem.policy_in_force.installed is None:
+        installed = mem.policy_in_force.installed
+        if installed is None or is_unclaimed(installed):
             authentication = Authentication(new, fingerprint(new))
         else:
             authentication = mem.authentication
@@ -487,5 +490,5 @@ def policy_export() -> None:
     with open_memory() as mem:
         installed = mem.policy_in_force.installed
     if installed is None:
-        raise NotFoundError("no policy is installed in this ledger; the policy file is in force")
+        raise NotFoundError("no policy is installed in this ledger (made before amem installed one)")
     sys.stdout.write(installed.text)

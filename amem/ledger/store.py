@@ -734,6 +734,13 @@ class LedgerTx:
         ).one_or_none()
         return PolicyVersion.model_validate(dict(row._mapping)) if row is not None else None
 
+    def is_empty(self) -> bool:
+        """Whether the ledger holds nothing yet: no raw log, proposal, change, event or policy."""
+        for table in (policy_versions, events, raw_logs, proposals, changes):
+            if self.conn.execute(sa.select(sa.literal(1)).select_from(table).limit(1)).first() is not None:
+                return False
+        return True
+
     def insert_policy_version(self, version: PolicyVersion) -> None:
         """Record an installed policy and chain its installation (the text enters by its sha256)."""
         row = version.model_dump()

@@ -1,13 +1,22 @@
 """The policy lives in the ledger: which policy is in force, and installing the next one.
 
-Once a policy has been installed (`amem policy install FILE`), the newest installed version is the
-policy in force for every process on that ledger, whatever file it was started with: a process whose
-file differs says so and decides nothing (reads still work), so ``--policy`` cannot widen anyone's
-rights. Until the first install, the policy file is in force, as before.
+The newest installed version is the policy in force for every process on that ledger, whatever file
+it was started with: a process whose file differs says so and decides nothing (reads still work), so
+``--policy`` cannot widen anyone's rights.
+
+A new ledger is never without one: the process that opens an empty ledger (no raw log, proposal,
+change, event or policy yet: the one that creates it, or the first after `amem db upgrade` made an
+empty schema) installs its own policy as version 1, by ``system:bootstrap``, in one write
+transaction under the chain-head lock, so processes opening a new ledger together agree on one
+version 1. A ledger that holds data and no installed policy (made before amem did this) decides
+nothing until `amem policy install`.
 
 Only a reviewer holding one of the ``policy_admins`` roles of the policy in force may install the
-next one; the first install bootstraps (the installer must be an admin of the policy installed).
-``record_install`` is the one place that writes an installed version.
+next one. A first install bootstraps (the installer must be an admin of the policy installed, signed
+in under it) in two cases only: on a ledger with data and no installed policy, and over an
+*unclaimed* version 1, one that gives no policy admin a password (the packaged default policy),
+which no one could sign in under to replace otherwise. ``record_install`` is the one place that
+writes an installed version.
 """
 
 from __future__ import annotations
@@ -37,35 +46,86 @@ class PolicyInForce:
         if self.installed is None:
             return (
                 f"the policy file {self.file_policy.source or '(given in code)'} (not installed in the "
-                "ledger: run `amem policy install FILE` to make it the ledger's policy)"
+                "ledger, which was made before amem installed one: it decides nothing until a policy "
+                "admin runs `amem policy install FILE`)"
             )
         v = self.installed
+        unclaimed = (
+            "; no policy admin of it has a password, so the first `amem policy install` by an admin "
+            "of the file installed claims the ledger"
+            if is_unclaimed(v)
+            else ""
+        )
         return (
             f"installed version {v.version} (sha256 {v.sha256[:12]}, by {v.installed_by} at "
-            f"{v.installed_at.isoformat(timespec='seconds')})"
+            f"{v.installed_at.isoformat(timespec='seconds')}{unclaimed})"
         )
+
+
+#: Who installs the creating process's policy as version 1 of a new ledger.
+BOOTSTRAP_ACTOR = "system:bootstrap"
 
 
 def policy_of(version: PolicyVersion) -> Policy:
     return parse_policy(version.text, source=f"installed policy version {version.version}")
 
 
-def resolve(ledger: Ledger, file_policy: Policy) -> PolicyInForce:
-    """The policy in force on ``ledger`` for a process started with ``file_policy``."""
+def is_unclaimed(version: PolicyVersion) -> bool:
+    """Whether ``version`` is a bootstrap version no one can sign in under to replace: installed by
+    ``system:bootstrap`` and giving no policy admin a password. The next install claims it."""
+    if version.installed_by != BOOTSTRAP_ACTOR:
+        return False
+    policy = policy_of(version)
+    return not any(policy.may_install(who) and entry.password_hash for who, entry in policy.reviewers.items())
+
+
+def bootstrap(ledger: Ledger, file_policy: Policy) -> PolicyVersion | None:
+    """Install ``file_policy`` as version 1 when the ledger is empty; returns the version installed
+    now, or None when the ledger already has a policy or holds data."""
+    with ledger.write() as tx:
+        if tx.installed_policy() is not None or not tx.is_empty():
+            return None
+        return record_install(tx, file_policy, installed_by=BOOTSTRAP_ACTOR, now=utcnow(), previous=None)
+
+
+def resolve(ledger: Ledger, file_policy: Policy, *, bootstrap_empty: bool = False) -> PolicyInForce:
+    """The policy in force on ``ledger`` for a process started with ``file_policy``.
+
+    ``bootstrap_empty``: on an empty ledger, install ``file_policy`` as version 1 first."""
     with ledger.read() as tx:
         installed = tx.installed_policy()
+        empty = installed is None and tx.is_empty()
+    if installed is None and empty and bootstrap_empty:
+        bootstrap(ledger, file_policy)
+        with ledger.read() as tx:
+            installed = tx.installed_policy()
     file_fp = fingerprint(file_policy)
     if installed is None:
-        return PolicyInForce(file_policy, file_fp, None, file_policy)
+        mismatch = None
+        if not empty:
+            mismatch = (
+                "no policy is installed in this ledger (it was made before amem installed the creating "
+                "process's policy), so this process reads but decides nothing: a policy admin installs "
+                "one with `amem policy install FILE --reviewer NAME` (the first install bootstraps)"
+            )
+        return PolicyInForce(file_policy, file_fp, None, file_policy, mismatch)
     mismatch = None
     if file_fp != installed.sha256:
+        claim = (
+            " (no policy admin of the installed version has a password, so an admin of FILE claims the "
+            "ledger with the first install)"
+            if is_unclaimed(installed)
+            else ""
+        )
         mismatch = (
             f"the policy {file_policy.source or '(given in code)'} is not the one installed in the ledger "
             f"(version {installed.version}, sha256 {installed.sha256[:12]}, by {installed.installed_by}): "
-            "this process reads but decides nothing. Install it (`amem policy install FILE`) or start "
-            "with the installed one (`amem policy export > policies.yaml`)"
+            "this process reads but decides nothing. Install it (`amem policy install FILE --reviewer "
+            f"NAME`){claim} or start with the installed one (`amem policy export > policies.yaml`)"
         )
-    return PolicyInForce(policy_of(installed), installed.sha256, installed, file_policy, mismatch)
+    # The file, when it is the installed policy (same canonical text), keeps its source and layout.
+    policy = file_policy if mismatch is None else policy_of(installed)
+    return PolicyInForce(policy, installed.sha256, installed, file_policy, mismatch)
 
 
 def record_install(
@@ -87,7 +147,8 @@ def record_install(
 
 def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[PolicyVersion, bool]:
     """Install ``policy`` as the next version, by a policy admin of the policy in force (of ``policy``
-    itself on the first install). Returns (the version in force, whether it is new)."""
+    itself on a first install: no version installed, or an unclaimed bootstrap one). Returns (the
+    version in force, whether it is new)."""
     if not is_authenticated(by):
         raise PermissionDeniedError("installing a policy needs an authenticated reviewer, not a bare name")
     if not any(policy.may_install(who) for who in policy.reviewers):
@@ -97,10 +158,11 @@ def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[
         )
     with ledger.write() as tx:
         current = tx.installed_policy()
-        authority = policy_of(current) if current is not None else policy
-        authority_fp = current.sha256 if current is not None else fingerprint(policy)
+        governing = current if current is not None and not is_unclaimed(current) else None
+        authority = policy_of(governing) if governing is not None else policy
+        authority_fp = governing.sha256 if governing is not None else fingerprint(policy)
         if by.policy_fingerprint != authority_fp:
-            which = f"installed version {current.version}" if current else "the policy being installed"
+            which = f"installed version {governing.version}" if governing else "the policy being installed"
             raise PermissionDeniedError(
                 f"{by.id} signed in under another policy; installing needs a sign-in under {which}"
             )

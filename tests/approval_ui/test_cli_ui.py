@@ -86,14 +86,12 @@ def test_reviewers_list_shows_the_installed_policy_not_the_file(
     mem: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Once a policy is installed in the ledger, its reviewers are the ones who count."""
-    from amem.policy import fingerprint
-    from amem.services.authentication import Authentication
-
     installed = mem.policy.model_copy(
         update={"reviewers": {k: v for k, v in mem.policy.reviewers.items() if k != "bob"}}
     )
-    by = Authentication(installed, fingerprint(installed)).signed_in("alice", method="test")
-    mem.install_policy(installed, by=by)
+    # alice signs in under the ledger's version 1 (installed when the store was made), an admin of it
+    by = mem.authentication.signed_in("alice", method="test")
+    assert mem.install_policy(installed, by=by)[0].version == 2
     assert main(["reviewers", "list", "--json"]) == 0
     listed = {r["reviewer"] for r in json.loads(capsys.readouterr().out)}
     assert "alice" in listed and "bob" not in listed  # the file still names bob

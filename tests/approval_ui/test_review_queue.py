@@ -194,13 +194,10 @@ def test_note_content_cannot_inject_markup(mem: Memory) -> None:
 
 
 def test_the_console_decides_only_under_the_installed_policy(mem: Memory) -> None:
-    from amem.policy import fingerprint
-    from amem.services.authentication import Authentication
-
     p = hold(mem, make_note(mem, "Acme call"), "decision_rationale", "Okta because IT mandates it")
     other = mem.policy.model_copy(update={"self_approval": True})  # not the console's file
-    by = Authentication(other, fingerprint(other)).signed_in("alice", method="test")
-    mem.install_policy(other, by=by)
+    # installed over the store's version 1 (the console's file) by alice, an admin of it
+    mem.install_policy(other, by=mem.authentication.signed_in("alice", method="test"))
     at = open_console("alice")
     assert any("decides nothing" in w.value for w in at.warning)
     at.button(key=f"approve_{p.id}").click().run()

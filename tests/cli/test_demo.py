@@ -58,6 +58,8 @@ def test_demo_loads_every_account_in_time_order_with_a_reviewer_who_can_sign_in(
 
     with Memory(store, database_url=f"sqlite:///{store / 'ledger.sqlite3'}") as mem:
         assert mem.policy.source == str(store / "policies.yaml")  # the store's own policy
+        installed = mem.policy_in_force.installed  # ... installed when the demo made the store
+        assert installed and (installed.version, installed.installed_by) == (1, "system:bootstrap")
         assert mem.policy.may_approve("demo", "decision_rationale")
         raw = list(mem.export("raw_logs"))
         days = [r["occurred_at"].date().isoformat() for r in raw]

@@ -147,11 +147,17 @@ def test_approving_a_frozen_attribute_says_it_was_rejected_and_it_stays_rejected
     frozen.write_text(
         text.replace("decision_rationale: {mode: review}", "decision_rationale: {mode: frozen}")
     )
+    # the policy changes by an install (a process started with the file alone decides nothing)
     approve = ["--policy", str(frozen), "approve", p.id, "--reviewer", "alice", "--password-stdin"]
+    code, _out, err = run(memory, capsys, *approve, stdin=reviewer_passwords["alice"])
+    assert code == 2 and "decides nothing" in err and memory.proposal(p.id).status.value == "pending"
+    install = ["policy", "install", str(frozen), "--reviewer", "alice", "--password-stdin"]
+    code, _out, err = run(memory, capsys, *install, stdin=reviewer_passwords["alice"])
+    assert code == 0, err
     code, _out, err = run(memory, capsys, *approve, stdin=reviewer_passwords["alice"])
     assert code == 2 and "was rejected, not approved" in err and "Traceback" not in err
     assert memory.proposal(p.id).status.value == "rejected"
-    code, _out, err = run(memory, capsys, *approve[2:], stdin=reviewer_passwords["alice"])
+    code, _out, err = run(memory, capsys, *approve, stdin=reviewer_passwords["alice"])
     assert code == 2 and "is rejected by alice, not pending" in err
 
 

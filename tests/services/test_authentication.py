@@ -12,8 +12,8 @@ from amem.domain.identity import canonical_identity, identity_key
 from amem.domain.models import ProposalStatus, Proposer
 from amem.errors import AuthenticationError, InvalidInputError, PermissionDeniedError, PolicyError
 from amem.memory import Memory
-from amem.policy import parse_policy
-from amem.services.authentication import AuthenticatedReviewer
+from amem.policy import fingerprint, parse_policy
+from amem.services.authentication import AuthenticatedReviewer, Authentication
 from tests.factories import LLM, make_note, signed_in
 
 
@@ -93,7 +93,9 @@ def test_a_reviewer_signed_in_under_another_policy_decides_nothing(memory: Memor
     pid = _pending(memory)
     looser = memory.policy.model_copy(update={"self_approval": True})
     with Memory(memory.home, database_url=memory.settings.database_url, policy=looser) as other:
-        elsewhere = signed_in(other, "alice")
+        # a process started with another file signs reviewers in under the ledger's policy, not its file
+        assert signed_in(other, "alice").policy_fingerprint == signed_in(memory, "alice").policy_fingerprint
+    elsewhere = Authentication(looser, fingerprint(looser)).signed_in("alice", method="test")
     with pytest.raises(PermissionDeniedError, match="signed in under another policy"):
         memory.approve(pid, reviewer=elsewhere)
     assert memory.proposal(pid).status == ProposalStatus.PENDING

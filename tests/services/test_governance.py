@@ -15,7 +15,8 @@ from amem.errors import (
     ProposalStateError,
 )
 from amem.memory import Memory
-from amem.policy import AttributePolicy
+from amem.policy import AttributePolicy, fingerprint
+from amem.services.authentication import Authentication
 from tests.conftest import REPO
 from tests.factories import LLM, make_note, signed_in
 
@@ -269,6 +270,9 @@ def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory
     p = memory.propose(note.id, "decision_rationale", "team knows it", reason="stated", proposer=LLM)
     attributes = {**memory.policy.attributes, "decision_rationale": AttributePolicy(mode="frozen")}
     frozen = memory.policy.model_copy(update={"attributes": attributes})
+    # the ledger's policy since: installed over the new ledger's version 1 (no admin has a password)
+    by = Authentication(frozen, fingerprint(frozen)).signed_in("alice", method="test")
+    assert memory.install_policy(frozen, by=by)[0].version == 2
     refused = rf"frozen .* proposal {p.id} was rejected, not approved"
     with (
         Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest.mock import patch
 
@@ -11,11 +13,14 @@ import pytest
 import sqlalchemy as sa
 
 from amem.cli import main
-from amem.domain.models import ProposalStatus
+from amem.domain.models import PolicyVersion, ProposalStatus
 from amem.errors import InvalidInputError, PermissionDeniedError, PolicyMismatchError
 from amem.memory import Memory
 from amem.policy import Mode, Policy, fingerprint, load_policy, parse_policy
+from amem.services import policy_registry
+from amem.services.accounts import hash_password
 from amem.services.authentication import Authentication
+from amem.services.policy_registry import BOOTSTRAP_ACTOR
 from tests.factories import LLM, make_note, signed_in
 
 
@@ -27,27 +32,93 @@ def _open(memory: Memory, policy: Policy) -> Memory:
     return Memory(memory.home, database_url=memory.settings.database_url, policy=policy)
 
 
-def _bootstrap(memory: Memory, policy: Policy, who: str = "alice") -> None:
+def _bootstrap(memory: Memory, policy: Policy, who: str = "alice") -> PolicyVersion:
+    """A first install: signed in under ``policy`` itself (over no installed version, or over a new
+    ledger's version 1 that gives no policy admin a password)."""
     by = Authentication(policy, fingerprint(policy)).signed_in(who, method="test")
     version, new = memory.install_policy(policy, by=by)
     assert new and version.sha256 == fingerprint(policy)
+    return version
 
 
-def test_until_a_policy_is_installed_the_file_is_in_force(memory: Memory) -> None:
-    assert memory.policy_in_force.installed is None and memory.policy_in_force.mismatch is None
-    assert "not installed in the ledger" in memory.policy_in_force.describe()
+def _with_password(policy: Policy, who: str = "alice") -> Policy:
+    """``policy`` with a password for ``who``: an installed version an admin can sign in under."""
+    entry = policy.reviewers[who].model_copy(
+        update={"password_hash": hash_password("alice-password", rounds=4)}
+    )
+    return policy.model_copy(update={"reviewers": {**policy.reviewers, who: entry}})
+
+
+def test_a_new_ledger_installs_the_creating_process_policy_as_version_1(memory: Memory) -> None:
+    installed = memory.policy_in_force.installed
+    assert installed is not None and memory.policy_in_force.mismatch is None
+    assert (installed.version, installed.installed_by) == (1, BOOTSTRAP_ACTOR)
+    assert installed.sha256 == fingerprint(memory.policy_in_force.file_policy)
+    assert "installed version 1" in memory.policy_in_force.describe()
+    with memory.ledger.read() as tx:  # recorded like any install: a chain event
+        assert [(e.kind, e.subject) for e in tx.iter_events()] == [("policy", "1")]
     note = make_note(memory, "x")
     p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=LLM)
-    assert p.policy_sha256 == fingerprint(memory.policy)
+    assert p.policy_sha256 == installed.sha256
     assert memory.approve(p.id, reviewer=signed_in(memory, "alice")).status == ProposalStatus.APPROVED
+    with _open(memory, memory.policy) as again:  # reopening with the same file installs nothing
+        assert again.policy_in_force.mismatch is None
+        assert [v.version for v in again.policy_versions()] == [1]
+    assert memory.verify().ok
+
+
+def test_processes_opening_a_new_ledger_together_agree_on_one_version_1(database_url: str, tmp_path) -> None:
+    base = load_policy(Path(os.environ["AMEM_POLICY"]))
+    wider = _variant(base, self_approval=True)
+    with ThreadPoolExecutor(4) as pool:
+        opened = list(
+            pool.map(
+                lambda i: Memory(tmp_path / "home", database_url=database_url, policy=(base, wider)[i % 2]),
+                range(4),
+            )
+        )
+    try:
+        versions = {m.policy_in_force.installed.sha256 for m in opened if m.policy_in_force.installed}
+        assert len(versions) == 1 and [v.version for v in opened[0].policy_versions()] == [1]
+        deciding = [m for m in opened if m.policy_in_force.mismatch is None]
+        assert deciding and all(fingerprint(m.policy_in_force.file_policy) in versions for m in deciding)
+        assert all(
+            "decides nothing" in (m.policy_in_force.mismatch or "") for m in opened if m not in deciding
+        )
+    finally:
+        for m in opened:
+            m.close()
+
+
+def test_a_ledger_with_data_and_no_installed_policy_decides_nothing_until_one_is_installed(
+    database_url: str, tmp_path
+) -> None:
+    """A ledger made before amem installed the creating process's policy: no file is trusted."""
+    home = tmp_path / "home"
+    with (
+        patch("amem.services.policy_registry.bootstrap", return_value=None),
+        Memory(home, database_url=database_url) as old,
+    ):
+        note = make_note(old, "Acme chose SSO")
+        p = old.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=LLM)
+    with Memory(home, database_url=database_url) as mem:
+        assert mem.policy_in_force.installed is None
+        assert "no policy is installed in this ledger" in (mem.policy_in_force.mismatch or "")
+        with pytest.raises(PolicyMismatchError, match="decides nothing"):
+            mem.approve(p.id, reviewer=signed_in(mem, "alice"))
+        assert [v.version for v in mem.policy_versions()] == []  # opening it installed nothing
+        version = _bootstrap(mem, mem.policy)  # the first install bootstraps, as before
+        assert (version.version, version.installed_by) == (1, "alice")
+    with Memory(home, database_url=database_url) as mem:
+        assert mem.approve(p.id, reviewer=signed_in(mem, "alice")).status == ProposalStatus.APPROVED
+        assert mem.verify().ok
 
 
 def test_installed_policy_routes_and_a_different_file_decides_nothing(memory: Memory) -> None:
     note = make_note(memory, "Acme chose SSO because the auditor asked")
-    _bootstrap(memory, memory.policy)
     with _open(memory, memory.policy) as same:
         installed = same.policy_in_force.installed
-        assert installed is not None and installed.version == 1 and installed.installed_by == "alice"
+        assert installed is not None and installed.version == 1 and installed.installed_by == BOOTSTRAP_ACTOR
         assert same.policy_in_force.mismatch is None
         p = same.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=LLM)
         assert p.policy_sha256 == installed.sha256
@@ -75,11 +146,14 @@ def test_installed_policy_routes_and_a_different_file_decides_nothing(memory: Me
 
 
 def test_only_a_policy_admin_of_the_policy_in_force_installs_the_next(memory: Memory) -> None:
-    base = memory.policy
+    # version 1 (the repository's policy) gives no admin a password: the first install claims it
+    base = _with_password(memory.policy)
     with pytest.raises(PermissionDeniedError, match=r"bob .*may not install a policy; needs one of: cs_lead"):
         _bootstrap(memory, base, who="bob")
-    _bootstrap(memory, base)
+    assert _bootstrap(memory, base).version == 2
     stricter = _variant(base, default_mode=Mode.FROZEN)
+    with pytest.raises(PermissionDeniedError, match="signed in under another policy"):
+        _bootstrap(memory, stricter)  # claimed: no second first install
     with _open(memory, base) as current:
         with pytest.raises(PermissionDeniedError, match=r"bob .*may not install"):
             current.install_policy(stricter, by=signed_in(current, "bob"))
@@ -89,8 +163,8 @@ def test_only_a_policy_admin_of_the_policy_in_force_installs_the_next(memory: Me
             current.install_policy(stricter, by=under_new)
         alice = signed_in(current, "alice")
         version, new = current.install_policy(stricter, by=alice)
-        assert new and version.version == 2
-        assert [v.version for v in current.policy_versions()] == [1, 2]
+        assert new and version.version == 3
+        assert [v.version for v in current.policy_versions()] == [1, 2, 3]
         # a process opened before the install reads on, routes under the new policy, decides nothing
         note = make_note(current, "x")
         p = current.propose(note.id, "next_step", "call", reason="r", proposer=LLM)
@@ -111,7 +185,6 @@ def test_a_policy_no_one_could_replace_is_refused(memory: Memory) -> None:
 
 
 def test_installed_versions_are_append_only(memory: Memory) -> None:
-    _bootstrap(memory, memory.policy)
     for statement in ("UPDATE policy_versions SET text = 'x'", "DELETE FROM policy_versions"):
         with pytest.raises(sa.exc.DBAPIError, match="append-only"), memory.ledger.engine.begin() as conn:
             conn.execute(sa.text(statement))
@@ -125,6 +198,68 @@ def _cli(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str, stdin: 
     return code, captured.out + captured.err
 
 
+def _cli_at(
+    url: str, home: Path, capsys: pytest.CaptureFixture[str], *args: str, stdin: str = ""
+) -> tuple[int, str]:
+    with patch("sys.stdin", io.StringIO(stdin)):
+        code = main(["--database-url", url, "--home", str(home), *args])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def _rogue(policy_file: Path) -> Path:
+    """mallory writes herself into a copy of the policy, as a lead, with bob's password hash (so she
+    signs in with bob's password under her own name)."""
+    rogue = policy_file.with_name("rogue.yaml")
+    rogue.write_text(policy_file.read_text("utf-8").replace("reviewers_file: reviewers.yaml", ""), "utf-8")
+    mallory_hash = load_policy(policy_file).reviewers["bob"].password_hash
+    with rogue.open("a", encoding="utf-8") as f:
+        f.write(f"reviewers:\n  mallory: {{roles: [cs_lead], password_hash: '{mallory_hash}'}}\n")
+    return rogue
+
+
+def test_on_a_new_ledger_another_policy_file_decides_nothing(
+    reviewer_passwords: dict[str, str], database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit's case: nobody ran `amem policy install`; the first command created the ledger."""
+    home, policy_file = tmp_path / "home", Path(os.environ["AMEM_POLICY"])
+    code, text = _cli_at(
+        database_url,
+        home,
+        capsys,
+        "add",
+        "Acme chose SSO because the auditor asked",
+        "--scope",
+        "acme",
+        "--actor",
+        "agent:sales-agent",
+        "--json",
+    )
+    assert code == 0, text
+    pending = json.loads(text)["pending_proposals"]
+    assert pending
+    code, text = _cli_at(database_url, home, capsys, "policy", "--json")
+    installed = json.loads(text)["installed"]
+    assert code == 0 and (installed["version"], installed["installed_by"]) == (1, BOOTSTRAP_ACTOR)
+    assert installed["sha256"] == fingerprint(load_policy(policy_file))
+
+    rogue = _rogue(policy_file)
+    approve = ["--policy", str(rogue), "approve", pending[0], "--reviewer", "mallory", "--password-stdin"]
+    code, text = _cli_at(database_url, home, capsys, *approve, stdin=reviewer_passwords["bob"])
+    assert code == 2 and "decides nothing" in text and "approved" not in text
+    install = ["--policy", str(rogue), "policy", "install", str(rogue), "--reviewer", "mallory"]
+    code, text = _cli_at(
+        database_url, home, capsys, *install, "--password-stdin", stdin=reviewer_passwords["bob"]
+    )
+    assert code == 2 and "wrong reviewer name or password" in text
+
+    with Memory(home, database_url=database_url) as mem:
+        assert mem.proposal(pending[0]).status == ProposalStatus.PENDING
+        assert [(v.version, v.installed_by) for v in mem.policy_versions()] == [(1, BOOTSTRAP_ACTOR)]
+    code, text = _cli_at(database_url, home, capsys, "verify", "--json")
+    assert code == 0 and json.loads(text)["ok"] is True
+
+
 def test_cli_install_and_policy_flag_cannot_widen_rights(
     reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -133,21 +268,24 @@ def test_cli_install_and_policy_flag_cannot_widen_rights(
     p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=LLM)
 
     code, text = _cli(memory, capsys, "policy")
-    assert code == 0 and "not installed in the ledger" in text
-    install = ["policy", "install", str(policy_file), "--reviewer", "alice", "--password-stdin"]
+    assert code == 0 and "installed version 1" in text and BOOTSTRAP_ACTOR in text
+    stricter = policy_file.with_name("stricter.yaml")
+    stricter.write_text(
+        policy_file.read_text("utf-8") + "\nself_approval: false\ndefault_mode: frozen\n", "utf-8"
+    )
+    install = ["policy", "install", str(stricter), "--reviewer", "alice", "--password-stdin"]
     code, text = _cli(memory, capsys, *install, stdin="wrong\n")
     assert code == 2 and "wrong reviewer name or password" in text
+    code, text = _cli(
+        memory, capsys, *install[:-2], "bob", "--password-stdin", stdin=reviewer_passwords["bob"]
+    )
+    assert code == 2 and "may not install" in text  # bob signs in, but holds no policy_admins role
     code, text = _cli(memory, capsys, *install, stdin=reviewer_passwords["alice"])
-    assert code == 0 and "policy version 1" in text and "installed by alice" in text
-    code, text = _cli(memory, capsys, "policy")
-    assert code == 0 and "installed version 1" in text
+    assert code == 0 and "policy version 2" in text and "installed by alice" in text
+    code, text = _cli(memory, capsys, "--policy", str(stricter), "policy")
+    assert code == 0 and "installed version 2" in text
 
-    # mallory writes herself into a copy of the policy, with a password she knows
-    rogue = policy_file.with_name("rogue.yaml")
-    rogue.write_text(policy_file.read_text("utf-8").replace("reviewers_file: reviewers.yaml", ""), "utf-8")
-    mallory_hash = load_policy(policy_file).reviewers["bob"].password_hash  # bob's password, her name
-    with rogue.open("a", encoding="utf-8") as f:
-        f.write(f"reviewers:\n  mallory: {{roles: [cs_lead], password_hash: '{mallory_hash}'}}\n")
+    rogue = _rogue(policy_file)
     approve = ["--policy", str(rogue), "approve", p.id, "--reviewer", "mallory", "--password-stdin"]
     code, text = _cli(memory, capsys, *approve, stdin=reviewer_passwords["bob"])
     assert code == 2 and "decides nothing" in text and "Traceback" not in text
@@ -159,8 +297,88 @@ def test_cli_install_and_policy_flag_cannot_widen_rights(
     assert code == 2 and "wrong reviewer name or password" in text
     assert memory.proposal(p.id).status == ProposalStatus.PENDING
 
-    code, text = _cli(memory, capsys, "policy", "export")
+    code, text = _cli(memory, capsys, "--policy", str(stricter), "policy", "export")
     assert code == 0 and parse_policy(text).reviewers.keys() == {"alice", "bob", "audrey"}
+
+
+def test_a_new_ledger_whose_policy_gives_no_admin_a_password_is_claimed_by_the_first_install(
+    memory: Memory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The repository's policy has no passwords: no one can sign in under version 1, so the first
+    install by an admin of the file installed claims the ledger (the quick start's `amem reviewers
+    set-password` after `amem add`), and from then on only the installed policy's admins install."""
+    assert policy_registry.is_unclaimed(memory.policy_in_force.installed)
+    assert "claims the ledger" in memory.policy_in_force.describe()
+    note = make_note(memory, "x")
+    p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=LLM)
+    folder = tmp_path / "claim"
+    folder.mkdir()
+    for name in ("policies.yaml", "reviewers.yaml"):
+        (folder / name).write_text(
+            (Path(os.environ["AMEM_POLICY"]).parent / name).read_text("utf-8"), "utf-8"
+        )
+    claim = folder / "policies.yaml"
+    code, text = _cli(
+        memory,
+        capsys,
+        "--policy",
+        str(claim),
+        "reviewers",
+        "set-password",
+        "alice",
+        "--stdin",
+        stdin="alice-pw\n",
+    )
+    assert code == 0, text
+    approve = ["--policy", str(claim), "approve", p.id, "--reviewer", "alice", "--password-stdin"]
+    code, text = _cli(memory, capsys, *approve, stdin="alice-pw\n")
+    assert code == 2 and "decides nothing" in text and "claims the ledger" in text
+    install = [
+        "--policy",
+        str(claim),
+        "policy",
+        "install",
+        str(claim),
+        "--reviewer",
+        "alice",
+        "--password-stdin",
+    ]
+    code, text = _cli(memory, capsys, *install, stdin="alice-pw\n")
+    assert code == 0 and "policy version 2" in text and "installed by alice" in text
+    code, text = _cli(memory, capsys, *approve, stdin="alice-pw\n")
+    assert code == 0 and "approved by alice" in text
+
+    # claimed: a file of mallory's neither decides nor installs (nor does a first install in code)
+    code, text = _cli(
+        memory,
+        capsys,
+        "--policy",
+        str(claim),
+        "reviewers",
+        "set-password",
+        "bob",
+        "--stdin",
+        stdin="bob-pw\n",
+    )
+    rogue = _rogue(claim)
+    code, text = _cli(
+        memory,
+        capsys,
+        "--policy",
+        str(rogue),
+        "policy",
+        "install",
+        str(rogue),
+        "--reviewer",
+        "mallory",
+        "--password-stdin",
+        stdin="bob-pw\n",
+    )
+    assert code == 2 and "wrong reviewer name or password" in text
+    mallory = load_policy(rogue)
+    with pytest.raises(PermissionDeniedError, match="signed in under another policy"):
+        _bootstrap(memory, mallory, who="mallory")
+    assert [v.installed_by for v in memory.policy_versions()] == [BOOTSTRAP_ACTOR, "alice"]
 
 
 @pytest.mark.parametrize("edit", ["text", "installed_by"])
@@ -169,7 +387,6 @@ def test_an_installed_policy_edited_in_the_database_is_caught_by_verify(memory: 
     its row must still match the digest its event recorded."""
     from tests.ledger.tamper_cases import unlock
 
-    _bootstrap(memory, memory.policy)
     assert memory.verify().ok
     values = {"text": "self_approval: true\n", "installed_by": "mallory"}[edit]
     with memory.ledger.engine.begin() as conn:
@@ -177,3 +394,15 @@ def test_an_installed_policy_edited_in_the_database_is_caught_by_verify(memory: 
         conn.execute(sa.text(f"UPDATE policy_versions SET {edit} = :v WHERE version = 1"), {"v": values})
     result = memory.verify()
     assert not result.ok and result.bad_row == "policy_versions 1", result.problems
+
+
+def test_a_schema_made_by_db_upgrade_gets_its_policy_from_the_first_process_that_opens_it(
+    database_url: str, tmp_path: Path
+) -> None:
+    from amem.services import schema_admin
+
+    assert schema_admin.upgrade(database_url).before is None  # `amem db upgrade` on an empty database
+    with Memory(tmp_path / "home", database_url=database_url) as mem:
+        installed = mem.policy_in_force.installed
+        assert installed and (installed.version, installed.installed_by) == (1, BOOTSTRAP_ACTOR)
+        assert mem.policy_in_force.mismatch is None
