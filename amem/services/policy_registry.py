@@ -15,8 +15,8 @@ Only a reviewer holding one of the ``policy_admins`` roles of the policy in forc
 next one. A first install bootstraps (the installer must be an admin of the policy installed, signed
 in under it) in two cases only: on a ledger with data and no installed policy, and over an
 *unclaimed* version 1, one that gives no policy admin a password (the packaged default policy),
-which no one could sign in under to replace otherwise. ``record_install`` is the one place that
-writes an installed version.
+which no one could sign in under to replace otherwise; that claim is open only to a policy admin
+version 1 itself names. ``record_install`` is the one place that writes an installed version.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ class PolicyInForce:
             )
         v = self.installed
         unclaimed = (
-            "; no policy admin of it has a password, so the first `amem policy install` by an admin "
-            "of the file installed claims the ledger"
+            "; no policy admin of it has a password, so the first `amem policy install` by one of its "
+            "admins claims the ledger"
             if is_unclaimed(v)
             else ""
         )
@@ -147,8 +147,8 @@ def record_install(
 
 def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[PolicyVersion, bool]:
     """Install ``policy`` as the next version, by a policy admin of the policy in force (of ``policy``
-    itself on a first install: no version installed, or an unclaimed bootstrap one). Returns (the
-    version in force, whether it is new)."""
+    itself on a first install: no version installed, or an unclaimed bootstrap one, which only a
+    policy admin it names may claim). Returns (the version in force, whether it is new)."""
     if not is_authenticated(by):
         raise PermissionDeniedError("installing a policy needs an authenticated reviewer, not a bare name")
     if not any(policy.may_install(who) for who in policy.reviewers):
@@ -171,6 +171,15 @@ def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[
             raise PermissionDeniedError(
                 f"{by.id} (roles: {roles}) may not install a policy; needs one of: "
                 f"{', '.join(authority.admin_roles()) or 'no role'} (policy_admins)"
+            )
+        if current is not None and governing is None and not policy_of(current).may_install(by.id):
+            # claiming an unclaimed version 1: only one of ITS policy admins, by name, may (a file of
+            # one's own naming oneself admin does not claim a ledger someone else created)
+            admins = sorted(w for w in policy_of(current).reviewers if policy_of(current).may_install(w))
+            raise PermissionDeniedError(
+                f"{by.id} is no policy admin of installed version {current.version}, which no admin has "
+                f"claimed yet; one of {', '.join(admins) or 'no one'} claims it (set their password, then "
+                "`amem policy install FILE --reviewer NAME`)"
             )
         if current is not None and current.sha256 == fingerprint(policy):
             return current, False

@@ -381,6 +381,26 @@ def test_a_new_ledger_whose_policy_gives_no_admin_a_password_is_claimed_by_the_f
     assert [v.installed_by for v in memory.policy_versions()] == [BOOTSTRAP_ACTOR, "alice"]
 
 
+def test_an_unclaimed_ledger_is_claimed_only_by_an_admin_its_version_1_names(memory: Memory) -> None:
+    """Version 1 gives no admin a password; mallory writes a file naming herself policy admin, with a
+    password: signing in under her own file does not claim a ledger someone else created."""
+    assert policy_registry.is_unclaimed(memory.policy_in_force.installed)
+    own = memory.policy.model_copy(
+        update={
+            "reviewers": {
+                **memory.policy.reviewers,
+                "mallory": memory.policy.reviewers["alice"].model_copy(
+                    update={"password_hash": hash_password("mallory-pw", rounds=4)}
+                ),
+            }
+        }
+    )
+    with pytest.raises(PermissionDeniedError, match=r"mallory is no policy admin of installed version 1"):
+        _bootstrap(memory, own, who="mallory")
+    assert [v.installed_by for v in memory.policy_versions()] == [BOOTSTRAP_ACTOR]
+    assert _bootstrap(memory, _with_password(own), who="alice").version == 2  # alice, named by v1, may
+
+
 @pytest.mark.parametrize("edit", ["text", "installed_by"])
 def test_an_installed_policy_edited_in_the_database_is_caught_by_verify(memory: Memory, edit: str) -> None:
     """An installed version is an event of the chain: its text must still hash to its sha256, and
