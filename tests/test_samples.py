@@ -15,7 +15,9 @@ from amem import samples
 from amem.domain.models import NoteInput
 from amem.samples import SampleError, SampleLabel, history_files, load_inputs, load_labels, load_samples
 
-TUNED = {"globex", "initech", "soylent", "wonka", "tyrell", "umbrella", "oscorp", "nakatomi"}
+TUNED = {
+    "globex", "initech", "soylent", "wonka", "tyrell", "umbrella", "oscorp", "nakatomi", "massive",
+}
 HELDOUT = {"hooli", "vandelay", "cyberdyne"}
 RECURRING = re.compile(
     r"\b(every|each)\s+(day|week|month|quarter|year|morning|night|monday|tuesday|wednesday|thursday|friday|"
