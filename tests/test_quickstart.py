@@ -127,7 +127,7 @@ def test_the_readme_quick_start_works_offline_on_a_fresh_machine(tmp_path: Path)
     # the README first sets alice's password (the default policy is copied here), then adds: the
     # command that creates the store installs the policy it runs with as the ledger's version 1
     assert "password set for alice" in amem.ok(
-        "reviewers", "set-password", "alice", "--stdin", stdin="s3cret-pw\n"
+        "reviewers", "set-password", "alice", "--password-stdin", stdin="s3cret-pw\n"
     )
     added = amem.json("add", text, "--scope", scope, "--actor", actor)
     installed = amem.json("policy")["installed"]

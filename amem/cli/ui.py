@@ -124,7 +124,13 @@ def ui(
 @reviewers_app.command("hash-password")
 def hash_password_cmd(
     stdin: Annotated[
-        bool, typer.Option("--stdin", help="Read the password from standard input (for scripts).")
+        bool,
+        typer.Option(
+            "--password-stdin",
+            "--stdin",
+            help="Read the password from standard input (one line), for scripts; --stdin is an older "
+            "spelling.",
+        ),
     ] = False,
     rounds: Annotated[int, typer.Option("--rounds", min=4, max=16, help="bcrypt work factor.")] = 12,
 ) -> None:
@@ -142,7 +148,13 @@ def hash_password_cmd(
 def set_password_cmd(
     reviewer: Annotated[str, typer.Argument(help="The reviewer (a name in the policy's reviewers).")],
     stdin: Annotated[
-        bool, typer.Option("--stdin", help="Read the password from standard input (for scripts).")
+        bool,
+        typer.Option(
+            "--password-stdin",
+            "--stdin",
+            help="Read the password from standard input (one line), for scripts; --stdin is an older "
+            "spelling.",
+        ),
     ] = False,
 ) -> None:
     """Store a bcrypt hash of a reviewer's password in the policy's reviewers file.

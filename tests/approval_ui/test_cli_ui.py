@@ -57,7 +57,7 @@ def test_hash_password_prints_a_bcrypt_hash(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO("a long passphrase\n"))
-    assert main(["reviewers", "hash-password", "--stdin", "--rounds", "4"]) == 0
+    assert main(["reviewers", "hash-password", "--password-stdin", "--rounds", "4"]) == 0
     out = capsys.readouterr().out.strip()
     assert out.startswith("$2b$04$") and "passphrase" not in out
     assert check_password("a long passphrase", out)

@@ -326,7 +326,7 @@ def test_a_new_ledger_whose_policy_gives_no_admin_a_password_is_claimed_by_the_f
         "reviewers",
         "set-password",
         "alice",
-        "--stdin",
+        "--password-stdin",
         stdin="alice-pw\n",
     )
     assert code == 0, text
@@ -357,7 +357,7 @@ def test_a_new_ledger_whose_policy_gives_no_admin_a_password_is_claimed_by_the_f
         "reviewers",
         "set-password",
         "bob",
-        "--stdin",
+        "--password-stdin",
         stdin="bob-pw\n",
     )
     rogue = _rogue(claim)
