@@ -42,6 +42,18 @@ def check_text(value: str, what: str) -> str:
     return value
 
 
+def check_name(value: str, what: str) -> str:
+    """``value`` if it is a name on one line (a scope: printed in tables, typed after ``--scope``):
+    no control character (a newline, a tab, an escape sequence that would repaint a terminal)."""
+    for position, char in enumerate(value, start=1):
+        if unicodedata.category(char) == "Cc":
+            raise InvalidInputError(
+                f"{what}: character {position} is a control character (U+{ord(char):04X}); "
+                "a name is one line of visible text"
+            )
+    return value
+
+
 def is_visible(value: str) -> bool:
     """True when ``value`` shows something: not only spaces, zero-width or control characters."""
     return any(unicodedata.category(c) not in _INVISIBLE_CATEGORIES and not c.isspace() for c in value)

@@ -36,7 +36,7 @@ from amem.domain.models import (
     utcnow,
 )
 from amem.domain.progress import Progress, no_progress
-from amem.domain.text import check_json, check_text, is_visible
+from amem.domain.text import check_json, check_name, check_text, is_visible
 from amem.domain.values import parse_datetime
 from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.index.base import NeighbourFinder
@@ -539,6 +539,7 @@ def raw_log_from(
     check_text(scope, "scope")
     if not is_visible(scope):
         raise InvalidInputError("scope shows nothing (only spaces, zero-width or control characters)")
+    check_name(scope.strip(), "scope")
     now = utcnow()
     occurred = now if at is None else parse_datetime(at, what="at")
     if not isinstance(metadata, Mapping | None):

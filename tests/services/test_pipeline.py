@@ -246,6 +246,8 @@ def test_injected_instruction_gets_no_further_than_a_pending_proposal(mem: Memor
         ("x" * 20_001, {}, "over the limit"),
         ("ok", {"at": "next thursday-ish"}, "ISO 8601"),
         ("ok", {"scope": " "}, "scope is empty"),
+        ("ok", {"scope": "acme\nglobex"}, r"scope: character 5 is a control character \(U\+000A\)"),
+        ("ok", {"scope": "acme\x1b[2J"}, r"scope: character 5 is a control character \(U\+001B\)"),
         ("ok", {"metadata": {"when": object()}}, "JSON-serialisable"),
     ],
 )
