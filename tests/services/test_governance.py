@@ -114,6 +114,21 @@ def test_links_never_cross_scopes(memory: Memory) -> None:
     assert [link.note_id for link in memory.read(a.id).links] == [c.id]
 
 
+def test_in_one_batch_the_later_of_two_pending_proposals_supersedes_the_earlier(memory: Memory) -> None:
+    from amem.services.governance import Draft
+
+    note = make_note(memory, "x")
+    older = memory.propose(note.id, "decision_rationale", "zero", reason="r0", proposer=LLM)
+    drafts = [Draft(note.id, "decision_rationale", v, reason=f"r-{v}", proposer=LLM) for v in ("one", "two")]
+    with memory.ledger.write() as tx:
+        first, second = memory.governance.propose_in(tx, drafts)
+    assert memory.proposal(older.id).status == ProposalStatus.SUPERSEDED
+    assert memory.proposal(first.id).status == ProposalStatus.SUPERSEDED
+    assert memory.proposal(first.id).review_comment == f"superseded by {second.id}"
+    assert memory.proposal(second.id).status == ProposalStatus.PENDING
+    assert memory.verify().ok
+
+
 def test_new_proposal_supersedes_older_pending_one(memory: Memory) -> None:
     note = make_note(memory, "x")
     first = memory.propose(note.id, "decision_rationale", "one", reason="r1", proposer=LLM)
