@@ -592,20 +592,6 @@ class LedgerTx:
         self.append_event("decision", proposal_id, decision, at or utcnow())
         return True
 
-    def pending_pairs(self, note_ids: Sequence[str]) -> set[tuple[str, str]]:
-        """The (note, attribute) pairs of ``note_ids`` that have a proposal waiting for a person."""
-        if not note_ids:
-            return set()
-        stmt = (
-            sa.select(proposals.c.note_id, proposals.c.attribute)
-            .where(
-                proposals.c.note_id.in_(list(dict.fromkeys(note_ids))),
-                proposals.c.status == ProposalStatus.PENDING.value,
-            )
-            .distinct()
-        )
-        return {(str(n), str(a)) for n, a in self.conn.execute(stmt)}
-
     def supersede_pending(self, note_id: str, attribute: str, *, by: str, at: datetime) -> int:
         comment = f"superseded by {by}"
         ids = sorted(

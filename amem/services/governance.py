@@ -226,10 +226,6 @@ class Governance:
         now = utcnow()
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
         changed: set[str] = set()  # notes to write back once, at the end (each write re-indexes it)
-        # Which (note, attribute) pairs have a proposal waiting, read once: a new pending proposal
-        # supersedes them, and only they need the update (a round trip each, under the chain head).
-        # Every writer holds the head, so nothing else changes a proposal's status meanwhile.
-        waiting = tx.pending_pairs(list(notes))
         out: list[Proposal] = []
         for d in drafts:
             note = notes.get(d.note_id)
@@ -280,9 +276,7 @@ class Governance:
             # A newer suggestion replaces an older one in the queue. An applied change does not:
             # the older proposal stays, and approving it gives a conflict the reviewer can see.
             if status == ProposalStatus.PENDING:
-                if (note.id, d.attribute) in waiting:
-                    tx.supersede_pending(note.id, d.attribute, by=proposal.id, at=now)
-                waiting.add((note.id, d.attribute))
+                tx.supersede_pending(note.id, d.attribute, by=proposal.id, at=now)
             if status == ProposalStatus.AUTO_APPLIED and new != old:
                 kind = ChangeKind.REVERT if revert_of is not None else ChangeKind.APPLY
                 notes[note.id] = self._apply(tx, note, proposal, d.proposer.actor, kind, now, save=False)
