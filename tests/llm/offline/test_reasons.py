@@ -227,3 +227,39 @@ def test_an_irregular_past_verb_makes_the_words_after_since_a_clause() -> None:
 )
 def test_a_rollout_decided_or_called_off_is_a_decision(text: str, expected: str | None) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Weekly sync. The legacy importer can't handle nested accounts and Priya doesn't want it "
+            "blocking the other regions. So we agreed: a staged rollout instead of one launch.",
+            "The legacy importer can't handle nested accounts and Priya doesn't want it blocking the "
+            "other regions",
+        ),
+        (
+            "> Raj, SAML is mandatory for us, which rules out the cheaper plan. So: approved at $30/seat "
+            "on Business, 50 seats.",
+            "Raj, SAML is mandatory for us, which rules out the cheaper plan",
+        ),
+        ("So far the team has renewed twice without a discount.", None),
+    ],
+)
+def test_a_sentence_opened_by_so_is_the_consequence_of_the_sentence_before(
+    text: str, expected: str | None
+) -> None:
+    assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Agreed: Maria runs the pilot with their own data on the 9th.",
+        "Decided with Helen: the project team picks the rollout order.",
+        "The order form was countersigned as approved by their legal team.",
+        "Please file the change as agreed.",
+    ],
+)
+def test_no_reason_from_the_content_after_a_bare_colon_or_from_as_with_a_participle(text: str) -> None:
+    assert _reason(text) is None
