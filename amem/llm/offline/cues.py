@@ -109,6 +109,11 @@ def extras(
     return out
 
 
+#: Right before a "<who> will <action>" clause: a word that makes it a subordinate clause (a free
+#: relative, a condition, an indirect question), which names an action without agreeing to it.
+_SUBORDINATE = re.compile(r"\b(?:what|whatever|whether|if|unless|when|whenever|until|before)\s+$", re.I)
+
+
 def next_step(sentence: Sentence) -> Found | None:
     """The action after a "Next step:" label, or the clause "<who> will <action> ..."."""
     text = sentence.text
@@ -116,6 +121,8 @@ def next_step(sentence: Sentence) -> Found | None:
     if label is not None:
         return _until_clause_end(text, label.end())
     clause = _STEP_CLAUSE.search(text)
+    if clause is not None and _SUBORDINATE.search(text[: clause.start()]):
+        clause = None  # "above what Ellen will sign", "whether we'll send it": no action agreed
     if clause is not None:
         start = clause.start()
         if text[start:].lower().startswith(("we agreed to ", "they agreed to ", "plan is to ")):

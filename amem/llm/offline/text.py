@@ -72,7 +72,8 @@ class Sentence:
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)|[^\n]+", re.MULTILINE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(#$])|\n+")
+#: A sentence ends at its stop, or at the closing quotation mark right after it ('... will sign." Lena').
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’]))\s+(?=[A-Z0-9\"'“‘(#$])|\n+")
 
 
 def sentences(text: str) -> list[Sentence]:

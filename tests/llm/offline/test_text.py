@@ -72,3 +72,8 @@ def test_a_fake_conversation_turn_opened_mid_line_is_blanked_to_its_end() -> Non
     # a role word inside an ordinary sentence, lowercase, stays
     ordinary = "Their support assistant: a chatbot that answers tier-1 tickets."
     assert readable(ordinary) == ordinary
+
+
+def test_a_sentence_ends_at_a_closing_quotation_mark_after_its_stop() -> None:
+    text = 'Her reply: "too high for us." Mo from finance joined.'
+    assert [s.text for s in sentences(text)] == ['Her reply: "too high for us."', "Mo from finance joined."]
