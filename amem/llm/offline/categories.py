@@ -19,7 +19,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(bugs?|errors?|outages?|tickets?|incidents?|broken|crash(?:es|ed)?|fail(?:s|ed|ing|ure)?|"
             r"not working|down ?time|escalat\w*|latency|slow(?:ness|ly)?|workaround|regression|"
             r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap|resolved|root cause)\b|"
-            r"(?<!\w)#\d{3,}\b",
+            # a hash-numbered id is a ticket's ("#4411", "#BL-40211")
+            r"(?<!\w)#(?:[A-Z]{1,5}-?)?\d{3,}\b",
         ),
         ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
         (
@@ -150,6 +151,11 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
     return out
 
 
+#: An input that opens by naming itself a ticket or an incident ("Ticket #4411 | ...", "Re: Ticket
+#: #88", "Incident 2291:"): its form says it reports a fault, whatever the product's own words are.
+_TICKET_FORM = re.compile(r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b", re.IGNORECASE)
+
+
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
     """The label whose cues the text holds most (a tie goes to the earlier one), or None for noise.
 
@@ -158,7 +164,10 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
     if chat(text):
         return None
     best, best_score = None, 0.0
-    for label, score in zip(LABELS, cue_scores(text, lead, ignore), strict=True):
+    scores = cue_scores(text, lead, ignore)
+    if _TICKET_FORM.match(text) and len(text.split()) >= 8:
+        scores[LABELS.index("support issue")] += 3.0
+    for label, score in zip(LABELS, scores, strict=True):
         if score > best_score:
             best, best_score = label, score
     if len(text.split()) < 5 and best_score < 2:

@@ -112,3 +112,14 @@ def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
 )
 def test_contract_meeting_and_request_vocabulary(text: str, expected: str) -> None:
     assert category(text, text.split(".")[0]) == expected
+
+
+def test_an_input_in_the_form_of_a_ticket_is_a_support_issue_whatever_the_product_s_words() -> None:
+    # a billing product's tickets are full of prices and invoices; the form says what it reports
+    text = (
+        "Ticket #QX-5521 | Reporter: Ada Lind | Subject: Credit note totals show $ instead of GBP | "
+        "Steps: open invoice 7781 > print | Expected: £1,200.00 | Actual: $1,200.00 on every invoice"
+    )
+    assert category(text) == "support issue"
+    assert category("Re: #AB-3310 the payment page is fine again after the deploy, thanks") == "support issue"
+
