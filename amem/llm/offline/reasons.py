@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from amem.llm.offline.text import Sentence
 
 DECISION = re.compile(
-    r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched|moved|postponed|settled|"
+    # "switched on / off" a setting is a toggle, not a choice
+    r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
+    r"postponed|settled|"
     r"pulled the plug|called off|backed out|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
     r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|"

@@ -263,3 +263,9 @@ def test_a_sentence_opened_by_so_is_the_consequence_of_the_sentence_before(
 )
 def test_no_reason_from_the_content_after_a_bare_colon_or_from_as_with_a_participle(text: str) -> None:
     assert _reason(text) is None
+
+
+def test_switching_a_setting_on_or_off_is_no_decision() -> None:
+    text = "Posting fails twice. It started after we switched on the multi-entity sync because finance asked."
+    assert _reason(text) is None
+    assert _reason("They switched to the annual plan because it is cheaper.") == "it is cheaper"
