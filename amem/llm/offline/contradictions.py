@@ -37,14 +37,20 @@ _MONEY = re.compile(rf"{_AMOUNT}(?P<per>{_PER})?", re.IGNORECASE)
 #: "the per-seat price ... $55", "seat price of €30": the unit named before the amount.
 _PRICE_BEFORE = re.compile(
     r"\b(?:per[- ](?:seat|user|licen[cs]e)|(?:seat|user|licen[cs]e) (?:price|rate|cost|fee))\b"
-    r"[^.;$€£]{0,40}$",
+    r"[^.;$€£]{0,40}$|"
+    # "130 seats @ $45" (each at), "seats go to $45" (the seats' price changes)
+    r"\b(?:seats?|users?|licen[cs]es?)\s*@\s*$|"
+    r"\b(?:seats?|users?|licen[cs]es?)\s+(?:go(?:es)?|went|move[sd]?|drop(?:s|ped)?|rise[sn]?|rose|"
+    r"fall(?:s|en)?|fell|change[sd]?)\s+(?:up\s+|down\s+)?to\s*$",
     re.IGNORECASE,
 )
 _CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "£", "pounds": "£"}
 #: A count of licences: "150 seats", "90 named users", "a seat count of 95", "95-seat licence".
 _COUNT = re.compile(
     # "150 seats", "90 named users", "150 Growth seats" (a plan's name between)
-    r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|(?-i:[A-Z][a-z]+)\s+)?"
+    # (not the digits after a point: "SCIM 2.0 user provisioning" is a version, not a count)
+    r"(?<![.\d])\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|"
+    r"(?-i:[A-Z][a-z]+)\s+)?"
     r"(?P<unit>seat|user|licen[cs]e)s?\b|"
     r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
     # "Licensed seats provisioned: 85": a labelled count
@@ -54,6 +60,13 @@ _COUNT = re.compile(
 #: "25 more seats (85 -> 110)", "seats go from 85 to 110": the number the count changes to.
 _COUNT_CHANGE = re.compile(
     r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,20}?\(?\d[\d,]*\s*(?:->|→|=>|to)\s*(?P<num>\d[\d,]*)\b",
+    re.IGNORECASE,
+)
+#: After a change in seats, the total it comes to: "+30 seats (150 total)", "a total of 150".
+_TOTAL = re.compile(
+    r"(?:\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,5}?\(\s*|\btotal(?:\s+of)?\s+)(?P<num>\d[\d,]*)"
+    r"(?:\s+(?:in\s+)?total\b|\s+(?:seats?|users?|licen[cs]es?)\b)|"
+    r"\(\s*(?P<num2>\d[\d,]*)\s+total\s*\)",
     re.IGNORECASE,
 )
 #: After a count: people using the product, not the licences bought ("40 users active so far").
@@ -68,7 +81,7 @@ _USAGE_AFTER = re.compile(
 _USAGE_BEFORE = re.compile(r"\b(?:weekly|daily|monthly)?\s*active\s*$|\bof\s*$", re.I)
 #: A sentence that quotes, offers, asks, wishes or budgets rather than states what holds.
 _NOT_A_FACT = re.compile(
-    r"\?|\b(?:propos\w*|counter\w*|offer\w*|quote[ds]?|quoting|would|could|if|unless|whether|budget\w*|"
+    r"\?|\b(?:propos\w*|counter\w*|offer\w*|quote[ds]?|quoting|would|could|can|if|unless|whether|budget\w*|"
     r"asked|question|hold the|evaluating|considering|thinking about|might|maybe|perhaps|"
     r"wants?|asks?|asking|demand\w*|pushed back|plans? to|planning|planned|about|around|roughly|"
     r"approximately|expects?|hopes?|hoping|would like|ideally)\b",
@@ -273,7 +286,11 @@ _TRANSFER_AFTER = re.compile(r"\s+from\s+(?:the\s+|their\s+|our\s+)?[^\d.;,]{1,4
 
 #: After an event's name, words that keep it the head of its phrase ("the renewal date moves",
 #: "go-live back two weeks"); another content word makes it a modifier ("the renewal quote").
-_HEAD_NEXT = frozenset({"date", "dates", "day", "target", "window", "back", "forward", "up", "still", "now"})
+_HEAD_NEXT = frozenset(
+    # ... and irregular participles that date it ("the go-live set for Q4", "the kickoff held on")
+    {"date", "dates", "day", "target", "window", "back", "forward", "up", "still", "now", "set", "put",
+     "held", "kept"}
+)
 _MOVES_AFTER = frozenset({"to", "from", "up", "back", "forward", "out", "by", "on", "in", "into", "again"})
 
 
@@ -303,6 +320,28 @@ def _head_event(s: str) -> re.Match[str] | None:
 _DISTRIBUTIVE_AFTER = re.compile(r"^\s*(?:each|apiece|per\s+(?!month|year|annum)[a-z]+)\b", re.I)
 
 
+_DEADLINE_BEFORE = re.compile(r"\b(?:by|before|until|till|no later than|ahead of)\s+(?:the\s+)?$", re.I)
+#: A sentence that opens by labelling a new date ("New date: mid-August, cutover that weekend"):
+#: it moves the event it names.
+_NEW_DATE = re.compile(
+    r"^\W*(?:the\s+)?(?:new|revised|updated)\s+(?:[\w-]+\s+)?(?:date|day|target)\s*[:\-–]", re.IGNORECASE
+)
+#: Capitalised words before an event's name that say nothing of which event it is.
+_NOT_A_QUALIFIER = frozenset(
+    {"The", "Our", "Their", "Its", "This", "That", "His", "Her", "My", "Your", "A", "An", "New", "Final",
+     "First", "Next", "Original", "Initial", "Planned", "Current", "Revised", "Updated", "Actual", "Official"}
+)
+
+
+def _qualifier(word: str, *, at_start: bool) -> bool:
+    """Whether a capitalised word right before an event's name names which event it is ("the
+    Ghent go-live", "Pharma go-live moved"): not a determiner or a generic adjective, and at a
+    sentence's start not a verb form either."""
+    if word in _NOT_A_QUALIFIER or word.lower() in STOP:
+        return False
+    return not (at_start and re.search(r"(?:ed|ing|ly)$", word))
+
+
 def _counts(s: str) -> set[tuple[str, float]]:
     """Numbers of licences the sentence states as holding (usage and old values left out)."""
     out = set()
@@ -321,7 +360,11 @@ def _counts(s: str) -> set[tuple[str, float]]:
             continue  # "20 more seats": a change by, not the number held
         if re.search(r"\b(?:adds?|added|adding)\s*$", before, re.I):
             continue
+        if re.search(r"(?:^|\s)[+\-−]$", before):
+            continue  # "+30 seats": a change by, not the number held
         out.add(("seat", _amount(num)))
+    for m in _TOTAL.finditer(s):
+        out.add(("seat", _amount(m.group("num") or m.group("num2"))))
     for m in _COUNT_CHANGE.finditer(s):
         out.add(("seat", _amount(m.group("num"))))
     return out
@@ -444,14 +487,18 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 if m.absolute
                 and not _OLD_VALUE_BEFORE.search(s[: m.start])
                 and not dates.dates_something_else(s, m)
+                # "commits to the go-live by October 31": a deadline, not the event's date
+                and not _DEADLINE_BEFORE.search(s[: m.start])
             ]
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
                 events.add((_event_slot(event), shown or mention.when.strftime("%m-%d")))
-            named = re.search(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\s+$", s[: event.start()])
-            if found and named and named.group(1) not in {"The", "Our", "Their", "Its", "This", "That"}:
+            named = re.search(r"\b([A-Z][a-z]+)\s+$", s[: event.start()])
+            if found and named and _qualifier(named.group(1), at_start=not s[: named.start()].strip()):
                 qualifiers.add((_event_slot(event), named.group(1)))
-            if found and any(_MOVE.search(c) and _head_event(c) for c in _CLAUSE_SPLIT.split(s)):
+            if found and (
+                any(_MOVE.search(c) and _head_event(c) for c in _CLAUSE_SPLIT.split(s)) or _NEW_DATE.match(s)
+            ):
                 moved = True  # the clause that names the event also moves it
                 evidence.setdefault("date", s)
         found_roles, changed = _roles(s)
@@ -727,6 +774,10 @@ _FIXED = re.compile(
     r"\b(?:works?|working|loads?|syncs?|saves?|completes?|runs?) (?:again|normally|as expected)\b|"
     r"\b(?:now|again) (?:works?|completes?|loads?|syncs?|lands?|runs?|saves?|arrives?)\b|"
     r"\bback to normal\b|"
+    # "€ shows correctly on the template now", "the export works fine again" (not "everyone else
+    # syncs fine": without "now" or "again" nothing changed)
+    r"\b(?:shows?|displays?|renders?|prints?|works?|loads?|syncs?|saves?|posts?|exports?)\s+(?:\S+\s+){0,3}?"
+    r"(?:correctly|properly|fine)\b[^.;]{0,40}?\b(?:now|again)\b|"
     r"\bno longer (?:fails?|crash\w*|times? out|drops?|rejects?|loops?|hangs?|errors?)\b|"
     r"\bconfirmed\b(?P<confirmed>[^.;]{0,80}?)\b(?:works?|working|fixed|resolved|again|now|since)\b",
     re.IGNORECASE,
@@ -785,11 +836,22 @@ def fix_confirmed(text: str, *, explicit: bool = False) -> str | None:
     return None
 
 
+#: A raw log in the form of a ticket ("Ticket #BL-4021 | Subject: ...", "Expected: ... Actual: ..."):
+#: it reports a fault by its form, whatever words the fault is told in.
+_TICKET_FORM = re.compile(
+    r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b|^\W*expected\s*:.*\n?.*^\W*actual\s*:",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
+
+
 def fault_reported(text: str) -> str | None:
-    """The sentences of a raw log that report a fault, or None (none, or it says a fault is fixed)."""
+    """The sentences of a raw log that report a fault, or None (none, or it says a fault is fixed).
+    A ticket's form reports a fault when its words do not say one: then all its sentences."""
     if fix_confirmed(text) is not None:
         return None
     found = [x.text for x in sentences(readable(text)) if _FAULT.search(x.text)]
+    if not found and _TICKET_FORM.search(readable(text)):
+        found = [x.text for x in sentences(readable(text))]
     return " ".join(found) or None
 
 

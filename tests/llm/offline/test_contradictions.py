@@ -497,3 +497,56 @@ def test_a_fault_report_states_a_fault_and_a_fix_states_no_fault() -> None:
     assert fault_reported("Acme renewed for two years.") is None
     assert fix_confirmed("All 6 are on the Lisbon profile; everyone else syncs fine.") is None
     assert tickets("Re #3310 and INC-20260301-02, not invoice #4411") == {"#3310", "INC-20260301-02"}
+
+
+def test_typed_seat_counts_a_version_a_signed_change_and_a_total() -> None:
+    assert facts("FR-17 logged: SAML 2.0 user provisioning from Entra.").counts == frozenset()
+    assert set(facts("Amendment signed: +25 Business seats (140 total) at $31/seat/mo.").counts) == {
+        ("seat", 140.0)
+    }
+    old, new = "Order form signed: 115 seats at $31/seat/mo.", "Amendment signed: +25 seats (140 total)."
+    assert _retires(old, new) == ["count"]
+
+
+def test_a_price_after_seats_at_or_seats_that_change_to_an_amount_is_per_seat() -> None:
+    both = facts("Amendment executed: 90 Business seats @ $38 + 15 Viewer seats @ $9.")
+    assert {value for _, _, value in both.prices} == {38.0, 9.0}
+    changed = facts("Agreed today: the full seats go to $36 from May.")
+    assert {value for _, _, value in changed.prices} == {36.0}
+
+
+def test_an_option_someone_can_take_is_no_price_that_holds() -> None:
+    offer = (
+        "There is no viewer plan, but read-only users can sit on a Basic seat at $11/seat/mo. "
+        "Shall I write it up?"
+    )
+    assert facts(offer).prices == frozenset()
+
+
+def test_a_labelled_new_date_moves_the_event_its_sentence_names() -> None:
+    old = "Weekly call. The cutover moves from June 2 to June 30 because the data load is late."
+    new = "Go/no-go call: no-go for June 30. New date: mid-July, cutover over a weekend."
+    assert _retires(old, new) == ["date"]
+
+
+def test_an_event_named_at_the_sentence_start_is_that_event_only() -> None:
+    other = "Plant A go-live moved to August 10 after the data cleanup."
+    new = "Retail go-live moved from Oct 1 to October 20: QA is not done."
+    assert _retires(other, new) == []
+    assert _retires("Retail planning. Retail go-live set for October 1, after their close.", new) == ["date"]
+
+
+def test_a_deadline_is_not_the_event_s_date() -> None:
+    old = "Amendment signed. The customer commits to the retail go-live by 2026-11-30."
+    assert facts(old).events == frozenset()
+
+
+def test_a_ticket_form_reports_a_fault_in_any_words_and_a_fix_shown_correctly_now_retires_it() -> None:
+    report = "Ticket #QX-7720 | Reporter: Ada | Subject: Credit notes land twice in the ledger | Steps: post"
+    assert fault_reported(report) is not None
+    found = retired_fault("Ticket #QX-7720 | Status: Resolved | fixed in 3.2, Ada confirmed.", _pool(report))
+    assert found is not None and found[0] == "n0"
+    form = "Ticket #9911\nSubject: Totals show $ for GBP customers\nExpected: £40\nActual: $40 on the summary"
+    fixed = retired_fault("changed the summary like Jo said, £ shows correctly now", _pool(form))
+    assert fixed is not None and fixed[0] == "n0"
+    assert fix_confirmed("Everyone else syncs fine.") is None
