@@ -62,6 +62,13 @@ _COUNT_CHANGE = re.compile(
     r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,20}?\(?\d[\d,]*\s*(?:->|→|=>|to)\s*(?P<num>\d[\d,]*)\b",
     re.IGNORECASE,
 )
+#: A sentence that offers, asks or quotes a price (someone's position in a negotiation).
+_OFFER = re.compile(
+    r"\b(?:offer\w*|propos\w*|quot\w*|re-?quot\w*|counter\w*|wants?|asks?|asked|asking|held at|pitch\w*)\b",
+    re.IGNORECASE,
+)
+#: An offer that replaces the earlier ones: "Revised quote", "Requote", "updated proposal".
+_REVISED = re.compile(r"\b(?:revis\w*|re-?quot\w*|updated|new (?:quote|offer|proposal))\b", re.IGNORECASE)
 #: After a change in seats, the total it comes to: "+30 seats (150 total)", "a total of 150".
 _TOTAL = re.compile(
     r"(?:\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,5}?\(\s*|\btotal(?:\s+of)?\s+)(?P<num>\d[\d,]*)"
@@ -230,6 +237,8 @@ class Facts:
     evidence: dict[str, str]  # kind -> the sentence stating it
     signalled: frozenset[str]  # price, count, plan: stated with a change cue, or in a note settling them
     main: Facts | None = None  # the same, read from main clauses only (see ``main_text``)
+    offers: frozenset[tuple[str, str, float]] = frozenset()  # per-seat prices offered, asked or quoted
+    revises: bool = False  # an offer that says it revises the ones before it ("Revised quote: ...")
 
 
 def root(word: str) -> str:
@@ -426,6 +435,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
     note's: per-seat price, seat count, plan, dates of named events, people in roles, reversals.
     With ``main``, also those of its main clauses alone (``Facts.main``)."""
     prices: set[tuple[str, str, float]] = set()
+    offers: set[tuple[str, str, float]] = set()
+    revises = False
     counts: set[tuple[str, float]] = set()
     plans: set[tuple[str, str]] = set()
     dropped: set[tuple[str, str]] = set()
@@ -458,6 +469,10 @@ def facts(text: str, *, main: bool = True) -> Facts:
             if found_counts:
                 evidence.setdefault("count", s)
                 signalled |= {"count"} if cue else set()
+        elif _OFFER.search(s) and not re.search(r"\bbudget\w*", s, re.IGNORECASE):
+            offers |= _prices(s)  # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
+            if _REVISED.search(s):
+                revises = True
         decided = bool(DECISION.search(s)) or bool(_CHOSEN.search(s))
         for pattern, dimension in ((_CADENCE, "cadence"), (_TIER, "tier")):
             for m in pattern.finditer(s):
@@ -527,6 +542,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 evidence.setdefault("reversal", s)
     return Facts(
         prices=frozenset(prices),
+        offers=frozenset(offers - prices),
+        revises=revises,
         counts=frozenset(counts),
         plans=frozenset(plans),
         dropped=frozenset(dropped),
@@ -724,6 +741,33 @@ _COMMITS = re.compile(
     r"renew\w*|expand\w*)\b",
     re.IGNORECASE,
 )
+
+
+def superseded_offers(
+    new: Facts, newest_first: Sequence[tuple[str, Facts]]
+) -> list[tuple[str, Contradiction]]:
+    """The notes of a negotiation a settled per-seat price ends: each price offered, asked or quoted
+    since the last price that held (newest first, until the first note stating a price as a fact),
+    when none of its amounts is the price now settled. An offer is a value too, for as long as the
+    negotiation runs: once a price is agreed, "I offered $58" and "they want $56" no longer hold.
+    The note that held the last price is the ordinary price contradiction's (``contradiction``)."""
+    if "price" not in new.signalled or not new.prices:
+        return []
+    out: list[tuple[str, Contradiction]] = []
+    for other_id, other in newest_first:
+        if other.prices:
+            break  # the last price that held: older offers were ended by it
+        for cur, unit, _ in new.prices:
+            mine = {p for p in new.prices if p[:2] == (cur, unit)}
+            theirs = {p for p in other.offers if p[:2] == (cur, unit)}
+            if theirs and not mine & theirs:
+                here, there = _money(list(mine)), _money(list(theirs))
+                why = f"settles the price at {here}; that note offered or asked {there}"
+                out.append((other_id, Contradiction("price", why, new.evidence["price"])))
+                break
+        if other.revises:
+            break  # a revised offer ended the offers before it
+    return out
 
 
 def stated_kinds(new: Facts) -> list[str]:

@@ -550,3 +550,22 @@ def test_a_ticket_form_reports_a_fault_in_any_words_and_a_fix_shown_correctly_no
     fixed = retired_fault("changed the summary like Jo said, £ shows correctly now", _pool(form))
     assert fixed is not None and fixed[0] == "n0"
     assert fix_confirmed("Everyone else syncs fine.") is None
+
+
+def test_a_settled_price_ends_the_offers_made_since_the_last_price_that_held() -> None:
+    from amem.llm.offline.contradictions import superseded_offers
+
+    held = "Order form signed: 80 seats at $40/seat/month."
+    older_offer = "Quote QX-1 sent to Rui: $44 per seat per month for 100 seats."
+    revised = "Revised quote QX-2 to Rui: $43 per seat per month for 100 seats."
+    asked = "Call with Rui. He wants $38 per seat; I offered $42 per seat if they prepay. No agreement yet."
+    same = "I offered $41 per seat if they sign this quarter."
+    settled = facts("Agreed with Rui today: $41 per seat per month for 100 seats.")
+    pool = [("asked", facts(asked)), ("same", facts(same)), ("revised", facts(revised)),
+            ("older", facts(older_offer)), ("held", facts(held))]  # fmt: skip
+    # the asked and offered prices end; the offer of the settled amount became it; a revised quote
+    # had already ended the quote before it; the price that held is the ordinary contradiction's
+    assert [oid for oid, _ in superseded_offers(settled, pool)] == ["asked", "revised"]
+    # an offer settles nothing, and a price complained about is no offer
+    assert superseded_offers(facts("I offered $39 per seat."), pool) == []
+    assert facts("$55 a seat is 30% above what we budgeted.").offers == frozenset()
