@@ -156,6 +156,16 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
 _TICKET_FORM = re.compile(r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b", re.IGNORECASE)
 
 
+#: A decision that changes when something happens: a rollout postponed, a go-live moved. On the
+#: onboarding's timing it is a ``decision`` (a choice of setup stays onboarding; a meeting moved
+#: stays a meeting, as the other topics keep their own decisions).
+_RESCHEDULED = re.compile(
+    r"\b(?:postpon\w*|push(?:es|ed|ing)?|delay\w*|reschedul\w*|mov(?:e|es|ed|ing)|slip\w*|"
+    r"brought forward|bring\w* forward|pull\w* (?:in|forward))\b",
+    re.IGNORECASE,
+)
+
+
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
     """The label whose cues the text holds most (a tie goes to the earlier one), or None for noise.
 
@@ -172,5 +182,7 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
             best, best_score = label, score
     if len(text.split()) < 5 and best_score < 2:
         return None
+    if best == "onboarding" and lead and decided(lead) is not None and _RESCHEDULED.search(lead):
+        return "decision"  # a rollout postponed or a go-live moved: a decision on no other topic
     return best
 

@@ -123,3 +123,29 @@ def test_an_input_in_the_form_of_a_ticket_is_a_support_issue_whatever_the_produc
     assert category(text) == "support issue"
     assert category("Re: #AB-3310 the payment page is fine again after the deploy, thanks") == "support issue"
 
+
+
+@pytest.mark.parametrize(
+    ("text", "lead", "expected"),
+    [
+        (
+            "Update: the data load is late, so we're pushing the Madrid rollout to 14 September.",
+            "Update: the data load is late, so we're pushing the Madrid rollout to 14 September.",
+            "decision",
+        ),
+        (
+            "Plant go-live moved from June 2 to June 30: the migration needs two more weeks.",
+            "Plant go-live moved from June 2 to June 30: the migration needs two more weeks.",
+            "decision",
+        ),
+        # a choice of setup stays onboarding; a meeting moved stays a meeting
+        (
+            "They opted for the hosted connector over the on-site one for the rollout.",
+            "They opted for the hosted connector over the on-site one for the rollout.",
+            "onboarding",
+        ),
+        ("We moved the onboarding call to Thursday.", "We moved the onboarding call to Thursday.", "meeting"),
+    ],
+)
+def test_a_rollout_postponed_or_a_go_live_moved_is_a_decision(text: str, lead: str, expected: str) -> None:
+    assert category(text, lead) == expected
