@@ -46,7 +46,9 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "onboarding",
             r"\b(onboard\w*|training|rollout|roll(?:ing)? (?:us )?out|go-live|goes live|set ?up|"
             r"implementation|migrat\w*|cutover|workspace|connector|active users?|went live|go live|"
-            r"logged in|sandbox|provision\w*|admin training)\b",
+            r"logged in|sandbox|provision\w*|admin training|"
+            # "live as of yesterday", "phase 1 now live"
+            r"live (?:as of|since|from)|(?:is|are|now) live)\b",
         ),
         (
             "feature request",
@@ -110,6 +112,18 @@ _MEETING_HEAD = re.compile(
 )
 
 
+#: Onboarding's own topics: a meeting named by one ("Pilot kickoff", "Onboarding workshop #1",
+#: "Rollout planning with ...") is a step of the onboarding, not a meeting on another topic.
+_ONBOARDING_TOPIC = re.compile(
+    r"\b(?:onboarding|pilot|rollout|roll-out|implementation|training|go-live|cutover|migration|trial)\s+$",
+    re.IGNORECASE,
+)
+_PHASE_MEETING = re.compile(
+    r"\b(?:onboarding|pilot|rollout|roll-out|implementation|training|go-live|cutover|migration|trial)\s+"
+    r"(?:kick-?off|check-?in|call|meeting|sync|session|workshop|planning|close-?out|status|walk-?through)",
+    re.I,
+)
+
 #: The labels, in the cues' priority order.
 LABELS: tuple[str, ...] = tuple(label for label, _ in _CUES)
 
@@ -132,12 +146,22 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
     """
     out: list[float] = []
     opening = " ".join(lead.split()[:3])
+    phase = _PHASE_MEETING.search(opening) is not None
     for label, pattern in _CUES:
         score = 0.0
         for match in pattern.finditer(text):
             if ignore and ignore[0] <= match.start() < ignore[1]:
                 continue
-            if label != "meeting" and _MEETING_HEAD.match(text, match.end()):
+            # in a note that opens as an onboarding step ("Pilot kickoff", "Onboarding workshop
+            # #1"), a meeting named by onboarding's topic is a step of the onboarding
+            before = text[max(0, match.start() - 20) : match.start()]
+            if label == "meeting" and phase and _ONBOARDING_TOPIC.search(before):
+                continue
+            if (
+                label != "meeting"
+                and not (phase and label == "onboarding")
+                and _MEETING_HEAD.match(text, match.end())
+            ):
                 continue  # "the renewal review", "a pricing call": a meeting, named by its topic
             if label == "contract" and _PRICED_COUNT.search(_sentence_before(text, match.start())):
                 continue  # "$49 per seat for the 135 seats": the quantity a price is for
@@ -145,8 +169,10 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
         score += 0.9 * sum(
             1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())
         )
-        if label == "meeting" and pattern.search(opening):
+        if label == "meeting" and pattern.search(opening) and not phase:
             score += 1.5  # "QBR with ...", "Renewal call with ...": the note of a meeting
+        if label == "onboarding" and phase:
+            score += 1.5  # "Pilot kickoff ...", "Rollout planning with ...": the note of an onboarding step
         out.append(score)
     return out
 

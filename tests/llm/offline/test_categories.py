@@ -149,3 +149,20 @@ def test_an_input_in_the_form_of_a_ticket_is_a_support_issue_whatever_the_produc
 )
 def test_a_rollout_postponed_or_a_go_live_moved_is_a_decision(text: str, lead: str, expected: str) -> None:
     assert category(text, lead) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Rollout kickoff with the three depot leads. Weekly status calls on Mondays until go-live.",
+        "Implementation workshop #2 with their admins. SSO is configured; the data import is next.",
+        "Training session planning with Ana. Sessions run each Friday in May for all 40 agents.",
+    ],
+)
+def test_a_meeting_named_by_an_onboarding_topic_is_an_onboarding_step(text: str) -> None:
+    assert category(text, text.split(". ")[0]) == "onboarding"
+
+
+def test_a_go_live_stated_as_live_is_onboarding() -> None:
+    text = "The Lyon depot live as of Monday, all four depots now on the new system."
+    assert category(text) == "onboarding"
