@@ -182,6 +182,14 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
 _TICKET_FORM = re.compile(r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b", re.IGNORECASE)
 
 
+_DOCUMENT = r"(?:amendment|order form|purchase order|PO|MSA|contract|agreement|SOW|statement of work|DPA)"
+_EXECUTION = r"(?:signed|executed|countersigned|issued)"
+#: An opening sentence that reports a contract document executed: whatever prices it lists, the
+#: note is about the contract.
+_EXECUTED = re.compile(
+    rf"\b{_DOCUMENT}\b[^.\n]{{0,60}}?\b{_EXECUTION}\b|\b{_EXECUTION}\b[^.\n]{{0,40}}?\b{_DOCUMENT}\b",
+    re.IGNORECASE,
+)
 #: A decision that changes when something happens: a rollout postponed, a go-live moved. On the
 #: onboarding's timing it is a ``decision`` (a choice of setup stays onboarding; a meeting moved
 #: stays a meeting, as the other topics keep their own decisions).
@@ -199,6 +207,9 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
     """
     if chat(text):
         return None
+    opening = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
+    if _EXECUTED.search(opening):
+        return "contract"  # "Order form OF-12 countersigned.", "Amendment #2 signed by ...": the act
     best, best_score = None, 0.0
     scores = cue_scores(text, lead, ignore)
     if _TICKET_FORM.match(text) and len(text.split()) >= 8:

@@ -166,3 +166,14 @@ def test_a_meeting_named_by_an_onboarding_topic_is_an_onboarding_step(text: str)
 def test_a_go_live_stated_as_live_is_onboarding() -> None:
     text = "The Lyon depot live as of Monday, all four depots now on the new system."
     assert category(text) == "onboarding"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Amendment #3 executed by their COO: 55 Pro seats at $29/seat/mo from July, priced per seat.",
+        "PO 7781-22 issued for the renewal: 70 seats at $31/seat/month, billed annually, quote QT-9.",
+    ],
+)
+def test_a_contract_document_executed_is_a_contract_note_whatever_prices_it_lists(text: str) -> None:
+    assert category(text) == "contract"
