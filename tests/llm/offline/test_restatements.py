@@ -112,4 +112,5 @@ def test_a_recap_naming_the_old_value_of_a_move_restates_the_note_that_moved_it(
 
 def test_a_crm_update_heading_is_a_recap_cue() -> None:
     old = "Hi all, I'm leaving Acme on July 3; Lee Chan takes over as our sponsor for the rollout."
-    assert restatement_score("Contact update, Acme: Rui Sousa leaves 2026-07-03. New sponsor: Lee Chan.", old) > 0
+    log = "Contact update, Acme: Rui Sousa leaves 2026-07-03. New sponsor: Lee Chan."
+    assert restatement_score(log, old) > 0
