@@ -28,7 +28,10 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|(?<!e-)signatures?|"
             r"signed (?:the|an?|our)|"
             r"legal|"
-            r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
+            # "procurement" as a department in a person's title or role ("Sr. Procurement Manager",
+            # "procurement = Lena") names who someone is, not a contract
+            r"clauses?|procurement(?!\s+(?:manager|lead|director|officer|contact|specialist|analyst|head)\b)"
+            r"(?!\s*[=:]\s*[A-Z])|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
             r"closed won|economic buyer|amendments?|signed by|countersigned|signatory|purchase orders?|"
             r"PO \d[\w-]*|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"

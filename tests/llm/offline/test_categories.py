@@ -177,3 +177,11 @@ def test_a_go_live_stated_as_live_is_onboarding() -> None:
 )
 def test_a_contract_document_executed_is_a_contract_note_whatever_prices_it_lists(text: str) -> None:
     assert category(text) == "contract"
+
+
+def test_procurement_as_a_department_in_a_title_or_a_role_is_no_contract() -> None:
+    card = "New contact: Rui Sousa, Senior Procurement Manager. Prefers email."
+    assert category(card) != "contract"
+    roles = "Project roles: sponsor = Ana Lima; admin = Lee Chan; procurement = Rui Sousa."
+    assert category(roles) != "contract"
+    assert category("Procurement sent back the redlines on the liability clause.") == "contract"
