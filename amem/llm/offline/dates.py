@@ -106,7 +106,7 @@ _FUTURE = re.compile(
 #: verbs (said, told, wrote) are left out: what is reported keeps its own tense ("Globex renews in
 #: March, they said").
 _IRREGULAR_PAST = (
-    r"held|made|gave|began|kept|left|paid|brought|chose|won|lost|sold|bought|found|saw|"
+    r"held|made|done|gave|began|kept|left|paid|brought|chose|won|lost|sold|bought|found|saw|"
     r"fell|rose|grew|felt|spent|caught|taught|understood|undertook|shut"
 )
 _PAST = re.compile(
@@ -138,7 +138,7 @@ _IN_DATA = re.compile(
 )
 _DATA_AFTER = re.compile(r"[&_/]")
 _CLAUSE_EDGE = re.compile(
-    r"[.!?](?=\s|$)|[;\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
+    r"[.!?](?=\s|$)|[;\n]|:\s|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
     # "and" / "but" joining two clauses, each with its own subject ("my last day is June 26 and
     # he joined in May"): the tense of one is not the other's
     r"\s(?:and|but)\s+(?=(?:he|she|they|we|I|you|it|[A-Z][a-z]+)\s+(?!and\b|or\b)[a-z']+)|"
