@@ -304,5 +304,5 @@ def test_n_weeks_from_now_is_arithmetic_on_the_day() -> None:
 
 def test_a_colon_ends_the_clause_whose_tense_a_date_takes() -> None:
     # "attached" is the heading's verb; "43 templates today" states a count now, not an event
-    assert _day("Final list attached: 43 templates today, 5 of them unused.", JUNE_10) is None
+    assert _day("Final list attached: 43 templates today, 5 of them are retired.", JUNE_10) is None
     assert _day("Go-live done today: both plants on the new system.", JUNE_10) == date(2026, 6, 10)
