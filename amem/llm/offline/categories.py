@@ -197,7 +197,7 @@ _EXECUTED = re.compile(
 #: onboarding's timing it is a ``decision`` (a choice of setup stays onboarding; a meeting moved
 #: stays a meeting, as the other topics keep their own decisions).
 _RESCHEDULED = re.compile(
-    r"\b(?:postpon\w*|push(?:es|ed|ing)?|delay\w*|reschedul\w*|mov(?:e|es|ed|ing)|slip\w*|"
+    r"\b(?:postpon\w*|push(?:es|ed|ing)?|delay\w*|reschedul\w*|re-?plann\w*|mov(?:e|es|ed|ing)|slip\w*|"
     r"brought forward|bring\w* forward|pull\w* (?:in|forward))\b",
     re.IGNORECASE,
 )

@@ -20,7 +20,7 @@ from amem.llm.offline.text import Sentence
 DECISION = re.compile(
     # "switched on / off" a setting is a toggle, not a choice
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
-    r"postponed|settled|"
+    r"postponed|settled|re-?planned|rescheduled|mov(?:es|ing) from(?= [^.;]{1,30}? to\b)|"
     r"pulled the plug|called off|backed out|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
     r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|"
@@ -127,8 +127,9 @@ _WHY_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _REASON_SENTENCE = re.compile(
-    r"^\W*(?:reason|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|that'?s because|"
-    r"this is because|it'?s because|because(?: of)?|(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
+    r"^\W*(?:reason|cause|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|"
+    r"that'?s because|this is because|it'?s because|because(?: of)?|"
+    r"(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
     r"reasoning|explanation)|(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
     re.IGNORECASE,
 )

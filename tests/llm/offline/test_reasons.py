@@ -269,3 +269,22 @@ def test_switching_a_setting_on_or_off_is_no_decision() -> None:
     text = "Posting fails twice. It started after we switched on the multi-entity sync because finance asked."
     assert _reason(text) is None
     assert _reason("They switched to the annual plan because it is cheaper.") == "it is cheaper"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Depot go-live re-planned to early June (was May 12). Cause: the label printers arrived late.",
+            "the label printers arrived late",
+        ),
+        (
+            "The cutover moves from May 4 to May 25 due to 3k duplicate vendor records; cleanup takes time.",
+            "3k duplicate vendor records",
+        ),
+    ],
+)
+def test_a_date_re_planned_or_moved_from_one_day_to_another_is_a_decision_with_its_cause(
+    text: str, expected: str
+) -> None:
+    assert _reason(text) == expected
