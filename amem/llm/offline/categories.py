@@ -35,7 +35,9 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"closed won|economic buyer|amendments?|signed by|countersigned|signatory|purchase orders?|"
             r"PO \d[\w-]*|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
-            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)|"
+            # (not seats said to lie idle: "takes 30 seats out of use")
+            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)"
+            r"(?!\s+(?:out of use|idle|unused|inactive|not in use))|"
             r"(?:seats|licen[cs]es)(?: \w+){0,3}: \d+|"
             r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
             r"\d+ (?:seats|users|licen[cs]es))\b",
@@ -43,7 +45,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "pricing",
             r"(\$|€|£|\b(price[ds]?|pricing|offers?|discounts?|quotes?|quoted|cost[s]?|budget\w*|invoices?|"
-            r"per seat|/seat|fees?|billing|payments?|tiers?|list price|annual plan|monthly plan)\b)",
+            r"per seat|/seat|fees?|billing|payments?|tiers?|list price|annual plan|monthly plan|"
+            r"(?:commercial|pricing|price) proposals?|commercials)\b)",
         ),
         (
             "onboarding",
@@ -59,11 +62,14 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
             r"integration with|'d love|would be great if|"
             r"is there an? (?:way|api|option|setting|integration) to|"
-            r"nice to have|enhancement)\b",
+            r"nice to have|enhancement|"
+            r"requests? from (?:our|their|the) (?:users|managers|team|reps|admins))\b",
         ),
         (
             "meeting",
-            r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
+            # "call recording", "call transcripts": the product's object, not a meeting
+            r"\b(meetings?|calls?(?!\s+(?:\w+ing\b|transcripts?|volumes?|cent(?:er|re)s?|logs?|data))|"
+            r"demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
             r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
             r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up|walk-?throughs?)\b",
         ),
@@ -78,7 +84,7 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"vacation|birthday|wedding|hobby|hobbies|friends?|pets?|dog|cat|painting|music|hiking|"
             r"camping|school|leaving|coaches|prefers|personal\w*|married|honeymoon|fan|lunch|retir\w*|"
             r"vegetarian|allerg\w*|baby|holidays?|parental leave|maternity|paternity|on leave|time off|"
-            r"out of office)\b",
+            r"out of office|marathon|half marathon|race|triathlon|running club|good-luck card)\b",
         ),
     )
 )

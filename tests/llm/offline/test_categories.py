@@ -185,3 +185,26 @@ def test_procurement_as_a_department_in_a_title_or_a_role_is_no_contract() -> No
     roles = "Project roles: sponsor = Ana Lima; admin = Lee Chan; procurement = Rui Sousa."
     assert category(roles) != "contract"
     assert category("Procurement sent back the redlines on the liability clause.") == "contract"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hi Ana, could we have the final commercial proposal by Friday? Our CFO decides in May.", "pricing"),
+        ("Two requests from our managers: a Polish transcript option and a CSV export of scorecards.",
+         "feature request"),
+        ("Ran the Porto half marathon on Sunday, legs still sore. Will look at the numbers next week.",
+         "personal"),
+    ],
+)
+def test_general_words_of_pricing_requests_and_personal_life(text: str, expected: str) -> None:
+    assert category(text) == expected
+
+
+def test_call_as_a_modifier_of_the_product_s_object_is_no_meeting() -> None:
+    text = "We are pausing call recording for the Lyon reps until the council approves call transcripts."
+    assert category(text) != "meeting"
+
+
+def test_seats_said_to_lie_idle_are_no_contract_count() -> None:
+    assert category("The pause takes 30 seats out of use for now, nothing else changes.") != "contract"
