@@ -277,7 +277,7 @@ def _ends(text: str, mention: DateMention) -> bool:
 _ERRANDS = (
     r"send|share|forward|schedule|book|email|call|ring|prepare|draft|loop in|get back|circle back|review|"
     r"provide|reach out|follow up|arrange|confirm|check|install|invite|introduce|walk \w+ through|"
-    r"set up a call|look into"
+    r"set up a call|look into|sign|countersign|return"
 )
 #: A step label ("Next step:", "Action:", "To-do -") that introduces what someone will do.
 _STEP_LABEL = re.compile(

@@ -306,3 +306,8 @@ def test_a_colon_ends_the_clause_whose_tense_a_date_takes() -> None:
     # "attached" is the heading's verb; "43 templates today" states a count now, not an event
     assert _day("Final list attached: 43 templates today, 5 of them are retired.", JUNE_10) is None
     assert _day("Go-live done today: both plants on the new system.", JUNE_10) == date(2026, 6, 10)
+
+
+def test_a_signature_assigned_as_an_errand_is_no_fact_date() -> None:
+    text = "As promised, the renewal order form is attached. Rui will sign it by 18 June."
+    assert _day(text, JUNE_10) is None
