@@ -137,7 +137,9 @@ _TIER_WORDS = (
 )
 #: A named plan or tier: a known tier word, or any capitalised name, before "plan", "tier"...
 _TIER = re.compile(
-    rf"\b(?P<plan>(?i:{_TIER_WORDS})|[A-Z][a-z]+)\s+(?i:plan|tier|edition|package|bundle)\b",
+    rf"\b(?P<plan>(?i:{_TIER_WORDS})|[A-Z][a-z]+)\s+(?i:plan|tier|edition|package|bundle)\b|"
+    # a price "on" a capitalised tier name: "$47/seat on Enterprise", "$41/seat/month on Professional"
+    rf"(?<=[\d/a-z] on )(?P<plan3>(?=[A-Z])(?i:{_TIER_WORDS}))\b(?!\s+(?i:plan|tier|edition))",
 )
 #: After a plan's name: it belongs to another product ("the Pro plan of their email tool").
 _OTHER_PRODUCT_AFTER = re.compile(r"\s+(?:of|on|in|with)\s+(?:their|its|his|her|another|an?)\s+[\w-]+", re.I)
@@ -478,7 +480,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
             for m in pattern.finditer(s):
                 if _OTHER_PRODUCT_AFTER.match(s[m.end() :]):
                     continue  # "the Pro plan of their email tool": another product's plan
-                word = (m.group("plan") or m.groupdict().get("plan2") or "").lower()
+                groups = m.groupdict()
+                word = (groups.get("plan") or groups.get("plan2") or groups.get("plan3") or "").lower()
                 named = re.fullmatch(_TIER_WORDS, word)
                 if dimension == "tier" and (word in STOP or (m.start() == 0 and not named)):
                     continue  # "The plan", "Rollout plan" opening a sentence: not a plan's name

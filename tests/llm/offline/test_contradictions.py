@@ -569,3 +569,13 @@ def test_a_settled_price_ends_the_offers_made_since_the_last_price_that_held() -
     # an offer settles nothing, and a price complained about is no offer
     assert superseded_offers(facts("I offered $39 per seat."), pool) == []
     assert facts("$55 a seat is 30% above what we budgeted.").offers == frozenset()
+
+
+def test_a_price_on_a_named_tier_states_the_tier() -> None:
+    approved_plans = facts("Approved at $39/seat on Enterprise, 60 seats, 12 months.").plans
+    assert set(approved_plans) == {("tier", "enterprise")}
+    approved = "So: approved at $39/seat on Enterprise, 60 seats, 12 months."
+    signed = "Order form countersigned: Enterprise tier, 60 seats @ $39/seat/mo, billed annually."
+    # the order form repeats what was approved: the tier holder is the approval, not the quote
+    assert "plan" not in _retires(approved, signed)
+    assert "plan" in _retires("They signed for the Growth plan: 60 seats at $41 per seat.", approved)
