@@ -211,7 +211,9 @@ _GONE = re.compile(
 )
 _NEGATED = re.compile(
     r"\b(?:no longer\s+(?P<v1>\w+)|decided (?:not to|against)\s+(?P<v2>\w+)|not to\s+(?P<v3>\w+)|"
-    r"(?:will not|won't|not going to|(?:does|do|did)(?: not|n't))\s+(?P<v4>\w+)|cancell?ed|called off|"
+    r"(?:will not|won't|not going to|(?:does|do|did)(?: not|n't))\s+(?P<v4>\w+)|"
+    # "we're not rolling it out after all": a plan in the progressive, negated
+    r"(?:are|is|am|'re|'s)\s+not\s+(?P<v5>\w+ing)|cancell?ed|called off|"
     r"backed out of|pulled out of|pulled the plug on|dropped|abandoned|scrapped|shelved|reversed|"
     r"walked away from)\b(?P<obj>[^.;:]*)",
     re.IGNORECASE,
@@ -538,7 +540,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
         for m in _NEGATED.finditer(s):
             if _STILL_HAPPENS.search(m.group("obj")):
                 continue  # "did not roll it out yesterday, they will on Monday": delayed, not reversed
-            verb = next((m.group(g) for g in ("v1", "v2", "v3", "v4") if m.group(g)), "")
+            verb = next((m.group(g) for g in ("v1", "v2", "v3", "v4", "v5") if m.group(g)), "")
             words = roots(f"{verb} {m.group('obj')}")
             if len(words) >= 2:
                 negated |= words
@@ -739,6 +741,7 @@ _PENDING = re.compile(
 )
 #: A sentence that commits to something: a decision taken, or a plan or intent to do it.
 _COMMITS = re.compile(
+    r"\bdecision\s*:|"  # "Decision: Victor is bringing the team onto Coach"
     r"\b(?:will|'ll|going to|plans? to|planning to|intends? to|agreed|decided|approved|signed|chose|"
     r"committed|wants?|would like to|is set to|scheduled|rolling out|moving to|decide on|to decide|"
     r"renew\w*|expand\w*)\b",

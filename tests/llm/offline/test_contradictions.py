@@ -579,3 +579,10 @@ def test_a_price_on_a_named_tier_states_the_tier() -> None:
     # the order form repeats what was approved: the tier holder is the approval, not the quote
     assert "plan" not in _retires(approved, signed)
     assert "plan" in _retires("They signed for the Growth plan: 60 seats at $41 per seat.", approved)
+
+
+def test_a_progressive_plan_negated_reverses_a_labelled_decision() -> None:
+    old = "QBR notes.\n- Decision: Ana is bringing the 30-person billing team onto Pulse in Q3."
+    new = "We're not bringing Pulse to the whole billing team after all: the team is being outsourced."
+    assert _retires(old, new) == ["reversal"]
+    assert _retires(old, "We're not meeting on Friday, Ana is out.") == []
