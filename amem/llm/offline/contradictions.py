@@ -242,6 +242,8 @@ class Facts:
     signalled: frozenset[str]  # price, count, plan: stated with a change cue, or in a note settling them
     main: Facts | None = None  # the same, read from main clauses only (see ``main_text``)
     offers: frozenset[tuple[str, str, float]] = frozenset()  # per-seat prices offered, asked or quoted
+    rejected: frozenset[str] = frozenset()  # roots of the option a decision turns down ("rather than X")
+    adopted: frozenset[str] = frozenset()  # roots of the option it switches to ("switching to X")
     revises: bool = False  # an offer that says it revises the ones before it ("Revised quote: ...")
 
 
@@ -451,6 +453,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
     negated: set[str] = set()
     qualifiers: set[tuple[str, str]] = set()
     left: set[str] = set()
+    rejected: set[str] = set()
+    adopted: set[str] = set()
     pending: set[str] = set()
     taken: set[str] = set()
     evidence: dict[str, str] = {}
@@ -529,6 +533,12 @@ def facts(text: str, *, main: bool = True) -> Facts:
         for m in _GONE.finditer(s):
             gone.add(m.group("a") or m.group("b"))
             evidence.setdefault("gone", s)
+        if decision_taken(s) is not None:
+            for m in _REJECTED.finditer(s):
+                rejected |= roots(m.group("option"))
+        for m in _ADOPTED.finditer(s):
+            adopted |= roots(m.group("option"))
+            evidence.setdefault("adopted", s)
         for m in _MOVED_FROM.finditer(s):
             left.add(m.group("old"))
             evidence.setdefault("left", s)
@@ -561,6 +571,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
         negated=frozenset(negated),
         pending=frozenset(pending),
         left=frozenset(left),
+        rejected=frozenset(rejected),
+        adopted=frozenset(adopted),
         taken=frozenset(taken),
         evidence=evidence,
         signalled=frozenset(signalled),
@@ -602,7 +614,7 @@ def kinds(old: Facts) -> set[str]:
 
 #: Kinds checked against every neighbour, newest first, until one matches (the others stop at the
 #: newest note stating their slot).
-SEARCHED = frozenset({"reversal", "left"})
+SEARCHED = frozenset({"reversal", "left", "adopted"})
 
 
 def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
@@ -693,6 +705,13 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
             here, there = ", ".join(sorted(mine)), ", ".join(sorted(theirs))
             why = f"a new {role}: {here} here, {there} in that note"
             return Contradiction(kind, why, new.evidence["role"])
+    if kind == "adopted" and old.rejected:
+        # the option a decision turned down is now taken: "self-host the bridge rather than use
+        # the managed connector", then "we're switching to the managed connector after all"
+        shared = new.adopted & old.rejected
+        if len(shared) >= 2 and 2 * len(shared) >= len(new.adopted):
+            why = f"takes the option that note turned down: {', '.join(sorted(shared))}"
+            return Contradiction("adopted", why, new.evidence["adopted"])
     if kind == "left":
         for name in sorted(new.left):
             pattern = re.compile(rf"\b{re.escape(name)}\b")
@@ -733,6 +752,18 @@ _STILL_HAPPENS = re.compile(
 _MOVED_FROM = re.compile(
     r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|transfer\w*)\b[^.;]{0,40}?\bfrom\s+(?:the\s+)?"
     r"(?P<old>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)\s+to\b"
+)
+#: In a decision, the option it turns down: "self-host it rather than use our managed connector".
+_REJECTED = re.compile(
+    r"\b(?:rather than|instead of)\s+(?:use|using|go with|going with|keep|keeping|take|taking|buy|buying)?\s*"
+    r"(?P<option>[^.;:,!?()-]{3,60})",
+    re.IGNORECASE,
+)
+#: A switch to an option: "we're switching to your managed connector after all".
+_ADOPTED = re.compile(
+    r"\b(?:switch\w*|mov\w*|go(?:ing)? back|revert\w*|opt\w*|going|go)\s+(?:over\s+)?(?:to|for|with)\s+"
+    r"(?P<option>[^.;:,!?()-]{3,60})",
+    re.IGNORECASE,
 )
 #: A decision still to be taken, and what it is about ("will decide on the multi-year deal").
 _PENDING = re.compile(
@@ -788,6 +819,8 @@ def stated_kinds(new: Facts) -> list[str]:
     if new.moved_event:
         out += sorted({f"date:{event}" for event, _ in new.events})
     out += [f"role:{kind}" for kind in sorted(set(new.role_change) | (set(_ROLES) if new.gone else set()))]
+    if new.adopted:
+        out.append("adopted")
     if new.left:
         out.append("left")
     if new.taken:

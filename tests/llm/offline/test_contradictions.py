@@ -586,3 +586,11 @@ def test_a_progressive_plan_negated_reverses_a_labelled_decision() -> None:
     new = "We're not bringing Pulse to the whole billing team after all: the team is being outsourced."
     assert _retires(old, new) == ["reversal"]
     assert _retires(old, "We're not meeting on Friday, Ana is out.") == []
+
+
+def test_switching_to_the_option_a_decision_turned_down_retires_that_decision() -> None:
+    old = "Setup call. They will run the sync agent on site rather than use our hosted gateway."
+    new = "We're switching to your hosted gateway after all: the local agent keeps failing."
+    assert _retires(old, new) == ["adopted"]
+    assert _retires(old, "We're switching to your hosted reporting module next month.") == []
+    assert _retires("They mentioned the gateway once.", new) == []
