@@ -463,9 +463,10 @@ def facts(text: str, *, main: bool = True) -> Facts:
     base = datetime(2000, 6, 15, tzinfo=UTC)
     found_sentences = sentences(readable(text))
     settles = any(_SETTLED.search(x.text) or decision_taken(x.text) for x in found_sentences)
+    offered = dates.offer_note(readable(text))  # a quote or a proposal: every value in it is offered
     for sentence in found_sentences:
         s = sentence.text
-        fact = not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))
+        fact = (not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))) and not offered
         cue = settles or bool(_CHANGE.search(_main_clause(s)))  # "after the update" dates, it changes nothing
         if fact:
             found_prices, found_counts = _prices(s), _counts(s)
@@ -477,8 +478,11 @@ def facts(text: str, *, main: bool = True) -> Facts:
             if found_counts:
                 evidence.setdefault("count", s)
                 signalled |= {"count"} if cue else set()
-        elif _OFFER.search(s) and not re.search(r"\bbudget\w*", s, re.IGNORECASE):
-            offers |= _prices(s)  # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
+        elif (offered or _OFFER.search(s)) and not re.search(r"\bbudget\w*", s, re.IGNORECASE):
+            found_offers = _prices(s)  # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
+            offers |= found_offers
+            if found_offers:
+                evidence.setdefault("offer", s)
             if _REVISED.search(s):
                 revises = True
         decided = bool(DECISION.search(s)) or bool(_CHOSEN.search(s))
@@ -788,19 +792,23 @@ def superseded_offers(
     when none of its amounts is the price now settled. An offer is a value too, for as long as the
     negotiation runs: once a price is agreed, "I offered $58" and "they want $56" no longer hold.
     The note that held the last price is the ordinary price contradiction's (``contradiction``)."""
-    if "price" not in new.signalled or not new.prices:
+    # a settled price, or a revised offer ("Requote: ..."), which ends the offers before it
+    values = new.prices if "price" in new.signalled else (new.offers if new.revises else frozenset())
+    if not values:
         return []
     out: list[tuple[str, Contradiction]] = []
     for other_id, other in newest_first:
         if other.prices:
             break  # the last price that held: older offers were ended by it
-        for cur, unit, _ in new.prices:
-            mine = {p for p in new.prices if p[:2] == (cur, unit)}
+        for cur, unit, _ in values:
+            mine = {p for p in values if p[:2] == (cur, unit)}
             theirs = {p for p in other.offers if p[:2] == (cur, unit)}
             if theirs and not mine & theirs:
                 here, there = _money(list(mine)), _money(list(theirs))
-                why = f"settles the price at {here}; that note offered or asked {there}"
-                out.append((other_id, Contradiction("price", why, new.evidence["price"])))
+                verb = "settles" if new.prices else "revises"
+                why = f"{verb} the price at {here}; that note offered {there}"
+                evidence = new.evidence.get("price") or new.evidence["offer"]
+                out.append((other_id, Contradiction("price", why, evidence)))
                 break
         if other.revises:
             break  # a revised offer ended the offers before it

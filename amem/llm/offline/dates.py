@@ -362,6 +362,22 @@ def dates_something_else(text: str, mention: DateMention) -> bool:
     return _not_the_fact(text, mention) or _aside(text, mention)
 
 
+#: A raw log that presents itself as an offer: a subject line naming a proposal, a quote or an
+#: offer, or a validity period ("The proposal is valid through November 30"). What it states is
+#: offered, not in effect: its dates and values are the offer's.
+_OFFER_NOTE = re.compile(
+    r"\b(?:proposal|quote|offer|pricing)\s+(?:is\s+|stays\s+|remains\s+)?(?:valid|good|open)\s+"
+    r"(?:through|until|till|for)\b|\bvalid (?:through|until|till) \d|"
+    r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def offer_note(text: str) -> bool:
+    """Whether the raw log presents itself as an offer (its values are offered, not in effect)."""
+    return _OFFER_NOTE.search(text) is not None
+
+
 def valid_at(
     text: str,
     base: datetime,
@@ -374,6 +390,8 @@ def valid_at(
     its own fact, not the decision's), in a parenthesis or in a plan the input says it had is
     none. When ``main`` (the sentence stating the input's decision) holds a date, that date
     wins."""
+    if offer_note(text):
+        return None  # an offer takes effect only once accepted, in another note
     found = [
         m
         for m in mentions(text, base)

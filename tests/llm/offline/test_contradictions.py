@@ -594,3 +594,17 @@ def test_switching_to_the_option_a_decision_turned_down_retires_that_decision() 
     assert _retires(old, new) == ["adopted"]
     assert _retires(old, "We're switching to your hosted reporting module next month.") == []
     assert _retires("They mentioned the gateway once.", new) == []
+
+
+def test_a_note_that_presents_itself_as_an_offer_states_offers_only() -> None:
+    from amem.llm.offline.contradictions import superseded_offers
+
+    proposal = "Subject: renewal proposal\n\nTwo-year renewal from May 1, 2027: 90 seats at $37/seat/mo."
+    assert facts(proposal).prices == frozenset() and facts(proposal).counts == frozenset()
+    assert {v for _, _, v in facts(proposal).offers} == {37.0}
+    assert _retires("Amendment signed: 70 seats at $40/seat/mo.", proposal) == []
+    # a revised quote ends the quote before it; a plain one does not
+    quote = "Quote QX-1 to Rui: 40 seats at $52/seat/month. Valid until 30 May."
+    requote = "Requote QX-2 to Rui: 40 seats at $47/seat/month. Valid until 30 June."
+    assert [oid for oid, _ in superseded_offers(facts(requote), [("q", facts(quote))])] == ["q"]
+    assert superseded_offers(facts(quote), [("r", facts(requote))]) == []

@@ -311,3 +311,10 @@ def test_a_colon_ends_the_clause_whose_tense_a_date_takes() -> None:
 def test_a_signature_assigned_as_an_errand_is_no_fact_date() -> None:
     text = "As promised, the renewal order form is attached. Rui will sign it by 18 June."
     assert _day(text, JUNE_10) is None
+
+
+def test_an_offer_s_dates_are_the_offer_s_not_a_fact_s() -> None:
+    text = "Subject: renewal proposal\n\nTwo-year renewal from May 1, 2027: 90 seats at $37/seat/mo."
+    assert _day(text, JUNE_10) is None
+    assert _day("Their pricing is valid until 30 June. The pilot starts on 15 June.", JUNE_10) is None
+    assert _day("The pilot starts on 15 June.", JUNE_10) == date(2026, 6, 15)
