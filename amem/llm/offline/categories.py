@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from amem.llm.offline.contradictions import fix_confirmed
 from amem.llm.offline.reasons import decided
 
 #: Label -> cue pattern, in priority order (a tie goes to the earlier label).
@@ -223,6 +224,10 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
     scores = cue_scores(text, lead, ignore)
     if _TICKET_FORM.match(text) and len(text.split()) >= 8:
         scores[LABELS.index("support issue")] += 3.0
+    if fix_confirmed(text, explicit=True) is not None and not (lead and decided(lead)):
+        # a fault confirmed fixed ends a support issue (in a note stating no decision, whose topic
+        # the decision would name)
+        scores[LABELS.index("support issue")] += 2.0
     for label, score in zip(LABELS, scores, strict=True):
         if score > best_score:
             best, best_score = label, score

@@ -208,3 +208,11 @@ def test_call_as_a_modifier_of_the_product_s_object_is_no_meeting() -> None:
 
 def test_seats_said_to_lie_idle_are_no_contract_count() -> None:
     assert category("The pause takes 30 seats out of use for now, nothing else changes.") != "contract"
+
+
+def test_a_fault_confirmed_fixed_is_a_support_issue_unless_a_decision_names_the_topic() -> None:
+    assert category("changed the invoice template like Jo said, the € sign shows correctly now") == (
+        "support issue"
+    )
+    text = "Deep-dive with IT. One tense moment, resolved. Outcome: they chose the EU region."
+    assert category(text, "Outcome: they chose the EU region.") != "support issue"
