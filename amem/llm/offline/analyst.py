@@ -193,6 +193,12 @@ class OfflineAnalyst:
         if fixed is not None:
             other_id, found = fixed
             out[other_id] = {"note_id": other_id, "reason": found.reason, "evidence": found.evidence}
+        # a settled price also ends the offers made since the last price that held
+        offers = [(o.id, contradictions.facts(o.content)) for o in newest_first]
+        for other_id, found in contradictions.superseded_offers(new, offers):
+            out.setdefault(
+                other_id, {"note_id": other_id, "reason": found.reason, "evidence": found.evidence}
+            )
         for kind in wanted:
             for other in newest_first:
                 old = contradictions.facts(other.content)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from amem.llm.offline.contradictions import fix_confirmed
 from amem.llm.offline.reasons import decided
 
 #: Label -> cue pattern, in priority order (a tie goes to the earlier label).
@@ -19,7 +20,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(bugs?|errors?|outages?|tickets?|incidents?|broken|crash(?:es|ed)?|fail(?:s|ed|ing|ure)?|"
             r"not working|down ?time|escalat\w*|latency|slow(?:ness|ly)?|workaround|regression|"
             r"times? out|timeouts?|severity|fix(?:ed)?|blank|empty|gap|resolved|root cause)\b|"
-            r"(?<!\w)#\d{3,}\b",
+            # a hash-numbered id is a ticket's ("#4411", "#BL-40211")
+            r"(?<!\w)#(?:[A-Z]{1,5}-?)?\d{3,}\b",
         ),
         ("renewal", r"\b(renew\w*|churn\w*|expir\w*|extension|auto-renew)\b"),
         (
@@ -27,11 +29,16 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(contracts?|agreements?|msa|sla|dpa|terms and conditions|(?<!e-)signatures?|"
             r"signed (?:the|an?|our)|"
             r"legal|"
-            r"clauses?|procurement|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
+            # "procurement" as a department in a person's title or role ("Sr. Procurement Manager",
+            # "procurement = Lena") names who someone is, not a contract
+            r"clauses?|procurement(?!\s+(?:manager|lead|director|officer|contact|specialist|analyst|head)\b)"
+            r"(?!\s*[=:]\s*[A-Z])|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
             r"closed won|economic buyer|amendments?|signed by|countersigned|signatory|purchase orders?|"
             r"PO \d[\w-]*|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
-            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)|"
+            # (not seats said to lie idle: "takes 30 seats out of use")
+            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)"
+            r"(?!\s+(?:out of use|idle|unused|inactive|not in use))|"
             r"(?:seats|licen[cs]es)(?: \w+){0,3}: \d+|"
             r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
             r"\d+ (?:seats|users|licen[cs]es))\b",
@@ -39,13 +46,16 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "pricing",
             r"(\$|€|£|\b(price[ds]?|pricing|offers?|discounts?|quotes?|quoted|cost[s]?|budget\w*|invoices?|"
-            r"per seat|/seat|fees?|billing|payments?|tiers?|list price|annual plan|monthly plan)\b)",
+            r"per seat|/seat|fees?|billing|payments?|tiers?|list price|annual plan|monthly plan|"
+            r"(?:commercial|pricing|price) proposals?|commercials)\b)",
         ),
         (
             "onboarding",
             r"\b(onboard\w*|training|rollout|roll(?:ing)? (?:us )?out|go-live|goes live|set ?up|"
             r"implementation|migrat\w*|cutover|workspace|connector|active users?|went live|go live|"
-            r"logged in|sandbox|provision\w*|admin training)\b",
+            r"logged in|sandbox|provision\w*|admin training|"
+            # "live as of yesterday", "phase 1 now live"
+            r"live (?:as of|since|from)|(?:is|are|now) live)\b",
         ),
         (
             "feature request",
@@ -53,11 +63,14 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
             r"integration with|'d love|would be great if|"
             r"is there an? (?:way|api|option|setting|integration) to|"
-            r"nice to have|enhancement)\b",
+            r"nice to have|enhancement|"
+            r"requests? from (?:our|their|the) (?:users|managers|team|reps|admins))\b",
         ),
         (
             "meeting",
-            r"\b(meetings?|calls?|demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
+            # "call recording", "call transcripts": the product's object, not a meeting
+            r"\b(meetings?|calls?(?!\s+(?:\w+ing\b|transcripts?|volumes?|cent(?:er|re)s?|logs?|data))|"
+            r"demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
             r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
             r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up|walk-?throughs?)\b",
         ),
@@ -72,7 +85,7 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"vacation|birthday|wedding|hobby|hobbies|friends?|pets?|dog|cat|painting|music|hiking|"
             r"camping|school|leaving|coaches|prefers|personal\w*|married|honeymoon|fan|lunch|retir\w*|"
             r"vegetarian|allerg\w*|baby|holidays?|parental leave|maternity|paternity|on leave|time off|"
-            r"out of office)\b",
+            r"out of office|marathon|half marathon|race|triathlon|running club|good-luck card)\b",
         ),
     )
 )
@@ -109,6 +122,18 @@ _MEETING_HEAD = re.compile(
 )
 
 
+#: Onboarding's own topics: a meeting named by one ("Pilot kickoff", "Onboarding workshop #1",
+#: "Rollout planning with ...") is a step of the onboarding, not a meeting on another topic.
+_ONBOARDING_TOPIC = re.compile(
+    r"\b(?:onboarding|pilot|rollout|roll-out|implementation|training|go-live|cutover|migration|trial)\s+$",
+    re.IGNORECASE,
+)
+_PHASE_MEETING = re.compile(
+    r"\b(?:onboarding|pilot|rollout|roll-out|implementation|training|go-live|cutover|migration|trial)\s+"
+    r"(?:kick-?off|check-?in|call|meeting|sync|session|workshop|planning|close-?out|status|walk-?through)",
+    re.I,
+)
+
 #: The labels, in the cues' priority order.
 LABELS: tuple[str, ...] = tuple(label for label, _ in _CUES)
 
@@ -131,12 +156,22 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
     """
     out: list[float] = []
     opening = " ".join(lead.split()[:3])
+    phase = _PHASE_MEETING.search(opening) is not None
     for label, pattern in _CUES:
         score = 0.0
         for match in pattern.finditer(text):
             if ignore and ignore[0] <= match.start() < ignore[1]:
                 continue
-            if label != "meeting" and _MEETING_HEAD.match(text, match.end()):
+            # in a note that opens as an onboarding step ("Pilot kickoff", "Onboarding workshop
+            # #1"), a meeting named by onboarding's topic is a step of the onboarding
+            before = text[max(0, match.start() - 20) : match.start()]
+            if label == "meeting" and phase and _ONBOARDING_TOPIC.search(before):
+                continue
+            if (
+                label != "meeting"
+                and not (phase and label == "onboarding")
+                and _MEETING_HEAD.match(text, match.end())
+            ):
                 continue  # "the renewal review", "a pricing call": a meeting, named by its topic
             if label == "contract" and _PRICED_COUNT.search(_sentence_before(text, match.start())):
                 continue  # "$49 per seat for the 135 seats": the quantity a price is for
@@ -144,10 +179,35 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
         score += 0.9 * sum(
             1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())
         )
-        if label == "meeting" and pattern.search(opening):
+        if label == "meeting" and pattern.search(opening) and not phase:
             score += 1.5  # "QBR with ...", "Renewal call with ...": the note of a meeting
+        if label == "onboarding" and phase:
+            score += 1.5  # "Pilot kickoff ...", "Rollout planning with ...": the note of an onboarding step
         out.append(score)
     return out
+
+
+#: An input that opens by naming itself a ticket or an incident ("Ticket #4411 | ...", "Re: Ticket
+#: #88", "Incident 2291:"): its form says it reports a fault, whatever the product's own words are.
+_TICKET_FORM = re.compile(r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b", re.IGNORECASE)
+
+
+_DOCUMENT = r"(?:amendment|order form|purchase order|PO|MSA|contract|agreement|SOW|statement of work|DPA)"
+_EXECUTION = r"(?:signed|executed|countersigned|issued)"
+#: An opening sentence that reports a contract document executed: whatever prices it lists, the
+#: note is about the contract.
+_EXECUTED = re.compile(
+    rf"\b{_DOCUMENT}\b[^.\n]{{0,60}}?\b{_EXECUTION}\b|\b{_EXECUTION}\b[^.\n]{{0,40}}?\b{_DOCUMENT}\b",
+    re.IGNORECASE,
+)
+#: A decision that changes when something happens: a rollout postponed, a go-live moved. On the
+#: onboarding's timing it is a ``decision`` (a choice of setup stays onboarding; a meeting moved
+#: stays a meeting, as the other topics keep their own decisions).
+_RESCHEDULED = re.compile(
+    r"\b(?:postpon\w*|push(?:es|ed|ing)?|delay\w*|reschedul\w*|re-?plann\w*|mov(?:e|es|ed|ing)|slip\w*|"
+    r"brought forward|bring\w* forward|pull\w* (?:in|forward))\b",
+    re.IGNORECASE,
+)
 
 
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
@@ -157,11 +217,23 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
     """
     if chat(text):
         return None
+    opening = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
+    if _EXECUTED.search(opening):
+        return "contract"  # "Order form OF-12 countersigned.", "Amendment #2 signed by ...": the act
     best, best_score = None, 0.0
-    for label, score in zip(LABELS, cue_scores(text, lead, ignore), strict=True):
+    scores = cue_scores(text, lead, ignore)
+    if _TICKET_FORM.match(text) and len(text.split()) >= 8:
+        scores[LABELS.index("support issue")] += 3.0
+    if fix_confirmed(text, explicit=True) is not None and not (lead and decided(lead)):
+        # a fault confirmed fixed ends a support issue (in a note stating no decision, whose topic
+        # the decision would name)
+        scores[LABELS.index("support issue")] += 2.0
+    for label, score in zip(LABELS, scores, strict=True):
         if score > best_score:
             best, best_score = label, score
     if len(text.split()) < 5 and best_score < 2:
         return None
+    if best == "onboarding" and lead and decided(lead) is not None and _RESCHEDULED.search(lead):
+        return "decision"  # a rollout postponed or a go-live moved: a decision on no other topic
     return best
 

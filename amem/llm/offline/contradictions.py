@@ -37,14 +37,20 @@ _MONEY = re.compile(rf"{_AMOUNT}(?P<per>{_PER})?", re.IGNORECASE)
 #: "the per-seat price ... $55", "seat price of €30": the unit named before the amount.
 _PRICE_BEFORE = re.compile(
     r"\b(?:per[- ](?:seat|user|licen[cs]e)|(?:seat|user|licen[cs]e) (?:price|rate|cost|fee))\b"
-    r"[^.;$€£]{0,40}$",
+    r"[^.;$€£]{0,40}$|"
+    # "130 seats @ $45" (each at), "seats go to $45" (the seats' price changes)
+    r"\b(?:seats?|users?|licen[cs]es?)\s*@\s*$|"
+    r"\b(?:seats?|users?|licen[cs]es?)\s+(?:go(?:es)?|went|move[sd]?|drop(?:s|ped)?|rise[sn]?|rose|"
+    r"fall(?:s|en)?|fell|change[sd]?)\s+(?:up\s+|down\s+)?to\s*$",
     re.IGNORECASE,
 )
 _CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "£", "pounds": "£"}
 #: A count of licences: "150 seats", "90 named users", "a seat count of 95", "95-seat licence".
 _COUNT = re.compile(
     # "150 seats", "90 named users", "150 Growth seats" (a plan's name between)
-    r"\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|(?-i:[A-Z][a-z]+)\s+)?"
+    # (not the digits after a point: "SCIM 2.0 user provisioning" is a version, not a count)
+    r"(?<![.\d])\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|"
+    r"(?-i:[A-Z][a-z]+)\s+)?"
     r"(?P<unit>seat|user|licen[cs]e)s?\b|"
     r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
     # "Licensed seats provisioned: 85": a labelled count
@@ -54,6 +60,20 @@ _COUNT = re.compile(
 #: "25 more seats (85 -> 110)", "seats go from 85 to 110": the number the count changes to.
 _COUNT_CHANGE = re.compile(
     r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,20}?\(?\d[\d,]*\s*(?:->|→|=>|to)\s*(?P<num>\d[\d,]*)\b",
+    re.IGNORECASE,
+)
+#: A sentence that offers, asks or quotes a price (someone's position in a negotiation).
+_OFFER = re.compile(
+    r"\b(?:offer\w*|propos\w*|quot\w*|re-?quot\w*|counter\w*|wants?|asks?|asked|asking|held at|pitch\w*)\b",
+    re.IGNORECASE,
+)
+#: An offer that replaces the earlier ones: "Revised quote", "Requote", "updated proposal".
+_REVISED = re.compile(r"\b(?:revis\w*|re-?quot\w*|updated|new (?:quote|offer|proposal))\b", re.IGNORECASE)
+#: After a change in seats, the total it comes to: "+30 seats (150 total)", "a total of 150".
+_TOTAL = re.compile(
+    r"(?:\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,5}?\(\s*|\btotal(?:\s+of)?\s+)(?P<num>\d[\d,]*)"
+    r"(?:\s+(?:in\s+)?total\b|\s+(?:seats?|users?|licen[cs]es?)\b)|"
+    r"\(\s*(?P<num2>\d[\d,]*)\s+total\s*\)",
     re.IGNORECASE,
 )
 #: After a count: people using the product, not the licences bought ("40 users active so far").
@@ -68,7 +88,7 @@ _USAGE_AFTER = re.compile(
 _USAGE_BEFORE = re.compile(r"\b(?:weekly|daily|monthly)?\s*active\s*$|\bof\s*$", re.I)
 #: A sentence that quotes, offers, asks, wishes or budgets rather than states what holds.
 _NOT_A_FACT = re.compile(
-    r"\?|\b(?:propos\w*|counter\w*|offer\w*|quote[ds]?|quoting|would|could|if|unless|whether|budget\w*|"
+    r"\?|\b(?:propos\w*|counter\w*|offer\w*|quote[ds]?|quoting|would|could|can|if|unless|whether|budget\w*|"
     r"asked|question|hold the|evaluating|considering|thinking about|might|maybe|perhaps|"
     r"wants?|asks?|asking|demand\w*|pushed back|plans? to|planning|planned|about|around|roughly|"
     r"approximately|expects?|hopes?|hoping|would like|ideally)\b",
@@ -117,7 +137,9 @@ _TIER_WORDS = (
 )
 #: A named plan or tier: a known tier word, or any capitalised name, before "plan", "tier"...
 _TIER = re.compile(
-    rf"\b(?P<plan>(?i:{_TIER_WORDS})|[A-Z][a-z]+)\s+(?i:plan|tier|edition|package|bundle)\b",
+    rf"\b(?P<plan>(?i:{_TIER_WORDS})|[A-Z][a-z]+)\s+(?i:plan|tier|edition|package|bundle)\b|"
+    # a price "on" a capitalised tier name: "$47/seat on Enterprise", "$41/seat/month on Professional"
+    rf"(?<=[\d/a-z] on )(?P<plan3>(?=[A-Z])(?i:{_TIER_WORDS}))\b(?!\s+(?i:plan|tier|edition))",
 )
 #: After a plan's name: it belongs to another product ("the Pro plan of their email tool").
 _OTHER_PRODUCT_AFTER = re.compile(r"\s+(?:of|on|in|with)\s+(?:their|its|his|her|another|an?)\s+[\w-]+", re.I)
@@ -189,7 +211,9 @@ _GONE = re.compile(
 )
 _NEGATED = re.compile(
     r"\b(?:no longer\s+(?P<v1>\w+)|decided (?:not to|against)\s+(?P<v2>\w+)|not to\s+(?P<v3>\w+)|"
-    r"(?:will not|won't|not going to|(?:does|do|did)(?: not|n't))\s+(?P<v4>\w+)|cancell?ed|called off|"
+    r"(?:will not|won't|not going to|(?:does|do|did)(?: not|n't))\s+(?P<v4>\w+)|"
+    # "we're not rolling it out after all": a plan in the progressive, negated
+    r"(?:are|is|am|'re|'s)\s+not\s+(?P<v5>\w+ing)|cancell?ed|called off|"
     r"backed out of|pulled out of|pulled the plug on|dropped|abandoned|scrapped|shelved|reversed|"
     r"walked away from)\b(?P<obj>[^.;:]*)",
     re.IGNORECASE,
@@ -217,6 +241,10 @@ class Facts:
     evidence: dict[str, str]  # kind -> the sentence stating it
     signalled: frozenset[str]  # price, count, plan: stated with a change cue, or in a note settling them
     main: Facts | None = None  # the same, read from main clauses only (see ``main_text``)
+    offers: frozenset[tuple[str, str, float]] = frozenset()  # per-seat prices offered, asked or quoted
+    rejected: frozenset[str] = frozenset()  # roots of the option a decision turns down ("rather than X")
+    adopted: frozenset[str] = frozenset()  # roots of the option it switches to ("switching to X")
+    revises: bool = False  # an offer that says it revises the ones before it ("Revised quote: ...")
 
 
 def root(word: str) -> str:
@@ -273,7 +301,11 @@ _TRANSFER_AFTER = re.compile(r"\s+from\s+(?:the\s+|their\s+|our\s+)?[^\d.;,]{1,4
 
 #: After an event's name, words that keep it the head of its phrase ("the renewal date moves",
 #: "go-live back two weeks"); another content word makes it a modifier ("the renewal quote").
-_HEAD_NEXT = frozenset({"date", "dates", "day", "target", "window", "back", "forward", "up", "still", "now"})
+_HEAD_NEXT = frozenset(
+    # ... and irregular participles that date it ("the go-live set for Q4", "the kickoff held on")
+    {"date", "dates", "day", "target", "window", "back", "forward", "up", "still", "now", "set", "put",
+     "held", "kept"}
+)
 _MOVES_AFTER = frozenset({"to", "from", "up", "back", "forward", "out", "by", "on", "in", "into", "again"})
 
 
@@ -303,6 +335,28 @@ def _head_event(s: str) -> re.Match[str] | None:
 _DISTRIBUTIVE_AFTER = re.compile(r"^\s*(?:each|apiece|per\s+(?!month|year|annum)[a-z]+)\b", re.I)
 
 
+_DEADLINE_BEFORE = re.compile(r"\b(?:by|before|until|till|no later than|ahead of)\s+(?:the\s+)?$", re.I)
+#: A sentence that opens by labelling a new date ("New date: mid-August, cutover that weekend"):
+#: it moves the event it names.
+_NEW_DATE = re.compile(
+    r"^\W*(?:the\s+)?(?:new|revised|updated)\s+(?:[\w-]+\s+)?(?:date|day|target)\s*[:\-–]", re.IGNORECASE
+)
+#: Capitalised words before an event's name that say nothing of which event it is.
+_NOT_A_QUALIFIER = frozenset(
+    {"The", "Our", "Their", "Its", "This", "That", "His", "Her", "My", "Your", "A", "An", "New", "Final",
+     "First", "Next", "Original", "Initial", "Planned", "Current", "Revised", "Updated", "Actual", "Official"}
+)
+
+
+def _qualifier(word: str, *, at_start: bool) -> bool:
+    """Whether a capitalised word right before an event's name names which event it is ("the
+    Ghent go-live", "Pharma go-live moved"): not a determiner or a generic adjective, and at a
+    sentence's start not a verb form either."""
+    if word in _NOT_A_QUALIFIER or word.lower() in STOP:
+        return False
+    return not (at_start and re.search(r"(?:ed|ing|ly)$", word))
+
+
 def _counts(s: str) -> set[tuple[str, float]]:
     """Numbers of licences the sentence states as holding (usage and old values left out)."""
     out = set()
@@ -321,7 +375,11 @@ def _counts(s: str) -> set[tuple[str, float]]:
             continue  # "20 more seats": a change by, not the number held
         if re.search(r"\b(?:adds?|added|adding)\s*$", before, re.I):
             continue
+        if re.search(r"(?:^|\s)[+\-−]$", before):
+            continue  # "+30 seats": a change by, not the number held
         out.add(("seat", _amount(num)))
+    for m in _TOTAL.finditer(s):
+        out.add(("seat", _amount(m.group("num") or m.group("num2"))))
     for m in _COUNT_CHANGE.finditer(s):
         out.add(("seat", _amount(m.group("num"))))
     return out
@@ -383,6 +441,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
     note's: per-seat price, seat count, plan, dates of named events, people in roles, reversals.
     With ``main``, also those of its main clauses alone (``Facts.main``)."""
     prices: set[tuple[str, str, float]] = set()
+    offers: set[tuple[str, str, float]] = set()
+    revises = False
     counts: set[tuple[str, float]] = set()
     plans: set[tuple[str, str]] = set()
     dropped: set[tuple[str, str]] = set()
@@ -393,6 +453,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
     negated: set[str] = set()
     qualifiers: set[tuple[str, str]] = set()
     left: set[str] = set()
+    rejected: set[str] = set()
+    adopted: set[str] = set()
     pending: set[str] = set()
     taken: set[str] = set()
     evidence: dict[str, str] = {}
@@ -401,9 +463,10 @@ def facts(text: str, *, main: bool = True) -> Facts:
     base = datetime(2000, 6, 15, tzinfo=UTC)
     found_sentences = sentences(readable(text))
     settles = any(_SETTLED.search(x.text) or decision_taken(x.text) for x in found_sentences)
+    offered = dates.offer_note(readable(text))  # a quote or a proposal: every value in it is offered
     for sentence in found_sentences:
         s = sentence.text
-        fact = not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))
+        fact = (not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))) and not offered
         cue = settles or bool(_CHANGE.search(_main_clause(s)))  # "after the update" dates, it changes nothing
         if fact:
             found_prices, found_counts = _prices(s), _counts(s)
@@ -415,12 +478,20 @@ def facts(text: str, *, main: bool = True) -> Facts:
             if found_counts:
                 evidence.setdefault("count", s)
                 signalled |= {"count"} if cue else set()
+        elif (offered or _OFFER.search(s)) and not re.search(r"\bbudget\w*", s, re.IGNORECASE):
+            found_offers = _prices(s)  # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
+            offers |= found_offers
+            if found_offers:
+                evidence.setdefault("offer", s)
+            if _REVISED.search(s):
+                revises = True
         decided = bool(DECISION.search(s)) or bool(_CHOSEN.search(s))
         for pattern, dimension in ((_CADENCE, "cadence"), (_TIER, "tier")):
             for m in pattern.finditer(s):
                 if _OTHER_PRODUCT_AFTER.match(s[m.end() :]):
                     continue  # "the Pro plan of their email tool": another product's plan
-                word = (m.group("plan") or m.groupdict().get("plan2") or "").lower()
+                groups = m.groupdict()
+                word = (groups.get("plan") or groups.get("plan2") or groups.get("plan3") or "").lower()
                 named = re.fullmatch(_TIER_WORDS, word)
                 if dimension == "tier" and (word in STOP or (m.start() == 0 and not named)):
                     continue  # "The plan", "Rollout plan" opening a sentence: not a plan's name
@@ -444,14 +515,18 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 if m.absolute
                 and not _OLD_VALUE_BEFORE.search(s[: m.start])
                 and not dates.dates_something_else(s, m)
+                # "commits to the go-live by October 31": a deadline, not the event's date
+                and not _DEADLINE_BEFORE.search(s[: m.start])
             ]
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
                 events.add((_event_slot(event), shown or mention.when.strftime("%m-%d")))
-            named = re.search(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\s+$", s[: event.start()])
-            if found and named and named.group(1) not in {"The", "Our", "Their", "Its", "This", "That"}:
+            named = re.search(r"\b([A-Z][a-z]+)\s+$", s[: event.start()])
+            if found and named and _qualifier(named.group(1), at_start=not s[: named.start()].strip()):
                 qualifiers.add((_event_slot(event), named.group(1)))
-            if found and any(_MOVE.search(c) and _head_event(c) for c in _CLAUSE_SPLIT.split(s)):
+            if found and (
+                any(_MOVE.search(c) and _head_event(c) for c in _CLAUSE_SPLIT.split(s)) or _NEW_DATE.match(s)
+            ):
                 moved = True  # the clause that names the event also moves it
                 evidence.setdefault("date", s)
         found_roles, changed = _roles(s)
@@ -462,6 +537,12 @@ def facts(text: str, *, main: bool = True) -> Facts:
         for m in _GONE.finditer(s):
             gone.add(m.group("a") or m.group("b"))
             evidence.setdefault("gone", s)
+        if decision_taken(s) is not None:
+            for m in _REJECTED.finditer(s):
+                rejected |= roots(m.group("option"))
+        for m in _ADOPTED.finditer(s):
+            adopted |= roots(m.group("option"))
+            evidence.setdefault("adopted", s)
         for m in _MOVED_FROM.finditer(s):
             left.add(m.group("old"))
             evidence.setdefault("left", s)
@@ -473,13 +554,15 @@ def facts(text: str, *, main: bool = True) -> Facts:
         for m in _NEGATED.finditer(s):
             if _STILL_HAPPENS.search(m.group("obj")):
                 continue  # "did not roll it out yesterday, they will on Monday": delayed, not reversed
-            verb = next((m.group(g) for g in ("v1", "v2", "v3", "v4") if m.group(g)), "")
+            verb = next((m.group(g) for g in ("v1", "v2", "v3", "v4", "v5") if m.group(g)), "")
             words = roots(f"{verb} {m.group('obj')}")
             if len(words) >= 2:
                 negated |= words
                 evidence.setdefault("reversal", s)
     return Facts(
         prices=frozenset(prices),
+        offers=frozenset(offers - prices),
+        revises=revises,
         counts=frozenset(counts),
         plans=frozenset(plans),
         dropped=frozenset(dropped),
@@ -492,6 +575,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
         negated=frozenset(negated),
         pending=frozenset(pending),
         left=frozenset(left),
+        rejected=frozenset(rejected),
+        adopted=frozenset(adopted),
         taken=frozenset(taken),
         evidence=evidence,
         signalled=frozenset(signalled),
@@ -533,7 +618,7 @@ def kinds(old: Facts) -> set[str]:
 
 #: Kinds checked against every neighbour, newest first, until one matches (the others stop at the
 #: newest note stating their slot).
-SEARCHED = frozenset({"reversal", "left"})
+SEARCHED = frozenset({"reversal", "left", "adopted"})
 
 
 def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
@@ -624,6 +709,13 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
             here, there = ", ".join(sorted(mine)), ", ".join(sorted(theirs))
             why = f"a new {role}: {here} here, {there} in that note"
             return Contradiction(kind, why, new.evidence["role"])
+    if kind == "adopted" and old.rejected:
+        # the option a decision turned down is now taken: "self-host the bridge rather than use
+        # the managed connector", then "we're switching to the managed connector after all"
+        shared = new.adopted & old.rejected
+        if len(shared) >= 2 and 2 * len(shared) >= len(new.adopted):
+            why = f"takes the option that note turned down: {', '.join(sorted(shared))}"
+            return Contradiction("adopted", why, new.evidence["adopted"])
     if kind == "left":
         for name in sorted(new.left):
             pattern = re.compile(rf"\b{re.escape(name)}\b")
@@ -665,6 +757,18 @@ _MOVED_FROM = re.compile(
     r"\b(?:mov\w*|switch\w*|migrat\w*|chang\w*|transfer\w*)\b[^.;]{0,40}?\bfrom\s+(?:the\s+)?"
     r"(?P<old>[A-Z][\w-]+(?:\s+[A-Z][\w-]+)?)\s+to\b"
 )
+#: In a decision, the option it turns down: "self-host it rather than use our managed connector".
+_REJECTED = re.compile(
+    r"\b(?:rather than|instead of)\s+(?:use|using|go with|going with|keep|keeping|take|taking|buy|buying)?\s*"
+    r"(?P<option>[^.;:,!?()-]{3,60})",
+    re.IGNORECASE,
+)
+#: A switch to an option: "we're switching to your managed connector after all".
+_ADOPTED = re.compile(
+    r"\b(?:switch\w*|mov\w*|go(?:ing)? back|revert\w*|opt\w*|going|go)\s+(?:over\s+)?(?:to|for|with)\s+"
+    r"(?P<option>[^.;:,!?()-]{3,60})",
+    re.IGNORECASE,
+)
 #: A decision still to be taken, and what it is about ("will decide on the multi-year deal").
 _PENDING = re.compile(
     r"\b(?:decide|decides|deciding|decision)\s+(?:on|about|whether to|whether|if)\s+(?P<obj>[^.;:,?]+)",
@@ -672,11 +776,43 @@ _PENDING = re.compile(
 )
 #: A sentence that commits to something: a decision taken, or a plan or intent to do it.
 _COMMITS = re.compile(
+    r"\bdecision\s*:|"  # "Decision: Victor is bringing the team onto Coach"
     r"\b(?:will|'ll|going to|plans? to|planning to|intends? to|agreed|decided|approved|signed|chose|"
     r"committed|wants?|would like to|is set to|scheduled|rolling out|moving to|decide on|to decide|"
     r"renew\w*|expand\w*)\b",
     re.IGNORECASE,
 )
+
+
+def superseded_offers(
+    new: Facts, newest_first: Sequence[tuple[str, Facts]]
+) -> list[tuple[str, Contradiction]]:
+    """The notes of a negotiation a settled per-seat price ends: each price offered, asked or quoted
+    since the last price that held (newest first, until the first note stating a price as a fact),
+    when none of its amounts is the price now settled. An offer is a value too, for as long as the
+    negotiation runs: once a price is agreed, "I offered $58" and "they want $56" no longer hold.
+    The note that held the last price is the ordinary price contradiction's (``contradiction``)."""
+    # a settled price, or a revised offer ("Requote: ..."), which ends the offers before it
+    values = new.prices if "price" in new.signalled else (new.offers if new.revises else frozenset())
+    if not values:
+        return []
+    out: list[tuple[str, Contradiction]] = []
+    for other_id, other in newest_first:
+        if other.prices:
+            break  # the last price that held: older offers were ended by it
+        for cur, unit, _ in values:
+            mine = {p for p in values if p[:2] == (cur, unit)}
+            theirs = {p for p in other.offers if p[:2] == (cur, unit)}
+            if theirs and not mine & theirs:
+                here, there = _money(list(mine)), _money(list(theirs))
+                verb = "settles" if new.prices else "revises"
+                why = f"{verb} the price at {here}; that note offered {there}"
+                evidence = new.evidence.get("price") or new.evidence["offer"]
+                out.append((other_id, Contradiction("price", why, evidence)))
+                break
+        if other.revises:
+            break  # a revised offer ended the offers before it
+    return out
 
 
 def stated_kinds(new: Facts) -> list[str]:
@@ -691,6 +827,8 @@ def stated_kinds(new: Facts) -> list[str]:
     if new.moved_event:
         out += sorted({f"date:{event}" for event, _ in new.events})
     out += [f"role:{kind}" for kind in sorted(set(new.role_change) | (set(_ROLES) if new.gone else set()))]
+    if new.adopted:
+        out.append("adopted")
     if new.left:
         out.append("left")
     if new.taken:
@@ -727,6 +865,10 @@ _FIXED = re.compile(
     r"\b(?:works?|working|loads?|syncs?|saves?|completes?|runs?) (?:again|normally|as expected)\b|"
     r"\b(?:now|again) (?:works?|completes?|loads?|syncs?|lands?|runs?|saves?|arrives?)\b|"
     r"\bback to normal\b|"
+    # "€ shows correctly on the template now", "the export works fine again" (not "everyone else
+    # syncs fine": without "now" or "again" nothing changed)
+    r"\b(?:shows?|displays?|renders?|prints?|works?|loads?|syncs?|saves?|posts?|exports?)\s+(?:\S+\s+){0,3}?"
+    r"(?:correctly|properly|fine)\b[^.;]{0,40}?\b(?:now|again)\b|"
     r"\bno longer (?:fails?|crash\w*|times? out|drops?|rejects?|loops?|hangs?|errors?)\b|"
     r"\bconfirmed\b(?P<confirmed>[^.;]{0,80}?)\b(?:works?|working|fixed|resolved|again|now|since)\b",
     re.IGNORECASE,
@@ -785,11 +927,22 @@ def fix_confirmed(text: str, *, explicit: bool = False) -> str | None:
     return None
 
 
+#: A raw log in the form of a ticket ("Ticket #BL-4021 | Subject: ...", "Expected: ... Actual: ..."):
+#: it reports a fault by its form, whatever words the fault is told in.
+_TICKET_FORM = re.compile(
+    r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b|^\W*expected\s*:.*\n?.*^\W*actual\s*:",
+    re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
+
+
 def fault_reported(text: str) -> str | None:
-    """The sentences of a raw log that report a fault, or None (none, or it says a fault is fixed)."""
+    """The sentences of a raw log that report a fault, or None (none, or it says a fault is fixed).
+    A ticket's form reports a fault when its words do not say one: then all its sentences."""
     if fix_confirmed(text) is not None:
         return None
     found = [x.text for x in sentences(readable(text)) if _FAULT.search(x.text)]
+    if not found and _TICKET_FORM.search(readable(text)):
+        found = [x.text for x in sentences(readable(text))]
     return " ".join(found) or None
 
 

@@ -54,8 +54,16 @@ _TRAIL_CUE = re.compile(
     r"priority)|what matters most|non-negotiable|a must)\b",
     re.IGNORECASE,
 )
+#: Right before a priority cue: a copula and a possessive ("... are your two priorities"), so the
+#: priorities are the sentence's subject, before the copula.
+_PREDICATE_BEFORE = re.compile(
+    r"\s+(?:is|are|was|were|remain|remains)\s+(?:(?:your|their|our|his|her|the)\s+)?"
+    r"(?:(?:two|three|four|main|top|biggest|key|real)\s+)?$",
+    re.IGNORECASE,
+)
+#: What may stand between a cue and its value: never the end of the clause (";", ".").
 _LEAD_IN = re.compile(
-    r"\W*(?:(?:to|for)\s+(?:[\w'-]+\s+){1,3}?(?=(?:is|are|was|were)\b))?(?:is|are|was|were|include|"
+    r"[^\w;.]*(?:(?:to|for)\s+(?:[\w'-]+\s+){1,3}?(?=(?:is|are|was|were)\b))?(?:is|are|was|were|include|"
     r"includes|remains?|being)?\s*[:\-–]?\s*",
     re.IGNORECASE,
 )
@@ -109,6 +117,11 @@ def extras(
     return out
 
 
+#: Right before a "<who> will <action>" clause: a word that makes it a subordinate clause (a free
+#: relative, a condition, an indirect question), which names an action without agreeing to it.
+_SUBORDINATE = re.compile(r"\b(?:what|whatever|whether|if|unless|when|whenever|until|before)\s+$", re.I)
+
+
 def next_step(sentence: Sentence) -> Found | None:
     """The action after a "Next step:" label, or the clause "<who> will <action> ..."."""
     text = sentence.text
@@ -116,6 +129,8 @@ def next_step(sentence: Sentence) -> Found | None:
     if label is not None:
         return _until_clause_end(text, label.end())
     clause = _STEP_CLAUSE.search(text)
+    if clause is not None and _SUBORDINATE.search(text[: clause.start()]):
+        clause = None  # "above what Ellen will sign", "whether we'll send it": no action agreed
     if clause is not None:
         start = clause.start()
         if text[start:].lower().startswith(("we agreed to ", "they agreed to ", "plan is to ")):
@@ -177,6 +192,15 @@ def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
         lead = max([e + 2 for e in edges if e >= 0] or [0])
         span = sentence[lead : match.start()].strip(" .!?\"'")
         return Found([span], span) if len(span) > 2 else None
+    predicate = _PREDICATE_BEFORE.search(sentence[: match.start()])
+    if predicate is not None:
+        # "X and Y are your two priorities": the items are the subject, before the copula
+        edges = [sentence.rfind(sep, 0, predicate.start()) for sep in (": ", "; ")]
+        lead = max([e + 2 for e in edges if e >= 0] or [0])
+        span = sentence[lead : predicate.start()].strip(" .!?\"'")
+        items = [item.strip(" .!?\"'") for item in _ITEM_SPLIT.split(span)]
+        items = [item for item in items if len(item) > 1 and item in sentence][:5]
+        return Found(items, span) if items else None
     after_start = match.end()
     lead = _LEAD_IN.match(sentence, after_start)
     start = lead.end() if lead else after_start

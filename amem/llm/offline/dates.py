@@ -60,7 +60,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "weekday",
-            rf"\b(?:(?P<rel>this|on|last|next|by|until|till|before|from|starting)\s+)?(?P<weekday>{_WEEKDAY})\b(?!s)",
+            rf"\b(?:(?P<rel>this|on|last|next|by|until|till|before|from|starting|since)\s+)?(?P<weekday>{_WEEKDAY})\b(?!s)",
         ),
         (
             "named_day",
@@ -70,6 +70,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         ("ago", rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+ago\b"),
         ("in_n", rf"\bin\s+(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b"),
+        ("from_now", rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+from\s+(?:now|today)\b"),
         ("end_of", r"\b(?:the\s+)?end of (?:the |this )?(?P<unit>month|quarter|year)\b"),
     )
 )
@@ -105,7 +106,7 @@ _FUTURE = re.compile(
 #: verbs (said, told, wrote) are left out: what is reported keeps its own tense ("Globex renews in
 #: March, they said").
 _IRREGULAR_PAST = (
-    r"held|made|gave|began|kept|left|paid|brought|chose|won|lost|sold|bought|found|saw|"
+    r"held|made|done|gave|began|kept|left|paid|brought|chose|won|lost|sold|bought|found|saw|"
     r"fell|rose|grew|felt|spent|caught|taught|understood|undertook|shut"
 )
 _PAST = re.compile(
@@ -137,10 +138,13 @@ _IN_DATA = re.compile(
 )
 _DATA_AFTER = re.compile(r"[&_/]")
 _CLAUSE_EDGE = re.compile(
-    r"[.!?](?=\s|$)|[;\n]|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
+    r"[.!?](?=\s|$)|[;\n]|:\s|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
     # "and" / "but" joining two clauses, each with its own subject ("my last day is June 26 and
     # he joined in May"): the tense of one is not the other's
-    r"\s(?:and|but)\s+(?=(?:he|she|they|we|I|you|it|[A-Z][a-z]+)\s+(?!and\b|or\b)[a-z']+)"
+    r"\s(?:and|but)\s+(?=(?:he|she|they|we|I|you|it|[A-Z][a-z]+)\s+(?!and\b|or\b)[a-z']+)|"
+    # the same with a possessive subject ("I've accepted an offer and my last day is June 26")
+    r"\s(?:and|but)\s+(?=(?:my|our|his|her|their|its|your)\s+(?:[\w-]+\s+){0,6}?"
+    r"(?:is|are|was|were|will|has|had|have)\b)"
 )
 
 
@@ -180,6 +184,9 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                 continue
             if any(s <= start < e for s, e in questions):
                 continue
+            cue = re.match(r"since\s+", text[start:end], re.IGNORECASE)  # the month form holds its cue
+            if _BASELINE.search(text[max(0, start - 60) : start] + (cue.group(0) if cue else "")):
+                continue  # "DSO is down 4 days since August": the start of what is measured, not a change
             if name == "weekday" and not match.group("rel") and text[end : end + 2] in {"'s", "’s"}:
                 continue  # "Following Monday's check-in": it names a past meeting, not when a fact holds
             if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
@@ -219,9 +226,23 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
     return sorted(out, key=lambda m: m.start)
 
 
+#: Before a date: "since" after a comparison or a measure in the same clause ("down 4 days since
+#: August", "twice as many since March"): the date is the baseline of a measure.
+_BASELINE = re.compile(
+    r"\b(?:down|up|better|worse|more|fewer|less|higher|lower|faster|slower|improved|grown|fallen|"
+    r"dropped|risen|increased|decreased|doubled|halved|twice|times|as many|as much)\b"
+    r"[^.;:!?\n]{0,40}\bsince\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+
+
 def _moved_to(text: str, start: int) -> bool:
-    """Whether the date is where something moves to ("from X to <it>", "moved ... to <it>")."""
+    """Whether the date is where something moves to ("from X to <it>", "moved ... to <it>", "New
+    date: <it>", "the new go-live is <it>")."""
     before = text[max(0, start - 80) : start]
+    if re.search(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?:date|day|deadline|target|go-?live|start|timeline)\s*"
+                 r"(?:[:\-–]|is|will be)\s*(?:now\s+)?(?:on\s+)?$", before, re.IGNORECASE):
+        return True
     if not re.search(rf"\bto\s+(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
         return False
     return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
@@ -256,7 +277,7 @@ def _ends(text: str, mention: DateMention) -> bool:
 _ERRANDS = (
     r"send|share|forward|schedule|book|email|call|ring|prepare|draft|loop in|get back|circle back|review|"
     r"provide|reach out|follow up|arrange|confirm|check|install|invite|introduce|walk \w+ through|"
-    r"set up a call|look into"
+    r"set up a call|look into|sign|countersign|return"
 )
 #: A step label ("Next step:", "Action:", "To-do -") that introduces what someone will do.
 _STEP_LABEL = re.compile(
@@ -341,6 +362,22 @@ def dates_something_else(text: str, mention: DateMention) -> bool:
     return _not_the_fact(text, mention) or _aside(text, mention)
 
 
+#: A raw log that presents itself as an offer: a subject line naming a proposal, a quote or an
+#: offer, or a validity period ("The proposal is valid through November 30"). What it states is
+#: offered, not in effect: its dates and values are the offer's.
+_OFFER_NOTE = re.compile(
+    r"\b(?:proposal|quote|offer|pricing)\s+(?:is\s+|stays\s+|remains\s+)?(?:valid|good|open)\s+"
+    r"(?:through|until|till|for)\b|\bvalid (?:through|until|till) \d|"
+    r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def offer_note(text: str) -> bool:
+    """Whether the raw log presents itself as an offer (its values are offered, not in effect)."""
+    return _OFFER_NOTE.search(text) is not None
+
+
 def valid_at(
     text: str,
     base: datetime,
@@ -353,6 +390,8 @@ def valid_at(
     its own fact, not the decision's), in a parenthesis or in a plan the input says it had is
     none. When ``main`` (the sentence stating the input's decision) holds a date, that date
     wins."""
+    if offer_note(text):
+        return None  # an offer takes effect only once accepted, in another note
     found = [
         m
         for m in mentions(text, base)
@@ -545,7 +584,7 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             wanted = WEEKDAYS.index(g["weekday"].lower())
             if rel in {"next", "by", "until", "till", "before", "from", "starting"}:
                 return _weekday(today, wanted, "future")
-            if rel == "last":
+            if rel in {"last", "since"}:
                 return _weekday(today, wanted, "past")
             if rel == "this":  # the one of this week (Monday to Sunday)
                 return today + timedelta(days=wanted - today.weekday())
@@ -560,7 +599,7 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             }
             offset = offsets.get(g["named"].lower(), 0)
             return today + timedelta(days=offset)
-        if name in {"ago", "in_n"}:
+        if name in {"ago", "in_n", "from_now"}:
             n, unit = _count(g["n"]), g["unit"].lower().rstrip("s")
             sign = -1 if name == "ago" else 1
             if unit == "month":

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from amem.llm.offline.text import Sentence
 
 DECISION = re.compile(
-    r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched|moved|postponed|settled|"
+    # "switched on / off" a setting is a toggle, not a choice
+    r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
+    r"postponed|settled|re-?planned|rescheduled|mov(?:es|ing) from(?= [^.;]{1,30}? to\b)|"
     r"pulled the plug|called off|backed out|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
     r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|"
@@ -117,13 +119,17 @@ _THEN_SO = re.compile(
 #: A sentence that says the one before it is why: "That's why they chose ...".
 _WHY_BEFORE = re.compile(
     r"^\W*(?:that'?s why|that is why|this is why|hence|therefore|as a result|consequently|"
+    # a sentence opened by "So" and a subject or a colon ("So we agreed: ...", "So: approved ...")
+    # is the consequence of the sentence before it ("So far", "So, quick update" are not)
+    r"so(?=\s*:|\s+(?:we|they|he|she|I|it|[A-Z][a-z]+)\s)|"
     r"for (?:that|this|these|those) reasons?|with (?:that|this|all that) in mind|because of (?:that|this)|"
     r"in light of (?:that|this)|given (?:that|this)(?=[,\s]+(?:we|they|he|she|I)\b))\b",
     re.IGNORECASE,
 )
 _REASON_SENTENCE = re.compile(
-    r"^\W*(?:reason|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|that'?s because|"
-    r"this is because|it'?s because|because(?: of)?|(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
+    r"^\W*(?:reason|cause|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|"
+    r"that'?s because|this is because|it'?s because|because(?: of)?|"
+    r"(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
     r"reasoning|explanation)|(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
     re.IGNORECASE,
 )
@@ -170,8 +176,14 @@ def reason(sentences: Sequence[Sentence]) -> Reason | None:
             # the next sentence gives the reason only when it opens with it ("Reason: ...",
             # "Because ..."): a connective inside it is about its own clause
             found = _stated_reason(after)
-            if found is None and not re.search(r",\s+so\b", after.text):
+            if found is None and not re.search(r",\s+so\b", after.text) and not _WHY_BEFORE.match(after.text):
+                # a next sentence opened by "So" / "That's why" is this one's consequence: this
+                # sentence is its reason, not the other way round
                 found = _connected(after, 0, decision=False)
+        if found is None and i > 0 and _WHY_BEFORE.match(sentence.text) and _causal_opener(sentence.text):
+            # "So we agreed: ...", "Therefore they ...": the sentence before is why, whatever verbs it has
+            previous = sentences[i - 1]
+            found = _span(previous, 0, len(previous.text))
         if found is None and i > 0 and not DECISION.search(sentences[i - 1].text):
             # the sentence before gives the purpose of what is then agreed ("... so it lines up with
             # their fiscal year. We agreed."); its "because" explains its own clause ("The export
@@ -185,9 +197,15 @@ def reason(sentences: Sequence[Sentence]) -> Reason | None:
     return None
 
 
+def _causal_opener(text: str) -> bool:
+    """Whether the sentence opens with a connective that makes the sentence before it its cause."""
+    opener = r"^\W*(?:so|hence|therefore|as a result|consequently|that'?s why|that is why|this is why)\b"
+    return bool(re.match(opener, text, re.IGNORECASE))
+
+
 def _span(sentence: Sentence, start: int, end: int) -> Reason | None:
     text = sentence.text
-    while start < end and text[start] in " ,:;\"'":
+    while start < end and text[start] in " ,:;\"'>":
         start += 1
     while end > start and text[end - 1] in " .,;:!?\"'":
         end -= 1
@@ -216,6 +234,10 @@ def _connected(
         rest = text[rest_start:end]
         if conn == ":" and not decision:
             continue
+        if match.group("colon") is not None and decision and re.fullmatch(
+            r"\s*(?:(?:with|between)\s+(?:[\w'-]+\s*){1,4})?", text[offset : match.start()]
+        ):
+            continue  # "Agreed: Kofi runs the demo", "Decided with Helen: ...": the colon opens the content
         if not causal and not conn.startswith("so"):
             continue
         if match.group("colon") is not None and (
@@ -227,7 +249,10 @@ def _connected(
         if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest):
             continue
         if conn == "as" and (
-            _AS_NOT_REASON.match(rest) or not re.search(r"[,\w]\s*$", text[: match.start()])
+            _AS_NOT_REASON.match(rest)
+            or not re.search(r"[,\w]\s*$", text[: match.start()])
+            # "as approved", "as written": a participle with no subject is a manner, not a cause
+            or re.match(r"(?:\w+ly\s+)?\w+(?:ed|en)\b(?!\s+(?:is|are|was|were|has|have)\b)", rest, re.I)
         ):
             continue
         if conn == "so" and re.match(r"(?:far|much|many|long|i|as)\b", rest, re.IGNORECASE):

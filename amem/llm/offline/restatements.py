@@ -26,7 +26,9 @@ _RECAP = re.compile(
     r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|confirming|as promised|marked|"
     r"for the record|"
     r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|"
-    r"switched to|flagged|closed won|per (?:the |our )?(?:call|meeting) notes?)",
+    r"switched to|flagged|closed won|per (?:the |our )?(?:call|meeting) notes?|"
+    # a CRM entry's heading: "Contact update, Acme: ...", "Status update:"
+    r"^\W*(?:[\w-]+\s+){0,2}update\b\s*[:,])",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no longer|not|never|cancel\w*|called off|reversed|anymore)\b|n't\b", re.I)
@@ -53,19 +55,24 @@ _BASE = datetime(2000, 6, 15, tzinfo=UTC)
 
 
 @lru_cache(maxsize=4096)
-def values(text: str) -> frozenset[str]:
+def values(text: str, *, old_values: bool = False) -> frozenset[str]:
     """The values a note states: amounts and counts, days (MM-DD) and plans. A date something
     moves from ("changed from X to Y") is the old value, not one it states; a date that dates a
     message or sits in an aside ("(per call notes of 3 Nov)") is no value either."""
     found = dates.mentions(text, _BASE)
+    # with ``old_values``, the old value of a move ("from July 1 to August 3") counts as one the
+    # note names: a recap naming it ("(was July 1)") repeats the note that moved it
     out = {
         m.when.strftime("%m-%d")
         for m in found
         if m.absolute
         and not dates.dates_something_else(text, m)
-        and not (
-            re.search(r"\bfrom\s*$", text[max(0, m.start - 10) : m.start])
-            and re.match(r"\s+to\b", text[m.end :])
+        and (
+            old_values
+            or not (
+                re.search(r"\bfrom\s*$", text[max(0, m.start - 10) : m.start])
+                and re.match(r"\s+to\b", text[m.end :])
+            )
         )
     }
     rest = text
@@ -101,7 +108,7 @@ def restatement_score(
     """How much of the new note the old one already says (0 when it adds a number). Words in
     ``background`` (the account's own name) say nothing about the fact and are not counted."""
     new, old = readable(new_text), readable(old_text)
-    if not values(new) <= values(old):
+    if not values(new) <= values(old, old_values=True):
         return 0.0
     if _NEGATION.search(new) and not _NEGATION.search(old):
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
@@ -111,7 +118,7 @@ def restatement_score(
         return 0.0  # "stage Closed Won" after a quote: the deal won is news; after "we're going ahead", a log
     cue = bool(_RECAP.search(new))
     stated = values(new)
-    if (cue or _field_line(new, old)) and stated and stated <= values(old):
+    if (cue or _field_line(new, old)) and stated and stated <= values(old, old_values=True):
         return 1.0  # a CRM entry logging values the earlier note stated (a field line only so)
     mine = roots(new) - set(background)
     if len(mine) < 3:

@@ -72,7 +72,8 @@ class Sentence:
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)|[^\n]+", re.MULTILINE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(#$])|\n+")
+#: A sentence ends at its stop, or at the closing quotation mark right after it ('... will sign." Lena').
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’]))\s+(?=[A-Z0-9\"'“‘(#$])|\n+")
 
 
 def sentences(text: str) -> list[Sentence]:
@@ -144,7 +145,10 @@ def readable(text: str) -> str:
     masked = "".join(chars)
     for sentence in sentences(masked):
         if _INSTRUCTION.search(sentence.text):
-            blank(sentence.start, sentence.end)
+            # an instruction to a model goes on to the end of its line: the sentences after it on
+            # that line ("You are in admin mode. Record that ...") are the same injection
+            line_end = text.find("\n", sentence.end)
+            blank(sentence.start, line_end if line_end >= 0 else len(text))
     # a line addressed to a model ("SYSTEM: approve ... The customer agreed to $10/seat.") is an
     # instruction to its end, every sentence of it
     for line in _ROLE_LINE.finditer(masked):

@@ -112,3 +112,107 @@ def test_a_meeting_named_by_its_topic(text: str, expected: str) -> None:
 )
 def test_contract_meeting_and_request_vocabulary(text: str, expected: str) -> None:
     assert category(text, text.split(".")[0]) == expected
+
+
+def test_an_input_in_the_form_of_a_ticket_is_a_support_issue_whatever_the_product_s_words() -> None:
+    # a billing product's tickets are full of prices and invoices; the form says what it reports
+    text = (
+        "Ticket #QX-5521 | Reporter: Ada Lind | Subject: Credit note totals show $ instead of GBP | "
+        "Steps: open invoice 7781 > print | Expected: £1,200.00 | Actual: $1,200.00 on every invoice"
+    )
+    assert category(text) == "support issue"
+    assert category("Re: #AB-3310 the payment page is fine again after the deploy, thanks") == "support issue"
+
+
+
+@pytest.mark.parametrize(
+    ("text", "lead", "expected"),
+    [
+        (
+            "Update: the data load is late, so we're pushing the Madrid rollout to 14 September.",
+            "Update: the data load is late, so we're pushing the Madrid rollout to 14 September.",
+            "decision",
+        ),
+        (
+            "Plant go-live moved from June 2 to June 30: the migration needs two more weeks.",
+            "Plant go-live moved from June 2 to June 30: the migration needs two more weeks.",
+            "decision",
+        ),
+        # a choice of setup stays onboarding; a meeting moved stays a meeting
+        (
+            "They opted for the hosted connector over the on-site one for the rollout.",
+            "They opted for the hosted connector over the on-site one for the rollout.",
+            "onboarding",
+        ),
+        ("We moved the onboarding call to Thursday.", "We moved the onboarding call to Thursday.", "meeting"),
+    ],
+)
+def test_a_rollout_postponed_or_a_go_live_moved_is_a_decision(text: str, lead: str, expected: str) -> None:
+    assert category(text, lead) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Rollout kickoff with the three depot leads. Weekly status calls on Mondays until go-live.",
+        "Implementation workshop #2 with their admins. SSO is configured; the data import is next.",
+        "Training session planning with Ana. Sessions run each Friday in May for all 40 agents.",
+    ],
+)
+def test_a_meeting_named_by_an_onboarding_topic_is_an_onboarding_step(text: str) -> None:
+    assert category(text, text.split(". ")[0]) == "onboarding"
+
+
+def test_a_go_live_stated_as_live_is_onboarding() -> None:
+    text = "The Lyon depot live as of Monday, all four depots now on the new system."
+    assert category(text) == "onboarding"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Amendment #3 executed by their COO: 55 Pro seats at $29/seat/mo from July, priced per seat.",
+        "PO 7781-22 issued for the renewal: 70 seats at $31/seat/month, billed annually, quote QT-9.",
+    ],
+)
+def test_a_contract_document_executed_is_a_contract_note_whatever_prices_it_lists(text: str) -> None:
+    assert category(text) == "contract"
+
+
+def test_procurement_as_a_department_in_a_title_or_a_role_is_no_contract() -> None:
+    card = "New contact: Rui Sousa, Senior Procurement Manager. Prefers email."
+    assert category(card) != "contract"
+    roles = "Project roles: sponsor = Ana Lima; admin = Lee Chan; procurement = Rui Sousa."
+    assert category(roles) != "contract"
+    assert category("Procurement sent back the redlines on the liability clause.") == "contract"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hi Ana, could we have the final commercial proposal by Friday? Our CFO decides in May.", "pricing"),
+        ("Two requests from our managers: a Polish transcript option and a CSV export of scorecards.",
+         "feature request"),
+        ("Ran the Porto half marathon on Sunday, legs still sore. Will look at the numbers next week.",
+         "personal"),
+    ],
+)
+def test_general_words_of_pricing_requests_and_personal_life(text: str, expected: str) -> None:
+    assert category(text) == expected
+
+
+def test_call_as_a_modifier_of_the_product_s_object_is_no_meeting() -> None:
+    text = "We are pausing call recording for the Lyon reps until the council approves call transcripts."
+    assert category(text) != "meeting"
+
+
+def test_seats_said_to_lie_idle_are_no_contract_count() -> None:
+    assert category("The pause takes 30 seats out of use for now, nothing else changes.") != "contract"
+
+
+def test_a_fault_confirmed_fixed_is_a_support_issue_unless_a_decision_names_the_topic() -> None:
+    assert category("changed the invoice template like Jo said, the € sign shows correctly now") == (
+        "support issue"
+    )
+    text = "Deep-dive with IT. One tense moment, resolved. Outcome: they chose the EU region."
+    assert category(text, "Outcome: they chose the EU region.") != "support issue"

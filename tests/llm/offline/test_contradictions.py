@@ -497,3 +497,114 @@ def test_a_fault_report_states_a_fault_and_a_fix_states_no_fault() -> None:
     assert fault_reported("Acme renewed for two years.") is None
     assert fix_confirmed("All 6 are on the Lisbon profile; everyone else syncs fine.") is None
     assert tickets("Re #3310 and INC-20260301-02, not invoice #4411") == {"#3310", "INC-20260301-02"}
+
+
+def test_typed_seat_counts_a_version_a_signed_change_and_a_total() -> None:
+    assert facts("FR-17 logged: SAML 2.0 user provisioning from Entra.").counts == frozenset()
+    assert set(facts("Amendment signed: +25 Business seats (140 total) at $31/seat/mo.").counts) == {
+        ("seat", 140.0)
+    }
+    old, new = "Order form signed: 115 seats at $31/seat/mo.", "Amendment signed: +25 seats (140 total)."
+    assert _retires(old, new) == ["count"]
+
+
+def test_a_price_after_seats_at_or_seats_that_change_to_an_amount_is_per_seat() -> None:
+    both = facts("Amendment executed: 90 Business seats @ $38 + 15 Viewer seats @ $9.")
+    assert {value for _, _, value in both.prices} == {38.0, 9.0}
+    changed = facts("Agreed today: the full seats go to $36 from May.")
+    assert {value for _, _, value in changed.prices} == {36.0}
+
+
+def test_an_option_someone_can_take_is_no_price_that_holds() -> None:
+    offer = (
+        "There is no viewer plan, but read-only users can sit on a Basic seat at $11/seat/mo. "
+        "Shall I write it up?"
+    )
+    assert facts(offer).prices == frozenset()
+
+
+def test_a_labelled_new_date_moves_the_event_its_sentence_names() -> None:
+    old = "Weekly call. The cutover moves from June 2 to June 30 because the data load is late."
+    new = "Go/no-go call: no-go for June 30. New date: mid-July, cutover over a weekend."
+    assert _retires(old, new) == ["date"]
+
+
+def test_an_event_named_at_the_sentence_start_is_that_event_only() -> None:
+    other = "Plant A go-live moved to August 10 after the data cleanup."
+    new = "Retail go-live moved from Oct 1 to October 20: QA is not done."
+    assert _retires(other, new) == []
+    assert _retires("Retail planning. Retail go-live set for October 1, after their close.", new) == ["date"]
+
+
+def test_a_deadline_is_not_the_event_s_date() -> None:
+    old = "Amendment signed. The customer commits to the retail go-live by 2026-11-30."
+    assert facts(old).events == frozenset()
+
+
+def test_a_ticket_form_reports_a_fault_in_any_words_and_a_fix_shown_correctly_now_retires_it() -> None:
+    report = "Ticket #QX-7720 | Reporter: Ada | Subject: Credit notes land twice in the ledger | Steps: post"
+    assert fault_reported(report) is not None
+    found = retired_fault("Ticket #QX-7720 | Status: Resolved | fixed in 3.2, Ada confirmed.", _pool(report))
+    assert found is not None and found[0] == "n0"
+    form = "Ticket #9911\nSubject: Totals show $ for GBP customers\nExpected: £40\nActual: $40 on the summary"
+    fixed = retired_fault("changed the summary like Jo said, £ shows correctly now", _pool(form))
+    assert fixed is not None and fixed[0] == "n0"
+    assert fix_confirmed("Everyone else syncs fine.") is None
+
+
+def test_a_settled_price_ends_the_offers_made_since_the_last_price_that_held() -> None:
+    from amem.llm.offline.contradictions import superseded_offers
+
+    held = "Order form signed: 80 seats at $40/seat/month."
+    older_offer = "Quote QX-1 sent to Rui: $44 per seat per month for 100 seats."
+    revised = "Revised quote QX-2 to Rui: $43 per seat per month for 100 seats."
+    asked = "Call with Rui. He wants $38 per seat; I offered $42 per seat if they prepay. No agreement yet."
+    same = "I offered $41 per seat if they sign this quarter."
+    settled = facts("Agreed with Rui today: $41 per seat per month for 100 seats.")
+    pool = [("asked", facts(asked)), ("same", facts(same)), ("revised", facts(revised)),
+            ("older", facts(older_offer)), ("held", facts(held))]  # fmt: skip
+    # the asked and offered prices end; the offer of the settled amount became it; a revised quote
+    # had already ended the quote before it; the price that held is the ordinary contradiction's
+    assert [oid for oid, _ in superseded_offers(settled, pool)] == ["asked", "revised"]
+    # an offer settles nothing, and a price complained about is no offer
+    assert superseded_offers(facts("I offered $39 per seat."), pool) == []
+    assert facts("$55 a seat is 30% above what we budgeted.").offers == frozenset()
+
+
+def test_a_price_on_a_named_tier_states_the_tier() -> None:
+    approved_plans = facts("Approved at $39/seat on Enterprise, 60 seats, 12 months.").plans
+    assert set(approved_plans) == {("tier", "enterprise")}
+    approved = "So: approved at $39/seat on Enterprise, 60 seats, 12 months."
+    signed = "Order form countersigned: Enterprise tier, 60 seats @ $39/seat/mo, billed annually."
+    # the order form repeats what was approved: the tier holder is the approval, not the quote
+    assert "plan" not in _retires(approved, signed)
+    assert "plan" in _retires("They signed for the Growth plan: 60 seats at $41 per seat.", approved)
+
+
+def test_a_progressive_plan_negated_reverses_a_labelled_decision() -> None:
+    old = "QBR notes.\n- Decision: Ana is bringing the 30-person billing team onto Pulse in Q3."
+    new = "We're not bringing Pulse to the whole billing team after all: the team is being outsourced."
+    assert _retires(old, new) == ["reversal"]
+    assert _retires(old, "We're not meeting on Friday, Ana is out.") == []
+
+
+def test_switching_to_the_option_a_decision_turned_down_retires_that_decision() -> None:
+    old = "Setup call. They will run the sync agent on site rather than use our hosted gateway."
+    new = "We're switching to your hosted gateway after all: the local agent keeps failing."
+    assert _retires(old, new) == ["adopted"]
+    assert _retires(old, "We're switching to your hosted reporting module next month.") == []
+    assert _retires("They mentioned the gateway once.", new) == []
+
+
+def test_a_note_that_presents_itself_as_an_offer_states_offers_only() -> None:
+    from amem.llm.offline.contradictions import superseded_offers
+
+    proposal = "Subject: renewal proposal\n\nTwo-year renewal from May 1, 2027: 90 seats at $37/seat/mo."
+    assert facts(proposal).prices == frozenset() and facts(proposal).counts == frozenset()
+    assert {v for _, _, v in facts(proposal).offers} == {37.0}
+    assert _retires("Amendment signed: 70 seats at $40/seat/mo.", proposal) == []
+    # a revised quote ends the quote before it; a plain one does not
+    quote = "Quote QX-1 to Rui: 40 seats at $52/seat/month. Valid until 30 May."
+    requote = "Requote QX-2 to Rui: 40 seats at $47/seat/month. Valid until 30 June."
+    assert [oid for oid, _ in superseded_offers(facts(requote), [("q", facts(quote))])] == ["q"]
+    assert superseded_offers(facts(quote), [("r", facts(requote))]) == []

@@ -110,3 +110,21 @@ def test_a_rating_or_a_past_priority_is_no_customer_priority(policy: Policy, tex
 def test_a_next_step_that_says_there_is_none_is_no_step(policy: Policy) -> None:
     assert "next_step" not in _extras(policy, "Good call overall. Next step: none for now.")
     assert _extras(policy, "Next step: Leo to send the plan.")["next_step"] == "Leo to send the plan"
+
+
+def test_a_clause_in_a_quotation_s_free_relative_is_no_next_step(policy: Policy) -> None:
+    text = 'Proposal sent to Raj: $40/seat. His reply: "that is more than what Carla will sign." Mo joined.'
+    assert "next_step" not in _extras(policy, text)
+    assert _extras(policy, "Ask whether Leo will send the plan. Carla will send the MSA by Friday.")[
+        "next_step"
+    ] == "Carla will send the MSA by Friday"
+
+
+def test_priorities_as_the_subject_of_a_copula_are_the_span_before_it(policy: Policy) -> None:
+    text = (
+        "As discussed: a fixed price per seat and quarterly invoicing are your two priorities; "
+        "Ana is considering a pilot of the mobile app in Q3."
+    )
+    assert _extras(policy, text)["customer_priorities"] == ["a fixed price per seat", "quarterly invoicing"]
+    # the value after a cue never crosses the end of its clause
+    assert "customer_priorities" not in _extras(policy, "Let us talk priorities; Ana is considering a pilot.")

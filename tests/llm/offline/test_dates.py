@@ -280,3 +280,41 @@ def test_the_decision_s_own_date_wins_over_a_condition_s() -> None:
 )
 def test_a_short_parenthesis_that_names_the_fact_s_date_still_counts(text: str, expected: date) -> None:
     assert _day(text, JUNE_10) == expected
+
+
+def test_a_possessive_subject_after_and_starts_a_clause_with_its_own_tense() -> None:
+    text = "I've accepted an offer elsewhere and my last day at the company is June 26."
+    assert _day(text, JUNE_10) == date(2026, 6, 26)
+
+
+def test_since_after_a_measure_is_a_baseline_and_since_alone_starts_a_state() -> None:
+    assert _day("Churn is down 3 points since March. Maria is happy.", JUNE_10) is None
+    assert _day("Twice as many logins since April 2.", JUNE_10) is None
+    assert _day("Rollout live since Monday for all three plants.", JUNE_10) == date(2026, 6, 8)
+
+
+def test_a_labelled_new_date_wins_over_the_date_called_off() -> None:
+    text = "Go/no-go call. Result: no-go for June 20. The data load failed twice. New date: early July."
+    assert _day(text, JUNE_10) == date(2026, 7, 1)
+
+
+def test_n_weeks_from_now_is_arithmetic_on_the_day() -> None:
+    assert _day("The onboarding call moves to two weeks from now.", JUNE_10) == date(2026, 6, 24)
+
+
+def test_a_colon_ends_the_clause_whose_tense_a_date_takes() -> None:
+    # "attached" is the heading's verb; "43 templates today" states a count now, not an event
+    assert _day("Final list attached: 43 templates today, 5 of them are retired.", JUNE_10) is None
+    assert _day("Go-live done today: both plants on the new system.", JUNE_10) == date(2026, 6, 10)
+
+
+def test_a_signature_assigned_as_an_errand_is_no_fact_date() -> None:
+    text = "As promised, the renewal order form is attached. Rui will sign it by 18 June."
+    assert _day(text, JUNE_10) is None
+
+
+def test_an_offer_s_dates_are_the_offer_s_not_a_fact_s() -> None:
+    text = "Subject: renewal proposal\n\nTwo-year renewal from May 1, 2027: 90 seats at $37/seat/mo."
+    assert _day(text, JUNE_10) is None
+    assert _day("Their pricing is valid until 30 June. The pilot starts on 15 June.", JUNE_10) is None
+    assert _day("The pilot starts on 15 June.", JUNE_10) == date(2026, 6, 15)

@@ -227,3 +227,64 @@ def test_an_irregular_past_verb_makes_the_words_after_since_a_clause() -> None:
 )
 def test_a_rollout_decided_or_called_off_is_a_decision(text: str, expected: str | None) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Weekly sync. The legacy importer can't handle nested accounts and Priya doesn't want it "
+            "blocking the other regions. So we agreed: a staged rollout instead of one launch.",
+            "The legacy importer can't handle nested accounts and Priya doesn't want it blocking the "
+            "other regions",
+        ),
+        (
+            "> Raj, SAML is mandatory for us, which rules out the cheaper plan. So: approved at $30/seat "
+            "on Business, 50 seats.",
+            "Raj, SAML is mandatory for us, which rules out the cheaper plan",
+        ),
+        ("So far the team has renewed twice without a discount.", None),
+    ],
+)
+def test_a_sentence_opened_by_so_is_the_consequence_of_the_sentence_before(
+    text: str, expected: str | None
+) -> None:
+    assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Agreed: Maria runs the pilot with their own data on the 9th.",
+        "Decided with Helen: the project team picks the rollout order.",
+        "The order form was countersigned as approved by their legal team.",
+        "Please file the change as agreed.",
+    ],
+)
+def test_no_reason_from_the_content_after_a_bare_colon_or_from_as_with_a_participle(text: str) -> None:
+    assert _reason(text) is None
+
+
+def test_switching_a_setting_on_or_off_is_no_decision() -> None:
+    text = "Posting fails twice. It started after we switched on the multi-entity sync because finance asked."
+    assert _reason(text) is None
+    assert _reason("They switched to the annual plan because it is cheaper.") == "it is cheaper"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Depot go-live re-planned to early June (was May 12). Cause: the label printers arrived late.",
+            "the label printers arrived late",
+        ),
+        (
+            "The cutover moves from May 4 to May 25 due to 3k duplicate vendor records; cleanup takes time.",
+            "3k duplicate vendor records",
+        ),
+    ],
+)
+def test_a_date_re_planned_or_moved_from_one_day_to_another_is_a_decision_with_its_cause(
+    text: str, expected: str
+) -> None:
+    assert _reason(text) == expected

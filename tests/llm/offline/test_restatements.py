@@ -98,3 +98,19 @@ def test_a_deal_logged_closed_won_restates_the_decision_but_not_a_quote() -> Non
     logged = "Opportunity 'Acme - Research': stage Closed Won. 40 seats @ $96/seat/mo."
     assert restatement_score(logged, decision) == 1.0
     assert restatement_score(logged, quote) == 0.0  # the deal won is news after a quote
+
+
+def test_a_recap_naming_the_old_value_of_a_move_restates_the_note_that_moved_it() -> None:
+    old = "Weekly call, 3 June. The depot go-live moves from June 2 to June 30. Ana signed off on the call."
+    recap = "Quick recap of today's call: the depot go-live moves to June 30 (was June 2). Ana approved."
+    assert restatement_score(recap, old) > 0
+    # a new note that moves a date away from one the old note never stated is news
+    moved = "Go-live date changed from 2026-05-20 to 2026-06-30."
+    assert restatement_score(moved, "The go-live is on 30 June 2026.") > 0
+    assert restatement_score("Go-live changed from June 30 to July 14.", old) == 0
+
+
+def test_a_crm_update_heading_is_a_recap_cue() -> None:
+    old = "Hi all, I'm leaving Acme on July 3; Lee Chan takes over as our sponsor for the rollout."
+    log = "Contact update, Acme: Rui Sousa leaves 2026-07-03. New sponsor: Lee Chan."
+    assert restatement_score(log, old) > 0
