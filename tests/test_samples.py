@@ -16,7 +16,7 @@ from amem.domain.models import NoteInput
 from amem.samples import SampleError, SampleLabel, history_files, load_inputs, load_labels, load_samples
 
 TUNED = {
-    "globex", "initech", "soylent", "wonka", "tyrell", "umbrella", "oscorp", "nakatomi", "massive",
+    "globex", "initech", "soylent", "wonka", "tyrell", "umbrella", "oscorp", "nakatomi", "massive", "duff",
 }
 HELDOUT = {"hooli", "vandelay", "cyberdyne"}
 RECURRING = re.compile(
