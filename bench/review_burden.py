@@ -2,7 +2,8 @@
 
 Ingests the sample account history shipped with amem (``amem/samples``: every account, tuned and
 held-out parts interleaved in time order, so facts retire across time) through ``add_notes`` with
-the offline analyst into a fresh store, then scores every proposal against the labels with
+the offline analyst (with ``--llm``, the litellm analyst) into a fresh store, then scores every
+proposal against the labels with
 ``amem.samples.scoring``: review items per 100 inputs (an item = the pending proposals one input
 caused), queue precision, rationale precision / recall and overlap, valid_at accuracy,
 contradiction precision / recall, category accuracy and hostile text in applied values. The tuned
@@ -14,6 +15,7 @@ part and the held-out part are printed apart; the targets are the issue's, for t
     python bench/review_burden.py --json                # one JSON object on stdout
     python bench/review_burden.py --database-url postgresql+psycopg://postgres@127.0.0.1:5432/bench
     python bench/review_burden.py --json > out.json; python bench/review_burden.py --baseline out.json
+    python bench/review_burden.py --llm openai/gpt-4o-mini   # the litellm analyst on the same labels
 
 ``--part tuned`` ingests and scores only the tuned accounts (the held-out inputs never go through
 the analyst, and no held-out figure is printed): what anyone tuning the analyst runs. ``--part
@@ -65,9 +67,11 @@ def run(
     policy: Path,
     parts: tuple[str, ...] = PARTS,
     accounts: set[str] | None = None,
+    llm: str = "offline",
 ) -> tuple[dict[str, PartScore], dict[str, dict[str, PartScore]], dict[str, Any], list[str]]:
     """Ingest the inputs of ``parts`` (of ``accounts``, when given) into a fresh store and score
-    each part, as a whole and account by account."""
+    each part, as a whole and account by account. ``llm``: the analyst, "offline" or any litellm
+    model string (the litellm analyst, scored on the same labels)."""
     labels = load_labels()
     chosen = {
         sid
@@ -75,7 +79,7 @@ def run(
         if label.part in parts and (accounts is None or label.account in accounts)
     }
     inputs = [line for line in load_inputs() if line["metadata"]["sample_id"] in chosen]
-    with Memory(home, llm="offline", database_url=database_url, policy=policy) as memory:
+    with Memory(home, llm=llm, database_url=database_url, policy=policy) as memory:
         started = time.perf_counter()
         outcomes = memory.add_notes(inputs, actor="agent:crm-agent")
         seconds = time.perf_counter() - started
@@ -106,6 +110,7 @@ def run(
         }
     run_info = {
         "inputs": len(inputs),
+        "analyst": llm,
         "failed": sum(o.note_id is None for o in outcomes),
         "seconds": round(seconds, 1),
         "inputs_per_second": round(len(inputs) / seconds, 1) if seconds else None,
@@ -148,6 +153,12 @@ def main() -> None:
     parser.add_argument(
         "--accounts", default=None, help="comma-separated accounts of the part, to score only those"
     )
+    parser.add_argument(
+        "--llm",
+        default="offline",
+        help="the analyst: offline (default) or a litellm model string, e.g. openai/gpt-4o-mini "
+        "(its key from the environment; AMEM_LLM_CONCURRENCY calls at once)",
+    )
     args = parser.parse_args()
     if args.explain and args.part == "heldout":
         parser.error("--explain lists misses of the tuned part only")
@@ -155,7 +166,7 @@ def main() -> None:
     accounts = {a.strip() for a in args.accounts.split(",") if a.strip()} if args.accounts else None
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
-    scores, per_account, info, misses = run(home, args.database_url, args.policy, parts, accounts)
+    scores, per_account, info, misses = run(home, args.database_url, args.policy, parts, accounts, args.llm)
     if args.json:
         out: dict[str, Any] = dict(info)
         for part in parts:
@@ -165,7 +176,7 @@ def main() -> None:
         return
     baseline = _baseline(args.baseline)
     print(
-        f"{info['inputs']} sample inputs through add_notes (offline analyst) in {info['seconds']} s "
+        f"{info['inputs']} sample inputs through add_notes (analyst: {args.llm}) in {info['seconds']} s "
         f"({info['inputs_per_second']} inputs/s), {info['failed']} failed; store {home}"
     )
     for part in parts:

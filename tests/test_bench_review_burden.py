@@ -1,0 +1,58 @@
+"""bench/review_burden.py --llm: the litellm analyst is scored on the same labels as the offline one,
+through the real litellm path (the scripted provider stands in for a model)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from amem.samples import load_labels
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("review_burden", REPO / "bench" / "review_burden.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["review_burden"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _every_input_is_pricing(messages: list[dict[str, str]]) -> str:
+    if "<neighbours>" in messages[-1]["content"]:
+        return json.dumps({"links": [], "updates": [], "contradictions": []})
+    return json.dumps(
+        {
+            "keywords": ["account"],
+            "tags": ["account"],
+            "context": "A customer conversation.",
+            "category": "pricing",
+            "decision_rationale": None,
+            "valid_at": None,
+            "extra": {},
+        }
+    )
+
+
+def test_a_litellm_model_is_scored_on_the_same_labels(
+    bench: ModuleType, scripted_llm, tmp_path: Path
+) -> None:
+    scripted_llm.default = _every_input_is_pricing
+    _, per_account, info, _ = bench.run(
+        tmp_path / "store", None, bench.DEFAULT_POLICY, ("tuned",), {"globex"}, "scripted/judge"
+    )
+    globex = [label for label in load_labels("tuned").values() if label.account == "globex"]
+    assert info["analyst"] == "scripted/judge" and info["inputs"] == len(globex) and info["failed"] == 0
+    assert len(scripted_llm.requests) == 2 * len(globex)  # construct and link, for every input
+    # The model said "pricing" for everything: category accuracy is the share of pricing labels.
+    share = sum(label.category == "pricing" for label in globex) / len(globex)
+    assert per_account["tuned"]["globex"].figures["category accuracy"] == pytest.approx(share, abs=0.01)
+    assert 0 < share < 1
