@@ -261,6 +261,12 @@ _UNDECIDED = re.compile(
     re.IGNORECASE,
 )
 _ENDS_CUE = re.compile(r"^(?:until|till|before)\b", re.IGNORECASE)
+#: Between "until / through" and a date, a weekday naming it ("through Friday, March 27").
+_WEEKDAY_NAMING = re.compile(
+    r"\b(?:until|till|through|thru)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"\s*,?\s*(?:the\s+)?$",
+    re.IGNORECASE,
+)
 
 
 def _ends(text: str, mention: DateMention) -> bool:
@@ -270,23 +276,34 @@ def _ends(text: str, mention: DateMention) -> bool:
     sentence = re.split(r"[.!?\n]", text[mention.start :], maxsplit=1)[0]
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     undecided = _UNDECIDED.search(text[start : mention.start] + sentence)
-    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or undecided)
+    through = _WEEKDAY_NAMING.search(before)
+    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or through or undecided)
+
 
 
 #: Errands agreed as a next step: the date they carry is when the errand is due, not when a fact holds.
 _ERRANDS = (
     r"send|share|forward|schedule|book|email|call|ring|prepare|draft|loop in|get back|circle back|review|"
     r"provide|reach out|follow up|arrange|confirm|check|install|invite|introduce|walk \w+ through|"
-    r"set up a call|look into|sign|countersign|return"
+    r"set up a call|look into|sign|countersign|return|come back"
 )
 #: A step label ("Next step:", "Action:", "To-do -") that introduces what someone will do.
 _STEP_LABEL = re.compile(
-    r"\b(?:next steps?|actions?(?: items?)?|to-?dos?|follow[- ]?ups?|owner actions?)\s*[:\-–]", re.I
+    r"(?:\b(?:next steps?|actions?(?: items?)?|to-?dos?|follow[- ]?ups?|owner actions?)\s*[:\-–]|"
+    # a line opened by a bare "Next:" or the note-taker's "f/u:" / "NS:" shorthand
+    r"^[ \t\-*•]*(?:next|f/?u|ns)\s*:)",
+    re.I | re.M,
 )
 #: "<who> to send ...", "<who> will / 'll send ...", "<who> sends ... tomorrow": an errand assigned.
 _ERRAND_CLAUSE = re.compile(
     rf"(?:\b(?:[A-Z][a-z]+|I|we|We|they|They|(?:[Hh]is|[Hh]er|[Tt]heir|[Oo]ur|[Mm]y|[Tt]he) [a-z]+)\s+"
-    rf"(?:to|will|is going to|are going to)\s+|'ll\s+)(?:{_ERRANDS})\b"
+    rf"(?:to|will|is going to|are going to|is to|are to|am to)\s+|'ll\s+|'m to\s+)(?:{_ERRANDS})\b"
+)
+#: A sentence that opens with an errand in the simple present of a plan ("Raj sends the redlines by
+#: Friday", "I send the deck tomorrow"): a named person or the note-taker, then the errand's verb.
+_PRESENT_ERRAND = re.compile(
+    rf"^[\s\-*•]*(?:[A-Z][a-z]+\s+(?:(?:{_ERRANDS})(?:s|es)|(?:gets|comes|circles|reaches|follows|walks|"
+    rf"sets|looks) \w+)|I\s+(?:{_ERRANDS}))\b(?!\s+(?:on|in|at)\b)"
 )
 
 
@@ -296,7 +313,7 @@ def _in_errand(text: str, mention: DateMention) -> bool:
     is due; the input's main fact is elsewhere, so it is not that fact's date."""
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     before = text[start : mention.start]
-    return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before))
+    return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before) or _PRESENT_ERRAND.match(before))
 
 
 #: A line of a message's header or a quoted reply's: the date it dates is the message's.

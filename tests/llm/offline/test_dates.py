@@ -318,3 +318,38 @@ def test_an_offer_s_dates_are_the_offer_s_not_a_fact_s() -> None:
     assert _day(text, JUNE_10) is None
     assert _day("Their pricing is valid until 30 June. The pilot starts on 15 June.", JUNE_10) is None
     assert _day("The pilot starts on 15 June.", JUNE_10) == date(2026, 6, 15)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good session with the warehouse leads.\nNext: Pia to walk the pickers through the app next Monday.",
+        "Walkthrough done, they liked the reports.\nf/u: I mail the admin guide to Tomas by Thursday",
+        "- Next: Bo books a training slot for the night shift on Friday.",
+    ],
+)
+def test_a_line_opened_by_a_bare_next_or_f_u_label_is_a_next_step(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pricing is agreed in principle. Lotte sends the signed quote by next Wednesday.",
+        "Scope is final. I send the updated statement of work tomorrow.",
+        "They want the API tier. I'm to come back with the numbers by August 28.",
+    ],
+)
+def test_an_errand_in_the_simple_present_or_with_am_to_dates_the_errand(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+def test_a_condition_in_the_simple_present_is_no_errand() -> None:
+    # "Once Ada signs" is a condition, not an errand assigned: the start date is the fact's
+    text = "The contract is attached. Once Ada signs, we can begin the rollout on September 7."
+    assert _day(text, WED_AUG_19) == date(2026, 9, 7)
+
+
+def test_an_absence_through_a_named_weekday_and_date_ends_there() -> None:
+    text = "I am away from my desk through Thursday, August 27 and will reply when I am back."
+    assert _day(text, WED_AUG_19) is None
