@@ -138,7 +138,8 @@ _IN_DATA = re.compile(
 )
 _DATA_AFTER = re.compile(r"[&_/]")
 _CLAUSE_EDGE = re.compile(
-    r"[.!?](?=\s|$)|[;\n]|:\s|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
+    # a parenthesis is a clause of its own ("last day end of May (joining a rival, sounded happy)")
+    r"[.!?](?=\s|$)|[;\n()]|:\s|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
     # "and" / "but" joining two clauses, each with its own subject ("my last day is June 26 and
     # he joined in May"): the tense of one is not the other's
     r"\s(?:and|but)\s+(?=(?:he|she|they|we|I|you|it|[A-Z][a-z]+)\s+(?!and\b|or\b)[a-z']+)|"
@@ -327,6 +328,13 @@ _DATES_A_MESSAGE = re.compile(
     r"letters?|recaps?|discussions?|thing|point|items?)\s+(?:from|of|dated)\s+(?:the\s+)?$",
     re.I,
 )
+#: Before a date, in its clause: a conversation referred to by its verb ("great speaking with you
+#: yesterday", "good to talk to Ana on Monday"): the date is the conversation's, not a fact's.
+_CONVERSED = re.compile(
+    r"\b(?:speaking|talking|chatting|catching up|connecting|to (?:speak|talk|chat|catch up|connect))"
+    r"(?:\s+(?:with|to)\s+(?:[\w'-]+\s+){0,5}?)?\s*$",
+    re.I,
+)
 #: Before a date, in its sentence: an indirect question ("asked whether we could start on 1 July").
 _ASKED = re.compile(r"\b(?:ask\w*|wonder\w*|question\w*|unsure|not sure)\s+(?:\w+\s+)?(?:whether|if)\b", re.I)
 #: A quotation of three words or more: the date inside is the quoted speaker's, not the input's fact.
@@ -346,6 +354,8 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
     if any(q.start() <= mention.start and mention.end <= q.end() for q in _QUOTED.finditer(text)):
         return True
     if _DATES_A_MESSAGE.search(text[max(0, mention.start - 40) : mention.start]):
+        return True
+    if _CONVERSED.search(text[max(0, mention.start - 60) : mention.start]):
         return True
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     return bool(_ASKED.search(text[start : mention.start]))
@@ -388,11 +398,16 @@ _OFFER_NOTE = re.compile(
     r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b",
     re.IGNORECASE | re.MULTILINE,
 )
+#: A note whose heading (its first line) reports an offer sent ("Annual proposal - sent to Ana",
+#: "Options sent to the CFO:", "Quote sent"): what follows is what was offered.
+_OFFER_SENT = re.compile(
+    r"\A\W*(?:[\w-]+\s+){0,3}?(?:proposal|quote|options|offer)\b[^\n]{0,6}?\bsent\b", re.IGNORECASE
+)
 
 
 def offer_note(text: str) -> bool:
     """Whether the raw log presents itself as an offer (its values are offered, not in effect)."""
-    return _OFFER_NOTE.search(text) is not None
+    return _OFFER_NOTE.search(text) is not None or _OFFER_SENT.search(text) is not None
 
 
 def valid_at(
@@ -480,6 +495,22 @@ def _in_relative_clause(text: str, start: int) -> bool:
 _NON_RESTRICTIVE = re.compile(r",\s+(?:which|who)\s+[^.;:!?,\n]*$", re.IGNORECASE)
 
 
+#: A verb of deciding or approving followed by the action decided, as a gerund or an infinitive
+#: ("approved adding", "agreed to extend", "decided on moving"): the action lies after the decision.
+_DECIDED_ACTION = re.compile(
+    r"\b(?:approved|agreed|decided|chose|opted|signed off|committed|green-?lit)\s+(?:on\s+|to\s+)?"
+    r"(?:\w+ing|(?<=to )\w+)\b",
+    re.IGNORECASE,
+)
+
+
+_MOVED_ELSEWHERE = re.compile(
+    rf"\bmov(?:ed|es)\s+to\s+(?!(?:the\s+)?(?:\d|next\b|following\b|{_MONTH_FULL[3:-1]}|"
+    rf"{_WEEKDAY[3:-1]}|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b|q[1-4]\b|mid|late|early|end\b|$))",
+    re.IGNORECASE,
+)
+
+
 def _tense(text: str, start: int, end: int) -> Tense:
     """Future or past, from the words of the date's own clause (None when it says neither)."""
     left = text[:start]
@@ -487,7 +518,9 @@ def _tense(text: str, start: int, end: int) -> Tense:
     clause_start = edges[-1].end() if edges else 0
     right = _CLAUSE_EDGE.search(text, end)
     clause_end = right.start() if right else len(text)
-    clause = text[clause_start:start] + " " + text[end:clause_end]
+    # "moved to <a place, a vendor, a team>" is a move made; only a move to a date looks ahead
+    clause = " ".join(_MOVED_ELSEWHERE.sub("relocated into ", part)
+                      for part in (text[clause_start:start], text[end:clause_end]))
     here = text[start:end].lower()
     if re.search(r"\b(?:next|coming|tomorrow)\b", here):
         return "future"
@@ -495,6 +528,8 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return "future"  # "by March 3": a deadline ahead (only right before the date, not anywhere)
     if re.search(r"\b(?:last|past|yesterday|ago)\b", here):
         return "past"
+    if _DECIDED_ACTION.search(text[clause_start:start]):
+        return "future"  # "approved adding the module in Q1": the action decided lies ahead
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
         return "future"
     if _PAST.search(_PRESENT_STATE.sub(" ", clause)):
@@ -547,6 +582,13 @@ def _pick_year(make: callable, today: date, tense: Tense) -> date | None:  # typ
     return min(candidates, key=lambda d: (abs((d - today).days), d < today))
 
 
+def _valid_day(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
 def _add_months(day: date, months: int) -> date:
     month = day.month - 1 + months
     year = day.year + month // 12
@@ -566,6 +608,15 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             month, day = _month_number(g["month"]), int(g["day"])
             if g.get("year"):
                 return date(int(g["year"]), month, day)
+            lead = m.string[max(0, m.start() - 14) : m.start()]
+            named = re.search(rf"\b({_WEEKDAY})\s*,?\s*(?:the\s+)?$", lead, re.I)
+            if named is not None:
+                # "Friday, March 27": the year in which that day is that weekday, if a near one is
+                wanted = WEEKDAYS.index(named.group(1).lower())
+                fits = [d for y in (today.year, today.year + 1, today.year - 1)
+                        if (d := _valid_day(y, month, day)) is not None and d.weekday() == wanted]
+                if len(fits) == 1:
+                    return fits[0]
             return _pick_year(lambda y: date(y, month, day), today, tense)
         if name == "month_year":
             return _in_part(int(g["year"]), _month_number(g["month"]), g.get("part"))

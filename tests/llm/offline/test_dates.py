@@ -353,3 +353,49 @@ def test_a_condition_in_the_simple_present_is_no_errand() -> None:
 def test_an_absence_through_a_named_weekday_and_date_ends_there() -> None:
     text = "I am away from my desk through Thursday, August 27 and will reply when I am back."
     assert _day(text, WED_AUG_19) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi Noor, lovely speaking with you and Piet yesterday. The rates we discussed are below.",
+        "Good to talk to the finance team on Monday; the summary follows.",
+    ],
+)
+def test_a_conversation_referred_to_by_its_verb_dates_the_conversation(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Renewal proposal - sent to Marit and Joost this morning.\nTwo years from October 1, 40 seats.",
+        "Options sent to the CFO:\n1) Stay on Basic.\n2) Move to Plus on a new term starting November 1.",
+    ],
+)
+def test_a_heading_reporting_an_offer_sent_makes_an_offer_note(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+def test_a_date_written_with_its_weekday_takes_the_year_where_they_agree() -> None:
+    # 27 March 2026 is a Friday (in 2025 it was a Thursday): a past tense does not make it last year's
+    march_24 = datetime(2026, 3, 24, 9, 0, tzinfo=UTC)
+    found = mentions("Limited cover: the depot closed on Friday, March 27.", march_24)
+    assert [m.when for m in found if m.absolute] == [date(2026, 3, 27)]
+
+
+def test_a_parenthesis_is_a_clause_of_its_own_for_the_tense() -> None:
+    text = "News from Sven: his last day is end of August (starting at a bank, seemed relieved)."
+    assert _day(text, WED_AUG_19) == date(2026, 8, 31)
+
+
+def test_an_action_decided_or_approved_lies_ahead_of_the_decision() -> None:
+    text = "Ines approved extending the contract to the Lyon office in Q1."
+    assert _day(text, WED_AUG_19) == date(2027, 1, 1)
+
+
+def test_a_move_to_a_place_is_past_only_a_move_to_a_date_looks_ahead() -> None:
+    assert _day("Their payroll moved to a new provider in May, nothing else changed.", WED_AUG_19) == date(
+        2026, 5, 1
+    )
+    assert _day("The steering call moved to September 2.", WED_AUG_19) == date(2026, 9, 2)
