@@ -202,6 +202,8 @@ def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
         items = [item for item in items if len(item) > 1 and item in sentence][:5]
         return Found(items, span) if items else None
     after_start = match.end()
+    if re.match(rf"\s*[:=\-–]\s*{_SEVERITY.pattern}\b", sentence[after_start:], re.IGNORECASE):
+        return None  # "Priority: Normal | Requester: ...": a record's severity field and the next field
     lead = _LEAD_IN.match(sentence, after_start)
     start = lead.end() if lead else after_start
     colon = sentence.find(": ", start)

@@ -89,6 +89,8 @@ def test_customer_priorities_are_spans_after_or_before_the_cue(
         "Ticket #9120 | Priority: High",
         "Incident 77, priority: P1, login fails.",
         "Ticket #9121 (priority: normal)\nSubject: exports fail",  # the field inside a parenthesis
+        # the severity field followed by the next field of the record: neither is a priority
+        "Case 4410 | Priority: Medium | Reporter: Greta Olsen (Lille depot)\nSubject: labels misprint",
     ],
 )
 def test_a_ticket_s_priority_field_is_no_customer_priority(policy: Policy, text: str) -> None:
