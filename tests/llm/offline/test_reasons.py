@@ -288,3 +288,43 @@ def test_a_date_re_planned_or_moved_from_one_day_to_another_is_a_decision_with_i
     text: str, expected: str
 ) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Training for the Porto depot pushed from May 4 to May 18. Their forklift fleet is being "
+            "replaced that week and the shift leads can't spare anyone. Materials stay as they are.",
+            "Their forklift fleet is being replaced that week and the shift leads can't spare anyone",
+        ),
+        (
+            "We'll pass on the analytics add-on this year. Our data team is down to two people and "
+            "nobody would own it.",
+            "Our data team is down to two people and nobody would own it",
+        ),
+        (
+            "Bad news: we need to move the audit from June 2 to June 9. Their controller is on leave "
+            "until June 5 and she won't sign off without reviewing it.",
+            "Their controller is on leave until June 5 and she won't sign off without reviewing it",
+        ),
+    ],
+)
+def test_a_circumstance_stated_right_after_a_decision_is_its_reason(text: str, expected: str) -> None:
+    found = reason(sentences(text), text)
+    assert found is not None and found.text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a new paragraph, an errand, an ongoing action, a consequence of its own: no reason
+        "We switched the depot to the nightly feed.\nThe warehouse team is happy with the screens.",
+        "We switched the depot to the nightly feed. Marta to send the new schedule on Friday.",
+        "We switched the depot to the nightly feed. Engineering is rolling out the proper fix.",
+        "We switched the depot to the nightly feed. The old feed is slow, so the team stays late.",
+        "We switched the depot to the nightly feed. We signed the order form too, the price is fine.",
+    ],
+)
+def test_no_bare_reason_across_a_paragraph_or_from_an_errand_an_action_or_another_decision(text: str) -> None:
+    assert reason(sentences(text), text) is None
