@@ -608,3 +608,20 @@ def test_a_note_that_presents_itself_as_an_offer_states_offers_only() -> None:
     requote = "Requote QX-2 to Rui: 40 seats at $47/seat/month. Valid until 30 June."
     assert [oid for oid, _ in superseded_offers(facts(requote), [("q", facts(quote))])] == ["q"]
     assert superseded_offers(facts(quote), [("r", facts(requote))]) == []
+
+
+def test_event_dates_are_compared_site_to_site() -> None:
+    old = "Launch dates agreed: Porto June 8, Lyon June 22."
+    # the Porto launch moves: it retires the note that dated it
+    assert _contradicts("We need to move the Porto launch from June 8 to June 15.", old) == ["date"]
+    # a recap of two sites, each on its own date, retires nothing
+    moved = "Porto launch moved from June 8 to June 15."
+    assert _contradicts("Done, Porto launch is June 15 in the plan now, Lyon unchanged on June 22", moved) == []
+    # another site's event (named at the head of its phrase) is not this one's
+    assert _contradicts("Milestone updated: Lyon warehouse cutover scheduled 2026-07-01.", moved) == []
+
+
+def test_seats_of_one_site_or_users_invited_are_no_account_count() -> None:
+    old = "Signed: 40 seats on the annual plan, $30 per seat, starting May 1."
+    assert _contradicts("Update: 6 Lisbon users now, Rita will be their admin.", old) == []
+    assert _contradicts("Pilot setup changed: 12 users invited so far, admin is Rita.", old) == []
