@@ -377,9 +377,12 @@ def _place(s: str, event: re.Match[str], named: re.Match[str] | None, at: int) -
         return named.group(1)
     # a name heading the event's noun phrase ("Toronto payroll cutover", "the Lyon site launch")
     phrase = re.search(r"\b([A-Z][a-z]+)\s+((?:[a-z]+\s+){1,2})$", s[: event.start()])
-    if phrase and all(w not in STOP and not w.endswith("ed") for w in phrase.group(2).split()):
-        if _qualifier(phrase.group(1), at_start=not s[: phrase.start()].strip()):
-            return phrase.group(1)
+    if (
+        phrase
+        and all(w not in STOP and not w.endswith("ed") for w in phrase.group(2).split())
+        and _qualifier(phrase.group(1), at_start=not s[: phrase.start()].strip())
+    ):
+        return phrase.group(1)
     return None
 
 

@@ -616,7 +616,8 @@ def test_event_dates_are_compared_site_to_site() -> None:
     assert _contradicts("We need to move the Porto launch from June 8 to June 15.", old) == ["date"]
     # a recap of two sites, each on its own date, retires nothing
     moved = "Porto launch moved from June 8 to June 15."
-    assert _contradicts("Done, Porto launch is June 15 in the plan now, Lyon unchanged on June 22", moved) == []
+    recap = "Done, Porto launch is June 15 in the plan now, Lyon unchanged on June 22"
+    assert _contradicts(recap, moved) == []
     # another site's event (named at the head of its phrase) is not this one's
     assert _contradicts("Milestone updated: Lyon warehouse cutover scheduled 2026-07-01.", moved) == []
 
