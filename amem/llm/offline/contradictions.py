@@ -186,6 +186,8 @@ _ROLES = {
     r"(?:executive )?sponsor|go-to person|account lead",
     "decider": r"decision[- ]?makers?|(?:\w+ )?decisions? (?:now )?(?:sits?|lies|rests?|is) with|"
     r"signs? (?:anything|off|everything|contracts?|the contract)|signer|signatory|sign-off|"
+    # "Satoko signs, not Ellen", "Satoko still signs.": who signs, with nothing after it
+    r"(?<=[a-z] )(?:(?:still|now) signs(?=\s*(?:[,.;]|$))|signs(?=,\s*not\b))|"
     r"economic buyer|budget (?:owner|holder)|holds? the budget|final (?:say|call|word)|"
     r"(?:approves|signs off on) (?:anything|spend|purchases|the budget|all)|"
     r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget|renewal|contract)|"
@@ -417,6 +419,28 @@ def _counts(s: str) -> set[tuple[str, float]]:
     return out
 
 
+#: A first name alone as the subject of a role's verb ("Ellen owns the budget", "Satoko still signs").
+_FIRST_NAME_HOLDS = re.compile(
+    r"(?:^|[\s(:,\-–—])([A-Z][a-z]{2,})\s+(?:still\s+|now\s+|also\s+)?"
+    r"(?:signs|owns|approves|decides|holds|is (?:the |our |their )?(?:champion|decision[- ]maker|signer))\b"
+)
+#: "<someone> signs, not Ellen": the role contrasted away from a person, who no longer holds it.
+_NOT_HOLDER = re.compile(r",\s*not\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b(?!\s+\w)")
+
+
+def _names(clause: str) -> list[str]:
+    """Full names in the clause; a capitalised function word before one ("So Osaka", "Once Bill")
+    is the sentence's opening, not part of a name."""
+    out = []
+    for name in _NAME.findall(clause):
+        words = name.split()
+        while words and words[0].lower() in STOP:
+            words.pop(0)
+        if len(words) >= 2:
+            out.append(" ".join(words))
+    return out
+
+
 def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
     """(role kind, person) pairs stated in the sentence, and the role kinds it says changed."""
     roles: set[tuple[str, str]] = set()
@@ -425,8 +449,12 @@ def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
         for kind, pattern in _ROLE.items():
             if pattern.search(clause) is None:
                 continue
-            for name in _NAME.findall(clause):
+            for name in _names(clause):
                 roles.add((kind, name))
+            # a first name alone as the subject of the role ("Ellen owns the budget", "Satoko signs")
+            for m in _FIRST_NAME_HOLDS.finditer(clause):
+                if not any(m.group(1) in full for full in _names(clause)):
+                    roles.add((kind, m.group(1)))
             if _ROLE_CHANGE.search(clause):
                 changed.add(kind)
     return roles, changed
@@ -573,6 +601,10 @@ def facts(text: str, *, main: bool = True) -> Facts:
         for m in _GONE.finditer(s):
             gone.add(m.group("a") or m.group("b"))
             evidence.setdefault("gone", s)
+        if found_roles:
+            for m in _NOT_HOLDER.finditer(s):
+                gone.add(m.group(1))
+                evidence.setdefault("gone", s)
         if decision_taken(s) is not None:
             for m in _REJECTED.finditer(s):
                 rejected |= roots(m.group("option"))

@@ -626,3 +626,18 @@ def test_seats_of_one_site_or_users_invited_are_no_account_count() -> None:
     old = "Signed: 40 seats on the annual plan, $30 per seat, starting May 1."
     assert _contradicts("Update: 6 Lisbon users now, Rita will be their admin.", old) == []
     assert _contradicts("Pilot setup changed: 12 users invited so far, admin is Rita.", old) == []
+
+
+def test_a_role_contrasted_away_from_a_first_name_retires_who_held_it() -> None:
+    old = "Call notes: Marek owns the budget and signs anything under $50k himself."
+    new = "Heads-up from their side: from now on the CFO Ines approves it all, so Ines signs, not Marek."
+    assert _contradicts(new, old) == ["role:decider"]
+    # the same holder named again retires nothing
+    assert _contradicts("Quick note: Marek still signs.", old) == []
+
+
+def test_a_signature_in_a_condition_names_no_signer() -> None:
+    old = "Discovery call: Rosa Tamm, their COO, makes the final call on the budget."
+    # "Once Lev signs" is when onboarding can start, not who decides
+    assert "decider" not in {k for k, _ in facts("Order form attached. Once Lev signs, we start May 4.").roles}
+    assert _contradicts("Order form attached. Once Lev signs, we start May 4.", old) == []
