@@ -639,5 +639,6 @@ def test_a_role_contrasted_away_from_a_first_name_retires_who_held_it() -> None:
 def test_a_signature_in_a_condition_names_no_signer() -> None:
     old = "Discovery call: Rosa Tamm, their COO, makes the final call on the budget."
     # "Once Lev signs" is when onboarding can start, not who decides
-    assert "decider" not in {k for k, _ in facts("Order form attached. Once Lev signs, we start May 4.").roles}
-    assert _contradicts("Order form attached. Once Lev signs, we start May 4.", old) == []
+    new = "Order form attached. Once Lev signs, we start May 4."
+    assert "decider" not in {k for k, _ in facts(new).roles}
+    assert _contradicts(new, old) == []
