@@ -528,6 +528,8 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return "future"  # "by March 3": a deadline ahead (only right before the date, not anywhere)
     if re.search(r"\b(?:last|past|yesterday|ago)\b", here):
         return "past"
+    if re.search(r"\b(?:is|are)\s+(?:now\s+|still\s+)?$", text[max(0, start - 20) : start], re.I):
+        return None  # "the go-live is July 13": a date the plan has now, the nearest such day
     if _DECIDED_ACTION.search(text[clause_start:start]):
         return "future"  # "approved adding the module in Q1": the action decided lies ahead
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):

@@ -95,7 +95,9 @@ _FINITE = re.compile(
 )
 _AS_NOT_REASON = re.compile(
     r"(?:of|well|soon|part|long|much|many|far|if|though|per|usual|planned|discussed|agreed|expected|"
-    r"promised|a|an|such|follows|needed|requested|mentioned|before|always|needed|noted|such)\b",
+    r"promised|a|an|such|follows|needed|requested|mentioned|before|always|needed|noted|such|"
+    # "as in Tuesday's proposal", "as with the pilot": a comparison, not a cause
+    r"in|with|for|to|regards)\b",
     re.IGNORECASE,
 )
 #: Connectives after which the reason follows, tried in text order after the decision.

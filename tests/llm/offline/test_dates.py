@@ -399,3 +399,9 @@ def test_a_move_to_a_place_is_past_only_a_move_to_a_date_looks_ahead() -> None:
         2026, 5, 1
     )
     assert _day("The steering call moved to September 2.", WED_AUG_19) == date(2026, 9, 2)
+
+
+def test_a_date_after_a_present_copula_is_the_nearest_one() -> None:
+    # "done" is past, but the go-live "is" August 24: the plan's date now, not last year's
+    text = "Ops lead: done, the depot go-live is August 24 in the plan now"
+    assert _day(text, WED_AUG_19) == date(2026, 8, 24)

@@ -328,3 +328,8 @@ def test_a_circumstance_stated_right_after_a_decision_is_its_reason(text: str, e
 )
 def test_no_bare_reason_across_a_paragraph_or_from_an_errand_an_action_or_another_decision(text: str) -> None:
     assert reason(sentences(text), text) is None
+
+
+def test_as_in_or_as_with_compares_and_gives_no_reason() -> None:
+    text = "Good news, the discount is approved. Everything else as in Monday's quote."
+    assert reason(sentences(text), text) is None
