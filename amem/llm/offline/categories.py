@@ -109,7 +109,8 @@ _ACK = re.compile(
 _AUTO_REPLY = re.compile(
     r"^\W*(?:subject\s*:\s*)?(?:re:\s*)?"
     r"(?:automatic reply|auto-?reply|autoreply|out of (?:the )?office)\b|"
-    r"^\W*(?:thank you for your (?:e-?mail|message)\.?\s*)?I(?:'m| am) (?:currently )?out of (?:the )?office\b",
+    r"^\W*(?:thank you for your (?:e-?mail|message)\.?\s*)?"
+    r"I(?:'m| am) (?:currently )?out of (?:the )?office\b",
     re.IGNORECASE | re.MULTILINE,
 )
 
