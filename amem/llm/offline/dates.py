@@ -308,12 +308,22 @@ _PRESENT_ERRAND = re.compile(
 )
 
 
+#: A sentence with no verb that sends something to someone by a day ("Clean copy to Ravi by Monday",
+#: "Revised SOW to the CFO Friday"): a delivery owed, an errand.
+_DELIVERY = re.compile(
+    r"^[\s\-*•]*(?:[\w+&/.'-]+\s+){1,5}?to\s+(?:the\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+"
+    r"(?:by\s+|before\s+)?$"
+)
+
+
 def _in_errand(text: str, mention: DateMention) -> bool:
     """Whether the date sits in a next step: a sentence introduced by a step label, or a clause
     that assigns someone an errand (send, schedule, confirm ...). Such a date says when the errand
     is due; the input's main fact is elsewhere, so it is not that fact's date."""
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     before = text[start : mention.start]
+    if _DELIVERY.match(before) and not re.search(r"\b(?:mov|push|postpon|delay|shift|chang)\w*", before, re.I):
+        return True
     return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before) or _PRESENT_ERRAND.match(before))
 
 
@@ -370,6 +380,12 @@ _FORMER_PLAN = re.compile(
 )
 
 
+#: In a parenthesis: a subject and its verb, a clause of its own ("FY starts Jan 1", "it ends May 3").
+_ASIDE_CLAUSE = re.compile(
+    r"\b[A-Za-z]{2,}\s+(?:starts|begins|ends|runs|closes|opens|is|are|was|were|falls|lands)\b", re.IGNORECASE
+)
+
+
 def _aside(text: str, mention: DateMention) -> bool:
     """Whether the date sits in a parenthesis: an aside about something else, not the main fact."""
     line_start = text.rfind("\n", 0, mention.start) + 1
@@ -380,8 +396,8 @@ def _aside(text: str, mention: DateMention) -> bool:
         return False
     inside = before[before.rfind("(") + 1 :] + " " + after[: after.find(")")]
     # "(1 April)", "(effective 1 July)", "(kickoff on 3 March)" name the date of what they
-    # follow; "(12 reps join in Q4)" is a clause of its own
-    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 3
+    # follow; "(12 reps join in Q4)", "(FY starts Jan 1)" are clauses of their own
+    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 3 or bool(_ASIDE_CLAUSE.search(inside))
 
 
 def dates_something_else(text: str, mention: DateMention) -> bool:

@@ -405,3 +405,15 @@ def test_a_date_after_a_present_copula_is_the_nearest_one() -> None:
     # "done" is past, but the go-live "is" August 24: the plan's date now, not last year's
     text = "Ops lead: done, the depot go-live is August 24 in the plan now"
     assert _day(text, WED_AUG_19) == date(2026, 8, 24)
+
+
+def test_a_parenthesis_holding_a_clause_of_its_own_is_an_aside() -> None:
+    text = "She wants all renewals on one calendar (their budget year starts Oct 1) and fewer vendors."
+    assert _day(text, WED_AUG_19) is None
+    text = "The Lyon site goes live (effective 7 September) with two lines."
+    assert _day(text, WED_AUG_19) == date(2026, 9, 7)
+
+
+def test_a_verbless_delivery_to_someone_by_a_day_is_an_errand() -> None:
+    assert _day("Liability cap agreed at 2x fees. Marked-up copy to Ravi by Monday.", WED_AUG_19) is None
+    assert _day("Scope is final. Signed SOW to the CFO before 4 September.", WED_AUG_19) is None
