@@ -322,7 +322,8 @@ def _in_errand(text: str, mention: DateMention) -> bool:
     is due; the input's main fact is elsewhere, so it is not that fact's date."""
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     before = text[start : mention.start]
-    if _DELIVERY.match(before) and not re.search(r"\b(?:mov|push|postpon|delay|shift|chang)\w*", before, re.I):
+    moved = re.search(r"\b(?:mov|push|postpon|delay|shift|chang)\w*", before, re.IGNORECASE)
+    if _DELIVERY.match(before) and not moved:
         return True
     return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before) or _PRESENT_ERRAND.match(before))
 

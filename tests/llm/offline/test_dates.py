@@ -408,7 +408,7 @@ def test_a_date_after_a_present_copula_is_the_nearest_one() -> None:
 
 
 def test_a_parenthesis_holding_a_clause_of_its_own_is_an_aside() -> None:
-    text = "She wants all renewals on one calendar (their budget year starts Oct 1) and fewer vendors."
+    text = "She wants all renewals on one calendar (FY starts Oct 1) and fewer vendors."
     assert _day(text, WED_AUG_19) is None
     text = "The Lyon site goes live (effective 7 September) with two lines."
     assert _day(text, WED_AUG_19) == date(2026, 9, 7)
