@@ -135,8 +135,9 @@ _WHY_BEFORE = re.compile(
 _REASON_SENTENCE = re.compile(
     r"^\W*(?:reason|cause|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|"
     r"that'?s because|this is because|it'?s because|because(?: of)?|"
-    r"(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
-    r"reasoning|explanation)|(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
+    r"justification|rationale|(?:her|his|their|our|my|[A-Z][\w]*'s) (?:words|reason|"
+    r"reasoning|explanation|math|logic|thinking|rationale|justification)|"
+    r"(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"\s*(?:;|:\s|\s[—–-]\s|,\s+and\s+(?:that|this|it)\b|\.\s|\.$|\?|!|$)")
@@ -204,7 +205,19 @@ def reason(sentences: Sequence[Sentence], text: str | None = None) -> Reason | N
             found = _bare_reason(sentence, after)
         if found is not None:
             return found
+    if any(decided(s.text) for s in sentences):
+        # a line labelled as the justification ("Justification: ...", "Rationale: ..."), wherever it
+        # stands in a note that states a decision, gives the reason
+        for sentence in sentences:
+            if _LABELLED_REASON.match(sentence.text):
+                found = _stated_reason(sentence)
+                if found is not None:
+                    return found
     return None
+
+
+#: A line opened by a label naming the reason itself.
+_LABELLED_REASON = re.compile(r"^\W*(?:reason|rationale|justification|why)\s*:", re.IGNORECASE)
 
 
 def _causal_opener(text: str) -> bool:

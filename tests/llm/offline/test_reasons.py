@@ -333,3 +333,19 @@ def test_no_bare_reason_across_a_paragraph_or_from_an_errand_an_action_or_anothe
 def test_as_in_or_as_with_compares_and_gives_no_reason() -> None:
     text = "Good news, the discount is approved. Everything else as in Monday's quote."
     assert reason(sentences(text), text) is None
+
+
+def test_a_possessive_label_naming_the_reasoning_opens_the_reason() -> None:
+    text = "Ivo rang back, they're going with Plus. His logic: the audit module saves them a contractor."
+    assert _reason(text) == "the audit module saves them a contractor"
+
+
+def test_a_justification_line_anywhere_in_a_decision_note_is_the_reason() -> None:
+    text = (
+        "Discount desk - Lumen Foods\nApproved terms:\n- Plus @ $19 per seat, 300 seats\n"
+        "- onboarding fee waived\nTotal year one: $68,400\n\n"
+        "Justification: a reference logo in frozen foods and a two-year commitment."
+    )
+    assert _reason(text) == "a reference logo in frozen foods and a two-year commitment"
+    # no decision, no reason
+    assert _reason("Draft terms below.\n\nJustification: a reference logo in frozen foods.") is None
