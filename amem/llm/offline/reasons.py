@@ -31,6 +31,7 @@ DECISION = re.compile(
     r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|"
     r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
     r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
+    r"(?:will|'ll)\s+roll (?:[\w-]+\s+){0,4}?out\b|"
     r"(?:will|'ll)\s+(?:reduce|renew|switch|move|cancel|upgrade|downgrade|drop|pause|extend|sign|"
     r"go with|stick with|keep|stay|expand|add|buy|commit)|"
     r"no longer (?:wants?|needs?|plans?|uses?|going|interested)|not to \w+|"

@@ -349,3 +349,8 @@ def test_a_justification_line_anywhere_in_a_decision_note_is_the_reason() -> Non
     assert _reason(text) == "a reference logo in frozen foods and a two-year commitment"
     # no decision, no reason
     assert _reason("Draft terms below.\n\nJustification: a reference logo in frozen foods.") is None
+
+
+def test_a_rollout_announced_with_will_is_a_decision() -> None:
+    text = "The warehouse pilot went better than the office one, so we'll roll the app out to all sites."
+    assert _reason(text) == "The warehouse pilot went better than the office one"
