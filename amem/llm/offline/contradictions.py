@@ -164,6 +164,9 @@ _CHOSEN = re.compile(
 #: Dated events, each named by its slot ("renews", "renewal", "renewal date" are one slot).
 _EVENT_SLOTS = (
     ("renewal", r"renew\w*|contract end|end of (?:the )?term|expir\w*"),
+    # a system's own cutover ("the payroll cutover") is a step of its own within a go-live; a bare
+    # "cutover" is the go-live's
+    ("cutover", r"(?:payroll|data|system|ledger|erp|crm|hris|billing|database|telephony|email)\s+cut-?over"),
     ("go-live", r"go-?live|go(?:es)? live|launch\w*|cut-?over|roll-?out|rolling out"),
     ("kickoff", r"kick-?off|start date|onboarding start"),
     ("review", r"qbr|business review|quarterly review|steering (?:committee|group)|board meeting"),
