@@ -648,4 +648,5 @@ def test_a_system_s_own_cutover_is_not_the_go_live() -> None:
     old = "Go-live agreed: Lyon June 22."
     assert _contradicts("Milestone updated: Lyon billing cutover moved to 2026-07-06.", old) == []
     # a bare cutover is the go-live's
-    assert _contradicts("No-go for June 22. New date: July 6, Lyon cutover over the weekend.", old) == ["date"]
+    moved = "No-go for June 22. New date: July 6, Lyon cutover over the weekend."
+    assert _contradicts(moved, old) == ["date"]
