@@ -193,6 +193,7 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
                 continue  # "?from=2025-09-01&to=...", "(e.g. '2026-11-16 14:02')": data, not a date said
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
+            starts = starts or _opens_a_term(text, start, end)
             tense = _tense(text, start, end)
             if starts and tense == "past":
                 tense = None  # "accepted ..., starting July 1": the start is the nearer July 1
@@ -237,6 +238,21 @@ _BASELINE = re.compile(
 )
 
 
+#: After a date: an arrow, a dash or "to" and another date ("2026-10-01 → 2028-09-30").
+_RANGE_AFTER = re.compile(r"^\s*(?:→|->|=>|–|—|-|to|through|thru|until)\s*(?:\d|[A-Z][a-z]{2})")
+#: Before a date that opens a range: the term, period or subscription the range spans.
+_TERM_BEFORE = re.compile(
+    r"\b(?:term|period|contract|subscription|licen[cs]e|agreement|commitment)\b[^.;\n]{0,12}$", re.I
+)
+
+
+def _opens_a_term(text: str, start: int, end: int) -> bool:
+    """Whether the date opens the range of a term ("24-month term 2026-10-01 → 2028-09-30"): the
+    day the term takes effect, whenever it was signed."""
+    before = text[max(0, start - 40) : start]
+    return bool(_RANGE_AFTER.match(text[end : end + 20]) and _TERM_BEFORE.search(before))
+
+
 def _moved_to(text: str, start: int) -> bool:
     """Whether the date is where something moves to ("from X to <it>", "moved ... to <it>", "New
     date: <it>", "the new go-live is <it>")."""
@@ -244,6 +260,9 @@ def _moved_to(text: str, start: int) -> bool:
     if re.search(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?:date|day|deadline|target|go-?live|start|timeline)\s*"
                  r"(?:[:\-–]|is|will be)\s*(?:now\s+)?(?:on\s+)?$", before, re.IGNORECASE):
         return True
+    if re.search(rf"(?:→|->|=>)\s*(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
+        moving = r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b"
+        return bool(re.search(moving, before, re.IGNORECASE))
     if not re.search(rf"\bto\s+(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
         return False
     return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
@@ -451,6 +470,9 @@ def valid_at(
         and not _aside(text, m)
         and not _FORMER_PLAN.search(text[max(0, m.start - 60) : m.start])
     ]
+    term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
+    if term is not None:
+        return term  # a contract signed one day that starts on another: the day its term starts
     if main is not None:
         # the decision is the main fact: a date its own sentence states wins over dates elsewhere
         # (a condition's, a side remark's)

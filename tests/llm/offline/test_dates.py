@@ -417,3 +417,12 @@ def test_a_parenthesis_holding_a_clause_of_its_own_is_an_aside() -> None:
 def test_a_verbless_delivery_to_someone_by_a_day_is_an_errand() -> None:
     assert _day("Liability cap agreed at 2x fees. Marked-up copy to Ravi by Monday.", WED_AUG_19) is None
     assert _day("Scope is final. Signed SOW to the CFO before 4 September.", WED_AUG_19) is None
+
+
+def test_an_arrow_after_from_marks_the_date_something_moves_to() -> None:
+    assert _day("Depot training pushed from August 24 → Monday August 31.", WED_AUG_19) == date(2026, 8, 31)
+
+
+def test_the_first_day_of_a_term_s_range_is_when_a_signed_contract_takes_effect() -> None:
+    text = "Order form signed 2026-08-18 by the CFO. Plus | 60 seats | 12-month term 2026-09-01 → 2027-08-31"
+    assert _day(text, WED_AUG_19) == date(2026, 9, 1)
