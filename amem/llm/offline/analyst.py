@@ -78,7 +78,7 @@ class OfflineAnalyst:
         found = sentences(text)
         lines = [s.text for s in found]
         keywords = self.keywords(text)
-        why = reasons.reason(found)
+        why = reasons.reason(found, text)
         # the topic is named where the note says what it is about: the decision it states, if any
         # (a decision is filed under what was decided), else its first sentence
         decision = next((s for s in found if reasons.decided(s.text)), None)

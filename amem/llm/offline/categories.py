@@ -104,9 +104,22 @@ _ACK = re.compile(
 )
 
 
+#: A message that says it was sent automatically ("Automatic reply: ...", "Auto-reply", "I am out of
+#: the office until ..."): it states the sender's absence, no fact about the account.
+_AUTO_REPLY = re.compile(
+    r"^\W*(?:subject\s*:\s*)?(?:re:\s*)?"
+    r"(?:automatic reply|auto-?reply|autoreply|out of (?:the )?office)\b|"
+    r"^\W*(?:thank you for your (?:e-?mail|message)\.?\s*)?"
+    r"I(?:'m| am) (?:currently )?out of (?:the )?office\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def chat(text: str) -> bool:
-    """Whether the text is only chat (thanks, greetings, "see you then"), or a short reply that
-    acknowledges (its own small promise is logistics): nothing to remember."""
+    """Whether the text is only chat (thanks, greetings, "see you then"), a short reply that
+    acknowledges (its own small promise is logistics), or an automatic reply: nothing to remember."""
+    if _AUTO_REPLY.search(text):
+        return True
     words = len(text.split())
     stripped = text.strip()
     if not ((words <= 12 and _CHAT.match(stripped)) or (words <= 15 and _ACK.match(stripped))):

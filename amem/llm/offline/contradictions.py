@@ -78,7 +78,7 @@ _TOTAL = re.compile(
 )
 #: After a count: people using the product, not the licences bought ("40 users active so far").
 _USAGE_AFTER = re.compile(
-    r"^\s*(?:are\s+|were\s+)?(?:active|logged|log in|use|using|online|onboarded)\b|"
+    r"^\s*(?:are\s+|were\s+)?(?:active|logged|log in|use|using|online|onboarded|invited|trained)\b|"
     # licences said to lie idle are a part of the contract's count, not a new count
     r"^\s*(?:are\s+|were\s+|stay\s+|sit\s+|left\s+)?(?:idle|unused|inactive|out of use|not in use|"
     r"unassigned|unprovisioned)\b",
@@ -164,6 +164,9 @@ _CHOSEN = re.compile(
 #: Dated events, each named by its slot ("renews", "renewal", "renewal date" are one slot).
 _EVENT_SLOTS = (
     ("renewal", r"renew\w*|contract end|end of (?:the )?term|expir\w*"),
+    # a system's own cutover ("the payroll cutover") is a step of its own within a go-live; a bare
+    # "cutover" is the go-live's
+    ("cutover", r"(?:payroll|data|system|ledger|erp|crm|hris|billing|database|telephony|email)\s+cut-?over"),
     ("go-live", r"go-?live|go(?:es)? live|launch\w*|cut-?over|roll-?out|rolling out"),
     ("kickoff", r"kick-?off|start date|onboarding start"),
     ("review", r"qbr|business review|quarterly review|steering (?:committee|group)|board meeting"),
@@ -186,6 +189,8 @@ _ROLES = {
     r"(?:executive )?sponsor|go-to person|account lead",
     "decider": r"decision[- ]?makers?|(?:\w+ )?decisions? (?:now )?(?:sits?|lies|rests?|is) with|"
     r"signs? (?:anything|off|everything|contracts?|the contract)|signer|signatory|sign-off|"
+    # "Satoko signs, not Ellen", "Satoko still signs.": who signs, with nothing after it
+    r"(?<=[a-z] )(?:(?:still|now) signs(?=\s*(?:[,.;]|$))|signs(?=,\s*not\b))|"
     r"economic buyer|budget (?:owner|holder)|holds? the budget|final (?:say|call|word)|"
     r"(?:approves|signs off on) (?:anything|spend|purchases|the budget|all)|"
     r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget|renewal|contract)|"
@@ -245,6 +250,9 @@ class Facts:
     rejected: frozenset[str] = frozenset()  # roots of the option a decision turns down ("rather than X")
     adopted: frozenset[str] = frozenset()  # roots of the option it switches to ("switching to X")
     revises: bool = False  # an offer that says it revises the ones before it ("Revised quote: ...")
+    #: (event, who or where, MM-DD): an event's date with the name its clause gives it ("Boston
+    #: go-live is July 13, Toronto unchanged on July 20"), so dates of two sites are not compared
+    placed: frozenset[tuple[str, str, str]] = frozenset()
 
 
 def root(word: str) -> str:
@@ -357,6 +365,32 @@ def _qualifier(word: str, *, at_start: bool) -> bool:
     return not (at_start and re.search(r"(?:ed|ing|ly)$", word))
 
 
+#: Where the clause of an event's date starts ("Go-live dates: Boston July 6, Toronto July 20").
+_PLACE_SPLIT = re.compile(r";|:\s|,\s+|\s+(?:and|but|while)\s+", re.IGNORECASE)
+
+
+def _place(s: str, event: re.Match[str], named: re.Match[str] | None, at: int) -> str | None:
+    """The name that says whose or where an event's date is: in the date's own clause, a name
+    opening that clause ("..., Toronto unchanged on July 20"); else the name right before the
+    event ("the Ghent go-live on May 4"). None when neither names it."""
+    start = max([m.end() for m in _PLACE_SPLIT.finditer(s, 0, at)] or [0])
+    if start > event.end():
+        lead = re.match(r"\s*([A-Z][a-z]+)\b", s[start:at])
+        if lead and _qualifier(lead.group(1), at_start=True) and lead.group(1).lower() not in CALENDAR:
+            return lead.group(1)
+    if named and _qualifier(named.group(1), at_start=not s[: named.start()].strip()):
+        return named.group(1)
+    # a name heading the event's noun phrase ("Toronto payroll cutover", "the Lyon site launch")
+    phrase = re.search(r"\b([A-Z][a-z]+)\s+((?:[a-z]+\s+){1,2})$", s[: event.start()])
+    if (
+        phrase
+        and all(w not in STOP and not w.endswith("ed") for w in phrase.group(2).split())
+        and _qualifier(phrase.group(1), at_start=not s[: phrase.start()].strip())
+    ):
+        return phrase.group(1)
+    return None
+
+
 def _counts(s: str) -> set[tuple[str, float]]:
     """Numbers of licences the sentence states as holding (usage and old values left out)."""
     out = set()
@@ -371,6 +405,9 @@ def _counts(s: str) -> set[tuple[str, float]]:
             continue
         if _TRANSFER_AFTER.match(s[m.end() :]):
             continue  # "moved 20 users from the Berlin team to the Paris team": a transfer, not a total
+        between = re.match(r"\s*([A-Z][a-z]+)\s", s[m.start() + len(num) :]) if m.group("num") else None
+        if between and not re.fullmatch(_TIER_WORDS, between.group(1).lower()):
+            continue  # "7 Osaka users": the seats of one site or team, a part of the account's count
         if re.match(r"\s*(?:more|fewer|extra|additional)\b", s[m.start() + len(num) :], re.I):
             continue  # "20 more seats": a change by, not the number held
         if re.search(r"\b(?:adds?|added|adding)\s*$", before, re.I):
@@ -385,6 +422,28 @@ def _counts(s: str) -> set[tuple[str, float]]:
     return out
 
 
+#: A first name alone as the subject of a role's verb ("Ellen owns the budget", "Satoko still signs").
+_FIRST_NAME_HOLDS = re.compile(
+    r"(?:^|[\s(:,\-–—])([A-Z][a-z]{2,})\s+(?:still\s+|now\s+|also\s+)?"
+    r"(?:signs|owns|approves|decides|holds|is (?:the |our |their )?(?:champion|decision[- ]maker|signer))\b"
+)
+#: "<someone> signs, not Ellen": the role contrasted away from a person, who no longer holds it.
+_NOT_HOLDER = re.compile(r",\s*not\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b(?!\s+\w)")
+
+
+def _names(clause: str) -> list[str]:
+    """Full names in the clause; a capitalised function word before one ("So Osaka", "Once Bill")
+    is the sentence's opening, not part of a name."""
+    out = []
+    for name in _NAME.findall(clause):
+        words = name.split()
+        while words and words[0].lower() in STOP:
+            words.pop(0)
+        if len(words) >= 2:
+            out.append(" ".join(words))
+    return out
+
+
 def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
     """(role kind, person) pairs stated in the sentence, and the role kinds it says changed."""
     roles: set[tuple[str, str]] = set()
@@ -393,8 +452,12 @@ def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
         for kind, pattern in _ROLE.items():
             if pattern.search(clause) is None:
                 continue
-            for name in _NAME.findall(clause):
+            for name in _names(clause):
                 roles.add((kind, name))
+            # a first name alone as the subject of the role ("Ellen owns the budget", "Satoko signs")
+            for m in _FIRST_NAME_HOLDS.finditer(clause):
+                if not any(m.group(1) in full for full in _names(clause)):
+                    roles.add((kind, m.group(1)))
             if _ROLE_CHANGE.search(clause):
                 changed.add(kind)
     return roles, changed
@@ -452,6 +515,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
     gone: set[str] = set()
     negated: set[str] = set()
     qualifiers: set[tuple[str, str]] = set()
+    placed: set[tuple[str, str, str]] = set()
     left: set[str] = set()
     rejected: set[str] = set()
     adopted: set[str] = set()
@@ -518,10 +582,13 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 # "commits to the go-live by October 31": a deadline, not the event's date
                 and not _DEADLINE_BEFORE.search(s[: m.start])
             ]
+            named = re.search(r"\b([A-Z][a-z]+)\s+$", s[: event.start()])
             for mention in found:
                 shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
                 events.add((_event_slot(event), shown or mention.when.strftime("%m-%d")))
-            named = re.search(r"\b([A-Z][a-z]+)\s+$", s[: event.start()])
+                place = _place(s, event, named, mention.start)
+                if place:
+                    placed.add((_event_slot(event), place, shown or mention.when.strftime("%m-%d")))
             if found and named and _qualifier(named.group(1), at_start=not s[: named.start()].strip()):
                 qualifiers.add((_event_slot(event), named.group(1)))
             if found and (
@@ -537,6 +604,10 @@ def facts(text: str, *, main: bool = True) -> Facts:
         for m in _GONE.finditer(s):
             gone.add(m.group("a") or m.group("b"))
             evidence.setdefault("gone", s)
+        if found_roles:
+            for m in _NOT_HOLDER.finditer(s):
+                gone.add(m.group(1))
+                evidence.setdefault("gone", s)
         if decision_taken(s) is not None:
             for m in _REJECTED.finditer(s):
                 rejected |= roots(m.group("option"))
@@ -569,6 +640,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
         events=frozenset(events),
         moved_event=moved,
         qualifiers=frozenset(qualifiers),
+        placed=frozenset(placed),
         roles=frozenset(roles),
         role_change=frozenset(role_change),
         gone=frozenset(gone),
@@ -694,6 +766,12 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
             if names and not any(re.search(rf"\b{re.escape(q)}\b", old_text) for q in names):
                 continue  # "the Ghent go-live" is not the go-live of a note that never names Ghent
             theirs = {d for e, d in old.events if e == event}
+            here = {p for e, p, d in new.placed if e == event and d == day}
+            there = {p for e, p, _ in old.placed if e == event}
+            if here and there:
+                if not here & there:
+                    continue  # the date of another site's or person's event
+                theirs = {d for e, p, d in old.placed if e == event and p in here}
             if theirs and day[-5:] not in {d[-5:] for d in theirs}:
                 why = f"the {event} date moved: {day} here, {', '.join(sorted(theirs))} in that note"
                 return Contradiction("date", why, new.evidence["date"])

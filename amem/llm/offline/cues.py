@@ -27,9 +27,15 @@ _ACTIONS = (
 #: A label that introduces the step itself: what follows it is the value.
 _STEP_LABEL = re.compile(
     r"\b(?:next steps?|action items?|to-?do|follow[- ]?ups?|task created(?: for [^:]{1,60})?|"
-    r"owner actions?)\s*[:\-–]\s*",
-    re.IGNORECASE,
+    r"owner actions?)\s*[:\-–]\s*|"
+    # a line opened by a bare "Next:" or the note-taker's "f/u:" shorthand
+    r"^[ \t\-*•]*(?:next|f/u)\s*:\s*",
+    re.IGNORECASE | re.MULTILINE,
 )
+#: What may follow an errand's verb without making it concrete ("I'll update here", "will follow
+#: up soon"): no object, no one, nothing to check it was done.
+_VAGUE_REST = frozenset({"here", "there", "soon", "later", "asap", "shortly", "again", "back", "up", "you",
+                         "then", "on", "it", "this", "that", "accordingly", "as", "needed"})
 #: A capitalised word before "to <action>" that is no one's name ("Happy to send", "Need to book").
 _NOT_A_NAME = (
     r"Happy|Glad|Pleased|Ready|Keen|Need|Needs|Want|Wants|Plan|Plans|Hard|Easy|Able|Unable|Nice|Time|"
@@ -135,7 +141,11 @@ def next_step(sentence: Sentence) -> Found | None:
         start = clause.start()
         if text[start:].lower().startswith(("we agreed to ", "they agreed to ", "plan is to ")):
             start = text.index(" to ", start) + 4
-        return _until_clause_end(text, start)
+        found = _until_clause_end(text, start)
+        rest = re.findall(r"[a-z']+", text[clause.end() : clause.start() + 200].split(".")[0].lower())
+        if found is not None and all(w in _VAGUE_REST for w in rest[: len(found.value.split())]):
+            return None  # "I'll update here": a promise with no object, no concrete action
+        return found
     return None
 
 
@@ -202,6 +212,8 @@ def _list_items(sentence: str, match: re.Match[str]) -> Found | None:
         items = [item for item in items if len(item) > 1 and item in sentence][:5]
         return Found(items, span) if items else None
     after_start = match.end()
+    if re.match(rf"\s*[:=\-–]\s*{_SEVERITY.pattern}\b", sentence[after_start:], re.IGNORECASE):
+        return None  # "Priority: Normal | Requester: ...": a record's severity field and the next field
     lead = _LEAD_IN.match(sentence, after_start)
     start = lead.end() if lead else after_start
     colon = sentence.find(": ", start)

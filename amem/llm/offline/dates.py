@@ -138,7 +138,8 @@ _IN_DATA = re.compile(
 )
 _DATA_AFTER = re.compile(r"[&_/]")
 _CLAUSE_EDGE = re.compile(
-    r"[.!?](?=\s|$)|[;\n]|:\s|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
+    # a parenthesis is a clause of its own ("last day end of May (joining a rival, sounded happy)")
+    r"[.!?](?=\s|$)|[;\n()]|:\s|,\s+(?:and|but|so|which|while)\b|\b(?:because|since|as|although)\b|"
     # "and" / "but" joining two clauses, each with its own subject ("my last day is June 26 and
     # he joined in May"): the tense of one is not the other's
     r"\s(?:and|but)\s+(?=(?:he|she|they|we|I|you|it|[A-Z][a-z]+)\s+(?!and\b|or\b)[a-z']+)|"
@@ -192,6 +193,7 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
                 continue  # "?from=2025-09-01&to=...", "(e.g. '2026-11-16 14:02')": data, not a date said
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
+            starts = starts or _opens_a_term(text, start, end)
             tense = _tense(text, start, end)
             if starts and tense == "past":
                 tense = None  # "accepted ..., starting July 1": the start is the nearer July 1
@@ -236,6 +238,21 @@ _BASELINE = re.compile(
 )
 
 
+#: After a date: an arrow, a dash or "to" and another date ("2026-10-01 → 2028-09-30").
+_RANGE_AFTER = re.compile(r"^\s*(?:→|->|=>|–|—|-|to|through|thru|until)\s*(?:\d|[A-Z][a-z]{2})")
+#: Before a date that opens a range: the term, period or subscription the range spans.
+_TERM_BEFORE = re.compile(
+    r"\b(?:term|period|contract|subscription|licen[cs]e|agreement|commitment)\b[^.;\n]{0,12}$", re.I
+)
+
+
+def _opens_a_term(text: str, start: int, end: int) -> bool:
+    """Whether the date opens the range of a term ("24-month term 2026-10-01 → 2028-09-30"): the
+    day the term takes effect, whenever it was signed."""
+    before = text[max(0, start - 40) : start]
+    return bool(_RANGE_AFTER.match(text[end : end + 20]) and _TERM_BEFORE.search(before))
+
+
 def _moved_to(text: str, start: int) -> bool:
     """Whether the date is where something moves to ("from X to <it>", "moved ... to <it>", "New
     date: <it>", "the new go-live is <it>")."""
@@ -243,6 +260,9 @@ def _moved_to(text: str, start: int) -> bool:
     if re.search(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?:date|day|deadline|target|go-?live|start|timeline)\s*"
                  r"(?:[:\-–]|is|will be)\s*(?:now\s+)?(?:on\s+)?$", before, re.IGNORECASE):
         return True
+    if re.search(rf"(?:→|->|=>)\s*(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
+        moving = r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b"
+        return bool(re.search(moving, before, re.IGNORECASE))
     if not re.search(rf"\bto\s+(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
         return False
     return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
@@ -261,6 +281,12 @@ _UNDECIDED = re.compile(
     re.IGNORECASE,
 )
 _ENDS_CUE = re.compile(r"^(?:until|till|before)\b", re.IGNORECASE)
+#: Between "until / through" and a date, a weekday naming it ("through Friday, March 27").
+_WEEKDAY_NAMING = re.compile(
+    r"\b(?:until|till|through|thru)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"\s*,?\s*(?:the\s+)?$",
+    re.IGNORECASE,
+)
 
 
 def _ends(text: str, mention: DateMention) -> bool:
@@ -270,23 +296,42 @@ def _ends(text: str, mention: DateMention) -> bool:
     sentence = re.split(r"[.!?\n]", text[mention.start :], maxsplit=1)[0]
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     undecided = _UNDECIDED.search(text[start : mention.start] + sentence)
-    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or undecided)
+    through = _WEEKDAY_NAMING.search(before)
+    return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or through or undecided)
+
 
 
 #: Errands agreed as a next step: the date they carry is when the errand is due, not when a fact holds.
 _ERRANDS = (
     r"send|share|forward|schedule|book|email|call|ring|prepare|draft|loop in|get back|circle back|review|"
     r"provide|reach out|follow up|arrange|confirm|check|install|invite|introduce|walk \w+ through|"
-    r"set up a call|look into|sign|countersign|return"
+    r"set up a call|look into|sign|countersign|return|come back"
 )
 #: A step label ("Next step:", "Action:", "To-do -") that introduces what someone will do.
 _STEP_LABEL = re.compile(
-    r"\b(?:next steps?|actions?(?: items?)?|to-?dos?|follow[- ]?ups?|owner actions?)\s*[:\-–]", re.I
+    r"(?:\b(?:next steps?|actions?(?: items?)?|to-?dos?|follow[- ]?ups?|owner actions?)\s*[:\-–]|"
+    # a line opened by a bare "Next:" or the note-taker's "f/u:" / "NS:" shorthand
+    r"^[ \t\-*•]*(?:next|f/?u|ns)\s*:)",
+    re.I | re.M,
 )
 #: "<who> to send ...", "<who> will / 'll send ...", "<who> sends ... tomorrow": an errand assigned.
 _ERRAND_CLAUSE = re.compile(
     rf"(?:\b(?:[A-Z][a-z]+|I|we|We|they|They|(?:[Hh]is|[Hh]er|[Tt]heir|[Oo]ur|[Mm]y|[Tt]he) [a-z]+)\s+"
-    rf"(?:to|will|is going to|are going to)\s+|'ll\s+)(?:{_ERRANDS})\b"
+    rf"(?:to|will|is going to|are going to|is to|are to|am to)\s+|'ll\s+|'m to\s+)(?:{_ERRANDS})\b"
+)
+#: A sentence that opens with an errand in the simple present of a plan ("Raj sends the redlines by
+#: Friday", "I send the deck tomorrow"): a named person or the note-taker, then the errand's verb.
+_PRESENT_ERRAND = re.compile(
+    rf"^[\s\-*•]*(?:[A-Z][a-z]+\s+(?:(?:{_ERRANDS})(?:s|es)|(?:gets|comes|circles|reaches|follows|walks|"
+    rf"sets|looks) \w+)|I\s+(?:{_ERRANDS}))\b(?!\s+(?:on|in|at)\b)"
+)
+
+
+#: A sentence with no verb that sends something to someone by a day ("Clean copy to Ravi by Monday",
+#: "Revised SOW to the CFO Friday"): a delivery owed, an errand.
+_DELIVERY = re.compile(
+    r"^[\s\-*•]*(?:[\w+&/.'-]+\s+){1,5}?to\s+(?:the\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?\s+"
+    r"(?:by\s+|before\s+)?$"
 )
 
 
@@ -296,7 +341,10 @@ def _in_errand(text: str, mention: DateMention) -> bool:
     is due; the input's main fact is elsewhere, so it is not that fact's date."""
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     before = text[start : mention.start]
-    return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before))
+    moved = re.search(r"\b(?:mov|push|postpon|delay|shift|chang)\w*", before, re.IGNORECASE)
+    if _DELIVERY.match(before) and not moved:
+        return True
+    return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before) or _PRESENT_ERRAND.match(before))
 
 
 #: A line of a message's header or a quoted reply's: the date it dates is the message's.
@@ -308,6 +356,13 @@ _HEADER_LINE = re.compile(
 _DATES_A_MESSAGE = re.compile(
     r"\b(?:e-?mails?|mails?|messages?|calls?|meetings?|notes?|minutes|conversations?|chats?|threads?|"
     r"letters?|recaps?|discussions?|thing|point|items?)\s+(?:from|of|dated)\s+(?:the\s+)?$",
+    re.I,
+)
+#: Before a date, in its clause: a conversation referred to by its verb ("great speaking with you
+#: yesterday", "good to talk to Ana on Monday"): the date is the conversation's, not a fact's.
+_CONVERSED = re.compile(
+    r"\b(?:speaking|talking|chatting|catching up|connecting|to (?:speak|talk|chat|catch up|connect))"
+    r"(?:\s+(?:with|to)\s+(?:[\w'-]+\s+){0,5}?)?\s*$",
     re.I,
 )
 #: Before a date, in its sentence: an indirect question ("asked whether we could start on 1 July").
@@ -330,6 +385,8 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
         return True
     if _DATES_A_MESSAGE.search(text[max(0, mention.start - 40) : mention.start]):
         return True
+    if _CONVERSED.search(text[max(0, mention.start - 60) : mention.start]):
+        return True
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     return bool(_ASKED.search(text[start : mention.start]))
 
@@ -343,6 +400,12 @@ _FORMER_PLAN = re.compile(
 )
 
 
+#: In a parenthesis: a subject and its verb, a clause of its own ("FY starts Jan 1", "it ends May 3").
+_ASIDE_CLAUSE = re.compile(
+    r"\b[A-Za-z]{2,}\s+(?:starts|begins|ends|runs|closes|opens|is|are|was|were|falls|lands)\b", re.IGNORECASE
+)
+
+
 def _aside(text: str, mention: DateMention) -> bool:
     """Whether the date sits in a parenthesis: an aside about something else, not the main fact."""
     line_start = text.rfind("\n", 0, mention.start) + 1
@@ -353,8 +416,8 @@ def _aside(text: str, mention: DateMention) -> bool:
         return False
     inside = before[before.rfind("(") + 1 :] + " " + after[: after.find(")")]
     # "(1 April)", "(effective 1 July)", "(kickoff on 3 March)" name the date of what they
-    # follow; "(12 reps join in Q4)" is a clause of its own
-    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 3
+    # follow; "(12 reps join in Q4)", "(FY starts Jan 1)" are clauses of their own
+    return len(re.findall(r"[A-Za-z]{2,}", inside)) >= 3 or bool(_ASIDE_CLAUSE.search(inside))
 
 
 def dates_something_else(text: str, mention: DateMention) -> bool:
@@ -371,11 +434,16 @@ _OFFER_NOTE = re.compile(
     r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b",
     re.IGNORECASE | re.MULTILINE,
 )
+#: A note whose heading (its first line) reports an offer sent ("Annual proposal - sent to Ana",
+#: "Options sent to the CFO:", "Quote sent"): what follows is what was offered.
+_OFFER_SENT = re.compile(
+    r"\A\W*(?:[\w-]+\s+){0,3}?(?:proposal|quote|options|offer)\b[^\n]{0,6}?\bsent\b", re.IGNORECASE
+)
 
 
 def offer_note(text: str) -> bool:
     """Whether the raw log presents itself as an offer (its values are offered, not in effect)."""
-    return _OFFER_NOTE.search(text) is not None
+    return _OFFER_NOTE.search(text) is not None or _OFFER_SENT.search(text) is not None
 
 
 def valid_at(
@@ -402,6 +470,9 @@ def valid_at(
         and not _aside(text, m)
         and not _FORMER_PLAN.search(text[max(0, m.start - 60) : m.start])
     ]
+    term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
+    if term is not None:
+        return term  # a contract signed one day that starts on another: the day its term starts
     if main is not None:
         # the decision is the main fact: a date its own sentence states wins over dates elsewhere
         # (a condition's, a side remark's)
@@ -463,6 +534,22 @@ def _in_relative_clause(text: str, start: int) -> bool:
 _NON_RESTRICTIVE = re.compile(r",\s+(?:which|who)\s+[^.;:!?,\n]*$", re.IGNORECASE)
 
 
+#: A verb of deciding or approving followed by the action decided, as a gerund or an infinitive
+#: ("approved adding", "agreed to extend", "decided on moving"): the action lies after the decision.
+_DECIDED_ACTION = re.compile(
+    r"\b(?:approved|agreed|decided|chose|opted|signed off|committed|green-?lit)\s+(?:on\s+|to\s+)?"
+    r"(?:\w+ing|(?<=to )\w+)\b",
+    re.IGNORECASE,
+)
+
+
+_MOVED_ELSEWHERE = re.compile(
+    rf"\bmov(?:ed|es)\s+to\s+(?!(?:the\s+)?(?:\d|next\b|following\b|{_MONTH_FULL[3:-1]}|"
+    rf"{_WEEKDAY[3:-1]}|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b|q[1-4]\b|mid|late|early|end\b|$))",
+    re.IGNORECASE,
+)
+
+
 def _tense(text: str, start: int, end: int) -> Tense:
     """Future or past, from the words of the date's own clause (None when it says neither)."""
     left = text[:start]
@@ -470,7 +557,9 @@ def _tense(text: str, start: int, end: int) -> Tense:
     clause_start = edges[-1].end() if edges else 0
     right = _CLAUSE_EDGE.search(text, end)
     clause_end = right.start() if right else len(text)
-    clause = text[clause_start:start] + " " + text[end:clause_end]
+    # "moved to <a place, a vendor, a team>" is a move made; only a move to a date looks ahead
+    clause = " ".join(_MOVED_ELSEWHERE.sub("relocated into ", part)
+                      for part in (text[clause_start:start], text[end:clause_end]))
     here = text[start:end].lower()
     if re.search(r"\b(?:next|coming|tomorrow)\b", here):
         return "future"
@@ -478,6 +567,10 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return "future"  # "by March 3": a deadline ahead (only right before the date, not anywhere)
     if re.search(r"\b(?:last|past|yesterday|ago)\b", here):
         return "past"
+    if re.search(r"\b(?:is|are)\s+(?:now\s+|still\s+)?$", text[max(0, start - 20) : start], re.I):
+        return None  # "the go-live is July 13": a date the plan has now, the nearest such day
+    if _DECIDED_ACTION.search(text[clause_start:start]):
+        return "future"  # "approved adding the module in Q1": the action decided lies ahead
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
         return "future"
     if _PAST.search(_PRESENT_STATE.sub(" ", clause)):
@@ -530,6 +623,13 @@ def _pick_year(make: callable, today: date, tense: Tense) -> date | None:  # typ
     return min(candidates, key=lambda d: (abs((d - today).days), d < today))
 
 
+def _valid_day(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
 def _add_months(day: date, months: int) -> date:
     month = day.month - 1 + months
     year = day.year + month // 12
@@ -549,6 +649,15 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             month, day = _month_number(g["month"]), int(g["day"])
             if g.get("year"):
                 return date(int(g["year"]), month, day)
+            lead = m.string[max(0, m.start() - 14) : m.start()]
+            named = re.search(rf"\b({_WEEKDAY})\s*,?\s*(?:the\s+)?$", lead, re.I)
+            if named is not None:
+                # "Friday, March 27": the year in which that day is that weekday, if a near one is
+                wanted = WEEKDAYS.index(named.group(1).lower())
+                fits = [d for y in (today.year, today.year + 1, today.year - 1)
+                        if (d := _valid_day(y, month, day)) is not None and d.weekday() == wanted]
+                if len(fits) == 1:
+                    return fits[0]
             return _pick_year(lambda y: date(y, month, day), today, tense)
         if name == "month_year":
             return _in_part(int(g["year"]), _month_number(g["month"]), g.get("part"))

@@ -31,6 +31,7 @@ DECISION = re.compile(
     r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|"
     r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
     r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
+    r"(?:will|'ll)\s+roll (?:[\w-]+\s+){0,4}?out\b|"
     r"(?:will|'ll)\s+(?:reduce|renew|switch|move|cancel|upgrade|downgrade|drop|pause|extend|sign|"
     r"go with|stick with|keep|stay|expand|add|buy|commit)|"
     r"no longer (?:wants?|needs?|plans?|uses?|going|interested)|not to \w+|"
@@ -38,6 +39,10 @@ DECISION = re.compile(
     r"(?:the )?decision (?:is|was) to|reinstat\w*|discontinu\w*|terminated|withdr[ea]w\w*|revert\w*|"
     r"(?:is|are|'re|am)\s+(?:reinstating|terminating)|go(?:ing)? ahead|went ahead|proceed(?:ing|ed)?|"
     r"rather than|"
+    # declining an offer ("we'll pass on Learning for now") and a change stated as a necessity
+    # ("we need to move the go-live from May 4 to May 11")
+    r"(?:will|'ll|are|'re|am|is)\s+pass(?:ing)? on|passed on|"
+    r"(?:need|have) to (?:move|push|postpone|delay|cancel|drop|pause|reschedule)|"
     # "dropped the add-on", not "dropped in / by" (a visit) nor "dropped the news" (told it)
     r"dropped(?!\s+(?:in|by|off|out|over|round|a line|a note|the news|a hint|us|me)\b)|paused)\b",
     re.IGNORECASE,
@@ -91,7 +96,9 @@ _FINITE = re.compile(
 )
 _AS_NOT_REASON = re.compile(
     r"(?:of|well|soon|part|long|much|many|far|if|though|per|usual|planned|discussed|agreed|expected|"
-    r"promised|a|an|such|follows|needed|requested|mentioned|before|always|needed|noted|such)\b",
+    r"promised|a|an|such|follows|needed|requested|mentioned|before|always|needed|noted|such|"
+    # "as in Tuesday's proposal", "as with the pilot": a comparison, not a cause
+    r"in|with|for|to|regards)\b",
     re.IGNORECASE,
 )
 #: Connectives after which the reason follows, tried in text order after the decision.
@@ -129,8 +136,9 @@ _WHY_BEFORE = re.compile(
 _REASON_SENTENCE = re.compile(
     r"^\W*(?:reason|cause|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|"
     r"that'?s because|this is because|it'?s because|because(?: of)?|"
-    r"(?:her|his|their|[A-Z][\w]*'s) (?:words|reason|"
-    r"reasoning|explanation)|(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
+    r"justification|rationale|(?:her|his|their|our|my|[A-Z][\w]*'s) (?:words|reason|"
+    r"reasoning|explanation|math|logic|thinking|rationale|justification)|"
+    r"(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"\s*(?:;|:\s|\s[—–-]\s|,\s+and\s+(?:that|this|it)\b|\.\s|\.$|\?|!|$)")
@@ -161,9 +169,10 @@ _COLON_STATES = re.compile(
 )
 
 
-def reason(sentences: Sequence[Sentence]) -> Reason | None:
+def reason(sentences: Sequence[Sentence], text: str | None = None) -> Reason | None:
     """The reason for the first decision that has one, or None (none when a sentence says no
-    decision was taken)."""
+    decision was taken). ``text``, the raw log the sentences come from, tells where a paragraph
+    ends: a reason with no connective is read only in the decision's own paragraph."""
     if any(_NO_DECISION.search(s.text) for s in sentences):
         return None
     for i, sentence in enumerate(sentences):
@@ -192,9 +201,24 @@ def reason(sentences: Sequence[Sentence]) -> Reason | None:
             if found is None and _WHY_BEFORE.match(sentence.text):
                 previous = sentences[i - 1]
                 found = _span(previous, 0, len(previous.text))
+        one_paragraph = after is not None and (text is None or "\n" not in text[sentence.end : after.start])
+        if found is None and after is not None and one_paragraph:
+            found = _bare_reason(sentence, after)
         if found is not None:
             return found
+    if any(decided(s.text) for s in sentences):
+        # a line labelled as the justification ("Justification: ...", "Rationale: ..."), wherever it
+        # stands in a note that states a decision, gives the reason
+        for sentence in sentences:
+            if _LABELLED_REASON.match(sentence.text):
+                found = _stated_reason(sentence)
+                if found is not None:
+                    return found
     return None
+
+
+#: A line opened by a label naming the reason itself.
+_LABELLED_REASON = re.compile(r"^\W*(?:reason|rationale|justification|why)\s*:", re.IGNORECASE)
 
 
 def _causal_opener(text: str) -> bool:
@@ -315,3 +339,45 @@ def _stated_reason(sentence: Sentence) -> Reason | None:
         end = _clause_end(sentence.text, cleft.end())
         return _span(sentence, cleft.start("reason"), end)
     return _span(sentence, match.end(), _clause_end(sentence.text, match.end()))
+
+
+#: What opens a sentence that is not a reason: a next step, an errand, a label, a greeting, a figure.
+_NOT_A_REASON_OPENER = re.compile(
+    r"^\W*(?:next|f/?u|action|to-?do|todo|owner|ps|p\.s\.|thanks|thank you|best|cheers|regards|hi|hello|"
+    r"dear|sorry|also|and|but|plus|otherwise|everything else|please|can|could|would|let's|let us|"
+    r"[A-Z][\w'-]*\s+(?:to|will|'ll|is going to)\s|I\s+(?:will|'ll|to|send|sent|said|told|asked)\b|"
+    r"we\s+(?:will|'ll)\b|[\d$€£¥])",
+    re.IGNORECASE,
+)
+#: A negated will ("won't cut over", "will not sign"): a refusal, which a reason may state.
+_REFUSAL = re.compile(r"(?:won'?t|will not|would not)\s+\w+", re.IGNORECASE)
+#: A state or a constraint stated in a clause: a copula, a negated modal, a verb of need or burden.
+_CIRCUMSTANCE = re.compile(
+    r"\b(?:is|are|was|were|'s|'re|has been|have been|can't|cannot|won't|wouldn't|couldn't|isn't|aren't|"
+    r"doesn't|don't|didn't|wasn't|weren't|no longer|needs?|lacks?|runs?|means?)\b",
+    re.IGNORECASE,
+)
+
+
+def _bare_reason(decision: Sentence, after: Sentence) -> Reason | None:
+    """The sentence right after a decision, with no connective, that states a circumstance ("We
+    pushed the launch to May. Their warehouse is shut in April and nobody can train."): read as
+    the decision's reason when it takes no decision of its own, assigns no errand, asks nothing,
+    and opens with its subject; one that draws its own consequence (", so ...") explains that."""
+    text = after.text
+    if not decision.text.rstrip().endswith((".", "!")) or text.endswith("?"):
+        return None
+    if _NOT_A_REASON_OPENER.match(text) or not _SUBJECT_START.match(text):
+        return None
+    if any(not _REFUSAL.fullmatch(m.group(0)) for m in DECISION.finditer(text)):
+        return None  # a decision of its own; a refusal ("she won't cut over then") is a constraint
+    if _THEN_SO.search(text):
+        return None  # "X, so Y": the sentence draws its own consequence, it does not explain another
+    end = _clause_end(text, 0)
+    # a state or a constraint, not an action under way ("Engineering is rolling out the fix")
+    stated = [
+        m for m in _CIRCUMSTANCE.finditer(text, 0, end) if not re.match(r"\s+\w+ing\b", text[m.end() : end])
+    ]
+    if not stated or len(re.findall(r"[A-Za-z]{2,}", text[:end])) < 5:
+        return None
+    return _span(after, 0, end)

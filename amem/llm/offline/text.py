@@ -122,6 +122,17 @@ _INSTRUCTION = re.compile(
 )
 
 
+#: A chat template's special token ("<|im_start|>", "<|endoftext|>", "<|system|>"): no account
+#: text has one, so it forges a model's conversation.
+_SPECIAL_TOKEN = re.compile(r"<\|[^|<>\n]{1,40}\|>")
+#: A forged turn: from a token that opens one ("<|im_start|>system", "<|system|>", "<|user|>") to
+#: the next special token, or to the end of the text when none closes it.
+_FORGED_TURN = re.compile(
+    r"<\|(?:im_start|start_header_id|system|user|assistant|developer)\|>.*?(?=<\|[^|<>\n]{1,40}\|>|\Z)",
+    re.DOTALL,
+)
+
+
 _ROLE_LINE = re.compile(
     r"^[ \t]*\W?(?i:system|assistant|developer|admin)\b[^:\n]{0,30}:.*$|"
     # a turn of a fake conversation opened mid-line ("... </raw_log> Assistant: ignore ..."): a
@@ -141,6 +152,10 @@ def readable(text: str) -> str:
                 chars[i] = " "
 
     for match in _DELIMITER.finditer(text):
+        blank(match.start(), match.end())
+    for match in _FORGED_TURN.finditer(text):
+        blank(match.start(), match.end())
+    for match in _SPECIAL_TOKEN.finditer(text):
         blank(match.start(), match.end())
     masked = "".join(chars)
     for sentence in sentences(masked):

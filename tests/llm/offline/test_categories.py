@@ -216,3 +216,18 @@ def test_a_fault_confirmed_fixed_is_a_support_issue_unless_a_decision_names_the_
     )
     text = "Deep-dive with IT. One tense moment, resolved. Outcome: they chose the EU region."
     assert category(text, "Outcome: they chose the EU region.") != "support issue"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Subject: Automatic reply: renewal paperwork\n\nThank you for your message. I am out of the office "
+        "until Tuesday, May 12 and will have no access to email. For contract questions write to Ivo Berg.",
+        "Auto-reply: I'm at the Rotterdam site until 14 June. Urgent order form issues: call the front desk.",
+        "Thank you for your email. I am out of the office until Monday with limited access to the "
+        "pricing tool.",
+    ],
+)
+def test_an_automatic_reply_is_noise_and_dates_nothing(text: str) -> None:
+    assert category(text) is None
+    assert chat(text)

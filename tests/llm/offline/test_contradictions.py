@@ -608,3 +608,45 @@ def test_a_note_that_presents_itself_as_an_offer_states_offers_only() -> None:
     requote = "Requote QX-2 to Rui: 40 seats at $47/seat/month. Valid until 30 June."
     assert [oid for oid, _ in superseded_offers(facts(requote), [("q", facts(quote))])] == ["q"]
     assert superseded_offers(facts(quote), [("r", facts(requote))]) == []
+
+
+def test_event_dates_are_compared_site_to_site() -> None:
+    old = "Launch dates agreed: Porto June 8, Lyon June 22."
+    # the Porto launch moves: it retires the note that dated it
+    assert _contradicts("We need to move the Porto launch from June 8 to June 15.", old) == ["date"]
+    # a recap of two sites, each on its own date, retires nothing
+    moved = "Porto launch moved from June 8 to June 15."
+    recap = "Done, Porto launch is June 15 in the plan now, Lyon unchanged on June 22"
+    assert _contradicts(recap, moved) == []
+    # another site's event (named at the head of its phrase) is not this one's
+    assert _contradicts("Milestone updated: Lyon warehouse cutover scheduled 2026-07-01.", moved) == []
+
+
+def test_seats_of_one_site_or_users_invited_are_no_account_count() -> None:
+    old = "Signed: 40 seats on the annual plan, $30 per seat, starting May 1."
+    assert _contradicts("Update: 6 Lisbon users now, Rita will be their admin.", old) == []
+    assert _contradicts("Pilot setup changed: 12 users invited so far, admin is Rita.", old) == []
+
+
+def test_a_role_contrasted_away_from_a_first_name_retires_who_held_it() -> None:
+    old = "Call notes: Marek owns the budget and signs anything under $50k himself."
+    new = "Heads-up from their side: from now on the CFO Ines approves it all, so Ines signs, not Marek."
+    assert _contradicts(new, old) == ["role:decider"]
+    # the same holder named again retires nothing
+    assert _contradicts("Quick note: Marek still signs.", old) == []
+
+
+def test_a_signature_in_a_condition_names_no_signer() -> None:
+    old = "Discovery call: Rosa Tamm, their COO, makes the final call on the budget."
+    # "Once Lev signs" is when onboarding can start, not who decides
+    new = "Order form attached. Once Lev signs, we start May 4."
+    assert "decider" not in {k for k, _ in facts(new).roles}
+    assert _contradicts(new, old) == []
+
+
+def test_a_system_s_own_cutover_is_not_the_go_live() -> None:
+    old = "Go-live agreed: Lyon June 22."
+    assert _contradicts("Milestone updated: Lyon billing cutover moved to 2026-07-06.", old) == []
+    # a bare cutover is the go-live's
+    moved = "No-go for June 22. New date: July 6, Lyon cutover over the weekend."
+    assert _contradicts(moved, old) == ["date"]

@@ -89,6 +89,8 @@ def test_customer_priorities_are_spans_after_or_before_the_cue(
         "Ticket #9120 | Priority: High",
         "Incident 77, priority: P1, login fails.",
         "Ticket #9121 (priority: normal)\nSubject: exports fail",  # the field inside a parenthesis
+        # the severity field followed by the next field of the record: neither is a priority
+        "Case 4410 | Priority: Medium | Reporter: Greta Olsen (Lille depot)\nSubject: labels misprint",
     ],
 )
 def test_a_ticket_s_priority_field_is_no_customer_priority(policy: Policy, text: str) -> None:
@@ -128,3 +130,28 @@ def test_priorities_as_the_subject_of_a_copula_are_the_span_before_it(policy: Po
     assert _extras(policy, text)["customer_priorities"] == ["a fixed price per seat", "quarterly invoicing"]
     # the value after a cue never crosses the end of its clause
     assert "customer_priorities" not in _extras(policy, "Let us talk priorities; Ana is considering a pilot.")
+
+
+@pytest.mark.parametrize(
+    ("text", "step"),
+    [
+        (
+            "Good demo, the pickers liked it.\nNext: Ola to book the floor walk for Thursday",
+            "Ola to book the floor walk for Thursday",
+        ),
+        ("Walkthrough done.\nf/u: I mail the admin guide to Tomas", "I mail the admin guide to Tomas"),
+    ],
+)
+def test_a_line_opened_by_next_or_f_u_gives_the_step(policy: Policy, text: str, step: str) -> None:
+    assert _extras(policy, text).get("next_step") == step
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The vendor is patching the connector; I'll update here.",
+        "Still looking at the logs, we'll follow up soon.",
+    ],
+)
+def test_a_promise_with_no_object_is_no_next_step(policy: Policy, text: str) -> None:
+    assert "next_step" not in _extras(policy, text)

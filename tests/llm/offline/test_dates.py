@@ -318,3 +318,111 @@ def test_an_offer_s_dates_are_the_offer_s_not_a_fact_s() -> None:
     assert _day(text, JUNE_10) is None
     assert _day("Their pricing is valid until 30 June. The pilot starts on 15 June.", JUNE_10) is None
     assert _day("The pilot starts on 15 June.", JUNE_10) == date(2026, 6, 15)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good session with the warehouse leads.\nNext: Pia to walk the pickers through the app next Monday.",
+        "Walkthrough done, they liked the reports.\nf/u: I mail the admin guide to Tomas by Thursday",
+        "- Next: Bo books a training slot for the night shift on Friday.",
+    ],
+)
+def test_a_line_opened_by_a_bare_next_or_f_u_label_is_a_next_step(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pricing is agreed in principle. Lotte sends the signed quote by next Wednesday.",
+        "Scope is final. I send the updated statement of work tomorrow.",
+        "They want the API tier. I'm to come back with the numbers by August 28.",
+    ],
+)
+def test_an_errand_in_the_simple_present_or_with_am_to_dates_the_errand(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+def test_a_condition_in_the_simple_present_is_no_errand() -> None:
+    # "Once Ada signs" is a condition, not an errand assigned: the start date is the fact's
+    text = "The contract is attached. Once Ada signs, we can begin the rollout on September 7."
+    assert _day(text, WED_AUG_19) == date(2026, 9, 7)
+
+
+def test_an_absence_through_a_named_weekday_and_date_ends_there() -> None:
+    text = "I am away from my desk through Thursday, August 27 and will reply when I am back."
+    assert _day(text, WED_AUG_19) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi Noor, lovely speaking with you and Piet yesterday. The rates we discussed are below.",
+        "Good to talk to the finance team on Monday; the summary follows.",
+    ],
+)
+def test_a_conversation_referred_to_by_its_verb_dates_the_conversation(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Renewal proposal - sent to Marit and Joost this morning.\nTwo years from October 1, 40 seats.",
+        "Options sent to the CFO:\n1) Stay on Basic.\n2) Move to Plus on a new term starting November 1.",
+    ],
+)
+def test_a_heading_reporting_an_offer_sent_makes_an_offer_note(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+def test_a_date_written_with_its_weekday_takes_the_year_where_they_agree() -> None:
+    # 27 March 2026 is a Friday (in 2025 it was a Thursday): a past tense does not make it last year's
+    march_24 = datetime(2026, 3, 24, 9, 0, tzinfo=UTC)
+    found = mentions("Limited cover: the depot closed on Friday, March 27.", march_24)
+    assert [m.when for m in found if m.absolute] == [date(2026, 3, 27)]
+
+
+def test_a_parenthesis_is_a_clause_of_its_own_for_the_tense() -> None:
+    text = "News from Sven: his last day is end of August (starting at a bank, seemed relieved)."
+    assert _day(text, WED_AUG_19) == date(2026, 8, 31)
+
+
+def test_an_action_decided_or_approved_lies_ahead_of_the_decision() -> None:
+    text = "Ines approved extending the contract to the Lyon office in Q1."
+    assert _day(text, WED_AUG_19) == date(2027, 1, 1)
+
+
+def test_a_move_to_a_place_is_past_only_a_move_to_a_date_looks_ahead() -> None:
+    assert _day("Their payroll moved to a new provider in May, nothing else changed.", WED_AUG_19) == date(
+        2026, 5, 1
+    )
+    assert _day("The steering call moved to September 2.", WED_AUG_19) == date(2026, 9, 2)
+
+
+def test_a_date_after_a_present_copula_is_the_nearest_one() -> None:
+    # "done" is past, but the go-live "is" August 24: the plan's date now, not last year's
+    text = "Ops lead: done, the depot go-live is August 24 in the plan now"
+    assert _day(text, WED_AUG_19) == date(2026, 8, 24)
+
+
+def test_a_parenthesis_holding_a_clause_of_its_own_is_an_aside() -> None:
+    text = "She wants all renewals on one calendar (FY starts Oct 1) and fewer vendors."
+    assert _day(text, WED_AUG_19) is None
+    text = "The Lyon site goes live (effective 7 September) with two lines."
+    assert _day(text, WED_AUG_19) == date(2026, 9, 7)
+
+
+def test_a_verbless_delivery_to_someone_by_a_day_is_an_errand() -> None:
+    assert _day("Liability cap agreed at 2x fees. Marked-up copy to Ravi by Monday.", WED_AUG_19) is None
+    assert _day("Scope is final. Signed SOW to the CFO before 4 September.", WED_AUG_19) is None
+
+
+def test_an_arrow_after_from_marks_the_date_something_moves_to() -> None:
+    assert _day("Depot training pushed from August 24 → Monday August 31.", WED_AUG_19) == date(2026, 8, 31)
+
+
+def test_the_first_day_of_a_term_s_range_is_when_a_signed_contract_takes_effect() -> None:
+    text = "Order form signed 2026-08-18 by the CFO. Plus | 60 seats | 12-month term 2026-09-01 → 2027-08-31"
+    assert _day(text, WED_AUG_19) == date(2026, 9, 1)

@@ -288,3 +288,69 @@ def test_a_date_re_planned_or_moved_from_one_day_to_another_is_a_decision_with_i
     text: str, expected: str
 ) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Training for the Porto depot pushed from May 4 to May 18. Their forklift fleet is being "
+            "replaced that week and the shift leads can't spare anyone. Materials stay as they are.",
+            "Their forklift fleet is being replaced that week and the shift leads can't spare anyone",
+        ),
+        (
+            "We'll pass on the analytics add-on this year. Our data team is down to two people and "
+            "nobody would own it.",
+            "Our data team is down to two people and nobody would own it",
+        ),
+        (
+            "Bad news: we need to move the audit from June 2 to June 9. Their controller is on leave "
+            "until June 5 and she won't sign off without reviewing it.",
+            "Their controller is on leave until June 5 and she won't sign off without reviewing it",
+        ),
+    ],
+)
+def test_a_circumstance_stated_right_after_a_decision_is_its_reason(text: str, expected: str) -> None:
+    found = reason(sentences(text), text)
+    assert found is not None and found.text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a new paragraph, an errand, an ongoing action, a consequence of its own: no reason
+        "We switched the depot to the nightly feed.\nThe warehouse team is happy with the screens.",
+        "We switched the depot to the nightly feed. Marta to send the new schedule on Friday.",
+        "We switched the depot to the nightly feed. Engineering is rolling out the proper fix.",
+        "We switched the depot to the nightly feed. The old feed is slow, so the team stays late.",
+        "We switched the depot to the nightly feed. We signed the order form too, the price is fine.",
+    ],
+)
+def test_no_bare_reason_across_a_paragraph_or_from_an_errand_an_action_or_another_decision(text: str) -> None:
+    assert reason(sentences(text), text) is None
+
+
+def test_as_in_or_as_with_compares_and_gives_no_reason() -> None:
+    text = "Good news, the discount is approved. Everything else as in Monday's quote."
+    assert reason(sentences(text), text) is None
+
+
+def test_a_possessive_label_naming_the_reasoning_opens_the_reason() -> None:
+    text = "Ivo rang back, they're going with Plus. His logic: the audit module saves them a contractor."
+    assert _reason(text) == "the audit module saves them a contractor"
+
+
+def test_a_justification_line_anywhere_in_a_decision_note_is_the_reason() -> None:
+    text = (
+        "Discount desk - Lumen Foods\nApproved terms:\n- Plus @ $19 per seat, 300 seats\n"
+        "- onboarding fee waived\nTotal year one: $68,400\n\n"
+        "Justification: a reference logo in frozen foods and a two-year commitment."
+    )
+    assert _reason(text) == "a reference logo in frozen foods and a two-year commitment"
+    # no decision, no reason
+    assert _reason("Draft terms below.\n\nJustification: a reference logo in frozen foods.") is None
+
+
+def test_a_rollout_announced_with_will_is_a_decision() -> None:
+    text = "The warehouse pilot went better than the office one, so we'll roll the app out to all sites."
+    assert _reason(text) == "The warehouse pilot went better than the office one"
