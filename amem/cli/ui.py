@@ -121,17 +121,21 @@ def ui(
         raise typer.Exit(code)
 
 
+#: A password read from standard input, for scripts: ``--password-stdin`` as in every command that
+#: asks for one; ``--stdin``, the older spelling, still works.
+PasswordFromStdin = Annotated[
+    bool,
+    typer.Option(
+        "--password-stdin",
+        "--stdin",
+        help="Read the password from standard input (one line), for scripts; --stdin is an older spelling.",
+    ),
+]
+
+
 @reviewers_app.command("hash-password")
 def hash_password_cmd(
-    stdin: Annotated[
-        bool,
-        typer.Option(
-            "--password-stdin",
-            "--stdin",
-            help="Read the password from standard input (one line), for scripts; --stdin is an older "
-            "spelling.",
-        ),
-    ] = False,
+    stdin: PasswordFromStdin = False,
     rounds: Annotated[int, typer.Option("--rounds", min=4, max=16, help="bcrypt work factor.")] = 12,
 ) -> None:
     """Print a bcrypt hash for a reviewer's password_hash. The password itself is never stored."""
@@ -147,15 +151,7 @@ def hash_password_cmd(
 @reviewers_app.command("set-password")
 def set_password_cmd(
     reviewer: Annotated[str, typer.Argument(help="The reviewer (a name in the policy's reviewers).")],
-    stdin: Annotated[
-        bool,
-        typer.Option(
-            "--password-stdin",
-            "--stdin",
-            help="Read the password from standard input (one line), for scripts; --stdin is an older "
-            "spelling.",
-        ),
-    ] = False,
+    stdin: PasswordFromStdin = False,
 ) -> None:
     """Store a bcrypt hash of a reviewer's password in the policy's reviewers file.
 
