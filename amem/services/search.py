@@ -10,10 +10,8 @@ filters (for ``as_of``: the note rebuilt from its changes as it stood then).
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -53,9 +51,6 @@ NEIGHBOUR_KEYWORD_SCOPE_LIMIT = DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
 #: Below that limit, the keyword side ranks only the scope's newest this many matches (None: every
 #: match). AMEM_LINK_KEYWORD_WINDOW sets it.
 NEIGHBOUR_KEYWORD_WINDOW = DEFAULT_LINK_KEYWORD_WINDOW
-
-#: Threads embedding search queries, started as concurrent searches need them.
-EMBED_THREADS = 4
 
 MatchedBy = Literal["vector", "keyword", "linked"]
 
@@ -117,9 +112,6 @@ class SearchService:
         # from the ledger, so a scope never goes back below it, and its size need not be counted again.
         self._holds_more_than: dict[str, int] = {}
         self._one_core: MiniLMEmbedder | None = None
-        self._embed_pool: ThreadPoolExecutor | None = None
-        self._embed_pid = 0
-        self._embed_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -149,9 +141,6 @@ class SearchService:
             self.sync.save_position()  # what add_note's catch-ups reached, if no write kept it yet
         except Exception:  # a read-only ledger, a closed database: the next open catches up again
             log.warning("the index position could not be kept; the next open catches up", exc_info=True)
-        if self._embed_pool is not None:
-            self._embed_pool.shutdown(wait=True)
-            self._embed_pool = None
         self.index.close()
 
     # -- keeping up with the ledger ---------------------------------------------------------------
@@ -259,7 +248,7 @@ class SearchService:
         ``include_retired``. Deleted notes never.
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        vector = self._embed_query(query)
+        vector = self.embedder.embed([query])[0]
         with self.ledger.read() as tx:
             self.sync.catch_up(record=False, tx=tx)
             return self._ranked(query, k, filters, vector=vector, currency=True, tx=tx)
@@ -278,7 +267,7 @@ class SearchService:
         filters), each marked with the hit and the link reason that brought it in. The linked notes
         come after the hits and are never cut to ``k``."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        vector = self._embed_query(query)
+        vector = self.embedder.embed([query])[0]
         with self.ledger.read() as tx:
             self.sync.catch_up(record=False, tx=tx)
             hits = self._ranked(query, k, filters, vector=vector, currency=True, tx=tx)
@@ -309,38 +298,26 @@ class SearchService:
                 return 0
         return self.neighbour_keyword_window
 
-    def _embed_query(self, query: str) -> Future[NDArray[Any]]:
-        """The query's vector, embedded in a thread while the caller reads the ledger (the
-        catch-up check and the full-text side need no vector; onnxruntime, like a remote model's
-        round trip, leaves the GIL to the ledger's queries). The offline model runs on one core
-        there (``embed_documents``), leaving the other to the ledger's side: the same vector, bit
-        for bit, and sooner on two cores (bench/README.md, "Peers"). Threads are started as
-        concurrent searches need them, at most ``EMBED_THREADS``."""
-        with self._embed_lock:
-            if self._embed_pool is None or self._embed_pid != os.getpid():  # none yet, or forked
-                self._embed_pool = ThreadPoolExecutor(EMBED_THREADS, thread_name_prefix="amem-query-embed")
-                self._embed_pid = os.getpid()
-            pool = self._embed_pool
-        return pool.submit(lambda: self.embed_documents([query])[0])
-
     def _ranked(
         self,
         query: str,
         k: int,
         filters: _Filters,
         *,
-        vector: NDArray[Any] | Future[NDArray[Any]] | None = None,
+        vector: NDArray[Any] | None = None,
         pending: Sequence[tuple[Note, NDArray[Any]]] = (),
         newest: int | None = None,
         currency: bool = False,
         tx: LedgerTx | None = None,
     ) -> list[SearchResult]:
-        """``vector``: the query's, when already computed (or being computed). ``pending``: notes
-        not yet in the ledger or the index (earlier notes of a batch being added), with their
-        documents' vectors. ``newest``: the keyword side ranks only the newest this many matches
-        (0: no keyword side). ``currency``: the hits as a search answers them
-        (``_with_currency``). Everything is read in one transaction, ``tx`` when given (a search's,
-        which its catch-up read in): on PostgreSQL each transaction costs round trips."""
+        """``vector``: the query's, when already computed. ``pending``: notes not yet in the ledger
+        or the index (earlier notes of a batch being added), with their documents' vectors.
+        ``newest``: the keyword side ranks only the newest this many matches (0: no keyword side).
+        ``currency``: the hits as a search answers them (``_with_currency``). Everything is read in
+        one transaction, ``tx`` when given (a search's, which its catch-up read in): on PostgreSQL
+        each transaction costs round trips."""
+        if vector is None:
+            vector = self.embedder.embed([query])[0]
         if tx is None:
             with self.ledger.read() as tx:
                 return self._ranked(
@@ -353,14 +330,9 @@ class SearchService:
             pool *= 2
         index_tags = () if filters.as_of else filters.tags
         alive_at = None if (filters.include_retired or filters.as_of) else filters.moment
-        # The full-text side first: it needs no vector, which may still be being embedded.
         keyword_hits = search_queries.keyword_search(
             tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at, newest=newest
         )
-        if vector is None:
-            vector = self.embedder.embed([query])[0]
-        elif isinstance(vector, Future):
-            vector = vector.result()
         staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
         shadowed = sum(1 for note, _ in staged.values() if note.scope == filters.scope)
         # Whether a vector hit is retired: the ledger's invalid_at, read in this transaction.

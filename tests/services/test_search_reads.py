@@ -156,8 +156,8 @@ def test_the_hits_and_their_said_at_times_are_read_together(memory: Memory) -> N
 
 
 def test_concurrent_searches_answer_as_one_at_a_time(memory: Memory) -> None:
-    """The query is embedded in a thread beside the ledger's reads; many searches at once (an API
-    server's request threads) get the answers they get one by one."""
+    """Many searches at once (an API server's request threads), each catching up in its own
+    transaction, get the answers they get one by one."""
     for text in (
         "Hooli wants forty more seats for the support team",
         "Hooli's renewal is due in June",
