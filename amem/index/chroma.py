@@ -283,7 +283,8 @@ class ChromaIndex:
         ``retired``: which of these ids are retired at ``alive_at``, answered by the caller (a
         search asks the ledger, in its transaction). The neighbours are then drawn without their
         metadata: Chroma reads an entry's metadata row by row, which made the query 3-4x slower
-        (60 neighbours: 1.0 ms with distances only, 3.5-5 ms with metadata; bench/README.md)."""
+        (60 neighbours: 1.0-1.6 ms with distances only, 3.5-5.2 ms with metadata; bench/README.md,
+        "Peers", tenth session)."""
         tag_clauses: list[Mapping[str, Any]] = [{"tags": {"$contains": tag}} for tag in tags]
         if alive_at is None:
             return self._query(scope, vector, k, tag_clauses)
