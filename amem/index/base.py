@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -81,9 +82,12 @@ class VectorIndex(Protocol):
         scope: str,
         tags: Sequence[str] = (),
         alive_at: datetime | None = None,
+        retired: Callable[[Sequence[str]], AbstractSet[str]] | None = None,
     ) -> list[VectorHit]:
         """The ``k`` entries of ``scope`` nearest ``vector``, carrying every tag in ``tags`` and, with
-        ``alive_at``, not retired then (no invalid_at at or before it), best first."""
+        ``alive_at``, not retired then (no invalid_at at or before it), best first. ``retired``:
+        the caller's answer to which of some ids are retired at ``alive_at`` (the ledger's), used
+        instead of reading each entry's metadata from the index."""
         ...
 
     def count(self) -> int: ...

@@ -17,6 +17,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -274,16 +275,29 @@ class ChromaIndex:
         scope: str,
         tags: Sequence[str] = (),
         alive_at: datetime | None = None,
+        retired: Callable[[Sequence[str]], AbstractSet[str]] | None = None,
     ) -> list[VectorHit]:
         """Nearest first. Retired entries are dropped after the query when a few extra neighbours
-        cover them (the usual case); only otherwise does Chroma filter on invalid_at."""
+        cover them (the usual case); only otherwise does Chroma filter on invalid_at.
+
+        ``retired``: which of these ids are retired at ``alive_at``, answered by the caller (a
+        search asks the ledger, in its transaction). The neighbours are then drawn without their
+        metadata: Chroma reads an entry's metadata row by row, which made the query 3-4x slower
+        (60 neighbours: 1.0-1.6 ms with distances only, 3.5-5.2 ms with metadata; bench/README.md,
+        "Peers", tenth session)."""
         tag_clauses: list[Mapping[str, Any]] = [{"tags": {"$contains": tag}} for tag in tags]
         if alive_at is None:
             return self._query(scope, vector, k, tag_clauses)
         moment = as_utc(alive_at).timestamp()
         wanted = k + RETIRED_MARGIN
-        drawn = self._query(scope, vector, wanted, tag_clauses, with_metadata=True)
-        alive = [h for h, meta in drawn if float(meta.get("invalid_at", 0.0)) > moment]  # type: ignore[union-attr]
+        if retired is not None:
+            drawn = self._query(scope, vector, wanted, tag_clauses)
+            gone = retired([h.note_id for h in drawn]) if drawn else frozenset()
+            alive = [h for h in drawn if h.note_id not in gone]
+        else:
+            pairs = self._query(scope, vector, wanted, tag_clauses, with_metadata=True)
+            drawn = [h for h, _ in pairs]
+            alive = [h for h, meta in pairs if float(meta.get("invalid_at", 0.0)) > moment]  # type: ignore[union-attr]
         if len(alive) >= k or len(drawn) < wanted:
             return alive[:k]
         return self._query(scope, vector, k, [*tag_clauses, {"invalid_at": {"$gt": moment}}])

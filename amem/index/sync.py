@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -212,7 +213,12 @@ class IndexSync:
             return True
 
     def catch_up(
-        self, *, record: bool = True, position: bool = True, progress: Progress = no_progress
+        self,
+        *,
+        record: bool = True,
+        position: bool = True,
+        progress: Progress = no_progress,
+        tx: LedgerTx | None = None,
     ) -> int:
         """Apply every change after the absorbed position. Returns how many notes were (re)indexed.
 
@@ -224,7 +230,13 @@ class IndexSync:
         in memory (``staged``, ranked beside the index by the search) and written into the index
         together, ``STAGED_LIMIT`` at a time or at the next recording catch-up. A server's
         searches, catching up with what workers write, then cost no index write each (about 60 ms
-        a note on SQLite, bench/README.md, agents)."""
+        a note on SQLite, bench/README.md, agents).
+
+        ``tx``: a search's read transaction, which the catch-up reads in (so a search reads the
+        ledger in one transaction); its first query reads the index's position and the ledger's
+        last change together, and when nothing changed that is all it reads."""
+        if tx is not None and record:
+            raise ValueError("a catch-up that records writes in transactions of its own")
         with self._lock:
             if record:
                 self._flush_staged()
@@ -233,18 +245,21 @@ class IndexSync:
             kept: list[tuple[str, str, NDArray[np.float32]]] = []
             check = bool(self._position.instance)
             while True:
-                with self.ledger.read() as tx:
+                with nullcontext(tx) if tx is not None else self.ledger.read() as read:
                     if check:  # in the first read, so a search costs no extra transaction
                         check = False
-                        if self._follow_rebuilds(index_queries.position(tx, self.name)):
+                        row, head = index_queries.position_and_head(read, self.name)
+                        if self._follow_rebuilds(row):
                             continue
-                    changes = list(islice(tx.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
+                        if head <= self._position.last_seq:
+                            break  # nothing changed since
+                    changes = list(islice(read.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
                     if not changes:
                         break
                     plan = _Plan.of(changes)
-                    notes = tx.get_notes(sorted(plan.embed | plan.metadata))
+                    notes = read.get_notes(sorted(plan.embed | plan.metadata))
                     wanted = plan.embed if record else plan.embed | plan.metadata  # staged: every vector
-                    vectors = _Vectors(index_queries.vectors(tx, self.model, sorted(wanted)))
+                    vectors = _Vectors(index_queries.vectors(read, self.model, sorted(wanted)))
                 touched |= self._apply(notes, plan, vectors) if record else self._stage(notes, vectors)
                 kept += vectors.new
                 self._position = IndexPosition(

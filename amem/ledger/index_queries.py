@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from sqlalchemy.dialects import postgresql, sqlite
 
 from amem.ledger.store import Ledger, LedgerTx
-from amem.ledger.tables import index_state, note_vectors
+from amem.ledger.tables import changes, index_state, note_vectors
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,18 @@ def position(tx: LedgerTx, name: str) -> StoredPosition | None:
     if row is None:
         return None
     return StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id)
+
+
+def position_and_head(tx: LedgerTx, name: str) -> tuple[StoredPosition | None, int]:
+    """The index's position and the ledger's last change seq, in one query while the position is
+    recorded (a search's catch-up check: nothing to apply when the head is where the index is)."""
+    head = sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0)).scalar_subquery()
+    row = tx.conn.execute(
+        sa.select(index_state, head.label("head")).where(index_state.c.name == name)
+    ).one_or_none()
+    if row is None:
+        return None, tx.last_change_seq()
+    return StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id), int(row.head)
 
 
 def start_instance(tx: LedgerTx, name: str, start: StoredPosition, now: datetime) -> None:

@@ -20,8 +20,8 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from amem.domain.models import Note, as_utc
-from amem.ledger.store import LedgerTx
-from amem.ledger.tables import UTCDateTime, notes
+from amem.ledger.store import LedgerTx, _note
+from amem.ledger.tables import UTCDateTime, notes, raw_logs
 
 #: At most this many distinct words of a query are searched (long queries stay cheap).
 MAX_TERMS = 32
@@ -310,3 +310,43 @@ def live_notes_page(tx: LedgerTx, *, after: str, limit: int) -> list[Note]:
         .limit(limit)
     )
     return tx.get_notes(list(tx.conn.execute(stmt).scalars()))
+
+
+# -- what a search reads of its hits ---------------------------------------------------------------
+
+
+def retired_among(tx: LedgerTx, note_ids: Sequence[str], moment: datetime) -> frozenset[str]:
+    """Which of ``note_ids`` are retired at ``moment`` (invalid_at at or before it): the vector
+    side's candidates checked against the ledger, reading two columns of the notes' rows."""
+    if not note_ids:
+        return frozenset()
+    stmt = sa.select(notes.c.id).where(
+        notes.c.id.in_(list(note_ids)), notes.c.invalid_at.is_not(None), notes.c.invalid_at <= as_utc(moment)
+    )
+    return frozenset(tx.conn.execute(stmt).scalars())
+
+
+def notes_said(tx: LedgerTx, note_ids: Sequence[str]) -> tuple[list[Note], dict[str, datetime]]:
+    """The notes, in the order of ``note_ids`` (missing ones left out, as ``get_notes``), and when
+    each note's first raw log was said, by raw log id: the hits of a search and their said-at
+    times in one query."""
+    if not note_ids:
+        return [], {}
+    first = notes.c.raw_log_ids[0].as_string()
+    stmt = (
+        sa.select(notes, raw_logs.c.id.label("said_id"), raw_logs.c.occurred_at.label("said_at"))
+        .select_from(notes.outerjoin(raw_logs, raw_logs.c.id == first))
+        .where(notes.c.id.in_(list(note_ids)))
+    )
+    rows = {r.id: r for r in tx.conn.execute(stmt)}
+    found = [_note(rows[i]) for i in note_ids if i in rows]
+    said = {r.said_id: r.said_at for r in rows.values() if r.said_id is not None}
+    return found, said
+
+
+def said_at(tx: LedgerTx, raw_log_ids: Sequence[str]) -> dict[str, datetime]:
+    """When each raw log was said (its occurred_at), by id, reading only those two columns."""
+    if not raw_log_ids:
+        return {}
+    stmt = sa.select(raw_logs.c.id, raw_logs.c.occurred_at).where(raw_logs.c.id.in_(list(raw_log_ids)))
+    return {r.id: r.occurred_at for r in tx.conn.execute(stmt)}

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -247,8 +248,10 @@ class SearchService:
         ``include_retired``. Deleted notes never.
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        self.sync.catch_up(record=False)
-        return self._ranked(query, k, filters, currency=True)
+        vector = self.embedder.embed([query])[0]
+        with self.ledger.read() as tx:
+            self.sync.catch_up(record=False, tx=tx)
+            return self._ranked(query, k, filters, vector=vector, currency=True, tx=tx)
 
     def search_agentic(
         self,
@@ -264,11 +267,12 @@ class SearchService:
         filters), each marked with the hit and the link reason that brought it in. The linked notes
         come after the hits and are never cut to ``k``."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        self.sync.catch_up(record=False)
-        hits = self._ranked(query, k, filters, currency=True)
-        if not hits:
-            return hits
+        vector = self.embedder.embed([query])[0]
         with self.ledger.read() as tx:
+            self.sync.catch_up(record=False, tx=tx)
+            hits = self._ranked(query, k, filters, vector=vector, currency=True, tx=tx)
+            if not hits:
+                return hits
             return hits + self._with_currency(tx, self._linked(tx, hits, filters), filters)
 
     # -- internals -------------------------------------------------------------------------------
@@ -304,12 +308,21 @@ class SearchService:
         pending: Sequence[tuple[Note, NDArray[Any]]] = (),
         newest: int | None = None,
         currency: bool = False,
+        tx: LedgerTx | None = None,
     ) -> list[SearchResult]:
         """``vector``: the query's, when already computed. ``pending``: notes not yet in the ledger
         or the index (earlier notes of a batch being added), with their documents' vectors.
         ``newest``: the keyword side ranks only the newest this many matches (0: no keyword side).
-        ``currency``: the hits as a search answers them (``_with_currency``), read in the same
-        transaction (on PostgreSQL each transaction costs round trips: one fewer a search)."""
+        ``currency``: the hits as a search answers them (``_with_currency``). Everything is read in
+        one transaction, ``tx`` when given (a search's, which its catch-up read in): on PostgreSQL
+        each transaction costs round trips."""
+        if vector is None:
+            vector = self.embedder.embed([query])[0]
+        if tx is None:
+            with self.ledger.read() as tx:
+                return self._ranked(
+                    query, k, filters, vector=vector, pending=pending, newest=newest, currency=currency, tx=tx
+                )
         pool = max(MIN_POOL, POOL_PER_RESULT * k)
         # For as_of, candidates are drawn without tag or time filters (the note may have changed
         # since) and checked once rebuilt; draw more of them.
@@ -317,12 +330,15 @@ class SearchService:
             pool *= 2
         index_tags = () if filters.as_of else filters.tags
         alive_at = None if (filters.include_retired or filters.as_of) else filters.moment
-        if vector is None:
-            vector = self.embedder.embed([query])[0]
+        keyword_hits = search_queries.keyword_search(
+            tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at, newest=newest
+        )
         staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
         shadowed = sum(1 for note, _ in staged.values() if note.scope == filters.scope)
+        # Whether a vector hit is retired: the ledger's invalid_at, read in this transaction.
+        retired = None if alive_at is None else partial(search_queries.retired_among, tx, moment=alive_at)
         vector_hits = self.index.query(
-            vector, pool + shadowed, scope=filters.scope, tags=index_tags, alive_at=alive_at
+            vector, pool + shadowed, scope=filters.scope, tags=index_tags, alive_at=alive_at, retired=retired
         )
         if staged:
             moment = as_utc(alive_at) if alive_at is not None else None
@@ -340,44 +356,56 @@ class SearchService:
         if pending:
             extra = [VectorHit(note.id, float(np.dot(v, vector))) for note, v in pending]
             vector_hits = sorted([*vector_hits, *extra], key=lambda h: -h.similarity)[:pool]
-        with self.ledger.read() as tx:
-            keyword_hits = search_queries.keyword_search(
-                tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at, newest=newest
-            )
-            fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight)
-            results: list[SearchResult] = []
-            # Notes are read from the ledger best first, a few more than k at a time: most
-            # candidates pass the filters, so the rest of the pool is never loaded.
-            start, chunk = 0, k + 5
-            while start < len(fused) and len(results) < k:
-                part = fused[start : start + chunk]
-                now = {n.id: n for n in tx.get_notes([f.note_id for f in part])}
-                now |= {f.note_id: unwritten[f.note_id] for f in part if f.note_id in unwritten}
-                then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
-                for f in part:
-                    note = then.get(f.note_id)
-                    if note is None or not filters.admits(note, now.get(f.note_id)):
-                        continue
-                    results.append(
-                        SearchResult(
-                            note_id=f.note_id,
-                            note=note,
-                            score=round(f.score, 6),
-                            matched_by=list(f.matched_by),
-                        )
+        fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight)
+        results: list[SearchResult] = []
+        said: dict[str, datetime] = {}  # first raw logs' times, read with the notes (currency)
+        # Notes are read from the ledger best first, a few more than k at a time: most
+        # candidates pass the filters, so the rest of the pool is never loaded.
+        start, chunk = 0, k + 5
+        while start < len(fused) and len(results) < k:
+            part = fused[start : start + chunk]
+            if currency:
+                found, times = search_queries.notes_said(tx, [f.note_id for f in part])
+                said |= times
+            else:
+                found = tx.get_notes([f.note_id for f in part])
+            now = {n.id: n for n in found}
+            now |= {f.note_id: unwritten[f.note_id] for f in part if f.note_id in unwritten}
+            then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
+            for f in part:
+                note = then.get(f.note_id)
+                if note is None or not filters.admits(note, now.get(f.note_id)):
+                    continue
+                results.append(
+                    SearchResult(
+                        note_id=f.note_id,
+                        note=note,
+                        score=round(f.score, 6),
+                        matched_by=list(f.matched_by),
                     )
-                    if len(results) == k:
-                        break
-                start, chunk = start + chunk, chunk * 2
-            return self._with_currency(tx, results, filters) if currency else results
+                )
+                if len(results) == k:
+                    break
+            start, chunk = start + chunk, chunk * 2
+        return self._with_currency(tx, results, filters, said=said) if currency else results
 
-    def _with_currency(self, tx: LedgerTx, hits: list[SearchResult], filters: _Filters) -> list[SearchResult]:
+    def _with_currency(
+        self,
+        tx: LedgerTx,
+        hits: list[SearchResult],
+        filters: _Filters,
+        *,
+        said: dict[str, datetime] | None = None,
+    ) -> list[SearchResult]:
         """Each hit with its validity dates and the time it was said; retired hits (invalid_at
-        passed at the searched moment) after every current one, each group in score order."""
+        passed at the searched moment) after every current one, each group in score order.
+        ``said``: raw log times already read (with the notes), by raw log id; the rest are read."""
         if not hits:
             return hits
         first = {h.note_id: h.note.raw_log_ids[0] for h in hits if h.note.raw_log_ids}
-        said = {r.id: r.occurred_at for r in tx.get_raw_logs(list(dict.fromkeys(first.values())))}
+        said = dict(said or {})
+        missing = [i for i in dict.fromkeys(first.values()) if i not in said]
+        said |= search_queries.said_at(tx, missing)
         moment = as_utc(filters.moment)
         out = [
             h.model_copy(

@@ -1,0 +1,175 @@
+"""What one search reads: the ledger in one transaction (the index's catch-up check, the full-text
+side, the vector side's retirements, the hits and when they were said), the index without its
+metadata; and that this changes nothing a user sees, on both backends: another process's new or
+retired note shows at once, said-at times are the raw logs', concurrent searches agree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amem.domain.models import utcnow
+from amem.index.chroma import ChromaIndex
+from amem.ledger import search_queries
+from amem.memory import Memory
+from tests.factories import LLM, make_note, said, signed_in
+
+REPO = Path(__file__).resolve().parents[2]
+#: Another process: retires a note (approved by a reviewer), or adds one, then exits.
+OTHER_PROCESS = """
+import sys
+from amem.memory import Memory
+from tests.factories import LLM, signed_in
+home, url, what, arg = sys.argv[1:5]
+with Memory(home, database_url=url) as memory:
+    if what == "retire":
+        p = memory.propose(arg, "invalid_at", "2020-01-01T00:00:00Z", reason="ended", proposer=LLM)
+        memory.approve(p.id, reviewer=signed_in(memory, "alice"))
+    else:
+        print(memory.add_note(arg, actor="agent:other-process", scope="acme"), flush=True)
+"""
+
+
+def other_process(memory: Memory, what: str, arg: str) -> str:
+    child = subprocess.run(
+        [sys.executable, "-c", OTHER_PROCESS, str(memory.home), memory.settings.database_url, what, arg],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr
+    return child.stdout.strip()
+
+
+def count_reads(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    reads = [0]
+    real = memory.ledger.read
+
+    def read(*args: Any, **kwargs: Any) -> Any:
+        reads[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memory.ledger, "read", read)
+    return reads
+
+
+def test_a_search_reads_the_ledger_in_one_transaction_and_no_index_metadata(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = make_note(memory, "Initech renews its Analytics Pro plan in March", tags=["renewal"])
+    second = make_note(
+        memory,
+        "Initech's champion is Bill, the head of finance",
+        links=[{"note_id": first.id, "reason": "same deal"}],
+    )
+    memory.search("renewal", k=3, scope="acme")  # opened and caught up
+    late = make_note(memory, "Initech asked about the renewal price")  # a change to catch up with
+    reads = count_reads(memory, monkeypatch)
+    asked: list[bool] = []
+    real_query = ChromaIndex._query
+
+    def query(self: ChromaIndex, *args: Any, with_metadata: bool = False, **kwargs: Any) -> Any:
+        asked.append(with_metadata)
+        return real_query(self, *args, with_metadata=with_metadata, **kwargs)
+
+    monkeypatch.setattr(ChromaIndex, "_query", query)
+
+    hits = memory.search("Initech renewal", k=3, scope="acme")
+    assert late.id in [h.note_id for h in hits]
+    assert reads == [1] and asked == [False]
+    agentic = memory.search_agentic("Initech renewal plan", k=1, scope="acme")
+    assert [h.note_id for h in agentic][:1] == [first.id] and second.id in [h.note_id for h in agentic]
+    assert reads == [2]
+
+
+def test_a_note_another_process_retired_is_dropped_at_once(memory: Memory) -> None:
+    """This process's index still holds the note as current; the ledger says it is retired."""
+    old = make_note(memory, "Umbrella pays $30 per seat on the Basic plan")
+    new = make_note(memory, "Umbrella moved to the Pro plan at $45 per seat")
+    assert old.id in [h.note_id for h in memory.search("Umbrella seat price", k=5, scope="acme")]
+
+    other_process(memory, "retire", old.id)
+
+    hits = memory.search("Umbrella seat price", k=5, scope="acme")
+    assert [h.note_id for h in hits] == [new.id]
+    with_retired = memory.search("Umbrella seat price", k=5, scope="acme", include_retired=True)
+    assert [h.note_id for h in with_retired] == [new.id, old.id]
+    assert with_retired[1].retired and with_retired[1].invalid_at == datetime(2020, 1, 1, tzinfo=UTC)
+
+
+def test_a_note_another_process_added_is_found_with_its_said_at(memory: Memory) -> None:
+    make_note(memory, "Soylent's pilot starts in May")
+    memory.search("pilot", k=1, scope="acme")
+    added = other_process(memory, "add", "Soylent wants a second pilot in the Berlin office").splitlines()[-1]
+    hits = memory.search("Soylent pilot Berlin", k=2, scope="acme")
+    assert hits[0].note_id == added
+    raw_id = memory.read(added).raw_log_ids[0]
+    with memory.ledger.read() as tx:
+        (raw,) = tx.get_raw_logs([raw_id])
+    assert hits[0].said_at == raw.occurred_at
+
+
+def test_the_vector_side_looks_past_many_notes_the_ledger_retired(memory: Memory) -> None:
+    """More retired neighbours than the margin drawn: Chroma filters on invalid_at after all."""
+    retired = [make_note(memory, "Seat price in dollars") for _ in range(20)]
+    for note in retired:
+        p = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+        memory.approve(p.id, reviewer=signed_in(memory, "alice"))
+    live = make_note(memory, "Seats are now priced in euros")
+    service = memory.search_service
+    service.catch_up()
+    vector = service.embedder.embed(["seat price dollars"])[0]
+    asked: list[list[str]] = []
+    with memory.ledger.read() as tx:
+
+        def retired_then(ids: Any) -> frozenset[str]:
+            asked.append(list(ids))
+            return search_queries.retired_among(tx, ids, utcnow())
+
+        hits = service.index.query(vector, 1, scope="acme", alive_at=utcnow(), retired=retired_then)
+    assert [h.note_id for h in hits] == [live.id]
+    assert len(asked) == 1 and len(asked[0]) == 11 and set(asked[0]) <= {n.id for n in retired}
+
+
+def test_the_hits_and_their_said_at_times_are_read_together(memory: Memory) -> None:
+    a = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    b = said(memory, "Acme's champion is Priya", at=datetime(2026, 2, 1, tzinfo=UTC))
+    with memory.ledger.read() as tx:
+        notes, times = search_queries.notes_said(tx, [b.id, "n_missing", a.id])
+        assert notes == tx.get_notes([b.id, a.id])
+        assert times == {
+            a.raw_log_ids[0]: datetime(2026, 1, 10, tzinfo=UTC),
+            b.raw_log_ids[0]: datetime(2026, 2, 1, tzinfo=UTC),
+        }
+        assert search_queries.said_at(tx, [a.raw_log_ids[0]]) == {
+            a.raw_log_ids[0]: datetime(2026, 1, 10, tzinfo=UTC)
+        }
+        assert search_queries.retired_among(tx, [a.id, b.id], utcnow()) == frozenset()
+
+
+def test_concurrent_searches_answer_as_one_at_a_time(memory: Memory) -> None:
+    """Many searches at once (an API server's request threads), each catching up in its own
+    transaction, get the answers they get one by one."""
+    for text in (
+        "Hooli wants forty more seats for the support team",
+        "Hooli's renewal is due in June",
+        "Pied Piper asked for an on-premise trial",
+        "Pied Piper's CTO prefers annual billing",
+        "Hooli pays by wire transfer",
+    ):
+        make_note(memory, text)
+    questions = ["Hooli seats", "renewal date", "on-premise trial", "billing preference", "wire transfer"] * 4
+    alone = [[(h.note_id, h.score) for h in memory.search(q, k=3, scope="acme")] for q in questions]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(
+            pool.map(lambda q: [(h.note_id, h.score) for h in memory.search(q, k=3, scope="acme")], questions)
+        )
+    assert together == alone
