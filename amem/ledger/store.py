@@ -1,7 +1,11 @@
 """Engine, transactions and queries of the ledger.
 
-Writers are serialised on the chain head: on SQLite every write transaction is BEGIN IMMEDIATE;
-on PostgreSQL it locks the single chain_head row FOR UPDATE. That keeps the hash chain linear
+Writers are serialised: on SQLite every write transaction is BEGIN IMMEDIATE; on PostgreSQL a
+writer first takes the ledger's writers' lock (a transaction-scoped advisory lock), reads, writes
+and numbers its proposals and changes under it, and locks the single chain_head row FOR UPDATE
+only at commit, to number and hash its buffered events. The acknowledgement of an input (raw logs
+only, ``Ledger.write(writer_lock=False)``) takes the chain head alone, so it waits for a writer's
+last statements, not for its whole transaction. That keeps both hash chains linear and gapless
 and makes decisions on one proposal race-free without retries.
 """
 
@@ -83,6 +87,11 @@ def create_engine(url: str) -> sa.Engine:
     _ping_when_idle(engine)
     return engine
 
+
+#: The first key of the writers' lock on PostgreSQL (pg_advisory_xact_lock(int4, int4); "amem" in
+#: ASCII); the second is the hash of the ledger's schema, so ledgers in other schemas of one
+#: database never wait on each other.
+WRITERS_LOCK_KEY = 0x616D656D
 
 #: A pooled PostgreSQL connection idle longer than this is pinged before it is handed out.
 PING_AFTER_IDLE_S = 5.0
@@ -195,18 +204,36 @@ class Ledger:
                 yield LedgerTx(conn, self.dialect, writable=False)
 
     @contextmanager
-    def write(self, *, lock_head: bool = True) -> Iterator[LedgerTx]:
-        """A write transaction holding the chain-head lock until commit.
+    def write(
+        self, *, lock_head: bool = True, writer_lock: bool = True, head_first: bool = False
+    ) -> Iterator[LedgerTx]:
+        """A write transaction of the chains, serialised with every other writer.
 
-        ``lock_head=False`` (the input queue's claims and lease renewals, which touch no chain):
-        on SQLite still BEGIN IMMEDIATE, the single writer; on PostgreSQL a plain transaction whose
-        row locks (FOR UPDATE SKIP LOCKED) do not wait on the chain head."""
+        On PostgreSQL a writer takes the writers' lock first and the chain head only at commit
+        (``LedgerTx._lock_head``), for the statements that number and hash its events: its reads
+        and its other writes (notes, proposals, changes, raw log states) run before that, under the
+        writers' lock alone, while inputs are acknowledged. Proposals and changes are numbered from
+        the head as read under the writers' lock: only writers move those numbers, and the commit
+        checks that none did. On SQLite BEGIN IMMEDIATE serialises every writer anyway.
+
+        ``writer_lock=False``: a transaction that only appends raw logs (the acknowledgement of an
+        input, ``InputQueue``) and reads nothing writers change: on PostgreSQL it takes the chain
+        head at once and not the writers' lock. ``head_first``: a writer that takes the chain head
+        at once as well, so no input is acknowledged while it runs (an erasure).
+        ``lock_head=False`` (the input queue's claims and lease renewals, which touch no chain): on
+        SQLite still BEGIN IMMEDIATE, the single writer; on PostgreSQL a plain transaction whose row
+        locks (FOR UPDATE SKIP LOCKED) wait on neither lock."""
         with self.engine.connect() as conn:
             conn.execution_options(amem_write=True)
             with conn.begin():
                 tx = LedgerTx(conn, self.dialect, writable=True)
                 if lock_head:
-                    tx._lock_head()
+                    if writer_lock and self.dialect == "postgresql":
+                        tx._take_writers_lock()
+                    if head_first or not writer_lock or self.dialect != "postgresql":
+                        tx._lock_head()
+                    else:
+                        tx._read_head()
                 yield tx
                 if lock_head:
                     tx._flush_head()
@@ -251,19 +278,50 @@ class LedgerTx:
         self.dialect = dialect
         self.writable = writable
         self._head: Head | None = None
+        self._head_locked = False
+        self._read_under_writers: tuple[int, str, int] | None = None
         self._head_moved = False
         self._events: list[dict[str, Any]] = []
 
     # -- chain head --------------------------------------------------------------------------
+
+    def _take_writers_lock(self) -> None:
+        """PostgreSQL: wait for the writers' lock, held until this transaction ends."""
+        self.conn.execute(
+            sa.text("SELECT pg_advisory_xact_lock(:key, hashtext(current_schema()))"),
+            {"key": WRITERS_LOCK_KEY},
+        )
+
+    def _read_head(self) -> None:
+        """Read the head without locking it (PostgreSQL, under the writers' lock): the change chain's
+        head and the proposal numbers, which only writers move. The raw log and event numbers in it
+        are not used before ``_lock_head`` re-reads them: acknowledgements move those meanwhile."""
+        row = self.conn.execute(sa.select(chain_head).where(chain_head.c.id == 1)).one()
+        self._head = Head(
+            row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq, row.event_seq, row.event_hash
+        )
+        self._read_under_writers = (row.last_seq, row.last_hash, row.proposal_seq)
 
     def _lock_head(self) -> None:
         stmt = sa.select(chain_head).where(chain_head.c.id == 1)
         if self.dialect == "postgresql":
             stmt = stmt.with_for_update()
         row = self.conn.execute(stmt).one()
-        self._head = Head(
-            row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq, row.event_seq, row.event_hash
-        )
+        self._head_locked = True
+        if self._head is None:
+            self._head = Head(
+                row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq, row.event_seq, row.event_hash
+            )
+            return
+        if (row.last_seq, row.last_hash, row.proposal_seq) != self._read_under_writers:
+            # A writer that did not take the writers' lock (an older amem on the same ledger): this
+            # transaction numbered its changes or proposals from a head that has moved. Roll back.
+            raise RuntimeError(
+                "the chain head moved while this transaction held the writers' lock (another process "
+                "writes without it: is an older amem running on this ledger?); nothing was written"
+            )
+        self._head.raw_log_seq = row.raw_log_seq
+        self._head.event_seq, self._head.event_hash = row.event_seq, row.event_hash
 
     @property
     def head(self) -> Head:
@@ -272,17 +330,34 @@ class LedgerTx:
         return self._head
 
     def _save_head(self) -> None:
-        """The head row is locked for the whole transaction, so it is written once, at commit."""
+        """The head is written once, at commit."""
         self._head_moved = True
 
     def _flush_head(self) -> None:
+        """Number and hash the buffered events from the locked head, insert them in one statement
+        and move the head: the only statements (with the commit) run under the chain-head lock by a
+        writer that took it late."""
         if not self._head_moved:
             return
         self._head_moved = False
+        if not self._head_locked:
+            self._lock_head()
+        h = self.head
         if self._events:
+            for e in self._events:
+                seq = h.event_seq + 1
+                e["seq"], e["prev_hash"] = seq, h.event_hash
+                e["hash"] = event_hash(
+                    prev_hash=h.event_hash,
+                    seq=seq,
+                    kind=e["kind"],
+                    subject=e["subject"],
+                    payload_digest=e["payload_digest"],
+                    at=e["at"],
+                )
+                h.event_seq, h.event_hash = seq, e["hash"]
             self.conn.execute(sa.insert(events), self._events)
             self._events = []
-        h = self.head
         self.conn.execute(
             sa.update(chain_head)
             .where(chain_head.c.id == 1)
@@ -301,25 +376,13 @@ class LedgerTx:
     def append_event(self, kind: str, subject: str, row: Any, at: datetime) -> None:
         """Chain an event whose content is ``row`` (see amem.domain.hashing.PAYLOAD_FIELDS).
 
-        Events are buffered and written with the head, in one statement, at commit."""
-        h = self.head
-        digest = payload_digest(kind, row)
-        seq = h.event_seq + 1
-        new_hash = event_hash(
-            prev_hash=h.event_hash, seq=seq, kind=kind, subject=subject, payload_digest=digest, at=at
-        )
+        Events are buffered with their content's digest, then numbered, hashed and written with
+        the head, in one statement, at commit (``_flush_head``)."""
+        if self._head is None:
+            raise RuntimeError("events are only chained in a write transaction of the chains")
         self._events.append(
-            {
-                "seq": seq,
-                "kind": kind,
-                "subject": subject,
-                "payload_digest": digest,
-                "at": at,
-                "prev_hash": h.event_hash,
-                "hash": new_hash,
-            }
+            {"kind": kind, "subject": subject, "payload_digest": payload_digest(kind, row), "at": at}
         )
-        h.event_seq, h.event_hash = seq, new_hash
         self._save_head()
 
     def iter_events(self, after_seq: int = 0, batch: int = 5000) -> Iterator[Any]:
@@ -399,6 +462,8 @@ class LedgerTx:
         no worker takes them while the caller analyses them itself (add_note with wait=True)."""
         if not logs:
             return
+        if not self._head_locked:  # raw logs are numbered in arrival order, which acknowledgements move
+            self._lock_head()
         rows, states = [], []
         for log in logs:
             self.head.raw_log_seq += 1

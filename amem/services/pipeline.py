@@ -327,8 +327,9 @@ class WritePipeline:
         self._embed_ahead(ready, asks, analyses)
         errors: dict[str, str] = {}
         note_ids: dict[str, str] = {}
-        # A worker commits note by note: the writer lock (SQLite) or the chain head (PostgreSQL)
-        # is then never held for a whole batch, so acknowledging new inputs does not wait on it.
+        # A worker commits note by note: the writer lock (SQLite) or the writers' lock (PostgreSQL)
+        # is then never held for a whole batch; on PostgreSQL an acknowledgement waits only for the
+        # chain head, which a note transaction takes for its last statements (Ledger.write).
         groups = [[raw] for raw in raws] if commit_each else [list(raws)]
         for group in groups:
             with self.ledger.write() as tx:
