@@ -282,6 +282,10 @@ class LedgerTx:
         self._read_under_writers: tuple[int, str, int] | None = None
         self._head_moved = False
         self._events: list[dict[str, Any]] = []
+        #: Proposals and changes made inside ``batched``, inserted together when it ends.
+        self._batching = 0
+        self._proposal_rows: list[dict[str, Any]] = []
+        self._change_rows: list[dict[str, Any]] = []
 
     # -- chain head --------------------------------------------------------------------------
 
@@ -337,6 +341,7 @@ class LedgerTx:
         """Number and hash the buffered events from the locked head, insert them in one statement
         and move the head: the only statements (with the commit) run under the chain-head lock by a
         writer that took it late."""
+        self._write_rows()
         if not self._head_moved:
             return
         self._head_moved = False
@@ -371,6 +376,31 @@ class LedgerTx:
             )
         )
 
+    # -- rows written together -----------------------------------------------------------------
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Proposals and changes recorded inside are inserted when it ends, in one multi-row INSERT
+        per table, in the order they were made (their numbers, hashes and events are given at once,
+        as without it). Every method of this class that reads proposals or changes writes them
+        first, so inside it they read as written; nothing else may read those tables inside it."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+        if not self._batching:
+            self._write_rows()
+
+    def _write_rows(self) -> None:
+        """Insert the proposals and changes ``batched`` holds (proposals first: changes name them)."""
+        if self._proposal_rows:
+            rows, self._proposal_rows = self._proposal_rows, []
+            self.conn.execute(sa.insert(proposals), rows)
+        if self._change_rows:
+            rows, self._change_rows = self._change_rows, []
+            self.conn.execute(sa.insert(changes), rows)
+
     # -- the event chain ---------------------------------------------------------------------
 
     def append_event(self, kind: str, subject: str, row: Any, at: datetime) -> None:
@@ -400,6 +430,7 @@ class LedgerTx:
         """Every row of a ledger table as stored (mappings), in order of its unique ``key`` column.
 
         For verification, which must see the rows exactly as the database holds them."""
+        self._write_rows()
         table = _TABLES[table_name]
         col = table.c[key]
         last: Any = None
@@ -416,6 +447,7 @@ class LedgerTx:
 
     def changes_of_notes(self, note_ids: Sequence[str]) -> list[Change]:
         """The changes of ``note_ids``, grouped by note, each note's in sequence order."""
+        self._write_rows()
         stmt = (
             sa.select(changes)
             .where(changes.c.note_id.in_(list(note_ids)))
@@ -618,7 +650,10 @@ class LedgerTx:
         for p in items:
             self.head.proposal_seq += 1
             rows.append({"seq": self.head.proposal_seq, **_proposal_row(p)})
-        self.conn.execute(sa.insert(proposals), rows)
+        if self._batching:
+            self._proposal_rows += rows
+        else:
+            self.conn.execute(sa.insert(proposals), rows)
         for row in rows:
             self.append_event("proposal", row["id"], row, row["created_at"])
             if row["status"] != ProposalStatus.PENDING.value:  # routed straight to a decision
@@ -626,6 +661,7 @@ class LedgerTx:
         self._save_head()
 
     def get_proposal(self, proposal_id: str) -> Proposal | None:
+        self._write_rows()
         row = self.conn.execute(sa.select(proposals).where(proposals.c.id == proposal_id)).one_or_none()
         return _proposal(row) if row is not None else None
 
@@ -640,6 +676,7 @@ class LedgerTx:
         at: datetime | None,
     ) -> bool:
         """Compare-and-set of a proposal's status; False when it was no longer ``expect``."""
+        self._write_rows()
         result = self.conn.execute(
             sa.update(proposals)
             .where(proposals.c.id == proposal_id, proposals.c.status == expect.value)
@@ -659,6 +696,14 @@ class LedgerTx:
 
     def supersede_pending(self, note_id: str, attribute: str, *, by: str, at: datetime) -> int:
         comment = f"superseded by {by}"
+        if any(
+            r["note_id"] == note_id
+            and r["attribute"] == attribute
+            and r["status"] == ProposalStatus.PENDING.value
+            and r["id"] != by
+            for r in self._proposal_rows
+        ):
+            self._write_rows()  # an earlier proposal of this batch is the one superseded
         ids = sorted(
             self.conn.execute(
                 sa.update(proposals)
@@ -685,6 +730,7 @@ class LedgerTx:
         return len(ids)
 
     def _proposal_query(self, f: ProposalFilter) -> sa.Select[Any]:
+        self._write_rows()
         stmt = sa.select(proposals)
         if f.status:
             stmt = stmt.where(proposals.c.status.in_(list(f.status)))
@@ -716,11 +762,13 @@ class LedgerTx:
         return int(self.conn.execute(stmt).scalar_one())
 
     def proposals_for_note(self, note_id: str) -> list[Proposal]:
+        self._write_rows()
         stmt = sa.select(proposals).where(proposals.c.note_id == note_id).order_by(proposals.c.seq)
         return [_proposal(r) for r in self.conn.execute(stmt)]
 
     def pending_attributes(self, note_id: str) -> set[str]:
         """The attributes of ``note_id`` that have a proposal waiting for a person."""
+        self._write_rows()
         stmt = sa.select(proposals.c.attribute).where(
             proposals.c.note_id == note_id, proposals.c.status == ProposalStatus.PENDING.value
         )
@@ -730,17 +778,22 @@ class LedgerTx:
 
     def append_change(self, change: Change) -> None:
         row = _change_row(change)
-        self.conn.execute(sa.insert(changes), [row])
+        if self._batching:
+            self._change_rows.append(row)
+        else:
+            self.conn.execute(sa.insert(changes), [row])
         self.append_event("change", str(change.seq), row, change.applied_at)
         self.head.last_seq = change.seq
         self.head.last_hash = change.hash
         self._save_head()
 
     def get_change(self, seq: int) -> Change | None:
+        self._write_rows()
         row = self.conn.execute(sa.select(changes).where(changes.c.seq == seq)).one_or_none()
         return _change(row) if row is not None else None
 
     def changes_for_note(self, note_id: str, *, until: datetime | None = None) -> list[Change]:
+        self._write_rows()
         stmt = sa.select(changes).where(changes.c.note_id == note_id).order_by(changes.c.seq)
         if until is not None:
             stmt = stmt.where(changes.c.applied_at <= until)
@@ -748,6 +801,7 @@ class LedgerTx:
 
     def iter_changes(self, after_seq: int = 0, batch: int = 1000) -> Iterator[Change]:
         """Every change after ``after_seq`` in order, fetched in batches (the index's outbox)."""
+        self._write_rows()
         last = after_seq
         while True:
             rows = self.conn.execute(
@@ -762,6 +816,7 @@ class LedgerTx:
     def list_changes(
         self, f: ChangeFilter, *, limit: int = 100, offset: int = 0, newest_first: bool = False
     ) -> list[Change]:
+        self._write_rows()
         stmt = sa.select(changes)
         if f.note_id:
             stmt = stmt.where(changes.c.note_id == f.note_id)
@@ -788,6 +843,7 @@ class LedgerTx:
         )
 
     def last_change_seq(self) -> int:
+        self._write_rows()
         return int(self.conn.execute(sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0))).scalar_one())
 
     # -- installed policies --------------------------------------------------------------------
