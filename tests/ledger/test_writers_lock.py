@@ -206,3 +206,39 @@ def test_concurrent_writers_and_acknowledgements_keep_the_chains_gapless(
         assert len(_seqs(mem, raw_logs.c.seq)) == 2 + 2 * rounds
         result = mem.verify()
         assert result.ok, result
+
+
+def test_one_propose_writes_its_proposals_and_changes_in_one_statement_each(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The drafts of one propose_in (auto-applied and held alike) are inserted in one multi-row
+    INSERT per table, numbered, hashed and chained as if written one by one."""
+    with Memory(tmp_path / "home", database_url=database_url) as mem:
+        note = make_note(mem, "Acme renews for 40 seats")
+        drafts = [
+            Draft(note.id, "tags", ["renewal"], "seen", LLM),
+            Draft(note.id, "keywords", ["seats"], "seen", LLM),
+            Draft(note.id, "decision_rationale", "support", "held", LLM),
+            Draft(note.id, "decision_rationale", "price", "held again", LLM),  # supersedes the first
+        ]
+        inserts: list[str] = []
+
+        def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+            if statement.lstrip().upper().startswith("INSERT INTO"):
+                inserts.append(statement.split()[2].strip('"'))
+
+        sa.event.listen(mem.ledger.engine, "before_cursor_execute", count)
+        try:
+            with mem.ledger.write() as tx:
+                made = mem.governance.propose_in(tx, drafts)
+        finally:
+            sa.event.remove(mem.ledger.engine, "before_cursor_execute", count)
+        # the held rows are written before the UPDATE that supersedes the first pending one
+        assert inserts.count("proposals") == 1 and inserts.count("changes") == 1, inserts
+        assert inserts.count("events") == 1
+        statuses = [mem.proposal(p.id).status.value for p in made]
+        assert statuses == ["auto_applied", "auto_applied", "superseded", "pending"]
+        note_now = mem.read(note.id)
+        assert (note_now.tags, note_now.keywords) == (["renewal"], ["seats"])
+        assert _seqs(mem, proposals.c.seq) == list(range(1, 5 + 1))
+        assert mem.verify().ok
