@@ -1,7 +1,11 @@
 """Engine, transactions and queries of the ledger.
 
-Writers are serialised on the chain head: on SQLite every write transaction is BEGIN IMMEDIATE;
-on PostgreSQL it locks the single chain_head row FOR UPDATE. That keeps the hash chain linear
+Writers are serialised: on SQLite every write transaction is BEGIN IMMEDIATE; on PostgreSQL a
+writer first takes the ledger's writers' lock (a transaction-scoped advisory lock), reads, writes
+and numbers its proposals and changes under it, and locks the single chain_head row FOR UPDATE
+only at commit, to number and hash its buffered events. The acknowledgement of an input (raw logs
+only, ``Ledger.write(writer_lock=False)``) takes the chain head alone, so it waits for a writer's
+last statements, not for its whole transaction. That keeps both hash chains linear and gapless
 and makes decisions on one proposal race-free without retries.
 """
 
@@ -83,6 +87,11 @@ def create_engine(url: str) -> sa.Engine:
     _ping_when_idle(engine)
     return engine
 
+
+#: The first key of the writers' lock on PostgreSQL (pg_advisory_xact_lock(int4, int4); "amem" in
+#: ASCII); the second is the hash of the ledger's schema, so ledgers in other schemas of one
+#: database never wait on each other.
+WRITERS_LOCK_KEY = 0x616D656D
 
 #: A pooled PostgreSQL connection idle longer than this is pinged before it is handed out.
 PING_AFTER_IDLE_S = 5.0
@@ -195,18 +204,36 @@ class Ledger:
                 yield LedgerTx(conn, self.dialect, writable=False)
 
     @contextmanager
-    def write(self, *, lock_head: bool = True) -> Iterator[LedgerTx]:
-        """A write transaction holding the chain-head lock until commit.
+    def write(
+        self, *, lock_head: bool = True, writer_lock: bool = True, head_first: bool = False
+    ) -> Iterator[LedgerTx]:
+        """A write transaction of the chains, serialised with every other writer.
 
-        ``lock_head=False`` (the input queue's claims and lease renewals, which touch no chain):
-        on SQLite still BEGIN IMMEDIATE, the single writer; on PostgreSQL a plain transaction whose
-        row locks (FOR UPDATE SKIP LOCKED) do not wait on the chain head."""
+        On PostgreSQL a writer takes the writers' lock first and the chain head only at commit
+        (``LedgerTx._lock_head``), for the statements that number and hash its events: its reads
+        and its other writes (notes, proposals, changes, raw log states) run before that, under the
+        writers' lock alone, while inputs are acknowledged. Proposals and changes are numbered from
+        the head as read under the writers' lock: only writers move those numbers, and the commit
+        checks that none did. On SQLite BEGIN IMMEDIATE serialises every writer anyway.
+
+        ``writer_lock=False``: a transaction that only appends raw logs (the acknowledgement of an
+        input, ``InputQueue``) and reads nothing writers change: on PostgreSQL it takes the chain
+        head at once and not the writers' lock. ``head_first``: a writer that takes the chain head
+        at once as well, so no input is acknowledged while it runs (an erasure).
+        ``lock_head=False`` (the input queue's claims and lease renewals, which touch no chain): on
+        SQLite still BEGIN IMMEDIATE, the single writer; on PostgreSQL a plain transaction whose row
+        locks (FOR UPDATE SKIP LOCKED) wait on neither lock."""
         with self.engine.connect() as conn:
             conn.execution_options(amem_write=True)
             with conn.begin():
                 tx = LedgerTx(conn, self.dialect, writable=True)
                 if lock_head:
-                    tx._lock_head()
+                    if writer_lock and self.dialect == "postgresql":
+                        tx._take_writers_lock()
+                    if head_first or not writer_lock or self.dialect != "postgresql":
+                        tx._lock_head()
+                    else:
+                        tx._read_head()
                 yield tx
                 if lock_head:
                     tx._flush_head()
@@ -251,19 +278,54 @@ class LedgerTx:
         self.dialect = dialect
         self.writable = writable
         self._head: Head | None = None
+        self._head_locked = False
+        self._read_under_writers: tuple[int, str, int] | None = None
         self._head_moved = False
         self._events: list[dict[str, Any]] = []
+        #: Proposals and changes made inside ``batched``, inserted together when it ends.
+        self._batching = 0
+        self._proposal_rows: list[dict[str, Any]] = []
+        self._change_rows: list[dict[str, Any]] = []
 
     # -- chain head --------------------------------------------------------------------------
+
+    def _take_writers_lock(self) -> None:
+        """PostgreSQL: wait for the writers' lock, held until this transaction ends."""
+        self.conn.execute(
+            sa.text("SELECT pg_advisory_xact_lock(:key, hashtext(current_schema()))"),
+            {"key": WRITERS_LOCK_KEY},
+        )
+
+    def _read_head(self) -> None:
+        """Read the head without locking it (PostgreSQL, under the writers' lock): the change chain's
+        head and the proposal numbers, which only writers move. The raw log and event numbers in it
+        are not used before ``_lock_head`` re-reads them: acknowledgements move those meanwhile."""
+        row = self.conn.execute(sa.select(chain_head).where(chain_head.c.id == 1)).one()
+        self._head = Head(
+            row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq, row.event_seq, row.event_hash
+        )
+        self._read_under_writers = (row.last_seq, row.last_hash, row.proposal_seq)
 
     def _lock_head(self) -> None:
         stmt = sa.select(chain_head).where(chain_head.c.id == 1)
         if self.dialect == "postgresql":
             stmt = stmt.with_for_update()
         row = self.conn.execute(stmt).one()
-        self._head = Head(
-            row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq, row.event_seq, row.event_hash
-        )
+        self._head_locked = True
+        if self._head is None:
+            self._head = Head(
+                row.last_seq, row.last_hash, row.raw_log_seq, row.proposal_seq, row.event_seq, row.event_hash
+            )
+            return
+        if (row.last_seq, row.last_hash, row.proposal_seq) != self._read_under_writers:
+            # A writer that did not take the writers' lock (an older amem on the same ledger): this
+            # transaction numbered its changes or proposals from a head that has moved. Roll back.
+            raise RuntimeError(
+                "the chain head moved while this transaction held the writers' lock (another process "
+                "writes without it: is an older amem running on this ledger?); nothing was written"
+            )
+        self._head.raw_log_seq = row.raw_log_seq
+        self._head.event_seq, self._head.event_hash = row.event_seq, row.event_hash
 
     @property
     def head(self) -> Head:
@@ -272,17 +334,35 @@ class LedgerTx:
         return self._head
 
     def _save_head(self) -> None:
-        """The head row is locked for the whole transaction, so it is written once, at commit."""
+        """The head is written once, at commit."""
         self._head_moved = True
 
     def _flush_head(self) -> None:
+        """Number and hash the buffered events from the locked head, insert them in one statement
+        and move the head: the only statements (with the commit) run under the chain-head lock by a
+        writer that took it late."""
+        self._write_rows()
         if not self._head_moved:
             return
         self._head_moved = False
+        if not self._head_locked:
+            self._lock_head()
+        h = self.head
         if self._events:
+            for e in self._events:
+                seq = h.event_seq + 1
+                e["seq"], e["prev_hash"] = seq, h.event_hash
+                e["hash"] = event_hash(
+                    prev_hash=h.event_hash,
+                    seq=seq,
+                    kind=e["kind"],
+                    subject=e["subject"],
+                    payload_digest=e["payload_digest"],
+                    at=e["at"],
+                )
+                h.event_seq, h.event_hash = seq, e["hash"]
             self.conn.execute(sa.insert(events), self._events)
             self._events = []
-        h = self.head
         self.conn.execute(
             sa.update(chain_head)
             .where(chain_head.c.id == 1)
@@ -296,30 +376,43 @@ class LedgerTx:
             )
         )
 
+    # -- rows written together -----------------------------------------------------------------
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Proposals and changes recorded inside are inserted when it ends, in one multi-row INSERT
+        per table, in the order they were made (their numbers, hashes and events are given at once,
+        as without it). Every method of this class that reads proposals or changes writes them
+        first, so inside it they read as written; nothing else may read those tables inside it."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+        if not self._batching:
+            self._write_rows()
+
+    def _write_rows(self) -> None:
+        """Insert the proposals and changes ``batched`` holds (proposals first: changes name them)."""
+        if self._proposal_rows:
+            rows, self._proposal_rows = self._proposal_rows, []
+            self.conn.execute(sa.insert(proposals), rows)
+        if self._change_rows:
+            rows, self._change_rows = self._change_rows, []
+            self.conn.execute(sa.insert(changes), rows)
+
     # -- the event chain ---------------------------------------------------------------------
 
     def append_event(self, kind: str, subject: str, row: Any, at: datetime) -> None:
         """Chain an event whose content is ``row`` (see amem.domain.hashing.PAYLOAD_FIELDS).
 
-        Events are buffered and written with the head, in one statement, at commit."""
-        h = self.head
-        digest = payload_digest(kind, row)
-        seq = h.event_seq + 1
-        new_hash = event_hash(
-            prev_hash=h.event_hash, seq=seq, kind=kind, subject=subject, payload_digest=digest, at=at
-        )
+        Events are buffered with their content's digest, then numbered, hashed and written with
+        the head, in one statement, at commit (``_flush_head``)."""
+        if self._head is None:
+            raise RuntimeError("events are only chained in a write transaction of the chains")
         self._events.append(
-            {
-                "seq": seq,
-                "kind": kind,
-                "subject": subject,
-                "payload_digest": digest,
-                "at": at,
-                "prev_hash": h.event_hash,
-                "hash": new_hash,
-            }
+            {"kind": kind, "subject": subject, "payload_digest": payload_digest(kind, row), "at": at}
         )
-        h.event_seq, h.event_hash = seq, new_hash
         self._save_head()
 
     def iter_events(self, after_seq: int = 0, batch: int = 5000) -> Iterator[Any]:
@@ -337,6 +430,7 @@ class LedgerTx:
         """Every row of a ledger table as stored (mappings), in order of its unique ``key`` column.
 
         For verification, which must see the rows exactly as the database holds them."""
+        self._write_rows()
         table = _TABLES[table_name]
         col = table.c[key]
         last: Any = None
@@ -353,6 +447,7 @@ class LedgerTx:
 
     def changes_of_notes(self, note_ids: Sequence[str]) -> list[Change]:
         """The changes of ``note_ids``, grouped by note, each note's in sequence order."""
+        self._write_rows()
         stmt = (
             sa.select(changes)
             .where(changes.c.note_id.in_(list(note_ids)))
@@ -399,6 +494,8 @@ class LedgerTx:
         no worker takes them while the caller analyses them itself (add_note with wait=True)."""
         if not logs:
             return
+        if not self._head_locked:  # raw logs are numbered in arrival order, which acknowledgements move
+            self._lock_head()
         rows, states = [], []
         for log in logs:
             self.head.raw_log_seq += 1
@@ -553,7 +650,10 @@ class LedgerTx:
         for p in items:
             self.head.proposal_seq += 1
             rows.append({"seq": self.head.proposal_seq, **_proposal_row(p)})
-        self.conn.execute(sa.insert(proposals), rows)
+        if self._batching:
+            self._proposal_rows += rows
+        else:
+            self.conn.execute(sa.insert(proposals), rows)
         for row in rows:
             self.append_event("proposal", row["id"], row, row["created_at"])
             if row["status"] != ProposalStatus.PENDING.value:  # routed straight to a decision
@@ -561,6 +661,7 @@ class LedgerTx:
         self._save_head()
 
     def get_proposal(self, proposal_id: str) -> Proposal | None:
+        self._write_rows()
         row = self.conn.execute(sa.select(proposals).where(proposals.c.id == proposal_id)).one_or_none()
         return _proposal(row) if row is not None else None
 
@@ -575,6 +676,7 @@ class LedgerTx:
         at: datetime | None,
     ) -> bool:
         """Compare-and-set of a proposal's status; False when it was no longer ``expect``."""
+        self._write_rows()
         result = self.conn.execute(
             sa.update(proposals)
             .where(proposals.c.id == proposal_id, proposals.c.status == expect.value)
@@ -594,6 +696,14 @@ class LedgerTx:
 
     def supersede_pending(self, note_id: str, attribute: str, *, by: str, at: datetime) -> int:
         comment = f"superseded by {by}"
+        if any(
+            r["note_id"] == note_id
+            and r["attribute"] == attribute
+            and r["status"] == ProposalStatus.PENDING.value
+            and r["id"] != by
+            for r in self._proposal_rows
+        ):
+            self._write_rows()  # an earlier proposal of this batch is the one superseded
         ids = sorted(
             self.conn.execute(
                 sa.update(proposals)
@@ -620,6 +730,7 @@ class LedgerTx:
         return len(ids)
 
     def _proposal_query(self, f: ProposalFilter) -> sa.Select[Any]:
+        self._write_rows()
         stmt = sa.select(proposals)
         if f.status:
             stmt = stmt.where(proposals.c.status.in_(list(f.status)))
@@ -651,11 +762,13 @@ class LedgerTx:
         return int(self.conn.execute(stmt).scalar_one())
 
     def proposals_for_note(self, note_id: str) -> list[Proposal]:
+        self._write_rows()
         stmt = sa.select(proposals).where(proposals.c.note_id == note_id).order_by(proposals.c.seq)
         return [_proposal(r) for r in self.conn.execute(stmt)]
 
     def pending_attributes(self, note_id: str) -> set[str]:
         """The attributes of ``note_id`` that have a proposal waiting for a person."""
+        self._write_rows()
         stmt = sa.select(proposals.c.attribute).where(
             proposals.c.note_id == note_id, proposals.c.status == ProposalStatus.PENDING.value
         )
@@ -665,17 +778,22 @@ class LedgerTx:
 
     def append_change(self, change: Change) -> None:
         row = _change_row(change)
-        self.conn.execute(sa.insert(changes), [row])
+        if self._batching:
+            self._change_rows.append(row)
+        else:
+            self.conn.execute(sa.insert(changes), [row])
         self.append_event("change", str(change.seq), row, change.applied_at)
         self.head.last_seq = change.seq
         self.head.last_hash = change.hash
         self._save_head()
 
     def get_change(self, seq: int) -> Change | None:
+        self._write_rows()
         row = self.conn.execute(sa.select(changes).where(changes.c.seq == seq)).one_or_none()
         return _change(row) if row is not None else None
 
     def changes_for_note(self, note_id: str, *, until: datetime | None = None) -> list[Change]:
+        self._write_rows()
         stmt = sa.select(changes).where(changes.c.note_id == note_id).order_by(changes.c.seq)
         if until is not None:
             stmt = stmt.where(changes.c.applied_at <= until)
@@ -683,6 +801,7 @@ class LedgerTx:
 
     def iter_changes(self, after_seq: int = 0, batch: int = 1000) -> Iterator[Change]:
         """Every change after ``after_seq`` in order, fetched in batches (the index's outbox)."""
+        self._write_rows()
         last = after_seq
         while True:
             rows = self.conn.execute(
@@ -697,6 +816,7 @@ class LedgerTx:
     def list_changes(
         self, f: ChangeFilter, *, limit: int = 100, offset: int = 0, newest_first: bool = False
     ) -> list[Change]:
+        self._write_rows()
         stmt = sa.select(changes)
         if f.note_id:
             stmt = stmt.where(changes.c.note_id == f.note_id)
@@ -723,6 +843,7 @@ class LedgerTx:
         )
 
     def last_change_seq(self) -> int:
+        self._write_rows()
         return int(self.conn.execute(sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0))).scalar_one())
 
     # -- installed policies --------------------------------------------------------------------

@@ -188,7 +188,8 @@ chain_head = sa.Table(
 
 # Every event, one hash chain (amem.domain.hashing): a raw log recorded, an LLM call recorded, a
 # proposal made, a decision, a change applied, a policy installed, an erasure. Appended in the
-# transaction of the event itself, under the chain-head lock; append-only like raw_logs.
+# transaction of the event itself, numbered and hashed under the chain-head lock at its commit;
+# append-only like raw_logs.
 events = sa.Table(
     "events",
     metadata,

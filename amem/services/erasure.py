@@ -83,7 +83,7 @@ def erase(
     type_of = {**CORE_TYPES, **{n: a.type for n, a in policy.attributes.items() if a.type}}
     now = utcnow()
     erasure_id = new_id("e")
-    with ledger.write() as tx:
+    with ledger.write(head_first=True) as tx:  # no input is acknowledged meanwhile
         ids = q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor)
         if not ids:
             raise NotFoundError(f"no raw log matches {chosen[0]!r}")

@@ -181,24 +181,27 @@ class Governance:
             version=1,
         )
         tx.insert_note(note)
-        proposal = Proposal(
-            id=new_id("p"),
-            note_id=note.id,
-            scope=scope,
-            attribute="content",
-            old_value=None,
-            new_value=content,
-            base_version=0,
-            reason="note created from raw log",
-            proposer=Proposer.of(actor),
-            raw_log_ids=note.raw_log_ids,
-            rule=CREATE_RULE,
-            status=ProposalStatus.AUTO_APPLIED,
-            created_at=now,
-            policy_sha256=self.policy_fingerprint,
-        )
-        tx.insert_proposals([proposal])
-        self._append(tx, note, proposal, old=None, new=content, actor=actor, kind=ChangeKind.CREATE, now=now)
+        with tx.batched():  # its proposal and change: one INSERT each
+            proposal = Proposal(
+                id=new_id("p"),
+                note_id=note.id,
+                scope=scope,
+                attribute="content",
+                old_value=None,
+                new_value=content,
+                base_version=0,
+                reason="note created from raw log",
+                proposer=Proposer.of(actor),
+                raw_log_ids=note.raw_log_ids,
+                rule=CREATE_RULE,
+                status=ProposalStatus.AUTO_APPLIED,
+                created_at=now,
+                policy_sha256=self.policy_fingerprint,
+            )
+            tx.insert_proposals([proposal])
+            self._append(
+                tx, note, proposal, old=None, new=content, actor=actor, kind=ChangeKind.CREATE, now=now
+            )
         return note
 
     # -- proposing -----------------------------------------------------------------------------
@@ -227,61 +230,63 @@ class Governance:
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
         changed: set[str] = set()  # notes to write back once, at the end (each write re-indexes it)
         out: list[Proposal] = []
-        for d in drafts:
-            note = notes.get(d.note_id)
-            if note is None:
-                raise NotFoundError(f"note {d.note_id} does not exist")
-            if not self.policy.knows(d.attribute):
-                raise InvalidInputError(
-                    f"unknown attribute {d.attribute!r}: not a core attribute and not declared in "
-                    f"{self.policy.source or 'the policy'}"
+        # The proposals and changes of all drafts: one multi-row INSERT per table at the end.
+        with tx.batched():
+            for d in drafts:
+                note = notes.get(d.note_id)
+                if note is None:
+                    raise NotFoundError(f"note {d.note_id} does not exist")
+                if not self.policy.knows(d.attribute):
+                    raise InvalidInputError(
+                        f"unknown attribute {d.attribute!r}: not a core attribute and not declared in "
+                        f"{self.policy.source or 'the policy'}"
+                    )
+                if not d.reason or not d.reason.strip():
+                    raise InvalidInputError(f"a proposal to change {d.attribute!r} needs a reason")
+                check_text(d.reason, "reason")
+                attr_type = self.policy.type_of(d.attribute)
+                new = normalize(d.attribute, attr_type, d.new_value)
+                if attr_type == "links":
+                    new = self._check_links(tx, note, new)
+                old = current_value(note, d.attribute, attr_type)
+                routing = self.policy.route(d.attribute, note.tags, d.proposer.kind)
+                status = {
+                    Mode.AUTO: ProposalStatus.AUTO_APPLIED,
+                    Mode.REVIEW: ProposalStatus.PENDING,
+                    Mode.FROZEN: ProposalStatus.REJECTED,
+                }[routing.mode]
+                proposal = Proposal(
+                    id=new_id("p"),
+                    note_id=note.id,
+                    scope=note.scope,
+                    attribute=d.attribute,
+                    old_value=old,
+                    new_value=new,
+                    base_version=note.version,
+                    reason=d.reason.strip(),
+                    evidence=d.evidence,
+                    proposer=d.proposer,
+                    raw_log_ids=list(d.raw_log_ids),
+                    rule=f"{routing.rule} -> {routing.mode.value}",
+                    status=status,
+                    created_at=now,
+                    revert_of=revert_of,
+                    review_comment=f"refused by policy: {d.attribute} is frozen"
+                    if status.value == "rejected"
+                    else None,
+                    reviewed_at=now if status == ProposalStatus.REJECTED else None,
+                    policy_sha256=self.policy_fingerprint,
                 )
-            if not d.reason or not d.reason.strip():
-                raise InvalidInputError(f"a proposal to change {d.attribute!r} needs a reason")
-            check_text(d.reason, "reason")
-            attr_type = self.policy.type_of(d.attribute)
-            new = normalize(d.attribute, attr_type, d.new_value)
-            if attr_type == "links":
-                new = self._check_links(tx, note, new)
-            old = current_value(note, d.attribute, attr_type)
-            routing = self.policy.route(d.attribute, note.tags, d.proposer.kind)
-            status = {
-                Mode.AUTO: ProposalStatus.AUTO_APPLIED,
-                Mode.REVIEW: ProposalStatus.PENDING,
-                Mode.FROZEN: ProposalStatus.REJECTED,
-            }[routing.mode]
-            proposal = Proposal(
-                id=new_id("p"),
-                note_id=note.id,
-                scope=note.scope,
-                attribute=d.attribute,
-                old_value=old,
-                new_value=new,
-                base_version=note.version,
-                reason=d.reason.strip(),
-                evidence=d.evidence,
-                proposer=d.proposer,
-                raw_log_ids=list(d.raw_log_ids),
-                rule=f"{routing.rule} -> {routing.mode.value}",
-                status=status,
-                created_at=now,
-                revert_of=revert_of,
-                review_comment=f"refused by policy: {d.attribute} is frozen"
-                if status.value == "rejected"
-                else None,
-                reviewed_at=now if status == ProposalStatus.REJECTED else None,
-                policy_sha256=self.policy_fingerprint,
-            )
-            tx.insert_proposals([proposal])
-            # A newer suggestion replaces an older one in the queue. An applied change does not:
-            # the older proposal stays, and approving it gives a conflict the reviewer can see.
-            if status == ProposalStatus.PENDING:
-                tx.supersede_pending(note.id, d.attribute, by=proposal.id, at=now)
-            if status == ProposalStatus.AUTO_APPLIED and new != old:
-                kind = ChangeKind.REVERT if revert_of is not None else ChangeKind.APPLY
-                notes[note.id] = self._apply(tx, note, proposal, d.proposer.actor, kind, now, save=False)
-                changed.add(note.id)
-            out.append(proposal)
+                tx.insert_proposals([proposal])
+                # A newer suggestion replaces an older one in the queue. An applied change does not:
+                # the older proposal stays, and approving it gives a conflict the reviewer can see.
+                if status == ProposalStatus.PENDING:
+                    tx.supersede_pending(note.id, d.attribute, by=proposal.id, at=now)
+                if status == ProposalStatus.AUTO_APPLIED and new != old:
+                    kind = ChangeKind.REVERT if revert_of is not None else ChangeKind.APPLY
+                    notes[note.id] = self._apply(tx, note, proposal, d.proposer.actor, kind, now, save=False)
+                    changed.add(note.id)
+                out.append(proposal)
         for note_id in sorted(changed):
             tx.save_note(notes[note_id])
         return out

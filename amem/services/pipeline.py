@@ -327,8 +327,9 @@ class WritePipeline:
         self._embed_ahead(ready, asks, analyses)
         errors: dict[str, str] = {}
         note_ids: dict[str, str] = {}
-        # A worker commits note by note: the writer lock (SQLite) or the chain head (PostgreSQL)
-        # is then never held for a whole batch, so acknowledging new inputs does not wait on it.
+        # A worker commits note by note: the writer lock (SQLite) or the writers' lock (PostgreSQL)
+        # is then never held for a whole batch; on PostgreSQL an acknowledgement waits only for the
+        # chain head, which a note transaction takes for its last statements (Ledger.write).
         groups = [[raw] for raw in raws] if commit_each else [list(raws)]
         for group in groups:
             with self.ledger.write() as tx:
@@ -405,16 +406,18 @@ class WritePipeline:
             return str(state["note_id"]), []  # another process finished it meanwhile
         for call in [*_attempts(analysis.construct), *_attempts(analysis.link)]:
             tx.insert_llm_call(call)
-        note = self.governance.create_note(
-            tx,
-            scope=raw.scope,
-            content=raw.text,
-            raw_logs=[raw],
-            actor=raw.actor,
-            note_id=analysis.note_id,
-        )
-        drafts = draft(note.id, raw, self._answers(analysis), self._snapshot(tx, raw, analysis), self.policy)
-        proposals = self.governance.propose_in(tx, drafts)
+        with tx.batched():  # the note's proposals and changes: one multi-row INSERT per table
+            note = self.governance.create_note(
+                tx,
+                scope=raw.scope,
+                content=raw.text,
+                raw_logs=[raw],
+                actor=raw.actor,
+                note_id=analysis.note_id,
+            )
+            snapshot = self._snapshot(tx, raw, analysis)
+            drafts = draft(note.id, raw, self._answers(analysis), snapshot, self.policy)
+            proposals = self.governance.propose_in(tx, drafts)
         tx.set_raw_log_state(raw.id, RawLogState.PROCESSED, utcnow(), note_id=note.id)
         applied = [p.note_id for p in proposals if p.status == ProposalStatus.AUTO_APPLIED]
         return note.id, list(dict.fromkeys([note.id, *applied]))

@@ -7,7 +7,7 @@ it was started with: a process whose file differs says so and decides nothing (r
 A new ledger is never without one: the process that opens an empty ledger (no raw log, proposal,
 change, event or policy yet: the one that creates it, or the first after `amem db upgrade` made an
 empty schema) installs its own policy as version 1, by ``system:bootstrap``, in one write
-transaction under the chain-head lock, so processes opening a new ledger together agree on one
+transaction under the writers' lock, so processes opening a new ledger together agree on one
 version 1. A ledger that holds data and no installed policy (made before amem did this) decides
 nothing until `amem policy install`.
 

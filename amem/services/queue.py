@@ -171,7 +171,9 @@ class InputQueue:
         self.notify()
 
     def _commit(self, raws: Sequence[RawLog], lease: Lease | None = None) -> None:
-        with self.ledger.write() as tx:
+        # Raw logs only: on PostgreSQL the chain head alone, not the writers' lock, so an
+        # acknowledgement waits for a note transaction's last statements, not for all of it.
+        with self.ledger.write(writer_lock=False) as tx:
             tx.insert_raw_logs(
                 raws,
                 max(r.received_at for r in raws),
