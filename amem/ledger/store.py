@@ -100,8 +100,9 @@ PING_AFTER_IDLE_S = 5.0
 def _ping_when_idle(engine: sa.Engine) -> None:
     """Check a pooled connection before use only when it sat idle for a while (``PING_AFTER_IDLE_S``).
 
-    ``pool_pre_ping`` sent a SELECT 1 at every checkout: a search takes three transactions, so
-    three more round trips each, on the same two cores as the server (bench/README.md, agents).
+    ``pool_pre_ping`` sent a SELECT 1 at every checkout: a round trip more for each transaction
+    (a search took three when this was measured; it now takes one), on the same two cores as the
+    server (bench/README.md, agents).
     A connection used moments ago is alive unless the server died since, and then the statement
     fails and SQLAlchemy discards the whole pool, as it does when a ping races a crash. One that
     idled (a firewall or the server's idle timeout may have dropped it) is still pinged, and a
