@@ -57,13 +57,16 @@ def position(tx: LedgerTx, name: str) -> StoredPosition | None:
     return StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id)
 
 
+#: Built once: every search runs it (building it each time cost more than running it on SQLite).
+_POSITION_AND_HEAD = sa.select(
+    index_state, sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0)).scalar_subquery().label("head")
+).where(index_state.c.name == sa.bindparam("name"))
+
+
 def position_and_head(tx: LedgerTx, name: str) -> tuple[StoredPosition | None, int]:
     """The index's position and the ledger's last change seq, in one query while the position is
     recorded (a search's catch-up check: nothing to apply when the head is where the index is)."""
-    head = sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0)).scalar_subquery()
-    row = tx.conn.execute(
-        sa.select(index_state, head.label("head")).where(index_state.c.name == name)
-    ).one_or_none()
+    row = tx.conn.execute(_POSITION_AND_HEAD, {"name": name}).one_or_none()
     if row is None:
         return None, tx.last_change_seq()
     return StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id), int(row.head)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 import sqlalchemy as sa
 
@@ -148,20 +149,27 @@ def _fts5(
     newest: int | None,
 ) -> list[KeywordHit]:
     extra, params, typed = _filters(tx, tags, alive_at)
-    weights = ", ".join(str(w) for w in FTS5_WEIGHTS)
-    # The scope is its block of rowids, which FTS5 seeks to in each word's posting list. It walks
-    # its matches in rowid order (creation order within a block) and can walk backwards, so the
-    # newest matches are read first and bm25() runs on those alone. Its statistics (N, each word's
-    # document count) stay those of the whole index.
-    ranked = (
-        f"SELECT rowid, bm25(notes_fts, {weights}) AS rank FROM notes_fts "
-        "WHERE notes_fts MATCH :match AND rowid BETWEEN :first AND :last"
-    )
+    ranked = _fts5_ranked(newest is not None)
     params["first"] = block << FTS5_BLOCK_BITS
     params["last"] = ((block + 1) << FTS5_BLOCK_BITS) - 1
     if newest is not None:
-        ranked += " ORDER BY rowid DESC LIMIT :newest"
         params["newest"] = newest
+    args = {"match": match, "scope": scope, "limit": limit, **params}
+    if not tags:
+        # No tag filter (the link step, most searches): rank inside FTS5 and read the notes of the
+        # best few only, not of every match (half the query's time at 2,000 matches); the scope is
+        # the rowid range. Deleted and retired notes are dropped after ranking, so a few more are
+        # drawn; when more of the best than that were dropped, every match is read as below.
+        drawn = limit + DROPPED_MARGIN
+        rows = tx.conn.execute(_fts5_best(newest is not None), {**args, "drawn": drawn}).all()
+        moment = as_utc(alive_at) if alive_at is not None else None
+        kept = [
+            KeywordHit(r[0], -float(r[1]))
+            for r in rows
+            if not r[2] and r[3] == scope and (moment is None or r[4] is None or r[4] > moment)
+        ][:limit]
+        if len(kept) == limit or len(rows) < drawn:  # enough, or every match was drawn
+            return kept
     # Equal scores go newest first, on every path, so a window that holds the best notes ranks them
     # exactly as a search of every match does.
     order = "ORDER BY c.rank, c.rowid DESC LIMIT :limit"
@@ -171,36 +179,40 @@ def _fts5(
         "JOIN notes n ON n.id = m.note_id "
         "WHERE n.scope = :scope AND n.deleted = 0 " + "".join(f"AND {w} " for w in extra) + order
     ).bindparams(*typed)
-    args = {"match": match, "scope": scope, "limit": limit, **params}
-    if not tags:
-        # No tag filter (the link step, most searches): rank inside FTS5 and read the notes of the
-        # best few only, not of every match (half the query's time at 2,000 matches); the scope is
-        # the rowid range. Deleted and retired notes are dropped after ranking, so a few more are
-        # drawn; when more of the best than that were dropped, every match is read as above.
-        best = (
-            f"SELECT m.note_id, c.rank, n.deleted, n.scope, n.invalid_at FROM (SELECT rowid, rank "
-            f"FROM ({ranked}) ORDER BY rank, rowid DESC LIMIT :drawn) c "
-            "JOIN note_fts_rows m ON m.fts_rowid = c.rowid "
-            "JOIN notes n ON n.id = m.note_id ORDER BY c.rank, c.rowid DESC"
-        )
-        drawn = limit + DROPPED_MARGIN
-        query = sa.text(best).columns(
-            sa.column("note_id"),
-            sa.column("rank"),
-            sa.column("deleted", sa.Boolean),
-            sa.column("scope"),
-            sa.column("invalid_at", UTCDateTime()),
-        )
-        rows = tx.conn.execute(query, {**args, "drawn": drawn}).all()
-        moment = as_utc(alive_at) if alive_at is not None else None
-        kept = [
-            KeywordHit(r[0], -float(r[1]))
-            for r in rows
-            if not r[2] and r[3] == scope and (moment is None or r[4] is None or r[4] > moment)
-        ][:limit]
-        if len(kept) == limit or len(rows) < drawn:  # enough, or every match was drawn
-            return kept
     return [KeywordHit(r[0], -float(r[1])) for r in tx.conn.execute(stmt, args)]
+
+
+def _fts5_ranked(windowed: bool) -> str:
+    """FTS5's matches in the scope's block with their bm25() rank; ``windowed``: the newest
+    ``:newest`` only. The scope is its block of rowids, which FTS5 seeks to in each word's posting
+    list. It walks its matches in rowid order (creation order within a block) and can walk
+    backwards, so the newest matches are read first and bm25() runs on those alone. Its statistics
+    (N, each word's document count) stay those of the whole index."""
+    weights = ", ".join(str(w) for w in FTS5_WEIGHTS)
+    ranked = (
+        f"SELECT rowid, bm25(notes_fts, {weights}) AS rank FROM notes_fts "
+        "WHERE notes_fts MATCH :match AND rowid BETWEEN :first AND :last"
+    )
+    return ranked + " ORDER BY rowid DESC LIMIT :newest" if windowed else ranked
+
+
+@lru_cache(maxsize=2)
+def _fts5_best(windowed: bool) -> sa.TextualSelect:
+    """The best ``:drawn`` matches with what the caller filters on, built once per shape (every
+    search and every link step runs it)."""
+    best = (
+        f"SELECT m.note_id, c.rank, n.deleted, n.scope, n.invalid_at FROM (SELECT rowid, rank "
+        f"FROM ({_fts5_ranked(windowed)}) ORDER BY rank, rowid DESC LIMIT :drawn) c "
+        "JOIN note_fts_rows m ON m.fts_rowid = c.rowid "
+        "JOIN notes n ON n.id = m.note_id ORDER BY c.rank, c.rowid DESC"
+    )
+    return sa.text(best).columns(
+        sa.column("note_id"),
+        sa.column("rank"),
+        sa.column("deleted", sa.Boolean),
+        sa.column("scope"),
+        sa.column("invalid_at", UTCDateTime()),
+    )
 
 
 def _tsvector(
@@ -315,15 +327,30 @@ def live_notes_page(tx: LedgerTx, *, after: str, limit: int) -> list[Note]:
 # -- what a search reads of its hits ---------------------------------------------------------------
 
 
+# Built once: a search runs these three on every call, and building a statement (and its cache
+# key) each time cost more than SQLite took to run it (1,000 notes, LoCoMo questions, cProfile).
+_RETIRED_AMONG = sa.select(notes.c.id).where(
+    notes.c.id.in_(sa.bindparam("ids", expanding=True)),
+    notes.c.invalid_at.is_not(None),
+    notes.c.invalid_at <= sa.bindparam("moment", type_=UTCDateTime()),
+)
+_NOTES_SAID = (
+    sa.select(notes, raw_logs.c.id.label("said_id"), raw_logs.c.occurred_at.label("said_at"))
+    .select_from(notes.outerjoin(raw_logs, raw_logs.c.id == notes.c.raw_log_ids[0].as_string()))
+    .where(notes.c.id.in_(sa.bindparam("ids", expanding=True)))
+)
+_SAID_AT = sa.select(raw_logs.c.id, raw_logs.c.occurred_at).where(
+    raw_logs.c.id.in_(sa.bindparam("ids", expanding=True))
+)
+
+
 def retired_among(tx: LedgerTx, note_ids: Sequence[str], moment: datetime) -> frozenset[str]:
     """Which of ``note_ids`` are retired at ``moment`` (invalid_at at or before it): the vector
     side's candidates checked against the ledger, reading two columns of the notes' rows."""
     if not note_ids:
         return frozenset()
-    stmt = sa.select(notes.c.id).where(
-        notes.c.id.in_(list(note_ids)), notes.c.invalid_at.is_not(None), notes.c.invalid_at <= as_utc(moment)
-    )
-    return frozenset(tx.conn.execute(stmt).scalars())
+    rows = tx.conn.execute(_RETIRED_AMONG, {"ids": list(note_ids), "moment": as_utc(moment)})
+    return frozenset(rows.scalars())
 
 
 def notes_said(tx: LedgerTx, note_ids: Sequence[str]) -> tuple[list[Note], dict[str, datetime]]:
@@ -332,13 +359,7 @@ def notes_said(tx: LedgerTx, note_ids: Sequence[str]) -> tuple[list[Note], dict[
     times in one query."""
     if not note_ids:
         return [], {}
-    first = notes.c.raw_log_ids[0].as_string()
-    stmt = (
-        sa.select(notes, raw_logs.c.id.label("said_id"), raw_logs.c.occurred_at.label("said_at"))
-        .select_from(notes.outerjoin(raw_logs, raw_logs.c.id == first))
-        .where(notes.c.id.in_(list(note_ids)))
-    )
-    rows = {r.id: r for r in tx.conn.execute(stmt)}
+    rows = {r.id: r for r in tx.conn.execute(_NOTES_SAID, {"ids": list(note_ids)})}
     found = [_note(rows[i]) for i in note_ids if i in rows]
     said = {r.said_id: r.said_at for r in rows.values() if r.said_id is not None}
     return found, said
@@ -348,5 +369,4 @@ def said_at(tx: LedgerTx, raw_log_ids: Sequence[str]) -> dict[str, datetime]:
     """When each raw log was said (its occurred_at), by id, reading only those two columns."""
     if not raw_log_ids:
         return {}
-    stmt = sa.select(raw_logs.c.id, raw_logs.c.occurred_at).where(raw_logs.c.id.in_(list(raw_log_ids)))
-    return {r.id: r.occurred_at for r in tx.conn.execute(stmt)}
+    return {r.id: r.occurred_at for r in tx.conn.execute(_SAID_AT, {"ids": list(raw_log_ids)})}
