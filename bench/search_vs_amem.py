@@ -70,6 +70,13 @@ def child_amem(code: Path, home: Path, url: str | None, build: bool, n: int) -> 
                 actor="agent:bench",
                 batch_size=50,
             )
+        if url and url.startswith("postgresql"):
+            # Planner statistics, as autovacuum would gather them: this project's server runs
+            # without it (bench/README.md, Agents, eleventh session).
+            import sqlalchemy as sa
+
+            with memory.ledger.engine.begin() as conn:
+                conn.execute(sa.text("ANALYZE"))
         memory.close()
         return
 
