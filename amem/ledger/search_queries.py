@@ -107,12 +107,7 @@ def keyword_search(
     if not terms or limit <= 0 or (newest is not None and newest <= 0):
         return []
     if tx.dialect == "sqlite":
-        number = tx.conn.execute(
-            sa.text("SELECT number FROM fts_scopes WHERE scope = :scope"), {"scope": scope}
-        ).scalar()
-        if number is None:  # no note was ever written in this scope
-            return []
-        return _fts5(tx, fts5_match(terms), int(number), scope, limit, tags, alive_at, newest)
+        return _fts5(tx, fts5_match(terms), scope, limit, tags, alive_at, newest)
     if tx.dialect == "postgresql":
         return _tsvector(tx, terms, scope, limit, tags, alive_at, newest)
     raise NotImplementedError(f"full-text search is not implemented for {tx.dialect}")
@@ -141,7 +136,6 @@ def _filters(
 def _fts5(
     tx: LedgerTx,
     match: str,
-    block: int,
     scope: str,
     limit: int,
     tags: Sequence[str],
@@ -150,8 +144,6 @@ def _fts5(
 ) -> list[KeywordHit]:
     extra, params, typed = _filters(tx, tags, alive_at)
     ranked = _fts5_ranked(newest is not None)
-    params["first"] = block << FTS5_BLOCK_BITS
-    params["last"] = ((block + 1) << FTS5_BLOCK_BITS) - 1
     if newest is not None:
         params["newest"] = newest
     args = {"match": match, "scope": scope, "limit": limit, **params}
@@ -187,11 +179,17 @@ def _fts5_ranked(windowed: bool) -> str:
     ``:newest`` only. The scope is its block of rowids, which FTS5 seeks to in each word's posting
     list. It walks its matches in rowid order (creation order within a block) and can walk
     backwards, so the newest matches are read first and bm25() runs on those alone. Its statistics
-    (N, each word's document count) stay those of the whole index."""
+    (N, each word's document count) stay those of the whole index. The block's bounds are scalar
+    subqueries, evaluated once before FTS5 seeks (the plan keeps the rowid range): reading the
+    scope's number in a statement of its own cost a search one more execution. A scope with no
+    number (no note ever written in it) has NULL bounds and no match."""
     weights = ", ".join(str(w) for w in FTS5_WEIGHTS)
+    bits = FTS5_BLOCK_BITS
     ranked = (
         f"SELECT rowid, bm25(notes_fts, {weights}) AS rank FROM notes_fts "
-        "WHERE notes_fts MATCH :match AND rowid BETWEEN :first AND :last"
+        "WHERE notes_fts MATCH :match AND rowid BETWEEN "
+        f"(SELECT number << {bits} FROM fts_scopes WHERE scope = :scope) AND "
+        f"(SELECT ((number + 1) << {bits}) - 1 FROM fts_scopes WHERE scope = :scope)"
     )
     return ranked + " ORDER BY rowid DESC LIMIT :newest" if windowed else ranked
 

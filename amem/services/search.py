@@ -359,9 +359,10 @@ class SearchService:
         fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight)
         results: list[SearchResult] = []
         said: dict[str, datetime] = {}  # first raw logs' times, read with the notes (currency)
-        # Notes are read from the ledger best first, a few more than k at a time: most
-        # candidates pass the filters, so the rest of the pool is never loaded.
-        start, chunk = 0, k + 5
+        # Notes are read from the ledger best first, k of them, then twice as many at a time:
+        # both sides already dropped retired, deleted and untagged candidates, so the first k
+        # nearly always pass and the rest of the pool is never loaded.
+        start, chunk = 0, k
         while start < len(fused) and len(results) < k:
             part = fused[start : start + chunk]
             if currency:

@@ -139,6 +139,31 @@ def test_the_vector_side_looks_past_many_notes_the_ledger_retired(memory: Memory
     assert len(asked) == 1 and len(asked[0]) == 11 and set(asked[0]) <= {n.id for n in retired}
 
 
+def test_a_search_reads_past_its_first_k_candidates_when_they_fail_the_filters(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hits' notes are read k at a time, best first: when the best candidates did not exist
+    at ``as_of`` the search reads on until it has k notes that did, and a plain search reads k."""
+    early = [make_note(memory, f"Initech renewal call {i}") for i in range(2)]
+    before = utcnow()
+    later = [make_note(memory, f"Initech renewal renewal call call {i}") for i in range(4)]
+    asked: list[int] = []
+    real = search_queries.notes_said
+
+    def notes_said(tx: Any, note_ids: Any) -> Any:
+        asked.append(len(note_ids))
+        return real(tx, note_ids)
+
+    monkeypatch.setattr(search_queries, "notes_said", notes_said)
+    then = memory.search("Initech renewal call", k=2, scope="acme", as_of=before)
+    assert {h.note_id for h in then} == {n.id for n in early}
+    assert len(asked) >= 2 and asked[0] == 2  # the first k were later notes: read on
+    asked.clear()
+    now = memory.search("Initech renewal call", k=2, scope="acme")
+    assert len(now) == 2 and {h.note_id for h in now} <= {n.id for n in early + later}
+    assert asked == [2]
+
+
 def test_the_hits_and_their_said_at_times_are_read_together(memory: Memory) -> None:
     a = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
     b = said(memory, "Acme's champion is Priya", at=datetime(2026, 2, 1, tzinfo=UTC))
