@@ -144,7 +144,9 @@ def test_compaction_waits_for_sessions_that_can_still_see_the_erased_rows(memory
         reader.begin()
         reader.execute(sa.text("SELECT 1"))  # its snapshot, taken now, still sees the raw log's text
         report = memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw, wait_s=0.2)
-        assert report.older_sessions_open == 1
+        # The count is the database's: the reader, and any other session (the suite's other
+        # worker, in its own schema of the same database) with a snapshot from before the erasure.
+        assert report.older_sessions_open >= 1
         assert _hits(_database_files(memory), secret.encode()), "the older snapshot keeps the row version"
         assert secret in reader.execute(_RAW_TEXT, {"i": raw}).scalar_one()  # and still reads it
     finally:
