@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from amem.config import Settings
-from amem.index.embedders import LiteLLMEmbedder, MiniLMEmbedder, make_embedder, tokenizer_path
+from amem.index.embedders import LiteLLMEmbedder, MiniLMEmbedder, make_embedder, token_batches, tokenizer_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,6 +35,24 @@ def test_a_vector_does_not_depend_on_its_batch_or_padding() -> None:
     long = "a much longer sentence about renewal pricing, seats, onboarding and a security review " * 5
     batched = embedder.embed([long, text, "short", long + " again"])[1]
     assert np.allclose(alone, batched, atol=1e-4)
+
+
+def test_batches_are_bounded_by_their_padded_tokens_and_cover_every_text_in_order() -> None:
+    lengths = [3, 5, 5, 8, 20, 20, 21, 90, 300]
+    batches = token_batches(lengths, batch_tokens=40, batch_size=4)
+    assert [i for batch in batches for i in batch] == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 4
+        assert len(batch) == 1 or len(batch) * lengths[batch[-1]] <= 40
+    assert [list(b) for b in batches][-2:] == [[7], [8]]  # longer than the budget: alone
+
+
+def test_the_token_budget_changes_no_vector() -> None:
+    texts = ["short", "Dana escalated the invoice dispute", "renewal pricing and seats " * 30, "ok then"]
+    by_tokens = MiniLMEmbedder(batch_tokens=16).embed(texts)
+    by_count = MiniLMEmbedder(batch_size=32, batch_tokens=10**9).embed(texts)
+    assert np.allclose(by_tokens, by_count, atol=1e-4)
+    assert np.allclose(by_tokens[1], MiniLMEmbedder().embed([texts[1]])[0], atol=1e-4)
 
 
 def test_the_tokenizer_ships_inside_the_package() -> None:
