@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 def words(text: str) -> frozenset[str]:
@@ -142,8 +143,11 @@ _ROLE_LINE = re.compile(
 )
 
 
+@lru_cache(maxsize=8192)
 def readable(text: str) -> str:
-    """``text`` with delimiters and instruction-like sentences blanked (same length, same offsets)."""
+    """``text`` with delimiters and instruction-like sentences blanked (same length, same offsets).
+
+    Cached: a neighbour's text is read again by every new note it is compared with."""
     chars = list(text)
 
     def blank(start: int, end: int) -> None:
