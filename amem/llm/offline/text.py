@@ -143,11 +143,20 @@ _ROLE_LINE = re.compile(
 )
 
 
-@lru_cache(maxsize=8192)
 def readable(text: str) -> str:
     """``text`` with delimiters and instruction-like sentences blanked (same length, same offsets).
 
-    Cached: a neighbour's text is read again by every new note it is compared with."""
+    Cached for texts of a note's usual size: a neighbour's text is read again by every new note it
+    is compared with (20 neighbours a note); the cache holds at most 2,048 x 4,000 characters."""
+    return _readable_cached(text) if len(text) <= 4000 else _readable(text)
+
+
+@lru_cache(maxsize=2048)
+def _readable_cached(text: str) -> str:
+    return _readable(text)
+
+
+def _readable(text: str) -> str:
     chars = list(text)
 
     def blank(start: int, end: int) -> None:
