@@ -72,7 +72,10 @@ def create_engine(url: str) -> sa.Engine:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA busy_timeout=60000")
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA synchronous=NORMAL")
+            # FULL: a commit is on disk before it returns. WAL with NORMAL keeps the database
+            # consistent but may lose the last commits to a power cut, and a raw log is acknowledged
+            # (202, a raw log id) once committed, a decision shown once committed. ~0.3 ms a commit.
+            cur.execute("PRAGMA synchronous=FULL")
             cur.close()
 
         @sa.event.listens_for(engine, "begin")
