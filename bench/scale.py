@@ -251,6 +251,7 @@ def main() -> int:
                 window.append((time.perf_counter() - t0) * 1000)
                 added += 1
             latencies = measure_search(memory, rng, args.queries)
+            memory.search_service.catch_up()  # the notes add_note staged beside the index, written in
             rows.append(
                 Checkpoint(
                     notes=size,

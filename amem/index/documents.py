@@ -11,8 +11,9 @@ from datetime import datetime
 from amem.domain.models import Note, as_utc
 from amem.index.base import IndexEntry
 
-#: Bump when the document text, the metadata or the collection layout changes: existing indexes
-#: then rebuild on open.
+#: Bump when the document text, the metadata or the collection layout changes: an index built with
+#: another format is then refused (IndexModelChangedError) until `amem reindex` rebuilds it, as for
+#: a change of embedding model, since its vectors are of other texts.
 DOCUMENT_FORMAT = "doc2"
 #: invalid_at of a note that was never retired (9999-12-31T23:59:59Z), so "alive at t" is one range test.
 NEVER = 253402300799.0

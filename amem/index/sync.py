@@ -47,7 +47,8 @@ NOTES_PER_PAGE = 512
 INDEXING = "indexing notes"
 #: Vectors kept for documents embedded ahead of their change (by add_note), at most this many.
 REMEMBERED_VECTORS = 4096
-#: Notes a search's catch-up holds beside the index, in memory, before writing them into it at once.
+#: Notes a catch-up holds beside the index, in memory, before writing them into it at once (a
+#: search's: other processes' changes; add_note's: its own notes).
 STAGED_LIMIT = 512
 
 
@@ -55,11 +56,20 @@ class IndexModelChangedError(AmemError):
     """The index was built with another embedding model than this process uses."""
 
     def __init__(self, built_by: str, mine: str) -> None:
-        super().__init__(
-            f"the vector index was built with embedding model {built_by.rsplit('/', 1)[0]!r}, but this "
-            f"process embeds with {mine.rsplit('/', 1)[0]!r}: run `amem reindex` to rebuild it with "
-            "the configured model (AMEM_EMBEDDING_MODEL), or configure the model it was built with"
-        )
+        (model, _, document), (my_model, _, my_document) = built_by.rpartition("/"), mine.rpartition("/")
+        if model == my_model:  # same weights, another version of amem's index documents
+            message = (
+                f"the vector index holds documents of format {document!r}, but this version of amem "
+                f"indexes format {my_document!r} (the embedding model is the same): run `amem reindex` "
+                "to rebuild it"
+            )
+        else:
+            message = (
+                f"the vector index was built with embedding model {model!r}, but this process embeds "
+                f"with {my_model!r}: run `amem reindex` to rebuild it with the configured model "
+                "(AMEM_EMBEDDING_MODEL), or configure the model it was built with"
+            )
+        super().__init__(message)
         self.built_by = built_by
         self.mine = mine
 
@@ -70,11 +80,14 @@ class _Plan:
 
     embed: set[str] = field(default_factory=set)
     metadata: set[str] = field(default_factory=set)
+    created: set[str] = field(default_factory=set)
 
     @classmethod
     def of(cls, changes: Sequence[Change]) -> _Plan:
         plan = cls()
         for c in changes:
+            if c.kind == ChangeKind.CREATE:
+                plan.created.add(c.note_id)
             if c.kind == ChangeKind.CREATE or c.attribute in EMBEDDED_ATTRIBUTES:
                 plan.embed.add(c.note_id)
             elif c.attribute in METADATA_ATTRIBUTES:
@@ -96,8 +109,10 @@ class IndexSync:
 
     ``position`` is what this process's view of the index has absorbed (the embedded Chroma never
     shows a process what another process wrote into a collection it has loaded, so each process
-    applies every change itself, with the vectors the ledger keeps); the ledger's row is how far
-    the stored index is, moved forward by whichever process gets there first.
+    applies every change itself, with the vectors the ledger keeps): the index and the notes staged
+    beside it. The ledger's row is how far the stored index is, moved forward by whichever process
+    gets there first, and only to what this process has written into the index itself: a staged
+    note is not there until it is flushed, and a process may die before that.
     """
 
     def __init__(self, ledger: Ledger, index: VectorIndex, embedder: Embedder, *, name: str) -> None:
@@ -112,11 +127,18 @@ class IndexSync:
         self._remembered: dict[str, tuple[str, NDArray[Any]]] = {}
         #: The position this process last wrote to the ledger (or found there).
         self._saved_seq = 0
+        #: How far the index itself holds every change (``position`` less what is only staged):
+        #: what the ledger may record.
+        self._written_seq = 0
+        #: Whether a recording catch-up left notes staged (add_note's): close writes them.
+        self._deferred = False
         #: Whether add_note's catch-up left the position for a later write to keep (close does).
         self._owed = False
         #: Notes changed since the index last absorbed them, as a search's catch-up found them (the
         #: note as it stands, its vector; None: deleted): searches rank them beside the index.
         self._staged: dict[str, tuple[Note, NDArray[Any] | None]] = {}
+        #: Staged notes created since the index was last written: it holds no entry for them.
+        self._unindexed: set[str] = set()
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
 
@@ -167,19 +189,29 @@ class IndexSync:
             self._advance(tx)
 
     def save_position(self) -> None:
-        """Keep the position add_note's last catch-up reached, when no write kept it since (on
-        close). A process that only searched writes nothing."""
+        """On close: write the notes add_note's catch-ups staged into the index, and keep the
+        position that reached, when no write kept it since. A process that only searched writes
+        nothing."""
         with self._lock:
-            if self._owed and self._position.last_seq > self._saved_seq and self._position.instance:
+            flushed, self._deferred = self._deferred, False
+            if flushed:
+                self._flush_staged()
+            if (self._owed or flushed) and self._written_seq > self._saved_seq and self._position.instance:
                 with index_queries.derived_write(self.ledger) as tx:
                     self._advance(tx)
 
     def _advance(self, tx: LedgerTx) -> None:
-        p = self._position
-        if p.instance and p.last_seq > self._saved_seq:
-            index_queries.advance(tx, self.name, p.instance, self.built_by, p.last_seq, utcnow())
-            self._saved_seq = p.last_seq
+        p, written = self._position, self._written_seq
+        if p.instance and written > self._saved_seq:
+            index_queries.advance(tx, self.name, p.instance, self.built_by, written, utcnow())
+            self._saved_seq = written
         self._owed = False
+
+    def _absorbed(self, position: IndexPosition) -> None:
+        """The view moved to ``position``; the index itself holds it too when nothing is staged."""
+        self._position = position
+        if not self._staged:
+            self._written_seq = position.last_seq
 
     def verify_origin(self) -> bool:
         """Check the index against the ledger's record of it, on open.
@@ -206,7 +238,7 @@ class IndexSync:
             )
             if same:
                 assert row is not None
-                self._position = _position(row)
+                self._absorbed(_position(row))
                 self._saved_seq = row.last_seq
                 return False
             self._start_build(ledger_id)
@@ -217,6 +249,7 @@ class IndexSync:
         *,
         record: bool = True,
         position: bool = True,
+        stage: bool | None = None,
         progress: Progress = no_progress,
         tx: LedgerTx | None = None,
     ) -> int:
@@ -230,15 +263,18 @@ class IndexSync:
         in memory (``staged``, ranked beside the index by the search) and written into the index
         together, ``STAGED_LIMIT`` at a time or at the next recording catch-up. A server's
         searches, catching up with what workers write, then cost no index write each (about 60 ms
-        a note on SQLite, bench/README.md, agents).
+        a note on SQLite, bench/README.md, agents). ``stage=True`` stages in a recording catch-up
+        too (add_note's own writes: Chroma writes one entry in about the time it writes ten), and
+        close writes what is left; the ledger's position follows only what the index holds.
 
         ``tx``: a search's read transaction, which the catch-up reads in (so a search reads the
         ledger in one transaction); its first query reads the index's position and the ledger's
         last change together, and when nothing changed that is all it reads."""
         if tx is not None and record:
             raise ValueError("a catch-up that records writes in transactions of its own")
+        stage = not record if stage is None else stage
         with self._lock:
-            if record:
+            if not stage:
                 self._flush_staged()
             start = self._position.last_seq
             touched = self._rebuild(record=record, progress=progress) if start == 0 else set()
@@ -258,13 +294,14 @@ class IndexSync:
                         break
                     plan = _Plan.of(changes)
                     notes = read.get_notes(sorted(plan.embed | plan.metadata))
-                    wanted = plan.embed if record else plan.embed | plan.metadata  # staged: every vector
+                    wanted = plan.embed | plan.metadata if stage else plan.embed  # staged: every vector
                     vectors = _Vectors(index_queries.vectors(read, self.model, sorted(wanted)))
-                touched |= self._apply(notes, plan, vectors) if record else self._stage(notes, vectors)
+                touched |= self._stage(notes, vectors, plan) if stage else self._apply(notes, plan, vectors)
                 kept += vectors.new
-                self._position = IndexPosition(
-                    changes[-1].seq, self._position.ledger, self.built_by, self._position.instance
-                )
+                p = self._position
+                self._absorbed(IndexPosition(changes[-1].seq, p.ledger, self.built_by, p.instance))
+            if record and stage and self._staged:
+                self._deferred = True  # written by a later catch-up, STAGED_LIMIT at once, or on close
             if record and (kept or (position and self._position.last_seq != start)):
                 self._record(kept)
             elif record and self._position.last_seq != start:
@@ -280,6 +317,13 @@ class IndexSync:
         with self._lock:
             return dict(self._staged)
 
+    def shadowed(self, scope: str) -> int:
+        """How many of ``scope``'s staged notes the index may hold a stale entry for: a search
+        draws that many more neighbours from it (a note created since it was written has none)."""
+        with self._lock:
+            unindexed = self._unindexed
+            return sum(1 for i, (n, _) in self._staged.items() if n.scope == scope and i not in unindexed)
+
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Drop the index and build it again from the ledger, under this process's embedding model
         (the vectors kept for it are reused; the rest are embedded and kept). Returns the number
@@ -293,8 +337,9 @@ class IndexSync:
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _stage(self, notes: Sequence[Note], vectors: _Vectors) -> set[str]:
+    def _stage(self, notes: Sequence[Note], vectors: _Vectors, plan: _Plan) -> set[str]:
         """Hold changed notes beside the index (a search's catch-up) instead of writing it."""
+        self._unindexed |= {n.id for n in notes if n.id in plan.created and n.id not in self._staged}
         live = [n for n in notes if not n.deleted]
         for note in notes:
             if note.deleted:
@@ -315,12 +360,15 @@ class IndexSync:
         for scope in sorted({n.scope for n in gone}):
             self.index.delete(scope, [n.id for n in gone if n.scope == scope])
         self._staged.clear()
+        self._unindexed.clear()
+        self._written_seq = self._position.last_seq
 
     def _start_build(self, ledger_id: str) -> None:
         """A new, empty build of the index, recorded in the ledger at position 0."""
         self._staged.clear()
+        self._unindexed.clear()
         instance = self.index.reset()
-        self._position = IndexPosition(0, ledger_id, self.built_by, instance)
+        self._absorbed(IndexPosition(0, ledger_id, self.built_by, instance))
         self._saved_seq = 0
         with index_queries.derived_write(self.ledger) as tx:
             index_queries.start_instance(
@@ -336,7 +384,8 @@ class IndexSync:
         if row.built_by != self.built_by:
             raise IndexModelChangedError(row.built_by, self.built_by)
         self._staged.clear()  # the new build is followed from its own position
-        self._position = _position(row)
+        self._unindexed.clear()
+        self._absorbed(_position(row))
         self._saved_seq = row.last_seq
         return True
 
@@ -370,7 +419,7 @@ class IndexSync:
             after = notes[-1].id
             progress(INDEXING, min(len(done), total), total)
         progress(INDEXING, total, total)
-        self._position = IndexPosition(head, ledger_id, self.built_by, self._position.instance)
+        self._absorbed(IndexPosition(head, ledger_id, self.built_by, self._position.instance))
         if record:
             self._record(kept)
         return done

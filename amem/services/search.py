@@ -160,8 +160,10 @@ class SearchService:
         self.sync.keep(tx, note_ids)
 
     def catch_up_after_write(self) -> int:
-        """The catch-up after add_note's commit: it writes to the ledger only if it had to embed."""
-        return self.sync.catch_up(position=False)
+        """The catch-up after add_note's commit: it writes to the ledger only if it had to embed,
+        and stages the notes beside the index, which takes them STAGED_LIMIT at a time (or on
+        close) rather than one write each."""
+        return self.sync.catch_up(position=False, stage=True)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the index from the ledger, from zero. Returns how many notes it holds."""
@@ -334,7 +336,7 @@ class SearchService:
             tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at, newest=newest
         )
         staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
-        shadowed = sum(1 for note, _ in staged.values() if note.scope == filters.scope)
+        shadowed = self.sync.shadowed(filters.scope) if staged else 0
         # Whether a vector hit is retired: the ledger's invalid_at, read in this transaction.
         retired = None if alive_at is None else partial(search_queries.retired_among, tx, moment=alive_at)
         vector_hits = self.index.query(
@@ -343,14 +345,18 @@ class SearchService:
         if staged:
             moment = as_utc(alive_at) if alive_at is not None else None
             vector_hits = [h for h in vector_hits if h.note_id not in staged][:pool]
-            vector_hits += [
-                VectorHit(note.id, float(np.dot(v, vector)))
+            beside = [
+                (note.id, v)
                 for note, v in staged.values()
                 if v is not None
                 and note.scope == filters.scope
                 and set(index_tags) <= set(note.tags)
                 and (moment is None or note.invalid_at is None or as_utc(note.invalid_at) > moment)
             ]
+            if beside:  # one product for all of them: add_note may have staged hundreds in a scope
+                similarities = np.stack([v for _, v in beside]) @ np.asarray(vector, dtype=np.float32)
+                ids = [i for i, _ in beside]
+                vector_hits += [VectorHit(i, float(x)) for i, x in zip(ids, similarities, strict=True)]
             vector_hits = sorted(vector_hits, key=lambda h: -h.similarity)[:pool]
         unwritten = {note.id: note for note, _ in pending}
         if pending:

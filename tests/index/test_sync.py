@@ -72,6 +72,65 @@ def test_the_index_catches_up_after_a_crash_between_ledger_and_index(
         assert [r.note_id for r in found] == [second.id] and "vector" in found[0].matched_by
 
 
+def test_the_ledger_never_records_a_staged_note_as_indexed(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search stages a note it finds changed beside the index, without writing it there. The
+    ledger's position says what the stored index holds, so a write that keeps the position must
+    not count the staged note: if the index then fails for good (a crash, a full disk), the next
+    process catches that note up instead of trusting an index that never held it."""
+    from tests.factories import said
+
+    make_note(memory, "Initech signed the data processing agreement")
+    memory.search("data processing agreement", k=1, scope="acme")
+    # Written by a process that died before its index write: in the ledger, not in the index.
+    orphan = said(memory, "The champion, Priya, adopted a beagle puppy last week")
+    assert memory.search("beagle puppy", k=1, scope="acme")[0].note_id == orphan.id  # staged
+    assert entry_without_catch_up(memory, orphan.id) is None
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("no space left on device")
+
+    monkeypatch.setattr(memory.search_service.index, "upsert", broken)
+    memory.add_note("Initech wants SAML single sign-on", actor="agent:crm", scope="acme")
+    memory.close()  # its index writes fail to the end
+
+    with reopen(memory) as again:  # opening catches up from the position the ledger keeps
+        document, _ = entry(again, orphan.id)
+        assert document is not None and document.startswith("The champion, Priya")
+        found = again.search("a new dog at home", k=1, scope="acme")
+        assert [r.note_id for r in found] == [orphan.id] and found[0].matched_by == ["vector"]
+
+
+def test_add_notes_own_notes_wait_beside_the_index_and_close_writes_them(memory: Memory) -> None:
+    """add_note stages its notes beside the index (Chroma writes one entry in about the time it
+    writes ten); searches rank them meanwhile, and close writes them in, so the next process opens
+    an index that holds everything, embedding nothing."""
+    make_note(memory, "Initech signed the data processing agreement")
+    memory.search("data processing agreement", k=1, scope="acme")
+    added = [
+        memory.add_note(text, actor="agent:crm", scope="acme")
+        for text in ("The champion, Priya, adopted a beagle puppy last week", "Initech wants SAML")
+    ]
+    assert set(added) <= set(memory.search_service.sync.staged())
+    assert all(entry_without_catch_up(memory, i) is None for i in added)
+    found = memory.search("a new dog at home", k=1, scope="acme")
+    assert [r.note_id for r in found] == [added[0]] and found[0].matched_by == ["vector"]
+    memory.close()
+
+    with reopen(memory) as again:
+        assert again.search_service.sync.stored_position().last_seq == last_change(again)
+        assert all(entry_without_catch_up(again, i) is not None for i in added)
+        found = again.search("a new dog at home", k=1, scope="acme")
+        assert [r.note_id for r in found] == [added[0]] and again.search_service.sync.embedded == 0
+
+
+def entry_without_catch_up(memory: Memory, note_id: str) -> str | None:
+    collection = memory.search_service.index._collection("acme", create=False)
+    got = collection.get(ids=[note_id], include=["documents"]) if collection is not None else None
+    return got["documents"][0] if got and got["ids"] else None
+
+
 def test_a_deleted_index_directory_is_rebuilt_with_the_same_results(memory: Memory) -> None:
     for i, text in enumerate(
         [

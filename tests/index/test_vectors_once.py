@@ -156,6 +156,30 @@ def test_the_position_never_moves_backwards_under_two_writers(database_url: str)
         ledger.close()
 
 
+def test_an_index_of_another_document_format_is_refused_with_a_message_that_says_so(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An upgrade that changes what the index embeds for a note: the model is the same, so the
+    message must not claim the model changed, and `amem reindex` brings the index to the new format."""
+    from amem.index import sync
+
+    note = make_note(memory, "Vandelay imports latex in bulk")
+    assert [r.note_id for r in memory.search("latex imports", k=1, scope="acme")] == [note.id]
+    old_format = sync.DOCUMENT_FORMAT
+    monkeypatch.setattr(sync, "DOCUMENT_FORMAT", "doc-next")
+    url, home = memory.settings.database_url, str(memory.home)
+    code = main(["--database-url", url, "--home", home, "search", "latex", "--scope", "acme"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"documents of format {old_format!r}" in err and "indexes format 'doc-next'" in err
+    assert "the embedding model is the same" in err and "amem reindex" in err
+
+    assert main(["--database-url", url, "--home", home, "reindex"]) == 0
+    with Memory(home, database_url=url) as other:
+        assert [r.note_id for r in other.search("latex imports", k=1, scope="acme")] == [note.id]
+        assert other.search_service.sync.stored_position().built_by.endswith("/doc-next")
+
+
 def test_a_new_model_digest_is_refused_until_reindex_rebuilds_under_it(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -150,7 +150,10 @@ def test_each_new_note_is_embedded_once(
         # (the one probe that learns the remote model's dimension, its identity, aside)
         embedded = [t for call in scripted_llm.embedding_inputs for t in call if t != LiteLLMEmbedder.PROBE]
         assert len(embedded) == 5 and len(set(embedded)) == 5
+        mem.search_service.catch_up()  # what the adds staged beside the index, written into it
         assert mem.search_service.index.count() == 5
+        again = [t for call in scripted_llm.embedding_inputs for t in call if t != LiteLLMEmbedder.PROBE]
+        assert again == embedded
 
 
 def test_a_remote_models_calls_run_at_once_and_land_in_input_order(
