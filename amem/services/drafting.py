@@ -37,8 +37,9 @@ _NOTE_VALUES = ("keywords", "context", "category", "decision_rationale", "valid_
 class Snapshot:
     """What the drafting step knows of the ledger, read in the write transaction.
 
-    ``neighbours``: the neighbours shown to the analyst as they stand now (deleted ones, and a
-    batch's notes whose analysis failed, absent). ``restated``: the note the link step says this raw
+    ``neighbours``: the neighbours shown to the analyst that its answer names (links, updates,
+    contradictions), as they stand now (deleted ones, and a batch's notes whose analysis failed,
+    absent); drafting looks at no other. ``restated``: the note the link step says this raw
     log only restates, if it exists; ``restated_pending``: the attributes it has proposals pending
     for. ``said_at``: when each neighbour's first raw log was said (for contradictions)."""
 

@@ -424,10 +424,15 @@ class WritePipeline:
 
     def _snapshot(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> Snapshot:
         """What drafting needs of the ledger, re-read in ``tx``: a neighbour of the same batch whose
-        analysis failed was never written, and one may have been deleted meanwhile."""
+        analysis failed was never written, and one may have been deleted meanwhile.
+
+        Only the neighbours the answer names (links, updates, contradictions) are read: drafting
+        looks at no other, and this runs under the write lock, which every acknowledgement of an
+        input waits for on SQLite."""
         answer = analysis.link.answer
         restates = answer.restates if answer.restates != analysis.note_id else None
-        ids = [n.id for n in analysis.neighbours]
+        named = {x.note_id for x in (*answer.links, *answer.updates, *answer.contradictions)}
+        ids = [n.id for n in analysis.neighbours if n.id in named]
         current = {n.id: n for n in tx.get_notes([*ids, *([restates] if restates else [])]) if not n.deleted}
         restated = current.get(restates) if restates else None
         if restates and restated is None:
@@ -435,7 +440,8 @@ class WritePipeline:
         neighbours = {i: current[i] for i in ids if i in current}
         said_at: dict[str, datetime] = {}
         if answer.contradictions:
-            firsts = [n.raw_log_ids[0] for n in neighbours.values() if n.raw_log_ids]
+            contradicted = {c.note_id for c in answer.contradictions}
+            firsts = [n.raw_log_ids[0] for n in neighbours.values() if n.raw_log_ids and n.id in contradicted]
             said_at = {r.id: r.occurred_at for r in tx.get_raw_logs(firsts)}
         pending = tx.pending_attributes(restated.id) if restated is not None else frozenset()
         return Snapshot(neighbours, restated, frozenset(pending), said_at)

@@ -1,15 +1,16 @@
 """Quantities and the facts they state, and which earlier note a new one makes untrue.
 
 A contradiction needs the same kind of fact stated differently, each stated as a fact (not a
-quote, an offer, a question or a budget): a price per seat ($42, then $55), a seat count (120,
-then 150), a plan (the annual plan, then monthly billing, or "no longer wants the annual plan"),
-a date of the same event (the renewal moved from October 1 to January 15), a person in a role
-(a new champion, the decision now with the new CFO), or a reversed decision ("decided not to
-roll out" after "will decide on rolling out"). Only the newest earlier note stating that kind
-of fact is contradicted: it holds the current value, older ones were retired by it. A fix
-confirmed for a reported fault retires the report (``retired_fault``): "fails to save" is no
-longer true; a fix planned, a workaround or a diagnosis retires nothing. Which of the two notes
-is newer in time the pipeline decides, not this module.
+quote, an offer, a question or a budget): a price per seat ($42, then $55) or per any other unit
+the product is sold by (each unit its own slot: $34, then $36 a driver), a seat count (120, then
+150, or "That takes us to 150"), a plan (the annual plan, then monthly billing, or "no longer
+wants the annual plan"), a date of the same event (the renewal moved from October 1 to January
+15), a person in a role (a new champion, the decision now with the new CFO), or a reversed
+decision ("decided not to roll out" after "will decide on rolling out"). Only the newest earlier
+note stating that kind of fact is contradicted: it holds the current value, older ones were
+retired by it. A fix confirmed for a reported fault retires the report (``retired_fault``):
+"fails to save" is no longer true; a fix planned, a workaround or a diagnosis retires nothing.
+Which of the two notes is newer in time the pipeline decides, not this module.
 """
 
 from __future__ import annotations
@@ -27,7 +28,18 @@ from amem.llm.offline.text import CALENDAR, STOP, WORD, readable, sentences, ste
 
 #: A unit a per-seat price is quoted in: all name the same slot (the price of one licence).
 _UNIT = r"(?P<unit>seat|user|licen[cs]e|head|member|agent|editor)s?\b"
-_PER = rf"(?:\s*/\s*|\s+(?:per|a|an|each|for each)\s+)(?:(?:named|paid|licensed)\s+)?{_UNIT}"
+#: A period, not a unit: "$19/month" is a fee, not the price of one of something.
+_PERIOD = r"(?:month|mo|year|yr|annum|week|wk|day|hour|hr|minute|min|quarter|qtr|term|period|cycle|time)s?\b"
+#: Any other unit a product is sold by ("$34/driver", "$450 per depot", "$2 per shipment"), named
+#: after "per" or "/": each its own slot, so the price of a driver never meets the price of a depot.
+_OTHER_UNIT = rf"(?!{_PERIOD})(?P<other>[a-z]{{3,}}?)(?:e?s)?\b(?!-)"
+#: The abbreviations of per-unit pricing: per employee / user / member per month (or year).
+_PER_ABBREVIATION = {"pepm": "employee", "pepy": "employee", "pupm": "seat", "pupy": "seat", "pmpm": "member"}
+_PER = (
+    rf"\s*(?P<abbr>{'|'.join(_PER_ABBREVIATION)})\b|"  # "$11.75 PEPM"
+    rf"(?:\s*/\s*|\s+(?:per|a|an|each|for each)\s+)(?:(?:named|paid|licensed)\s+)?{_UNIT}|"
+    rf"(?:\s*/\s*|\s+per\s+)(?:[a-z]+(?:ed|ive)\s+)?{_OTHER_UNIT}"  # "per registered attendee"
+)
 #: An amount: a currency sign before, or a currency code or word after.
 _AMOUNT = (
     r"(?:(?P<cur>[$€£])\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?!\s?[kKmM]\b)|"
@@ -49,12 +61,24 @@ _CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "�
 _COUNT = re.compile(
     # "150 seats", "90 named users", "150 Growth seats" (a plan's name between)
     # (not the digits after a point: "SCIM 2.0 user provisioning" is a version, not a count)
-    r"(?<![.\d])\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|"
-    r"(?-i:[A-Z][a-z]+)\s+)?"
+    r"(?<![.\d$€£])\b(?P<num>\d[\d,]*)\s+(?:(?:named|paid|licensed|total|more|fewer|extra|additional)\s+|"
+    # "30 organiser seats", "150 Growth seats": one word naming the kind, or a plan's name
+    r"(?-i:[A-Z][a-z]+|(?!(?:per|each|for|from|of|at|to|in|on|and|or|new|the)\b)[a-z]{3,})\s+)?"
     r"(?P<unit>seat|user|licen[cs]e)s?\b|"
     r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
     # "Licensed seats provisioned: 85": a labelled count
     r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d$€£:]{0,30}:\s*(?P<num4>\d[\d,]*)\b(?!\s*(?:%|/|per\b))",
+    re.IGNORECASE,
+)
+#: The total a change comes to, said after it: "That takes us to 36.", "That makes 46 drivers
+#: total", "which brings the account to 120 seats", "That takes us from 44 leased to 37."
+_RESULT_TOTAL = re.compile(
+    r"\b(?:takes?|took|taking|brings?|brought|bringing|gets?|getting|puts?|putting)\s+"
+    r"(?:us|them|it|the (?:total|count|account|contract|team)|our total|their total)\s+"
+    r"(?:from\s+\d[\d,]*\s+(?:[a-z]+\s+)?)?(?:up\s+|down\s+)?to\s+(?P<num>\d[\d,]*)"
+    r"(?:\s+(?P<unit>[a-z]{3,}?)(?:e?s)?\b)?(?!\s*(?:%|percent|k\b|[.,]\d))|"
+    r"\b(?:that|which|this)\s+(?:makes|brings|takes)\s+(?:it\s+|us\s+)?(?P<num2>\d[\d,]*)\s+"
+    r"(?:[a-z]+\s+)?(?P<unit2>[a-z]{3,}?)(?:e?s)?\s+(?:in\s+)?total\b",
     re.IGNORECASE,
 )
 #: "25 more seats (85 -> 110)", "seats go from 85 to 110": the number the count changes to.
@@ -115,6 +139,16 @@ _OLD_VALUE_BEFORE = re.compile(
 )
 #: Before an amount: the catalogue's price ("lists at $45", "list price of $45").
 _LIST_PRICE = re.compile(r"\b(?:lists? at|list price(?: of| is)?|at list|listed at)\s*$", re.IGNORECASE)
+#: A heading over the catalogue's prices ("As promised, our list pricing:", "Rate card:"): the
+#: prices listed in the lines under it are what the vendor asks of anyone, not this customer's
+#: price or offer. (Prices walked through in the sentence itself stay offers: "Walked list
+#: pricing: Professional $65/seat".)
+_CATALOGUE = re.compile(
+    r"\b(?:list pric\w*|price list|pricing overview|rate card|standard pricing|public pricing)\b"
+    r"[^.;:]{0,30}:\s*$",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d+[.)])\s")
 #: Before a value: a bound, not the value itself ("under $50", "above 100 seats").
 _BOUND_BEFORE = re.compile(
     r"\b(?:under|below|above|over|beyond|more than|less than|fewer than|at most|at least|"
@@ -289,7 +323,7 @@ def _event_slot(match: re.Match[str]) -> str:
 
 
 def _prices(s: str) -> set[tuple[str, str, float]]:
-    """Per-seat prices the sentence states as holding (not an old value it names)."""
+    """Prices per seat (or per other unit) the sentence states as holding (not an old value it names)."""
     out = set()
     for m in _MONEY.finditer(s):
         if _OLD_VALUE_BEFORE.search(s[: m.start()]) or _BOUND_BEFORE.search(s[: m.start()]):
@@ -299,7 +333,11 @@ def _prices(s: str) -> set[tuple[str, str, float]]:
         if _LIST_PRICE.search(s[max(0, m.start() - 25) : m.start()]) or re.match(r"\s*list\b", s[m.end() :]):
             continue  # the catalogue's price, not what this customer pays
         cur = m.group("cur") or _CURRENCY[m.group("cur2").lower()]
-        out.add((cur, "seat", _amount(m.group("num") or m.group("num2"))))
+        other = (m.group("other") or "").lower()
+        unit = "seat" if not other or re.fullmatch(_UNIT, other) else other
+        if m.group("abbr"):
+            unit = _PER_ABBREVIATION[m.group("abbr").lower()]
+        out.add((cur, unit, _amount(m.group("num") or m.group("num2"))))
     return out
 
 
@@ -419,6 +457,20 @@ def _counts(s: str) -> set[tuple[str, float]]:
         out.add(("seat", _amount(m.group("num") or m.group("num2"))))
     for m in _COUNT_CHANGE.finditer(s):
         out.add(("seat", _amount(m.group("num"))))
+    for m in _RESULT_TOTAL.finditer(s):
+        noun = (m.group("unit") or m.group("unit2") or "").lower()
+        if noun and re.match(_PERIOD, noun):
+            continue  # "takes us to 12 months": a term, not a count
+        unit = "seat" if not noun or re.fullmatch(_UNIT, noun) else noun
+        out.add((unit, _amount(m.group("num") or m.group("num2"))))
+    # "40 drivers @ $36/driver/month": the units a price in the sentence is quoted per are counted too
+    for _, unit, _ in _prices(s):
+        if unit == "seat":
+            continue
+        counted = rf"(?<![.\d$€£])\b(\d[\d,]*)\s+(?:[a-z]+\s+)?{re.escape(unit)}(?:e?s)?\b"
+        for m in re.finditer(counted, s, re.I):
+            if not (_OLD_VALUE_BEFORE.search(s[: m.start()]) or _BOUND_BEFORE.search(s[: m.start()])):
+                out.add((unit, _amount(m.group(1))))
     return out
 
 
@@ -528,12 +580,16 @@ def facts(text: str, *, main: bool = True) -> Facts:
     found_sentences = sentences(readable(text))
     settles = any(_SETTLED.search(x.text) or decision_taken(x.text) for x in found_sentences)
     offered = dates.offer_note(readable(text))  # a quote or a proposal: every value in it is offered
+    listing = False  # in a catalogue's lines (see ``_CATALOGUE``)
     for sentence in found_sentences:
         s = sentence.text
+        heading = _CATALOGUE.search(s)
+        listing = bool(heading) or (listing and (bool(_BULLET.match(s)) or bool(_MONEY.search(s))))
+        priced = "" if listing and not heading else s  # the part prices count in
         fact = (not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))) and not offered
         cue = settles or bool(_CHANGE.search(_main_clause(s)))  # "after the update" dates, it changes nothing
         if fact:
-            found_prices, found_counts = _prices(s), _counts(s)
+            found_prices, found_counts = _prices(priced), _counts(s)
             prices |= found_prices
             counts |= found_counts
             if found_prices:
@@ -541,9 +597,10 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 signalled |= {"price"} if cue else set()
             if found_counts:
                 evidence.setdefault("count", s)
-                signalled |= {"count"} if cue else set()
+                # the total a change comes to ("That takes us to 36") says the count changed
+                signalled |= {"count"} if cue or _RESULT_TOTAL.search(s) else set()
         elif (offered or _OFFER.search(s)) and not re.search(r"\bbudget\w*", s, re.IGNORECASE):
-            found_offers = _prices(s)  # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
+            found_offers = _prices(priced)  # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
             offers |= found_offers
             if found_offers:
                 evidence.setdefault("offer", s)
@@ -870,27 +927,28 @@ def superseded_offers(
     when none of its amounts is the price now settled. An offer is a value too, for as long as the
     negotiation runs: once a price is agreed, "I offered $58" and "they want $56" no longer hold.
     The note that held the last price is the ordinary price contradiction's (``contradiction``)."""
-    # a settled price, or a revised offer ("Requote: ..."), which ends the offers before it
-    values = new.prices if "price" in new.signalled else (new.offers if new.revises else frozenset())
-    if not values:
-        return []
-    out: list[tuple[str, Contradiction]] = []
-    for other_id, other in newest_first:
-        if other.prices:
-            break  # the last price that held: older offers were ended by it
-        for cur, unit, _ in values:
-            mine = {p for p in values if p[:2] == (cur, unit)}
+    # a settled price, or a revised offer ("Requote: ..."), which ends the offers before it; each
+    # unit apart: a settled price per device ends no offer per seat
+    settled = set(new.prices) if "price" in new.signalled else set()
+    values = settled | (
+        {o for o in new.offers if o[:2] not in {p[:2] for p in settled}} if new.revises else set()
+    )
+    out: dict[str, Contradiction] = {}
+    for cur, unit in sorted({p[:2] for p in values}):
+        mine = {p for p in values if p[:2] == (cur, unit)}
+        for other_id, other in newest_first:
+            if any(p[:2] == (cur, unit) for p in other.prices):
+                break  # the last price of this unit that held: older offers were ended by it
             theirs = {p for p in other.offers if p[:2] == (cur, unit)}
-            if theirs and not mine & theirs:
+            if theirs and not mine & theirs and other_id not in out:
                 here, there = _money(list(mine)), _money(list(theirs))
-                verb = "settles" if new.prices else "revises"
+                verb = "settles" if mine & settled else "revises"
                 why = f"{verb} the price at {here}; that note offered {there}"
                 evidence = new.evidence.get("price") or new.evidence["offer"]
-                out.append((other_id, Contradiction("price", why, evidence)))
-                break
-        if other.revises:
-            break  # a revised offer ended the offers before it
-    return out
+                out[other_id] = Contradiction("price", why, evidence)
+            if other.revises:
+                break  # a revised offer ended the offers before it
+    return list(out.items())
 
 
 def stated_kinds(new: Facts) -> list[str]:
@@ -951,10 +1009,14 @@ _FIXED = re.compile(
     r"\bconfirmed\b(?P<confirmed>[^.;]{0,80}?)\b(?:works?|working|fixed|resolved|again|now|since)\b",
     re.IGNORECASE,
 )
-#: Just before a fix word: it is not (yet) done ("will be fixed", "not yet resolved", "once fixed").
+#: Just before a fix word: it is not (yet) done ("will be fixed", "not yet resolved", "once fixed"),
+#: or a clause of condition or time opens before it ("until this is fixed", "once it's all
+#: resolved", "before the sync is fixed"): the fix is awaited, not stated.
 _NOT_DONE_BEFORE = re.compile(
-    r"\b(?:not|n't|never|yet|will|'ll|to be|should|would|could|once|until|when|if|expected|planned|"
-    r"hope\w*|being|get|gets|needs? to be|a|the)\s+(?:\w+\s+){0,1}$",
+    r"\b(?:not|n't|never|yet|will|'ll|to be|should|would|could|expected|planned|"
+    r"hope\w*|being|get|gets|needs? to be|a|the)\s+(?:\w+\s+){0,1}$|"
+    r"\b(?:once|until|till|when|whenever|if|unless|before|as soon as)\s+(?:[\w']+\s+){0,4}$|"
+    r"\b(?:need|needs|needed|want|wants|wanted|expect|expects)\s+(?:\w+\s+){0,2}$",  # "we need this fixed"
     re.IGNORECASE,
 )
 #: A fix sentence that is rather a question, a plan or a regression.
@@ -975,6 +1037,40 @@ _FAULT_GENERIC = frozenset(
 )
 #: In a confirmation's words: it confirms the fault, or something not done yet.
 _UNCONFIRMED = re.compile(r"\b(?:not|n't|no|will|'ll|plan\w*)\b", re.IGNORECASE)
+
+
+#: A follow-up that closes its ticket ("Closing.", "Resolving.", "Close it out", "marked resolved"),
+#: or states the faulty behaviour as right now ("long names now wrap", "as of today SSO works"),
+#: or a confirmation in any words ("Becca confirmed the payouts landed on time"). Read only in a
+#: note naming the same ticket number as the report, where ticket vocabulary is the writer's own.
+_CLOSES_TICKET = re.compile(
+    r"\b(?:closing|closed|resolving|close (?:it|this|the ticket|the case)(?: out)?|"
+    r"mark(?:ed|ing)? (?:it |this |the ticket )?(?:as )?(?:resolved|closed|done|solved)|solved)\b",
+    re.IGNORECASE,
+)
+_NOW_RIGHT = re.compile(r"\b(?:now|as of today|from today|since then)\b", re.IGNORECASE)
+_CONFIRMED_CLAUSE = re.compile(r"\b(?:confirmed|verified|checked)\b(?P<clause>[^.;]{3,160})", re.IGNORECASE)
+#: A fix shipped or planned is not the fault gone ("the fix is now deployed").
+_SHIPPED = re.compile(r"\b(?:fix|fixes|patch\w*|releas\w*|deploy\w*|ship\w*|hotfix\w*|roll\w* out)\b", re.I)
+
+
+def ticket_closed(text: str) -> str | None:
+    """The sentence of a ticket's follow-up that says the fault is gone, in a ticket's usual
+    words (see ``_CLOSES_TICKET``), or None. A sentence that states a fault, a doubt, a plan or a
+    regression closes nothing."""
+    for sentence in sentences(readable(text)):
+        s = sentence.text
+        if _NOT_A_FIX.search(s) or _FAULT.search(s) or _UNCONFIRMED.search(s):
+            continue
+        closes = _CLOSES_TICKET.search(s)
+        # "closed: the fix was deployed on Monday" closes it on the fix's shipping alone
+        if closes and not _NOT_DONE_BEFORE.search(s[: closes.start()]) and not _SHIPPED.search(s):
+            return s
+        if _NOW_RIGHT.search(s) and not _SHIPPED.search(s):
+            return s
+        if _CONFIRMED_CLAUSE.search(s):
+            return s
+    return None
 
 
 def tickets(text: str) -> frozenset[str]:
@@ -1044,7 +1140,7 @@ def retired_fault(
         same = [(at, i, oid, text) for i, (oid, text, at) in enumerate(others) if tickets(text) & mine]
         same = [c for c in same if fix_confirmed(c[3]) is None]
         if same:
-            evidence = fix_confirmed(new_text)
+            evidence = fix_confirmed(new_text) or ticket_closed(new_text)
             _, _, oid, text = min(same, key=lambda c: (c[0], c[1]))
             if evidence is None or fault_reported(text) is None:
                 return None

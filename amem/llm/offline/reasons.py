@@ -42,7 +42,7 @@ DECISION = re.compile(
     # declining an offer ("we'll pass on Learning for now") and a change stated as a necessity
     # ("we need to move the go-live from May 4 to May 11")
     r"(?:will|'ll|are|'re|am|is)\s+pass(?:ing)? on|passed on|"
-    r"(?:need|have) to (?:move|push|postpone|delay|cancel|drop|pause|reschedule)|"
+    r"(?:(?:need|have) to|must) (?:move|push|postpone|delay|cancel|drop|pause|reschedule)|"
     # "dropped the add-on", not "dropped in / by" (a visit) nor "dropped the news" (told it)
     r"dropped(?!\s+(?:in|by|off|out|over|round|a line|a note|the news|a hint|us|me)\b)|paused)\b",
     re.IGNORECASE,
@@ -118,6 +118,12 @@ _BEFORE = re.compile(
 _SUBJECT_START = re.compile(
     r"(?:the|their|our|his|her|its|my|your|they|we|he|she|it|there|this|that|these|those|a|an|"
     r"[A-Z][\w'-]*)\b"
+)
+#: A clause opened by a common noun as its subject and its verb: "onboarding is done", "budget
+#: approval has stalled", "the reps can't keep up" (the determiner is _SUBJECT_START's).
+_NOUN_SUBJECT = re.compile(
+    r"[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2}\s+(?:is|are|was|were|has|have|had|isn't|aren't|wasn't|"
+    r"weren't|hasn't|haven't|can't|cannot|won't|doesn't|don't|didn't|needs|lacks|keeps)\b"
 )
 _THEN_SO = re.compile(
     r",?\s+(?:so|which is why|that is why|that's why|hence|therefore|and therefore|and so)\s+(?=\w)",
@@ -258,14 +264,21 @@ def _connected(
         rest = text[rest_start:end]
         if conn == ":" and not decision:
             continue
-        if match.group("colon") is not None and decision and re.fullmatch(
-            r"\s*(?:(?:with|between)\s+(?:[\w'-]+\s*){1,4})?", text[offset : match.start()]
+        if (
+            match.group("colon") is not None
+            and decision
+            and match.group("colon").strip() == ":"
+            and re.fullmatch(r"\s*(?:(?:with|between)\s+(?:[\w'-]+\s*){1,4})?", text[offset : match.start()])
         ):
-            continue  # "Agreed: Kofi runs the demo", "Decided with Helen: ...": the colon opens the content
+            # "Agreed: Kofi runs the demo", "Decided with Helen: ...": the colon opens the content
+            # (a dash does not: "going ahead with the pilot — their team can't keep up" says why)
+            continue
         if not causal and not conn.startswith("so"):
             continue
         if match.group("colon") is not None and (
-            not _SUBJECT_START.match(rest) or decided(rest) is not None or _COLON_STATES.match(rest)
+            not (_SUBJECT_START.match(rest) or _NOUN_SUBJECT.match(rest))
+            or decided(rest) is not None
+            or _COLON_STATES.match(rest)
         ):
             continue  # what follows a colon says why only when it is not the decision's content
         if conn == "after" and re.match(r"all\b", rest, re.IGNORECASE):

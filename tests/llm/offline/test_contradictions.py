@@ -650,3 +650,127 @@ def test_a_system_s_own_cutover_is_not_the_go_live() -> None:
     # a bare cutover is the go-live's
     moved = "No-go for June 22. New date: July 6, Lyon cutover over the weekend."
     assert _contradicts(moved, old) == ["date"]
+
+
+@pytest.mark.parametrize(
+    "awaited",
+    [
+        "Please keep the nightly export paused until the sync is fixed.",
+        "We will switch the alerts back on once it's all resolved.",
+        "Ana wants a call as soon as the Lisbon template is fixed.",
+        "If the renderer is fixed by Friday, we keep the launch date.",
+    ],
+)
+def test_a_fix_awaited_in_a_clause_of_time_or_condition_is_no_fix(awaited: str) -> None:
+    assert fix_confirmed(awaited) is None
+    # so a report that asks for something until the fault is fixed still reports the fault
+    report = f"Ticket #5120: the nightly export fails for the Lisbon office. {awaited}"
+    assert fault_reported(report) is not None
+    found = retired_fault("Ticket #5120 resolved: Lisbon exports run again.", _pool(report))
+    assert found is not None and found[0] == "n0"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "retires"),
+    [
+        # any unit a product is sold by, after "per" or "/", is a price slot of its own
+        ("Signed: $34/driver/month for 40 drivers.", "From July the price is now $36/driver/month.", True),
+        ("We pay $5 per shipment.", "The rate changed to $4 per shipment as of May.", True),
+        ("Signed: $34/driver/month for 40 drivers.", "The depot fee is now $300 per depot.", False),
+        ("Signed: $34/driver/month for 40 drivers.", "Scanner lease is now $19/month.", False),
+        ("Signed at $40 per active user.", "As of today the price is $44 per seat.", True),
+    ],
+)
+def test_a_price_per_any_unit_meets_only_the_price_of_that_unit(old: str, new: str, retires: bool) -> None:
+    assert ("price" in _contradicts(new, old)) is retires
+
+
+def test_a_settled_price_of_one_unit_ends_no_offer_of_another() -> None:
+    from amem.llm.offline.contradictions import superseded_offers
+
+    offer = "Quote Q-7 sent: $38 per seat per month for 60 seats."
+    revised = "Revised quote Q-8: 85 seats at $45/seat/month. Optional: 40 scanners at $6/device/month."
+    # the revised quote ends the seat offer, whatever it says of devices
+    assert [oid for oid, _ in superseded_offers(facts(revised), [("q", facts(offer))])] == ["q"]
+    settled_devices = facts("Agreed today: scanners at $5/device/month.")
+    assert superseded_offers(settled_devices, [("q", facts(offer))]) == []
+
+
+def test_prices_listed_under_a_catalogue_heading_are_neither_the_customer_s_price_nor_an_offer() -> None:
+    catalogue = facts(
+        "Hi Ines,\n\nAs promised, our list pricing:\n\n- Core: $24 / driver / month\n"
+        "- Plus: $38 / driver / month\n\nAnnual agreements, billed monthly.\n\nWe pay $10 per depot."
+    )
+    assert {p for p in catalogue.prices | catalogue.offers if p[1] == "driver"} == set()
+    assert ("$", "depot", 10.0) in catalogue.prices  # the list ends where its lines do
+    walked = facts("Walked list pricing: Professional $65/seat/month, monthly plan.")
+    assert walked.prices | walked.offers  # prices walked through in the sentence itself still count
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        "Ticket #3310: Ana confirmed the Lisbon invoices come out clean this morning. Closing.",
+        "#3310: as of today Lisbon PDFs render on every template.",
+        "Re #3310 - the renderer now embeds the font; Lisbon invoices look right. Marking it resolved.",
+        "Ticket #3310: Ana checked that the Lisbon batch printed with the right font.",
+    ],
+)
+def test_a_follow_up_closing_the_same_ticket_in_its_own_words_retires_the_report(follow_up: str) -> None:
+    found = retired_fault(follow_up, _pool(_UPDATE, _REPORT))
+    assert found is not None and found[0] == "n1" and found[1].evidence in follow_up
+
+
+@pytest.mark.parametrize(
+    "not_closed",
+    [
+        "Ticket #3310 closed: the fix was deployed on Monday.",  # shipped, not seen to work
+        "Ticket #3310: the fix is now deployed to staging.",
+        "Ticket #3310: Ana confirmed the Lisbon invoices still fail.",
+        "Ticket #3310: we will close it once Ana has checked.",
+        "Ticket #3310: now failing for the Porto office too.",
+    ],
+)
+def test_a_follow_up_that_ships_doubts_or_reports_again_closes_nothing(not_closed: str) -> None:
+    assert retired_fault(not_closed, _pool(_REPORT)) is None
+
+
+def test_a_report_that_needs_the_fault_fixed_is_still_a_report() -> None:
+    report = (
+        "Ticket #7001: badges cut long names off. The summit is May 3, so we need this fixed before then."
+    )
+    assert fix_confirmed(report) is None and fault_reported(report) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the total a change comes to, said after it, is the count that now holds
+        (
+            "Subscription active: 30 organiser seats.",
+            "Approved, go ahead with 6 more seats today. That takes us to 36.",
+        ),
+        (
+            "Signed: 40 drivers at $36/driver/month.",
+            "Adding 6 seasonal drivers in May. That makes 46 drivers total.",
+        ),
+        ("Renewed: 80 seats for a year.", "Two teams left in May. That brings the account down to 64 seats."),
+    ],
+)
+def test_the_total_a_change_comes_to_retires_the_old_count(old: str, new: str) -> None:
+    assert "count" in _contradicts(new, old)
+
+
+def test_a_total_of_another_unit_a_term_or_a_price_is_no_count_of_seats() -> None:
+    seats = "Renewed: 80 seats for a year."
+    assert _contradicts("Adding 6 seasonal drivers. That makes 46 drivers total.", seats) == []
+    assert _contradicts("The extension takes us to 18 months.", seats) == []
+    assert facts("Globex now pays $42 per seat per month.").counts == frozenset()
+
+
+def test_a_price_per_employee_per_month_is_a_price_per_employee() -> None:
+    assert _contradicts("Renewed today: now $11.50 PEPM for 2,000 employees.", "Signed at $11.75 PEPM.") == [
+        "price"
+    ]
+    assert ("$", "employee", 2000.0) not in facts("Signed at $11.75 PEPM, 2,000 employees.").prices
+    assert ("employee", 2000.0) in facts("Signed at $11.75 PEPM, 2,000 employees.").counts

@@ -354,3 +354,33 @@ def test_a_justification_line_anywhere_in_a_decision_note_is_the_reason() -> Non
 def test_a_rollout_announced_with_will_is_a_decision() -> None:
     text = "The warehouse pilot went better than the office one, so we'll roll the app out to all sites."
     assert _reason(text) == "The warehouse pilot went better than the office one"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a dash after "going ahead with <what>" opens the reason; only a colon after "agreed
+        # with <someone>" opens the decision's content
+        (
+            "We're going ahead with the Leeds rollout — their planners can't keep building rosters by hand.",
+            "their planners can't keep building rosters by hand",
+        ),
+        # a reason after a dash may open with a common noun as its subject
+        (
+            "We're moving the check-in to quarterly — adoption is high and support tickets have dried up.",
+            "adoption is high and support tickets have dried up",
+        ),
+        # "must move" is a decision taken, as "need to move" is
+        (
+            "We must move the Leeds kickoff to May 4 because the depot is closed for inventory that week.",
+            "the depot is closed for inventory that week",
+        ),
+    ],
+)
+def test_a_reason_after_a_dash_or_a_necessity_taken_as_a_decision(text: str, expected: str) -> None:
+    assert _reason(text) == expected
+
+
+def test_a_colon_after_agreed_with_someone_still_opens_the_content() -> None:
+    assert _reason("Agreed with Omar: Hooper Ltd drops from 80 to 60 seats next month.") is None
+    assert _reason("Agreed with Omar - the board has cut every vendor budget by a tenth.") is not None
