@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 
 import numpy as np
 import sqlalchemy as sa
@@ -121,6 +122,20 @@ def vectors(tx: LedgerTx, model: str, note_ids: Sequence[str]) -> dict[str, Stor
     return out
 
 
+@cache
+def _put_vectors_statement(dialect: str) -> sa.Insert:
+    """The upsert of note vectors, built once per dialect (it runs in every add_note's write)."""
+    insert = postgresql.insert(note_vectors) if dialect == "postgresql" else sqlite.insert(note_vectors)
+    return insert.on_conflict_do_update(
+        index_elements=[note_vectors.c.note_id, note_vectors.c.model],
+        set_={
+            "document_sha256": insert.excluded.document_sha256,
+            "vector": insert.excluded.vector,
+            "stored_at": insert.excluded.stored_at,
+        },
+    )
+
+
 def put_vectors(
     tx: LedgerTx,
     model: str,
@@ -140,14 +155,6 @@ def put_vectors(
         }
         for note_id, digest, vector in sorted(rows, key=lambda row: row[0])  # one lock order: no deadlock
     ]
-    insert = postgresql.insert(note_vectors) if tx.dialect == "postgresql" else sqlite.insert(note_vectors)
-    stmt = insert.on_conflict_do_update(
-        index_elements=[note_vectors.c.note_id, note_vectors.c.model],
-        set_={
-            "document_sha256": insert.excluded.document_sha256,
-            "vector": insert.excluded.vector,
-            "stored_at": insert.excluded.stored_at,
-        },
-    )
+    stmt = _put_vectors_statement(tx.dialect)
     for start in range(0, len(values), 500):
         tx.conn.execute(stmt, values[start : start + 500])

@@ -155,6 +155,28 @@ def _begin_immediate(conn: sa.Connection) -> None:
         conn.exec_driver_sql("PRAGMA busy_timeout=60000")
 
 
+#: Statements a write runs for every input, built once: SQLAlchemy's building of a statement
+#: (coercing each value into a bound parameter) cost more than SQLite's executing it, inside the
+#: write lock every acknowledgement waits for.
+_SAVE_NOTE = sa.update(notes).where(notes.c.id == sa.bindparam("_note_id"))
+_READ_HEAD = sa.select(chain_head).where(chain_head.c.id == 1)
+_LOCK_HEAD = _READ_HEAD.with_for_update()  # PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises
+_MOVE_HEAD = sa.update(chain_head).where(chain_head.c.id == 1)  # the columns to set are the parameters
+_SET_RAW_LOG_STATE = (
+    sa.update(raw_log_states)
+    .where(raw_log_states.c.raw_log_id == sa.bindparam("_raw_log_id"))
+    .values(
+        state=sa.bindparam("_state"),
+        note_id=sa.bindparam("_note_id"),
+        error=sa.bindparam("_error"),
+        updated_at=sa.bindparam("_at", type_=raw_log_states.c.updated_at.type),
+        lease_owner=None,  # a new state ends any claim on the input
+        lease_until=None,
+        attempts=raw_log_states.c.attempts + sa.bindparam("_attempted", type_=sa.Integer()),
+    )
+)
+
+
 class Ledger:
     """Opens the database, checks its schema and hands out transactions."""
 
@@ -289,6 +311,10 @@ class LedgerTx:
         #: Proposals and changes made inside ``batched``, inserted together when it ends.
         self._batching = 0
         self._proposal_rows: list[dict[str, Any]] = []
+        #: Notes this transaction created, and the (note, attribute) of the pending proposals it
+        #: recorded for them: no other transaction can hold a proposal on such a note.
+        self._created: set[str] = set()
+        self._pending_of_created: dict[tuple[str, str], set[str]] = {}
         self._change_rows: list[dict[str, Any]] = []
 
     # -- chain head --------------------------------------------------------------------------
@@ -311,10 +337,7 @@ class LedgerTx:
         self._read_under_writers = (row.last_seq, row.last_hash, row.proposal_seq)
 
     def _lock_head(self) -> None:
-        stmt = sa.select(chain_head).where(chain_head.c.id == 1)
-        if self.dialect == "postgresql":
-            stmt = stmt.with_for_update()
-        row = self.conn.execute(stmt).one()
+        row = self.conn.execute(_LOCK_HEAD if self.dialect == "postgresql" else _READ_HEAD).one()
         self._head_locked = True
         if self._head is None:
             self._head = Head(
@@ -368,16 +391,15 @@ class LedgerTx:
             self.conn.execute(sa.insert(events), self._events)
             self._events = []
         self.conn.execute(
-            sa.update(chain_head)
-            .where(chain_head.c.id == 1)
-            .values(
-                last_seq=h.last_seq,
-                last_hash=h.last_hash,
-                raw_log_seq=h.raw_log_seq,
-                proposal_seq=h.proposal_seq,
-                event_seq=h.event_seq,
-                event_hash=h.event_hash,
-            )
+            _MOVE_HEAD,
+            {
+                "last_seq": h.last_seq,
+                "last_hash": h.last_hash,
+                "raw_log_seq": h.raw_log_seq,
+                "proposal_seq": h.proposal_seq,
+                "event_seq": h.event_seq,
+                "event_hash": h.event_hash,
+            },
         )
 
     # -- rows written together -----------------------------------------------------------------
@@ -584,23 +606,22 @@ class LedgerTx:
         error: str | None = None,
     ) -> None:
         self.conn.execute(
-            sa.update(raw_log_states)
-            .where(raw_log_states.c.raw_log_id == raw_log_id)
-            .values(
-                state=state.value,
-                note_id=note_id,
-                error=storable(error),
-                updated_at=now,
-                lease_owner=None,  # a new state ends any claim on the input
-                lease_until=None,
-                attempts=raw_log_states.c.attempts + (0 if state == RawLogState.PENDING else 1),
-            )
+            _SET_RAW_LOG_STATE,
+            {
+                "_raw_log_id": raw_log_id,
+                "_state": state.value,
+                "_note_id": note_id,
+                "_error": storable(error),
+                "_at": now,
+                "_attempted": 0 if state == RawLogState.PENDING else 1,
+            },
         )
 
     # -- notes -------------------------------------------------------------------------------
 
     def insert_note(self, note: Note) -> None:
         self.conn.execute(sa.insert(notes), [_note_row(note)])
+        self._created.add(note.id)
 
     def get_note(self, note_id: str) -> Note | None:
         row = self.conn.execute(sa.select(notes).where(notes.c.id == note_id)).one_or_none()
@@ -615,8 +636,8 @@ class LedgerTx:
 
     def save_note(self, note: Note) -> None:
         row = _note_row(note)
-        row.pop("id")
-        self.conn.execute(sa.update(notes).where(notes.c.id == note.id).values(**row))
+        row["_note_id"] = row.pop("id")
+        self.conn.execute(_SAVE_NOTE, row)  # the columns to set are the parameters
 
     def list_notes(
         self, *, scope: str | None = None, include_deleted: bool = False, limit: int = 100, offset: int = 0
@@ -658,6 +679,9 @@ class LedgerTx:
             self._proposal_rows += rows
         else:
             self.conn.execute(sa.insert(proposals), rows)
+        for r in rows:
+            if r["note_id"] in self._created and r["status"] == ProposalStatus.PENDING.value:
+                self._pending_of_created.setdefault((r["note_id"], r["attribute"]), set()).add(r["id"])
         for row in rows:
             self.append_event("proposal", row["id"], row, row["created_at"])
             if row["status"] != ProposalStatus.PENDING.value:  # routed straight to a decision
@@ -699,6 +723,8 @@ class LedgerTx:
         return True
 
     def supersede_pending(self, note_id: str, attribute: str, *, by: str, at: datetime) -> int:
+        if note_id in self._created and not self._pending_of_created.get((note_id, attribute), set()) - {by}:
+            return 0  # a note of this transaction, with no other pending proposal on the attribute
         comment = f"superseded by {by}"
         if any(
             r["note_id"] == note_id
@@ -858,6 +884,13 @@ class LedgerTx:
             sa.select(policy_versions).order_by(policy_versions.c.version.desc()).limit(1)
         ).one_or_none()
         return PolicyVersion.model_validate(dict(row._mapping)) if row is not None else None
+
+    def installed_policy_sha256(self) -> str | None:
+        """The sha256 of the newest installed policy version (None while none was installed): what a
+        writer compares with the policy it routes under, on every write, without reading the text."""
+        return self.conn.execute(
+            sa.select(policy_versions.c.sha256).order_by(policy_versions.c.version.desc()).limit(1)
+        ).scalar_one_or_none()
 
     def is_empty(self) -> bool:
         """Whether the ledger holds nothing yet: no raw log, proposal, change, event or policy."""

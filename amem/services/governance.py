@@ -136,6 +136,8 @@ class Governance:
         """Decisions are made only under the ledger's policy, as it is at this moment."""
         if self.mismatch:
             raise PolicyMismatchError(self.mismatch)
+        if tx.installed_policy_sha256() == self.installed_sha256:
+            return
         head = tx.installed_policy()
         if (head.sha256 if head else None) != self.installed_sha256:
             raise PolicyMismatchError(
@@ -145,6 +147,8 @@ class Governance:
 
     def _follow_installed_policy(self, tx: LedgerTx) -> None:
         """Route under the newest installed policy, even in a long-running process (an agent's)."""
+        if tx.installed_policy_sha256() == self.installed_sha256:
+            return  # unchanged: the policy's text is read only when another version was installed
         head = tx.installed_policy()
         if head is not None and head.sha256 != self.installed_sha256:
             from amem.services.policy_registry import policy_of

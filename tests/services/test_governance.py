@@ -127,6 +127,24 @@ def test_in_one_batch_the_later_of_two_pending_proposals_supersedes_the_earlier(
     assert memory.verify().ok
 
 
+def test_on_a_note_created_in_the_same_transaction_the_later_pending_proposal_supersedes_too(
+    memory: Memory,
+) -> None:
+    from amem.services.governance import Draft
+
+    drafts = lambda note_id, values: [  # noqa: E731
+        Draft(note_id, "decision_rationale", v, reason=f"r-{v}", proposer=LLM) for v in values
+    ]
+    with memory.ledger.write() as tx:
+        note = memory.governance.create_note(tx, scope="acme", content="x", raw_logs=[], actor=LLM.actor)
+        (only,) = memory.governance.propose_in(tx, drafts(note.id, ["one"]))
+        (later,) = memory.governance.propose_in(tx, drafts(note.id, ["two"]))  # a later input of the batch
+    assert memory.proposal(only.id).status == ProposalStatus.SUPERSEDED
+    assert memory.proposal(later.id).status == ProposalStatus.PENDING
+    assert [p.id for p in memory.pending()] == [later.id]
+    assert memory.verify().ok
+
+
 def test_new_proposal_supersedes_older_pending_one(memory: Memory) -> None:
     note = make_note(memory, "x")
     first = memory.propose(note.id, "decision_rationale", "one", reason="r1", proposer=LLM)
