@@ -101,14 +101,17 @@ def held(tx: LedgerTx, raw_log_ids: Sequence[str], owner: str) -> set[str]:
     """Which of these inputs ``owner``'s claim still stands on (``holds`` for a batch, one query)."""
     if not raw_log_ids:
         return set()
-    stmt = sa.select(raw_log_states.c.raw_log_id).where(
-        raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
-        raw_log_states.c.lease_owner == owner,
-        raw_log_states.c.state != RawLogState.PROCESSED.value,
-    )
-    if tx.dialect == "postgresql":
-        stmt = stmt.with_for_update()
-    return set(tx.conn.execute(stmt).scalars())
+    stmt = _HELD_FOR_UPDATE if tx.dialect == "postgresql" else _HELD
+    return set(tx.conn.execute(stmt, {"ids": list(raw_log_ids), "owner": owner}).scalars())
+
+
+#: ``held`` runs in every note's write: built once.
+_HELD = sa.select(raw_log_states.c.raw_log_id).where(
+    raw_log_states.c.raw_log_id.in_(sa.bindparam("ids", expanding=True)),
+    raw_log_states.c.lease_owner == sa.bindparam("owner"),
+    raw_log_states.c.state != RawLogState.PROCESSED.value,
+)
+_HELD_FOR_UPDATE = _HELD.with_for_update()
 
 
 def renew(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str], until: datetime) -> int:

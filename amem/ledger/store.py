@@ -162,6 +162,11 @@ _SAVE_NOTE = sa.update(notes).where(notes.c.id == sa.bindparam("_note_id"))
 _READ_HEAD = sa.select(chain_head).where(chain_head.c.id == 1)
 _LOCK_HEAD = _READ_HEAD.with_for_update()  # PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises
 _MOVE_HEAD = sa.update(chain_head).where(chain_head.c.id == 1)  # the columns to set are the parameters
+_NOTES_BY_ID = sa.select(notes).where(notes.c.id.in_(sa.bindparam("ids", expanding=True)))
+_RAW_LOG_STATE = sa.select(raw_log_states).where(raw_log_states.c.raw_log_id == sa.bindparam("_raw_log_id"))
+_INSTALLED_POLICY_SHA256 = (
+    sa.select(policy_versions.c.sha256).order_by(policy_versions.c.version.desc()).limit(1)
+)
 _SET_RAW_LOG_STATE = (
     sa.update(raw_log_states)
     .where(raw_log_states.c.raw_log_id == sa.bindparam("_raw_log_id"))
@@ -591,9 +596,7 @@ class LedgerTx:
             last = rows[-1].seq
 
     def raw_log_state(self, raw_log_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            sa.select(raw_log_states).where(raw_log_states.c.raw_log_id == raw_log_id)
-        ).one_or_none()
+        row = self.conn.execute(_RAW_LOG_STATE, {"_raw_log_id": raw_log_id}).one_or_none()
         return dict(row._mapping) if row is not None else None
 
     def set_raw_log_state(
@@ -630,7 +633,7 @@ class LedgerTx:
     def get_notes(self, ids: Sequence[str]) -> list[Note]:
         if not ids:
             return []
-        rows = self.conn.execute(sa.select(notes).where(notes.c.id.in_(list(ids)))).all()
+        rows = self.conn.execute(_NOTES_BY_ID, {"ids": list(ids)}).all()
         by_id = {r.id: _note(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -888,9 +891,7 @@ class LedgerTx:
     def installed_policy_sha256(self) -> str | None:
         """The sha256 of the newest installed policy version (None while none was installed): what a
         writer compares with the policy it routes under, on every write, without reading the text."""
-        return self.conn.execute(
-            sa.select(policy_versions.c.sha256).order_by(policy_versions.c.version.desc()).limit(1)
-        ).scalar_one_or_none()
+        return self.conn.execute(_INSTALLED_POLICY_SHA256).scalar_one_or_none()
 
     def is_empty(self) -> bool:
         """Whether the ledger holds nothing yet: no raw log, proposal, change, event or policy."""
