@@ -134,7 +134,7 @@ class TokenService:
         """The token's record, if it is known and not revoked; NotAuthenticatedError otherwise."""
         if not token or not token.startswith(PREFIX):
             raise NotAuthenticatedError("a bearer token is required (amem tokens create NAME --role agent)")
-        with self.ledger.read() as tx:
+        with self.ledger.read(one_statement=True) as tx:  # every request checks: one round trip
             row = token_queries.by_digest(tx, digest(token))
         if row is None or row["revoked_at"] is not None:
             raise NotAuthenticatedError("this token is unknown or revoked")
