@@ -550,6 +550,11 @@ _MOVED_ELSEWHERE = re.compile(
 )
 
 
+def _relocation(match: re.Match[str]) -> str:
+    """A move to somewhere, in its own tense: "moved to" is past, "moves to" says no tense."""
+    return "relocated into " if match.group(0).lower().startswith("moved") else "relocates into "
+
+
 def _tense(text: str, start: int, end: int) -> Tense:
     """Future or past, from the words of the date's own clause (None when it says neither)."""
     left = text[:start]
@@ -558,7 +563,7 @@ def _tense(text: str, start: int, end: int) -> Tense:
     right = _CLAUSE_EDGE.search(text, end)
     clause_end = right.start() if right else len(text)
     # "moved to <a place, a vendor, a team>" is a move made; only a move to a date looks ahead
-    clause = " ".join(_MOVED_ELSEWHERE.sub("relocated into ", part)
+    clause = " ".join(_MOVED_ELSEWHERE.sub(_relocation, part)
                       for part in (text[clause_start:start], text[end:clause_end]))
     here = text[start:end].lower()
     if re.search(r"\b(?:next|coming|tomorrow)\b", here):

@@ -426,3 +426,15 @@ def test_an_arrow_after_from_marks_the_date_something_moves_to() -> None:
 def test_the_first_day_of_a_term_s_range_is_when_a_signed_contract_takes_effect() -> None:
     text = "Order form signed 2026-08-18 by the CFO. Plus | 60 seats | 12-month term 2026-09-01 → 2027-08-31"
     assert _day(text, WED_AUG_19) == date(2026, 9, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The whole company moves to HubSpot in January.", date(2027, 1, 1)),  # a plan: ahead
+        ("The whole company moved to HubSpot in January.", date(2026, 1, 1)),  # done: behind
+    ],
+)
+def test_a_move_to_somewhere_keeps_the_tense_of_its_verb(text: str, expected: date) -> None:
+    (found,) = mentions(text, datetime(2026, 7, 9, 18, tzinfo=UTC))
+    assert found.when == expected
