@@ -574,6 +574,8 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return "past"
     if re.search(r"\b(?:is|are)\s+(?:now\s+|still\s+)?$", text[max(0, start - 20) : start], re.I):
         return None  # "the go-live is July 13": a date the plan has now, the nearest such day
+    if re.search(r"\bnow\s+[a-z]{3,}s\s+(?:(?:for|on|as)\s+)?$", text[max(0, start - 30) : start], re.I):
+        return None  # "refreshed, the board now shows Aug 12": what it says now, the nearest such day
     if _DECIDED_ACTION.search(text[clause_start:start]):
         return "future"  # "approved adding the module in Q1": the action decided lies ahead
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):

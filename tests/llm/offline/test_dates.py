@@ -438,3 +438,9 @@ def test_the_first_day_of_a_term_s_range_is_when_a_signed_contract_takes_effect(
 def test_a_move_to_somewhere_keeps_the_tense_of_its_verb(text: str, expected: date) -> None:
     (found,) = mentions(text, datetime(2026, 7, 9, 18, tzinfo=UTC))
     assert found.when == expected
+
+
+def test_what_something_shows_now_is_the_nearest_such_day_whatever_came_before() -> None:
+    text = "Refreshed from Maersk, the board now shows Aug 12 and matches the carrier."
+    (found,) = mentions(text, datetime(2026, 8, 7, 16, tzinfo=UTC))
+    assert found.when == date(2026, 8, 12)
