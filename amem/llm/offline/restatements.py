@@ -25,7 +25,7 @@ _WON = re.compile(r"\bclosed[- ]won\b", re.IGNORECASE)
 _RECAP = re.compile(
     r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|confirming|as promised|marked|"
     r"for the record|"
-    r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|"
+    r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|changed:|"
     r"switched to|flagged|closed won|per (?:the |our )?(?:call|meeting) notes?|"
     # a CRM entry's heading: "Contact update, Acme: ...", "Status update:"
     r"^\W*(?:[\w-]+\s+){0,2}update\b\s*[:,])",
@@ -52,12 +52,15 @@ _PLAN = re.compile(
     re.IGNORECASE,
 )
 _BASE = datetime(2000, 6, 15, tzinfo=UTC)
+#: After a value: an arrow to the value it changes into ("2026-06-15 -> 2026-07-06", "46 → 42"),
+#: as a CRM's change log writes it; the value before the arrow is the old one.
+_CHANGED_INTO = re.compile(r"\s*(?:->|→|=>|⇒)\s*\S")
 
 
 @lru_cache(maxsize=4096)
 def values(text: str, *, old_values: bool = False) -> frozenset[str]:
-    """The values a note states: amounts and counts, days (MM-DD) and plans. A date something
-    moves from ("changed from X to Y") is the old value, not one it states; a date that dates a
+    """The values a note states: amounts and counts, days (MM-DD) and plans. A value something
+    moves from ("changed from X to Y", "X -> Y") is the old value, not one it states; a date that dates a
     message or sits in an aside ("(per call notes of 3 Nov)") is no value either."""
     found = dates.mentions(text, _BASE)
     # with ``old_values``, the old value of a move ("from July 1 to August 3") counts as one the
@@ -70,14 +73,19 @@ def values(text: str, *, old_values: bool = False) -> frozenset[str]:
         and (
             old_values
             or not (
-                re.search(r"\bfrom\s*$", text[max(0, m.start - 10) : m.start])
-                and re.match(r"\s+to\b", text[m.end :])
+                (
+                    re.search(r"\bfrom\s*$", text[max(0, m.start - 10) : m.start])
+                    and re.match(r"\s+to\b", text[m.end :])
+                )
+                or _CHANGED_INTO.match(text[m.end :])
             )
         )
     }
     rest = text
     for m in sorted(found, key=lambda m: -m.start):
         rest = rest[: m.start] + " " + rest[m.end :]
+    if not old_values:  # "seats 30 -> 36": 30 is the value the change leaves behind
+        rest = re.sub(r"(?<![\w.])\d[\d.,]*(?=\s*(?:->|→|=>|⇒)\s*\S)", " ", rest)
     out |= numbers(rest)
     out |= {(m.group(1) or m.group(2)).lower() for m in _PLAN.finditer(text)}
     return frozenset(out)

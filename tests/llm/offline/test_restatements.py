@@ -114,3 +114,26 @@ def test_a_crm_update_heading_is_a_recap_cue() -> None:
     old = "Hi all, I'm leaving Acme on July 3; Lee Chan takes over as our sponsor for the rollout."
     log = "Contact update, Acme: Rui Sousa leaves 2026-07-03. New sponsor: Lee Chan."
     assert restatement_score(log, old) > 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "We're pushing the Lisbon go-live to August 10. Their warehouse move comes first.",
+            "Go-live date changed: 2026-07-20 -> 2026-08-10 (customer request).",
+        ),
+        (
+            "Renewal now lands on 2028-02-01 after the co-term; the licence price is $27 from March 1.",
+            "Renewal updated: renewal date 2027-09-01 → 2028-02-01; price $29 → $27 from 2027-03-01.",
+        ),
+    ],
+)
+def test_a_change_log_names_the_old_value_before_its_arrow(old: str, new: str) -> None:
+    """A CRM's "A -> B": A is what the change leaves behind, not a value the log states anew."""
+    assert restatement_score(new, old, {"lisbon"}) > 0
+
+
+def test_a_change_log_of_a_value_no_note_stated_is_news() -> None:
+    old = "We're pushing the Lisbon go-live to August 10. Their warehouse move comes first."
+    assert restatement_score("Go-live date changed: 2026-08-10 -> 2026-08-24.", old, set()) == 0
