@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
@@ -48,8 +49,16 @@ class Analyst(Protocol):
     ) -> TaskResult[ConstructedNote]: ...
 
     def link_and_evolve(
-        self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]
-    ) -> TaskResult[LinkEvolveAnswer]: ...
+        self,
+        note: Note,
+        raw_log: RawLog,
+        neighbours: Sequence[Note],
+        said: Mapping[str, datetime] | None = None,
+    ) -> TaskResult[LinkEvolveAnswer]:
+        """``said``: when each neighbour was said (its first raw log's time), by note id: a
+        neighbour's "today" or "on the 23rd" is read against it, as the new note's against
+        ``raw_log``'s."""
+        ...
 
 
 class AnalystError(Exception):

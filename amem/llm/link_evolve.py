@@ -8,7 +8,8 @@ not one of the neighbours shown is dropped and logged, never returned.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -19,7 +20,7 @@ from amem.llm.json_answer import data_block, extract_json, validate
 log = logging.getLogger(__name__)
 
 TASK = "link_evolve"
-PROMPT_VERSION = "link_evolve/2"
+PROMPT_VERSION = "link_evolve/3"
 
 #: Per-neighbour and new-note content caps (characters): they bound the prompt at any k.
 NEIGHBOUR_CONTENT_CHARS = 600
@@ -171,9 +172,21 @@ def _view(note: Note, content_chars: int) -> dict[str, object]:
     return view
 
 
-def build_messages(note: Note, raw_log: RawLog, neighbours: Sequence[Note]) -> list[dict[str, str]]:
+def build_messages(
+    note: Note,
+    raw_log: RawLog,
+    neighbours: Sequence[Note],
+    said: Mapping[str, datetime] | None = None,
+) -> list[dict[str, str]]:
+    """The new note with the time it was said, and its neighbours, each with its own when known
+    (``said``, by note id): the model reads each note's relative dates against its own time."""
     new_note = {"occurred_at": as_utc(raw_log.occurred_at).isoformat(), **_view(note, NOTE_CONTENT_CHARS)}
-    shown = [{"id": n.id, **_view(n, NEIGHBOUR_CONTENT_CHARS)} for n in neighbours]
+    said = said or {}
+    shown = [
+        {"id": n.id, **({"occurred_at": as_utc(said[n.id]).isoformat()} if n.id in said else {}),
+         **_view(n, NEIGHBOUR_CONTENT_CHARS)}
+        for n in neighbours
+    ]
     user = (
         "The new note:\n"
         + data_block("new_note", new_note)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -91,13 +92,17 @@ class LiteLLMAnalyst:
         )
 
     def link_and_evolve(
-        self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]
+        self,
+        note: Note,
+        raw_log: RawLog,
+        neighbours: Sequence[Note],
+        said: Mapping[str, datetime] | None = None,
     ) -> TaskResult[link_evolve.LinkEvolveAnswer]:
         source = f"{link_evolve.TASK} for raw log {raw_log.id}"
         return self._run(
             task=link_evolve.TASK,
             prompt_version=link_evolve.PROMPT_VERSION,
-            messages=link_evolve.build_messages(note, raw_log, neighbours),
+            messages=link_evolve.build_messages(note, raw_log, neighbours, said),
             parse=lambda text: link_evolve.parse_answer(text, neighbours, source),
             raw_log_id=raw_log.id,
         )

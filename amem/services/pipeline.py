@@ -41,6 +41,7 @@ from amem.domain.values import parse_datetime
 from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.index.base import NeighbourFinder
 from amem.index.documents import document_text
+from amem.ledger import search_queries
 from amem.ledger.store import Ledger, LedgerTx
 from amem.llm.base import Analyst, AnalystError, TaskResult
 from amem.llm.construct_note import ConstructedNote
@@ -313,8 +314,11 @@ class WritePipeline:
             [n for n in neighbours if n.scope == raw.scope and not n.deleted][:pool]
             for raw, neighbours in zip(ready, found, strict=True)
         ]
+        said = self._said(shown, raws)
         linked_all = self._calls(
-            lambda i: self.analyst.link_and_evolve(drafts[ready[i].id][1], ready[i], shown[i]),
+            lambda i: self.analyst.link_and_evolve(
+                drafts[ready[i].id][1], ready[i], shown[i], _said_of(shown[i], said)
+            ),
             range(len(ready)),
         )
         analyses: dict[str, Analysis] = {}
@@ -350,6 +354,17 @@ class WritePipeline:
         if analyses:
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
+
+    def _said(self, shown: Sequence[Sequence[Note]], raws: Sequence[RawLog]) -> dict[str, datetime]:
+        """When the neighbours shown were said (their first raw logs' times), by raw log id: the
+        batch's own raw logs from memory, the others in one read."""
+        wanted = {n.raw_log_ids[0] for neighbours in shown for n in neighbours if n.raw_log_ids}
+        said = {raw.id: raw.occurred_at for raw in raws if raw.id in wanted}
+        missing = sorted(wanted - said.keys())
+        if missing:
+            with self.ledger.read() as tx:
+                said |= search_queries.said_at(tx, missing)
+        return said
 
     def _embed_ahead(
         self, ready: Sequence[RawLog], asks: Sequence[tuple[Note, str]], analyses: Mapping[str, Analysis]
@@ -568,3 +583,8 @@ def raw_log_from(
         sha256=sha256_text(content),
         metadata=meta,
     )
+
+
+def _said_of(neighbours: Sequence[Note], said: Mapping[str, datetime]) -> dict[str, datetime]:
+    """When each of these neighbours was said, by note id (those whose raw log time is known)."""
+    return {n.id: said[n.raw_log_ids[0]] for n in neighbours if n.raw_log_ids and n.raw_log_ids[0] in said}

@@ -245,7 +245,7 @@ def test_link_evolve_shows_real_ids_and_keeps_answers_about_them(scripted_llm) -
     assert [link.note_id for link in result.answer.links] == ["n_neighbour_0"]
     assert result.answer.updates[0].tags == ["pricing", "acme"]
     assert result.answer.contradictions[0].reason == "$60/seat replaces $50/seat"
-    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/2")
+    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/3")
 
 
 def test_ids_not_among_the_neighbours_are_dropped_and_logged(scripted_llm, caplog) -> None:
@@ -296,6 +296,19 @@ def test_invalid_link_answers_are_refused(scripted_llm, bad: dict) -> None:
 
     assert result.attempts[0].error
     assert result.answer == link_evolve.LinkEvolveAnswer()
+
+
+def test_each_neighbour_is_shown_with_the_time_it_was_said(scripted_llm) -> None:
+    """The model reads a neighbour's "effective today" against that neighbour's own time."""
+    neighbours = _neighbours(2)
+    said = {"n_neighbour_1": datetime(2026, 6, 16, 14, 22, tzinfo=UTC)}
+    scripted_llm.push(json.dumps({"links": [], "updates": [], "contradictions": []}))
+
+    LiteLLMAnalyst(MODEL).link_and_evolve(_new_note(), raw_log("Acme."), neighbours, said)
+
+    user = _user_prompt(scripted_llm.requests[0])
+    shown = json.loads(re.search(r"<neighbours>(.*)</neighbours>", user, re.S)[1])
+    assert [n.get("occurred_at") for n in shown] == [None, "2026-06-16T14:22:00+00:00"]
 
 
 def _link_prompt_chars(neighbours: list, new_content: str = "Acme: the price is now $60/seat.") -> int:

@@ -118,6 +118,27 @@ def test_links_use_real_ids_and_invented_ones_are_dropped(mem: Memory, scripted_
     assert [(x.note_id, x.reason) for x in links] == [(first, "same SSO project")]
 
 
+def test_the_link_step_sees_when_each_neighbour_was_said(mem: Memory, scripted_llm) -> None:
+    """A neighbour's "effective today" is read against its own raw log's time, not the new one's."""
+    scripted_llm.push(construct(), link())
+    first = mem.add_note(
+        "Approved: go ahead with the 6 seats effective today. That takes us to 36.",
+        at="2026-06-16T14:22:00Z",
+        actor="agent:sales-agent",
+        scope="acme",
+    )
+    scripted_llm.push(construct(), link())
+    mem.add_note(
+        "Seats updated: 30 -> 36 (add-on approved). Effective 2026-06-16.",
+        at="2026-06-16T14:40:00Z",
+        actor="agent:crm-agent",
+        scope="acme",
+    )
+    user = next(m["content"] for m in scripted_llm.requests[-1] if m["role"] == "user")
+    shown = json.loads(user[user.index("<neighbours>") + len("<neighbours>") : user.index("</neighbours>")])
+    assert [(n["id"], n["occurred_at"]) for n in shown] == [(first, "2026-06-16T14:22:00+00:00")]
+
+
 def test_memory_evolution_updates_neighbours_through_policy(mem: Memory, scripted_llm) -> None:
     scripted_llm.push(construct(), link())
     first = mem.add_note("Acme asked for SSO", actor="agent:sales-agent", scope="acme")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -32,6 +33,8 @@ A = TypeVar("A", bound=BaseModel)
 
 MODEL = "offline"
 PROMPT_VERSION = "offline/2"
+#: What the recorded inputs of a link_evolve call keep of each neighbour (with when it was said).
+_NEIGHBOUR_FIELDS = {"id", "content", "keywords", "tags", "context", "links"}
 
 
 class OfflineAnalyst:
@@ -117,10 +120,16 @@ class OfflineAnalyst:
     # -- link and evolve ---------------------------------------------------------------------------
 
     def link_and_evolve(
-        self, note: Note, raw_log: RawLog, neighbours: Sequence[Note]
+        self,
+        note: Note,
+        raw_log: RawLog,
+        neighbours: Sequence[Note],
+        said: Mapping[str, datetime] | None = None,
     ) -> TaskResult[LinkEvolveAnswer]:
+        said = dict(said or {})
+
         def work() -> LinkEvolveAnswer:
-            data = self.link_data(note, neighbours)
+            data = self.link_data(note, neighbours, said=said)
             answer = validate(LinkEvolveAnswer, data)
             source = f"offline link_evolve for raw log {raw_log.id}"
             return link_evolve.keep_known(answer, (n.id for n in neighbours), source)
@@ -128,14 +137,21 @@ class OfflineAnalyst:
         inputs = {
             "note": note.model_dump(mode="json", include={"content", "keywords", "tags", "context"}),
             "neighbours": [
-                n.model_dump(mode="json", include={"id", "content", "keywords", "tags", "context", "links"})
+                {
+                    **n.model_dump(mode="json", include=_NEIGHBOUR_FIELDS),
+                    **({"occurred_at": as_utc(said[n.id]).isoformat()} if n.id in said else {}),
+                }
                 for n in neighbours
             ],
         }
         return self._recorded(link_evolve.TASK, raw_log.id, inputs, work)
 
-    def link_data(self, note: Note, neighbours: Sequence[Note]) -> dict[str, Any]:
+    def link_data(
+        self, note: Note, neighbours: Sequence[Note], *, said: Mapping[str, datetime] | None = None
+    ) -> dict[str, Any]:
         """Links, evolution, restatement and contradictions from shared terms, rank and facts.
+        ``said``: when each neighbour was said, by note id (a neighbour's relative days are read
+        against it when a restatement's values are compared).
 
         A term most neighbours share (k >= 3) is background, like the two speakers' names in a
         dialogue or the account's name in its own scope: it is named in reasons, but it never makes
@@ -157,7 +173,7 @@ class OfflineAnalyst:
                 update = self._evolution(note, other, specific)
                 if update:
                     updates.append(update)
-        restated = self._restated(note, pool, background)
+        restated = self._restated(note, pool, background, said or {})
         if restated is not None:
             reason = "restates that note: nothing new"
             links = [link for link in links if link["note_id"] != restated] + [
@@ -171,9 +187,17 @@ class OfflineAnalyst:
             "restates": None,
         }
 
-    def _restated(self, note: Note, others: Sequence[Note], background: set[str]) -> str | None:
+    def _restated(
+        self, note: Note, others: Sequence[Note], background: set[str], said: Mapping[str, datetime]
+    ) -> str | None:
         scored = [
-            (restatements.restatement_score(note.content, other.content, background), -rank, other.id)
+            (
+                restatements.restatement_score(
+                    note.content, other.content, background, old_at=said.get(other.id)
+                ),
+                -rank,
+                other.id,
+            )
             for rank, other in enumerate(others)
         ]
         best = max(scored, default=(0.0, 0, ""))

@@ -58,17 +58,19 @@ _CHANGED_INTO = re.compile(r"\s*(?:->|→|=>|⇒)\s*\S")
 
 
 @lru_cache(maxsize=4096)
-def values(text: str, *, old_values: bool = False) -> frozenset[str]:
+def values(text: str, *, old_values: bool = False, at: datetime | None = None) -> frozenset[str]:
     """The values a note states: amounts and counts, days (MM-DD) and plans. A value something
     moves from ("changed from X to Y", "X -> Y") is the old value, not one it states; a date that dates a
-    message or sits in an aside ("(per call notes of 3 Nov)") is no value either."""
-    found = dates.mentions(text, _BASE)
+    message or sits in an aside ("(per call notes of 3 Nov)") is no value either. ``at``: when the
+    note was said; its relative days ("effective today", "on the 23rd") then count too, resolved
+    against it (a CRM entry writes them out: "Effective 2026-06-16")."""
+    found = dates.mentions(text, at or _BASE)
     # with ``old_values``, the old value of a move ("from July 1 to August 3") counts as one the
     # note names: a recap naming it ("(was July 1)") repeats the note that moved it
     out = {
         m.when.strftime("%m-%d")
         for m in found
-        if m.absolute
+        if (m.absolute or at is not None)
         and not dates.dates_something_else(text, m)
         and (
             old_values
@@ -111,12 +113,18 @@ def _field_line(new: str, old: str) -> bool:
 
 
 def restatement_score(
-    new_text: str, old_text: str, background: set[str] | frozenset[str] = frozenset()
+    new_text: str,
+    old_text: str,
+    background: set[str] | frozenset[str] = frozenset(),
+    *,
+    old_at: datetime | None = None,
 ) -> float:
     """How much of the new note the old one already says (0 when it adds a number). Words in
-    ``background`` (the account's own name) say nothing about the fact and are not counted."""
+    ``background`` (the account's own name) say nothing about the fact and are not counted.
+    ``old_at``: when the old note was said, to read its relative days."""
     new, old = readable(new_text), readable(old_text)
-    if not values(new) <= values(old, old_values=True):
+    known = values(old, old_values=True, at=old_at)
+    if not values(new) <= known:
         return 0.0
     if _NEGATION.search(new) and not _NEGATION.search(old):
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
@@ -126,7 +134,7 @@ def restatement_score(
         return 0.0  # "stage Closed Won" after a quote: the deal won is news; after "we're going ahead", a log
     cue = bool(_RECAP.search(new))
     stated = values(new)
-    if (cue or _field_line(new, old)) and stated and stated <= values(old, old_values=True):
+    if (cue or _field_line(new, old)) and stated and stated <= known:
         return 1.0  # a CRM entry logging values the earlier note stated (a field line only so)
     mine = roots(new) - set(background)
     if len(mine) < 3:

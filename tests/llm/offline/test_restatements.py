@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from amem.llm.offline.restatements import restatement_score
@@ -137,3 +139,12 @@ def test_a_change_log_names_the_old_value_before_its_arrow(old: str, new: str) -
 def test_a_change_log_of_a_value_no_note_stated_is_news() -> None:
     old = "We're pushing the Lisbon go-live to August 10. Their warehouse move comes first."
     assert restatement_score("Go-live date changed: 2026-08-10 -> 2026-08-24.", old, set()) == 0
+
+
+def test_a_relative_day_of_the_earlier_note_is_read_against_its_own_time() -> None:
+    """A CRM entry writes out the day its source said as "today"."""
+    email = "Approved: go ahead with the 6 seats effective today. That takes us to 36."
+    log = "Seats updated: 30 -> 36 (add-on approved). Effective 2026-06-16."
+    assert restatement_score(log, email, old_at=datetime(2026, 6, 16, 14, 22, tzinfo=UTC)) > 0
+    assert restatement_score(log, email, old_at=datetime(2026, 6, 30, 9, 0, tzinfo=UTC)) == 0
+    assert restatement_score(log, email) == 0  # not knowing when it was said, the day is news
