@@ -46,8 +46,10 @@ def worker(
     ] = 16,
     as_json: JsonOpt = False,
 ) -> None:
-    """Analyse queued inputs (add_note with wait=False, the HTTP API, the MCP server). Any number of
-    workers, in any number of processes, share the queue; Ctrl-C or SIGTERM stops after the batch."""
+    """Analyse queued inputs (add_note with wait=False, the HTTP API, the MCP server).
+
+    Any number of workers, in any number of processes, share the queue; Ctrl-C or SIGTERM stops
+    after the batch."""
     with open_memory() as memory:
         if once:
             memory.pipeline  # noqa: B018  (the heavy parts, built once before the threads start)
@@ -105,8 +107,9 @@ def tokens_create(
     password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a token and print it once: only its sha256 is kept. A reviewer token is created by
-    that reviewer: their password is asked for."""
+    """Create a token and print it once: only its sha256 is kept.
+
+    A reviewer token is created by that reviewer: their password is asked for."""
     with open_memory() as memory:
         by = authenticate(memory.authentication, name, password_stdin) if role == "reviewer" else None
         token, info = memory.tokens.create(name, role, by=by)

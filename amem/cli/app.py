@@ -20,6 +20,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Markdown joins a docstring's wrapped lines into paragraphs; typer's "rich" mode keeps every
+    # line break, so help wrapped at 100 columns came out ragged on an 80-column terminal
+    rich_markup_mode="markdown",
 )
 db_app = typer.Typer(help="Create or migrate the ledger's schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")

@@ -86,8 +86,9 @@ def demo(
     no_ui: Annotated[bool, typer.Option("--no-ui", help="Load only; do not start the console.")] = False,
     port: Annotated[int, typer.Option("--port", help="Console port.")] = 8501,
 ) -> None:
-    """Load the sample account history through the real pipeline, then open the console with a
-    demo reviewer whose sign-in is printed here."""
+    """Load the sample account history, then open the console with a demo reviewer.
+
+    The history goes through the real pipeline; the demo reviewer's sign-in is printed here."""
     from amem.cli.progress import reporter
     from amem.cli.ui import require_console, ui
     from amem.errors import InvalidInputError

@@ -36,9 +36,10 @@ def export(
         str | None, typer.Option("--output", "-o", help="Write to this file (default: standard output).")
     ] = None,
 ) -> None:
-    """Export every change (with prev_hash and hash, to check the chain elsewhere), proposal or raw
-    log (each with its own event's seq and hash), or the event chain itself, oldest first, in any
-    size of ledger: rows are read and written page by page.
+    """Export every change, proposal or raw log, or the event chain itself, oldest first.
+
+    Changes carry prev_hash and hash (to check the chain elsewhere), proposals and raw logs their
+    own event's seq and hash. Any size of ledger: rows are read and written page by page.
 
     Times: changes by applied_at, proposals by created_at, raw logs by received_at, events by at.
     """

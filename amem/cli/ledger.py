@@ -161,8 +161,10 @@ def pending(
     offset: Annotated[int, typer.Option(min=0, help="Skip this many items.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Review items waiting for a reviewer: one per input, with every value it holds for review,
-    current and proposed in full, the reason, the evidence marked in the raw log, and the source."""
+    """Review items waiting for a reviewer, one per input.
+
+    Each shows every value it holds for review, current and proposed in full, the reason, the
+    evidence marked in the raw log, and the source."""
     f = _review_filter(scope, attribute, kind, proposer, newest_first)
     with open_memory() as mem:
         page = mem.review_items(f, limit=limit, offset=offset)
@@ -235,9 +237,11 @@ def approve(
     yes: Annotated[bool, typer.Option("--yes", help="With --all: do not ask for confirmation.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Approve a review item, one proposal, or --all items matching a filter (counted, then
-    confirmed). Each value goes through the policy for the reviewer: one they may not decide is
-    skipped and reported. Exit 3 on a conflict (the note changed since the proposal was made)."""
+    """Approve a review item, one proposal, or --all items matching a filter.
+
+    --all counts the items, then asks for confirmation. Each value goes through the policy for the
+    reviewer: one they may not decide is skipped and reported. Exit 3 on a conflict (the note
+    changed since the proposal was made)."""
     from amem.errors import InvalidInputError
 
     if approve_all == (ident is not None):
@@ -337,8 +341,9 @@ def verify(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Recompute both hash chains, compare every row with its event, replay every note; prove
-    checkpoints. Exit 1, naming the first bad row, if tampered."""
+    """Recompute both hash chains and prove checkpoints. Exit 1 if tampered.
+
+    Every row is compared with its event and every note replayed; the first bad row is named."""
     from amem.cli.progress import reporter
 
     with open_memory() as mem, reporter(as_json) as progress:
@@ -483,8 +488,9 @@ def policy_install(
 
 @policy_app.command("export")
 def policy_export() -> None:
-    """Print the installed policy's text (self-contained: reviewers included), to start processes
-    with the policy in force: `amem policy export > policies.yaml`."""
+    """Print the installed policy's text, reviewers included.
+
+    To start processes with the policy in force: `amem policy export > policies.yaml`."""
     from amem.errors import NotFoundError
 
     with open_memory() as mem:

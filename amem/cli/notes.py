@@ -63,8 +63,10 @@ def import_notes(
     ] = 64,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add many notes at once (past conversations, a CRM export). Every line is checked before
-    anything is recorded; then each is kept as a raw log and analysed like `amem add`."""
+    """Add many notes at once (past conversations, a CRM export).
+
+    Every line is checked before anything is recorded; then each is kept as a raw log and analysed
+    like `amem add`."""
     from amem.cli.progress import reporter
     from amem.errors import InvalidBatchInputError, InvalidInputError
 

@@ -104,8 +104,10 @@ def facts(
     offset: Annotated[int, typer.Option(min=0, help="Skip this many.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """An account's current facts, newest said first: validity dates, the decision rationale,
-    the decisions people took and their comments, and the command that shows the history."""
+    """An account's current facts, newest said first.
+
+    Each with its validity dates, the decision rationale, the decisions people took and their
+    comments, and the command that shows the history."""
     with open_memory(create=False) as memory:
         chosen = _known_scope(memory, scope) if scope else _only_scope(memory)
         page = memory.facts(chosen, limit=limit, offset=offset, include_retired=include_retired)

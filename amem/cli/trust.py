@@ -73,8 +73,10 @@ def erase(
     password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Erase raw logs on a data subject's request, with all derived from them; recorded, chain kept.
-    The reviewer's password is asked for, as for approve."""
+    """Erase raw logs on a data subject's request, with all derived from them.
+
+    The erasure is a recorded event and the chain still verifies. The reviewer's password is asked
+    for, as for approve."""
     with open_memory(warn=False) as mem:
         who = sign_in(mem, reviewer, password_stdin)
         report = mem.erase(by=who, reason=reason, raw_log_id=raw_log, scope=scope, actor=actor)

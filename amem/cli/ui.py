@@ -202,8 +202,9 @@ def set_password_cmd(
 
 @reviewers_app.command("list")
 def reviewers_list(as_json: JsonOpt = False) -> None:
-    """The reviewers of the policy in force (the ledger's installed one, else the file), their roles,
-    and whether they can sign in with a password."""
+    """The reviewers of the policy in force, their roles, and whether they have a password.
+
+    The policy in force is the ledger's installed one, else the file."""
     from amem.errors import SchemaMismatchError
     from amem.policy import load_policy
     from amem.services.accounts import accounts
