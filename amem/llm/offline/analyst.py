@@ -233,6 +233,11 @@ class OfflineAnalyst:
                     out[other.id] = {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}
                 if kind not in contradictions.SEARCHED or found is not None:
                     break  # the newest note of this kind holds the current value
+        # a fact made untrue is untrue wherever it is restated: its restatements retire with it
+        for other in others:
+            for link in other.links:
+                if link.reason.startswith("restates") and link.note_id in out and other.id not in out:
+                    out[other.id] = {**out[link.note_id], "note_id": other.id}
         return list(out.values())
 
     def _note_terms(self, note: Note) -> set[str]:

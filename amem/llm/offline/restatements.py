@@ -27,6 +27,8 @@ _RECAP = re.compile(
     r"for the record|"
     r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|changed:|"
     r"switched to|flagged|closed won|per (?:the |our )?(?:call|meeting) notes?|"
+    # the entry names the input it was taken from: "per N. Ferreira's email", "Source: call notes"
+    r"per (?:[\w.'’-]+\s+){0,3}?(?:e-?mail|call|message|chat|notes|ticket)\b|source\s*:|"
     # a CRM entry's heading: "Contact update, Acme: ...", "Status update:"
     r"^\W*(?:[\w-]+\s+){0,2}update\b\s*[:,])",
     re.IGNORECASE,

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from amem.config import Settings
+from amem.domain.models import Link
 from amem.llm.factory import make_analyst
 from amem.llm.litellm_analyst import LiteLLMAnalyst
 from amem.llm.offline import OfflineAnalyst
@@ -226,6 +227,20 @@ def test_a_new_price_contradicts_the_old_price_and_nothing_else(analyst, policy)
     (contradiction,) = answer.contradictions
     assert contradiction.note_id == "n_old_price"
     assert "$60/seat" in contradiction.reason and "$50/seat" in contradiction.reason
+
+
+def test_a_fact_made_untrue_retires_its_restatements_with_it(analyst, policy) -> None:
+    """A CRM entry that only restated the old price must not stay current once the price changes."""
+    old_price = _as_note(analyst, policy, ACME_PRICE_OLD, "n_old_price")
+    logged = _as_note(analyst, policy, "Price logged for Acme Corp: $50/seat.", "n_logged").model_copy(
+        update={"links": [Link(note_id="n_old_price", reason="restates that note: nothing new")]}
+    )
+    new = _as_note(analyst, policy, ACME_PRICE_NEW, "n_new")
+
+    answer = analyst.link_and_evolve(new, raw_log(ACME_PRICE_NEW), [old_price, logged]).answer
+
+    assert {c.note_id for c in answer.contradictions} == {"n_old_price", "n_logged"}
+    assert len({c.reason for c in answer.contradictions}) == 1  # the same change, named once
 
 
 def test_unrelated_notes_get_no_link_update_or_contradiction(analyst, policy) -> None:

@@ -148,3 +148,15 @@ def test_a_relative_day_of_the_earlier_note_is_read_against_its_own_time() -> No
     assert restatement_score(log, email, old_at=datetime(2026, 6, 16, 14, 22, tzinfo=UTC)) > 0
     assert restatement_score(log, email, old_at=datetime(2026, 6, 30, 9, 0, tzinfo=UTC)) == 0
     assert restatement_score(log, email) == 0  # not knowing when it was said, the day is news
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "Starter workspace provisioned for Acme, 12 seats, per N. Ferreira's email.",
+        "[Seats] Acme: 12 seats on Starter. Source: call notes 3/3, D. Whitfield.",
+    ],
+)
+def test_an_entry_naming_its_source_restates_it(log: str) -> None:
+    email = "Please set us up on Starter for now, 12 seats to begin with. Thanks, Nadia"
+    assert restatement_score(log, email, {"acme"}) > 0
