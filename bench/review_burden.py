@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO))
 import amem  # noqa: E402
 from amem.ledger.store import ProposalFilter  # noqa: E402
 from amem.memory import Memory  # noqa: E402
-from amem.samples import load_inputs, load_labels  # noqa: E402
+from amem.samples import load_inputs, load_labels, load_second_labels  # noqa: E402
 from amem.samples.scoring import (  # noqa: E402
     PartScore,
     ProposalRecord,
@@ -68,11 +68,15 @@ def run(
     parts: tuple[str, ...] = PARTS,
     accounts: set[str] | None = None,
     llm: str = "offline",
+    second_labels: bool = False,
 ) -> tuple[dict[str, PartScore], dict[str, dict[str, PartScore]], dict[str, Any], list[str]]:
     """Ingest the inputs of ``parts`` (of ``accounts``, when given) into a fresh store and score
     each part, as a whole and account by account. ``llm``: the analyst, "offline" or any litellm
-    model string (the litellm analyst, scored on the same labels)."""
+    model string (the litellm analyst, scored on the same labels). ``second_labels``: score against
+    the second annotator's labels (``amem/samples/labels_b``) where they exist, the first's elsewhere."""
     labels = load_labels()
+    if second_labels:
+        labels |= load_second_labels()
     chosen = {
         sid
         for sid, label in labels.items()
@@ -159,6 +163,13 @@ def main() -> None:
         help="the analyst: offline (default) or a litellm model string, e.g. openai/gpt-4o-mini "
         "(its key from the environment; AMEM_LLM_CONCURRENCY calls at once)",
     )
+    parser.add_argument(
+        "--labels",
+        choices=("first", "second"),
+        default="first",
+        help="score against the first annotator's labels (default) or the second's (amem/samples/labels_b, "
+        "see bench/label_agreement.py)",
+    )
     args = parser.parse_args()
     if args.explain and args.part == "heldout":
         parser.error("--explain lists misses of the tuned part only")
@@ -166,7 +177,9 @@ def main() -> None:
     accounts = {a.strip() for a in args.accounts.split(",") if a.strip()} if args.accounts else None
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
-    scores, per_account, info, misses = run(home, args.database_url, args.policy, parts, accounts, args.llm)
+    scores, per_account, info, misses = run(
+        home, args.database_url, args.policy, parts, accounts, args.llm, args.labels == "second"
+    )
     if args.json:
         out: dict[str, Any] = dict(info)
         for part in parts:
@@ -177,7 +190,8 @@ def main() -> None:
     baseline = _baseline(args.baseline)
     print(
         f"{info['inputs']} sample inputs through add_notes (analyst: {args.llm}) in {info['seconds']} s "
-        f"({info['inputs_per_second']} inputs/s), {info['failed']} failed; store {home}"
+        f"({info['inputs_per_second']} inputs/s), {info['failed']} failed; store {home}; "
+        f"scored against the {args.labels} annotator's labels"
     )
     for part in parts:
         title = "Tuned part" if part == "tuned" else "Held-out part (never tuned on)"

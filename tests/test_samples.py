@@ -159,3 +159,50 @@ def test_reviewable_follows_the_conventions() -> None:
     assert not SampleLabel.model_validate(
         {**base, "valid_at": "2026-03-01", "restates": "x-000"}
     ).reviewable
+
+
+def _second(root: Path, edit: dict[int, dict[str, object]] | None = None, drop: int | None = None) -> None:
+    """A second labelling of globex: the first's SECOND_FIELDS, with ``edit`` by line."""
+    first = (root / "labels" / "globex.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(x) for x in first.splitlines()]
+    rows = [{k: r[k] for k in ("sample_id", *samples.SECOND_FIELDS)} for r in rows]
+    for line, changes in (edit or {}).items():
+        rows[line - 1].update(changes)
+    if drop is not None:
+        del rows[drop - 1]
+    (root / "labels_b").mkdir(exist_ok=True)
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    (root / "labels_b" / "globex.jsonl").write_text(text, encoding="utf-8")
+
+
+def test_a_second_labelling_takes_its_fields_over_the_first(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    assert samples.load_second_labels(root=root) == {}
+    _second(root, {3: {"category": "meeting", "valid_at": "2026-04-01"}})
+    first, second = load_labels(root=root), samples.load_second_labels(root=root)
+    assert samples.second_accounts(root=root) == ["globex"]
+    assert set(second) == set(first)
+    changed = [sid for sid in first if first[sid] != second[sid]]
+    assert changed == ["globex-003"]
+    assert second["globex-003"].category == "meeting" and str(second["globex-003"].valid_at) == "2026-04-01"
+    assert second["globex-003"].next_step == first["globex-003"].next_step  # not a second field
+
+
+@pytest.mark.parametrize(
+    ("edit", "drop", "message"),
+    [
+        ({9: {"reason": "because it is cheap"}}, None, "labels_b/globex.jsonl, line 9"),
+        ({3: {"invalidates": ["globex-004"]}}, None, "globex-004 is not an earlier input of globex"),
+        ({3: {"next_step": "call"}}, None, "labels_b/globex.jsonl, line 3: unknown fields ['next_step']"),
+        ({3: {"category": "billing"}}, None, "labels_b/globex.jsonl, line 3: category"),
+        (None, 5, "labels_b/globex.jsonl has 59 lines but the account has 60 inputs"),
+    ],
+)
+def test_a_second_labelling_that_does_not_fit_is_refused_with_its_line(
+    tmp_path: Path, edit: dict[int, dict[str, object]] | None, drop: int | None, message: str
+) -> None:
+    root = _copy(tmp_path)
+    _second(root, edit, drop)
+    with pytest.raises(SampleError) as caught:
+        samples.load_second_labels(root=root)
+    assert message in str(caught.value)

@@ -9,6 +9,7 @@ import pytest
 from amem.samples import SampleLabel
 from amem.samples.scoring import (
     ProposalRecord,
+    as_proposals,
     columns_table,
     explain,
     is_backed,
@@ -189,3 +190,27 @@ def test_a_part_can_be_scored_account_by_account() -> None:
     table = columns_table({"heldout": whole, "a": only_a, "b": only_b})
     assert "| figure | heldout (9) | a (7) | b (2) | target |" in table
     assert "| queue precision (items) | 0.50 | 1.00 | 0.00 | >= 0.85 |" in table
+
+
+def test_one_labelling_scored_against_another_in_the_analysts_figures() -> None:
+    ids = [sid for sid, lab in LABELS.items() if lab.part == "heldout"]
+    records, categories = as_proposals(LABELS, ids)
+    same = score_part("heldout", LABELS, records, categories, []).figures
+    assert same["rationale precision"] == same["rationale recall"] == 1.0
+    assert same["valid_at exact (labelled)"] == 1.0 and same["valid_at on unlabelled inputs"] == 0.0
+    assert same["contradiction precision"] == same["contradiction recall"] == 1.0
+    assert same["category accuracy"] == 1.0
+
+    # A second annotator who dates a-007, files a-004 as a decision and misses one retirement.
+    second = {
+        **LABELS,
+        "a-004": label("a-004", category="decision", decision=True, reason="they accepted a two-year term"),
+        "a-007": label("a-007", category="support issue", valid_at="2026-04-06"),
+    }
+    records, categories = as_proposals(second, ids)
+    other = score_part("heldout", LABELS, records, categories, []).figures
+    assert other["category accuracy"] == 6 / 7
+    assert other["contradiction precision"] == 1.0 and other["contradiction recall"] == 1 / 2
+    unlabelled = sum(1 for sid in ids if LABELS[sid].valid_at is None and LABELS[sid].restates is None)
+    assert other["valid_at on unlabelled inputs"] == 1 / unlabelled
+    assert other["rationale precision"] == other["rationale recall"] == 1.0

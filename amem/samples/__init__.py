@@ -161,6 +161,19 @@ def _load_account(root: Traversable, account: str) -> list[tuple[SampleInput, Sa
             f"{history_name} has {len(inputs)} inputs but {labels_name} has {len(labels)} labels"
         )
 
+    _check(history_name, labels_name, account, inputs, labels)
+    return list(zip(inputs, labels, strict=True))
+
+
+def _check(
+    history_name: str,
+    labels_name: str,
+    account: str,
+    inputs: list[SampleInput],
+    labels: list[SampleLabel],
+) -> None:
+    """Each label fits its input: same id and order, spans inside the content, references to earlier
+    inputs of the account."""
     seen: set[str] = set()
     previous: datetime | None = None
     for number, (item, label) in enumerate(zip(inputs, labels, strict=True), start=1):
@@ -193,7 +206,6 @@ def _load_account(root: Traversable, account: str) -> list[tuple[SampleInput, Sa
             if ref not in seen:
                 raise SampleError(f"{where}: {ref} is not an earlier input of {account}")
         seen.add(label.sample_id)
-    return list(zip(inputs, labels, strict=True))
 
 
 def load_account(account: str, *, root: Root | None = None) -> list[tuple[SampleInput, SampleLabel]]:
@@ -220,3 +232,45 @@ def load_inputs(part: Part | None = None, *, root: Root | None = None) -> list[d
 def load_labels(part: Part | None = None, *, root: Root | None = None) -> dict[str, SampleLabel]:
     """sample_id -> label, for every account (or only ``part``)."""
     return {label.sample_id: label for _, label in load_samples(part, root=root)}
+
+
+#: The fields a second annotator labelled again (``labels_b/``), independently of the first: the
+#: ones the bench's hardest figures (dates, retirements, reasons, categories) are scored on.
+SECOND_FIELDS = ("category", "decision", "reason", "valid_at", "invalidates", "restates")
+
+
+def second_accounts(root: Root | None = None) -> list[str]:
+    """The accounts a second annotator labelled (a file under ``labels_b/``)."""
+    folder = _root(root).joinpath("labels_b")
+    if not folder.is_dir():
+        return []
+    return sorted(f.name.removesuffix(".jsonl") for f in folder.iterdir() if f.name.endswith(".jsonl"))
+
+
+def load_second_labels(root: Root | None = None) -> dict[str, SampleLabel]:
+    """sample_id -> the second annotator's label, for the accounts they labelled: their
+    ``SECOND_FIELDS`` over the first annotator's other fields (next step, priorities, hostile
+    spans, part), checked as the first labels are. Used to measure how far two careful people
+    agree (``bench/label_agreement.py``), and to score an analyst against either."""
+    base = _root(root)
+    out: dict[str, SampleLabel] = {}
+    for account in second_accounts(root):
+        pairs = _load_account(base, account)
+        name = f"labels_b/{account}.jsonl"
+        rows = list(_lines(base.joinpath("labels_b", f"{account}.jsonl"), name))
+        if len(rows) != len(pairs):
+            raise SampleError(f"{name} has {len(rows)} lines but the account has {len(pairs)} inputs")
+        merged: list[SampleLabel] = []
+        for (number, row), (_, first) in zip(rows, pairs, strict=True):
+            if row.get("sample_id") != first.sample_id:
+                raise SampleError(f"{name}, line {number}: {row.get('sample_id')!r} is not {first.sample_id}")
+            unknown = set(row) - {"sample_id", *SECOND_FIELDS}
+            if unknown:
+                raise SampleError(f"{name}, line {number}: unknown fields {sorted(unknown)}")
+            try:
+                merged.append(SampleLabel.model_validate({**first.model_dump(), **row}))
+            except ValidationError as exc:
+                raise SampleError(f"{name}, line {number}: {_problems(exc)}") from None
+        _check(f"history/{account}.jsonl", name, account, [item for item, _ in pairs], merged)
+        out |= {label.sample_id: label for label in merged}
+    return out

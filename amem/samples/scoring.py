@@ -323,6 +323,24 @@ def score_part(
     return score
 
 
+def as_proposals(
+    labels: Mapping[str, SampleLabel], sample_ids: Collection[str]
+) -> tuple[list[ProposalRecord], dict[str, str | None]]:
+    """One labeller's labels of ``sample_ids`` as if an analyst had proposed them (a reason, a date
+    and a retirement each an applied proposal, the category the note's), so ``score_part`` scores
+    one annotator against another in the very figures an analyst gets: how far two careful people
+    agree is the ceiling those figures can be read against."""
+    records: list[ProposalRecord] = []
+    for sid in sample_ids:
+        label = labels[sid]
+        if label.reason is not None:
+            records.append(ProposalRecord("decision_rationale", "approved", sid, sid, label.reason))
+        if label.valid_at is not None:
+            records.append(ProposalRecord("valid_at", "approved", sid, sid, label.valid_at.isoformat()))
+        records += [ProposalRecord("invalid_at", "approved", old, sid) for old in label.invalidates]
+    return records, {sid: labels[sid].category for sid in sample_ids}
+
+
 def explain(
     part: str,
     labels: Mapping[str, SampleLabel],
