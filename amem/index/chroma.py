@@ -281,10 +281,10 @@ class ChromaIndex:
         cover them (the usual case); only otherwise does Chroma filter on invalid_at.
 
         ``retired``: which of these ids are retired at ``alive_at``, answered by the caller (a
-        search asks the ledger, in its transaction). The neighbours are then drawn without their
-        metadata: Chroma reads an entry's metadata row by row, which made the query 3-4x slower
-        (60 neighbours: 1.0-1.6 ms with distances only, 3.5-5.2 ms with metadata; bench/README.md,
-        "Peers", tenth session)."""
+        search asks its index view, which knows the ledger's retirements). The neighbours are
+        then drawn without their metadata: Chroma reads an entry's metadata row by row, which
+        made the query 3-4x slower (60 neighbours: 1.0-1.6 ms with distances only, 3.5-5.2 ms
+        with metadata; bench/README.md, "Peers", tenth session)."""
         tag_clauses: list[Mapping[str, Any]] = [{"tags": {"$contains": tag}} for tag in tags]
         if alive_at is None:
             return self._query(scope, vector, k, tag_clauses)

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import islice
 from typing import Any
 
@@ -25,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from amem.domain.hashing import sha256_text
-from amem.domain.models import Change, ChangeKind, Note, utcnow
+from amem.domain.models import Change, ChangeKind, Note, as_utc, utcnow
 from amem.domain.progress import Progress, no_progress
 from amem.errors import AmemError
 from amem.index.base import IndexPosition, VectorIndex
@@ -141,6 +142,11 @@ class IndexSync:
         self._unindexed: set[str] = set()
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
+        #: When each live note this view holds was retired (its invalid_at), for the notes that have
+        #: one: a search drops retired neighbours with it instead of asking the ledger each time.
+        #: Read from the ledger once (``_retirements``), then kept by every catch-up from the notes
+        #: it applies, so it is as current as the view. None: not read yet.
+        self._retired: dict[str, datetime] | None = None
 
     @property
     def position(self) -> IndexPosition:
@@ -282,6 +288,8 @@ class IndexSync:
             check = bool(self._position.instance)
             while True:
                 with nullcontext(tx) if tx is not None else self.ledger.read() as read:
+                    if self._retired is None:  # once a process, in the read the position is read in
+                        self._retired = search_queries.retirements(read)
                     if check:  # in the first read, so a search costs no extra transaction
                         check = False
                         row, head = index_queries.position_and_head(read, self.name)
@@ -324,6 +332,15 @@ class IndexSync:
             unindexed = self._unindexed
             return sum(1 for i, (n, _) in self._staged.items() if n.scope == scope and i not in unindexed)
 
+    def retired_among(self, note_ids: Sequence[str], moment: datetime) -> frozenset[str]:
+        """Which of ``note_ids`` were retired at ``moment`` (invalid_at at or before it), as this
+        view knows it: as current as its last catch-up, which a search makes just before asking. A
+        retirement committed since is still caught by the search's read of the hits' notes."""
+        moment = as_utc(moment)
+        with self._lock:
+            retired = self._retirements()
+            return frozenset(i for i in note_ids if (at := retired.get(i)) is not None and at <= moment)
+
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Drop the index and build it again from the ledger, under this process's embedding model
         (the vectors kept for it are reused; the rest are embedded and kept). Returns the number
@@ -337,8 +354,28 @@ class IndexSync:
 
     # -- internals ------------------------------------------------------------------------------
 
+    def _retirements(self) -> dict[str, datetime]:
+        """The view's retirements (the first catch-up reads them; a view asked before any catch-up
+        reads them here): read at or after the position, so the catch-ups that follow only bring
+        them forward."""
+        if self._retired is None:
+            with self.ledger.read() as tx:
+                self._retired = search_queries.retirements(tx)
+        return self._retired
+
+    def _keep_retirements(self, notes: Sequence[Note]) -> None:
+        """The notes a catch-up applies, as the view's retirements now stand."""
+        if self._retired is None:
+            return  # read whole when first asked, with these notes as they stand
+        for note in notes:
+            if note.invalid_at is not None and not note.deleted:
+                self._retired[note.id] = as_utc(note.invalid_at)
+            else:
+                self._retired.pop(note.id, None)
+
     def _stage(self, notes: Sequence[Note], vectors: _Vectors, plan: _Plan) -> set[str]:
         """Hold changed notes beside the index (a search's catch-up) instead of writing it."""
+        self._keep_retirements(notes)
         self._unindexed |= {n.id for n in notes if n.id in plan.created and n.id not in self._staged}
         live = [n for n in notes if not n.deleted]
         for note in notes:
@@ -425,6 +462,7 @@ class IndexSync:
         return done
 
     def _apply(self, notes: Sequence[Note], plan: _Plan, vectors: _Vectors) -> set[str]:
+        self._keep_retirements(notes)
         gone = [n for n in notes if n.deleted]
         embed = [n for n in notes if not n.deleted and n.id in plan.embed]
         relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]

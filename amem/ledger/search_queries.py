@@ -327,10 +327,8 @@ def live_notes_page(tx: LedgerTx, *, after: str, limit: int) -> list[Note]:
 
 # Built once: a search runs these three on every call, and building a statement (and its cache
 # key) each time cost more than SQLite took to run it (1,000 notes, LoCoMo questions, cProfile).
-_RETIRED_AMONG = sa.select(notes.c.id).where(
-    notes.c.id.in_(sa.bindparam("ids", expanding=True)),
-    notes.c.invalid_at.is_not(None),
-    notes.c.invalid_at <= sa.bindparam("moment", type_=UTCDateTime()),
+_RETIREMENTS = sa.select(notes.c.id, notes.c.invalid_at).where(
+    notes.c.invalid_at.is_not(None), notes.c.deleted.is_(False)
 )
 _NOTES_SAID = (
     sa.select(notes, raw_logs.c.id.label("said_id"), raw_logs.c.occurred_at.label("said_at"))
@@ -342,13 +340,11 @@ _SAID_AT = sa.select(raw_logs.c.id, raw_logs.c.occurred_at).where(
 )
 
 
-def retired_among(tx: LedgerTx, note_ids: Sequence[str], moment: datetime) -> frozenset[str]:
-    """Which of ``note_ids`` are retired at ``moment`` (invalid_at at or before it): the vector
-    side's candidates checked against the ledger, reading two columns of the notes' rows."""
-    if not note_ids:
-        return frozenset()
-    rows = tx.conn.execute(_RETIRED_AMONG, {"ids": list(note_ids), "moment": as_utc(moment)})
-    return frozenset(rows.scalars())
+def retirements(tx: LedgerTx) -> dict[str, datetime]:
+    """Every live note that has an invalid_at, with it: what a process's index view knows of
+    retirements when it opens (``IndexSync``), read through the partial index of migration 0012,
+    so its cost follows the retired notes, not the store."""
+    return {r.id: as_utc(r.invalid_at) for r in tx.conn.execute(_RETIREMENTS)}
 
 
 def notes_said(tx: LedgerTx, note_ids: Sequence[str]) -> tuple[list[Note], dict[str, datetime]]:

@@ -101,6 +101,15 @@ notes = sa.Table(
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("updated_at", UTCDateTime, nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
+    # the retired notes, which a process's index view loads when it opens (migration 0012)
+    sa.Index(
+        "ix_notes_retired",
+        "id",
+        "invalid_at",
+        "deleted",
+        sqlite_where=sa.text("invalid_at IS NOT NULL"),
+        postgresql_where=sa.text("invalid_at IS NOT NULL"),
+    ),
 )
 
 llm_calls = sa.Table(

@@ -388,8 +388,9 @@ class SearchService:
         )
         staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
         shadowed = self.sync.shadowed(filters.scope) if staged else 0
-        # Whether a vector hit is retired: the ledger's invalid_at, read in this transaction.
-        retired = None if alive_at is None else partial(search_queries.retired_among, tx, moment=alive_at)
+        # Whether a vector hit is retired: the index view's knowledge, as current as the catch-up
+        # this search made (IndexSync.retired_among); the hits' notes are read from the ledger.
+        retired = None if alive_at is None else partial(self.sync.retired_among, moment=alive_at)
         vector_hits = self.index.query(
             vector, pool + shadowed, scope=filters.scope, tags=index_tags, alive_at=alive_at, retired=retired
         )

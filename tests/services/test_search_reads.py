@@ -1,5 +1,6 @@
 """What one search reads: the ledger in one transaction (the index's catch-up check, the full-text
-side on SQLite, the vector side's retirements, the hits and when they were said; on PostgreSQL the
+side on SQLite, the hits and when they were said; the vector side's retirements come from the
+index view, which reads them once and keeps them with each catch-up; on PostgreSQL the
 full-text side in a read of its own, run while the query is embedded), the index without its
 metadata; and that this changes nothing a user sees, on both backends: another process's new or
 retired note shows at once, said-at times are the raw logs', concurrent searches agree."""
@@ -23,15 +24,16 @@ from amem.memory import Memory
 from tests.factories import LLM, make_note, said, signed_in
 
 REPO = Path(__file__).resolve().parents[2]
-#: Another process: retires a note (approved by a reviewer), or adds one, then exits.
+#: Another process: retires a note or brings it back (approved by a reviewer), or adds one, then exits.
 OTHER_PROCESS = """
 import sys
 from amem.memory import Memory
 from tests.factories import LLM, signed_in
 home, url, what, arg = sys.argv[1:5]
 with Memory(home, database_url=url) as memory:
-    if what == "retire":
-        p = memory.propose(arg, "invalid_at", "2020-01-01T00:00:00Z", reason="ended", proposer=LLM)
+    if what in ("retire", "restore"):
+        value = "2020-01-01T00:00:00Z" if what == "retire" else None
+        p = memory.propose(arg, "invalid_at", value, reason="ended" if value else "still holds", proposer=LLM)
         memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     else:
         print(memory.add_note(arg, actor="agent:other-process", scope="acme"), flush=True)
@@ -107,6 +109,38 @@ def test_a_note_another_process_retired_is_dropped_at_once(memory: Memory) -> No
     assert with_retired[1].retired and with_retired[1].invalid_at == datetime(2020, 1, 1, tzinfo=UTC)
 
 
+def test_a_note_another_process_brings_back_shows_again_at_once(memory: Memory) -> None:
+    """Retirements this process's index view knows are kept by its catch-ups: an invalid_at cleared
+    elsewhere (a correction) makes the note current again for the next search."""
+    old = make_note(memory, "Umbrella pays $30 per seat on the Basic plan")
+    make_note(memory, "Umbrella moved to the Pro plan at $45 per seat")
+    other_process(memory, "retire", old.id)
+    assert old.id not in [h.note_id for h in memory.search("Umbrella seat price", k=5, scope="acme")]
+    other_process(memory, "restore", old.id)
+    hits = memory.search("Umbrella seat price", k=5, scope="acme")
+    assert old.id in [h.note_id for h in hits] and not any(h.retired for h in hits)
+
+
+def test_notes_retired_before_a_process_opened_stay_out_of_its_searches(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A process opening a store learns its retirements once, from the ledger, not from its index."""
+    with Memory(tmp_path / "home", database_url=database_url) as first:
+        retired = [make_note(first, f"Vandelay's seat price was ${30 + i}") for i in range(3)]
+        current = make_note(first, "Vandelay's seat price is $49 now")
+        first.search("seat price", k=5, scope="acme")  # its index holds all four, as current
+        for note in retired:
+            p = first.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="replaced", proposer=LLM)
+            first.approve(p.id, reviewer=signed_in(first, "alice"))
+    with Memory(tmp_path / "home", database_url=database_url) as second:
+        assert [h.note_id for h in second.search("Vandelay seat price", k=5, scope="acme")] == [current.id]
+        every = second.search("Vandelay seat price", k=5, scope="acme", include_retired=True)
+        assert {h.note_id for h in every if h.retired} == {n.id for n in retired}
+        assert second.search_service.sync.retired_among([n.id for n in retired], utcnow()) == frozenset(
+            n.id for n in retired
+        )
+
+
 def test_a_note_another_process_added_is_found_with_its_said_at(memory: Memory) -> None:
     make_note(memory, "Soylent's pilot starts in May")
     memory.search("pilot", k=1, scope="acme")
@@ -120,7 +154,8 @@ def test_a_note_another_process_added_is_found_with_its_said_at(memory: Memory) 
 
 
 def test_the_vector_side_looks_past_many_notes_the_ledger_retired(memory: Memory) -> None:
-    """More retired neighbours than the margin drawn: Chroma filters on invalid_at after all."""
+    """More retired neighbours than the margin drawn (the index view knows them retired): Chroma
+    filters on invalid_at after all."""
     retired = [make_note(memory, "Seat price in dollars") for _ in range(20)]
     for note in retired:
         p = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
@@ -130,13 +165,12 @@ def test_the_vector_side_looks_past_many_notes_the_ledger_retired(memory: Memory
     service.catch_up()
     vector = service.embedder.embed(["seat price dollars"])[0]
     asked: list[list[str]] = []
-    with memory.ledger.read() as tx:
 
-        def retired_then(ids: Any) -> frozenset[str]:
-            asked.append(list(ids))
-            return search_queries.retired_among(tx, ids, utcnow())
+    def retired_then(ids: Any) -> frozenset[str]:
+        asked.append(list(ids))
+        return service.sync.retired_among(ids, utcnow())
 
-        hits = service.index.query(vector, 1, scope="acme", alive_at=utcnow(), retired=retired_then)
+    hits = service.index.query(vector, 1, scope="acme", alive_at=utcnow(), retired=retired_then)
     assert [h.note_id for h in hits] == [live.id]
     assert len(asked) == 1 and len(asked[0]) == 11 and set(asked[0]) <= {n.id for n in retired}
 
@@ -179,7 +213,6 @@ def test_the_hits_and_their_said_at_times_are_read_together(memory: Memory) -> N
         assert search_queries.said_at(tx, [a.raw_log_ids[0]]) == {
             a.raw_log_ids[0]: datetime(2026, 1, 10, tzinfo=UTC)
         }
-        assert search_queries.retired_among(tx, [a.id, b.id], utcnow()) == frozenset()
 
 
 def test_concurrent_searches_answer_as_one_at_a_time(memory: Memory) -> None:
