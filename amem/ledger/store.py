@@ -225,18 +225,25 @@ class Ledger:
         return still_open
 
     @contextmanager
-    def read(self, *, snapshot: bool = False, one_statement: bool = False) -> Iterator[LedgerTx]:
+    def read(
+        self, *, snapshot: bool = False, one_statement: bool = False, read_committed: bool = False
+    ) -> Iterator[LedgerTx]:
         """A read transaction. ``snapshot``: every query sees the same committed state, even while
         others write (verification reads many tables; PostgreSQL needs REPEATABLE READ for that,
         SQLite's WAL gives it to any read transaction).
 
         ``one_statement``: a read of a single statement, which is its own transaction: no BEGIN and
         no COMMIT around it. On PostgreSQL that is one round trip to the server instead of three,
-        for reads every request makes (a bearer token's check)."""
+        for reads every request makes (a bearer token's check).
+
+        ``read_committed``: statements that need no more than READ COMMITTED gives (each sees what
+        was committed when it began; a search's catch-up check and its notes). PostgreSQL's
+        default transaction gives no more, so there they run without BEGIN and COMMIT: the same
+        visibility, two round trips fewer. On SQLite a read transaction as always (free there)."""
         with self.engine.connect() as conn:
             if snapshot and self.dialect == "postgresql":
                 conn = conn.execution_options(isolation_level="REPEATABLE READ")
-            elif one_statement:
+            elif one_statement or (read_committed and self.dialect == "postgresql"):
                 conn = conn.execution_options(
                     **({"isolation_level": "AUTOCOMMIT"} if self.dialect == "postgresql" else {}),
                     amem_one_statement=True,

@@ -270,7 +270,7 @@ class SearchService:
         filters = _check(query, k, scope, tags, as_of, include_retired)
         keyword = self._keyword_beside(query, k, filters)
         vector = self.embedder.embed([query])[0]
-        with self.ledger.read() as tx:
+        with self.ledger.read(read_committed=True) as tx:
             self.sync.catch_up(record=False, tx=tx)
             return self._ranked(query, k, filters, vector=vector, currency=True, tx=tx, keyword=keyword)
 
@@ -290,7 +290,7 @@ class SearchService:
         filters = _check(query, k, scope, tags, as_of, include_retired)
         keyword = self._keyword_beside(query, k, filters)
         vector = self.embedder.embed([query])[0]
-        with self.ledger.read() as tx:
+        with self.ledger.read(read_committed=True) as tx:
             self.sync.catch_up(record=False, tx=tx)
             hits = self._ranked(query, k, filters, vector=vector, currency=True, tx=tx, keyword=keyword)
             if not hits:
@@ -337,7 +337,7 @@ class SearchService:
         pool, index_tags, alive_at = _candidates(k, filters)
 
         def run() -> list[search_queries.KeywordHit]:
-            with self.ledger.read() as tx:
+            with self.ledger.read(read_committed=True) as tx:
                 return search_queries.keyword_search(
                     tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
                 )

@@ -54,3 +54,21 @@ def test_the_connection_it_used_gives_the_next_reader_and_writer_a_transaction(d
             assert _in_transaction(tx)  # a write still commits or rolls back as a whole
     finally:
         ledger.close()
+
+
+def test_a_read_committed_read_skips_the_transaction_only_where_it_gives_no_more(database_url: str) -> None:
+    """A search's reads need no more than READ COMMITTED: PostgreSQL's own transaction gives no more,
+    so there they run without BEGIN and COMMIT; SQLite's read transaction is a free snapshot, kept."""
+    ledger = Ledger(database_url)
+    try:
+        with ledger.read(read_committed=True) as tx:
+            for _ in range(2):  # several statements, each its own transaction on PostgreSQL
+                assert tx.conn.execute(sa.select(sa.func.count()).select_from(raw_logs)).scalar_one() == 0
+            assert _in_transaction(tx) == (ledger.dialect == "sqlite")
+            used = _driver(tx)
+        with ledger.read() as tx:
+            assert _driver(tx) is used
+            tx.conn.execute(sa.select(sa.func.count()).select_from(raw_logs)).scalar_one()
+            assert _in_transaction(tx)  # the pooled connection gives the next reader a transaction
+    finally:
+        ledger.close()

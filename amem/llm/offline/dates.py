@@ -400,6 +400,25 @@ _FORMER_PLAN = re.compile(
 )
 
 
+#: A deadline someone wants met ("Gil wants all 3 sites live by June 1", "our auditor wants every
+#: tool behind SSO by end of Q3"): the wish and the "by" before the date make it a deadline asked
+#: for, not the day a fact takes effect ("she wants a QBR in mid-December" is a day wanted, kept).
+_WISH = re.compile(
+    r"\b(?:wants?|wanted|wanting|would (?:like|love)|'d (?:like|love)|wish(?:es|ed)?|hop(?:e|es|ed|ing)|"
+    r"insists?|insisted|expects?|expected|needs?|needed|requires?|required|asks?|asked|asking)\b",
+    re.IGNORECASE,
+)
+_BY = re.compile(r"\bby\s+(?:the\s+)?(?:(?:end|middle|start|beginning)\s+of\s+)?$", re.IGNORECASE)
+
+
+def _wished_deadline(text: str, mention: DateMention) -> bool:
+    """Whether the date is a deadline someone wants met: "by" before it, a wish earlier in its sentence."""
+    start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
+    before = text[start : mention.start]
+    by = _BY.search(before) is not None or mention.text.lower().startswith("by ")
+    return by and _WISH.search(before) is not None
+
+
 #: In a parenthesis: a subject and its verb, a clause of its own ("FY starts Jan 1", "it ends May 3").
 _ASIDE_CLAUSE = re.compile(
     r"\b[A-Za-z]{2,}\s+(?:starts|begins|ends|runs|closes|opens|is|are|was|were|falls|lands)\b", re.IGNORECASE
@@ -469,6 +488,7 @@ def valid_at(
         and not any(start <= m.start and m.end <= end for start, end in outside)
         and not _aside(text, m)
         and not _FORMER_PLAN.search(text[max(0, m.start - 60) : m.start])
+        and not _wished_deadline(text, m)
     ]
     term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
     if term is not None:

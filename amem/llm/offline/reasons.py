@@ -21,9 +21,11 @@ DECISION = re.compile(
     # "switched on / off" a setting is a toggle, not a choice
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
     r"postponed|settled|re-?planned|rescheduled|mov(?:es|ing) from(?= [^.;]{1,30}? to\b)|"
-    r"pulled the plug|called off|backed out|"
+    r"pulled the plug|called off|backed out|no-go|said (?:no|yes) to|"
+    # a line labelled as the decision ("- Decision: Victor is bringing the CS team onto Coach")
+    r"(?<!no )decision(?=\s*:\s)|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
-    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|"
+    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|keeping|"
     # "we're (not) rolling Coach out to the CS team": a rollout decided, or called off
     r"rolling (?:[\w-]+\s+){0,4}?out|going ahead)|"
     r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
@@ -105,7 +107,11 @@ _AS_NOT_REASON = re.compile(
 _AFTER = re.compile(
     r"\b(?P<conn>because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
     r"thanks to|in light of|on the grounds that|on account of|in view of|seeing that|now that)\s+|"
-    r"(?P<colon>:|\s[—–]|\s-)\s+",
+    r"(?P<colon>:|\s[—–]|\s-)\s+|"
+    # a comma splice: a pronoun and its state right after the decision ("decided yes, it's just
+    # confusing people", "keeping 2 of the 6, they were our two best drivers")
+    r"(?P<splice>,)\s+(?=(?:it|they|he|she|there)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
+    r"aren't|wasn't|weren't|can't|won't|don't|doesn't|didn't)\b))",
     re.IGNORECASE,
 )
 _BEFORE = re.compile(
@@ -259,6 +265,8 @@ def _connected(
     # a word connective says why more surely than a colon: try those first
     for match in sorted(matches, key=lambda m: (m.group("colon") is not None, m.start())):
         conn = (match.group("conn") or ":").lower()
+        if match.group("splice") is not None and not decision:
+            continue
         rest_start = match.end()
         end = _clause_end(text, rest_start)
         rest = text[rest_start:end]
@@ -367,7 +375,10 @@ _REFUSAL = re.compile(r"(?:won'?t|will not|would not)\s+\w+", re.IGNORECASE)
 #: A state or a constraint stated in a clause: a copula, a negated modal, a verb of need or burden.
 _CIRCUMSTANCE = re.compile(
     r"\b(?:is|are|was|were|'s|'re|has been|have been|can't|cannot|won't|wouldn't|couldn't|isn't|aren't|"
-    r"doesn't|don't|didn't|wasn't|weren't|no longer|needs?|lacks?|runs?|means?)\b",
+    r"doesn't|don't|didn't|wasn't|weren't|hasn't|haven't|hadn't|no longer|needs?|lacks?|runs?|means?|"
+    # a state of mind or a burden ("Finance wants one payout report", "it saves Becca a tool"),
+    # and what has happened ("the refresh has eaten two engineer-weeks")
+    r"wants|prefers|saves|costs|(?:has|have|had)\s+(?:\w+ly\s+)?\w+(?:ed|en|t))\b",
     re.IGNORECASE,
 )
 

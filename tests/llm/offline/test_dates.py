@@ -444,3 +444,19 @@ def test_what_something_shows_now_is_the_nearest_such_day_whatever_came_before()
     text = "Refreshed from Maersk, the board now shows Aug 12 and matches the carrier."
     (found,) = mentions(text, datetime(2026, 8, 7, 16, tzinfo=UTC))
     assert found.when == date(2026, 8, 12)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Maya wants both warehouses live by September 14.",
+        "Their auditor needs every tool behind SSO by end of Q3.",
+        "The CFO asked for the redlines by next Friday, and the scope is unchanged.",
+    ],
+)
+def test_a_deadline_someone_wants_met_is_no_fact_s_date(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None
+
+
+def test_a_day_someone_wants_without_a_deadline_stays_the_fact_s_date() -> None:
+    assert _day("Maya wants a QBR in mid-September.", WED_AUG_19) == date(2026, 9, 15)

@@ -384,3 +384,55 @@ def test_a_reason_after_a_dash_or_a_necessity_taken_as_a_decision(text: str, exp
 def test_a_colon_after_agreed_with_someone_still_opens_the_content() -> None:
     assert _reason("Agreed with Omar: Hooper Ltd drops from 80 to 60 seats next month.") is None
     assert _reason("Agreed with Omar - the board has cut every vendor budget by a tenth.") is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the next sentence states what has happened, or what someone wants, with no connective
+        (
+            "We're moving the Leeds team onto the hosted plan. Running our own server has cost us "
+            "three outages this quarter.",
+            "Running our own server has cost us three outages this quarter",
+        ),
+        (
+            "We've decided to bill both regions through one contract. Procurement wants a single "
+            "renewal date and it saves Omar a second approval.",
+            "Procurement wants a single renewal date and it saves Omar a second approval",
+        ),
+        (
+            "Halden opted for the Basic tier. Their IT team hasn't finished the SSO review yet.",
+            "Their IT team hasn't finished the SSO review yet",
+        ),
+    ],
+)
+def test_a_bare_next_sentence_of_what_has_happened_or_is_wanted_is_the_reason(
+    text: str, expected: str
+) -> None:
+    assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Go/no-go with Priya. Result: no-go for the March date. The data export is still failing.",
+         "The data export is still failing"),
+        (
+            "I said no to the 20% discount because it breaks our partner pricing.",
+            "it breaks our partner pricing",
+        ),
+        ("- Decision: Keiko is moving the support team onto Tickets in May. She wants one queue for both "
+         "regions.", "She wants one queue for both regions"),
+        ("We're keeping the two contractors on, they were the only ones who knew the old system.",
+         "they were the only ones who knew the old system"),
+        ("Asked about the sandbox workspace; decided to close it, it's only confusing the new hires.",
+         "it's only confusing the new hires"),
+    ],
+)
+def test_decisions_worded_as_a_verdict_a_refusal_a_label_or_a_keep(text: str, expected: str) -> None:
+    assert _reason(text) == expected
+
+
+def test_a_comma_splice_after_no_decision_gives_no_reason() -> None:
+    assert _reason("The demo went well, they liked the dashboards.") is None
+    assert _reason("Status call with Rhea. All of them have accented names in the export.") is None
