@@ -1,8 +1,9 @@
 """Whether a new note only restates an earlier one (a recap, a CRM entry logging a known fact).
 
 A restatement says it logs or recaps ("Recap for the team:", "Email logged:", "updated to",
-"marked Closed Won") and either shares most of its words with the earlier note, or is a CRM entry
-whose values (amounts, counts, dates, plans) are all values the earlier note states; it states
+"marked Closed Won"; an email's "RE:" does not: a reply answers) and either shares most of its
+words with the earlier note, or is a CRM entry whose values (amounts, counts, dates, plans) are all
+values the earlier note states, two of them or with its words; it states
 no number the earlier note does not (a date that dates its source, "per call notes of 3 Nov", or a
 number in a name, "FY27", is none). A deal logged "Closed Won" restates a note that states the
 decision, not a quote. The pipeline then links it to the earlier note instead of proposing its
@@ -25,7 +26,7 @@ _WON = re.compile(r"\bclosed[- ]won\b", re.IGNORECASE)
 _RECAP = re.compile(
     r"\b(?:recap\w*|logged|updated|as discussed|as agreed|to confirm|confirming|as promised|marked|"
     r"for the record|"
-    r"fyi|reminder|noted|per our call|re:|following up on|confirmed in writing|changed (?:to|from)|changed:|"
+    r"fyi|reminder|noted|per our call|following up on|confirmed in writing|changed (?:to|from)|changed:|"
     r"switched to|flagged|closed won|per (?:the |our )?(?:call|meeting) notes?|"
     # the entry names the input it was taken from: "per N. Ferreira's email", "Source: call notes"
     r"per (?:[\w.'’-]+\s+){0,3}?(?:e-?mail|call|message|chat|notes|ticket)\b|source\s*:|"
@@ -34,6 +35,13 @@ _RECAP = re.compile(
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no longer|not|never|cancel\w*|called off|reversed|anymore)\b|n't\b", re.I)
+#: A recap cue that names the input it logs ("Recap for the team:", "Email logged:", "per N.
+#: Ferreira's email", "Source: call notes"): one value in common is enough to say which note it logs.
+_LOGS = re.compile(
+    r"\b(?:recap\w*|logged|for the record|source\s*:|"
+    r"per (?:[\w.'’-]+\s+){0,3}?(?:e-?mail|call|message|chat|notes|ticket)\b)",
+    re.IGNORECASE,
+)
 #: An amount or a count (not glued to a letter: "FY27", "Q1" and "v3" name things, not values).
 _NUMBER = re.compile(r"(?<![\w.])\d{2,3}(?:[.,]\d+)?(?![\d])")
 
@@ -136,11 +144,15 @@ def restatement_score(
         return 0.0  # "stage Closed Won" after a quote: the deal won is news; after "we're going ahead", a log
     cue = bool(_RECAP.search(new))
     stated = values(new)
-    if (cue or _field_line(new, old)) and stated and stated <= known:
-        return 1.0  # a CRM entry logging values the earlier note stated (a field line only so)
     mine = roots(new) - set(background)
+    coverage = len(mine & roots(old)) / len(mine) if mine else 0.0
+    # a CRM entry logging values the earlier note stated: a field line by itself; with a recap
+    # cue, when it names two of them, shares the earlier note's words or names what it logs (one
+    # number alone, "10", "13", is too common to say which note a chat line or an update repeats)
+    logged = len(stated) >= 2 or coverage >= WITH_CUE or _LOGS.search(new) is not None
+    if stated and stated <= known and (_field_line(new, old) or (cue and logged)):
+        return 1.0
     if len(mine) < 3:
         return 0.0
-    coverage = len(mine & roots(old)) / len(mine)
     threshold = WITH_CUE if cue else WITHOUT_CUE
     return coverage if coverage >= threshold else 0.0

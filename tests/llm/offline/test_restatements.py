@@ -160,3 +160,27 @@ def test_a_relative_day_of_the_earlier_note_is_read_against_its_own_time() -> No
 def test_an_entry_naming_its_source_restates_it(log: str) -> None:
     email = "Please set us up on Starter for now, 12 seats to begin with. Thanks, Nadia"
     assert restatement_score(log, email, {"acme"}) > 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a reply answering an email: "RE:" is its subject, not a recap, and it chooses a time
+        (
+            "Subject: Demo times\n\nHi Ana, the demo could be Tuesday 10 ET or Thursday 11 ET. Sam",
+            "Subject: RE: Demo times\n\nThursday 11 ET works. I'll bring our IT lead along.",
+        ),
+        # a chat line moving a meeting: one number in common ("10") says nothing of what it repeats
+        (
+            "Priya confirmed the renewal walkthrough for Tuesday at 10.",
+            "Omar: moving us to 2pm instead of 10, invite updated.",
+        ),
+    ],
+)
+def test_a_reply_or_a_chat_line_sharing_one_number_is_no_recap(old: str, new: str) -> None:
+    assert restatement_score(new, old) == 0.0
+
+
+def test_a_crm_entry_naming_two_known_values_still_restates_with_few_words_in_common() -> None:
+    old = "Nina: Halden needs 95 seats, not 110, from November 1, after the contractor offboarding."
+    assert restatement_score("Seat count for Halden changed to 95 from November 1.", old) == 1.0
