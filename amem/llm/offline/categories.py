@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from amem.llm.offline.contradictions import fix_confirmed
+from amem.llm.offline.dates import offer_note
 from amem.llm.offline.reasons import decided
 
 #: Label -> cue pattern, in priority order (a tie goes to the earlier label).
@@ -34,10 +35,14 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"clauses?|procurement(?!\s+(?:manager|lead|director|officer|contact|specialist|analyst|head)\b)"
             r"(?!\s*[=:]\s*[A-Z])|redlines?|order forms?|seat count|seats? instead|countersign\w*|"
             r"closed won|economic buyer|amendments?|signed by|countersigned|signatory|purchase orders?|"
+            # a contract's own terms and its signed copy: "12-month term", "payment terms", "net 45",
+            # "liability cap", "termination for convenience", "signed copy attached"
+            r"signed (?:copy|version|it)|\d+[- ]?(?:months?|mo|years?|yrs?)[- ]term|terms? length|"
+            r"payment terms|net[- ]?\d{2}|liability(?: cap)?|indemnit\w*|termination|subscription|"
             r"PO \d[\w-]*|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
             # (not seats said to lie idle: "takes 30 seats out of use")
-            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed) )?(?:seats|licen[cs]es)"
+            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed|[a-z]+) )?(?:seats|licen[cs]es)"
             r"(?!\s+(?:out of use|idle|unused|inactive|not in use))|"
             r"(?:seats|licen[cs]es)(?: \w+){0,3}: \d+|"
             r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
@@ -156,6 +161,22 @@ _PRICED_COUNT = re.compile(
 )
 
 
+#: A contract's terms: what an order form states, and what a price offer states too.
+_TERMS = re.compile(
+    r"\d+[- ]?(?:months?|mo|years?|yrs?)[- ]term|terms? length|payment terms|net[- ]?\d{2}|subscription",
+    re.IGNORECASE,
+)
+#: An amount of money.
+_PRICE = re.compile(r"[$€£]\s?\d|\d\s?(?:USD|EUR|GBP)\b")
+
+
+def _sentence(text: str, match: re.Match[str]) -> str:
+    """The sentence (or line) holding the match."""
+    start = max(text.rfind(c, 0, match.start()) for c in ".;!?\n") + 1
+    ends = [i for i in (text.find(c, match.end()) for c in ".;!?\n") if i >= 0]
+    return text[start : min(ends) if ends else len(text)]
+
+
 def _sentence_before(text: str, start: int) -> str:
     return text[max(text.rfind(c, 0, start) for c in ".;!?\n") + 1 : start]
 
@@ -168,6 +189,7 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
     a meeting ("the renewal review") counts for the meeting.
     """
     out: list[float] = []
+    offer = offer_note(text)
     opening = " ".join(lead.split()[:3])
     phase = _PHASE_MEETING.search(opening) is not None
     for label, pattern in _CUES:
@@ -188,6 +210,11 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
                 continue  # "the renewal review", "a pricing call": a meeting, named by its topic
             if label == "contract" and _PRICED_COUNT.search(_sentence_before(text, match.start())):
                 continue  # "$49 per seat for the 135 seats": the quantity a price is for
+            if label == "contract" and offer and re.match(r"\d", match.group(0)):
+                continue  # "Proposal sent: add the 40 CS seats": the quantity an offer is for
+            terms = _TERMS.fullmatch(match.group(0))
+            if label == "contract" and terms and _PRICE.search(_sentence(text, match)):
+                continue  # "150 seats at $54 per seat, 12-month term, net-60": the terms of a price offered
             score += 1
         score += 0.9 * sum(
             1 for m in pattern.finditer(lead) if label == "meeting" or not _MEETING_HEAD.match(lead, m.end())

@@ -231,3 +231,27 @@ def test_a_fault_confirmed_fixed_is_a_support_issue_unless_a_decision_names_the_
 def test_an_automatic_reply_is_noise_and_dates_nothing(text: str) -> None:
     assert category(text) is None
     assert chat(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Signed copy attached, thanks. We can start on the 1st as planned.",
+        "Their counsel came back on the MSA.\n- Liability cap: 2x annual fees.\n- Payment terms: net 45.",
+        "Subscription active: Business plan, 60 support seats. Invoice INV-204 for $9,000 issued.",
+        "Kept to a 24-month term at the price we had; termination for convenience in the first 60 days.",
+    ],
+)
+def test_a_contract_s_own_terms_and_signed_copy_make_it_a_contract_note(text: str) -> None:
+    assert category(text, text.split(".")[0]) == "contract"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Final proposal attached: Growth plan, 80 seats at $54 per seat per month, 12-month term, net-60.",
+        "Proposal sent to Ines: move the whole team to Enterprise at $61 a seat and add the 40 CS seats.",
+    ],
+)
+def test_the_terms_and_seats_of_a_price_offered_stay_pricing(text: str) -> None:
+    assert category(text, text.split(".")[0]) == "pricing"
