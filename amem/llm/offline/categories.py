@@ -39,6 +39,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             # "liability cap", "termination for convenience", "signed copy attached"
             r"signed (?:copy|version|it)|\d+[- ]?(?:months?|mo|years?|yrs?)[- ]term|terms? length|"
             r"payment terms|net[- ]?\d{2}|liability(?: cap)?|indemnit\w*|termination|subscription|"
+            # a statement of work, a lease of devices, a seat count written as a change ("seats 46 → 42")
+            r"sow|statement of work|leas(?:e|ed|es|ing)|seats?(?: change| count)?:?\s+\d+(?=\s*(?:→|->))|"
             r"PO \d[\w-]*|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
             # (not seats said to lie idle: "takes 30 seats out of use")
@@ -59,6 +61,10 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(onboard\w*|training|rollout|roll(?:ing)? (?:us )?out|go-live|goes live|set ?up|"
             r"implementation|migrat\w*|cutover|workspace|connector|active users?|went live|go live|"
             r"logged in|sandbox|provision\w*|admin training|"
+            # a kickoff starts a project: the pilot's, the rollout's, a site's onboarding
+            r"kick-?offs?|"
+            # a trial under way and the project's people ("trial started today", "exec sponsor = Dana")
+            r"trials?|exec(?:utive)? sponsor|project roles|"
             # "live as of yesterday", "phase 1 now live"
             r"live (?:as of|since|from)|(?:is|are|now) live)\b",
         ),
@@ -69,14 +75,17 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"integration with|'d love|would be great if|"
             r"is there an? (?:way|api|option|setting|integration) to|"
             r"nice to have|enhancement|"
-            r"requests? from (?:our|their|the) (?:users|managers|team|reps|admins))\b",
+            r"requests? from (?:our|their|the) (?:users|managers|team|reps|admins)|"
+            # a feature request's own id ("FR-88", "logged as FR-1432"), a must-have asked for,
+            # and the release that ships it ("Release 5.19 shipped with SCIM")
+            r"(?<!\w)FR-\d+|must[- ]haves?|requirements? logged|release \d[\d.]*|ships? in)\b",
         ),
         (
             "meeting",
             # "call recording", "call transcripts": the product's object, not a meeting
             r"\b(meetings?|calls?(?!\s+(?:\w+ing\b|transcripts?|volumes?|cent(?:er|re)s?|logs?|data))|"
             r"demo(?:s|ed)?|sync|agenda|workshop|onsite|qbr|check-in|met with|"
-            r"spoke with|talked to|kick-?off|business review|intro|review with|board|renewal review|"
+            r"spoke with|talked to|business review|intro|review with|board|renewal review|"
             r"steering committee|check-?in|deep-?dive|touchpoint|stand-?up|walk-?throughs?)\b",
         ),
         (
@@ -250,6 +259,10 @@ _RESCHEDULED = re.compile(
 )
 
 
+#: A change log's arrow between two values ("Go-live date changed: 2026-06-15 -> 2026-07-06").
+_ARROW = re.compile(r"\S\s*(?:->|→|=>)\s*\S")
+
+
 def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -> str | None:
     """The label whose cues the text holds most (a tie goes to the earlier one), or None for noise.
 
@@ -273,7 +286,8 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
             best, best_score = label, score
     if len(text.split()) < 5 and best_score < 2:
         return None
-    if best == "onboarding" and lead and decided(lead) is not None and _RESCHEDULED.search(lead):
+    logged_move = _RESCHEDULED.search(lead) is not None or re.search(r"\bchanged\b", lead, re.I) is not None
+    if best == "onboarding" and lead and logged_move and (decided(lead) is not None or _ARROW.search(lead)):
         return "decision"  # a rollout postponed or a go-live moved: a decision on no other topic
     return best
 

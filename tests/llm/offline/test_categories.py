@@ -255,3 +255,23 @@ def test_a_contract_s_own_terms_and_signed_copy_make_it_a_contract_note(text: st
 )
 def test_the_terms_and_seats_of_a_price_offered_stay_pricing(text: str) -> None:
     assert category(text, text.split(".")[0]) == "pricing"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Kickoff - Halden Foods (remote). Attendees: Rhea, Omar. Go-live dates confirmed for both sites.",
+         "onboarding"),
+        ("Trial started today for the finance team, 30 days, 12 users.", "onboarding"),
+        ("Project roles (Halden): exec sponsor = Rhea Mohan; admin = Omar.", "onboarding"),
+        ("FR-204 logged for Halden: export of the audit log to S3. Requester: Omar.", "feature request"),
+        ("Release 7.2 shipped with the S3 audit export; Omar switched it on today.", "feature request"),
+        ("Please take the 5 tablets at the Leeds site off the lease from March 1.", "contract"),
+        ("Maren, we will not be going ahead with SOW-22 after all.", "contract"),
+        ("Go-live date changed: 2026-06-15 -> 2026-07-06 (customer request).", "decision"),
+    ],
+)
+def test_the_vocabulary_of_a_kickoff_a_feature_request_a_lease_and_a_moved_go_live(
+    text: str, expected: str
+) -> None:
+    assert category(text, text.split(".")[0]) == expected
