@@ -498,9 +498,25 @@ def valid_at(
         # (a condition's, a side remark's)
         inside = [m for m in found if main[0] <= m.start and m.end <= main[1]]
         found = inside or found
-    for mention in [*(m for m in found if m.target), *(m for m in found if m.starts), *found]:
+    successor = [m for m in found if _SUCCEEDS.search(_clause_before(text, m))]
+    for mention in [*(m for m in found if m.target), *successor, *(m for m in found if m.starts), *found]:
         return mention
     return None
+
+
+#: Before a date, in its clause: a successor taking over ("Olivia joins as CHRO on September 14",
+#: "Raj takes over on 1 March"). A handover's main fact is who holds the role now, so the day the
+#: successor starts wins over the day the predecessor leaves ("my last day is August 28").
+_SUCCEEDS = re.compile(
+    r"\b(?:joins|is joining|will join|takes over|will take over|steps in|comes on board|starts as)\b"
+    r"(?:\s+[\w&.'-]+){0,6}?\s*(?:on|from|in)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _clause_before(text: str, mention: DateMention) -> str:
+    start = max(text.rfind(c, 0, mention.start) for c in ".;!?\n") + 1
+    return text[max(start, mention.start - 80) : mention.start]
 
 
 # -- which matches are dates -----------------------------------------------------------------------

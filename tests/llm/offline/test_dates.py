@@ -460,3 +460,15 @@ def test_a_deadline_someone_wants_met_is_no_fact_s_date(text: str) -> None:
 
 def test_a_day_someone_wants_without_a_deadline_stays_the_fact_s_date() -> None:
     assert _day("Maya wants a QBR in mid-September.", WED_AUG_19) == date(2026, 9, 15)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Some news: I'm leaving Halden at the end of September. Rhea Mohan joins as COO on September 21 "
+        "and will own the renewal.",
+        "From October 1 I move to the Paris office. Omar takes over the account on September 21.",
+    ],
+)
+def test_a_handover_is_dated_by_the_day_the_successor_starts(text: str) -> None:
+    assert _day(text, WED_AUG_19) == date(2026, 9, 21)
