@@ -96,7 +96,11 @@ class OfflineAnalyst:
         # a date inside the reason dates the reason's own fact, not the decision's
         outside = [(why.start, why.end)] if why is not None else []
         main = (decision.start, decision.end) if decision is not None else None
-        when = dates.valid_at(text, raw_log.occurred_at, outside, main) if not categories.chat(text) else None
+        when = (
+            dates.valid_at(text, raw_log.occurred_at, outside, main, fault_report=category == "support issue")
+            if not categories.chat(text)
+            else None
+        )
         if when is not None:
             evidence["valid_at"] = when.text
         the_context = context(category, keywords, lines)

@@ -465,18 +465,44 @@ def offer_note(text: str) -> bool:
     return _OFFER_NOTE.search(text) is not None or _OFFER_SENT.search(text) is not None
 
 
+#: In a fault report, the words of the fault's own course: when it started or came back, when it
+#: was fixed, shipped, rolled back or confirmed. A date in a sentence without one dates what the
+#: report describes ("the night shift on Oct 31", "the ETA shows Aug 9", "the summit is Sept 17").
+_FAULT_EVENT = re.compile(
+    r"\b(?:since|start\w*|began|begun|again|back|fail\w*|broke\w*|stopped|stuck|down|outage|"
+    r"error\w*|crash\w*|fix\w*|resolv\w*|closed|clos(?:e|ing)|deploy\w*|redeploy\w*|releas\w*|ship\w*|"
+    r"went out|go(?:es)? out|rolled (?:out|back)|patch\w*|hotfix\w*|confirm\w*|complet\w*|"
+    r"re-?enabled|restored|rotat\w*|renew\w*|expir\w*|whitelist\w*|refund\w*|migrat\w*)\b",
+    re.IGNORECASE,
+)
+
+
+#: Where a sentence ends: not at the dots of a version ("fixed in 26.8.4 on Aug 18").
+_SENTENCE_END = re.compile(r"[.;!?](?=\s|$)|\n")
+
+
+def _in_fault_course(text: str, mention: DateMention) -> bool:
+    """Whether the date's sentence tells the fault's own course."""
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, mention.start)]
+    end = _SENTENCE_END.search(text, mention.end)
+    sentence = text[starts[-1] if starts else 0 : end.start() if end else len(text)]
+    return _FAULT_EVENT.search(sentence) is not None
+
+
 def valid_at(
     text: str,
     base: datetime,
     outside: Sequence[tuple[int, int]] = (),
     main: tuple[int, int] | None = None,
+    *,
+    fault_report: bool = False,
 ) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
     from, else the first date stated that does not end a state, set a deadline or date a next step.
     A date inside one of the ``outside`` spans (the reason given for a decision: a reason dates
     its own fact, not the decision's), in a parenthesis or in a plan the input says it had is
     none. When ``main`` (the sentence stating the input's decision) holds a date, that date
-    wins."""
+    wins. In a ``fault_report`` (a support issue) only a date of the fault's own course counts."""
     if offer_note(text):
         return None  # an offer takes effect only once accepted, in another note
     found = [
@@ -489,6 +515,7 @@ def valid_at(
         and not _aside(text, m)
         and not _FORMER_PLAN.search(text[max(0, m.start - 60) : m.start])
         and not _wished_deadline(text, m)
+        and (not fault_report or _in_fault_course(text, m))
     ]
     term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
     if term is not None:

@@ -472,3 +472,23 @@ def test_a_day_someone_wants_without_a_deadline_stays_the_fact_s_date() -> None:
 )
 def test_a_handover_is_dated_by_the_day_the_successor_starts(text: str) -> None:
     assert _day(text, WED_AUG_19) == date(2026, 9, 21)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # what the report describes is dated, not the fault's course: no date
+        ("Ticket #88: the Sept 12 payroll run shows 7 hours for the night crew.", None),
+        ("Ticket #91: badges print cut off. The gala is September 24 and we print 800 of them.", None),
+        # the fault's own course: when it started, when its fix shipped (a version's dots are no end)
+        ("Ticket #93: exports are empty since Monday.", date(2026, 8, 17)),
+        ("Ticket #93 resolved: fix shipped in 4.12.1 on Aug 18.", date(2026, 8, 18)),
+    ],
+)
+def test_in_a_fault_report_only_a_date_of_the_fault_s_course_counts(text: str, expected: date | None) -> None:
+    found = valid_at(text, WED_AUG_19, fault_report=True)
+    assert (found.when if found is not None else None) == expected
+
+
+def test_outside_a_fault_report_a_described_date_still_counts() -> None:
+    assert _day("The gala is September 24 and we print 800 badges.", WED_AUG_19) == date(2026, 9, 24)
