@@ -188,6 +188,8 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             cue = re.match(r"since\s+", text[start:end], re.IGNORECASE)  # the month form holds its cue
             if _BASELINE.search(text[max(0, start - 60) : start] + (cue.group(0) if cue else "")):
                 continue  # "DSO is down 4 days since August": the start of what is measured, not a change
+            if _since(text, start, cue) and _COUNTED.search(_around(text, start, end)):
+                continue  # "41 events live since June", "Since June 1: 19 events": a tally's start
             if name == "weekday" and not match.group("rel") and text[end : end + 2] in {"'s", "’s"}:
                 continue  # "Following Monday's check-in": it names a past meeting, not when a fact holds
             if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
@@ -226,6 +228,31 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                 )
             )
     return sorted(out, key=lambda m: m.start)
+
+
+#: A count of things ("19 events", "31k checklists", "5 seats"): with "since", a tally.
+_COUNTED = re.compile(r"(?<![\w$€£.,])\d[\d,.]*k?\s+(?:[a-z-]+\s+)?[a-z]{3,}s\b")
+
+
+_SINCE_BEFORE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _since(text: str, start: int, cue: re.Match[str] | None) -> bool:
+    """Whether "since" opens the date (inside its match or right before it)."""
+    return cue is not None or _SINCE_BEFORE.search(text[max(0, start - 12) : start]) is not None
+
+
+def _around(text: str, start: int, end: int) -> str:
+    """The date's clause up to it, and after a colon right after it, what follows ("Since June 1:
+    19 events"): where the tally a date starts is stated."""
+    opened = max(text.rfind(c, 0, start) for c in ".;,!?\n") + 1
+    after = ""
+    colon = re.match(r"(?:\s*\d{1,2})?\s*:", text[end : end + 6])
+    if colon is not None:
+        end += colon.end()
+        closed = [i for i in (text.find(c, end) for c in ".;!?\n") if i >= 0]
+        after = text[end : min([*closed, end + 40])]
+    return text[opened:start] + " " + after
 
 
 #: Before a date: "since" after a comparison or a measure in the same clause ("down 4 days since
@@ -355,7 +382,9 @@ _HEADER_LINE = re.compile(
 #: 12 May", "our call of Monday", "one more thing from yesterday"), not a fact.
 _DATES_A_MESSAGE = re.compile(
     r"\b(?:e-?mails?|mails?|messages?|calls?|meetings?|notes?|minutes|conversations?|chats?|threads?|"
-    r"letters?|recaps?|discussions?|thing|point|items?)\s+(?:from|of|dated)\s+(?:the\s+)?$",
+    r"letters?|recaps?|discussions?|thing|point|items?)\s+(?:from|of|dated)\s+(?:the\s+)?$|"
+    # "the order form as discussed Monday": the day of the conversation referred to
+    r"\bas (?:discussed|mentioned|promised)(?: (?:on|in))?\s+(?:the\s+)?$",
     re.I,
 )
 #: Before a date, in its clause: a conversation referred to by its verb ("great speaking with you

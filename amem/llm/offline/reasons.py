@@ -21,7 +21,7 @@ DECISION = re.compile(
     # "switched on / off" a setting is a toggle, not a choice
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
     r"postponed|settled|re-?planned|rescheduled|mov(?:es|ing) from(?= [^.;]{1,30}? to\b)|"
-    r"pulled the plug|called off|backed out|no-go|said (?:no|yes) to|"
+    r"pulled the plug|called off|backed out|no-go|said (?:no|yes) to|(?:is|are|'s|'re) off the table|"
     # a line labelled as the decision ("- Decision: Victor is bringing the CS team onto Coach")
     r"(?<!no )decision(?=\s*:\s)|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"

@@ -492,3 +492,20 @@ def test_in_a_fault_report_only_a_date_of_the_fault_s_course_counts(text: str, e
 
 def test_outside_a_fault_report_a_described_date_still_counts() -> None:
     assert _day("The gala is September 24 and we print 800 badges.", WED_AUG_19) == date(2026, 9, 24)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "QBR. Since June 1: 19 events, 6,420 paid registrations, 31 of 36 seats active.",
+        "Numbers: 41 events live since June and 11k registrations.",
+        "Attached is the order form as discussed Monday, for 30 seats.",
+    ],
+)
+def test_a_tally_s_start_and_a_conversation_referred_to_date_no_fact(text: str) -> None:
+    assert _day(text, datetime(2026, 9, 1, tzinfo=UTC)) is None
+
+
+def test_a_state_since_a_day_keeps_its_date_beside_a_count_in_another_clause() -> None:
+    text = "fyi SSO has been working since Friday, all 9 dispatchers moved over."
+    assert _day(text, WED_AUG_19) == date(2026, 8, 14)

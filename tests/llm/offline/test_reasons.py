@@ -436,3 +436,8 @@ def test_decisions_worded_as_a_verdict_a_refusal_a_label_or_a_keep(text: str, ex
 def test_a_comma_splice_after_no_decision_gives_no_reason() -> None:
     assert _reason("The demo went well, they liked the dashboards.") is None
     assert _reason("Status call with Rhea. All of them have accented names in the export.") is None
+
+
+def test_an_option_taken_off_the_table_is_a_decision_and_its_dash_gives_why() -> None:
+    text = "The Samsara connector is off the table — their trucks get Geotab units when the leases end."
+    assert _reason(text) == "their trucks get Geotab units when the leases end"
