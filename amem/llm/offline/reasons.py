@@ -103,6 +103,13 @@ _AS_NOT_REASON = re.compile(
     r"in|with|for|to|regards)\b",
     re.IGNORECASE,
 )
+#: Before "as": a verb of taking or holding a role ("joins as", "stays on as", "was hired as").
+_ROLE_VERB_BEFORE = re.compile(
+    r"\b(?:join(?:s|ed|ing)?|serv(?:e|es|ed|ing)|act(?:s|ed|ing)?|work(?:s|ed|ing)?|start(?:s|ed|ing)?|"
+    r"stay(?:s|ed|ing)?(?: on)?|remain(?:s|ed|ing)?|continu(?:e|es|ed|ing)|hired|appointed|named|"
+    r"promoted|signs? on|signed on|comes? (?:on|back)|returns?|returned|takes? over)\s*$",
+    re.IGNORECASE,
+)
 #: Connectives after which the reason follows, tried in text order after the decision.
 _AFTER = re.compile(
     r"\b(?P<conn>because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
@@ -295,6 +302,8 @@ def _connected(
             continue
         if conn == "as" and (
             _AS_NOT_REASON.match(rest)
+            # "joins as VP Operations", "stays on as sponsor": a role taken, not a cause
+            or _ROLE_VERB_BEFORE.search(text[: match.start()])
             or not re.search(r"[,\w]\s*$", text[: match.start()])
             # "as approved", "as written": a participle with no subject is a manner, not a cause
             or re.match(r"(?:\w+ly\s+)?\w+(?:ed|en)\b(?!\s+(?:is|are|was|were|has|have)\b)", rest, re.I)

@@ -441,3 +441,11 @@ def test_a_comma_splice_after_no_decision_gives_no_reason() -> None:
 def test_an_option_taken_off_the_table_is_a_decision_and_its_dash_gives_why() -> None:
     text = "The Samsara connector is off the table — their trucks get Geotab units when the leases end."
     assert _reason(text) == "their trucks get Geotab units when the leases end"
+
+
+def test_as_after_a_verb_of_taking_a_role_names_the_role_not_a_cause() -> None:
+    text = "I've accepted a role elsewhere. Omar joins as VP Operations on May 1 and he'll own the renewal."
+    assert _reason(text) is None
+    assert _reason("They renewed early, as the new budget year opens in January.") == (
+        "the new budget year opens in January"
+    )
