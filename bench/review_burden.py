@@ -31,6 +31,7 @@ the figures of the analyst before issue 12's changes).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -128,9 +129,11 @@ def _baseline(path: Path | None) -> dict[str, PartScore]:
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     out = {}
+    known = {f.name for f in dataclasses.fields(PartScore)}
     for part in PARTS:
         if part in data:
-            fields = {k: v for k, v in data[part].items() if k != "figures"}
+            # the counts only: the figures are recomputed, the per-account breakdown is not compared
+            fields = {k: v for k, v in data[part].items() if k in known}
             out[part] = PartScore(**fields)
             out[part].part = "baseline"
     return out

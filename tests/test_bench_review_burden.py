@@ -56,3 +56,23 @@ def test_a_litellm_model_is_scored_on_the_same_labels(
     share = sum(label.category == "pricing" for label in globex) / len(globex)
     assert per_account["tuned"]["globex"].figures["category accuracy"] == pytest.approx(share, abs=0.01)
     assert 0 < share < 1
+
+
+def test_a_json_run_reads_back_as_the_baseline_of_the_next(bench: ModuleType, tmp_path: Path) -> None:
+    """``--json > out.json`` then ``--baseline out.json``: the per-account breakdown the JSON also
+    holds is not a count of the part, and must not keep the baseline from loading."""
+    saved = {
+        "tuned": {
+            "part": "tuned",
+            "inputs": 10,
+            "items": 4,
+            "backed_items": 3,
+            "figures": {"queue precision (items)": 0.75},
+            "accounts": {"globex": {"inputs": 10}},
+        }
+    }
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    baseline = bench._baseline(path)
+    assert baseline["tuned"].items == 4 and baseline["tuned"].backed_items == 3
+    assert baseline["tuned"].figures["queue precision (items)"] == pytest.approx(0.75)
