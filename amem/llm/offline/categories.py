@@ -11,6 +11,7 @@ import re
 from amem.llm.offline.contradictions import fix_confirmed
 from amem.llm.offline.dates import offer_note
 from amem.llm.offline.reasons import decided
+from amem.llm.offline.text import sentence_around
 
 #: Label -> cue pattern, in priority order (a tie goes to the earlier label).
 _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -179,13 +180,6 @@ _TERMS = re.compile(
 _PRICE = re.compile(r"[$€£]\s?\d|\d\s?(?:USD|EUR|GBP)\b")
 
 
-def _sentence(text: str, match: re.Match[str]) -> str:
-    """The sentence (or line) holding the match."""
-    start = max(text.rfind(c, 0, match.start()) for c in ".;!?\n") + 1
-    ends = [i for i in (text.find(c, match.end()) for c in ".;!?\n") if i >= 0]
-    return text[start : min(ends) if ends else len(text)]
-
-
 def _sentence_before(text: str, start: int) -> str:
     return text[max(text.rfind(c, 0, start) for c in ".;!?\n") + 1 : start]
 
@@ -222,7 +216,8 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
             if label == "contract" and offer and re.match(r"\d", match.group(0)):
                 continue  # "Proposal sent: add the 40 CS seats": the quantity an offer is for
             terms = _TERMS.fullmatch(match.group(0))
-            if label == "contract" and terms and _PRICE.search(_sentence(text, match)):
+            priced = terms and _PRICE.search(sentence_around(text, match.start(), match.end()))
+            if label == "contract" and priced:
                 continue  # "150 seats at $54 per seat, 12-month term, net-60": the terms of a price offered
             score += 1
         score += 0.9 * sum(

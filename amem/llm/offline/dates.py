@@ -18,6 +18,7 @@ from datetime import date, datetime, timedelta
 from typing import Literal
 
 from amem.domain.models import as_utc
+from amem.llm.offline.text import sentence_around
 
 Tense = Literal["future", "past"] | None
 
@@ -506,16 +507,9 @@ _FAULT_EVENT = re.compile(
 )
 
 
-#: Where a sentence ends: not at the dots of a version ("fixed in 26.8.4 on Aug 18").
-_SENTENCE_END = re.compile(r"[.;!?](?=\s|$)|\n")
-
-
 def _in_fault_course(text: str, mention: DateMention) -> bool:
-    """Whether the date's sentence tells the fault's own course."""
-    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, mention.start)]
-    end = _SENTENCE_END.search(text, mention.end)
-    sentence = text[starts[-1] if starts else 0 : end.start() if end else len(text)]
-    return _FAULT_EVENT.search(sentence) is not None
+    """Whether the date's sentence tells the fault's own course ("fixed in 26.8.4 on Aug 18")."""
+    return _FAULT_EVENT.search(sentence_around(text, mention.start, mention.end)) is not None
 
 
 def valid_at(

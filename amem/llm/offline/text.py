@@ -93,6 +93,18 @@ def sentences(text: str) -> list[Sentence]:
     return out
 
 
+#: Where a sentence (or a clause of a note's line) ends: a stop before a space or the end, a
+#: semicolon, a line break; not the dots of a version or an amount ("fixed in 26.8.4", "$11.75").
+_STOP = re.compile(r"[.;!?](?=\s|$)|\n")
+
+
+def sentence_around(text: str, start: int, end: int) -> str:
+    """The sentence of ``text`` holding the span ``start:end``."""
+    opened = [m.end() for m in _STOP.finditer(text, 0, start)]
+    closed = _STOP.search(text, end)
+    return text[opened[-1] if opened else 0 : closed.start() if closed else len(text)]
+
+
 def clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip(" ,;:") + "…"
