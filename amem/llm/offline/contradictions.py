@@ -922,10 +922,12 @@ _COMMITS = re.compile(
 def superseded_offers(
     new: Facts, newest_first: Sequence[tuple[str, Facts]]
 ) -> list[tuple[str, Contradiction]]:
-    """The notes of a negotiation a settled per-seat price ends: each price offered, asked or quoted
-    since the last price that held (newest first, until the first note stating a price as a fact),
-    when none of its amounts is the price now settled. An offer is a value too, for as long as the
-    negotiation runs: once a price is agreed, "I offered $58" and "they want $56" no longer hold.
+    """The note of a negotiation a settled per-seat price ends: the newest one that offered, asked or
+    quoted a price of that unit since the last price that held (newest first, until the first note
+    stating a price as a fact), when none of its amounts is the price now settled. An offer is a
+    value too, for as long as the negotiation runs: once a price is agreed, the open offer no longer
+    holds. Only the newest: it held the open position, the offers before it were countered by it
+    (as only the newest note stating a fact is contradicted).
     The note that held the last price is the ordinary price contradiction's (``contradiction``)."""
     # a settled price, or a revised offer ("Requote: ..."), which ends the offers before it; each
     # unit apart: a settled price per device ends no offer per seat
@@ -946,8 +948,10 @@ def superseded_offers(
                 why = f"{verb} the price at {here}; that note offered {there}"
                 evidence = new.evidence.get("price") or new.evidence["offer"]
                 out[other_id] = Contradiction("price", why, evidence)
-            if other.revises:
-                break  # a revised offer ended the offers before it
+            if theirs or other.revises:
+                # the newest offer held the negotiation's open position (the older ones were
+                # countered by it), and a revised offer ended the offers before it
+                break
     return list(out.items())
 
 

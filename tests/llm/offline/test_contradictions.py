@@ -552,7 +552,7 @@ def test_a_ticket_form_reports_a_fault_in_any_words_and_a_fix_shown_correctly_no
     assert fix_confirmed("Everyone else syncs fine.") is None
 
 
-def test_a_settled_price_ends_the_offers_made_since_the_last_price_that_held() -> None:
+def test_a_settled_price_ends_the_newest_offer_made_since_the_last_price_that_held() -> None:
     from amem.llm.offline.contradictions import superseded_offers
 
     held = "Order form signed: 80 seats at $40/seat/month."
@@ -563,9 +563,13 @@ def test_a_settled_price_ends_the_offers_made_since_the_last_price_that_held() -
     settled = facts("Agreed with Rui today: $41 per seat per month for 100 seats.")
     pool = [("asked", facts(asked)), ("same", facts(same)), ("revised", facts(revised)),
             ("older", facts(older_offer)), ("held", facts(held))]  # fmt: skip
-    # the asked and offered prices end; the offer of the settled amount became it; a revised quote
-    # had already ended the quote before it; the price that held is the ordinary contradiction's
-    assert [oid for oid, _ in superseded_offers(settled, pool)] == ["asked", "revised"]
+    # the newest offer, the open position, ends; the ones before it were countered by it; the price
+    # that held is the ordinary contradiction's
+    assert [oid for oid, _ in superseded_offers(settled, pool)] == ["asked"]
+    # the newest offer was of the settled amount: it became the price, and ends nothing before it
+    assert superseded_offers(settled, pool[1:]) == []
+    # with no newer offer, the revised quote is the open one
+    assert [oid for oid, _ in superseded_offers(settled, pool[2:])] == ["revised"]
     # an offer settles nothing, and a price complained about is no offer
     assert superseded_offers(facts("I offered $39 per seat."), pool) == []
     assert facts("$55 a seat is 30% above what we budgeted.").offers == frozenset()
