@@ -91,8 +91,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "decision",
-            r"\b(decided|decide|decision|chose|opted|postpon\w*|going with|went with|approved|picked|"
-            r"pulled the plug|called off|settled)\b",
+            r"\b(decided|decide|decision|chose|opted|postpon\w*|going with|went with|approved|"
+            r"picked(?! up\b)|pulled the plug|called off|settled)\b",
         ),
         (
             "personal",

@@ -6,6 +6,9 @@ its 1st, "mid-<month>" the 15th, "end of / late <month>" its last day, "Qn" the 
 day. Recurring phrases ("every Monday", "on Thursdays", "the Monday export", "weekly") and
 durations ("a two-year term") are not dates. A clause without a tense takes the nearer of the two
 candidates. Only these forms count, so words such as "may", "now" or "this year" are never dates.
+A numeric day without its year counts after its weekday ("deployed Monday 10/5"), read as
+month/day or day/month, whichever falls on that weekday. Dates joined by "or" are options offered,
+not a fact's date.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from itertools import pairwise
 from typing import Literal
 
 from amem.domain.models import as_utc
@@ -47,11 +51,19 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
         ("slash", r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2,4})\b"),
         ("month_day", rf"\b(?P<month>{_MONTH})\s+{_DAY}\b(?:,?\s+(?P<year>\d{{4}}))?"),
+        # a numeric day without its year after the weekday it falls on ("deployed Monday 10/5",
+        # "Thu 3/5 2:00pm"): month/day or day/month, whichever falls on that weekday
+        (
+            "weekday_numeric",
+            rf"\b(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|{_WEEKDAY})\.?,?\s+"
+            r"(?P<a>\d{1,2})/(?P<b>\d{1,2})\b(?![/\d])",
+        ),
         ("day_month", rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b"),
         ("month_year", rf"\b{_PART}(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b"),
         (
             "month",
-            rf"(?:\b(?P<cue>in|since|until|till|from|by|to|for|last|next|this|after|before|on|during)\s+)?"
+            rf"(?:\b(?P<cue>in|since|until|till|from|by|to|for|last|next|this|after|before|on|during|"
+            rf"starting|beginning|effective)\s+)?"
             rf"{_PART}(?P<month>{_MONTH_FULL})\b",
         ),
         ("quarter", rf"\b{_PART}(?P<q>q[1-4])(?:\s+(?P<year>\d{{4}}))?\b"),
@@ -133,6 +145,8 @@ _STARTS_BEFORE = re.compile(
     r"(?: on| from)?|takes effect(?: on)?|live)\s*$",
     re.IGNORECASE,
 )
+#: The month form's own cue when it says the fact takes effect then ("starting August").
+_CUE_STARTS = re.compile(r"(?:starting|beginning|effective)\s", re.IGNORECASE)
 #: Just before or after a date: it is part of a URL, a query, a code sample or an example.
 _IN_DATA = re.compile(
     r"(?:[=/&?_]|\be\.g\.,?\s*['\"]?|\bfor example,?\s*['\"]?|\bsuch as\s*['\"]?|(?<!\w)['\"])$", re.I
@@ -164,7 +178,9 @@ class DateMention:
 
 
 #: Forms written with a month, a quarter or a year.
-_ABSOLUTE = frozenset({"iso", "slash", "month_day", "day_month", "month_year", "month", "quarter"})
+_ABSOLUTE = frozenset(
+    {"iso", "slash", "month_day", "weekday_numeric", "day_month", "month_year", "month", "quarter"}
+)
 
 
 def mentions(text: str, base: datetime) -> list[DateMention]:
@@ -173,7 +189,8 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
     taken: list[tuple[int, int]] = []
     out: list[DateMention] = []
     # a date in a question is asked about, not stated ("Can we start on 1 April?")
-    questions = [m.span() for m in re.finditer(r"[^.!?\n]*\?", text)]
+    # (a question mark after a space is a character the text shows: "the export shows ??????")
+    questions = [m.span() for m in re.finditer(r"[^.!?\n]*(?<=\S)\?", text)]
     for name, pattern in _FORMS:
         for match in pattern.finditer(text):
             start, end = match.span()
@@ -196,6 +213,8 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
                 continue  # "?from=2025-09-01&to=...", "(e.g. '2026-11-16 14:02')": data, not a date said
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
+            # the month form holds its cue: "starting August" opens when the fact takes effect
+            starts = starts or _CUE_STARTS.match(text[start:end]) is not None
             starts = starts or _opens_a_term(text, start, end)
             tense = _tense(text, start, end)
             if starts and tense == "past":
@@ -540,6 +559,8 @@ def valid_at(
         and not _wished_deadline(text, m)
         and (not fault_report or _in_fault_course(text, m))
     ]
+    options = _alternatives(text, mentions(text, base))
+    found = [m for m in found if (m.start, m.end) not in options]
     term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
     if term is not None:
         return term  # a contract signed one day that starts on another: the day its term starts
@@ -552,6 +573,20 @@ def valid_at(
     for mention in [*(m for m in found if m.target), *successor, *(m for m in found if m.starts), *found]:
         return mention
     return None
+
+
+#: Between two dates: "or" joins them as options ("Tue 3/10 at 10am PT or Wed 3/11 at 2pm PT").
+_OR_BETWEEN = re.compile(r"^[^.;:!?\n]{0,30}?\bor\b\s*(?:on\s+|the\s+)?$", re.IGNORECASE)
+
+
+def _alternatives(text: str, found: Sequence[DateMention]) -> set[tuple[int, int]]:
+    """The dates offered as options, each joined to the next by "or": neither is the fact's date
+    (the option taken is stated in another note)."""
+    out: set[tuple[int, int]] = set()
+    for one, other in pairwise(found):
+        if _OR_BETWEEN.match(text[one.end : other.start]):
+            out |= {(one.start, one.end), (other.start, other.end)}
+    return out
 
 
 #: Before a date, in its clause: a successor taking over ("Olivia joins as CHRO on September 14",
@@ -752,6 +787,15 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
                 if len(fits) == 1:
                     return fits[0]
             return _pick_year(lambda y: date(y, month, day), today, tense)
+        if name == "weekday_numeric":
+            wanted = next(i for i, w in enumerate(WEEKDAYS) if w.startswith(g["wd"].lower()[:3]))
+            a, b = int(g["a"]), int(g["b"])
+            fits = sorted(
+                {d for y in (today.year, today.year + 1, today.year - 1) for month, day in ((a, b), (b, a))
+                 if (d := _valid_day(y, month, day)) is not None and d.weekday() == wanted},
+                key=lambda d: abs((d - today).days),
+            )  # fmt: skip
+            return fits[0] if fits and abs((fits[0] - today).days) <= 183 else None
         if name == "month_year":
             return _in_part(int(g["year"]), _month_number(g["month"]), g.get("part"))
         if name == "month":

@@ -6,7 +6,9 @@ ways: after a connective that follows the decision ("because", "since", "as", "d
 "after" + clause, a colon), before it ("Because of X, they ...", "X, so they ..."), or in the next
 or previous sentence ("Reason: ...", "The reason is ...", "... so X. We agreed."). "since" and
 "as" count only when a clause follows ("since the upgrade" is a time, "as of" a date). The span
-is the reason alone, without its connective; no decision or no reason gives none.
+is the reason alone, without its connective; no decision or no reason gives none. What a system
+takes in or turns away ("212 rows rejected", "14 EDAs accepted") and a job someone accepts are
+no decision.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ DECISION = re.compile(
     r"rolling (?:[\w-]+\s+){0,4}?out|going ahead)|"
     r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
     r"(?:doesn'?t|does not|don'?t|do not) want|"
-    r"cancell?ed|declined|rejected|approved|picked|selected|went with|going with|"
+    r"cancell?ed|declined|rejected|approved|picked(?! up\b)|selected|went with|going with|"
     r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
     r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
     r"(?:will|'ll)\s+roll (?:[\w-]+\s+){0,4}?out\b|"
@@ -63,6 +65,16 @@ _NOT_TAKEN_AFTER = re.compile(
     r"^[^.;!?]{0,80}\b(?:nothing (?:is |was )?decided|not (?:yet )?(?:committed|decided|final))", re.I
 )
 _NEGATED_DECISION = re.compile(r"\b(?:not to|against)\b", re.IGNORECASE)
+#: Before "rejected" / "accepted": what a system takes in or turns away ("212 rows rejected with
+#: ...", "export declarations rejected", "14 EDAs accepted", "all accepted", "comes back
+#: rejected"): a system's outcome, not a person's decision.
+_SYSTEM_OUTCOME = re.compile(
+    r"(?:\b(?:rows?|records?|files?|imports?|uploads?|declarations?|submissions?|filings?|entries|"
+    r"transactions?|messages?|e-?mails?|logins?|tokens?|certificates?|confirmations?|all|back)|"
+    r"\b[A-Z]{2,}s)\s+(?:(?:were|was|are|is|get|got|being|been)\s+)?$"
+)
+#: After "accepted": a job taken, the speaker's own move ("I've accepted a role elsewhere").
+_JOB_TAKEN = re.compile(r"^\s+(?:a|an|the)\s+(?:new\s+)?(?:role|position|job)\b", re.IGNORECASE)
 
 
 def decided(sentence: str) -> re.Match[str] | None:
@@ -76,6 +88,11 @@ def decided(sentence: str) -> re.Match[str] | None:
         if _NOT_TAKEN_BEFORE.search(clause) and not _NEGATED_DECISION.search(match.group(0)):
             continue
         if _NOT_TAKEN_AFTER.search(sentence[match.end() :]):
+            continue
+        verb = match.group(0).lower()
+        if verb in {"rejected", "accepted"} and _SYSTEM_OUTCOME.search(before):
+            continue
+        if verb == "accepted" and _JOB_TAKEN.match(sentence[match.end() :]):
             continue
         return match
     return None

@@ -375,3 +375,13 @@ def test_a_confirmed_fix_retires_the_report_of_its_ticket_not_the_diagnosis(anal
     (contradiction,) = answer.contradictions
     assert contradiction.note_id == "n_report" and "#3310" in contradiction.reason
     assert contradiction.evidence == new_text
+
+
+def test_a_fix_picked_up_by_payroll_is_dated_by_its_deployment(analyst, policy) -> None:
+    # "picked up" is no decision: the sentence it stands in must not win the date
+    text = (
+        "Ticket CS-2201 resolved. Fixed in 26.11.1, deployed Nov 3. Jordan confirmed the Oct 31 night "
+        "shift now shows 9 hours and payroll picked up the extra hour."
+    )
+    answer = _construct(analyst, policy, text, at=datetime(2026, 11, 4, 16, 0, tzinfo=UTC))
+    assert answer.valid_at == "2026-11-03T00:00:00+00:00"

@@ -509,3 +509,38 @@ def test_a_tally_s_start_and_a_conversation_referred_to_date_no_fact(text: str) 
 def test_a_state_since_a_day_keeps_its_date_beside_a_count_in_another_clause() -> None:
     text = "fyi SSO has been working since Friday, all 9 dispatchers moved over."
     assert _day(text, WED_AUG_19) == date(2026, 8, 14)
+
+
+def test_a_run_of_question_marks_is_text_shown_not_a_question() -> None:
+    # the sentence reports a fault that shows "????": its date is stated, not asked about
+    text = "Since we imported the file yesterday, the report shows ???? for every Greek name."
+    assert _day(text, datetime(2026, 4, 21, 9, 0, tzinfo=UTC)) == date(2026, 4, 20)
+    assert _day("Can we start on 1 April?", datetime(2026, 3, 2, tzinfo=UTC)) is None
+
+
+def test_a_month_after_starting_is_when_the_fact_takes_effect() -> None:
+    at = datetime(2026, 7, 14, 15, 0, tzinfo=UTC)
+    found = valid_at("The check-ins go to monthly starting August; the rollout is done.", at)
+    assert found is not None and found.when == date(2026, 8, 1) and found.starts
+    assert _day("Billing moves to the new entity effective October.", at) == date(2026, 10, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        # month/day after the weekday it falls on (Thursday 5 March 2026)
+        ("Intro call booked Thu 3/5 2:00pm ET.", datetime(2026, 3, 3, tzinfo=UTC), date(2026, 3, 5)),
+        # day/month when that is the reading that falls on the weekday
+        ("Intro call booked Thu 5/3 at 14:00.", datetime(2026, 3, 3, tzinfo=UTC), date(2026, 3, 5)),
+        ("Mapping fixed and deployed Monday 10/5.", datetime(2026, 10, 6, tzinfo=UTC), date(2026, 10, 5)),
+    ],
+)
+def test_a_numeric_day_after_its_weekday(text: str, at: datetime, expected: date) -> None:
+    assert _day(text, at) == expected
+
+
+def test_dates_offered_as_options_date_nothing() -> None:
+    at = datetime(2026, 3, 4, tzinfo=UTC)
+    assert _day("For the demo Marcus can do Tue 3/10 at 10am PT or Wed 3/11 at 2pm PT.", at) is None
+    assert _day("We could start on March 16 or on March 23, whichever suits Ana.", at) is None
+    assert _day("We start on March 16 and review on March 23.", at) == date(2026, 3, 16)

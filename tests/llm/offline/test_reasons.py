@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amem.llm.offline.reasons import reason
+from amem.llm.offline.reasons import decided, reason
 from amem.llm.offline.text import sentences
 
 
@@ -449,3 +449,31 @@ def test_as_after_a_verb_of_taking_a_role_names_the_role_not_a_cause() -> None:
     assert _reason("They renewed early, as the new budget year opens in January.") == (
         "the new budget year opens in January"
     )
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        'Importing the payroll file: 212 of 640 rows rejected with "invalid character".',
+        "Subject: customs declarations rejected - E0004",
+        "Every filing comes back rejected with E0004.",
+        "Ops confirmed 14 EDAs accepted since the fix.",
+        "I've accepted a role at another company and my last day is June 26.",
+        "Payroll picked up the extra hour.",
+    ],
+)
+def test_what_a_system_takes_in_or_turns_away_is_no_decision(sentence: str) -> None:
+    assert decided(sentence) is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Soylent accepted our quote: $38 per user.",
+        "The customer rejected the three-year option.",
+        "Kenji picked the annual plan.",
+        "Lena accepted by phone.",
+    ],
+)
+def test_a_person_accepting_rejecting_or_picking_decides(sentence: str) -> None:
+    assert decided(sentence) is not None
