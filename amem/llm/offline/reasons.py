@@ -14,7 +14,7 @@ no decision.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from amem.llm.offline.text import Sentence
@@ -56,7 +56,9 @@ DECISION = re.compile(
 _NOT_TAKEN_BEFORE = re.compile(
     r"\b(?:would like to|'d like to|wants? to|wish(?:es)? to|hopes? to|hoping to|plans? to|planning to|"
     r"considering|thinking (?:about|of)|might|may|could|should|whether to|if|unless|once|"
-    r"not yet|not|never|asked (?:us |me |them )?(?:to|whether|if)|asks? (?:us |me |them )?to|to decide)\b"
+    r"not yet|not|never|asked (?:us |me |them )?(?:to|whether|if)|asks? (?:us |me |them )?to|to decide|"
+    # a negated auxiliary: "hasn't approved", "haven't decided", "didn't agree"
+    r"(?:has|have|had|did|does|do|is|are|was|were)n['’]t)\b"
     r"[^.;:!?]{0,40}$",
     re.IGNORECASE,
 )
@@ -80,8 +82,13 @@ _JOB_TAKEN = re.compile(r"^\s+(?:a|an|the)\s+(?:new\s+)?(?:role|position|job)\b"
 def decided(sentence: str) -> re.Match[str] | None:
     """The first decision verb of the sentence that states a decision taken, or None: a question,
     and a verb governed by a wish, a plan, a condition or a negation, are no decision."""
+    return next(taken_decisions(sentence), None)
+
+
+def taken_decisions(sentence: str) -> Iterator[re.Match[str]]:
+    """Every decision verb of the sentence that states a decision taken (``decided``'s test)."""
     if sentence.rstrip().endswith("?"):
-        return None
+        return
     for match in DECISION.finditer(sentence):
         before = sentence[: match.start()]
         clause = re.split(r"[.;:!?]\s|,\s+(?:and|but|so)\s", before)[-1]
@@ -94,8 +101,7 @@ def decided(sentence: str) -> re.Match[str] | None:
             continue
         if verb == "accepted" and _JOB_TAKEN.match(sentence[match.end() :]):
             continue
-        return match
-    return None
+        yield match
 
 
 #: A finite verb: what makes the words after a connective a clause rather than a time or a name.
@@ -396,8 +402,11 @@ _NOT_A_REASON_OPENER = re.compile(
     r"we\s+(?:will|'ll)\b|[\d$€£¥])",
     re.IGNORECASE,
 )
-#: A negated will ("won't cut over", "will not sign"): a refusal, which a reason may state.
-_REFUSAL = re.compile(r"(?:won'?t|will not|would not)\s+\w+", re.IGNORECASE)
+#: A negated will ("won't cut over", "will not sign") or want ("Legal doesn't want Dublin treated
+#: differently"): a refusal, a constraint which a reason may state.
+_REFUSAL = re.compile(
+    r"(?:won'?t|will not|would not)\s+\w+|(?:doesn'?t|does not|don'?t|do not) want", re.IGNORECASE
+)
 #: A state or a constraint stated in a clause: a copula, a negated modal, a verb of need or burden.
 _CIRCUMSTANCE = re.compile(
     r"\b(?:is|are|was|were|'s|'re|has been|have been|can't|cannot|won't|wouldn't|couldn't|isn't|aren't|"
@@ -419,7 +428,7 @@ def _bare_reason(decision: Sentence, after: Sentence) -> Reason | None:
         return None
     if _NOT_A_REASON_OPENER.match(text) or not _SUBJECT_START.match(text):
         return None
-    if any(not _REFUSAL.fullmatch(m.group(0)) for m in DECISION.finditer(text)):
+    if any(not _REFUSAL.fullmatch(m.group(0)) for m in taken_decisions(text)):
         return None  # a decision of its own; a refusal ("she won't cut over then") is a constraint
     if _THEN_SO.search(text):
         return None  # "X, so Y": the sentence draws its own consequence, it does not explain another

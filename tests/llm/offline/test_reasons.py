@@ -415,18 +415,27 @@ def test_a_bare_next_sentence_of_what_has_happened_or_is_wanted_is_the_reason(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Go/no-go with Priya. Result: no-go for the March date. The data export is still failing.",
-         "The data export is still failing"),
+        (
+            "Go/no-go with Priya. Result: no-go for the March date. The data export is still failing.",
+            "The data export is still failing",
+        ),
         (
             "I said no to the 20% discount because it breaks our partner pricing.",
             "it breaks our partner pricing",
         ),
-        ("- Decision: Keiko is moving the support team onto Tickets in May. She wants one queue for both "
-         "regions.", "She wants one queue for both regions"),
-        ("We're keeping the two contractors on, they were the only ones who knew the old system.",
-         "they were the only ones who knew the old system"),
-        ("Asked about the sandbox workspace; decided to close it, it's only confusing the new hires.",
-         "it's only confusing the new hires"),
+        (
+            "- Decision: Keiko is moving the support team onto Tickets in May. She wants one queue for both "
+            "regions.",
+            "She wants one queue for both regions",
+        ),
+        (
+            "We're keeping the two contractors on, they were the only ones who knew the old system.",
+            "they were the only ones who knew the old system",
+        ),
+        (
+            "Asked about the sandbox workspace; decided to close it, it's only confusing the new hires.",
+            "it's only confusing the new hires",
+        ),
     ],
 )
 def test_decisions_worded_as_a_verdict_a_refusal_a_label_or_a_keep(text: str, expected: str) -> None:
@@ -477,3 +486,31 @@ def test_what_a_system_takes_in_or_turns_away_is_no_decision(sentence: str) -> N
 )
 def test_a_person_accepting_rejecting_or_picking_decides(sentence: str) -> None:
     assert decided(sentence) is not None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The works council hasn't approved the rollout yet.",
+        "We haven't decided on the renewal.",
+        "Ana didn't agree.",
+    ],
+)
+def test_a_decision_verb_after_a_negated_auxiliary_is_no_decision_taken(sentence: str) -> None:
+    assert decided(sentence) is None
+
+
+def test_a_constraint_with_a_verb_not_taken_after_a_decision_is_its_reason() -> None:
+    text = (
+        "We're pausing the rollout for the Dublin team. The works council hasn't approved call "
+        "recording yet, and Legal doesn't want Dublin treated differently."
+    )
+    assert _reason(text) == (
+        "The works council hasn't approved call recording yet, and Legal doesn't want Dublin treated "
+        "differently"
+    )
+    # a decision taken in the next sentence is that sentence's own, not a reason
+    assert (
+        _reason("We're pausing the rollout for the Dublin team. The works council approved it last week.")
+        is None
+    )
