@@ -23,7 +23,9 @@ DECISION = re.compile(
     # "switched on / off" a setting is a toggle, not a choice
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
     r"postponed|settled|re-?planned|rescheduled|mov(?:es|ing) from(?= [^.;]{1,30}? to\b)|"
-    r"pulled the plug|called off|backed out|no-go|said (?:no|yes) to|(?:is|are|'s|'re) off the table|"
+    r"pulled the plug|called off|backed out|no-go|said (?:no|yes) to|"
+    # a verdict opening a clause: "Yes to the 3% cap; no to net-45, as finance won't extend terms"
+    r"(?:^|(?<=[.;:,]\s))(?:yes|no) to(?=\s+(?:the\s+|a\s+|an\s+)?[\w$€£])|(?:is|are|'s|'re) off the table|"
     # a line labelled as the decision ("- Decision: Victor is bringing the CS team onto Coach")
     r"(?<!no )decision(?=\s*:\s)|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"

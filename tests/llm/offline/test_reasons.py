@@ -514,3 +514,10 @@ def test_a_constraint_with_a_verb_not_taken_after_a_decision_is_its_reason() -> 
         _reason("We're pausing the rollout for the Dublin team. The works council approved it last week.")
         is None
     )
+
+
+def test_a_verdict_opening_a_clause_is_a_decision_with_its_reason() -> None:
+    text = "Legal came back. Yes to the liability cap; no to net-60, as finance won't carry that much credit."
+    assert _reason(text) == "finance won't carry that much credit"
+    assert decided("No to the three-year term.") is not None
+    assert decided("There is no to-do list yet.") is None
