@@ -129,7 +129,9 @@ _PAST = re.compile(
     + r")\b|\blast\s+(?:week|month|year|quarter|night|time|"
     + _WEEKDAY[3:-1]
     + r")\b|"
-    r"\b\w{3,}ed\b(?!\s+(?:for|to)\b)",
+    # (not an adjective in -ed: "anything cutover related", "US-based", "limited")
+    r"\b(?!(?:related|based|interested|dedicated|limited|detailed|automated|integrated|advanced|excited|"
+    r"concerned|worried|tired|experienced|qualified|unlimited|complicated|sophisticated)\b)\w{3,}ed\b",
     re.IGNORECASE,
 )
 #: A participle after a present copula is a state now, not the past ("is closed", "are booked").

@@ -544,3 +544,16 @@ def test_dates_offered_as_options_date_nothing() -> None:
     assert _day("For the demo Marcus can do Tue 3/10 at 10am PT or Wed 3/11 at 2pm PT.", at) is None
     assert _day("We could start on March 16 or on March 23, whichever suits Ana.", at) is None
     assert _day("We start on March 16 and review on March 23.", at) == date(2026, 3, 16)
+
+
+def test_a_past_participle_before_for_is_still_the_past() -> None:
+    at = datetime(2026, 7, 28, 14, 0, tzinfo=UTC)
+    text = "Ticket 4471 resolved. Alerts re-enabled for the Leeds site this morning."
+    assert _day(text, at) == date(2026, 7, 28)
+
+
+def test_an_adjective_in_ed_does_not_put_a_weekday_in_the_past() -> None:
+    # said on a Tuesday: the Thursday meant is ahead, never the one before
+    at = datetime(2026, 6, 9, 15, 0, tzinfo=UTC)
+    text = "fyi I'm out Thursday for my son's graduation, Luis is point for anything cutover related"
+    assert _day(text, at) != date(2026, 6, 4)
