@@ -6,8 +6,9 @@ words with the earlier note, or is a CRM entry whose values (amounts, counts, da
 values the earlier note states, two of them or with its words; it states
 no number the earlier note does not (a date that dates its source, "per call notes of 3 Nov", or a
 number in a name, "FY27", is none). A deal logged "Closed Won" restates a note that states the
-decision, not a quote. The pipeline then links it to the earlier note instead of proposing its
-held values again.
+decision, not a quote; a buying role given to someone ("Gil = Economic Buyer") restates only a note
+that gives someone deciding power. The pipeline then links it to the earlier note instead of
+proposing its held values again.
 """
 
 from __future__ import annotations
@@ -49,6 +50,22 @@ _NUMBER = re.compile(r"(?<![\w.])\d{2,3}(?:[.,]\d+)?(?![\d])")
 _STATUS = re.compile(
     r"\b(?:resolved|fixed|closed(?! won)|closing|shipped|deployed|released|completed|approved|signed|"
     r"countersigned|cancell?ed|declined|accepted|rejected|went live|is live)\b",
+    re.IGNORECASE,
+)
+
+#: A buying role given to a person ("Gil = Decision Maker / Economic Buyer"): who decides is a
+#: fact of its own, news unless the earlier note gives that role too.
+_ROLE = re.compile(
+    r"\b(?:decision[- ]maker|economic buyer|budget owner|champion|(?:executive|exec) sponsor|signer|"
+    r"signatory|influencer|technical evaluator|day-to-day contact|main contact|point of contact)s?\b",
+    re.IGNORECASE,
+)
+
+#: Words that give someone the deciding power a buying role names ("now owns the renewal
+#: decision", "signs anything over $25k", "signing authority").
+_DECIDING_POWER = re.compile(
+    r"\b(?:owns?|signs?|signing|sign-?off|signs? off|decides?|deciding|decision|approves?|approval|"
+    r"budget)\b",
     re.IGNORECASE,
 )
 
@@ -140,6 +157,8 @@ def restatement_score(
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
     if _STATUS.search(new) and not _STATUS.search(old):
         return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap
+    if _ROLE.search(new) and not (_ROLE.search(old) or _DECIDING_POWER.search(old)):
+        return 0.0  # "Contact roles updated: Gil = Economic Buyer" after the call that met Gil: news
     if _WON.search(new) and not (_STATUS.search(old) or _WON.search(old) or decided(old)):
         return 0.0  # "stage Closed Won" after a quote: the deal won is news; after "we're going ahead", a log
     cue = bool(_RECAP.search(new))

@@ -184,3 +184,19 @@ def test_a_reply_or_a_chat_line_sharing_one_number_is_no_recap(old: str, new: st
 def test_a_crm_entry_naming_two_known_values_still_restates_with_few_words_in_common() -> None:
     old = "Nina: Halden needs 95 seats, not 110, from November 1, after the contractor offboarding."
     assert restatement_score("Seat count for Halden changed to 95 from November 1.", old) == 1.0
+
+
+def test_a_buying_role_given_after_the_call_that_met_the_person_is_news() -> None:
+    call = (
+        "Intro call with Acme: Ana Ruiz (VP Operations) and Ben Cole (IT lead). 40 vans, routes built "
+        "in Excel every night, proof of delivery on paper."
+    )
+    roles = (
+        "Contact roles updated: Ana Ruiz (VP Operations) = Economic Buyer. Ben Cole (IT lead) = Influencer."
+    )
+    assert restatement_score(roles, call, {"acme"}) == 0.0
+    # after the note that gave her the deciding power, the CRM entry logs a known fact
+    handover = (
+        "Heads-up: Ana Ruiz (VP Operations) now owns the renewal decision; Ben Cole (IT lead) stays on."
+    )
+    assert restatement_score(roles, handover, {"acme"}) > 0
