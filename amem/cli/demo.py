@@ -115,10 +115,12 @@ def demo(
             with reporter(False) as progress:
                 mem.add_notes(history, actor=DEMO_ACTOR, progress=progress)
         scopes, note_count, raw_count = len(mem.scopes()), mem.count_notes(), mem.count_raw_logs()
-        pending = mem.count_pending()
+        pending, items = mem.count_pending(), mem.count_review_items().items
+    # a reviewer decides review items (all of one input's held changes), as `amem import` counts them
     out.print(
         f"demo store {store}: {note_count} notes in {scopes} accounts from {raw_count} raw logs; "
-        f"{pending} changes wait for review",
+        f"{items} review items ({pending} changes) wait for review; see them with "
+        f"`amem --home {store} pending`",
         markup=False,
     )
     out.print(f"sign in as: {DEMO_REVIEWER}   password: {password}", markup=False)

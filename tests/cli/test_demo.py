@@ -66,6 +66,10 @@ def test_demo_loads_every_account_in_time_order_with_a_reviewer_who_can_sign_in(
         assert days == ["2026-01-05", "2026-01-20", "2026-02-01"]
         assert raw[2]["metadata"] == {"channel": "call"} and raw[0]["actor"] == "agent:sales-agent"
         assert mem.pending(limit=100), "the demo shows a queue of held changes"
+        items, changes = mem.count_review_items().items, mem.count_pending()
+    # it says what waits in the reviewer's unit, one item per input, and where to see it
+    assert f"{items} review items ({changes} changes) wait for review" in out and items < changes
+    assert f"amem --home {store} pending" in out
 
     # Run again: nothing is loaded twice; a new password replaces the old one.
     assert main(["demo", "--no-ui", "--samples", str(tmp_path / "h"), "--store", str(store)]) == 0
