@@ -137,6 +137,8 @@ _OLD_VALUE_BEFORE = re.compile(
     r"\s*(?:the\s+)?(?:[$€£]\s?)?$",
     re.I,
 )
+#: Before a date: the one a move leaves ("moves from July 1 to ...", "from 2027-06-01 ->").
+_FROM_BEFORE = re.compile(r"\b(?:from|was|previously|formerly)\s*(?:the\s+)?$", re.I)
 #: Before an amount: the catalogue's price ("lists at $45", "list price of $45").
 _LIST_PRICE = re.compile(r"\b(?:lists? at|list price(?: of| is)?|at list|listed at)\s*$", re.IGNORECASE)
 #: A heading over the catalogue's prices ("As promised, our list pricing:", "Rate card:"): the
@@ -287,6 +289,9 @@ class Facts:
     #: (event, who or where, MM-DD): an event's date with the name its clause gives it ("Boston
     #: go-live is July 13, Toronto unchanged on July 20"), so dates of two sites are not compared
     placed: frozenset[tuple[str, str, str]] = frozenset()
+    #: (event, MM-DD or ISO day): the old date a move names ("moves from July 1 to January 1"):
+    #: the note it makes untrue is the one stating that date, not any newer one with another
+    moved_from: frozenset[tuple[str, str]] = frozenset()
 
 
 def root(word: str) -> str:
@@ -568,6 +573,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
     negated: set[str] = set()
     qualifiers: set[tuple[str, str]] = set()
     placed: set[tuple[str, str, str]] = set()
+    moved_from: set[tuple[str, str]] = set()
     left: set[str] = set()
     rejected: set[str] = set()
     adopted: set[str] = set()
@@ -630,11 +636,12 @@ def facts(text: str, *, main: bool = True) -> Facts:
         if event and not _NOT_A_CHOICE.search(s):
             # a date in an aside or one that dates a message ("(per call notes of 3 Nov)") is not
             # the event's
+            mentioned = [m for m in dates.mentions(s, base) if m.absolute]
+            olds = [m for m in mentioned if _FROM_BEFORE.search(s[: m.start])]
             found = [
                 m
-                for m in dates.mentions(s, base)
-                if m.absolute
-                and not _OLD_VALUE_BEFORE.search(s[: m.start])
+                for m in mentioned
+                if not _OLD_VALUE_BEFORE.search(s[: m.start])
                 and not dates.dates_something_else(s, m)
                 # "commits to the go-live by October 31": a deadline, not the event's date
                 and not _DEADLINE_BEFORE.search(s[: m.start])
@@ -646,6 +653,10 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 place = _place(s, event, named, mention.start)
                 if place:
                     placed.add((_event_slot(event), place, shown or mention.when.strftime("%m-%d")))
+            if found and olds:
+                for mention in olds:
+                    shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
+                    moved_from.add((_event_slot(event), shown or mention.when.strftime("%m-%d")))
             if found and named and _qualifier(named.group(1), at_start=not s[: named.start()].strip()):
                 qualifiers.add((_event_slot(event), named.group(1)))
             if found and (
@@ -698,6 +709,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
         moved_event=moved,
         qualifiers=frozenset(qualifiers),
         placed=frozenset(placed),
+        moved_from=frozenset(moved_from),
         roles=frozenset(roles),
         role_change=frozenset(role_change),
         gone=frozenset(gone),
@@ -761,8 +773,18 @@ def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
     if kind.startswith("date:"):
         event = kind.split(":", 1)[1]
         names = {q for e, q in new.qualifiers if e == event}
-        return not names or any(re.search(rf"\b{re.escape(q)}\b", old_text) for q in names)
+        if names and not any(re.search(rf"\b{re.escape(q)}\b", old_text) for q in names):
+            return False
+        # a move that names the date it leaves ("from July 1, 2027 to ...") is about the note
+        # stating that date: a newer note naming another date for the event holds another value
+        left = {d for e, d in new.moved_from if e == event}
+        return not left or any(_same_day(d, o) for d in left for e, o in old.events if e == event)
     return True
+
+
+def _same_day(a: str, b: str) -> bool:
+    """Whether two event dates (ISO days, or MM-DD where no year was written) are one day."""
+    return a == b if len(a) == len(b) == 10 else a[-5:] == b[-5:]
 
 
 #: Slots compared main clause to main clause: a price, a count, a plan or a commitment named only

@@ -240,6 +240,21 @@ def test_a_named_event_is_held_only_by_notes_naming_it() -> None:
     assert holds(new, facts(same_site), same_site, "date:go-live")
 
 
+def test_a_move_that_names_the_old_date_is_held_by_the_note_stating_that_date() -> None:
+    """"From A to B" says which value it ends: a newer note giving the event another date (a
+    co-term that was discussed, say) is not the one the move makes untrue."""
+    new_text = "Call with the CFO: the renewal moves from March 1, 2027 to September 1, 2027."
+    offered = "Co-term discussed with finance: the renewal lands on April 30, 2027."
+    stated = "Renewal record created. Renewal date 2027-03-01, owner Priya."
+    new = facts(new_text)
+    assert not holds(new, facts(offered), offered, "date:renewal")
+    assert holds(new, facts(stated), stated, "date:renewal")
+    assert _contradicts(new_text, stated) == ["date"]
+    # a move that does not name the date it leaves is held by any note dating the event
+    plain = facts("The renewal moves to September 1, 2027.")
+    assert holds(plain, facts(offered), offered, "date:renewal")
+
+
 def test_moving_away_from_a_chosen_option_retires_the_choice() -> None:
     old = "Outcome: Umbrella chose the EU region (Frankfurt) for their tenant, owing to GDPR."
     new = "Umbrella is closing its Danish site, so we are moving the tenant from Frankfurt to Virginia."
