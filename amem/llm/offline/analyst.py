@@ -223,16 +223,22 @@ class OfflineAnalyst:
             out[other_id] = {"note_id": other_id, "reason": found.reason, "evidence": found.evidence}
         # a settled price also ends the offers made since the last price that held
         offers = [(o.id, contradictions.facts(o.content)) for o in newest_first]
+        topic = {o.id: o.category for o in newest_first}
         for other_id, found in contradictions.superseded_offers(new, offers):
-            out.setdefault(
-                other_id, {"note_id": other_id, "reason": found.reason, "evidence": found.evidence}
-            )
+            if contradictions.same_topic(note.category, topic[other_id]):
+                out.setdefault(
+                    other_id, {"note_id": other_id, "reason": found.reason, "evidence": found.evidence}
+                )
         for kind in wanted:
             for other in newest_first:
                 old = contradictions.facts(other.content)
                 if not contradictions.holds(new, old, other.content, kind):
                     continue
                 found = contradictions.contradiction(new, old, other.content, kind)
+                if kind in contradictions.QUANTITY_KINDS and not contradictions.same_topic(
+                    note.category, other.category
+                ):
+                    found = None  # still the newest holder: an older note's value is no longer current
                 if found is not None and other.id not in out:
                     out[other.id] = {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}
                 if kind not in contradictions.SEARCHED or found is not None:

@@ -10,6 +10,9 @@ decision ("decided not to roll out" after "will decide on rolling out"). Only th
 note stating that kind of fact is contradicted: it holds the current value, older ones were
 retired by it. A fix confirmed for a reported fault retires the report (``retired_fault``):
 "fails to save" is no longer true; a fix planned, a workaround or a diagnosis retires nothing.
+A quantity (a price, a count, a plan) retires only a note on the same topic (``same_topic``: the
+two notes' categories): a note is retired when its main fact is made untrue, and a contract signed
+or a meeting held stays true when a price it named changes.
 Which of the two notes is newer in time the pipeline decides, not this module.
 """
 
@@ -793,6 +796,18 @@ MAIN_KINDS = frozenset({"price", "count", "plan", "reversal"})
 #: Slots a newer note retires only when it says the value changes or settles it (see ``_CHANGE``):
 #: the other kinds carry their own change cue (a date moved, a role handed over, a reversal).
 _SIGNALLED_KINDS = frozenset({"price", "count", "plan"})
+#: The quantities: a price (an offer too), a count, a plan. Many notes name one beside their main
+#: fact (an order form signed "30 seats @ $88", a renewal's price, options put to the customer).
+QUANTITY_KINDS = _SIGNALLED_KINDS
+
+
+def same_topic(new_category: str | None, old_category: str | None) -> bool:
+    """Whether a new quantity may retire a note of ``old_category``: a note is retired when its
+    main fact is made untrue (LABELS.md), and a category is the topic of a note's main fact, so a
+    note on another topic (a price change against a signed contract, a quote against a meeting)
+    named the quantity beside its main fact. Unknown categories (a policy holding them back)
+    decide nothing."""
+    return new_category is None or old_category is None or new_category == old_category
 
 
 def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:

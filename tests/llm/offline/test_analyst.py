@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -385,3 +385,56 @@ def test_a_fix_picked_up_by_payroll_is_dated_by_its_deployment(analyst, policy) 
     )
     answer = _construct(analyst, policy, text, at=datetime(2026, 11, 4, 16, 0, tzinfo=UTC))
     assert answer.valid_at == "2026-11-03T00:00:00+00:00"
+
+
+# -- quantities retire only a note whose main fact is on the same topic ----------------------------
+
+_SIGNED = "Order form countersigned by their CFO: 120 seats at $42 per seat per month, 12-month term."
+_REPRICED = "Update from Acme Corp: the price is now $49 per seat per month after the uplift."
+
+
+@pytest.mark.parametrize(
+    ("old_category", "new_category", "retires"),
+    [
+        ("pricing", "pricing", True),  # a price that was the main fact, changed
+        ("contract", "contract", True),
+        ("contract", "pricing", False),  # the signature stays true; the price was named beside it
+        ("meeting", "pricing", False),
+        (None, "pricing", True),  # a category nobody applied decides nothing
+        ("contract", None, True),
+    ],
+)
+def test_a_changed_quantity_retires_only_a_note_whose_main_fact_shares_its_topic(
+    analyst, old_category: str | None, new_category: str | None, retires: bool
+) -> None:
+    old = note(_SIGNED, note_id="n_old", category=old_category)
+    new = note(_REPRICED, note_id="n_new", category=new_category)
+
+    answer = analyst.link_and_evolve(new, raw_log(_REPRICED), [old]).answer
+
+    assert [c.note_id for c in answer.contradictions] == (["n_old"] if retires else [])
+
+
+def test_the_newest_holder_of_another_topic_shields_older_values_of_the_same_slot(analyst) -> None:
+    """The newest note stating a price holds it: when its topic differs, the new price retires
+    nothing, not the older note that a newer value had already replaced."""
+    older = note("Acme pays $40 per seat per month on the Pro plan.", note_id="n_older", category="pricing")
+    signed = note(_SIGNED, note_id="n_signed", category="contract")
+    signed = signed.model_copy(update={"created_at": older.created_at + timedelta(hours=1)})
+    new = note(_REPRICED, note_id="n_new", category="pricing")
+
+    answer = analyst.link_and_evolve(new, raw_log(_REPRICED), [signed, older]).answer
+
+    assert answer.contradictions == []
+
+
+def test_a_settled_price_ends_no_offer_made_in_a_note_on_another_topic(analyst) -> None:
+    offer = "Renewal call: I offered $45 per seat per month if they renew for two years."
+    settled = "Agreed with Acme today: $43 per seat per month for 100 seats."
+    for offer_category, ends in (("pricing", True), ("renewal", False)):
+        old = note(offer, note_id="n_offer", category=offer_category)
+        new = note(settled, note_id="n_new", category="pricing")
+
+        answer = analyst.link_and_evolve(new, raw_log(settled), [old]).answer
+
+        assert [c.note_id for c in answer.contradictions] == (["n_offer"] if ends else [])
