@@ -7,7 +7,7 @@ which throws the score gaps away (see bench/README.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from amem.index.base import VectorHit
@@ -35,13 +35,25 @@ def _scaled(scores: Sequence[float]) -> list[float]:
 
 
 def fuse(
-    vector: Sequence[VectorHit], keyword: Sequence[KeywordHit], *, vector_weight: float = VECTOR_WEIGHT
+    vector: Sequence[VectorHit],
+    keyword: Sequence[KeywordHit],
+    *,
+    vector_weight: float = VECTOR_WEIGHT,
+    unsearched: Collection[str] = (),
 ) -> list[Fused]:
-    """Every candidate of either list, best first. Ties keep the order the candidates came in."""
+    """Every candidate of either list, best first. Ties keep the order the candidates came in.
+
+    ``unsearched``: notes the keyword side could not search (a batch's earlier notes, not yet in
+    the ledger's full-text index). Missing from the keyword list says nothing about them, so when
+    the keyword side answered, their keyword part is taken to be their vector part; otherwise the
+    newest notes of a batch would rank below every stored note both sides find, and a note being
+    added would lose sight of the input just before it (the one it restates or changes)."""
     score: dict[str, float] = {}
     found_by: dict[str, list[str]] = {}
+    imputed = frozenset(unsearched) if keyword else frozenset()
     for hit, scaled in zip(vector, _scaled([h.similarity for h in vector]), strict=True):
-        score[hit.note_id] = score.get(hit.note_id, 0.0) + vector_weight * scaled
+        weight = 1.0 if hit.note_id in imputed else vector_weight
+        score[hit.note_id] = score.get(hit.note_id, 0.0) + weight * scaled
         found_by.setdefault(hit.note_id, []).append("vector")
     for hit, scaled in zip(keyword, _scaled([h.score for h in keyword]), strict=True):
         score[hit.note_id] = score.get(hit.note_id, 0.0) + (1.0 - vector_weight) * scaled

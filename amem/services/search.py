@@ -414,7 +414,7 @@ class SearchService:
         if pending:
             extra = [VectorHit(note.id, float(np.dot(v, vector))) for note, v in pending]
             vector_hits = sorted([*vector_hits, *extra], key=lambda h: -h.similarity)[:pool]
-        fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight)
+        fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight, unsearched=unwritten)
         results: list[SearchResult] = []
         said: dict[str, datetime] = {}  # first raw logs' times, read with the notes (currency)
         # Notes are read from the ledger best first, k of them, then twice as many at a time:

@@ -44,3 +44,16 @@ def test_one_sided_and_empty_inputs() -> None:
     assert fuse([], []) == []
     only = fuse([], [KeywordHit("x", -3.0)], vector_weight=0.4)
     assert [(f.note_id, f.score) for f in only] == [("x", pytest.approx(0.6))]
+
+
+def test_a_note_the_keyword_side_could_not_search_is_ranked_as_if_it_had_been_searched() -> None:
+    vector = [VectorHit("pending", 0.9), VectorHit("stored", 0.7), VectorHit("far", 0.1)]
+    keyword = [KeywordHit("stored", 8.0), KeywordHit("far", 2.0)]
+    # without knowing it was never searched, the pending note loses its keyword part
+    assert fuse(vector, keyword, vector_weight=0.4)[0].note_id == "stored"
+    fused = fuse(vector, keyword, vector_weight=0.4, unsearched={"pending"})
+    assert [f.note_id for f in fused] == ["pending", "stored", "far"]
+    assert fused[0].score == pytest.approx(1.0) and fused[0].matched_by == ("vector",)
+    # when the keyword side did not answer (off, or nothing matched), no side is guessed
+    alone = fuse(vector, [], vector_weight=0.4, unsearched={"pending"})
+    assert (alone[0].note_id, alone[0].score) == ("pending", pytest.approx(0.4))

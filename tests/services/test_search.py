@@ -275,3 +275,18 @@ def test_the_link_steps_keyword_side_is_set_by_the_environment(
         with pytest.raises(ConfigError, match=rf"{name}='-5'.*'all'"):
             Memory(tmp_path / "home", database_url=database_url)
         monkeypatch.setenv(name, "")
+
+
+def test_a_batchs_earlier_note_is_a_neighbour_as_it_would_be_once_stored(memory: Memory) -> None:
+    """The full-text side cannot search a batch's notes before they are written; a note added in
+    the same batch as the input it restates must still find it first, as it would one batch later."""
+    for i in range(6):
+        make_note(memory, f"Renewal call {i}: annual contract discount discussed, seats unchanged")
+    service = memory.search_service
+    first_text = "Globex renews the annual contract at $49 per seat with a 10% discount from May 1"
+    recap_text = "Recap: Globex renews the annual contract at $49 per seat, 10% discount, from May 1"
+    first = Note(id=new_id("n"), scope="acme", content=first_text, created_at=utcnow(), updated_at=utcnow())
+    recap = first.model_copy(update={"id": new_id("n"), "content": recap_text})
+    query = "annual contract discount renewal"
+    batch = service.nearest_many([(first, query), (recap, query)], 1)
+    assert [n.id for n in batch[1]] == [first.id]
