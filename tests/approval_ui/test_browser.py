@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,28 +97,41 @@ def console_url(
             proc.wait()
 
 
-def _sign_in(page: Page, signed_in: Locator, attempts: int = 3) -> None:
-    """Sign alice in through the password form and wait for `signed_in` to show.
+def _click_until(
+    button: Locator, shown: Locator, attempts: int = 3, before: Callable[[], None] | None = None
+) -> None:
+    """Click `button` until `shown` is visible, at most `attempts` times; `before` runs before each
+    click (filling a form).
 
-    The form is drawn beside streamlit-authenticator's cookie component, whose first report from
-    the browser reruns the page. A submit that lands while that rerun starts can be dropped (seen
-    once in CI on a loaded machine: the form stayed, filled, with no error). A person would click
-    again, and so does this, only while the form is still there, at most `attempts` times; a
-    wrong password or a sign-in that never works still fails here.
+    The console draws streamlit-authenticator's cookie component beside the sign-in form, and
+    after a sign-in with AMEM_UI_COOKIE_KEY a second one that writes the cookie. Each one's first
+    report from the browser reruns the page, and a click that lands while that rerun starts can
+    be dropped (seen in CI on a loaded machine, and here once in eight runs beside three busy
+    loops: the page stayed as it was, with no error). A person would click again, and so does
+    this, only while the button is still there; a click that never works still fails here.
     """
     from playwright.sync_api import expect
 
-    button = page.get_by_role("button", name="Sign in")
     for attempt in range(1, attempts + 1):
-        page.get_by_role("textbox", name="Reviewer").fill("alice")
-        page.get_by_role("textbox", name="Password").fill(PASSWORD)
+        if before is not None:
+            before()
         button.click()
         try:
-            expect(signed_in).to_be_visible(timeout=15_000 if attempt < attempts else 30_000)
+            expect(shown).to_be_visible(timeout=15_000 if attempt < attempts else 30_000)
             return
         except AssertionError:
             if attempt == attempts or not button.is_visible():
                 raise
+
+
+def _sign_in(page: Page, signed_in: Locator) -> None:
+    """Sign alice in through the password form and wait for `signed_in` to show."""
+
+    def fill() -> None:
+        page.get_by_role("textbox", name="Reviewer").fill("alice")
+        page.get_by_role("textbox", name="Password").fill(PASSWORD)
+
+    _click_until(page.get_by_role("button", name="Sign in"), signed_in, before=fill)
 
 
 BROWSER_ARGS = [
@@ -156,8 +169,10 @@ def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url:
             card_text = page.get_by_text("stated by the CTO")
             expect(card_text).to_be_visible(timeout=30_000)
             page.locator(f".st-key-comment_{note.raw_log_ids[0]} input").fill("matches the call notes")
-            page.locator(f".st-key-approve_{p.id} button").click()
-            expect(page.get_by_text("Nothing waiting for review here.")).to_be_visible(timeout=30_000)
+            _click_until(
+                page.locator(f".st-key-approve_{p.id} button"),
+                page.get_by_text("Nothing waiting for review here."),
+            )
             approved = page.get_by_text(f"Approved: decision_rationale of {note.id}.")
             expect(approved).to_be_visible(timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "console-approved.png"), full_page=True)
@@ -166,8 +181,9 @@ def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url:
             again = context.new_page()
             again.goto(console_url)
             expect(again.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
-            again.get_by_role("button", name="Sign out").click()
-            expect(again.get_by_role("textbox", name="Password")).to_be_visible(timeout=30_000)
+            _click_until(
+                again.get_by_role("button", name="Sign out"), again.get_by_role("textbox", name="Password")
+            )
             # the signed-out page deletes the cookie from a browser component, after that rerun
             again.wait_for_function(f"() => !document.cookie.includes('{COOKIE_NAME}=')", timeout=30_000)
             after = context.new_page()
