@@ -117,3 +117,25 @@ def test_a_date_moved_earlier_retires_the_old_date_and_never_the_new_note(memory
     assert "invalid_at" not in _pending(memory, second)  # no note retires itself
     retire = _pending(memory, first)["invalid_at"]
     assert second in retire.reason and retire.new_value.startswith("2026-06-26")
+
+
+def test_a_new_price_retires_the_price_that_held_but_not_the_contract_that_named_one(memory: Memory) -> None:
+    """The order form stays true when the price it named changes: a quantity retires only a note on
+    its own topic (the category), here within one import."""
+    lines = [
+        "Order form countersigned by Globex's CFO: 120 seats at $42 per seat per month, 12-month term.",
+        "Pricing call: Globex pays $45 per seat per month from July.",
+        "As of today Globex pays $49 per seat per month after the uplift.",
+    ]
+    days = ["2026-03-02", "2026-06-15", "2026-09-01"]
+    outcomes = memory.add_notes(
+        [
+            {"content": text, "at": f"{day}T10:00:00Z", "scope": "globex"}
+            for text, day in zip(lines, days, strict=True)
+        ],
+        actor="agent:crm-agent",
+    )
+    contract, price, newer = (o.note_id for o in outcomes)
+    assert [memory.read(n).category for n in (contract, price, newer)] == ["contract", "pricing", "pricing"]
+    assert "invalid_at" not in _pending(memory, contract)
+    assert newer in _pending(memory, price)["invalid_at"].reason
