@@ -17,7 +17,7 @@ from amem.samples import SampleError, SampleLabel, history_files, load_inputs, l
 
 TUNED = {
     "globex", "initech", "soylent", "wonka", "tyrell", "umbrella", "oscorp", "nakatomi", "massive",
-    "prestige", "duff",
+    "prestige", "duff", "sterling", "bluth",
 }
 HELDOUT = {"hooli", "vandelay", "cyberdyne"}
 RECURRING = re.compile(
