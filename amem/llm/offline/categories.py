@@ -43,6 +43,10 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             # a statement of work, a lease of devices, a seat count written as a change ("seats 46 → 42")
             r"sow|statement of work|leas(?:e|ed|es|ing)|seats?(?: change| count)?:?\s+\d+(?=\s*(?:→|->))|"
             r"PO \d[\w-]*|"
+            # a buyer's security review of the vendor is a step of procurement ("vendor security
+            # questionnaire", "InfoSec review", "vendor risk assessment")
+            r"(?:security|vendor|infosec|it security)\s+(?:questionnaires?|reviews?|assessments?)|"
+            r"questionnaires?|vendor risk|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
             # (not seats said to lie idle: "takes 30 seats out of use")
             r"\d[\d,]* (?:(?:more|extra|additional|named|licensed|[a-z]+) )?(?:seats|licen[cs]es)"
@@ -232,8 +236,14 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
 
 
 #: An input that opens by naming itself a ticket or an incident ("Ticket #4411 | ...", "Re: Ticket
-#: #88", "Incident 2291:"): its form says it reports a fault, whatever the product's own words are.
-_TICKET_FORM = re.compile(r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b", re.IGNORECASE)
+#: #88", "Incident 2291:"), or by a ticket's key as a helpdesk's update does ("TW-41877: that was
+#: it", "PW-88390 — Closing this one out"; not a feature request's "FR-88", nor a year-numbered
+#: record's "VRA-2026-041"): its form says it reports a fault, whatever the product's own words are.
+_TICKET_FORM = re.compile(
+    r"^\W*(?:re:\s*)?(?:(?:ticket|incident|bug report|support case)\b|"
+    r"(?-i:(?!FR-)[A-Z]{2,6}-\d{3,})(?![-\d]))",
+    re.IGNORECASE,
+)
 
 
 _DOCUMENT = r"(?:amendment|order form|purchase order|PO|MSA|contract|agreement|SOW|statement of work|DPA)"

@@ -112,7 +112,7 @@ _FUTURE = re.compile(
     r"\b(?:will|won't|shall|going to|plan(?:s|ned)? to|schedul\w*|booked|expect\w*|due|upcoming|"
     r"next|tomorrow|intends? to|aims? to|would like to|wants? to|want to|hope to|is set (?:for|to)|"
     r"set to|to be|let's|coming|goes|go live|starts?|begins?|takes? effect|effective|"
-    r"postpon\w*|push\w*|mov\w* to|delay\w*|hold)\b|'ll\b",
+    r"postpon\w*|push\w*|mov\w* to|slip(?:s|ped|ping)?|delay\w*|hold)\b|'ll\b",
     re.IGNORECASE,
 )
 #: Irregular past forms: a past verb as surely as one in -ed ("kickoff held today"). Reporting
@@ -295,10 +295,21 @@ _TERM_BEFORE = re.compile(
 )
 
 
+#: Right before a date: a term said to start on it ("Subscription starts May 1", "the new term
+#: begins on 2027-01-01", "billing start date: June 1").
+_TERM_STARTS = re.compile(
+    r"\b(?:term|subscription|contract|licen[cs]e|agreement|billing)\s+(?:starts|begins|start date|"
+    r"commences)\s*(?:on\s+|from\s+|is\s+|:\s*)?$",
+    re.IGNORECASE,
+)
+
+
 def _opens_a_term(text: str, start: int, end: int) -> bool:
-    """Whether the date opens the range of a term ("24-month term 2026-10-01 → 2028-09-30"): the
-    day the term takes effect, whenever it was signed."""
+    """Whether the date opens a term ("24-month term 2026-10-01 → 2028-09-30", "Subscription
+    starts May 1"): the day the term takes effect, whenever it was signed."""
     before = text[max(0, start - 40) : start]
+    if _TERM_STARTS.search(before):
+        return True
     return bool(_RANGE_AFTER.match(text[end : end + 20]) and _TERM_BEFORE.search(before))
 
 
@@ -320,7 +331,12 @@ def _moved_to(text: str, start: int) -> bool:
 #: Before a date: when something ends or must be done by, not when the fact takes effect.
 _ENDS_BEFORE = re.compile(
     r"\b(?:until|till|through|before|ahead of)\s+(?:(?:the|their|our|his|her|its|your|my)\s+)?"
-    r"(?:[\w-]+\s+){0,4}?(?:(?:in|on)\s+)?$",
+    r"(?:[\w-]+\s+){0,4}?(?:(?:in|on)\s+)?$|"
+    # a term's own end: "(ends 2028-04-30)", "running to 2028-04-30" (an expiry stays a fact's day:
+    # "the certificate expires on 9 October")
+    r"\b(?:ends|ending|(?:runs|running|run)\s+(?:to|through|until))\s+(?:on\s+)?$|"
+    # seats co-termed to the contract's end: "6 more seats, co-termed to May 31, 2027"
+    r"\bco-?term(?:ed|s|ing)?\s+(?:to|with|until|through)\s+(?:on\s+)?$",
     re.IGNORECASE,
 )
 #: A sentence that says what it states is not settled: its date is no fact's date.
@@ -501,7 +517,9 @@ def dates_something_else(text: str, mention: DateMention) -> bool:
 _OFFER_NOTE = re.compile(
     r"\b(?:proposal|quote|offer|pricing)\s+(?:is\s+|stays\s+|remains\s+)?(?:valid|good|open)\s+"
     r"(?:through|until|till|for)\b|\bvalid (?:through|until|till) \d|"
-    r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b",
+    r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b|"
+    # a document sent out to be signed is offered until it is: "Order form OF-12 sent for signature"
+    r"\b(?:sent|out|routed)\s+(?:[\w-]+\s+){0,3}?for\s+(?:e-?)?signatures?\b",
     re.IGNORECASE | re.MULTILINE,
 )
 #: A note whose heading (its first line) reports an offer sent ("Annual proposal - sent to Ana",
@@ -523,7 +541,8 @@ _FAULT_EVENT = re.compile(
     r"\b(?:since|start\w*|began|begun|again|back|fail\w*|broke\w*|stopped|stuck|down|outage|"
     r"error\w*|crash\w*|fix\w*|resolv\w*|closed|clos(?:e|ing)|deploy\w*|redeploy\w*|releas\w*|ship\w*|"
     r"went out|go(?:es)? out|rolled (?:out|back)|patch\w*|hotfix\w*|confirm\w*|complet\w*|"
-    r"re-?enabled|restored|rotat\w*|renew\w*|expir\w*|whitelist\w*|refund\w*|migrat\w*)\b",
+    r"re-?enabled|restored|rotat\w*|renew\w*|expir\w*|whitelist\w*|refund\w*|migrat\w*|"
+    r"works|(?:is|are) working|working again)\b",
     re.IGNORECASE,
 )
 
@@ -562,7 +581,7 @@ def valid_at(
         and (not fault_report or _in_fault_course(text, m))
     ]
     options = _alternatives(text, mentions(text, base))
-    found = [m for m in found if (m.start, m.end) not in options]
+    found = [m for m in found if (m.start, m.end) not in options and not _background(text, m, base)]
     term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
     if term is not None:
         return term  # a contract signed one day that starts on another: the day its term starts
@@ -572,9 +591,39 @@ def valid_at(
         inside = [m for m in found if main[0] <= m.start and m.end <= main[1]]
         found = inside or found
     successor = [m for m in found if _SUCCEEDS.search(_clause_before(text, m))]
-    for mention in [*(m for m in found if m.target), *successor, *(m for m in found if m.starts), *found]:
+    # a go-live's date is the day an onboarding takes effect ("NY go-live target: 6/1"), before a
+    # step on the way there ("Okta SSO setup mid-May")
+    go_live = [
+        m
+        for m in found
+        if _GO_LIVE_BEFORE.search(text[max(0, m.start - 50) : m.start]) and not _BY.search(text[: m.start])
+    ]
+    starting = [m for m in found if m.starts]
+    for mention in [*(m for m in found if m.target), *go_live, *successor, *starting, *found]:
         return mention
     return None
+
+
+#: Before a date, in its clause: the go-live it dates ("go-live target: 6/1", "goes live on May 4").
+_GO_LIVE_BEFORE = re.compile(r"\bgo(?:es)?[- ]?live\b[^.;!?\n]{0,30}$", re.IGNORECASE)
+
+
+#: How far before the raw log a date may lie and still be when its main fact took effect. An input
+#: reports what is new: "signed last week", "live since Monday". A date months back dates the
+#: background ("SOC 2 report for the period ending Dec 2025", "their March 2025 numbers").
+#: Of the tuned part's labelled dates, by either reader, one lies more than a week back.
+BACKGROUND_DAYS = 14
+_SINCE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _background(text: str, mention: DateMention, base: datetime) -> bool:
+    """Whether the date lies so far before the raw log that it dates the background, not the main
+    fact: more than ``BACKGROUND_DAYS`` back, unless a state is said to hold from it ("since
+    January", "effective March 1")."""
+    if (as_utc(base).date() - mention.when).days <= BACKGROUND_DAYS or mention.starts:
+        return False
+    since = _SINCE.search(text[max(0, mention.start - 12) : mention.start])
+    return not (since or mention.text.lower().startswith("since"))
 
 
 #: Between two dates: "or" joins them as options ("Tue 3/10 at 10am PT or Wed 3/11 at 2pm PT").

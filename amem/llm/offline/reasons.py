@@ -188,6 +188,11 @@ _REASON_SENTENCE = re.compile(
 _CLAUSE_END = re.compile(r"\s*(?:;|:\s|\s[—–-]\s|,\s+and\s+(?:that|this|it)\b|\.\s|\.$|\?|!|$)")
 
 
+#: A request opening a clause ("please send ...", "pls have ... ready", "can you ..."): what is
+#: asked for, not why anything was decided.
+_REQUEST = re.compile(r"(?:please|pls|plz|kindly|can you|could you|would you|let'?s)\b", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Reason:
     """The reason span, where it lies in the raw log."""
@@ -336,6 +341,8 @@ def _connected(
             continue
         if conn == "so" and re.match(r"(?:far|much|many|long|i|as)\b", rest, re.IGNORECASE):
             continue
+        if conn.startswith("so") and _REQUEST.match(rest):
+            continue  # "LA's lead is joining, so pls have the view ready": a request, not a purpose
         found = _span(sentence, rest_start, end)
         if found is not None:
             return found
@@ -379,20 +386,26 @@ _CLEFT = re.compile(
 )
 
 
+def _explained_end(text: str, start: int) -> int:
+    """The end of a reason named as the factor that decided: its sentence, across a colon that
+    goes on to explain it (only a semicolon or a full stop ends it)."""
+    end = re.search(r";|\.\s|\.$|$", text[start:])
+    return start + (end.start() if end else 0)
+
+
 def _stated_reason(sentence: Sentence) -> Reason | None:
     """ "Reason: the new CFO wants one vendor." / "The reason is ..." / "X was what tipped it" as
     the next sentence."""
     match = _REASON_SENTENCE.match(sentence.text)
     factor = _FACTOR.search(sentence.text) if match is None else None
     if factor is not None:  # "The driver was SSO: their IT ..." - the colon explains, it does not end it
-        end = re.search(r";|\.\s|\.$|$", sentence.text[factor.end() :])
-        return _span(sentence, factor.end(), factor.end() + (end.start() if end else 0))
+        return _span(sentence, factor.end(), _explained_end(sentence.text, factor.end()))
     if match is None:
         cleft = _CLEFT.match(sentence.text)
         if cleft is None:
             return None
-        end = _clause_end(sentence.text, cleft.end())
-        return _span(sentence, cleft.start("reason"), end)
+        # "SCIM was the deciding factor: Theo's team loses half a day a week" - the colon explains
+        return _span(sentence, cleft.start("reason"), _explained_end(sentence.text, cleft.end()))
     return _span(sentence, match.end(), _clause_end(sentence.text, match.end()))
 
 

@@ -275,3 +275,24 @@ def test_the_vocabulary_of_a_kickoff_a_feature_request_a_lease_and_a_moved_go_li
     text: str, expected: str
 ) -> None:
     assert category(text, text.split(".")[0]) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a helpdesk's update opens with the ticket's key, whatever the product's words are
+        ("QX-55120: that was it, the Okta app now logs everyone in on both tenants. Closing.",
+         "support issue"),
+        ("HD-7731 — Closing this out. The invoice template ships with the fixed tax field today.",
+         "support issue"),
+        # a feature request's key and a year-numbered record are not a ticket's
+        ("FR-310 logged for Halden: a weekly digest of overdue tasks by region.", "feature request"),
+        # a buyer's security review of the vendor is a step of the contract
+        ("Subject: Halden - vendor security questionnaire\n\nOmar, attached our answers and the SOC 2 "
+         "Type II report; the pen test summary follows under NDA.", "contract"),
+    ],
+)
+def test_a_ticket_key_opens_a_support_update_and_a_security_review_is_procurement(
+    text: str, expected: str
+) -> None:
+    assert category(text, text.split("\n")[0].split(". ")[0]) == expected

@@ -18,6 +18,13 @@ def _day(text: str, at: datetime) -> date | None:
     return found.when if found is not None else None
 
 
+def _resolved(text: str, at: datetime) -> date | None:
+    """The first date the text states, as its tense resolves it (whether it is the main fact's date
+    is valid_at's question: a date months back dates the background)."""
+    found = mentions(text, at)
+    return found[0].when if found else None
+
+
 @pytest.mark.parametrize(
     ("text", "at", "expected"),
     [
@@ -40,7 +47,7 @@ def _day(text: str, at: datetime) -> date | None:
     ],
 )
 def test_dates_resolve_forward_or_back_as_the_tense_says(text: str, at: datetime, expected: date) -> None:
-    assert _day(text, at) == expected
+    assert _resolved(text, at) == expected
 
 
 @pytest.mark.parametrize(
@@ -395,9 +402,8 @@ def test_an_action_decided_or_approved_lies_ahead_of_the_decision() -> None:
 
 
 def test_a_move_to_a_place_is_past_only_a_move_to_a_date_looks_ahead() -> None:
-    assert _day("Their payroll moved to a new provider in May, nothing else changed.", WED_AUG_19) == date(
-        2026, 5, 1
-    )
+    moved = "Their payroll moved to a new provider in May, nothing else changed."
+    assert _resolved(moved, WED_AUG_19) == date(2026, 5, 1)
     assert _day("The steering call moved to September 2.", WED_AUG_19) == date(2026, 9, 2)
 
 
@@ -557,3 +563,54 @@ def test_an_adjective_in_ed_does_not_put_a_weekday_in_the_past() -> None:
     at = datetime(2026, 6, 9, 15, 0, tzinfo=UTC)
     text = "fyi I'm out Thursday for my son's graduation, Luis is point for anything cutover related"
     assert _day(text, at) != date(2026, 6, 4)
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        # a date months back dates the background, not what the input reports
+        ("Attached our SOC 2 Type II report (period ending Dec 2025) and the pen test summary.",
+         datetime(2026, 3, 26, tzinfo=UTC), None),
+        ("Quick recap: utilisation is back at the March 2025 level, the team is happy.",
+         datetime(2026, 5, 12, tzinfo=UTC), None),
+        # unless a state is said to hold since then
+        ("Halden has been on the annual plan since January.", datetime(2026, 3, 30, tzinfo=UTC),
+         date(2026, 1, 1)),
+        # a document sent out for signature is only offered
+        ("Order form OF-77 sent for signature to Omar: 90 seats, subscription start 2026-05-01.",
+         datetime(2026, 4, 21, tzinfo=UTC), None),
+        # a term's end and seats co-termed to it are no fact's start
+        ("Add-on quote for 20 seats, co-termed to the main order form (ends 2028-04-30).",
+         datetime(2026, 6, 26, tzinfo=UTC), None),
+        ("Omar wants 6 more seats, co-termed to May 31, 2027, at the same price.",
+         datetime(2026, 6, 12, tzinfo=UTC), None),
+        # a go-live's date before a step on the way there; not a go-live promised by a deadline
+        ("Kickoff notes\n- SSO setup mid-May (Omar)\n- go-live target: June 1, both sites",
+         datetime(2026, 4, 28, tzinfo=UTC), date(2026, 6, 1)),
+        ("Amendment executed. From 2026-08-01: 130 seats at $45. They commit to go-live by 2026-10-31.",
+         datetime(2026, 7, 9, tzinfo=UTC), date(2026, 8, 1)),
+    ],
+)
+def test_background_dates_term_starts_ends_and_go_lives(
+    text: str, at: datetime, expected: date | None
+) -> None:
+    assert _day(text, at) == expected
+
+
+def test_a_move_that_slipped_stays_in_the_future() -> None:
+    found = mentions("The HubSpot migration slipped to April.", datetime(2026, 11, 3, tzinfo=UTC))
+    assert [m.when for m in found] == [date(2027, 4, 1)]
+
+
+def test_a_fixed_fault_dated_by_its_own_course_in_a_support_issue() -> None:
+    text = "QX-55120: that was it. As of today SSO works on both tenants, password login is off."
+    found = valid_at(text, datetime(2026, 5, 22, 15, tzinfo=UTC), fault_report=True)
+    assert found is not None and found.when == date(2026, 5, 22)
+
+
+def test_a_term_said_to_start_on_a_day_beats_the_day_it_was_signed() -> None:
+    # the decision's own sentence dates the signing; the term it starts takes effect later
+    text = "We signed the order form with Omar today. Subscription starts May 1, 2026."
+    signed = (0, text.index(".") + 1)
+    found = valid_at(text, datetime(2026, 4, 24, tzinfo=UTC), main=signed)
+    assert found is not None and found.when == date(2026, 5, 1)

@@ -55,8 +55,9 @@ def _reason(text: str) -> str | None:
             "it lines up with their fiscal year",
         ),
         (
+            # the factor named, and the colon that goes on to explain it
             "Globex renewed. Elaine said the EU data residency was what tipped it: legal signed off.",
-            "the EU data residency was what tipped it",
+            "the EU data residency was what tipped it: legal signed off",
         ),
         (
             "Initech picked us over Looker. Peter said the deciding factor was the native Jira integration.",
@@ -521,3 +522,24 @@ def test_a_verdict_opening_a_clause_is_a_decision_with_its_reason() -> None:
     assert _reason(text) == "finance won't carry that much credit"
     assert decided("No to the three-year term.") is not None
     assert decided("There is no to-do list yet.") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # what follows "so" is asked for, not why the move was made
+        ("Halden demo moved to 3pm Thursday (was 10). Their CFO is joining so pls have the cash view ready.",
+         None),
+        # the factor that decided, and the colon that goes on to explain it
+        (
+            "We're going with the three-year plan. Single sign-on was the deciding factor: Omar's team "
+            "loses a morning every week to manual account changes.",
+            "Single sign-on was the deciding factor: Omar's team loses a morning every week to manual "
+            "account changes",
+        ),
+    ],
+)
+def test_a_request_after_so_is_no_reason_and_a_deciding_factor_keeps_its_explanation(
+    text: str, expected: str | None
+) -> None:
+    assert _reason(text) == expected
