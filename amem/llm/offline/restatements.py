@@ -139,6 +139,27 @@ def _field_line(new: str, old: str) -> bool:
     return bool(field & roots(old))
 
 
+#: A day written as month/day with no year ("moved to 6/15"): the day, not two numbers.
+_MONTH_DAY = re.compile(r"(?<![\w/.$])(\d{1,2})/(\d{1,2})(?![\w/])")
+
+
+def news(new: str, old: str, known: frozenset[str]) -> frozenset[str]:
+    """The values the new note states that the old one does not (``known``: the old note's). A
+    plan named in another form is the same plan ("Agency Pro," after "Agency Pro ramp", "annual"
+    after "billed annually"), and a month/day is the day the old note names ("6/15" after "June 15")."""
+    extra = values(new) - known
+    excused: set[str] = set()
+    for match in _MONTH_DAY.finditer(new):
+        month, day = int(match.group(1)), int(match.group(2))
+        if 1 <= month <= 12 and 1 <= day <= 31 and f"{month:02d}-{day:02d}" in known:
+            excused |= {match.group(1), match.group(2)}
+    return frozenset(
+        v
+        for v in extra
+        if v not in excused and not (v.isalpha() and re.search(rf"\b{re.escape(v)}", old, re.IGNORECASE))
+    )
+
+
 def restatement_score(
     new_text: str,
     old_text: str,
@@ -151,7 +172,7 @@ def restatement_score(
     ``old_at``: when the old note was said, to read its relative days."""
     new, old = readable(new_text), readable(old_text)
     known = values(old, old_values=True, at=old_at)
-    if not values(new) <= known:
+    if news(new, old, known):
         return 0.0
     if _NEGATION.search(new) and not _NEGATION.search(old):
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
@@ -169,7 +190,7 @@ def restatement_score(
     # cue, when it names two of them, shares the earlier note's words or names what it logs (one
     # number alone, "10", "13", is too common to say which note a chat line or an update repeats)
     logged = len(stated) >= 2 or coverage >= WITH_CUE or _LOGS.search(new) is not None
-    if stated and stated <= known and (_field_line(new, old) or (cue and logged)):
+    if stated and (_field_line(new, old) or (cue and logged)):
         return 1.0
     if len(mine) < 3:
         return 0.0

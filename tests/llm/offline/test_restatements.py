@@ -200,3 +200,28 @@ def test_a_buying_role_given_after_the_call_that_met_the_person_is_news() -> Non
         "Heads-up: Ana Ruiz (VP Operations) now owns the renewal decision; Ben Cole (IT lead) stays on."
     )
     assert restatement_score(roles, handover, {"acme"}) > 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the day written month/day is the day the call named
+        (
+            "Weekly call: their two board meetings fall in late May, so the go-live moves from June 1 to "
+            "June 15. Agreed.",
+            "Recap of today's call: go-live moved to 6/15 because of the board meetings.",
+        ),
+        # the plan named in another form is the same plan
+        (
+            "We're going with the three-year Growth Pro ramp, 90 seats, because SSO matters most.",
+            "Renewal opportunity updated: Stage -> Verbal Commit. Growth Pro, 90 seats, three-year ramp.",
+        ),
+    ],
+)
+def test_a_day_or_a_plan_written_another_way_is_no_new_value(old: str, new: str) -> None:
+    assert restatement_score(new, old) > 0
+
+
+def test_a_month_day_the_old_note_does_not_name_is_news() -> None:
+    old = "Weekly call: the go-live moves from June 1 to June 15. Agreed."
+    assert restatement_score("Recap of today's call: go-live moved to 6/22.", old) == 0
