@@ -246,6 +246,11 @@ _TICKET_FORM = re.compile(
 )
 
 
+#: An input that opens with a feature request's key ("FR-2291 | Budget alerts", "FR-88 logged for
+#: ..."): a product team's request record, whatever the request's own words are (prices, seats).
+_REQUEST_FORM = re.compile(r"^\W*FR-\d+\b")
+
+
 _DOCUMENT = r"(?:amendment|order form|purchase order|PO|MSA|contract|agreement|SOW|statement of work|DPA)"
 _EXECUTION = r"(?:signed|executed|countersigned|issued)"
 #: An opening sentence that reports a contract document executed: whatever prices it lists, the
@@ -282,6 +287,8 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
     scores = cue_scores(text, lead, ignore)
     if _TICKET_FORM.match(text) and len(text.split()) >= 8:
         scores[LABELS.index("support issue")] += 3.0
+    if _REQUEST_FORM.match(text):
+        scores[LABELS.index("feature request")] += 3.0
     if fix_confirmed(text, explicit=True) is not None and not (lead and decided(lead)):
         # a fault confirmed fixed ends a support issue (in a note stating no decision, whose topic
         # the decision would name)

@@ -202,7 +202,14 @@ _CHOSEN = re.compile(
 )
 #: Dated events, each named by its slot ("renews", "renewal", "renewal date" are one slot).
 _EVENT_SLOTS = (
-    ("renewal", r"renew\w*|contract end|end of (?:the )?term|expir\w*"),
+    # an expiry is the renewal's only when a contract expires, not a certificate or a card
+    (
+        "renewal",
+        r"renew\w*|contract end|end of (?:the )?term|"
+        r"(?:contract|subscription|term|licen[cs]es?|agreement|plan)\s+expir\w*|"
+        r"expir(?:y|ation|ation date)\s+of\s+(?:the\s+|their\s+|our\s+)?"
+        r"(?:contract|subscription|term|licen[cs]e)",
+    ),
     # a system's own cutover ("the payroll cutover") is a step of its own within a go-live; a bare
     # "cutover" is the go-live's
     ("cutover", r"(?:payroll|data|system|ledger|erp|crm|hris|billing|database|telephony|email)\s+cut-?over"),

@@ -285,8 +285,10 @@ def test_the_vocabulary_of_a_kickoff_a_feature_request_a_lease_and_a_moved_go_li
          "support issue"),
         ("HD-7731 — Closing this out. The invoice template ships with the fixed tax field today.",
          "support issue"),
-        # a feature request's key and a year-numbered record are not a ticket's
+        # a feature request's key opens a request record, whatever its words (seats, prices)
         ("FR-310 logged for Halden: a weekly digest of overdue tasks by region.", "feature request"),
+        ("FR-2291 | Budget alerts | Halden (prospect)\nAsk: alert the lead when a client's hours pass "
+         "80% of the $4,000 monthly retainer.\nDeal context: ~90 seat opportunity.", "feature request"),
         # a buyer's security review of the vendor is a step of the contract
         ("Subject: Halden - vendor security questionnaire\n\nOmar, attached our answers and the SOC 2 "
          "Type II report; the pen test summary follows under NDA.", "contract"),

@@ -793,3 +793,11 @@ def test_a_price_per_employee_per_month_is_a_price_per_employee() -> None:
     ]
     assert ("$", "employee", 2000.0) not in facts("Signed at $11.75 PEPM, 2,000 employees.").prices
     assert ("employee", 2000.0) in facts("Signed at $11.75 PEPM, 2,000 employees.").counts
+
+
+def test_a_certificate_expiring_is_no_renewal_date_but_a_contract_expiring_is() -> None:
+    renewal = "Deal desk approved pulling Hooper's renewal forward to 1 January 2027."
+    certificate = "Also: our SAML signing certificate expires on 9 October, please rotate it before then."
+    assert _contradicts(renewal, certificate) == []
+    contract = "Hooper's contract expires on 30 June 2027; they plan to renew."
+    assert _contradicts(renewal, contract) == ["date"]
