@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from amem.llm.offline.contradictions import fix_confirmed
+from amem.llm.offline.contradictions import TICKET_KEY_OPENING, fix_confirmed
 from amem.llm.offline.dates import offer_note
 from amem.llm.offline.reasons import decided
 from amem.llm.offline.text import sentence_around
@@ -236,14 +236,9 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
 
 
 #: An input that opens by naming itself a ticket or an incident ("Ticket #4411 | ...", "Re: Ticket
-#: #88", "Incident 2291:"), or by a ticket's key as a helpdesk's update does ("TW-41877: that was
-#: it", "PW-88390 — Closing this one out"; not a feature request's "FR-88", nor a year-numbered
-#: record's "VRA-2026-041"): its form says it reports a fault, whatever the product's own words are.
-_TICKET_FORM = re.compile(
-    r"^\W*(?:re:\s*)?(?:(?:ticket|incident|bug report|support case)\b|"
-    r"(?-i:(?!FR-)[A-Z]{2,6}-\d{3,})(?![-\d]))",
-    re.IGNORECASE,
-)
+#: #88", "Incident 2291:"), or by a ticket's key (``TICKET_KEY_OPENING``: "TW-41877: that was it"):
+#: its form says it reports a fault, whatever the product's own words are.
+_TICKET_FORM = re.compile(r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b", re.IGNORECASE)
 
 
 #: An input that opens with a feature request's key ("FR-2291 | Budget alerts", "FR-88 logged for
@@ -285,7 +280,7 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
         return "contract"  # "Order form OF-12 countersigned.", "Amendment #2 signed by ...": the act
     best, best_score = None, 0.0
     scores = cue_scores(text, lead, ignore)
-    if _TICKET_FORM.match(text) and len(text.split()) >= 8:
+    if (_TICKET_FORM.match(text) or TICKET_KEY_OPENING.match(text)) and len(text.split()) >= 8:
         scores[LABELS.index("support issue")] += 3.0
     if _REQUEST_FORM.match(text):
         scores[LABELS.index("feature request")] += 3.0

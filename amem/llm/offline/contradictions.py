@@ -1155,6 +1155,10 @@ _TICKET_FORM = re.compile(
     r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b|^\W*expected\s*:.*\n?.*^\W*actual\s*:",
     re.IGNORECASE | re.MULTILINE | re.DOTALL,
 )
+#: An input that opens with a ticket's key, as a helpdesk's messages do ("TW-41877: that was it",
+#: "TKT-42210 | Slack reminders arrive twice"); not a feature request's "FR-88", nor a record
+#: numbered by year ("VRA-2026-041").
+TICKET_KEY_OPENING = re.compile(r"^\W*(?:re:\s*)?(?!FR-)[A-Z]{2,6}-\d{3,}(?![-\d])")
 
 
 def fault_reported(text: str) -> str | None:
@@ -1190,7 +1194,10 @@ def retired_fault(
         if same:
             evidence = fix_confirmed(new_text) or ticket_closed(new_text)
             _, _, oid, text = min(same, key=lambda c: (c[0], c[1]))
-            if evidence is None or fault_reported(text) is None:
+            # the note that opened the ticket reports its fault, in a fault's words or by opening
+            # with the ticket's key ("TKT-42210 | Slack reminders arrive twice")
+            opened = fault_reported(text) is not None or TICKET_KEY_OPENING.match(readable(text))
+            if evidence is None or not opened:
                 return None
             ticket = ", ".join(sorted(tickets(text) & mine))
             why = f"fixes the fault that note reports (ticket {ticket})"

@@ -801,3 +801,11 @@ def test_a_certificate_expiring_is_no_renewal_date_but_a_contract_expiring_is() 
     assert _contradicts(renewal, certificate) == []
     contract = "Hooper's contract expires on 30 June 2027; they plan to renew."
     assert _contradicts(renewal, contract) == ["date"]
+
+
+def test_the_note_that_opened_a_ticket_by_its_key_is_the_report_a_fix_retires() -> None:
+    opened = "QX-7310 | Slack reminders arrive twice\nEvery reminder DM shows up twice since Monday."
+    update = "QX-7310 - diagnosis: the Slack app is installed twice in their workspace."
+    fix = "QX-7310 - removed the duplicate install; Omar confirmed reminders now arrive once. Resolved."
+    found = retired_fault(fix, _pool(update, opened))
+    assert found is not None and found[0] == "n1"
