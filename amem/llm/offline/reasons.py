@@ -24,6 +24,9 @@ DECISION = re.compile(
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
     r"postponed|settled|re-?planned|rescheduled|mov(?:es|ing) from(?= [^.;]{1,30}? to\b)|"
     r"pulled the plug|called off|backed out|no-go|said (?:no|yes) to|"
+    # a counter-offer refused: "We said no since $30 is below our floor", "Told him no - ..."
+    r"(?:said|told (?:him|her|them|[A-Z][a-z]+)) no\b(?!\s+(?:to|one|more|longer|later|decision)\b)|"
+    r"turned (?:it |that |this |them )?down|"
     # a verdict opening a clause: "Yes to the 3% cap; no to net-45, as finance won't extend terms"
     r"(?:^|(?<=[.;:,]\s))(?:yes|no) to(?=\s+(?:the\s+|a\s+|an\s+)?[\w$€£])|(?:is|are|'s|'re) off the table|"
     # a line labelled as the decision ("- Decision: Victor is bringing the CS team onto Coach")
@@ -163,6 +166,8 @@ _NOUN_SUBJECT = re.compile(
     r"[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2}\s+(?:is|are|was|were|has|have|had|isn't|aren't|wasn't|"
     r"weren't|hasn't|haven't|can't|cannot|won't|doesn't|don't|didn't|needs|lacks|keeps)\b"
 )
+#: A figure as a clause's subject ("$35 is already under list", "20% is our ceiling").
+_FIGURE_SUBJECT = re.compile(r"[$€£]?\d[\d,.]*%?\s+(?:\w+\s+)?(?:is|are|was|were|would be)\b")
 _THEN_SO = re.compile(
     r",?\s+(?:so|which is why|that is why|that's why|hence|therefore|and therefore|and so)\s+(?=\w)",
     re.IGNORECASE,
@@ -178,7 +183,7 @@ _WHY_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _REASON_SENTENCE = re.compile(
-    r"^\W*(?:reason|cause|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?|"
+    r"^\W*(?:reason|cause|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?(?: that)?|"
     r"that'?s because|this is because|it'?s because|because(?: of)?|"
     r"justification|rationale|(?:her|his|their|our|my|[A-Z][\w]*'s) (?:words|reason|"
     r"reasoning|explanation|math|logic|thinking|rationale|justification)|"
@@ -321,7 +326,7 @@ def _connected(
         if not causal and not conn.startswith("so"):
             continue
         if match.group("colon") is not None and (
-            not (_SUBJECT_START.match(rest) or _NOUN_SUBJECT.match(rest))
+            not (_SUBJECT_START.match(rest) or _NOUN_SUBJECT.match(rest) or _FIGURE_SUBJECT.match(rest))
             or decided(rest) is not None
             or _COLON_STATES.match(rest)
         ):

@@ -543,3 +543,19 @@ def test_a_request_after_so_is_no_reason_and_a_deciding_factor_keeps_its_explana
     text: str, expected: str | None
 ) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a counter-offer refused is a decision, its reason worded many ways
+        ("Omar countered at $28 a seat. We said no since $28 is under our two-year floor.",
+         "$28 is under our two-year floor"),
+        ("Omar asked whether we'd do $28 for the extra seats. I told him no. The reason is that $31 is "
+         "already the multi-year rate.", "$31 is already the multi-year rate"),
+        ("Omar wants $30. Told him no – $34 is already 10% under list.", "$34 is already 10% under list"),
+        ("Halden turned it down because their budget closes in March.", "their budget closes in March"),
+    ],
+)
+def test_a_refusal_is_a_decision_with_its_reason(text: str, expected: str) -> None:
+    assert _reason(text) == expected
