@@ -131,7 +131,7 @@ _PAST = re.compile(
     + r")\b|"
     # (not an adjective in -ed: "anything cutover related", "US-based", "limited")
     r"\b(?!(?:related|based|interested|dedicated|limited|detailed|automated|integrated|advanced|excited|"
-    r"concerned|worried|tired|experienced|qualified|unlimited|complicated|sophisticated)\b)\w{3,}ed\b",
+    r"concerned|worried|tired|experienced|qualified|unlimited|complicated|sophisticated|shared)\b)\w{3,}ed\b",
     re.IGNORECASE,
 )
 #: A participle after a present copula is a state now, not the past ("is closed", "are booked").

@@ -142,7 +142,8 @@ _ROLE_VERB_BEFORE = re.compile(
 _AFTER = re.compile(
     r"\b(?P<conn>because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
     r"thanks to|in light of|on the grounds that|on account of|in view of|seeing that|now that)\s+|"
-    r"(?P<colon>:|\s[—–]|\s-)\s+|"
+    # (a dash between two dates or figures is a range: "Jan 1, 2027 - Dec 31, 2028")
+    r"(?P<colon>:|(?<![\d)])\s[—–]|(?<![\d)])\s-)\s+|"
     # a comma splice: a pronoun and its state right after the decision ("decided yes, it's just
     # confusing people", "keeping 2 of the 6, they were our two best drivers")
     r"(?P<splice>,)\s+(?=(?:it|they|he|she|there)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
@@ -166,6 +167,8 @@ _NOUN_SUBJECT = re.compile(
     r"[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2}\s+(?:is|are|was|were|has|have|had|isn't|aren't|wasn't|"
     r"weren't|hasn't|haven't|can't|cannot|won't|doesn't|don't|didn't|needs|lacks|keeps)\b"
 )
+#: A list of three or more short items, one with a figure: the terms of what was agreed.
+_TERMS_LIST = re.compile(r"(?=[^\d]*\d)[^,;]{1,40}(?:,\s*[^,;]{1,40}){2,}\.?")
 #: A figure as a clause's subject ("$35 is already under list", "20% is our ceiling").
 _FIGURE_SUBJECT = re.compile(r"[$€£]?\d[\d,.]*%?\s+(?:\w+\s+)?(?:is|are|was|were|would be)\b")
 _THEN_SO = re.compile(
@@ -331,6 +334,8 @@ def _connected(
             or _COLON_STATES.match(rest)
         ):
             continue  # what follows a colon says why only when it is not the decision's content
+        if match.group("colon") is not None and _TERMS_LIST.fullmatch(rest.strip()):
+            continue  # "agreed: Enterprise plan, $52/seat/month, 1-year term": the terms, not why
         if conn == "after" and re.match(r"all\b", rest, re.IGNORECASE):
             continue  # "after all": an idiom, not a time or a cause
         if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest):

@@ -614,3 +614,9 @@ def test_a_term_said_to_start_on_a_day_beats_the_day_it_was_signed() -> None:
     signed = (0, text.index(".") + 1)
     found = valid_at(text, datetime(2026, 4, 24, tzinfo=UTC), main=signed)
     assert found is not None and found.when == date(2026, 5, 1)
+
+
+def test_an_adjective_in_ed_does_not_make_today_past() -> None:
+    # "today" in a present description ("a shared Excel today") is now, not a day something happened
+    text = "Discovery call\n* punch lists live on paper and a shared Excel today\n* 6 communities, 140 users"
+    assert _day(text, datetime(2026, 3, 5, 18, tzinfo=UTC)) is None

@@ -559,3 +559,18 @@ def test_a_request_after_so_is_no_reason_and_a_deciding_factor_keeps_its_explana
 )
 def test_a_refusal_is_a_decision_with_its_reason(text: str, expected: str) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the terms agreed after a colon are what was agreed, not why
+        ("Deal terms agreed with Omar logged for Halden (from call 4/24): Growth plan, $48/seat/month, "
+         "1-year term, setup fee waived.", None),
+        # a dash between two dates is a range, not a reason's opening
+        ("- Omar agreed to renew: 2-year term Jan 1, 2027 - Dec 31, 2028, 90 Growth seats, $41/seat/month\n"
+         "- Petra sends the order form Monday", None),
+    ],
+)
+def test_terms_after_a_colon_and_a_date_range_s_dash_are_no_reason(text: str, expected: str | None) -> None:
+    assert _reason(text) == expected
