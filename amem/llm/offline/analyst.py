@@ -235,9 +235,7 @@ class OfflineAnalyst:
                 if not contradictions.holds(new, old, other.content, kind):
                     continue
                 found = contradictions.contradiction(new, old, other.content, kind)
-                if kind in contradictions.QUANTITY_KINDS and not contradictions.same_topic(
-                    note.category, other.category
-                ):
+                if not contradictions.may_retire(kind, note.category, other.category):
                     found = None  # still the newest holder: an older note's value is no longer current
                 if found is not None and other.id not in out:
                     out[other.id] = {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}

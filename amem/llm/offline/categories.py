@@ -264,6 +264,12 @@ _RESCHEDULED = re.compile(
 )
 
 
+#: A rollout's own words: the decision's sentence moves a go-live, a rollout or a cutover.
+_ROLLOUT = re.compile(
+    r"\b(?:go-?live|go(?:es)? live|roll-?out|rolling out|cut-?over|launch)\b", re.IGNORECASE
+)
+
+
 #: A change log's arrow between two values ("Go-live date changed: 2026-06-15 -> 2026-07-06").
 _ARROW = re.compile(r"\S\s*(?:->|→|=>)\s*\S")
 
@@ -294,7 +300,10 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
     if len(text.split()) < 5 and best_score < 2:
         return None
     logged_move = _RESCHEDULED.search(lead) is not None or re.search(r"\bchanged\b", lead, re.I) is not None
-    if best == "onboarding" and lead and logged_move and (decided(lead) is not None or _ARROW.search(lead)):
-        return "decision"  # a rollout postponed or a go-live moved: a decision on no other topic
+    moved = lead and logged_move and (decided(lead) is not None or _ARROW.search(lead))
+    if moved and (best == "onboarding" or _ROLLOUT.search(lead)):
+        # a rollout postponed or a go-live moved: a decision on no other topic, whatever else the
+        # note goes on to say (a weekly's other bullets: a workaround, an import)
+        return "decision"
     return best
 

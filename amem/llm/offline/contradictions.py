@@ -817,6 +817,17 @@ def same_topic(new_category: str | None, old_category: str | None) -> bool:
     return new_category is None or old_category is None or new_category == old_category
 
 
+def may_retire(kind: str, new_category: str | None, old_category: str | None) -> bool:
+    """Whether a fact of ``kind`` stated otherwise may retire a note of ``old_category``: a
+    quantity only a note on its topic (``same_topic``); a moved date never a support issue, whose
+    main fact is the fault ("Go-live is June 1 so this is blocking": only a fix retires it)."""
+    if kind in QUANTITY_KINDS:
+        return same_topic(new_category, old_category)
+    if kind.startswith("date") and old_category == "support issue":
+        return new_category in (None, "support issue")
+    return True
+
+
 def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
     """How ``new``'s main fact states the fact of ``kind`` otherwise than ``old``'s, or None."""
     if kind in _SIGNALLED_KINDS and kind not in new.signalled:

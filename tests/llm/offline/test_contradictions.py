@@ -809,3 +809,14 @@ def test_the_note_that_opened_a_ticket_by_its_key_is_the_report_a_fix_retires() 
     fix = "QX-7310 - removed the duplicate install; Omar confirmed reminders now arrive once. Resolved."
     found = retired_fault(fix, _pool(update, opened))
     assert found is not None and found[0] == "n1"
+
+
+def test_a_moved_date_retires_no_support_issue_and_a_quantity_only_its_topic() -> None:
+    from amem.llm.offline.contradictions import may_retire
+
+    # "Go-live is June 1 so this is blocking": the ticket's main fact is the fault
+    assert not may_retire("date:go-live", "decision", "support issue")
+    assert may_retire("date:go-live", "support issue", "support issue")
+    assert may_retire("date:go-live", "decision", "onboarding")
+    assert not may_retire("price", "pricing", "contract")
+    assert may_retire("price", "pricing", "pricing")
