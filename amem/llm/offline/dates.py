@@ -387,7 +387,9 @@ _ERRAND_CLAUSE = re.compile(
 #: A sentence that opens with an errand in the simple present of a plan ("Raj sends the redlines by
 #: Friday", "I send the deck tomorrow"): a named person or the note-taker, then the errand's verb.
 _PRESENT_ERRAND = re.compile(
-    rf"^[\s\-*•]*(?:[A-Z][a-z]+\s+(?:(?:{_ERRANDS})(?:s|es)|(?:gets|comes|circles|reaches|follows|walks|"
+    # (after a label of what was agreed: "Agreed: Hollis sends the deck by Friday")
+    rf"^[\s\-*•]*(?:(?i:agreed|action|owner|todo|to-do)\s*:\s*)?"
+    rf"(?:[A-Z][a-z]+\s+(?:(?:{_ERRANDS})(?:s|es)|(?:gets|comes|circles|reaches|follows|walks|"
     rf"sets|looks) \w+)|I\s+(?:{_ERRANDS}))\b(?!\s+(?:on|in|at)\b)"
 )
 
@@ -441,9 +443,18 @@ _QUOTED = re.compile(
 )
 
 
+#: Before a date, in its clause: a day only proposed or forecast ("Proposed subscription start is
+#: June 1", "Target close: mid-May", "Expected close 2026-05-22"): it takes effect once agreed.
+_PROPOSED = re.compile(
+    r"\b(?:proposed|suggested|(?:target|expected|estimated|est\.?|forecast)\s+close(?:\s+date)?)\b"
+    r"[^.;!?\n]{0,30}$",
+    re.IGNORECASE,
+)
+
+
 def _not_the_fact(text: str, mention: DateMention) -> bool:
     """Whether the date dates something other than the input's main fact: a header line, a quoted
-    message, a conversation referred to, or a question asked indirectly."""
+    message, a conversation referred to, a question asked indirectly, or a day only proposed."""
     line_start = text.rfind("\n", 0, mention.start) + 1
     line_end = text.find("\n", mention.end)
     if _HEADER_LINE.match(text[line_start : line_end if line_end >= 0 else len(text)]):
@@ -455,7 +466,7 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
     if _CONVERSED.search(text[max(0, mention.start - 60) : mention.start]):
         return True
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
-    return bool(_ASKED.search(text[start : mention.start]))
+    return bool(_ASKED.search(text[start : mention.start]) or _PROPOSED.search(text[start : mention.start]))
 
 
 #: A plan in the past perfect ("the start we'd planned for mid-June", "had been scheduled for"):

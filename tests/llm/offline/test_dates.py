@@ -620,3 +620,20 @@ def test_an_adjective_in_ed_does_not_make_today_past() -> None:
     # "today" in a present description ("a shared Excel today") is now, not a day something happened
     text = "Discovery call\n* punch lists live on paper and a shared Excel today\n* 6 communities, 140 users"
     assert _day(text, datetime(2026, 3, 5, 18, tzinfo=UTC)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        # a day only proposed or forecast takes effect once agreed, in another note
+        ("Attached the order form (Growth, 90 seats, 12-month term). Proposed subscription start is "
+         "June 1, 2026.", datetime(2026, 4, 28, tzinfo=UTC)),
+        ("Opportunity created: Halden. Stage: Evaluation. Seats: 90. Target close: mid-May. Owner: Rhea.",
+         datetime(2026, 3, 13, tzinfo=UTC)),
+        # an errand agreed, after a label of what was agreed
+        ("Q3 QBR - Halden\n* 4,212 items closed\nAgreed: Rhea sends the QBR deck by Friday",
+         datetime(2026, 8, 18, tzinfo=UTC)),
+    ],
+)
+def test_a_proposed_or_forecast_day_and_an_agreed_errand_are_no_fact_s_date(text: str, at: datetime) -> None:
+    assert _day(text, at) is None
