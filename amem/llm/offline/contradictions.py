@@ -843,7 +843,7 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
 
 def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
     if kind == "price":
-        for cur, unit, _ in new.prices:
+        for cur, unit, _ in sorted(new.prices):  # a fixed order: the reason names the first
             mine = {p for p in new.prices if p[:2] == (cur, unit)}
             theirs = {p for p in old.prices if p[:2] == (cur, unit)}
             if theirs and not mine & theirs:
@@ -851,7 +851,7 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
                 why = f"different price per {unit}: {here} here, {there} in that note"
                 return Contradiction("price", why, new.evidence["price"])
     if kind == "count":
-        for unit, _ in new.counts:
+        for unit, _ in sorted(new.counts):
             mine = {v for u, v in new.counts if u == unit}
             theirs = {v for u, v in old.counts if u == unit}
             if theirs and not mine & theirs:
@@ -860,7 +860,7 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
                 )
                 return Contradiction("count", why, new.evidence["count"])
     if kind == "plan":
-        for dimension, plan in old.plans:
+        for dimension, plan in sorted(old.plans):
             if (dimension, plan) in new.dropped:
                 return Contradiction(
                     "plan", f"no longer the {plan} plan that note states", new.evidence["plan"]
@@ -871,7 +871,7 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
                 return Contradiction("plan", why, new.evidence["plan"])
     if kind.startswith("date:") and new.moved_event:
         wanted = kind.split(":", 1)[1]
-        for event, day in new.events:
+        for event, day in sorted(new.events):  # in a fixed order: the reason names the first day
             if event != wanted:
                 continue
             names = {q for e, q in new.qualifiers if e == event}

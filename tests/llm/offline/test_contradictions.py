@@ -820,3 +820,33 @@ def test_a_moved_date_retires_no_support_issue_and_a_quantity_only_its_topic() -
     assert may_retire("date:go-live", "decision", "onboarding")
     assert not may_retire("price", "pricing", "contract")
     assert may_retire("price", "pricing", "pricing")
+
+
+def test_a_moved_date_s_reason_is_the_same_in_every_process() -> None:
+    """The reason names one of the days the new note states; which one must not depend on the
+    process's string hashing (the ledger keeps the reason, and a rerun must write the same)."""
+    import subprocess
+    import sys
+
+    old = "We've decided to postpone the Halden rollout to Q1 2027, until the sync ships."
+    new = (
+        "The sync lands in October and their busy season starts in November, so Rhea is reversing "
+        "the decision: the rollout starts in two weeks instead of waiting for Q1 2027."
+    )
+    code = (
+        "import sys\n"
+        "from amem.llm.offline.contradictions import contradiction, facts\n"
+        "c = contradiction(facts(sys.argv[1]), facts(sys.argv[2]), sys.argv[2], 'date:go-live')\n"
+        "print(c.reason if c else None)\n"
+    )
+    reasons = {
+        subprocess.run(
+            [sys.executable, "-c", code, new, old],
+            env={"PYTHONHASHSEED": str(seed), "PATH": ""},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(8)
+    }
+    assert len(reasons) == 1 and "None" not in reasons.pop()
