@@ -42,6 +42,10 @@ from amem.ledger import index_queries, search_queries
 from amem.ledger.index_queries import StoredPosition
 from amem.ledger.store import Ledger, LedgerTx
 
+#: A catch-up's first check: the index's stored position (None before the first build) and the
+#: ledger's last change seq, read together (``IndexSync.check``).
+PositionCheck = tuple[StoredPosition | None, int]
+
 CHANGES_PER_BATCH = 1000
 NOTES_PER_PAGE = 512
 #: The step a rebuild reports progress on (notes, deleted ones included, so the bar ends full).
@@ -258,6 +262,7 @@ class IndexSync:
         stage: bool | None = None,
         progress: Progress = no_progress,
         tx: LedgerTx | None = None,
+        checked: PositionCheck | None = None,
     ) -> int:
         """Apply every change after the absorbed position. Returns how many notes were (re)indexed.
 
@@ -275,7 +280,9 @@ class IndexSync:
 
         ``tx``: a search's read transaction, which the catch-up reads in (so a search reads the
         ledger in one transaction); its first query reads the index's position and the ledger's
-        last change together, and when nothing changed that is all it reads."""
+        last change together, and when nothing changed that is all it reads. ``checked``: that
+        check, already read (``check``; a search on PostgreSQL reads it beside its embedding), so
+        when nothing changed the catch-up reads nothing at all."""
         if tx is not None and record:
             raise ValueError("a catch-up that records writes in transactions of its own")
         stage = not record if stage is None else stage
@@ -292,7 +299,7 @@ class IndexSync:
                         self._retired = search_queries.retirements(read)
                     if check:  # in the first read, so a search costs no extra transaction
                         check = False
-                        row, head = index_queries.position_and_head(read, self.name)
+                        row, head = checked if checked is not None else self.check(read)
                         if self._follow_rebuilds(row):
                             continue
                         if head <= self._position.last_seq:
@@ -317,6 +324,11 @@ class IndexSync:
             if len(self._staged) >= STAGED_LIMIT:
                 self._flush_staged()
             return len(touched)
+
+    def check(self, tx: LedgerTx) -> PositionCheck:
+        """The index's stored position and the ledger's head, in one query: what a catch-up reads
+        first, and all it reads when nothing changed."""
+        return index_queries.position_and_head(tx, self.name)
 
     def staged(self) -> dict[str, tuple[Note, NDArray[Any] | None]]:
         """The notes this process's view holds beside the index (see ``catch_up``): note id to

@@ -31,7 +31,7 @@ from amem.index.base import VectorHit, VectorIndex
 from amem.index.documents import document_text
 from amem.index.embedders import Embedder, MiniLMEmbedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, fuse
-from amem.index.sync import IndexModelChangedError, IndexSync
+from amem.index.sync import IndexModelChangedError, IndexSync, PositionCheck
 from amem.ledger import search_queries
 from amem.ledger.store import Ledger, LedgerTx
 
@@ -106,6 +106,15 @@ def _candidates(k: int, filters: _Filters) -> tuple[int, tuple[str, ...], dateti
     index_tags = () if filters.as_of else filters.tags
     alive_at = None if (filters.include_retired or filters.as_of) else filters.moment
     return pool, index_tags, alive_at
+
+
+@dataclass(frozen=True)
+class _BesideRead:
+    """What a search reads beside its query's embedding: the full-text candidates, and the index
+    position with the ledger's head for its catch-up (``IndexSync.check``)."""
+
+    hits: list[search_queries.KeywordHit]
+    checked: PositionCheck
 
 
 class SearchService:
@@ -268,11 +277,14 @@ class SearchService:
         ``include_retired``. Deleted notes never.
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        keyword = self._keyword_beside(query, k, filters)
+        beside = self._keyword_beside(query, k, filters)
         vector = self.embedder.embed([query])[0]
+        read = beside.result() if beside is not None else None
         with self.ledger.read(read_committed=True) as tx:
-            self.sync.catch_up(record=False, tx=tx)
-            return self._ranked(query, k, filters, vector=vector, currency=True, tx=tx, keyword=keyword)
+            self.sync.catch_up(record=False, tx=tx, checked=read.checked if read else None)
+            return self._ranked(
+                query, k, filters, vector=vector, currency=True, tx=tx, keyword=read.hits if read else None
+            )
 
     def search_agentic(
         self,
@@ -288,11 +300,14 @@ class SearchService:
         filters), each marked with the hit and the link reason that brought it in. The linked notes
         come after the hits and are never cut to ``k``."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        keyword = self._keyword_beside(query, k, filters)
+        beside = self._keyword_beside(query, k, filters)
         vector = self.embedder.embed([query])[0]
+        read = beside.result() if beside is not None else None
         with self.ledger.read(read_committed=True) as tx:
-            self.sync.catch_up(record=False, tx=tx)
-            hits = self._ranked(query, k, filters, vector=vector, currency=True, tx=tx, keyword=keyword)
+            self.sync.catch_up(record=False, tx=tx, checked=read.checked if read else None)
+            hits = self._ranked(
+                query, k, filters, vector=vector, currency=True, tx=tx, keyword=read.hits if read else None
+            )
             if not hits:
                 return hits
             return hits + self._with_currency(tx, self._linked(tx, hits, filters), filters)
@@ -320,13 +335,14 @@ class SearchService:
                 return 0
         return self.neighbour_keyword_window
 
-    def _keyword_beside(
-        self, query: str, k: int, filters: _Filters
-    ) -> Future[list[search_queries.KeywordHit]] | None:
+    def _keyword_beside(self, query: str, k: int, filters: _Filters) -> Future[_BesideRead] | None:
         """On PostgreSQL, start a search's full-text query in a thread of its own, in a read of its
         own, while this thread embeds the query: the query waits on the server, the embedding on
         the CPU, so neither waits for the other (search p50 0.88x at 1,000 notes). Its hits are
         only candidates: the notes are read again, and filtered, in the search's own transaction.
+        The same read takes the catch-up's check (the index position and the ledger's head), so
+        after the embedding a search that finds nothing changed makes one round trip, for its
+        hits' notes: the search sees what was committed when it began.
         On SQLite the query runs in this process in about a millisecond, and the thread cost more
         than it overlapped (bench/README.md, "Peers", sixteenth session): None, run inline."""
         if self.ledger.dialect != "postgresql":
@@ -336,11 +352,13 @@ class SearchService:
                 self._beside = ThreadPoolExecutor(max_workers=4, thread_name_prefix="amem-keyword")
         pool, index_tags, alive_at = _candidates(k, filters)
 
-        def run() -> list[search_queries.KeywordHit]:
+        def run() -> _BesideRead:
             with self.ledger.read(read_committed=True) as tx:
-                return search_queries.keyword_search(
+                checked = self.sync.check(tx)
+                hits = search_queries.keyword_search(
                     tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
                 )
+                return _BesideRead(hits, checked)
 
         return self._beside.submit(run)
 
@@ -355,12 +373,13 @@ class SearchService:
         newest: int | None = None,
         currency: bool = False,
         tx: LedgerTx | None = None,
-        keyword: Future[list[search_queries.KeywordHit]] | None = None,
+        keyword: list[search_queries.KeywordHit] | None = None,
     ) -> list[SearchResult]:
         """``vector``: the query's, when already computed. ``pending``: notes not yet in the ledger
         or the index (earlier notes of a batch being added), with their documents' vectors.
         ``newest``: the keyword side ranks only the newest this many matches (0: no keyword side).
-        ``currency``: the hits as a search answers them (``_with_currency``). Everything is read in
+        ``currency``: the hits as a search answers them (``_with_currency``). ``keyword``: the
+        full-text hits, when read beside the embedding (``_keyword_beside``). Everything is read in
         one transaction, ``tx`` when given (a search's, which its catch-up read in): on PostgreSQL
         each transaction costs round trips."""
         if vector is None:
@@ -380,7 +399,7 @@ class SearchService:
                 )
         pool, index_tags, alive_at = _candidates(k, filters)
         keyword_hits = (
-            keyword.result()
+            keyword
             if keyword is not None
             else search_queries.keyword_search(
                 tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at, newest=newest

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -233,3 +234,33 @@ def test_concurrent_searches_answer_as_one_at_a_time(memory: Memory) -> None:
             pool.map(lambda q: [(h.note_id, h.score) for h in memory.search(q, k=3, scope="acme")], questions)
         )
     assert together == alone
+
+
+def test_after_the_embedding_a_search_that_finds_nothing_changed_reads_only_its_hits(memory: Memory) -> None:
+    """On PostgreSQL the catch-up's check (index position and ledger head) is read beside the
+    query's embedding, with the full-text query: after the embedding, one round trip is left, the
+    hits' notes. On SQLite every read stays in the search's own transaction, in this thread."""
+    from sqlalchemy import event
+
+    make_note(memory, "Initech renews its Analytics Pro plan in March", tags=["renewal"])
+    memory.search("renewal", k=3, scope="acme")  # opened and caught up
+    statements: list[tuple[bool, str]] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if not statement.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+            statements.append((threading.current_thread() is threading.main_thread(), statement))
+
+    engine = memory.ledger.engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        hits = memory.search("Initech renewal", k=3, scope="acme")
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert hits
+    mine = [s for main, s in statements if main]
+    beside = [s for main, s in statements if not main]
+    if memory.ledger.dialect == "postgresql":
+        assert len(mine) == 1 and "index_state" not in mine[0]
+        assert len(beside) == 2 and "index_state" in beside[0]
+    else:
+        assert beside == [] and len(mine) == 3 and "index_state" in mine[0]
