@@ -42,9 +42,9 @@ import numpy as np  # noqa: E402
 from amem.domain.models import as_utc  # noqa: E402
 from amem.llm.offline import categories, dates, reasons  # noqa: E402
 from amem.llm.offline.text import readable, sentences  # noqa: E402
-from amem.samples import history_files, load_account  # noqa: E402
+from amem.samples import HELDOUT_ACCOUNTS, history_files, load_account  # noqa: E402
 
-HELDOUT = frozenset({"hooli", "vandelay", "cyberdyne"})  # never read here
+HELDOUT = HELDOUT_ACCOUNTS  # never read here
 TUNED = tuple(n for n in (f.name.removesuffix(".jsonl") for f in history_files()) if n not in HELDOUT)
 #: Writers no rule was fitted to (round 5's validation pair), and round 5's own pair.
 UNSEEN, ROUND5 = ("duff", "prestige"), ("massive", "nakatomi")

@@ -43,9 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import category_model as cm  # noqa: E402
 
 from amem.llm.offline.categories import category  # noqa: E402
-from amem.samples import history_files, load_account  # noqa: E402
+from amem.samples import HELDOUT_ACCOUNTS, history_files, load_account  # noqa: E402
 
-HELDOUT = frozenset({"hooli", "vandelay", "cyberdyne"})  # never read here
+HELDOUT = HELDOUT_ACCOUNTS  # never read here
 #: Every tuned account shipped (the held-out ones are left out by name, before any file is read).
 TUNED = tuple(
     name for name in (f.name.removesuffix(".jsonl") for f in history_files()) if name not in HELDOUT

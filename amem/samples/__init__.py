@@ -24,6 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from amem.errors import AmemError
 
 Part = Literal["tuned", "heldout"]
+#: The held-out accounts: never read while tuning an analyst, reported apart. Named here (and
+#: checked against each label's ``part`` on loading) so that a tool which must never read them
+#: can skip them before opening a file.
+HELDOUT_ACCOUNTS = frozenset({"hooli", "vandelay", "cyberdyne", "waystar", "krusty"})
 Category = Literal[
     "pricing",
     "contract",
@@ -184,6 +188,9 @@ def _check(
             raise SampleError(f"{where}: the input on that line is {item.sample_id}")
         if label.account != account:
             raise SampleError(f"{where}: the id does not start with {account}-")
+        declared = "heldout" if account in HELDOUT_ACCOUNTS else "tuned"
+        if label.part != declared:
+            raise SampleError(f"{where}: part {label.part!r}, but {account} is a {declared} account")
         if label.sample_id in seen:
             raise SampleError(f"{where}: the id is used twice")
         if previous is not None and item.at < previous:
