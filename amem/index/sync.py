@@ -39,12 +39,8 @@ from amem.index.documents import (
 )
 from amem.index.embedders import Embedder
 from amem.ledger import index_queries, search_queries
-from amem.ledger.index_queries import StoredPosition
+from amem.ledger.index_queries import LedgerCheck, StoredPosition
 from amem.ledger.store import Ledger, LedgerTx
-
-#: A catch-up's first check: the index's stored position (None before the first build) and the
-#: ledger's last change seq, read together (``IndexSync.check``).
-PositionCheck = tuple[StoredPosition | None, int]
 
 CHANGES_PER_BATCH = 1000
 NOTES_PER_PAGE = 512
@@ -262,7 +258,7 @@ class IndexSync:
         stage: bool | None = None,
         progress: Progress = no_progress,
         tx: LedgerTx | None = None,
-        checked: PositionCheck | None = None,
+        checked: LedgerCheck | None = None,
     ) -> int:
         """Apply every change after the absorbed position. Returns how many notes were (re)indexed.
 
@@ -299,7 +295,8 @@ class IndexSync:
                         self._retired = search_queries.retirements(read)
                     if check:  # in the first read, so a search costs no extra transaction
                         check = False
-                        row, head = checked if checked is not None else self.check(read)
+                        seen = checked if checked is not None else self.check(read)
+                        row, head = seen.position, seen.head
                         if self._follow_rebuilds(row):
                             continue
                         if head <= self._position.last_seq:
@@ -325,10 +322,10 @@ class IndexSync:
                 self._flush_staged()
             return len(touched)
 
-    def check(self, tx: LedgerTx) -> PositionCheck:
-        """The index's stored position and the ledger's head, in one query: what a catch-up reads
-        first, and all it reads when nothing changed."""
-        return index_queries.position_and_head(tx, self.name)
+    def check(self, tx: LedgerTx) -> LedgerCheck:
+        """The index's stored position and the ledger's head (and erasures), in one query: what a
+        catch-up reads first, and all it reads when nothing changed."""
+        return index_queries.ledger_check(tx, self.name)
 
     def staged(self) -> dict[str, tuple[Note, NDArray[Any] | None]]:
         """The notes this process's view holds beside the index (see ``catch_up``): note id to

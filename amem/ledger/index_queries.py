@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from sqlalchemy.dialects import postgresql, sqlite
 
 from amem.ledger.store import Ledger, LedgerTx
-from amem.ledger.tables import changes, index_state, note_vectors
+from amem.ledger.tables import changes, erasures, index_state, note_vectors
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,19 @@ class StoredPosition:
     instance: str
     built_by: str
     ledger_id: str
+
+
+@dataclass(frozen=True)
+class LedgerCheck:
+    """What a process reads before it trusts what it holds from the ledger (its index view, a
+    search's cached hits), in one query: the index's stored position (None before its first
+    build), the ledger's last change seq, and how many erasures were recorded. While the three
+    stay put nothing it holds is stale: every change to a note is a change row, and an erasure,
+    the one thing that rewrites rows in place, is an erasure row."""
+
+    position: StoredPosition | None
+    head: int
+    erasures: int
 
 
 @dataclass(frozen=True)
@@ -59,18 +72,24 @@ def position(tx: LedgerTx, name: str) -> StoredPosition | None:
 
 
 #: Built once: every search runs it (building it each time cost more than running it on SQLite).
-_POSITION_AND_HEAD = sa.select(
-    index_state, sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0)).scalar_subquery().label("head")
-).where(index_state.c.name == sa.bindparam("name"))
+_HEAD = sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0)).scalar_subquery()
+_ERASURES = sa.select(sa.func.count()).select_from(erasures).scalar_subquery()
+_LEDGER_CHECK = sa.select(index_state, _HEAD.label("head"), _ERASURES.label("erasures")).where(
+    index_state.c.name == sa.bindparam("name")
+)
+_HEADS = sa.select(_HEAD.label("head"), _ERASURES.label("erasures"))
 
 
-def position_and_head(tx: LedgerTx, name: str) -> tuple[StoredPosition | None, int]:
-    """The index's position and the ledger's last change seq, in one query while the position is
-    recorded (a search's catch-up check: nothing to apply when the head is where the index is)."""
-    row = tx.conn.execute(_POSITION_AND_HEAD, {"name": name}).one_or_none()
+def ledger_check(tx: LedgerTx, name: str) -> LedgerCheck:
+    """The index's position, the ledger's last change seq and its erasures, in one query while
+    the position is recorded (a search's catch-up check: nothing to apply when the head is where
+    the index is)."""
+    row = tx.conn.execute(_LEDGER_CHECK, {"name": name}).one_or_none()
     if row is None:
-        return None, tx.last_change_seq()
-    return StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id), int(row.head)
+        heads = tx.conn.execute(_HEADS).one()
+        return LedgerCheck(None, int(heads.head), int(heads.erasures))
+    position = StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id)
+    return LedgerCheck(position, int(row.head), int(row.erasures))
 
 
 def start_instance(tx: LedgerTx, name: str, start: StoredPosition, now: datetime) -> None:

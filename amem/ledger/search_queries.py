@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -351,11 +352,22 @@ def notes_said(tx: LedgerTx, note_ids: Sequence[str]) -> tuple[list[Note], dict[
     """The notes, in the order of ``note_ids`` (missing ones left out, as ``get_notes``), and when
     each note's first raw log was said, by raw log id: the hits of a search and their said-at
     times in one query."""
+    return notes_said_of(note_said_rows(tx, note_ids), note_ids)
+
+
+def note_said_rows(tx: LedgerTx, note_ids: Sequence[str]) -> dict[str, sa.Row[Any]]:
+    """``notes_said``'s rows, by note id (immutable: a search may keep them while nothing changed)."""
     if not note_ids:
-        return [], {}
-    rows = {r.id: r for r in tx.conn.execute(_NOTES_SAID, {"ids": list(note_ids)})}
+        return {}
+    return {r.id: r for r in tx.conn.execute(_NOTES_SAID, {"ids": list(note_ids)})}
+
+
+def notes_said_of(
+    rows: Mapping[str, sa.Row[Any]], note_ids: Sequence[str]
+) -> tuple[list[Note], dict[str, datetime]]:
+    """``notes_said`` from its rows: each note built anew, so no caller shares one."""
     found = [_note(rows[i]) for i in note_ids if i in rows]
-    said = {r.said_id: r.said_at for r in rows.values() if r.said_id is not None}
+    said = {r.said_id: r.said_at for r in (rows[i] for i in note_ids if i in rows) if r.said_id is not None}
     return found, said
 
 

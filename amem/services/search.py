@@ -31,9 +31,11 @@ from amem.index.base import VectorHit, VectorIndex
 from amem.index.documents import document_text
 from amem.index.embedders import Embedder, MiniLMEmbedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, fuse
-from amem.index.sync import IndexModelChangedError, IndexSync, PositionCheck
+from amem.index.sync import IndexModelChangedError, IndexSync
 from amem.ledger import search_queries
+from amem.ledger.index_queries import LedgerCheck
 from amem.ledger.store import Ledger, LedgerTx
+from amem.services.hit_cache import HitRows
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +116,7 @@ class _BesideRead:
     position with the ledger's head for its catch-up (``IndexSync.check``)."""
 
     hits: list[search_queries.KeywordHit]
-    checked: PositionCheck
+    checked: LedgerCheck
 
 
 class SearchService:
@@ -137,6 +139,8 @@ class SearchService:
         #: Runs a search's full-text query while the query is embedded (made on first use).
         self._beside: ThreadPoolExecutor | None = None
         self._beside_lock = threading.Lock()
+        #: The rows of recent hits, while the ledger reads as it did (amem/services/hit_cache.py).
+        self.hit_rows = HitRows()
 
     @classmethod
     def open(
@@ -281,9 +285,16 @@ class SearchService:
         vector = self.embedder.embed([query])[0]
         read = beside.result() if beside is not None else None
         with self.ledger.read(read_committed=True) as tx:
-            self.sync.catch_up(record=False, tx=tx, checked=read.checked if read else None)
+            checked = read.checked if read else self.sync.check(tx)
+            self.sync.catch_up(record=False, tx=tx, checked=checked)
             return self._ranked(
-                query, k, filters, vector=vector, currency=True, tx=tx, keyword=read.hits if read else None
+                query,
+                k,
+                filters,
+                vector=vector,
+                currency=checked,
+                tx=tx,
+                keyword=read.hits if read else None,
             )
 
     def search_agentic(
@@ -304,9 +315,16 @@ class SearchService:
         vector = self.embedder.embed([query])[0]
         read = beside.result() if beside is not None else None
         with self.ledger.read(read_committed=True) as tx:
-            self.sync.catch_up(record=False, tx=tx, checked=read.checked if read else None)
+            checked = read.checked if read else self.sync.check(tx)
+            self.sync.catch_up(record=False, tx=tx, checked=checked)
             hits = self._ranked(
-                query, k, filters, vector=vector, currency=True, tx=tx, keyword=read.hits if read else None
+                query,
+                k,
+                filters,
+                vector=vector,
+                currency=checked,
+                tx=tx,
+                keyword=read.hits if read else None,
             )
             if not hits:
                 return hits
@@ -371,14 +389,15 @@ class SearchService:
         vector: NDArray[Any] | None = None,
         pending: Sequence[tuple[Note, NDArray[Any]]] = (),
         newest: int | None = None,
-        currency: bool = False,
+        currency: LedgerCheck | None = None,
         tx: LedgerTx | None = None,
         keyword: list[search_queries.KeywordHit] | None = None,
     ) -> list[SearchResult]:
         """``vector``: the query's, when already computed. ``pending``: notes not yet in the ledger
         or the index (earlier notes of a batch being added), with their documents' vectors.
         ``newest``: the keyword side ranks only the newest this many matches (0: no keyword side).
-        ``currency``: the hits as a search answers them (``_with_currency``). ``keyword``: the
+        ``currency``: the hits as a search answers them (``_with_currency``), read after that
+        check of the ledger (their rows may come from ``hit_rows``). ``keyword``: the
         full-text hits, when read beside the embedding (``_keyword_beside``). Everything is read in
         one transaction, ``tx`` when given (a search's, which its catch-up read in): on PostgreSQL
         each transaction costs round trips."""
@@ -442,8 +461,8 @@ class SearchService:
         start, chunk = 0, k
         while start < len(fused) and len(results) < k:
             part = fused[start : start + chunk]
-            if currency:
-                found, times = search_queries.notes_said(tx, [f.note_id for f in part])
+            if currency is not None:
+                found, times = self._notes_said(tx, currency, [f.note_id for f in part])
                 said |= times
             else:
                 found = tx.get_notes([f.note_id for f in part])
@@ -465,7 +484,20 @@ class SearchService:
                 if len(results) == k:
                     break
             start, chunk = start + chunk, chunk * 2
-        return self._with_currency(tx, results, filters, said=said) if currency else results
+        return self._with_currency(tx, results, filters, said=said) if currency is not None else results
+
+    def _notes_said(
+        self, tx: LedgerTx, checked: LedgerCheck, note_ids: list[str]
+    ) -> tuple[list[Note], dict[str, datetime]]:
+        """The hits' notes and their said-at times: the rows kept since ``checked`` read the same,
+        the others read (and kept)."""
+        rows = self.hit_rows.get(checked, note_ids)
+        missing = [i for i in note_ids if i not in rows]
+        if missing:
+            read = search_queries.note_said_rows(tx, missing)
+            self.hit_rows.put(checked, read)
+            rows |= read
+        return search_queries.notes_said_of(rows, note_ids)
 
     def _with_currency(
         self,

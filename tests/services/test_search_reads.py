@@ -36,6 +36,10 @@ with Memory(home, database_url=url) as memory:
         value = "2020-01-01T00:00:00Z" if what == "retire" else None
         p = memory.propose(arg, "invalid_at", value, reason="ended" if value else "still holds", proposer=LLM)
         memory.approve(p.id, reviewer=signed_in(memory, "alice"))
+    elif what == "erase":  # the erasure alone: the moment before its index rebuild, or a crash in it
+        from amem.services import erasure
+        who = memory.governance.person(signed_in(memory, "alice"))
+        erasure.erase(memory.ledger, memory.policy, by=who.id, reason="request", raw_log_id=arg)
     else:
         print(memory.add_note(arg, actor="agent:other-process", scope="acme"), flush=True)
 """
@@ -185,13 +189,14 @@ def test_a_search_reads_past_its_first_k_candidates_when_they_fail_the_filters(
     before = utcnow()
     later = [make_note(memory, f"Initech renewal renewal call call {i}") for i in range(4)]
     asked: list[int] = []
-    real = search_queries.notes_said
+    service = memory.search_service
+    real = service._notes_said
 
-    def notes_said(tx: Any, note_ids: Any) -> Any:
+    def notes_said(tx: Any, checked: Any, note_ids: Any) -> Any:
         asked.append(len(note_ids))
-        return real(tx, note_ids)
+        return real(tx, checked, note_ids)
 
-    monkeypatch.setattr(search_queries, "notes_said", notes_said)
+    monkeypatch.setattr(service, "_notes_said", notes_said)
     then = memory.search("Initech renewal call", k=2, scope="acme", as_of=before)
     assert {h.note_id for h in then} == {n.id for n in early}
     assert len(asked) >= 2 and asked[0] == 2  # the first k were later notes: read on
@@ -236,31 +241,56 @@ def test_concurrent_searches_answer_as_one_at_a_time(memory: Memory) -> None:
     assert together == alone
 
 
-def test_after_the_embedding_a_search_that_finds_nothing_changed_reads_only_its_hits(memory: Memory) -> None:
-    """On PostgreSQL the catch-up's check (index position and ledger head) is read beside the
-    query's embedding, with the full-text query: after the embedding, one round trip is left, the
-    hits' notes. On SQLite every read stays in the search's own transaction, in this thread."""
+def test_a_search_that_finds_nothing_changed_reads_no_notes_after_the_embedding(memory: Memory) -> None:
+    """On PostgreSQL the catch-up's check (index position, ledger head, erasures) is read beside
+    the query's embedding, with the full-text query; on SQLite all in the search's transaction.
+    While that check reads as before, the hits' rows kept by the last searches are the notes: a
+    repeated search reads none. After a change it reads them again, and shows the change."""
     from sqlalchemy import event
 
-    make_note(memory, "Initech renews its Analytics Pro plan in March", tags=["renewal"])
-    memory.search("renewal", k=3, scope="acme")  # opened and caught up
+    note = make_note(memory, "Initech renews its Analytics Pro plan in March", tags=["renewal"])
+    memory.search("Initech renewal", k=3, scope="acme")  # opened, caught up, the hits' rows kept
     statements: list[tuple[bool, str]] = []
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if not statement.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
             statements.append((threading.current_thread() is threading.main_thread(), statement))
 
-    engine = memory.ledger.engine
-    event.listen(engine, "before_cursor_execute", record)
-    try:
-        hits = memory.search("Initech renewal", k=3, scope="acme")
-    finally:
-        event.remove(engine, "before_cursor_execute", record)
-    assert hits
+    def search() -> list[Any]:
+        statements.clear()
+        engine = memory.ledger.engine
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            return memory.search("Initech renewal", k=3, scope="acme")
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+
+    def notes_read() -> int:
+        return sum("raw_logs.occurred_at" in s for _, s in statements)
+
+    hits = search()
+    assert [h.note_id for h in hits] == [note.id]
     mine = [s for main, s in statements if main]
     beside = [s for main, s in statements if not main]
     if memory.ledger.dialect == "postgresql":
-        assert len(mine) == 1 and "index_state" not in mine[0]
-        assert len(beside) == 2 and "index_state" in beside[0]
+        assert mine == [] and len(beside) == 2 and "index_state" in beside[0]
     else:
-        assert beside == [] and len(mine) == 3 and "index_state" in mine[0]
+        assert beside == [] and len(mine) == 2 and "index_state" in mine[0]
+    assert notes_read() == 0
+
+    memory.propose(note.id, "context", "Renewal moved to April", reason="call", proposer=LLM)  # applied
+    hits = search()
+    assert notes_read() == 1 and hits[0].note.context == "Renewal moved to April"
+    hits[0].note.tags.append("changed by the caller")  # a caller's copy: the next search is not
+    assert notes_read() == 1 and "changed by the caller" not in search()[0].note.tags
+
+
+def test_a_note_another_process_erased_is_never_shown_from_kept_rows(memory: Memory) -> None:
+    """An erasure rewrites rows in place and moves no change head; the check counts erasures, so
+    the rows this process kept are dropped before its next search, even if the erasing process
+    never rebuilt its index."""
+    note = said(memory, "Priya Raman's mobile is 555-0142", at=datetime(2026, 3, 2, tzinfo=UTC))
+    assert "555-0142" in memory.search("Priya mobile", k=3, scope="acme")[0].note.content  # rows kept
+    other_process(memory, "erase", note.raw_log_ids[0])
+    for hit in memory.search("Priya mobile", k=3, scope="acme"):
+        assert "555-0142" not in hit.note.content and "Priya" not in hit.note.content
