@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -281,21 +282,8 @@ class SearchService:
         ``include_retired``. Deleted notes never.
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
-        beside = self._keyword_beside(query, k, filters)
-        vector = self.embedder.embed([query])[0]
-        read = beside.result() if beside is not None else None
-        with self.ledger.read(read_committed=True) as tx:
-            checked = read.checked if read else self.sync.check(tx)
-            self.sync.catch_up(record=False, tx=tx, checked=checked)
-            return self._ranked(
-                query,
-                k,
-                filters,
-                vector=vector,
-                currency=checked,
-                tx=tx,
-                keyword=read.hits if read else None,
-            )
+        with self._searched(query, k, filters) as (_, hits):
+            return hits
 
     def search_agentic(
         self,
@@ -311,26 +299,28 @@ class SearchService:
         filters), each marked with the hit and the link reason that brought it in. The linked notes
         come after the hits and are never cut to ``k``."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
+        with self._searched(query, k, filters) as (tx, hits):
+            if not hits:
+                return hits
+            return hits + self._with_currency(tx, self._linked(tx, hits, filters), filters)
+
+    # -- internals -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _searched(
+        self, query: str, k: int, filters: _Filters
+    ) -> Iterator[tuple[LedgerTx, list[SearchResult]]]:
+        """A search's hits, in the read they were made in (an agentic search reads their links in
+        it): on PostgreSQL the full-text side and the ledger check beside the query's embedding,
+        then the catch-up, the ranking and the hits' notes in one read."""
         beside = self._keyword_beside(query, k, filters)
         vector = self.embedder.embed([query])[0]
         read = beside.result() if beside is not None else None
         with self.ledger.read(read_committed=True) as tx:
             checked = read.checked if read else self.sync.check(tx)
             self.sync.catch_up(record=False, tx=tx, checked=checked)
-            hits = self._ranked(
-                query,
-                k,
-                filters,
-                vector=vector,
-                currency=checked,
-                tx=tx,
-                keyword=read.hits if read else None,
-            )
-            if not hits:
-                return hits
-            return hits + self._with_currency(tx, self._linked(tx, hits, filters), filters)
-
-    # -- internals -------------------------------------------------------------------------------
+            keyword = read.hits if read else None
+            yield tx, self._ranked(query, k, filters, vector=vector, currency=checked, tx=tx, keyword=keyword)
 
     def _catch_up_for_neighbours(self) -> None:
         try:
