@@ -12,6 +12,7 @@ part and the held-out part are printed apart; the targets are the issue's, for t
     python bench/review_burden.py                       # SQLite in a temp dir, both tables
     python bench/review_burden.py --part tuned --explain  # only the tuned accounts, and their misses
     python bench/review_burden.py --part tuned --accounts globex,initech  # a leave-one-out fold
+    python bench/review_burden.py --score-only waystar,krusty   # a group, ingested with all the rest
     python bench/review_burden.py --json                # one JSON object on stdout
     python bench/review_burden.py --database-url postgresql+psycopg://postgres@127.0.0.1:5432/bench
     python bench/review_burden.py --json > out.json; python bench/review_burden.py --baseline out.json
@@ -70,11 +71,14 @@ def run(
     accounts: set[str] | None = None,
     llm: str = "offline",
     second_labels: bool = False,
+    score_only: set[str] | None = None,
 ) -> tuple[dict[str, PartScore], dict[str, dict[str, PartScore]], dict[str, Any], list[str]]:
     """Ingest the inputs of ``parts`` (of ``accounts``, when given) into a fresh store and score
     each part, as a whole and account by account. ``llm``: the analyst, "offline" or any litellm
     model string (the litellm analyst, scored on the same labels). ``second_labels``: score against
-    the second annotator's labels (``amem/samples/labels_b``) where they exist, the first's elsewhere."""
+    the second annotator's labels (``amem/samples/labels_b``) where they exist, the first's elsewhere.
+    ``score_only``: score only these accounts, of everything ingested (a group of accounts as
+    they read beside the others: where the batches fall moves a scope's figures)."""
     labels = load_labels()
     if second_labels:
         labels |= load_second_labels()
@@ -106,10 +110,14 @@ def run(
     ]
     categories = {sample_of_note[n.id]: n.category for n in notes if sample_of_note.get(n.id)}
     applied = [(sample_of_note.get(c.note_id) or "?", c.attribute, c.new_value) for c in changes]
-    scores = {part: score_part(part, labels, records, categories, applied, accounts) for part in parts}
+    scored = score_only if score_only is not None else accounts
+    scores = {part: score_part(part, labels, records, categories, applied, scored) for part in parts}
     per_account: dict[str, dict[str, PartScore]] = {}
     for part in parts:
-        names = sorted({labels[sid].account for sid in chosen if labels[sid].part == part})
+        names = sorted(
+            {labels[sid].account for sid in chosen if labels[sid].part == part}
+            & (score_only if score_only is not None else {labels[sid].account for sid in chosen})
+        )
         per_account[part] = {
             name: score_part(part, labels, records, categories, applied, {name}) for name in names
         }
@@ -120,7 +128,7 @@ def run(
         "seconds": round(seconds, 1),
         "inputs_per_second": round(len(inputs) / seconds, 1) if seconds else None,
     }
-    misses = explain("tuned", labels, records, categories, accounts) if "tuned" in parts else []
+    misses = explain("tuned", labels, records, categories, scored) if "tuned" in parts else []
     return scores, per_account, run_info, misses
 
 
@@ -158,7 +166,14 @@ def main() -> None:
         help="which part to ingest and score (default all; tune with --part tuned only)",
     )
     parser.add_argument(
-        "--accounts", default=None, help="comma-separated accounts of the part, to score only those"
+        "--accounts",
+        default=None,
+        help="comma-separated accounts of the part: ingest and score only those",
+    )
+    parser.add_argument(
+        "--score-only",
+        default=None,
+        help="comma-separated accounts to score, of all that are ingested (a group beside the rest)",
     )
     parser.add_argument(
         "--llm",
@@ -178,10 +193,11 @@ def main() -> None:
         parser.error("--explain lists misses of the tuned part only")
     parts = PARTS if args.part == "all" else (args.part,)
     accounts = {a.strip() for a in args.accounts.split(",") if a.strip()} if args.accounts else None
+    score_only = {a.strip() for a in args.score_only.split(",") if a.strip()} if args.score_only else None
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
     scores, per_account, info, misses = run(
-        home, args.database_url, args.policy, parts, accounts, args.llm, args.labels == "second"
+        home, args.database_url, args.policy, parts, accounts, args.llm, args.labels == "second", score_only
     )
     if args.json:
         out: dict[str, Any] = dict(info)
@@ -202,7 +218,8 @@ def main() -> None:
         if not scores[part].inputs:
             print("no inputs in this part")
             continue
-        print(markdown_table(scores[part], baseline=baseline.get(part) if accounts is None else None))
+        whole = accounts is None and score_only is None
+        print(markdown_table(scores[part], baseline=baseline.get(part) if whole else None))
         print(f"\n### {title}: account by account\n")
         print(columns_table({part: scores[part], **per_account[part]}))
     if args.explain:

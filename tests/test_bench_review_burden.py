@@ -76,3 +76,26 @@ def test_a_json_run_reads_back_as_the_baseline_of_the_next(bench: ModuleType, tm
     baseline = bench._baseline(path)
     assert baseline["tuned"].items == 4 and baseline["tuned"].backed_items == 3
     assert baseline["tuned"].figures["queue precision (items)"] == pytest.approx(0.75)
+
+
+def test_a_group_is_scored_as_it_reads_beside_the_accounts_ingested_with_it(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    """``--score-only``: every account named by ``--accounts`` is ingested, only the group is
+    scored; its figures are the ones its accounts' columns add up to in that same run."""
+    scores, per_account, info, _ = bench.run(
+        tmp_path / "store",
+        None,
+        bench.DEFAULT_POLICY,
+        ("tuned",),
+        {"globex", "initech", "soylent"},
+        score_only={"globex", "soylent"},
+    )
+    labels = load_labels("tuned")
+    ingested = {"globex", "initech", "soylent"}
+    assert info["inputs"] == sum(label.account in ingested for label in labels.values())
+    assert set(per_account["tuned"]) == {"globex", "soylent"}
+    group = scores["tuned"]
+    assert group.inputs == sum(label.account in {"globex", "soylent"} for label in labels.values())
+    assert group.items == sum(s.items for s in per_account["tuned"].values())
+    assert group.backed_items == sum(s.backed_items for s in per_account["tuned"].values())
