@@ -18,8 +18,11 @@ from typing import Any
 
 from amem.ledger.index_queries import LedgerCheck
 
-#: Rows kept at most (least recently used first out): a note's row is a few kB.
+#: Rows kept at most (least recently used first out): a note's row is a few kB ...
 HIT_ROWS_LIMIT = 4096
+#: ... and at most this many characters of note text (content and context) in all, so a store of
+#: long notes keeps fewer of them.
+HIT_TEXT_LIMIT = 8_000_000
 
 
 def cache_key(check: LedgerCheck) -> tuple[str, str, int, int] | None:
@@ -32,11 +35,16 @@ def cache_key(check: LedgerCheck) -> tuple[str, str, int, int] | None:
 class HitRows:
     """Rows by note id, for one ledger state at a time; safe to share between a server's threads."""
 
-    def __init__(self, limit: int = HIT_ROWS_LIMIT) -> None:
+    def __init__(self, limit: int = HIT_ROWS_LIMIT, text_limit: int = HIT_TEXT_LIMIT) -> None:
         self.limit = limit
+        self.text_limit = text_limit
         self._key: tuple[str, str, int, int] | None = None
         self._rows: OrderedDict[str, Any] = OrderedDict()
+        self._text = 0  # characters of note text held
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
     def get(self, check: LedgerCheck, note_ids: Sequence[str]) -> dict[str, Any]:
         """The rows kept for ``note_ids`` under the state ``check`` read; none when it differs from
@@ -45,6 +53,7 @@ class HitRows:
         with self._lock:
             if key is None or key != self._key:
                 self._rows.clear()
+                self._text = 0
                 self._key = key
                 return {}
             out = {}
@@ -62,6 +71,16 @@ class HitRows:
         with self._lock:
             if key is None or key != self._key:
                 return
-            self._rows.update(rows)
-            while len(self._rows) > self.limit:
-                self._rows.popitem(last=False)
+            for note_id, row in rows.items():
+                old = self._rows.pop(note_id, None)
+                if old is not None:
+                    self._text -= _text(old)
+                self._rows[note_id] = row
+                self._text += _text(row)
+            while self._rows and (len(self._rows) > self.limit or self._text > self.text_limit):
+                _, dropped = self._rows.popitem(last=False)
+                self._text -= _text(dropped)
+
+
+def _text(row: Any) -> int:
+    return len(row.content or "") + len(row.context or "")
