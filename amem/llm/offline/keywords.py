@@ -16,6 +16,14 @@ MAX_TAGS = 4
 
 #: A capitalised word followed by one of these is a name and a verb ("Globex reported"), not a term.
 _VERBISH = words("ran went came got made said says told wants needs thinks called sent")
+#: A line that only greets, thanks or signs off ("Hi Tomasz, hi Ines,"): never a note's key point.
+_COURTESY = re.compile(
+    r"^\W*(?:hi|hello|hey|dear|thanks|thank you|thx|cheers|best|regards|kind regards|many thanks)\b"
+    r"[^.!?\n]{0,40}[,.!]?\s*$",
+    re.IGNORECASE,
+)
+#: An email's subject line can be the key point, without "Subject:" and its reply or forward marks.
+_SUBJECT = re.compile(r"^\W*(?:subject\s*:\s*)?(?:(?:re|aw|fwd?)\s*:\s*)*", re.IGNORECASE)
 
 
 class Keywords:
@@ -84,10 +92,13 @@ def context(category: str | None, keywords: Sequence[str], sentences: Sequence[s
 
 
 def key_sentence(sentences: Sequence[str], keywords: Sequence[str]) -> str:
-    """The sentence that holds the most (and the best-ranked) keywords."""
+    """The sentence that holds the most (and the best-ranked) keywords: never a greeting or a
+    sign-off when anything else is there, and a subject line without its "Subject: RE:" (what a
+    reviewer reads in the context, so it should say something)."""
 
     def weight(sentence: str) -> int:
         low = sentence.lower()
         return sum(len(keywords) - i for i, kw in enumerate(keywords) if kw.lower() in low)
 
-    return max(sentences, key=weight)
+    best = max([s for s in sentences if not _COURTESY.match(s)] or sentences, key=weight)
+    return best[_SUBJECT.match(best).end() :].strip() or best  # type: ignore[union-attr]

@@ -18,3 +18,15 @@ def test_tags_are_the_category_then_keywords_as_slugs() -> None:
 def test_context_is_a_template_with_the_key_sentence() -> None:
     out = context("pricing", ["Globex", "per seat"], ["Hi Priya.", "Globex pays $55 per seat."])
     assert out == "Pricing note about Globex and per seat. Key point: Globex pays $55 per seat."
+
+
+def test_the_key_point_is_never_a_greeting_and_a_subject_loses_its_marks() -> None:
+    lines = ["Subject: RE: Globex pricing", "Hi Tomasz, hi Ines,", "Thanks, Priya"]
+    out = context("pricing", ["Tomasz", "Globex", "Priya"], lines)
+    assert out == "Pricing note about Tomasz, Globex and Priya. Key point: Globex pricing"
+    lines = ["Subject: Fwd: Re: Calls not logging to Salesforce", "Hi Dana,", "Pilot reps' calls fail."]
+    assert context("support issue", ["Dana", "Salesforce"], lines).endswith(
+        "Key point: Calls not logging to Salesforce"
+    )
+    # only courtesy lines: the best of them still (a context says something of the note)
+    assert context(None, ["Priya"], ["Hi Priya,", "Thanks!"]).endswith("Key point: Hi Priya,")
