@@ -145,8 +145,10 @@ class WritePipeline:
         analysed, embedded, written in one transaction and indexed at once.
 
         Within a batch, a note's neighbours are the notes stored before the batch and the batch's
-        earlier notes of its scope (those by vector similarity only), as they stood before the
-        batch: one note's evolution of a neighbour is not yet seen by the next note's link step."""
+        earlier notes of its scope (those by vector similarity only). When the link calls run one
+        at a time (the offline analyst), each note sees them as the earlier link steps left them
+        (``_link_in_order``); concurrent model calls see them as drafted, before the batch's
+        evolution."""
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be at least 1, got {batch_size}")
         raws: list[RawLog] = []
@@ -315,12 +317,15 @@ class WritePipeline:
             for raw, neighbours in zip(ready, found, strict=True)
         ]
         said = self._said(shown, raws)
-        linked_all = self._calls(
-            lambda i: self.analyst.link_and_evolve(
-                drafts[ready[i].id][1], ready[i], shown[i], _said_of(shown[i], said)
-            ),
-            range(len(ready)),
-        )
+        if self._workers(len(ready)) <= 1:
+            shown, linked_all = self._link_in_order(ready, drafts, asks, shown, said)
+        else:
+            linked_all = self._calls(
+                lambda i: self.analyst.link_and_evolve(
+                    drafts[ready[i].id][1], ready[i], shown[i], _said_of(shown[i], said)
+                ),
+                range(len(ready)),
+            )
         analyses: dict[str, Analysis] = {}
         for raw, neighbours, linked in zip(ready, shown, linked_all, strict=True):
             constructed, note = drafts[raw.id]
@@ -354,6 +359,46 @@ class WritePipeline:
         if analyses:
             self._catch_up_index()
         return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
+
+    def _link_in_order(
+        self,
+        ready: Sequence[RawLog],
+        drafts: Mapping[str, tuple[TaskResult[ConstructedNote], Note]],
+        asks: Sequence[tuple[Note, str]],
+        shown: Sequence[Sequence[Note]],
+        said: Mapping[str, datetime],
+    ) -> tuple[list[list[Note]], list[TaskResult | AnalystError]]:
+        """The link step of each note of a batch after the earlier ones, as add_note would run it:
+        a neighbour is shown as the earlier link steps leave it, with the links and evolution the
+        policy applies by itself (held values stay out until a person approves them). So a later
+        note knows that an earlier one only restates a fact, and retires the fact itself, not just
+        its restatement. Returns the neighbours each note was shown, and the answers."""
+        views: dict[str, Note] = {}  # notes an earlier link step changed, as it left them
+        seen_all: list[list[Note]] = []
+        linked_all: list[TaskResult | AnalystError] = []
+        for raw, (applied, _), neighbours in zip(ready, asks, shown, strict=True):
+            constructed, note = drafts[raw.id]
+            seen = [views.get(n.id, n) for n in neighbours]
+            linked: TaskResult | AnalystError
+            try:
+                linked = self.analyst.link_and_evolve(note, raw, seen, _said_of(seen, said))
+            except AnalystError as exc:
+                linked = exc
+            seen_all.append(seen)
+            linked_all.append(linked)
+            if isinstance(linked, AnalystError):
+                continue
+            answers = Answers(
+                construct=constructed.answer,
+                link=linked.answer,
+                construct_by=_proposer(self.analyst.model, constructed),
+                link_by=_proposer(self.analyst.model, linked),
+            )
+            current = {n.id: n for n in seen} | {note.id: views.get(note.id, applied)}
+            views |= preview(
+                current, draft(note.id, raw, answers, Snapshot(current), self.policy), self.policy
+            )
+        return seen_all, linked_all
 
     def _said(self, shown: Sequence[Sequence[Note]], raws: Sequence[RawLog]) -> dict[str, datetime]:
         """When the neighbours shown were said (their first raw logs' times), by raw log id: the
@@ -396,11 +441,15 @@ class WritePipeline:
             link_by=_proposer(self.analyst.model, analysis.link),
         )
 
+    def _workers(self, calls: int) -> int:
+        """How many of ``calls`` analyst calls run at once."""
+        return min(calls, self.settings.llm_concurrency) if self.analyst.concurrent else 1
+
     def _calls(self, task: Callable[[T], TaskResult], items: Sequence[T]) -> list[TaskResult | AnalystError]:
         """``task`` for each item, in order, each failure in its place. With a remote model, up to
         ``llm_concurrency`` run at once: a batch waits about as long as its slowest calls, not
         their sum. Nothing is written meanwhile; the results are applied in input order."""
-        workers = min(len(items), self.settings.llm_concurrency) if self.analyst.concurrent else 1
+        workers = self._workers(len(items))
 
         def guarded(item: T) -> TaskResult | AnalystError:
             try:

@@ -139,3 +139,40 @@ def test_a_new_price_retires_the_price_that_held_but_not_the_contract_that_named
     assert [memory.read(n).category for n in (contract, price, newer)] == ["contract", "pricing", "pricing"]
     assert "invalid_at" not in _pending(memory, contract)
     assert newer in _pending(memory, price)["invalid_at"].reason
+
+
+def test_in_one_batch_a_new_fact_retires_the_fact_and_its_restatement_as_added_one_by_one(
+    memory: Memory, tmp_path
+) -> None:
+    """An import of one account's history lands in one batch: a later input must still see that an
+    earlier one of the batch only restates a fact, and retire the fact itself (before, it retired
+    only the restatement, and the 80 seats stayed current)."""
+    inputs = [
+        {"content": text, "at": at, "scope": "wayne"}
+        for text, at in [
+            (
+                "Bruce Wayne signed the Wayne Corp order form this morning: Team plan, 80 seats, a one-year"
+                " term.",
+                "2026-03-27T11:15:00Z",
+            ),
+            (
+                'Opportunity "Wayne Corp - Insights" moved to Closed Won (80 seats, Team plan).',
+                "2026-03-27T11:30:00Z",
+            ),
+            (
+                "Lucius, good news: Wayne Corp is hiring, so they will need 110 seats starting July 1.",
+                "2026-06-02T10:10:00Z",
+            ),
+        ]
+    ]
+    signed, restated, hiring = (o.note_id for o in memory.add_notes(inputs, actor="agent:crm-agent"))
+    assert signed in [link.note_id for link in memory.read(restated).links]
+    for note_id in (signed, restated):
+        assert hiring in _pending(memory, note_id)["invalid_at"].reason
+    assert "invalid_at" not in _pending(memory, hiring)
+
+    with Memory(tmp_path / "one-by-one") as other:
+        added = [
+            other.add_note(i["content"], at=i["at"], actor="agent:crm-agent", scope="wayne") for i in inputs
+        ]
+        assert [bool(_pending(other, n).get("invalid_at")) for n in added] == [True, True, False]
