@@ -72,13 +72,15 @@ def run(
     llm: str = "offline",
     second_labels: bool = False,
     score_only: set[str] | None = None,
+    batch_size: int | None = None,
 ) -> tuple[dict[str, PartScore], dict[str, dict[str, PartScore]], dict[str, Any], list[str]]:
     """Ingest the inputs of ``parts`` (of ``accounts``, when given) into a fresh store and score
     each part, as a whole and account by account. ``llm``: the analyst, "offline" or any litellm
     model string (the litellm analyst, scored on the same labels). ``second_labels``: score against
     the second annotator's labels (``amem/samples/labels_b``) where they exist, the first's elsewhere.
     ``score_only``: score only these accounts, of everything ingested (a group of accounts as
-    they read beside the others: where the batches fall moves a scope's figures)."""
+    they read beside the others: where the batches fall moves a scope's figures). ``batch_size``:
+    add_notes' batch (default: its own)."""
     labels = load_labels()
     if second_labels:
         labels |= load_second_labels()
@@ -90,7 +92,8 @@ def run(
     inputs = [line for line in load_inputs() if line["metadata"]["sample_id"] in chosen]
     with Memory(home, llm=llm, database_url=database_url, policy=policy) as memory:
         started = time.perf_counter()
-        outcomes = memory.add_notes(inputs, actor="agent:crm-agent")
+        batching = {} if batch_size is None else {"batch_size": batch_size}
+        outcomes = memory.add_notes(inputs, actor="agent:crm-agent", **batching)
         seconds = time.perf_counter() - started
         with memory.ledger.read() as tx:
             sample_of_log = {r.id: r.metadata.get("sample_id") for r in tx.iter_raw_logs()}
@@ -176,6 +179,9 @@ def main() -> None:
         help="comma-separated accounts to score, of all that are ingested (a group beside the rest)",
     )
     parser.add_argument(
+        "--batch-size", type=int, default=None, help="add_notes' batch size (default: add_notes' own)"
+    )
+    parser.add_argument(
         "--llm",
         default="offline",
         help="the analyst: offline (default) or a litellm model string, e.g. openai/gpt-4o-mini "
@@ -197,7 +203,15 @@ def main() -> None:
 
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
     scores, per_account, info, misses = run(
-        home, args.database_url, args.policy, parts, accounts, args.llm, args.labels == "second", score_only
+        home,
+        args.database_url,
+        args.policy,
+        parts,
+        accounts,
+        args.llm,
+        args.labels == "second",
+        score_only,
+        args.batch_size,
     )
     if args.json:
         out: dict[str, Any] = dict(info)
