@@ -9,6 +9,10 @@ Setup (a bench-only environment; the peers are never project dependencies):
     /tmp/peers-venv/bin/uv pip install --python /tmp/peers-venv/bin/python --no-deps -e .
     /tmp/peers-venv/bin/python bench/peers.py                 # 1,000 notes, about 20 min on 2 busy cores
     /tmp/peers-venv/bin/python bench/peers.py --notes 300     # a quick check
+    /tmp/peers-venv/bin/python bench/peers.py --notes 10000 --texts synthetic   # the 10k column
+
+LoCoMo's file holds 3,435 turns, so the 10,000-note column uses bench/scale.py's synthetic sales /
+CS sentences (and its questions) instead: the same texts for every system, none repeated.
 
 (amem's own dependencies other than the console's are already there through the peers' chromadb
 and litellm; `--no-deps` keeps the peers' pins.)
@@ -36,6 +40,7 @@ import argparse
 import json
 import logging
 import os
+import random
 import re
 import statistics
 import sys
@@ -61,7 +66,7 @@ from amem.memory import Memory  # noqa: E402
 from tests import scripted_llm  # noqa: E402
 
 DATA = Path("/work/shared/data/locomo/locomo_dev.json")
-WINDOWS = ((1, 100), (451, 550), (901, 1000))
+WINDOWS = ((1, 100), (451, 550), (901, 1000), (4951, 5050), (9901, 10000))
 AMEM_ID = re.compile(r'"id": "(n_[0-9a-f]{16})"')
 AMEM_PEER_ID = re.compile(r"memory_id:(\S+)")
 CALLS: Counter[str] = Counter()
@@ -88,6 +93,22 @@ def turns(limit: int) -> list[str]:
 def questions(limit: int) -> list[str]:
     out = [q["question"] for conv in json.loads(DATA.read_text()) for q in conv["qa"] if "question" in q]
     return out[:limit]
+
+
+def synthetic(notes: int, queries: int) -> tuple[list[str], list[str]]:
+    """bench/scale.py's sales / CS sentences and questions (seeded: every run reads the same)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import scale
+
+    rng = random.Random(7)
+    texts: list[str] = []
+    seen: set[str] = set()
+    while len(texts) < notes:  # no text twice: a repeat would embed alike and change the neighbours
+        text = scale.sentence(rng)
+        if text not in seen:
+            seen.add(text)
+            texts.append(text)
+    return texts, [scale.question(rng) for _ in range(queries)]
 
 
 # -- the scripted model -------------------------------------------------------------------------------
@@ -293,10 +314,19 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=50, help="amem add_notes batch size")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--skip", nargs="*", default=[], help="systems to leave out: amem a-mem mem0 batch")
+    parser.add_argument(
+        "--texts",
+        choices=("locomo", "synthetic"),
+        default="locomo",
+        help="LoCoMo turns (default; 3,435 at most) or bench/scale.py's synthetic sales / CS sentences",
+    )
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     install_model()
-    texts, qs = turns(args.notes), questions(args.queries)
+    if args.texts == "synthetic":
+        texts, qs = synthetic(args.notes, args.queries)
+    else:
+        texts, qs = turns(args.notes), questions(args.queries)
     root = Path(tempfile.mkdtemp(prefix="amem-peers-"))
     builders: dict[str, Callable[[], System]] = {
         "amem": lambda: Amem(root / "amem"),
@@ -314,7 +344,7 @@ def main() -> int:
             print(f"{key}: cannot run: {type(exc).__name__}: {exc}", flush=True)
     MiniLMEmbedder().embed(["warm up"])
     print(
-        f"store: {root}; {os.cpu_count()} CPUs; {len(texts)} LoCoMo turns; systems: {list(systems)}",
+        f"store: {root}; {os.cpu_count()} CPUs; {len(texts)} {args.texts} texts; systems: {list(systems)}",
         flush=True,
     )
     wall: dict[str, list[float]] = {k: [] for k in systems}
@@ -339,7 +369,11 @@ def main() -> int:
             calls[key] += CALLS[model_of[key]] - calls_before[key]
         done = start + len(chunk)
         if done % 250 == 0:
-            print(f"  {done} notes, {time.perf_counter() - started:.0f} s", flush=True)
+            so_far = ", ".join(f"{k} {sum(wall[k]) / 1000:.0f} s" for k in systems)
+            print(f"  {done} notes, {time.perf_counter() - started:.0f} s ({so_far})", flush=True)
+        if done % 1000 == 0 and done < len(texts):
+            recent = ", ".join(f"{k} {statistics.mean(wall[k][-100:]):.1f}" for k in systems)
+            print(f"  ms/note, notes {done - 99}-{done}: {recent}", flush=True)
     searches: dict[str, list[float]] = {}
     for key, system in systems.items():
         for q in qs[:5]:
