@@ -320,3 +320,43 @@ def test_notes_of_earlier_batches_are_neighbours_while_the_next_batch_is_prepare
     ids = [o.note_id for o in outcomes]
     assert all(ids)
     assert [sorted(x.note_id for x in mem.read(i).links) for i in ids] == [[], [ids[0]], sorted(ids[:2])]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_with_one_model_call_at_a_time_a_batch_note_sees_the_earlier_ones_evolution(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch, concurrency: int
+) -> None:
+    """AMEM_LLM_CONCURRENCY=1: each note of a batch is linked after the earlier ones and shown them
+    as their link steps left them (a tag the second note gave the first, applied by the policy).
+    With concurrent calls the batch's earlier notes are shown as drafted, before any evolution."""
+    monkeypatch.setenv("AMEM_LLM_CONCURRENCY", str(concurrency))
+    shown_to_third: list[str] = []
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        prompt = messages[-1]["content"]
+        if "nearest neighbours" not in prompt:
+            return construct()
+        new_note, neighbours = prompt.split("nearest neighbours", 1)
+        ids = list(dict.fromkeys(NOTE_ID.findall(neighbours)))
+        if "second" in new_note and ids:
+            update = {"note_id": ids[0], "tags": ["acme", "security", "escalation"], "reason": "same issue"}
+            return link(updates=[update])
+        if "third" in new_note:
+            shown_to_third.append(neighbours)
+        return link()
+
+    scripted_llm.default = answer
+    texts = ["Acme first asked for SSO", "Acme second request: SSO escalated", "Acme third SSO follow-up"]
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as memory:
+        assert memory.settings.llm_concurrency == concurrency
+        outcomes = memory.add_notes(
+            [
+                {"content": t, "scope": "acme", "at": f"2026-03-0{i + 1}T10:00:00Z"}
+                for i, t in enumerate(texts)
+            ],
+            actor="agent:importer",
+        )
+        first = memory.read(outcomes[0].note_id or "")
+    assert "escalation" in first.tags  # the second note's evolution was applied either way
+    assert len(shown_to_third) == 1
+    assert ('"escalation"' in shown_to_third[0]) is (concurrency == 1)
