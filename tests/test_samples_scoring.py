@@ -124,6 +124,8 @@ def test_a_part_is_scored_from_its_own_inputs_one_item_per_causing_input() -> No
     assert score.backed_items == 2
     assert score.backed_pending == 4
     assert score.pending_by_kind == {"construct": 4, "contradiction": 1}
+    # which attribute the unbacked proposals come from: here the date of a-007
+    assert score.backed_by_attribute == {"valid_at": 1, "invalid_at": 1, "next_step": 1, "context": 1}
     assert score.figures["items per reviewable input"] == 1.0
     assert score.figures["review items per 100 inputs"] == pytest.approx(300 / 7)
     assert score.rationales_proposed == 1 and score.rationales_matched == 1 and score.rationales_labelled == 1
@@ -139,6 +141,7 @@ def test_a_part_is_scored_from_its_own_inputs_one_item_per_causing_input() -> No
     table = markdown_table(score)
     assert "| queue precision (items) | 0.67 | >= 0.85 | no |" in table
     assert "| hostile text in applied values | 1 | <= 0 | no |" in table
+    assert "valid_at 28.57 (1 of 2 backed)" in table
 
 
 def test_targets() -> None:

@@ -137,6 +137,7 @@ class PartScore:
     backed_items: int = 0
     backed_pending: int = 0
     pending_by_attribute: dict[str, int] = field(default_factory=dict)
+    backed_by_attribute: dict[str, int] = field(default_factory=dict)
     pending_by_kind: dict[str, int] = field(default_factory=dict)
     rationales_proposed: int = 0
     rationales_labelled: int = 0
@@ -210,9 +211,7 @@ def target_met(name: str, value: float | None) -> bool | None:
     return value <= threshold if op == "<=" else value >= threshold
 
 
-def _inputs_of(
-    part: str, labels: Mapping[str, SampleLabel], accounts: Collection[str] | None
-) -> set[str]:
+def _inputs_of(part: str, labels: Mapping[str, SampleLabel], accounts: Collection[str] | None) -> set[str]:
     """The sample ids of ``part``, only those of ``accounts`` when given."""
     return {
         sid
@@ -221,9 +220,7 @@ def _inputs_of(
     }
 
 
-def _latest_own(
-    proposals: Sequence[ProposalRecord], attribute: str
-) -> dict[str, ProposalRecord]:
+def _latest_own(proposals: Sequence[ProposalRecord], attribute: str) -> dict[str, ProposalRecord]:
     """note sample -> the latest value of ``attribute`` its own input proposed (not refused)."""
     latest: dict[str, ProposalRecord] = {}
     for p in proposals:
@@ -257,10 +254,13 @@ def score_part(
     score.pending_by_attribute = dict(Counter(p.attribute for p in pending).most_common())
     score.pending_by_kind = dict(Counter(kind_of(p) for p in pending).most_common())
     items: dict[str, list[bool]] = defaultdict(list)
+    backed_by_attribute: Counter[str] = Counter()
     for p in pending:
         backed = is_backed(p, labels)
         items[p.cause_sample].append(backed)
         score.backed_pending += backed
+        backed_by_attribute[p.attribute] += backed
+    score.backed_by_attribute = {a: backed_by_attribute[a] for a in score.pending_by_attribute}
     score.items = len(items)
     score.backed_items = sum(all(flags) for flags in items.values())
 
@@ -420,7 +420,10 @@ def markdown_table(score: PartScore, *, baseline: PartScore | None = None) -> st
         row.append(f"{target[0]} {target[1]:g}" if target else "")
         row.append("" if met is None else ("yes" if met else "no"))
         lines.append("| " + " | ".join(row) + " |")
-    by_attribute = ", ".join(f"{a} {_fmt(score.per_100(n))}" for a, n in score.pending_by_attribute.items())
+    by_attribute = ", ".join(
+        f"{a} {_fmt(score.per_100(n))} ({score.backed_by_attribute.get(a, 0)} of {n} backed)"
+        for a, n in score.pending_by_attribute.items()
+    )
     by_kind = ", ".join(f"{k} {_fmt(score.per_100(n))}" for k, n in score.pending_by_kind.items())
     lines.append("")
     lines.append(
