@@ -133,7 +133,12 @@ _CHANGE = re.compile(
     re.IGNORECASE,
 )
 #: What settles a quote or an offer into a fact, whatever else the sentence says.
-_SETTLED = re.compile(r"\b(?:accepted|agreed|signed|settled|confirmed|countersigned|closed)\b", re.I)
+_SETTLED = re.compile(
+    # "negotiated down to $49", "after the renegotiation": the value a negotiation ended on
+    r"\b(?:accepted|agreed|signed|settled|confirmed|countersigned|closed|(?:re-?)?negotiated(?!\s+(?:on|over)\b)|"
+    r"(?:after|following|with|in) (?:the|a|our|their) re-?negotiation)\b",
+    re.I,
+)
 #: Words before a value that make it the old one ("150 instead of 120", "(was 120)", "from $42 to").
 _OLD_VALUE_BEFORE = re.compile(
     r"\b(?:instead of|rather than|was|were|from|up from|down from|replacing|not|previously|formerly)"
@@ -164,10 +169,13 @@ _BOUND_BEFORE = re.compile(
 _NOT_A_CHOICE = re.compile(r"\?|\b(?:propos\w*|offer\w*|would|could|if|considering|evaluating)\b", re.I)
 
 #: Billing cadence: "annual plan", "monthly billing", "quarterly invoicing", "yearly subscription".
+_CADENCE_WORD = r"(?:annual|annually|yearly|monthly|quarterly)"
+_CADENCE_NOUN = r"(?:plan|billing|subscription|payments?|invoic\w*|contract|pricing|terms?|commitment)"
 _CADENCE = re.compile(
-    r"\b(?P<plan>annual|annually|yearly|monthly|quarterly)\s+(?:plan|billing|subscription|payments?|"
-    r"invoic\w*|contract|pricing|terms?|commitment)\b|\b(?:billed|invoiced|pay(?:s|ing)?)\s+(?P<plan2>"
-    r"annually|yearly|monthly|quarterly)\b",
+    rf"\b(?P<plan>{_CADENCE_WORD})\s+{_CADENCE_NOUN}\b|\b(?:billed|invoiced|pay(?:s|ing)?)\s+(?P<plan2>"
+    r"annually|yearly|monthly|quarterly)\b|"
+    # the first of two cadences sharing one noun: "from annual to quarterly billing"
+    rf"\b(?P<plan4>{_CADENCE_WORD})(?=\s+(?:to|or|and|->|→)\s+{_CADENCE_WORD}\s+{_CADENCE_NOUN}\b)",
     re.IGNORECASE,
 )
 _TIER_WORDS = (
@@ -185,7 +193,9 @@ _OTHER_PRODUCT_AFTER = re.compile(r"\s+(?:of|on|in|with)\s+(?:their|its|his|her|
 _DROPPED_BEFORE = re.compile(
     r"\b(?:no longer (?:wants?|needs?|uses?)|(?:doesn'?t|does not|don'?t|do not) (?:want|need)|"
     r"drop(?:s|ped|ping)?|cancel(?:s|led|ed|ling)?|leav(?:e|es|ing)|mov\w* (?:away )?from|"
-    r"switch\w* (?:away )?from|from|over|instead of|rather than|not|off)\b[^.;]{0,15}$",
+    # (not across a "to": in "from annual to quarterly billing" the second is where it goes)
+    r"switch\w* (?:away )?from|from|over|instead of|rather than|not|off)\b"
+    r"(?:(?!\b(?:to|into)\b|->|→)[^.;]){0,15}$",
     re.IGNORECASE,
 )
 #: Of those, the ones that say the plan is given up (the rest only name the old one).
@@ -364,8 +374,22 @@ _TRANSFER_AFTER = re.compile(r"\s+from\s+(?:the\s+|their\s+|our\s+)?[^\d.;,]{1,4
 #: "go-live back two weeks"); another content word makes it a modifier ("the renewal quote").
 _HEAD_NEXT = frozenset(
     # ... and irregular participles that date it ("the go-live set for Q4", "the kickoff held on")
-    {"date", "dates", "day", "target", "window", "back", "forward", "up", "still", "now", "set", "put",
-     "held", "kept"}
+    {
+        "date",
+        "dates",
+        "day",
+        "target",
+        "window",
+        "back",
+        "forward",
+        "up",
+        "still",
+        "now",
+        "set",
+        "put",
+        "held",
+        "kept",
+    }
 )
 _MOVES_AFTER = frozenset({"to", "from", "up", "back", "forward", "out", "by", "on", "in", "into", "again"})
 
@@ -404,8 +428,32 @@ _NEW_DATE = re.compile(
 )
 #: Capitalised words before an event's name that say nothing of which event it is.
 _NOT_A_QUALIFIER = frozenset(
-    {"The", "Our", "Their", "Its", "This", "That", "His", "Her", "My", "Your", "A", "An", "New", "Final",
-     "First", "Next", "Original", "Initial", "Planned", "Current", "Revised", "Updated", "Actual", "Official"}
+    {
+        "The",
+        "Our",
+        "Their",
+        "Its",
+        "This",
+        "That",
+        "His",
+        "Her",
+        "My",
+        "Your",
+        "A",
+        "An",
+        "New",
+        "Final",
+        "First",
+        "Next",
+        "Original",
+        "Initial",
+        "Planned",
+        "Current",
+        "Revised",
+        "Updated",
+        "Actual",
+        "Official",
+    }
 )
 
 
@@ -628,7 +676,13 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 if _OTHER_PRODUCT_AFTER.match(s[m.end() :]):
                     continue  # "the Pro plan of their email tool": another product's plan
                 groups = m.groupdict()
-                word = (groups.get("plan") or groups.get("plan2") or groups.get("plan3") or "").lower()
+                word = (
+                    groups.get("plan")
+                    or groups.get("plan2")
+                    or groups.get("plan3")
+                    or groups.get("plan4")
+                    or ""
+                ).lower()
                 named = re.fullmatch(_TIER_WORDS, word)
                 if dimension == "tier" and (word in STOP or (m.start() == 0 and not named)):
                     continue  # "The plan", "Rollout plan" opening a sentence: not a plan's name

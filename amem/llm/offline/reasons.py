@@ -38,6 +38,9 @@ DECISION = re.compile(
     r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
     r"(?:doesn'?t|does not|don'?t|do not) want|"
     r"cancell?ed|declined|rejected|approved|picked(?! up\b)|selected|went with|going with|"
+    # a plan given up: "dropped the Lisbon expansion", "shelved the rollout" (not "dropped the news")
+    r"dropped (?:the|their|our|its|plans?)\b(?! (?:news|ball|call|line|note|hint)\b)|"
+    r"(?:scrapped|shelved|abandoned|paused)(?= (?:the|their|our|its|plans?|[A-Z])\b)|"
     r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
     r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
     r"(?:will|'ll)\s+roll (?:[\w-]+\s+){0,4}?out\b|"
@@ -340,17 +343,22 @@ def _connected(
             continue  # "after all": an idiom, not a time or a cause
         if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest):
             continue
-        if conn == "as" and (
-            _AS_NOT_REASON.match(rest)
-            # "joins as VP Operations", "stays on as sponsor": a role taken, not a cause
-            or _ROLE_VERB_BEFORE.search(text[: match.start()])
-            or not re.search(r"[,\w]\s*$", text[: match.start()])
-            # "as approved", "as written": a participle with no subject is a manner, not a cause
-            or re.match(r"(?:\w+ly\s+)?\w+(?:ed|en)\b(?!\s+(?:is|are|was|were|has|have)\b)", rest, re.I)
+        if (
+            conn == "as"
+            and (
+                _AS_NOT_REASON.match(rest)
+                # "joins as VP Operations", "stays on as sponsor": a role taken, not a cause
+                or _ROLE_VERB_BEFORE.search(text[: match.start()])
+                or not re.search(r"[,\w]\s*$", text[: match.start()])
+                # "as approved", "as written": a participle with no subject is a manner, not a cause
+                or re.match(r"(?:\w+ly\s+)?\w+(?:ed|en)\b(?!\s+(?:is|are|was|were|has|have)\b)", rest, re.I)
+            )
         ):
             continue
         if conn == "so" and re.match(r"(?:far|much|many|long|i|as)\b", rest, re.IGNORECASE):
             continue
+        if conn == "so" and re.match(r"(?:[\w'-]+\s+){1,2}now\b", rest, re.IGNORECASE):
+            continue  # "signed the add-on, so they now have 100 seats": what followed, not why
         if conn.startswith("so") and _REQUEST.match(rest):
             continue  # "LA's lead is joining, so pls have the view ready": a request, not a purpose
         found = _span(sentence, rest_start, end)

@@ -59,6 +59,12 @@ def _contradicts(new_text: str, old_text: str) -> list[str]:
             "Globex switched to monthly billing on Sept 1.",
             "plan",
         ),
+        # two cadences sharing one noun: the first is left, the second taken
+        (
+            "Globex pays $40 per seat, billed annually.",
+            "Omar: they're switching from annual to quarterly billing, finance wants smaller invoices.",
+            "plan",
+        ),
         (
             "Renewal date for Globex set to October 1.",
             "We moved the Globex renewal date from October 1 to January 15.",
@@ -241,7 +247,7 @@ def test_a_named_event_is_held_only_by_notes_naming_it() -> None:
 
 
 def test_a_move_that_names_the_old_date_is_held_by_the_note_stating_that_date() -> None:
-    """"From A to B" says which value it ends: a newer note giving the event another date (a
+    """ "From A to B" says which value it ends: a newer note giving the event another date (a
     co-term that was discussed, say) is not the one the move makes untrue."""
     new_text = "Call with the CFO: the renewal moves from March 1, 2027 to September 1, 2027."
     offered = "Co-term discussed with finance: the renewal lands on April 30, 2027."
@@ -304,6 +310,7 @@ def _retires(old: str, new: str) -> list[str]:
         "Before they joined us, they paid $60 per seat with their old vendor.",  # an old price elsewhere
         "Ticket: 12 users see a blank dashboard after the update.",  # people affected, not licences
         "Their admin deactivated 15 users who left the company.",
+        "A renegotiation is planned for the autumn; today they pay $55 per seat.",  # none yet
     ],
 )
 def test_a_price_or_count_stated_without_a_change_or_a_settlement_retires_nothing(new: str) -> None:
@@ -319,6 +326,9 @@ def test_a_price_or_count_stated_without_a_change_or_a_settlement_retires_nothin
         ("The customer is cutting back to 90 seats at renewal.", "count"),
         ("They added 30 seats, so they now have 150 seats.", "count"),
         ("Agreed on the call: 150 seats.", "count"),  # settled in the note
+        # the value a negotiation ended on (the issue's $42, $55, then $49)
+        ("The customer's price per seat is $49 after the renegotiation.", "price"),
+        ("Procurement negotiated the seat price down to $37.", "price"),
     ],
 )
 def test_a_changed_or_settled_value_still_retires_the_old_one(new: str, kind: str) -> None:
