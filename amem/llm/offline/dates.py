@@ -7,8 +7,10 @@ day. Recurring phrases ("every Monday", "on Thursdays", "the Monday export", "we
 durations ("a two-year term") are not dates. A clause without a tense takes the nearer of the two
 candidates. Only these forms count, so words such as "may", "now" or "this year" are never dates.
 A numeric day without its year counts after its weekday ("deployed Monday 10/5"), read as
-month/day or day/month, whichever falls on that weekday. Dates joined by "or" are options offered,
-not a fact's date.
+month/day or day/month, whichever falls on that weekday. A day of the month without its month
+counts after a preposition or its weekday ("went live on the 1st", "from Monday the 7th"): that
+day in this month or a neighbouring one, as the tense says. Dates joined by "or" are options
+offered, not a fact's date.
 """
 
 from __future__ import annotations
@@ -70,6 +72,16 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "next_last",
             rf"\b(?P<rel>last|next|this coming|coming|this past|past)\s+(?P<unit>{_WEEKDAY}|month)\b",
+        ),
+        # a day of the month without the month ("went live on the 1st", "from Monday the 17th"):
+        # after a preposition or the weekday it falls on, and not naming something else ("the 3rd
+        # business day", "the 2nd floor")
+        (
+            "month_ordinal",
+            rf"(?:\b(?P<rel>on|by|from|until|till|before|starting|since|after)\s+|"
+            rf"\b(?P<wd>{_WEEKDAY}),?\s+)the\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)\b"
+            r"(?!\s+(?:of\b|[a-z]+(?<!\bat)(?<!\bwith)(?<!\band)(?<!\bor)(?<!\bto)(?<!\bfor)(?<!\bin)"
+            r"(?<!\bas)(?<!\bso)(?<!\bbut)(?<!\bwhen)(?<!\bif)(?<!\bvia)(?<!\busing)\b))",
         ),
         (
             "weekday",
@@ -317,8 +329,12 @@ def _moved_to(text: str, start: int) -> bool:
     """Whether the date is where something moves to ("from X to <it>", "moved ... to <it>", "New
     date: <it>", "the new go-live is <it>")."""
     before = text[max(0, start - 80) : start]
-    if re.search(r"\bnew\s+(?:[\w-]+\s+){0,2}?(?:date|day|deadline|target|go-?live|start|timeline)\s*"
-                 r"(?:[:\-–]|is|will be)\s*(?:now\s+)?(?:on\s+)?$", before, re.IGNORECASE):
+    if re.search(
+        r"\bnew\s+(?:[\w-]+\s+){0,2}?(?:date|day|deadline|target|go-?live|start|timeline)\s*"
+        r"(?:[:\-–]|is|will be)\s*(?:now\s+)?(?:on\s+)?$",
+        before,
+        re.IGNORECASE,
+    ):
         return True
     if re.search(rf"(?:→|->|=>)\s*(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
         moving = r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b"
@@ -363,7 +379,6 @@ def _ends(text: str, mention: DateMention) -> bool:
     undecided = _UNDECIDED.search(text[start : mention.start] + sentence)
     through = _WEEKDAY_NAMING.search(before)
     return bool(_ENDS_CUE.match(mention.text) or _ENDS_BEFORE.search(before) or through or undecided)
-
 
 
 #: Errands agreed as a next step: the date they carry is when the errand is due, not when a fact holds.
@@ -746,8 +761,9 @@ def _tense(text: str, start: int, end: int) -> Tense:
     right = _CLAUSE_EDGE.search(text, end)
     clause_end = right.start() if right else len(text)
     # "moved to <a place, a vendor, a team>" is a move made; only a move to a date looks ahead
-    clause = " ".join(_MOVED_ELSEWHERE.sub(_relocation, part)
-                      for part in (text[clause_start:start], text[end:clause_end]))
+    clause = " ".join(
+        _MOVED_ELSEWHERE.sub(_relocation, part) for part in (text[clause_start:start], text[end:clause_end])
+    )
     here = text[start:end].lower()
     if re.search(r"\b(?:next|coming|tomorrow)\b", here):
         return "future"
@@ -813,6 +829,31 @@ def _pick_year(make: callable, today: date, tense: Tense) -> date | None:  # typ
     return min(candidates, key=lambda d: (abs((d - today).days), d < today))
 
 
+def _day_of_month(day: int, today: date, tense: Tense, rel: str | None, weekday: str | None) -> date | None:
+    """That day in this month or a neighbouring one: the one on the named weekday, else as the
+    cue or the tense says ("from the 18th" ahead, "since the 1st" back), else the nearer."""
+    first = today.replace(day=1)
+    candidates = [
+        d
+        for months in (-1, 0, 1)
+        if (d := _valid_day((m := _add_months(first, months)).year, m.month, day)) is not None
+    ]
+    if weekday:
+        candidates = [d for d in candidates if d.weekday() == WEEKDAYS.index(weekday.lower())]
+    cue = (rel or "").lower()
+    if cue in {"by", "from", "until", "till", "before", "starting"}:
+        tense = "future"
+    elif cue in {"since", "after"}:
+        tense = "past" if tense != "future" else tense
+    if tense == "future":
+        later = [d for d in candidates if d >= today]
+        return min(later) if later else None
+    if tense == "past":
+        earlier = [d for d in candidates if d <= today]
+        return max(earlier) if earlier else None
+    return min(candidates, key=lambda d: (abs((d - today).days), d < today), default=None)
+
+
 def _valid_day(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
@@ -844,8 +885,11 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             if named is not None:
                 # "Friday, March 27": the year in which that day is that weekday, if a near one is
                 wanted = WEEKDAYS.index(named.group(1).lower())
-                fits = [d for y in (today.year, today.year + 1, today.year - 1)
-                        if (d := _valid_day(y, month, day)) is not None and d.weekday() == wanted]
+                fits = [
+                    d
+                    for y in (today.year, today.year + 1, today.year - 1)
+                    if (d := _valid_day(y, month, day)) is not None and d.weekday() == wanted
+                ]
                 if len(fits) == 1:
                     return fits[0]
             return _pick_year(lambda y: date(y, month, day), today, tense)
@@ -880,6 +924,8 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             if g.get("year"):
                 return quarter(int(g["year"]))
             return _pick_year(quarter, today, tense or "future")
+        if name == "month_ordinal":
+            return _day_of_month(int(g["day"]), today, tense, g.get("rel"), g.get("wd"))
         if name == "next_last":
             rel, unit = g["rel"].lower(), g["unit"].lower()
             forward = rel in {"next", "coming", "this coming"}

@@ -569,26 +569,50 @@ def test_an_adjective_in_ed_does_not_put_a_weekday_in_the_past() -> None:
     ("text", "at", "expected"),
     [
         # a date months back dates the background, not what the input reports
-        ("Attached our SOC 2 Type II report (period ending Dec 2025) and the pen test summary.",
-         datetime(2026, 3, 26, tzinfo=UTC), None),
-        ("Quick recap: utilisation is back at the March 2025 level, the team is happy.",
-         datetime(2026, 5, 12, tzinfo=UTC), None),
+        (
+            "Attached our SOC 2 Type II report (period ending Dec 2025) and the pen test summary.",
+            datetime(2026, 3, 26, tzinfo=UTC),
+            None,
+        ),
+        (
+            "Quick recap: utilisation is back at the March 2025 level, the team is happy.",
+            datetime(2026, 5, 12, tzinfo=UTC),
+            None,
+        ),
         # unless a state is said to hold since then
-        ("Halden has been on the annual plan since January.", datetime(2026, 3, 30, tzinfo=UTC),
-         date(2026, 1, 1)),
+        (
+            "Halden has been on the annual plan since January.",
+            datetime(2026, 3, 30, tzinfo=UTC),
+            date(2026, 1, 1),
+        ),
         # a document sent out for signature is only offered
-        ("Order form OF-77 sent for signature to Omar: 90 seats, subscription start 2026-05-01.",
-         datetime(2026, 4, 21, tzinfo=UTC), None),
+        (
+            "Order form OF-77 sent for signature to Omar: 90 seats, subscription start 2026-05-01.",
+            datetime(2026, 4, 21, tzinfo=UTC),
+            None,
+        ),
         # a term's end and seats co-termed to it are no fact's start
-        ("Add-on quote for 20 seats, co-termed to the main order form (ends 2028-04-30).",
-         datetime(2026, 6, 26, tzinfo=UTC), None),
-        ("Omar wants 6 more seats, co-termed to May 31, 2027, at the same price.",
-         datetime(2026, 6, 12, tzinfo=UTC), None),
+        (
+            "Add-on quote for 20 seats, co-termed to the main order form (ends 2028-04-30).",
+            datetime(2026, 6, 26, tzinfo=UTC),
+            None,
+        ),
+        (
+            "Omar wants 6 more seats, co-termed to May 31, 2027, at the same price.",
+            datetime(2026, 6, 12, tzinfo=UTC),
+            None,
+        ),
         # a go-live's date before a step on the way there; not a go-live promised by a deadline
-        ("Kickoff notes\n- SSO setup mid-May (Omar)\n- go-live target: June 1, both sites",
-         datetime(2026, 4, 28, tzinfo=UTC), date(2026, 6, 1)),
-        ("Amendment executed. From 2026-08-01: 130 seats at $45. They commit to go-live by 2026-10-31.",
-         datetime(2026, 7, 9, tzinfo=UTC), date(2026, 8, 1)),
+        (
+            "Kickoff notes\n- SSO setup mid-May (Omar)\n- go-live target: June 1, both sites",
+            datetime(2026, 4, 28, tzinfo=UTC),
+            date(2026, 6, 1),
+        ),
+        (
+            "Amendment executed. From 2026-08-01: 130 seats at $45. They commit to go-live by 2026-10-31.",
+            datetime(2026, 7, 9, tzinfo=UTC),
+            date(2026, 8, 1),
+        ),
     ],
 )
 def test_background_dates_term_starts_ends_and_go_lives(
@@ -626,14 +650,50 @@ def test_an_adjective_in_ed_does_not_make_today_past() -> None:
     ("text", "at"),
     [
         # a day only proposed or forecast takes effect once agreed, in another note
-        ("Attached the order form (Growth, 90 seats, 12-month term). Proposed subscription start is "
-         "June 1, 2026.", datetime(2026, 4, 28, tzinfo=UTC)),
-        ("Opportunity created: Halden. Stage: Evaluation. Seats: 90. Target close: mid-May. Owner: Rhea.",
-         datetime(2026, 3, 13, tzinfo=UTC)),
+        (
+            "Attached the order form (Growth, 90 seats, 12-month term). Proposed subscription start is "
+            "June 1, 2026.",
+            datetime(2026, 4, 28, tzinfo=UTC),
+        ),
+        (
+            "Opportunity created: Halden. Stage: Evaluation. Seats: 90. Target close: mid-May. Owner: Rhea.",
+            datetime(2026, 3, 13, tzinfo=UTC),
+        ),
         # an errand agreed, after a label of what was agreed
-        ("Q3 QBR - Halden\n* 4,212 items closed\nAgreed: Rhea sends the QBR deck by Friday",
-         datetime(2026, 8, 18, tzinfo=UTC)),
+        (
+            "Q3 QBR - Halden\n* 4,212 items closed\nAgreed: Rhea sends the QBR deck by Friday",
+            datetime(2026, 8, 18, tzinfo=UTC),
+        ),
     ],
 )
 def test_a_proposed_or_forecast_day_and_an_agreed_errand_are_no_fact_s_date(text: str, at: datetime) -> None:
     assert _day(text, at) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        # a day of the month without its month: this month's or a neighbour's, as the tense says
+        ("Maria said they went live on the 1st with 45 users.", OCT_5, date(2026, 10, 1)),
+        ("The pilot went live on the 28th.", OCT_5, date(2026, 9, 28)),  # back across a month
+        ("Drivers will be ready on the 23rd.", OCT_5, date(2026, 10, 23)),
+        ("The new seats are billed from the 2nd.", NOV_30, date(2026, 12, 2)),  # ahead across a month
+        ("From Monday the 7th, Tamsin takes over.", datetime(2026, 12, 2, tzinfo=UTC), date(2026, 12, 7)),
+    ],
+)
+def test_a_day_of_the_month_without_its_month_resolves_near_the_raw_log(
+    text: str, at: datetime, expected: date
+) -> None:
+    assert _resolved(text, at) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoices must go out by the 3rd business day.",
+        "Their office is on the 2nd floor.",
+        "It failed again on the 3rd attempt.",
+    ],
+)
+def test_an_ordinal_naming_something_else_is_no_date(text: str) -> None:
+    assert mentions(text, OCT_5) == []
