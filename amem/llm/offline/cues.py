@@ -40,7 +40,10 @@ _VAGUE_REST = frozenset({"here", "there", "soon", "later", "asap", "shortly", "a
 _NOT_A_NAME = (
     r"Happy|Glad|Pleased|Ready|Keen|Need|Needs|Want|Wants|Plan|Plans|Hard|Easy|Able|Unable|Nice|Time|"
     r"Going|Due|Free|Remember|Reminder|Reply|Welcome|How|What|When|Where|Who|Why|Whether|Hoping|Trying|"
-    r"Yes|No|Remind|Asked|Agreed|Decided|Forgot|Forgotten|Failed|Used|Supposed|Here"
+    r"Yes|No|Remind|Asked|Agreed|Decided|Forgot|Forgotten|Failed|Used|Supposed|Here|"
+    # a month or a day is when, not who: "the board meets in December to sign off the budget"
+    r"January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Today|Tomorrow|Tonight"
 )
 #: "<Someone> will send ...", "I'll send ...", "Maren to send ...": from the person to the end of
 #: the clause.

@@ -46,6 +46,9 @@ def _extras(policy: Policy, text: str) -> dict[str, object]:
         ("Happy to send the deck whenever it suits you.", None),
         ("Need to schedule the training before May.", None),
         ("I will wait for her answer.", None),
+        # a month or a day before "to <verb>" says when, it names no one
+        ("Contoso's board meets in December to sign off the budget.", None),
+        ("The team is off until Monday to review the results.", None),
     ],
 )
 def test_next_step_is_the_action_span(policy: Policy, text: str, step: str | None) -> None:
