@@ -451,6 +451,13 @@ _CIRCUMSTANCE = re.compile(
 )
 
 
+#: What must happen before a decision takes effect: a step still to take, not its cause.
+_PRECONDITION = re.compile(
+    r"\b(?:needs?|has|have) to\s+\w+\b[^.;]*\b(?:first|beforehand|before (?:we|they|it|that|then|signing))\b",
+    re.IGNORECASE,
+)
+
+
 def _bare_reason(decision: Sentence, after: Sentence) -> Reason | None:
     """The sentence right after a decision, with no connective, that states a circumstance ("We
     pushed the launch to May. Their warehouse is shut in April and nobody can train."): read as
@@ -466,6 +473,8 @@ def _bare_reason(decision: Sentence, after: Sentence) -> Reason | None:
     if _THEN_SO.search(text):
         return None  # "X, so Y": the sentence draws its own consequence, it does not explain another
     end = _clause_end(text, 0)
+    if _PRECONDITION.search(text[:end]):
+        return None  # "Legal needs to review the DPA first": a step still to take, not why
     # a state or a constraint, not an action under way ("Engineering is rolling out the fix")
     stated = [
         m for m in _CIRCUMSTANCE.finditer(text, 0, end) if not re.match(r"\s+\w+ing\b", text[m.end() : end])

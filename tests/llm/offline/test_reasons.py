@@ -328,6 +328,8 @@ def test_a_circumstance_stated_right_after_a_decision_is_its_reason(text: str, e
         "We switched the depot to the nightly feed. Engineering is rolling out the proper fix.",
         "We switched the depot to the nightly feed. The old feed is slow, so the team stays late.",
         "We switched the depot to the nightly feed. We signed the order form too, the price is fine.",
+        # a step still to take before it holds
+        "Contoso will renew on the Business tier for another year. Legal needs to review the DPA first.",
     ],
 )
 def test_no_bare_reason_across_a_paragraph_or_from_an_errand_an_action_or_another_decision(text: str) -> None:
