@@ -299,6 +299,10 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
             best, best_score = label, score
     if len(text.split()) < 5 and best_score < 2:
         return None
+    if best is None and any(decided(s) for s in re.split(r"(?<=[.!?])\s+|\n", text)):
+        # a decision on no topic of its own ("will not expand to the Paris office this year") is
+        # still a decision, not noise
+        return "decision"
     logged_move = _RESCHEDULED.search(lead) is not None or re.search(r"\bchanged\b", lead, re.I) is not None
     moved = lead and logged_move and (decided(lead) is not None or _ARROW.search(lead))
     if moved and (best == "onboarding" or _ROLLOUT.search(lead)):

@@ -311,3 +311,14 @@ def test_a_go_live_moved_is_a_decision_whatever_the_other_bullets_say() -> None:
     )
     lead = "So: the go-live moves from June 1 to June 15."
     assert category(text, lead) == "decision"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Contoso will not expand to the Paris office this year due to a hiring freeze.",
+        "They shelved the warehouse project after the merger.",
+    ],
+)
+def test_a_decision_on_no_topic_of_its_own_is_a_decision_not_noise(text: str) -> None:
+    assert category(text) == "decision"
