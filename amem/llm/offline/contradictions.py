@@ -1092,7 +1092,9 @@ def stated_kinds(new: Facts) -> list[str]:
 #: A ticket's number: "Ticket #4502", "Re #40977", "INC-20260915-03" (not an invoice's or an order's).
 _TICKET = re.compile(
     r"(?<!\w)(?<!invoice )(?<!order )(?<!PO )(?<!quote )#\s?(?P<num>\d{3,})\b|"
-    r"\b(?P<key>[A-Z]{2,6}-\d{3,}(?:-\d+)*)\b",
+    r"\b(?P<key>[A-Z]{2,6}-\d{3,}(?:-\d+)*)\b|"
+    # a young project's key in capitals: "FAB-88" (not "top-10")
+    r"\b(?P<short>(?-i:[A-Z]{2,6})-\d{2})\b(?!-)",
     re.IGNORECASE,
 )
 #: A fault stated: something fails, errs, times out, crashes, is slow or missing.
@@ -1189,7 +1191,7 @@ def ticket_closed(text: str) -> str | None:
 def tickets(text: str) -> frozenset[str]:
     """The ticket numbers a raw log names ("#4502", "INC-20260915-03"), upper-cased."""
     return frozenset(
-        (f"#{m.group('num')}" if m.group("num") else m.group("key")).upper()
+        (f"#{m.group('num')}" if m.group("num") else (m.group("key") or m.group("short"))).upper()
         for m in _TICKET.finditer(readable(text))
     )
 

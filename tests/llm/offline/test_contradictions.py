@@ -484,6 +484,15 @@ def test_a_planned_fix_a_workaround_a_diagnosis_or_a_regression_retires_nothing(
     assert retired_fault(not_fixed, _pool(_REPORT)) is None
 
 
+def test_a_young_project_s_two_digit_ticket_key_pairs_the_fix_with_its_report() -> None:
+    report = "Support ticket FAB-88: users in the Seoul office can't log in via SSO since Tuesday."
+    fix = "FAB-88: root cause was an expired SAML certificate; rotated it and Priya confirmed logins work."
+    other = "FAB-87: the export times out for users in the Seoul office, can't log in to retry."
+    found = retired_fault(fix, _pool(other, report))
+    assert found is not None and found[0] == "n1" and "FAB-88" in found[1].reason
+    assert tickets("Top-10 accounts by usage, FAB-88 open, COVID-19 rules") == {"FAB-88", "COVID-19"}
+
+
 def test_a_fix_of_another_ticket_leaves_a_report_in_the_same_words_alone() -> None:
     fix = "Ticket #3400 resolved: Lisbon invoice PDFs render again, Ana confirmed."
     assert retired_fault(fix, _pool(_REPORT)) is None
