@@ -3,8 +3,9 @@
 The future stays in the future ("renew in March" said on 2026-11-30 is 2027-03-01), the past in
 the past ("on Saturday" in "was migrated on Saturday" is the Saturday before). A month alone is
 its 1st, "mid-<month>" the 15th, "end of / late <month>" its last day, "Qn" the quarter's first
-day. Recurring phrases ("every Monday", "on Thursdays", "the Monday export", "weekly") and
-durations ("a two-year term") are not dates. A clause without a tense takes the nearer of the two
+day; "the end of next month / quarter / year" the last day of that period. Recurring phrases
+("every Monday", "on Thursdays", "the Monday export", "weekly") and durations ("a two-year
+term") are not dates. A clause without a tense takes the nearer of the two
 candidates. Only these forms count, so words such as "may", "now" or "this year" are never dates.
 A numeric day without its year counts after its weekday ("deployed Monday 10/5"), read as
 month/day or day/month, whichever falls on that weekday. A day of the month without its month
@@ -69,6 +70,12 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             rf"{_PART}(?P<month>{_MONTH_FULL})\b",
         ),
         ("quarter", rf"\b{_PART}(?P<q>q[1-4])(?:\s+(?P<year>\d{{4}}))?\b"),
+        # before "next month" is read alone: "the end of next month" is its last day, not its 1st
+        (
+            "end_of_rel",
+            r"\b(?:the\s+)?end of (?:the\s+)?(?P<rel>next|last|previous|following|coming)\s+"
+            r"(?P<unit>month|quarter|year)\b",
+        ),
         (
             "next_last",
             rf"\b(?P<rel>last|next|this coming|coming|this past|past)\s+(?P<unit>{_WEEKDAY}|month)\b",
@@ -959,6 +966,16 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             if unit == "month":
                 return _add_months(today, sign * n)
             return today + timedelta(days=sign * n * (7 if unit == "week" else 1))
+        if name == "end_of_rel":
+            step = -1 if g["rel"].lower() in {"last", "previous"} else 1
+            unit = g["unit"].lower()
+            if unit == "month":
+                month = _add_months(today.replace(day=1), step)
+                return _last_day(month.year, month.month)
+            if unit == "quarter":
+                first = _add_months(date(today.year, (today.month - 1) // 3 * 3 + 1, 1), 3 * step)
+                return _last_day(first.year, first.month + 2)
+            return date(today.year + step, 12, 31)
         if name == "end_of":
             unit = g["unit"].lower()
             if unit == "month":
