@@ -2,7 +2,9 @@
 
 The newest installed version is the policy in force for every process on that ledger, whatever file
 it was started with: a process whose file differs says so and decides nothing (reads still work), so
-``--policy`` cannot widen anyone's rights.
+``--policy`` cannot widen anyone's rights. A process given no policy at all (the packaged default
+stood in) simply works under the installed one: a store made from one directory's policies.yaml is
+usable from any other.
 
 A new ledger is never without one: the process that opens an empty ledger (no raw log, proposal,
 change, event or policy yet: the one that creates it, or the first after `amem db upgrade` made an
@@ -23,11 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from amem.domain.models import PolicyVersion, utcnow
 from amem.errors import InvalidInputError, PermissionDeniedError
 from amem.ledger.store import Ledger, LedgerTx
-from amem.policy import Policy, canonical_text, fingerprint, parse_policy
+from amem.policy import DEFAULT_POLICY_PATH, Policy, canonical_text, fingerprint, parse_policy
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
 
@@ -79,6 +82,12 @@ def is_unclaimed(version: PolicyVersion) -> bool:
     return not any(policy.may_install(who) and entry.password_hash for who, entry in policy.reviewers.items())
 
 
+def _unchosen(file_policy: Policy) -> bool:
+    """Whether ``file_policy`` is the packaged default, read because nothing else was given."""
+    source = file_policy.source
+    return source is not None and Path(source).resolve() == DEFAULT_POLICY_PATH.resolve()
+
+
 def bootstrap(ledger: Ledger, file_policy: Policy) -> PolicyVersion | None:
     """Install ``file_policy`` as version 1 when the ledger is empty; returns the version installed
     now, or None when the ledger already has a policy or holds data."""
@@ -100,6 +109,12 @@ def resolve(ledger: Ledger, file_policy: Policy, *, bootstrap_empty: bool = Fals
         with ledger.read() as tx:
             installed = tx.installed_policy()
     file_fp = fingerprint(file_policy)
+    if installed is not None and file_fp != installed.sha256 and _unchosen(file_policy):
+        # No policy was chosen for this process (the packaged default stood in: no --policy, no
+        # AMEM_POLICY, no ./policies.yaml, none in the store): the ledger's policy is the one to
+        # work under, as it would be with `amem policy export > policies.yaml`. A file someone chose
+        # that differs from it still decides nothing.
+        return PolicyInForce(policy_of(installed), installed.sha256, installed, file_policy, None)
     if installed is None:
         mismatch = None
         if not empty:

@@ -16,7 +16,7 @@ from amem.cli import main
 from amem.domain.models import PolicyVersion, ProposalStatus
 from amem.errors import InvalidInputError, PermissionDeniedError, PolicyMismatchError
 from amem.memory import Memory
-from amem.policy import Mode, Policy, fingerprint, load_policy, parse_policy
+from amem.policy import DEFAULT_POLICY_PATH, Mode, Policy, fingerprint, load_policy, parse_policy
 from amem.services import policy_registry
 from amem.services.accounts import hash_password
 from amem.services.authentication import Authentication
@@ -426,3 +426,39 @@ def test_a_schema_made_by_db_upgrade_gets_its_policy_from_the_first_process_that
         installed = mem.policy_in_force.installed
         assert installed and (installed.version, installed.installed_by) == (1, BOOTSTRAP_ACTOR)
         assert mem.policy_in_force.mismatch is None
+
+
+def test_a_process_given_no_policy_works_under_the_installed_one(
+    reviewer_passwords: dict[str, str], database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newcomer's case: the store was made from one directory's policies.yaml; a command run
+    from another directory (no --policy, no AMEM_POLICY, no ./policies.yaml) finds only the packaged
+    default. It works under the ledger's policy, not as a stranger that decides nothing."""
+    home = tmp_path / "home"
+    with Memory(home, database_url=database_url) as first:  # AMEM_POLICY: the policy with passwords
+        chosen = first.policy_in_force.installed
+        assert chosen is not None and chosen.sha256 == fingerprint(first.policy)
+        note = make_note(first, "Acme chose SSO because the auditor asked")
+        p = first.propose(note.id, "decision_rationale", "the auditor asked", reason="r", proposer=LLM)
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("AMEM_POLICY")
+    with Memory(home, database_url=database_url) as later:
+        assert later.policy_in_force.file_policy.source == str(DEFAULT_POLICY_PATH)
+        assert fingerprint(later.policy_in_force.file_policy) != chosen.sha256  # the default differs
+        assert later.policy_in_force.mismatch is None
+        assert (
+            later.policy_in_force.installed == chosen and later.policy_in_force.fingerprint == chosen.sha256
+        )
+        alice = later.authenticate("alice", reviewer_passwords["alice"])  # the installed policy's hash
+        assert later.approve(p.id, reviewer=alice).status == ProposalStatus.APPROVED
+
+    # a policy someone chose that differs from the installed one still decides nothing
+    (elsewhere / "policies.yaml").write_text(DEFAULT_POLICY_PATH.read_text("utf-8"), "utf-8")
+    (elsewhere / "reviewers.yaml").write_text(
+        (DEFAULT_POLICY_PATH.parent / "reviewers.yaml").read_text("utf-8"), "utf-8"
+    )
+    with Memory(home, database_url=database_url) as chose:
+        assert "decides nothing" in (chose.policy_in_force.mismatch or "")
