@@ -233,6 +233,7 @@ class Memory:
         actor: str | Actor,
         batch_size: int = 64,
         progress: Progress = no_progress,
+        skip_recorded: bool = False,
     ) -> list[AddOutcome]:
         """add_note for many inputs (an import of past conversations, a CRM export), in order.
 
@@ -242,6 +243,9 @@ class Memory:
         and comes back with ``note_id=None`` and the error; ``reprocess()`` completes it later.
         Within a batch, a note's neighbours include the batch's earlier notes of its scope.
         ``progress(task, done, total)`` is called as batches complete (amem/domain/progress.py).
+        ``skip_recorded``: an input that gives its time (``at``) and was recorded before, with the
+        same scope, author and text, is not recorded again (an import run a second time); its
+        outcome, ``recorded_before=True``, names the raw log that holds it.
         """
         inputs: list[NoteInput] = []
         for i, item in enumerate(items):
@@ -253,7 +257,11 @@ class Memory:
                 )
                 raise InvalidBatchInputError(i + 1, problems) from None
         return self.pipeline.add_notes(
-            inputs, actor=_actor(actor, ActorKind.AGENT), batch_size=batch_size, progress=progress
+            inputs,
+            actor=_actor(actor, ActorKind.AGENT),
+            batch_size=batch_size,
+            progress=progress,
+            skip_recorded=skip_recorded,
         )
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:

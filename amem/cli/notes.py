@@ -61,27 +61,40 @@ def import_notes(
     batch_size: Annotated[
         int, typer.Option("--batch-size", help="Inputs analysed and written together.")
     ] = 64,
+    skip_recorded: Annotated[
+        bool,
+        typer.Option(
+            "--skip-recorded/--record-again",
+            help="Skip lines recorded before (same scope, at, actor and text), so an import can be run "
+            "again after an interruption; lines without at are always recorded.",
+        ),
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Add many notes at once (past conversations, a CRM export).
 
     Every line is checked before anything is recorded; then each is kept as a raw log and analysed
-    like `amem add`."""
+    like `amem add`. Running the same import again records nothing twice: a line that gives its
+    time and was recorded before is skipped (--record-again records it anyway)."""
     from amem.cli.progress import reporter
     from amem.errors import InvalidBatchInputError, InvalidInputError
 
     numbers, items = _read_jsonl(path, scope)
     with open_memory() as mem, reporter(as_json) as progress:
         try:
-            outcomes = mem.add_notes(items, actor=actor, batch_size=batch_size, progress=progress)
+            outcomes = mem.add_notes(
+                items, actor=actor, batch_size=batch_size, progress=progress, skip_recorded=skip_recorded
+            )
         except InvalidBatchInputError as exc:
             line = numbers[exc.position - 1]
             raise InvalidInputError(f"{path}, line {line}: {exc.problem}; nothing was recorded") from None
         waiting = mem.count_review_items().items
-    failed = [o for o in outcomes if o.note_id is None]
+    skipped = [o for o in outcomes if o.recorded_before]
+    failed = [o for o in outcomes if o.note_id is None and not o.recorded_before]
     data = {
-        "added": len(outcomes) - len(failed),
+        "added": len(outcomes) - len(failed) - len(skipped),
         "pending": len(failed),
+        "skipped": len(skipped),
         "review_items": waiting,
         "outcomes": [o.model_dump() for o in outcomes],
     }
@@ -96,6 +109,12 @@ def import_notes(
             ),
             markup=False,
         )
+        if d["skipped"]:
+            out.print(
+                f"{d['skipped']} lines recorded before (same scope, at, actor and text): skipped, "
+                "not recorded again (--record-again records them anyway)",
+                markup=False,
+            )
         if d["review_items"]:
             out.print(
                 f"review items waiting for a person: {d['review_items']}; see them with `amem pending`",

@@ -140,11 +140,14 @@ class NoteInput(BaseModel):
 
 class AddOutcome(_Frozen):
     """What became of one input of ``add_notes``: its raw log is always kept; ``note_id`` is None
-    when analysis failed (``error`` says why; ``reprocess`` completes it later)."""
+    when analysis failed (``error`` says why; ``reprocess`` completes it later). With
+    ``recorded_before`` the input was not recorded again: ``raw_log_id`` is the raw log that holds
+    it, and ``note_id`` / ``error`` say what became of that one so far."""
 
     raw_log_id: str
     note_id: str | None = None
     error: str | None = None
+    recorded_before: bool = False
 
 
 class RawLogState(StrEnum):

@@ -15,7 +15,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from amem.domain.models import RawLogState
+from amem.domain.models import RawLog, RawLogState, as_utc
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import raw_log_states, raw_logs
 
@@ -165,3 +165,48 @@ def state_of(tx: LedgerTx, raw_log_id: str) -> dict[str, object] | None:
         sa.select(raw_log_states).where(raw_log_states.c.raw_log_id == raw_log_id)
     ).one_or_none()
     return dict(row._mapping) if row is not None else None
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """An input recorded before, and what became of it so far."""
+
+    raw_log_id: str
+    state: str
+    note_id: str | None
+    error: str | None
+
+
+def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]:
+    """Of ``raws`` (not yet written), those recorded before: a raw log of the same scope, time,
+    author and text (the oldest, when several are). Keyed by the new raw log's id; found through
+    the text's digest (the index of migration 0013), a few hundred digests a statement."""
+
+    def key(scope: str, sha: str, at: datetime, kind: str, actor: str) -> tuple[str, str, datetime, str, str]:
+        return scope, sha, as_utc(at), kind, actor
+
+    wanted = {key(r.scope, r.sha256, r.occurred_at, r.actor.kind.value, r.actor.id): r.id for r in raws}
+    digests = sorted({r.sha256 for r in raws})
+    found: dict[str, Recorded] = {}
+    for start in range(0, len(digests), 500):
+        rows = tx.conn.execute(
+            sa.select(
+                raw_logs.c.id,
+                raw_logs.c.scope,
+                raw_logs.c.sha256,
+                raw_logs.c.occurred_at,
+                raw_logs.c.actor_kind,
+                raw_logs.c.actor_id,
+                raw_log_states.c.state,
+                raw_log_states.c.note_id,
+                raw_log_states.c.error,
+            )
+            .join(raw_log_states, raw_log_states.c.raw_log_id == raw_logs.c.id)
+            .where(raw_logs.c.sha256.in_(digests[start : start + 500]))
+            .order_by(raw_logs.c.seq)
+        ).all()
+        for row in rows:
+            new = wanted.get(key(row.scope, row.sha256, row.occurred_at, row.actor_kind, row.actor_id))
+            if new is not None and new not in found:
+                found[new] = Recorded(row.id, row.state, row.note_id, row.error)
+    return found

@@ -63,6 +63,8 @@ raw_logs = sa.Table(
     sa.Column("received_at", UTCDateTime, nullable=False),
     sa.Column("sha256", sa.String(64), nullable=False),
     sa.Column("metadata", _json(), nullable=False),
+    # an input recorded before, found by its text's digest (migration 0013): `amem import` run again
+    sa.Index("ix_raw_logs_sha256", "sha256"),
 )
 
 raw_log_states = sa.Table(

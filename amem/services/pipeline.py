@@ -41,7 +41,7 @@ from amem.domain.values import parse_datetime
 from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.index.base import NeighbourFinder
 from amem.index.documents import document_text
-from amem.ledger import search_queries
+from amem.ledger import queue_queries, search_queries
 from amem.ledger.store import Ledger, LedgerTx
 from amem.llm.base import Analyst, AnalystError, TaskResult
 from amem.llm.construct_note import ConstructedNote
@@ -139,10 +139,13 @@ class WritePipeline:
         actor: Actor,
         batch_size: int = BATCH,
         progress: Progress = no_progress,
+        skip_recorded: bool = False,
     ) -> list[AddOutcome]:
         """add_note for many inputs: every input is checked first (a bad one names its position and
         nothing is recorded), all raw logs are committed in one transaction, then each batch is
-        analysed, embedded, written in one transaction and indexed at once.
+        analysed, embedded, written in one transaction and indexed at once. With ``skip_recorded``
+        an input that gives its time (``at``) and was recorded before (same scope, time, author and
+        text) is not recorded again: its outcome names the raw log that holds it.
 
         Within a batch, a note's neighbours are the notes stored before the batch and the batch's
         earlier notes of its scope (those by vector similarity only). When the link calls run one
@@ -161,11 +164,23 @@ class WritePipeline:
                 )
             except InvalidInputError as exc:
                 raise InvalidBatchInputError(i + 1, str(exc)) from exc
-        if not raws:
-            return []
-        lease = self.queue.lease()
-        self.queue.enqueue(raws, lease)
-        return self.process_many(raws, batch_size=batch_size, owner=lease.owner, progress=progress)
+        before: dict[str, queue_queries.Recorded] = {}
+        if skip_recorded:
+            timed = [raw for raw, item in zip(raws, items, strict=True) if item.at is not None]
+            before = self.queue.recorded_before(timed) if timed else {}
+        new = [raw for raw in raws if raw.id not in before]
+        outcomes: dict[str, AddOutcome] = {}
+        if new:
+            lease = self.queue.lease()
+            self.queue.enqueue(new, lease)
+            done = self.process_many(new, batch_size=batch_size, owner=lease.owner, progress=progress)
+            outcomes = {raw.id: outcome for raw, outcome in zip(new, done, strict=True)}
+        for raw_id, old in before.items():
+            error = old.error if old.state == RawLogState.FAILED.value else None
+            outcomes[raw_id] = AddOutcome(
+                raw_log_id=old.raw_log_id, note_id=old.note_id, error=error, recorded_before=True
+            )
+        return [outcomes[raw.id] for raw in raws]
 
     def record(
         self,

@@ -228,6 +228,12 @@ class InputQueue:
 
     # -- what callers see -----------------------------------------------------------------------
 
+    def recorded_before(self, raws: Sequence[RawLog]) -> dict[str, queue_queries.Recorded]:
+        """Of ``raws`` (validated, not written), those recorded before (same scope, time, author and
+        text), keyed by the new raw log's id: an import run again skips them."""
+        with self.ledger.read() as tx:
+            return queue_queries.recorded_before(tx, raws)
+
     def status(self, raw_log_id: str) -> InputStatus:
         with self.ledger.read() as tx:
             state = queue_queries.state_of(tx, raw_log_id)

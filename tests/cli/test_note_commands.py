@@ -250,3 +250,34 @@ def test_import_adds_every_line_and_names_a_bad_line_without_recording_anything(
         {"crm_id": "G-7"},
     )
     assert raw_log_count(amem.memory) == 3
+
+
+def test_import_run_again_skips_the_lines_recorded_before_and_says_so(
+    amem: Cli, scripted_llm, tmp_path: Path
+) -> None:
+    calls = tmp_path / "calls.jsonl"
+    lines = [
+        {"content": "Acme wants SSO", "at": "2026-03-01T09:00:00Z"},
+        {"content": "Acme confirmed Okta", "at": "2026-03-02T09:00:00Z"},
+    ]
+    calls.write_text("\n".join(json.dumps(line) for line in lines) + "\n", "utf-8")
+    scripted_llm.push(construct(), construct(), LINK_NOTHING, LINK_NOTHING)
+    code, out, _ = amem("import", str(calls), "--scope", "acme", "--json", llm=MODEL)
+    first = json.loads(out)
+    assert code == 0 and (first["added"], first["skipped"]) == (2, 0)
+
+    # run again, as after an interruption, with one more line at the end
+    lines.append({"content": "Acme signed the order form", "at": "2026-03-03T09:00:00Z"})
+    calls.write_text("\n".join(json.dumps(line) for line in lines) + "\n", "utf-8")
+    scripted_llm.push(construct(), LINK_NOTHING)
+    code, out, _ = amem("import", str(calls), "--scope", "acme", llm=MODEL)
+    assert code == 0 and "1 notes added" in out
+    assert "2 lines recorded before (same scope, at, actor and text): skipped" in out
+    assert raw_log_count(amem.memory) == 3
+
+    # --record-again records them anyway
+    scripted_llm.push(*[construct() for _ in range(3)], *[LINK_NOTHING for _ in range(3)])
+    code, out, _ = amem("import", str(calls), "--scope", "acme", "--record-again", "--json", llm=MODEL)
+    again = json.loads(out)
+    assert code == 0 and (again["added"], again["skipped"]) == (3, 0)
+    assert raw_log_count(amem.memory) == 6

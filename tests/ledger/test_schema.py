@@ -20,6 +20,15 @@ def test_upgrade_from_empty_creates_every_table(database_url: str) -> None:
     assert schema.current_revision(engine) == schema.head_revision()
     tables = set(sa.inspect(engine).get_table_names())
     assert {"raw_logs", "notes", "proposals", "changes", "llm_calls", "chain_head"} <= tables
+    # every index the tables declare is made by the migrations (an import run again finds the
+    # inputs it recorded before by their text's digest, without reading a scope's raw logs)
+    from amem.ledger.tables import metadata
+
+    inspector = sa.inspect(engine)
+    for table in metadata.sorted_tables:
+        made = {ix["name"] for ix in inspector.get_indexes(table.name)}
+        assert {ix.name for ix in table.indexes} <= made, table.name
+    assert "ix_raw_logs_sha256" in {ix["name"] for ix in inspector.get_indexes("raw_logs")}
     engine.dispose()
 
 

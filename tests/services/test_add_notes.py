@@ -360,3 +360,54 @@ def test_with_one_model_call_at_a_time_a_batch_note_sees_the_earlier_ones_evolut
     assert "escalation" in first.tags  # the second note's evolution was applied either way
     assert len(shown_to_third) == 1
     assert ('"escalation"' in shown_to_third[0]) is (concurrency == 1)
+
+
+def test_an_import_run_again_records_nothing_twice_and_says_what_became_of_each_input(
+    mem: Memory, scripted_llm
+) -> None:
+    """An import interrupted and run again (or run twice by mistake): inputs recorded before, with
+    the same scope, time, author and text, are not recorded again; each outcome names the raw log
+    that holds it and what became of it, a failed one included."""
+    down = litellm.APIConnectionError(message="connection refused", llm_provider="scripted", model="m")
+    scripted_llm.push(construct(), down, construct(), link(), link())
+    lines = [
+        {"content": f"Initech note {i}", "scope": "initech", "at": f"2026-03-0{i + 1}T10:00:00Z"}
+        for i in range(3)
+    ]
+    first = mem.add_notes(lines, actor="agent:crm-agent")
+    assert [o.note_id is not None for o in first] == [True, False, True]
+    notes_before = mem.count_notes("initech")
+
+    # again, with one new line in the middle and one line that gives no time (always recorded)
+    scripted_llm.push(construct(), construct(), link(), link())
+    again = [
+        *lines[:2],
+        {"content": "Initech note new", "scope": "initech"},
+        lines[2],
+        lines[0] | {"at": None},
+    ]
+    second = mem.add_notes(again, actor="agent:crm-agent", skip_recorded=True)
+    assert [o.recorded_before for o in second] == [True, True, False, True, False]
+    assert [o.raw_log_id for o in second[:2]] == [o.raw_log_id for o in first[:2]]
+    assert second[3].raw_log_id == first[2].raw_log_id
+    assert second[0].note_id == first[0].note_id and second[3].note_id == first[2].note_id
+    assert second[1].note_id is None and "connection refused" in (second[1].error or "")  # still failed
+    assert second[2].note_id is not None and second[4].note_id is not None
+    assert _raw_log_count(mem) == 5 and mem.count_notes("initech") == notes_before + 2
+
+    # another author, scope, time or text is another input
+    scripted_llm.push(*[construct() for _ in range(4)], *[link() for _ in range(4)])
+    others = [
+        lines[0],
+        lines[0] | {"scope": "initech-eu"},
+        lines[0] | {"at": "2026-03-01T10:00:01Z"},
+        lines[0] | {"content": "Initech note 0."},
+    ]
+    third = mem.add_notes(others[1:], actor="agent:crm-agent", skip_recorded=True)
+    fourth = mem.add_notes(others[:1], actor="agent:another", skip_recorded=True)
+    assert [o.recorded_before for o in [*third, *fourth]] == [False, False, False, False]
+    assert _raw_log_count(mem) == 9
+    # without skip_recorded, add_notes records what it is given, as before
+    scripted_llm.push(construct(), link())
+    assert not mem.add_notes(lines[:1], actor="agent:crm-agent")[0].recorded_before
+    assert _raw_log_count(mem) == 10
