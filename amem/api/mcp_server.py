@@ -53,7 +53,12 @@ def _hit(result: SearchResult) -> dict[str, Any]:
         "invalid_at": note.invalid_at.isoformat() if note.invalid_at else None,
         "links": [link.note_id for link in note.links],
         "matched_by": list(result.matched_by),
+        "said_at": result.said_at.isoformat() if result.said_at else None,
+        "retired": result.retired,
     }
+    waiting = result.retirement_waiting
+    if waiting is not None:  # a newer note contradicts it; a person has not decided yet
+        hit["retirement_waiting"] = waiting.model_dump(mode="json")
     if result.linked_from:
         hit["linked_from"] = result.linked_from
         hit["link_reason"] = result.link_reason
@@ -108,7 +113,9 @@ def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int 
     def search(query: str, scope: str, k: int = 10, include_retired: bool = False) -> list[dict[str, Any]]:
         """Find the notes of one scope that answer a question, by meaning and by words. Use this
         first for a direct question ("what price did Acme agree?"). Notes whose fact was
-        superseded (invalid_at passed) are left out unless include_retired is true."""
+        superseded (invalid_at passed) are left out unless include_retired is true; a hit with
+        retirement_waiting is contradicted by a newer note (its words in evidence) whose
+        retirement a reviewer has not decided yet: prefer the newer fact, say it is unconfirmed."""
         results = _guard(lambda: memory.search(query, k, scope=scope, include_retired=include_retired))
         return [_hit(r) for r in results]
 

@@ -166,6 +166,16 @@ def search_hits(console: Console, results: Sequence[Any]) -> None:
         rows: list[tuple[str, str | Text]] = [("content", " ".join(r.note.content.split()))]
         rows.append(("said", when(r.said_at)))
         rows.append(("currency", _validity(r.valid_at, r.invalid_at, r.retired)))
+        waiting = getattr(r, "retirement_waiting", None)
+        if waiting is not None:
+            said = f': "{" ".join(waiting.evidence.split())}"' if waiting.evidence else ""
+            rows.append(
+                (
+                    "contested",
+                    f"a newer note says otherwise{said}; its retirement waits for review "
+                    f"(proposal {waiting.proposal_id})",
+                )
+            )
         if r.note.tags:
             rows.append(("tags", ", ".join(r.note.tags)))
         _rows(console, rows, indent=3)

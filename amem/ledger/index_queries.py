@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from sqlalchemy.dialects import postgresql, sqlite
 
 from amem.ledger.store import Ledger, LedgerTx
-from amem.ledger.tables import changes, erasures, index_state, note_vectors
+from amem.ledger.tables import changes, erasures, events, index_state, note_vectors
 
 
 @dataclass(frozen=True)
@@ -39,11 +39,14 @@ class LedgerCheck:
     search's cached hits), in one query: the index's stored position (None before its first
     build), the ledger's last change seq, and how many erasures were recorded. While the three
     stay put nothing it holds is stale: every change to a note is a change row, and an erasure,
-    the one thing that rewrites rows in place, is an erasure row."""
+    the one thing that rewrites rows in place, is an erasure row. ``events``, the last event of
+    the chain, moves with every proposal and decision too (a retirement proposed, then rejected):
+    what a search keeps of its hits' pending retirements holds while it stays put."""
 
     position: StoredPosition | None
     head: int
     erasures: int
+    events: int = 0
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,11 @@ def position(tx: LedgerTx, name: str) -> StoredPosition | None:
 #: Built once: every search runs it (building it each time cost more than running it on SQLite).
 _HEAD = sa.select(sa.func.coalesce(sa.func.max(changes.c.seq), 0)).scalar_subquery()
 _ERASURES = sa.select(sa.func.count()).select_from(erasures).scalar_subquery()
-_LEDGER_CHECK = sa.select(index_state, _HEAD.label("head"), _ERASURES.label("erasures")).where(
-    index_state.c.name == sa.bindparam("name")
-)
-_HEADS = sa.select(_HEAD.label("head"), _ERASURES.label("erasures"))
+_EVENTS = sa.select(sa.func.coalesce(sa.func.max(events.c.seq), 0)).scalar_subquery()
+_LEDGER_CHECK = sa.select(
+    index_state, _HEAD.label("head"), _ERASURES.label("erasures"), _EVENTS.label("events")
+).where(index_state.c.name == sa.bindparam("name"))
+_HEADS = sa.select(_HEAD.label("head"), _ERASURES.label("erasures"), _EVENTS.label("events"))
 
 
 def ledger_check(tx: LedgerTx, name: str) -> LedgerCheck:
@@ -87,9 +91,9 @@ def ledger_check(tx: LedgerTx, name: str) -> LedgerCheck:
     row = tx.conn.execute(_LEDGER_CHECK, {"name": name}).one_or_none()
     if row is None:
         heads = tx.conn.execute(_HEADS).one()
-        return LedgerCheck(None, int(heads.head), int(heads.erasures))
+        return LedgerCheck(None, int(heads.head), int(heads.erasures), int(heads.events))
     position = StoredPosition(int(row.last_seq), row.instance, row.built_by, row.ledger_id)
-    return LedgerCheck(position, int(row.head), int(row.erasures))
+    return LedgerCheck(position, int(row.head), int(row.erasures), int(row.events))
 
 
 def start_instance(tx: LedgerTx, name: str, start: StoredPosition, now: datetime) -> None:

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from amem.domain.models import Note, as_utc
 from amem.ledger.store import LedgerTx, _note
-from amem.ledger.tables import UTCDateTime, notes, raw_logs
+from amem.ledger.tables import UTCDateTime, notes, proposals, raw_logs
 
 #: At most this many distinct words of a query are searched (long queries stay cheap).
 MAX_TERMS = 32
@@ -331,10 +331,31 @@ def live_notes_page(tx: LedgerTx, *, after: str, limit: int) -> list[Note]:
 _RETIREMENTS = sa.select(notes.c.id, notes.c.invalid_at).where(
     notes.c.invalid_at.is_not(None), notes.c.deleted.is_(False)
 )
+#: A hit's retirement that a newer note proposed and a person has not decided yet (index
+#: ix_proposals_note_attr_status): the hit still holds, but an agent should know it is contested.
+_WAITING = proposals.alias("waiting")
 _NOTES_SAID = (
-    sa.select(notes, raw_logs.c.id.label("said_id"), raw_logs.c.occurred_at.label("said_at"))
-    .select_from(notes.outerjoin(raw_logs, raw_logs.c.id == notes.c.raw_log_ids[0].as_string()))
+    sa.select(
+        notes,
+        raw_logs.c.id.label("said_id"),
+        raw_logs.c.occurred_at.label("said_at"),
+        _WAITING.c.id.label("waiting_id"),
+        _WAITING.c.new_value.label("waiting_invalid_at"),
+        _WAITING.c.reason.label("waiting_reason"),
+        _WAITING.c.evidence.label("waiting_evidence"),
+    )
+    .select_from(
+        notes.outerjoin(raw_logs, raw_logs.c.id == notes.c.raw_log_ids[0].as_string()).outerjoin(
+            _WAITING,
+            sa.and_(
+                _WAITING.c.note_id == notes.c.id,
+                _WAITING.c.attribute == "invalid_at",
+                _WAITING.c.status == "pending",
+            ),
+        )
+    )
     .where(notes.c.id.in_(sa.bindparam("ids", expanding=True)))
+    .order_by(_WAITING.c.seq)  # several waiting: the newest is the row kept for its note
 )
 _SAID_AT = sa.select(raw_logs.c.id, raw_logs.c.occurred_at).where(
     raw_logs.c.id.in_(sa.bindparam("ids", expanding=True))
@@ -369,6 +390,34 @@ def notes_said_of(
     found = [_note(rows[i]) for i in note_ids if i in rows]
     said = {r.said_id: r.said_at for r in (rows[i] for i in note_ids if i in rows) if r.said_id is not None}
     return found, said
+
+
+@dataclass(frozen=True)
+class RetirementWaiting:
+    """A retirement of a note proposed by a newer one, waiting for a person's decision."""
+
+    proposal_id: str
+    invalid_at: datetime | None
+    reason: str
+    evidence: str | None
+
+
+def retirements_waiting_of(
+    rows: Mapping[str, sa.Row[Any]], note_ids: Sequence[str]
+) -> dict[str, RetirementWaiting]:
+    """The pending retirements among ``notes_said``'s rows, by note id."""
+    out: dict[str, RetirementWaiting] = {}
+    for note_id in note_ids:
+        row = rows.get(note_id)
+        if row is None or row.waiting_id is None:
+            continue
+        value = row.waiting_invalid_at
+        try:
+            when = as_utc(datetime.fromisoformat(value)) if isinstance(value, str) else None
+        except ValueError:
+            when = None
+        out[note_id] = RetirementWaiting(row.waiting_id, when, row.waiting_reason, row.waiting_evidence)
+    return out
 
 
 def said_at(tx: LedgerTx, raw_log_ids: Sequence[str]) -> dict[str, datetime]:

@@ -2,8 +2,9 @@
 
 A search on PostgreSQL pays a round trip, after embedding its query, for its hits' notes; A-MEM,
 the reference, keeps its notes in memory. This keeps the rows those reads returned, keyed by the
-``LedgerCheck`` the search made before it (the index build, the last change, the erasures): while
-that check reads the same, no note changed, so a row read under it is still the note. Any other
+``LedgerCheck`` the search made before it (the index build, the last change, the erasures, the
+last event): while that check reads the same, no note changed and no proposal was made or decided,
+so a row read under it is still the note, with the retirement waiting for review beside it. Any other
 check empties it. It holds rows, not notes: each search builds its notes anew, so no caller can
 change what another search returns. Under a steady stream of writes it is emptied at every write
 and costs nothing but the lookup; its gain is for stores read more than written.
@@ -25,11 +26,12 @@ HIT_ROWS_LIMIT = 4096
 HIT_TEXT_LIMIT = 8_000_000
 
 
-def cache_key(check: LedgerCheck) -> tuple[str, str, int, int] | None:
-    """What must stay put for a kept row to be the note: None (keep nothing) before a build."""
+def cache_key(check: LedgerCheck) -> tuple[str, str, int, int, int] | None:
+    """What must stay put for a kept row to be the note (and its pending retirement, which a
+    proposal or a decision moves without a change): None (keep nothing) before a build."""
     if check.position is None:
         return None
-    return (check.position.instance, check.position.ledger_id, check.head, check.erasures)
+    return (check.position.instance, check.position.ledger_id, check.head, check.erasures, check.events)
 
 
 class HitRows:
@@ -38,7 +40,7 @@ class HitRows:
     def __init__(self, limit: int = HIT_ROWS_LIMIT, text_limit: int = HIT_TEXT_LIMIT) -> None:
         self.limit = limit
         self.text_limit = text_limit
-        self._key: tuple[str, str, int, int] | None = None
+        self._key: tuple[str, str, int, int, int] | None = None
         self._rows: OrderedDict[str, Any] = OrderedDict()
         self._text = 0  # characters of note text held
         self._lock = threading.Lock()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,12 +59,24 @@ NEIGHBOUR_KEYWORD_WINDOW = DEFAULT_LINK_KEYWORD_WINDOW
 MatchedBy = Literal["vector", "keyword", "linked"]
 
 
+class RetirementWaiting(BaseModel):
+    """A newer note says this one no longer holds; a person has not decided yet (the policy holds
+    ``invalid_at`` for review). ``invalid_at``: the end it proposes; ``evidence``: the newer raw
+    log's words; ``reason``: why the analyst thinks so."""
+
+    proposal_id: str
+    invalid_at: datetime | None = None
+    reason: str
+    evidence: str | None = None
+
+
 class SearchResult(BaseModel):
     """One note found, with how it was found and whether it still holds.
 
     ``said_at``: the time of the raw log the note came from. ``retired``: its ``invalid_at`` has
     passed (at the searched moment); retired hits only come with ``include_retired``, after every
-    current hit."""
+    current hit. ``retirement_waiting``: a newer note contradicts it and its retirement waits for a
+    reviewer (searches of the present only): it still holds, but may not for long."""
 
     note_id: str
     note: Note
@@ -76,6 +88,7 @@ class SearchResult(BaseModel):
     invalid_at: datetime | None = None
     said_at: datetime | None = None
     retired: bool = False
+    retirement_waiting: RetirementWaiting | None = None
 
 
 @dataclass(frozen=True)
@@ -445,6 +458,7 @@ class SearchService:
         fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight, unsearched=unwritten)
         results: list[SearchResult] = []
         said: dict[str, datetime] = {}  # first raw logs' times, read with the notes (currency)
+        waiting: dict[str, search_queries.RetirementWaiting] = {}  # read with the notes too
         # Notes are read from the ledger best first, k of them, then twice as many at a time:
         # both sides already dropped retired, deleted and untagged candidates, so the first k
         # nearly always pass and the rest of the pool is never loaded.
@@ -452,8 +466,9 @@ class SearchService:
         while start < len(fused) and len(results) < k:
             part = fused[start : start + chunk]
             if currency is not None:
-                found, times = self._notes_said(tx, currency, [f.note_id for f in part])
+                found, times, contested = self._notes_said(tx, currency, [f.note_id for f in part])
                 said |= times
+                waiting |= contested
             else:
                 found = tx.get_notes([f.note_id for f in part])
             now = {n.id: n for n in found}
@@ -474,20 +489,23 @@ class SearchService:
                 if len(results) == k:
                     break
             start, chunk = start + chunk, chunk * 2
-        return self._with_currency(tx, results, filters, said=said) if currency is not None else results
+        if currency is None:
+            return results
+        return self._with_currency(tx, results, filters, said=said, waiting=waiting)
 
     def _notes_said(
         self, tx: LedgerTx, checked: LedgerCheck, note_ids: list[str]
-    ) -> tuple[list[Note], dict[str, datetime]]:
-        """The hits' notes and their said-at times: the rows kept since ``checked`` read the same,
-        the others read (and kept)."""
+    ) -> tuple[list[Note], dict[str, datetime], dict[str, search_queries.RetirementWaiting]]:
+        """The hits' notes, their said-at times and their retirements waiting for a reviewer: the
+        rows kept since ``checked`` read the same, the others read (and kept)."""
         rows = self.hit_rows.get(checked, note_ids)
         missing = [i for i in note_ids if i not in rows]
         if missing:
             read = search_queries.note_said_rows(tx, missing)
             self.hit_rows.put(checked, read)
             rows |= read
-        return search_queries.notes_said_of(rows, note_ids)
+        found, said = search_queries.notes_said_of(rows, note_ids)
+        return found, said, search_queries.retirements_waiting_of(rows, note_ids)
 
     def _with_currency(
         self,
@@ -496,10 +514,13 @@ class SearchService:
         filters: _Filters,
         *,
         said: dict[str, datetime] | None = None,
+        waiting: Mapping[str, search_queries.RetirementWaiting] | None = None,
     ) -> list[SearchResult]:
         """Each hit with its validity dates and the time it was said; retired hits (invalid_at
         passed at the searched moment) after every current one, each group in score order.
-        ``said``: raw log times already read (with the notes), by raw log id; the rest are read."""
+        ``said``: raw log times already read (with the notes), by raw log id; the rest are read.
+        ``waiting``: retirements proposed and not yet decided, by note id (searches of the present
+        only: what waits now says nothing of a past moment)."""
         if not hits:
             return hits
         first = {h.note_id: h.note.raw_log_ids[0] for h in hits if h.note.raw_log_ids}
@@ -514,6 +535,7 @@ class SearchService:
                     "invalid_at": h.note.invalid_at,
                     "said_at": said.get(first.get(h.note_id, "")),
                     "retired": h.note.invalid_at is not None and as_utc(h.note.invalid_at) <= moment,
+                    "retirement_waiting": _waiting(waiting, h.note_id) if filters.as_of is None else None,
                 }
             )
             for h in hits
@@ -551,6 +573,20 @@ class SearchService:
                 )
             )
         return out
+
+
+def _waiting(
+    waiting: Mapping[str, search_queries.RetirementWaiting] | None, note_id: str
+) -> RetirementWaiting | None:
+    found = (waiting or {}).get(note_id)
+    if found is None:
+        return None
+    return RetirementWaiting(
+        proposal_id=found.proposal_id,
+        invalid_at=found.invalid_at,
+        reason=found.reason,
+        evidence=found.evidence,
+    )
 
 
 def _check(

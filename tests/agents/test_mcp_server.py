@@ -132,3 +132,34 @@ def test_the_streamable_http_server_serves_the_same_tools(http_mcp: str) -> None
             await exercise(client, "globex")
 
     anyio.run(main)
+
+
+def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: Memory) -> None:
+    """Through the server in memory: a hit whose retirement waits for a reviewer says so, with the
+    newer note's words, beside when it was said; an uncontested hit carries no such key."""
+    from datetime import UTC, datetime
+
+    from tests.factories import LLM, said
+
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
+    p = memory.propose(
+        old.id,
+        "invalid_at",
+        "2026-08-20T00:00:00Z",
+        reason="newer price",
+        evidence="Acme pays $49 per seat from now on",
+        proposer=LLM,
+        raw_log_ids=new.raw_log_ids,
+    )
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
+
+    async def main() -> list[dict[str, Any]]:
+        async with Client(server) as client:
+            return data(await client.call_tool("search", {"query": "price per seat", "scope": "acme"}))
+
+    hits = {h["note_id"]: h for h in anyio.run(main)}
+    assert hits[old.id]["retired"] is False and hits[old.id]["said_at"].startswith("2026-01-10")
+    waiting = hits[old.id]["retirement_waiting"]
+    assert waiting["proposal_id"] == p.id and waiting["evidence"] == "Acme pays $49 per seat from now on"
+    assert "retirement_waiting" not in hits[new.id]

@@ -238,9 +238,21 @@ def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> Non
         "invalid_at",
         "2026-08-20T00:00:00Z",
         reason="newer price",
+        evidence="Acme pays $49 per seat from now on",
         proposer=LLM,
         raw_log_ids=new.raw_log_ids,
     )
+    # before a reviewer decides, the older price still holds, marked as contested
+    code, out, _ = run(memory, capsys, "search", "price per seat", "--scope", "acme")
+    assert code == 0 and "RETIRED" not in out
+    assert (
+        'a newer note says otherwise: "Acme pays $49 per seat from now on"; '
+        f"its retirement waits for review (proposal {p.id})" in flat(out)
+    )
+    code, out, _ = run(memory, capsys, "search", "price per seat", "--scope", "acme", "--json")
+    waiting = {h["note_id"]: h["retirement_waiting"] for h in json.loads(out)}
+    assert waiting[old.id]["proposal_id"] == p.id and waiting[new.id] is None
+
     memory.approve(p.id, reviewer=signed_in(memory, "alice"), comment="the renewal changed it")
     code, out, _ = run(memory, capsys, "facts", "--scope", "acme")
     assert code == 0 and "$49 per seat" in out and "$42" not in out

@@ -9,8 +9,8 @@ from amem.ledger.index_queries import LedgerCheck, StoredPosition
 from amem.services.hit_cache import HitRows
 
 
-def check(head: int = 10, erasures: int = 0, instance: str = "i1") -> LedgerCheck:
-    return LedgerCheck(StoredPosition(head, instance, "model", "ledger"), head, erasures)
+def check(head: int = 10, erasures: int = 0, instance: str = "i1", events: int = 30) -> LedgerCheck:
+    return LedgerCheck(StoredPosition(head, instance, "model", "ledger"), head, erasures, events)
 
 
 def row(text: str = "note") -> SimpleNamespace:
@@ -23,7 +23,8 @@ def test_rows_are_given_back_only_while_the_ledger_reads_the_same() -> None:
     a = row("Acme pays $42")
     rows.put(check(), {"a": a})
     assert rows.get(check(), ["a", "b"]) == {"a": a}
-    for other in (check(head=11), check(erasures=1), check(instance="i2")):
+    # a proposal or a decision (events) moves what a hit's pending retirement says
+    for other in (check(head=11), check(erasures=1), check(instance="i2"), check(events=31)):
         assert rows.get(other, ["a"]) == {}  # and dropped
         assert rows.get(check(), ["a"]) == {}
         rows.put(check(), {"a": a})

@@ -122,3 +122,36 @@ def test_three_prices_through_the_pipeline_and_the_review_queue(memory: Memory) 
     everything = memory.search(QUESTION, k=3, scope="acme", include_retired=True)
     assert everything[0].note_id == ids[2] and not everything[0].retired
     assert {h.note_id for h in everything[1:]} == {ids[0], ids[1]} and all(h.retired for h in everything[1:])
+
+
+def test_before_a_reviewer_decides_a_contested_price_says_so_and_a_rejection_clears_it(
+    memory: Memory,
+) -> None:
+    """The default policy holds invalid_at for review, so until a person decides every price still
+    holds; the agent is told which hits a newer note contradicts, with its words, and the marker
+    goes when the retirement is rejected, even in a process that kept the hits' rows."""
+    first = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
+    second = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
+    waiting = memory.propose(
+        first.id,
+        "invalid_at",
+        "2026-04-02T00:00:00Z",
+        reason="a newer price",
+        evidence="Acme now pays $55 per seat after the uplift",
+        proposer=LLM,
+        raw_log_ids=second.raw_log_ids,
+    )
+    hits = {h.note_id: h for h in memory.search(QUESTION, k=5, scope="acme")}
+    assert set(hits) >= {first.id, second.id}
+    contested = hits[first.id].retirement_waiting
+    assert contested is not None and contested.proposal_id == waiting.id
+    assert contested.invalid_at == datetime(2026, 4, 2, tzinfo=UTC)
+    assert contested.evidence == "Acme now pays $55 per seat after the uplift"
+    assert hits[first.id].retired is False and hits[second.id].retirement_waiting is None
+    # a search of a past moment says nothing of what waits now
+    past = memory.search(QUESTION, k=5, scope="acme", as_of="2026-05-01T00:00:00Z")
+    assert all(h.retirement_waiting is None for h in past)
+
+    memory.reject(waiting.id, reviewer=signed_in(memory, "alice"), comment="the uplift was never signed")
+    again = {h.note_id: h for h in memory.search(QUESTION, k=5, scope="acme")}
+    assert again[first.id].retirement_waiting is None and not again[first.id].retired
