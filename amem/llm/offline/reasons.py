@@ -143,13 +143,14 @@ _ROLE_VERB_BEFORE = re.compile(
 )
 #: Connectives after which the reason follows, tried in text order after the decision.
 _AFTER = re.compile(
-    r"\b(?P<conn>because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
+    r"\b(?P<conn>(?:mainly|mostly|largely|primarily|chiefly|partly|purely|simply) (?:for|because of|because|"
+    r"due to)|because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
     r"thanks to|in light of|on the grounds that|on account of|in view of|seeing that|now that)\s+|"
     # (a dash between two dates or figures is a range: "Jan 1, 2027 - Dec 31, 2028")
     r"(?P<colon>:|(?<![\d)])\s[—–]|(?<![\d)])\s-)\s+|"
     # a comma splice: a pronoun and its state right after the decision ("decided yes, it's just
     # confusing people", "keeping 2 of the 6, they were our two best drivers")
-    r"(?P<splice>,)\s+(?=(?:it|they|he|she|there)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
+    r"(?P<splice>[,;])\s+(?=(?:it|they|he|she|there)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
     r"aren't|wasn't|weren't|can't|won't|don't|doesn't|didn't)\b))",
     re.IGNORECASE,
 )
@@ -189,7 +190,7 @@ _WHY_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _REASON_SENTENCE = re.compile(
-    r"^\W*(?:reason|cause|why|the reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?(?: that)?|"
+    r"^\W*(?:(?:the )?reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?(?: that)?|cause|why|"
     r"that'?s because|this is because|it'?s because|because(?: of)?|"
     r"justification|rationale|(?:her|his|their|our|my|[A-Z][\w]*'s) (?:words|reason|"
     r"reasoning|explanation|math|logic|thinking|rationale|justification)|"
@@ -303,6 +304,12 @@ def _clause_end(text: str, start: int) -> int:
     return match.start() if match else len(text)
 
 
+#: A verdict without a subject after a colon: "cancelled: too expensive for their stage".
+_TOO_MUCH = re.compile(
+    r"(?:just |simply |far |way |much |still )?too (?!many\b|much\b|late\b|early\b)\w+\b", re.I
+)
+
+
 def _connected(
     sentence: Sentence, offset: int, *, decision: bool = True, causal: bool = True
 ) -> Reason | None:
@@ -325,6 +332,7 @@ def _connected(
             and decision
             and match.group("colon").strip() == ":"
             and re.fullmatch(r"\s*(?:(?:with|between)\s+(?:[\w'-]+\s*){1,4})?", text[offset : match.start()])
+            and not _TOO_MUCH.match(rest)
         ):
             # "Agreed: Kofi runs the demo", "Decided with Helen: ...": the colon opens the content
             # (a dash does not: "going ahead with the pilot — their team can't keep up" says why)
@@ -332,7 +340,12 @@ def _connected(
         if not causal and not conn.startswith("so"):
             continue
         if match.group("colon") is not None and (
-            not (_SUBJECT_START.match(rest) or _NOUN_SUBJECT.match(rest) or _FIGURE_SUBJECT.match(rest))
+            not (
+                _SUBJECT_START.match(rest)
+                or _NOUN_SUBJECT.match(rest)
+                or _FIGURE_SUBJECT.match(rest)
+                or _TOO_MUCH.match(rest)
+            )
             or decided(rest) is not None
             or _COLON_STATES.match(rest)
         ):
@@ -341,7 +354,8 @@ def _connected(
             continue  # "agreed: Enterprise plan, $52/seat/month, 1-year term": the terms, not why
         if conn == "after" and re.match(r"all\b", rest, re.IGNORECASE):
             continue  # "after all": an idiom, not a time or a cause
-        if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest):
+        verdict = conn == ":" and _TOO_MUCH.match(rest) is not None  # "cancelled: too expensive"
+        if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest) and not verdict:
             continue
         if (
             conn == "as"

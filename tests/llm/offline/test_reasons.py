@@ -146,6 +146,18 @@ def test_no_rationale_for_a_wish_a_plan_a_question_or_an_elaboration(text: str) 
             "We postponed the training to May. The venue is free then, so we keep the budget.",
             None,
         ),
+        # "mainly for", a semicolon splice, "Reason being", a verdict after a bare colon
+        (
+            "They chose us over Competitor X mainly for the Salesforce integration.",
+            "the Salesforce integration",
+        ),
+        ("Hooli declined the upsell; they're consolidating vendors.", "they're consolidating vendors"),
+        ("Renewal signed for 3 years. Reason being the price lock.", "the price lock"),
+        (
+            "Pied Piper cancelled: too expensive for their current stage.",
+            "too expensive for their current stage",
+        ),
+        ("Agreed: too many open questions go to the steering group.", None),  # the content, not why
     ],
 )
 def test_reasons_worded_many_ways(text: str, expected: str | None) -> None:
