@@ -343,6 +343,7 @@ _NOTES_SAID = (
         _WAITING.c.new_value.label("waiting_invalid_at"),
         _WAITING.c.reason.label("waiting_reason"),
         _WAITING.c.evidence.label("waiting_evidence"),
+        _WAITING.c.seq.label("waiting_seq"),
     )
     .select_from(
         notes.outerjoin(raw_logs, raw_logs.c.id == notes.c.raw_log_ids[0].as_string()).outerjoin(
@@ -355,7 +356,6 @@ _NOTES_SAID = (
         )
     )
     .where(notes.c.id.in_(sa.bindparam("ids", expanding=True)))
-    .order_by(_WAITING.c.seq)  # several waiting: the newest is the row kept for its note
 )
 _SAID_AT = sa.select(raw_logs.c.id, raw_logs.c.occurred_at).where(
     raw_logs.c.id.in_(sa.bindparam("ids", expanding=True))
@@ -380,7 +380,12 @@ def note_said_rows(tx: LedgerTx, note_ids: Sequence[str]) -> dict[str, sa.Row[An
     """``notes_said``'s rows, by note id (immutable: a search may keep them while nothing changed)."""
     if not note_ids:
         return {}
-    return {r.id: r for r in tx.conn.execute(_NOTES_SAID, {"ids": list(note_ids)})}
+    out: dict[str, sa.Row[Any]] = {}
+    for r in tx.conn.execute(_NOTES_SAID, {"ids": list(note_ids)}):
+        kept = out.get(r.id)  # several retirements waiting: the newest is the row kept
+        if kept is None or (r.waiting_seq or 0) > (kept.waiting_seq or 0):
+            out[r.id] = r
+    return out
 
 
 def notes_said_of(
