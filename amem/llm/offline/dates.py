@@ -8,10 +8,8 @@ day; "the end of next month / quarter / year" the last day of that period. Recur
 term") are not dates. A clause without a tense takes the nearer of the two
 candidates. Only these forms count, so words such as "may", "now" or "this year" are never dates.
 A numeric day without its year counts after its weekday ("deployed Monday 10/5"), read as
-month/day or day/month, whichever falls on that weekday. A day of the month without its month
-counts after a preposition or its weekday ("went live on the 1st", "from Monday the 7th"): that
-day in this month or a neighbouring one, as the tense says. Dates joined by "or" are options
-offered, not a fact's date.
+month/day or day/month, whichever falls on that weekday. Dates joined by "or" are options offered,
+not a fact's date.
 """
 
 from __future__ import annotations
@@ -79,16 +77,6 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "next_last",
             rf"\b(?P<rel>last|next|this coming|coming|this past|past)\s+(?P<unit>{_WEEKDAY}|month)\b",
-        ),
-        # a day of the month without the month ("went live on the 1st", "from Monday the 17th"):
-        # after a preposition or the weekday it falls on, and not naming something else ("the 3rd
-        # business day", "the 2nd floor")
-        (
-            "month_ordinal",
-            rf"(?:\b(?P<rel>on|by|from|until|till|before|starting|since|after)\s+|"
-            rf"\b(?P<wd>{_WEEKDAY}),?\s+)the\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)\b"
-            r"(?!\s+(?:of\b|[a-z]+(?<!\bat)(?<!\bwith)(?<!\band)(?<!\bor)(?<!\bto)(?<!\bfor)(?<!\bin)"
-            r"(?<!\bas)(?<!\bso)(?<!\bbut)(?<!\bwhen)(?<!\bif)(?<!\bvia)(?<!\busing)\b))",
         ),
         (
             "weekday",
@@ -836,31 +824,6 @@ def _pick_year(make: callable, today: date, tense: Tense) -> date | None:  # typ
     return min(candidates, key=lambda d: (abs((d - today).days), d < today))
 
 
-def _day_of_month(day: int, today: date, tense: Tense, rel: str | None, weekday: str | None) -> date | None:
-    """That day in this month or a neighbouring one: the one on the named weekday, else as the
-    cue or the tense says ("from the 18th" ahead, "since the 1st" back), else the nearer."""
-    first = today.replace(day=1)
-    candidates = [
-        d
-        for months in (-1, 0, 1)
-        if (d := _valid_day((m := _add_months(first, months)).year, m.month, day)) is not None
-    ]
-    if weekday:
-        candidates = [d for d in candidates if d.weekday() == WEEKDAYS.index(weekday.lower())]
-    cue = (rel or "").lower()
-    if cue in {"by", "from", "until", "till", "before", "starting"}:
-        tense = "future"
-    elif cue in {"since", "after"}:
-        tense = "past" if tense != "future" else tense
-    if tense == "future":
-        later = [d for d in candidates if d >= today]
-        return min(later) if later else None
-    if tense == "past":
-        earlier = [d for d in candidates if d <= today]
-        return max(earlier) if earlier else None
-    return min(candidates, key=lambda d: (abs((d - today).days), d < today), default=None)
-
-
 def _valid_day(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
@@ -931,8 +894,6 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             if g.get("year"):
                 return quarter(int(g["year"]))
             return _pick_year(quarter, today, tense or "future")
-        if name == "month_ordinal":
-            return _day_of_month(int(g["day"]), today, tense, g.get("rel"), g.get("wd"))
         if name == "next_last":
             rel, unit = g["rel"].lower(), g["unit"].lower()
             forward = rel in {"next", "coming", "this coming"}
