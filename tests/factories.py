@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from amem.domain.hashing import sha256_text
-from amem.domain.models import Actor, Note, Proposer, RawLog, new_id, utcnow
+from amem.domain.models import Actor, Note, Proposal, Proposer, RawLog, new_id, utcnow
 from amem.memory import Memory
 from amem.services.authentication import AuthenticatedReviewer
 
@@ -49,3 +49,17 @@ def signed_in(mem: Memory, name: str) -> AuthenticatedReviewer:
     """``name`` signed in as the console signs reviewers in, for tests that are not about how
     reviewers authenticate (tests/services/test_authentication.py is)."""
     return mem.authentication.signed_in(name, method="test")
+
+
+def contradict(mem: Memory, old: Note, new: Note, when: str, *, reason: str = "a newer fact") -> Proposal:
+    """The analyst's retirement of ``old`` by the newer ``new`` (its content the evidence), routed by
+    the policy: held for review under the repository's policy."""
+    return mem.propose(
+        old.id,
+        "invalid_at",
+        when,
+        reason=reason,
+        evidence=new.content,
+        proposer=LLM,
+        raw_log_ids=new.raw_log_ids,
+    )

@@ -139,19 +139,11 @@ def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: M
     newer note's words, beside when it was said; an uncontested hit carries no such key."""
     from datetime import UTC, datetime
 
-    from tests.factories import LLM, said
+    from tests.factories import contradict, said
 
     old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
     new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
-    p = memory.propose(
-        old.id,
-        "invalid_at",
-        "2026-08-20T00:00:00Z",
-        reason="newer price",
-        evidence="Acme pays $49 per seat from now on",
-        proposer=LLM,
-        raw_log_ids=new.raw_log_ids,
-    )
+    p = contradict(memory, old, new, "2026-08-20T00:00:00Z")
     server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
 
     async def main() -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from amem.domain.models import ProposalStatus
 from amem.memory import Memory
 from amem.services.review import value_words
 from tests.conftest import REVIEWER_PASSWORDS
-from tests.factories import LLM, said, signed_in
+from tests.factories import LLM, contradict, said, signed_in
 
 LONG_REASON = (
     "The customer's procurement lead said on the call that the renewal depends on single sign-on "
@@ -233,15 +233,7 @@ def test_import_says_how_many_items_wait_and_how_to_see_them(memory: Memory, cap
 def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> None:
     old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
     new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
-    p = memory.propose(
-        old.id,
-        "invalid_at",
-        "2026-08-20T00:00:00Z",
-        reason="newer price",
-        evidence="Acme pays $49 per seat from now on",
-        proposer=LLM,
-        raw_log_ids=new.raw_log_ids,
-    )
+    p = contradict(memory, old, new, "2026-08-20T00:00:00Z")
     # before a reviewer decides, the older price still holds, marked as contested
     code, out, _ = run(memory, capsys, "search", "price per seat", "--scope", "acme")
     assert code == 0 and "RETIRED" not in out

@@ -9,7 +9,7 @@ import pytest
 
 from amem.domain.models import Note
 from amem.memory import Memory
-from tests.factories import LLM, said, signed_in
+from tests.factories import LLM, contradict, said, signed_in
 
 QUESTION = "how much does Acme pay per seat?"
 
@@ -132,15 +132,7 @@ def test_before_a_reviewer_decides_a_contested_price_says_so_and_a_rejection_cle
     goes when the retirement is rejected, even in a process that kept the hits' rows."""
     first = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
     second = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
-    waiting = memory.propose(
-        first.id,
-        "invalid_at",
-        "2026-04-02T00:00:00Z",
-        reason="a newer price",
-        evidence="Acme now pays $55 per seat after the uplift",
-        proposer=LLM,
-        raw_log_ids=second.raw_log_ids,
-    )
+    waiting = contradict(memory, first, second, "2026-04-02T00:00:00Z")
     hits = {h.note_id: h for h in memory.search(QUESTION, k=5, scope="acme")}
     assert set(hits) >= {first.id, second.id}
     contested = hits[first.id].retirement_waiting
