@@ -33,7 +33,7 @@ from amem.domain.models import (
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.domain.text import check_text
-from amem.domain.values import current_value, normalize, with_value
+from amem.domain.values import current_value, normalize, parse_datetime, with_value
 from amem.errors import (
     FrozenAttributeError,
     InvalidInputError,
@@ -42,7 +42,7 @@ from amem.errors import (
     PolicyMismatchError,
     ProposalStateError,
 )
-from amem.ledger.store import Ledger, LedgerTx
+from amem.ledger.store import Ledger, LedgerTx, ProposalFilter
 from amem.policy import Mode, Policy, fingerprint
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 from amem.services.integrity import VerifyResult, verify_ledger
@@ -259,6 +259,20 @@ class Governance:
                     Mode.REVIEW: ProposalStatus.PENDING,
                     Mode.FROZEN: ProposalStatus.REJECTED,
                 }[routing.mode]
+                comment = (
+                    f"refused by policy: {d.attribute} is frozen" if status.value == "rejected" else None
+                )
+                earlier = (
+                    _earlier_retirement(tx, note.id, new)
+                    if d.attribute == "invalid_at" and status == ProposalStatus.PENDING
+                    else None
+                )
+                if earlier is not None:
+                    # The note stopped holding when the first newer fact came: a later contradiction
+                    # would move its end later and rewrite what held in between. It is recorded, and
+                    # the earlier retirement stays the one a reviewer decides.
+                    status = ProposalStatus.SUPERSEDED
+                    comment = f"an earlier retirement of this note waits for review ({earlier})"
                 proposal = Proposal(
                     id=new_id("p"),
                     note_id=note.id,
@@ -275,10 +289,10 @@ class Governance:
                     status=status,
                     created_at=now,
                     revert_of=revert_of,
-                    review_comment=f"refused by policy: {d.attribute} is frozen"
-                    if status.value == "rejected"
+                    review_comment=comment,
+                    reviewed_at=now
+                    if status in (ProposalStatus.REJECTED, ProposalStatus.SUPERSEDED)
                     else None,
-                    reviewed_at=now if status == ProposalStatus.REJECTED else None,
                     policy_sha256=self.policy_fingerprint,
                 )
                 tx.insert_proposals([proposal])
@@ -643,3 +657,18 @@ def _each(proposal_ids: Sequence[str], decide: Callable[[str], Proposal]) -> Dec
 
 def _join(a: str | None, b: str) -> str:
     return f"{a.strip()} ({b})" if a and a.strip() else b
+
+
+def _earlier_retirement(tx: LedgerTx, note_id: str, invalid_at: Any) -> str | None:
+    """A pending retirement of the note that ends it no later than ``invalid_at`` (its id), if any."""
+    if invalid_at is None:
+        return None
+    end = as_utc(parse_datetime(invalid_at, what="invalid_at"))
+    pending = tx.list_proposals(
+        ProposalFilter(status=[ProposalStatus.PENDING.value], attribute="invalid_at", note_id=note_id),
+        limit=20,
+    )
+    for p in pending:
+        if p.new_value is not None and as_utc(parse_datetime(p.new_value, what="invalid_at")) <= end:
+            return p.id
+    return None

@@ -153,6 +153,33 @@ def test_new_proposal_supersedes_older_pending_one(memory: Memory) -> None:
     assert [p.id for p in memory.pending()] == [second.id]
 
 
+def test_a_later_contradiction_leaves_the_earlier_pending_retirement_standing(memory: Memory) -> None:
+    """A note stopped holding when the first newer fact came ($42, then $55 in April, then $49 in
+    August): the August contradiction is recorded, but does not move the end the reviewer decides
+    to August, which would rewrite what held in between. An earlier end still replaces a later one
+    (an import of older history after newer)."""
+    from datetime import UTC, datetime
+
+    from tests.factories import contradict, said
+
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    april = said(memory, "Acme now pays $55 per seat", at=datetime(2026, 4, 2, tzinfo=UTC))
+    august = said(memory, "Acme pays $49 per seat after renewal", at=datetime(2026, 8, 20, tzinfo=UTC))
+    first = contradict(memory, old, april, "2026-04-02T00:00:00Z")
+    later = contradict(memory, old, august, "2026-08-20T00:00:00Z")
+    assert later.status == ProposalStatus.SUPERSEDED and first.id in (later.review_comment or "")
+    assert memory.proposal(first.id).status == ProposalStatus.PENDING
+    assert [p.id for p in memory.pending(note_id=old.id)] == [first.id]
+
+    march = said(memory, "Acme moved off $42 in March", at=datetime(2026, 3, 1, tzinfo=UTC))
+    earliest = contradict(memory, old, march, "2026-03-01T00:00:00Z")
+    assert earliest.status == ProposalStatus.PENDING
+    assert memory.proposal(first.id).status == ProposalStatus.SUPERSEDED
+    memory.approve(earliest.id, reviewer=signed_in(memory, "alice"))
+    assert memory.read(old.id).invalid_at == datetime(2026, 3, 1, tzinfo=UTC)
+    assert memory.verify().ok
+
+
 # -- who may decide -----------------------------------------------------------------------------
 
 
