@@ -78,7 +78,11 @@ def _note_list(mem: Memory) -> None:
             st.error(md_escape(f"Search failed: {exc}"))
             return
         found = [r.note for r in results]
-        status = {r.note_id: "retired" if r.retired else "current" for r in results}
+        # contested: a newer note says otherwise and its retirement waits for a reviewer
+        status = {
+            r.note_id: "retired" if r.retired else "contested" if r.retirement_waiting else "current"
+            for r in results
+        }
         total = len(found)
     else:
         include_deleted = st.checkbox("Include deleted notes", key="explorer_deleted")

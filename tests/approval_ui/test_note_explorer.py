@@ -96,3 +96,19 @@ def test_semantic_search_ranks_notes_by_meaning(mem: Memory) -> None:
     at.text_input(key="explorer_text").input("SSO login").run()
     assert not at.exception
     assert _frames(at)[0]["content"].iloc[0] == "Acme wants single sign-on via Okta"
+
+
+def test_semantic_search_marks_a_fact_a_newer_one_contests_before_anyone_decides(mem: Memory) -> None:
+    from datetime import UTC, datetime
+
+    from tests.factories import contradict, said
+
+    old = said(mem, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    new = said(mem, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
+    contradict(mem, old, new, "2026-08-20T00:00:00Z")
+    at = open_console("alice", "explorer")
+    at.toggle(key="explorer_semantic").set_value(True)
+    at.text_input(key="explorer_text").input("price per seat").run()
+    assert not at.exception
+    listed = _frames(at)[0].set_index("note")
+    assert listed.loc[old.id, "status"] == "contested" and listed.loc[new.id, "status"] == "current"
