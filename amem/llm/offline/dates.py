@@ -412,16 +412,30 @@ _DELIVERY = re.compile(
 )
 
 
+#: An errand asked for ("Please send the quote by Friday", "Kindly confirm by the 15th").
+_REQUESTED_ERRAND = re.compile(rf"\b(?:please|pls|plz|kindly)\s+(?:{_ERRANDS})\b", re.IGNORECASE)
+
+
 def _in_errand(text: str, mention: DateMention) -> bool:
     """Whether the date sits in a next step: a sentence introduced by a step label, or a clause
     that assigns someone an errand (send, schedule, confirm ...). Such a date says when the errand
     is due; the input's main fact is elsewhere, so it is not that fact's date."""
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
     before = text[start : mention.start]
-    moved = re.search(r"\b(?:mov|push|postpon|delay|shift|chang)\w*", before, re.IGNORECASE)
+    # a move, or a change of plan or system ("upgraded to Enterprise yesterday"), not a delivery
+    moved = re.search(
+        r"\b(?:mov|push|postpon|delay|shift|chang|upgrad|downgrad|switch|migrat|convert)\w*",
+        before,
+        re.IGNORECASE,
+    )
     if _DELIVERY.match(before) and not moved:
         return True
-    return bool(_STEP_LABEL.search(before) or _ERRAND_CLAUSE.search(before) or _PRESENT_ERRAND.match(before))
+    return bool(
+        _STEP_LABEL.search(before)
+        or _ERRAND_CLAUSE.search(before)
+        or _PRESENT_ERRAND.match(before)
+        or _REQUESTED_ERRAND.search(before)
+    )
 
 
 #: A line of a message's header or a quoted reply's: the date it dates is the message's.
@@ -748,6 +762,14 @@ def _relocation(match: re.Match[str]) -> str:
     return "relocated into " if match.group(0).lower().startswith("moved") else "relocates into "
 
 
+#: Right before a date: what was arranged for it ("confirmed for", "set for", "locked in for").
+_ARRANGED_FOR = re.compile(
+    r"\b(?:confirmed|set|fixed|agreed|locked(?: in)?|arranged|lined up|slotted(?: in)?|penciled(?: in)?|"
+    r"pencilled(?: in)?|reserved)\s+for\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+
+
 def _tense(text: str, start: int, end: int) -> Tense:
     """Future or past, from the words of the date's own clause (None when it says neither)."""
     left = text[:start]
@@ -770,6 +792,8 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return None  # "the go-live is July 13": a date the plan has now, the nearest such day
     if re.search(r"\bnow\s+[a-z]{3,}s\s+(?:(?:for|on|as)\s+)?$", text[max(0, start - 30) : start], re.I):
         return None  # "refreshed, the board now shows Aug 12": what it says now, the nearest such day
+    if _ARRANGED_FOR.search(text[max(0, start - 40) : start]):
+        return "future"  # "renewal confirmed for January 1": an arrangement names a day ahead
     if _DECIDED_ACTION.search(text[clause_start:start]):
         return "future"  # "approved adding the module in Q1": the action decided lies ahead
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):

@@ -693,3 +693,23 @@ def test_the_end_of_a_near_period_resolves_near_the_raw_log(text: str, at: datet
 )
 def test_an_ordinal_naming_something_else_is_no_date(text: str) -> None:
     assert mentions(text, OCT_5) == []
+
+
+WED_OCT_14 = datetime(2026, 10, 14, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # what was arranged for a day names a day ahead, whatever tense the arranging verb has
+        ("Renewal confirmed for January 1. I'll send the invoice on Friday.", date(2027, 1, 1)),
+        ("The cutover is locked in for March 2.", date(2027, 3, 2)),
+        # a change of plan "to <a name>" is no delivery to a person
+        ("They upgraded to Enterprise yesterday.", date(2026, 10, 13)),
+        # an errand asked for is due then; the note's fact is elsewhere
+        ("Please send the quote by Friday.", None),
+        ("Kindly confirm the seat count by October 20.", None),
+    ],
+)
+def test_arranged_days_changes_of_plan_and_requested_errands(text: str, expected: date | None) -> None:
+    assert _day(text, WED_OCT_14) == expected
