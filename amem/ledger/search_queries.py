@@ -425,6 +425,33 @@ def retirements_waiting_of(
     return out
 
 
+_WAITING_OF = sa.select(
+    proposals.c.note_id,
+    proposals.c.id.label("waiting_id"),
+    proposals.c.new_value.label("waiting_invalid_at"),
+    proposals.c.reason.label("waiting_reason"),
+    proposals.c.evidence.label("waiting_evidence"),
+    proposals.c.seq.label("waiting_seq"),
+).where(
+    proposals.c.note_id.in_(sa.bindparam("ids", expanding=True)),
+    proposals.c.attribute == "invalid_at",
+    proposals.c.status == "pending",
+)
+
+
+def retirements_waiting(tx: LedgerTx, note_ids: Sequence[str]) -> dict[str, RetirementWaiting]:
+    """The pending retirements of these notes (the newest of each), read on their own: for notes
+    found otherwise than as a search's hits (the notes an agentic search brings in by links)."""
+    if not note_ids:
+        return {}
+    rows: dict[str, sa.Row[Any]] = {}
+    for r in tx.conn.execute(_WAITING_OF, {"ids": list(note_ids)}):
+        kept = rows.get(r.note_id)
+        if kept is None or r.waiting_seq > kept.waiting_seq:
+            rows[r.note_id] = r
+    return retirements_waiting_of(rows, list(rows))
+
+
 def said_at(tx: LedgerTx, raw_log_ids: Sequence[str]) -> dict[str, datetime]:
     """When each raw log was said (its occurred_at), by id, reading only those two columns."""
     if not raw_log_ids:

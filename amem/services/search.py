@@ -315,7 +315,13 @@ class SearchService:
         with self._searched(query, k, filters) as (tx, hits):
             if not hits:
                 return hits
-            return hits + self._with_currency(tx, self._linked(tx, hits, filters), filters)
+            linked = self._linked(tx, hits, filters)
+            waiting = (
+                search_queries.retirements_waiting(tx, [h.note_id for h in linked])
+                if linked and filters.as_of is None
+                else {}
+            )
+            return hits + self._with_currency(tx, linked, filters, waiting=waiting)
 
     # -- internals -------------------------------------------------------------------------------
 

@@ -147,3 +147,21 @@ def test_before_a_reviewer_decides_a_contested_price_says_so_and_a_rejection_cle
     memory.reject(waiting.id, reviewer=signed_in(memory, "alice"), comment="the uplift was never signed")
     again = {h.note_id: h for h in memory.search(QUESTION, k=5, scope="acme")}
     assert again[first.id].retirement_waiting is None and not again[first.id].retired
+
+
+def test_a_contested_note_an_agentic_search_brings_in_by_a_link_says_so_too(memory: Memory) -> None:
+    old = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
+    new = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
+    call = said(memory, "Renewal call with Acme's CFO about the budget", at=datetime(2026, 5, 1, tzinfo=UTC))
+    memory.propose(
+        call.id, "links", [{"note_id": old.id, "reason": "the price discussed"}], reason="r", proposer=LLM
+    )
+    waiting = contradict(memory, old, new, "2026-04-02T00:00:00Z")
+    found = memory.search_agentic("renewal call with the CFO", k=1, scope="acme")
+    assert found[0].note_id == call.id and found[0].retirement_waiting is None
+    linked = {h.note_id: h for h in found[1:]}
+    assert linked[old.id].linked_from == call.id
+    assert (
+        linked[old.id].retirement_waiting is not None
+        and linked[old.id].retirement_waiting.proposal_id == waiting.id
+    )
