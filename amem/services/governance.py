@@ -18,6 +18,7 @@ from amem.domain.hashing import change_hash
 from amem.domain.identity import same_identity
 from amem.domain.models import (
     Actor,
+    ActorKind,
     Change,
     ChangeKind,
     Note,
@@ -262,9 +263,13 @@ class Governance:
                 comment = (
                     f"refused by policy: {d.attribute} is frozen" if status.value == "rejected" else None
                 )
+                # (a model's contradiction only: a person's edit or a revert says what they mean)
                 earlier = (
                     _earlier_retirement(tx, note.id, new)
-                    if d.attribute == "invalid_at" and status == ProposalStatus.PENDING
+                    if d.attribute == "invalid_at"
+                    and status == ProposalStatus.PENDING
+                    and d.proposer.kind == ActorKind.LLM
+                    and revert_of is None
                     else None
                 )
                 if earlier is not None:

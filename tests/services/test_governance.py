@@ -177,6 +177,15 @@ def test_a_later_contradiction_leaves_the_earlier_pending_retirement_standing(me
     assert memory.proposal(first.id).status == ProposalStatus.SUPERSEDED
     memory.approve(earliest.id, reviewer=signed_in(memory, "alice"))
     assert memory.read(old.id).invalid_at == datetime(2026, 3, 1, tzinfo=UTC)
+
+    # a person who says when it ended is taken at their word: their proposal supersedes as before
+    other = said(memory, "Acme pays $30 per seat for support", at=datetime(2026, 1, 10, tzinfo=UTC))
+    analyst = contradict(memory, other, april, "2026-04-02T00:00:00Z")
+    person = memory.propose(
+        other.id, "invalid_at", "2026-06-30T00:00:00Z", reason="ended then", proposer="bob"
+    )
+    assert person.status == ProposalStatus.PENDING
+    assert memory.proposal(analyst.id).status == ProposalStatus.SUPERSEDED
     assert memory.verify().ok
 
 
