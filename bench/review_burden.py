@@ -17,6 +17,7 @@ part and the held-out part are printed apart; the targets are the issue's, for t
     python bench/review_burden.py --database-url postgresql+psycopg://postgres@127.0.0.1:5432/bench
     python bench/review_burden.py --json > out.json; python bench/review_burden.py --baseline out.json
     python bench/review_burden.py --llm openai/gpt-4o-mini   # the litellm analyst on the same labels
+    python bench/review_burden.py --samples my-history --explain  # your own labelled accounts
 
 ``--part tuned`` ingests and scores only the tuned accounts (the held-out inputs never go through
 the analyst, and no held-out figure is printed): what anyone tuning the analyst runs. ``--part
@@ -73,6 +74,7 @@ def run(
     second_labels: bool = False,
     score_only: set[str] | None = None,
     batch_size: int | None = None,
+    root: Path | None = None,
 ) -> tuple[dict[str, PartScore], dict[str, dict[str, PartScore]], dict[str, Any], list[str]]:
     """Ingest the inputs of ``parts`` (of ``accounts``, when given) into a fresh store and score
     each part, as a whole and account by account. ``llm``: the analyst, "offline" or any litellm
@@ -80,16 +82,17 @@ def run(
     the second annotator's labels (``amem/samples/labels_b``) where they exist, the first's elsewhere.
     ``score_only``: score only these accounts, of everything ingested (a group of accounts as
     they read beside the others: where the batches fall moves a scope's figures). ``batch_size``:
-    add_notes' batch (default: its own)."""
-    labels = load_labels()
+    add_notes' batch (default: its own). ``root``: a folder laid out as ``amem/samples`` (history/,
+    labels/, LABELS.md's conventions) to ingest and score instead of the shipped sample."""
+    labels = load_labels(root=root)
     if second_labels:
-        labels |= load_second_labels()
+        labels |= load_second_labels(root)
     chosen = {
         sid
         for sid, label in labels.items()
         if label.part in parts and (accounts is None or label.account in accounts)
     }
-    inputs = [line for line in load_inputs() if line["metadata"]["sample_id"] in chosen]
+    inputs = [line for line in load_inputs(root=root) if line["metadata"]["sample_id"] in chosen]
     with Memory(home, llm=llm, database_url=database_url, policy=policy) as memory:
         started = time.perf_counter()
         batching = {} if batch_size is None else {"batch_size": batch_size}
@@ -194,6 +197,13 @@ def main() -> None:
         help="score against the first annotator's labels (default) or the second's (amem/samples/labels_b, "
         "see bench/label_agreement.py)",
     )
+    parser.add_argument(
+        "--samples",
+        type=Path,
+        default=None,
+        help="a folder laid out as amem/samples (history/<account>.jsonl, labels/<account>.jsonl, "
+        "LABELS.md's conventions): ingest and score its accounts instead of the shipped sample",
+    )
     args = parser.parse_args()
     if args.explain and args.part == "heldout":
         parser.error("--explain lists misses of the tuned part only")
@@ -212,6 +222,7 @@ def main() -> None:
         args.labels == "second",
         score_only,
         args.batch_size,
+        args.samples,
     )
     if args.json:
         out: dict[str, Any] = dict(info)
@@ -232,7 +243,7 @@ def main() -> None:
         if not scores[part].inputs:
             print("no inputs in this part")
             continue
-        whole = accounts is None and score_only is None
+        whole = accounts is None and score_only is None and args.samples is None
         print(markdown_table(scores[part], baseline=baseline.get(part) if whole else None))
         print(f"\n### {title}: account by account\n")
         print(columns_table({part: scores[part], **per_account[part]}))

@@ -99,3 +99,54 @@ def test_a_group_is_scored_as_it_reads_beside_the_accounts_ingested_with_it(
     assert group.inputs == sum(label.account in {"globex", "soylent"} for label in labels.values())
     assert group.items == sum(s.items for s in per_account["tuned"].values())
     assert group.backed_items == sum(s.backed_items for s in per_account["tuned"].values())
+
+
+def test_a_team_scores_its_own_labelled_accounts_instead_of_the_sample(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    """``--samples DIR``: a folder in the sample's layout is ingested and scored, and nothing of the
+    shipped sample is."""
+    inputs = [
+        ("Acme signed the order form for 50 seats today.", "2026-03-02T10:00:00Z", "contract", None),
+        ("Thanks, got it!", "2026-03-03T10:00:00Z", None, None),
+        (
+            "Acme renewed for two years because the EU region removed their data-residency blocker.",
+            "2026-04-01T10:00:00Z",
+            "renewal",
+            "the EU region removed their data-residency blocker",
+        ),
+    ]
+    (tmp_path / "mine" / "history").mkdir(parents=True)
+    (tmp_path / "mine" / "labels").mkdir()
+    history, labels = [], []
+    for n, (content, at, category, reason) in enumerate(inputs, start=1):
+        sid = f"acme-{n:03d}"
+        history.append(
+            {
+                "content": content,
+                "scope": "acme",
+                "at": at,
+                "metadata": {"sample_id": sid, "source": "crm-agent", "author": "a test"},
+            }
+        )
+        labels.append(
+            {
+                "sample_id": sid,
+                "part": "tuned",
+                "category": category,
+                "decision": reason is not None,
+                "reason": reason,
+                "valid_at": at[:10] if n == 1 else None,
+            }
+        )
+    for folder, rows in (("history", history), ("labels", labels)):
+        text = "".join(json.dumps(row) + "\n" for row in rows)
+        (tmp_path / "mine" / folder / "acme.jsonl").write_text(text, encoding="utf-8")
+
+    scores, per_account, info, _ = bench.run(
+        tmp_path / "store", None, bench.DEFAULT_POLICY, ("tuned",), root=tmp_path / "mine"
+    )
+    assert info["inputs"] == 3 and info["failed"] == 0
+    assert set(per_account["tuned"]) == {"acme"}
+    assert scores["tuned"].inputs == 3 and scores["tuned"].rationales_labelled == 1
+    assert scores["tuned"].valid_at_labelled == 1 and scores["tuned"].categorised == 3

@@ -35,13 +35,17 @@ _UNIT = r"(?P<unit>seat|user|licen[cs]e|head|member|agent|editor)s?\b"
 _PERIOD = r"(?:month|mo|year|yr|annum|week|wk|day|hour|hr|minute|min|quarter|qtr|term|period|cycle|time)s?\b"
 #: Any other unit a product is sold by ("$34/driver", "$450 per depot", "$2 per shipment"), named
 #: after "per" or "/": each its own slot, so the price of a driver never meets the price of a depot.
-_OTHER_UNIT = rf"(?!{_PERIOD})(?P<other>[a-z]{{3,}}?)(?:e?s)?\b(?!-)"
+#: A period a plan is billed by ("$19/month"), not a metered unit: usage billed by the minute, the
+#: hour or the day ("$0.08 per minute") is the price of one of something.
+_BILLING_PERIOD = r"(?:month|mo|year|yr|annum|week|wk|quarter|qtr|term|period|cycle|time)s?\b"
+_OTHER_UNIT = rf"(?!{_BILLING_PERIOD})(?P<other>[a-z]{{3,}}?)(?:e?s)?\b(?!-)"
 #: The abbreviations of per-unit pricing: per employee / user / member per month (or year).
 _PER_ABBREVIATION = {"pepm": "employee", "pepy": "employee", "pupm": "seat", "pupy": "seat", "pmpm": "member"}
 _PER = (
     rf"\s*(?P<abbr>{'|'.join(_PER_ABBREVIATION)})\b|"  # "$11.75 PEPM"
     rf"(?:\s*/\s*|\s+(?:per|a|an|each|for each)\s+)(?:(?:named|paid|licensed)\s+)?{_UNIT}|"
-    rf"(?:\s*/\s*|\s+per\s+)(?:[a-z]+(?:ed|ive)\s+)?{_OTHER_UNIT}"  # "per registered attendee"
+    # "per registered attendee", "per concurrent runner"
+    rf"(?:\s*/\s*|\s+per\s+)(?:(?:[a-z]+(?:ed|ive)|concurrent|additional|extra|billable)\s+)?{_OTHER_UNIT}"
 )
 #: An amount: a currency sign before, or a currency code or word after.
 _AMOUNT = (
@@ -119,6 +123,13 @@ _NOT_A_FACT = re.compile(
     r"asked|question|hold the|evaluating|considering|thinking about|might|maybe|perhaps|"
     r"wants?|asks?|asking|demand\w*|pushed back|plans? to|planning|planned|about|around|roughly|"
     r"approximately|expects?|hopes?|hoping|would like|ideally)\b",
+    re.IGNORECASE,
+)
+#: A lead-in naming the question a sentence answers ("Kenji, to your question on the iOS port: ",
+#: "Re what you asked about overage - "): what follows it is stated, not asked.
+_ANSWER_LEAD = re.compile(
+    r"^[^:?]{0,60}\b(?:your|the|their|his|her) question\b[^:?]{0,40}:\s+|"
+    r"^[^:?]{0,30}\b(?:you|they|he|she) asked(?: about| re)?\b[^:?]{0,40}:\s+",
     re.IGNORECASE,
 )
 #: Words that say a value changes or is newly set: a value stated without one (or without a
@@ -650,7 +661,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
         heading = _CATALOGUE.search(s)
         listing = bool(heading) or (listing and (bool(_BULLET.match(s)) or bool(_MONEY.search(s))))
         priced = "" if listing and not heading else s  # the part prices count in
-        fact = (not _NOT_A_FACT.search(s) or bool(_SETTLED.search(s))) and not offered
+        said = _ANSWER_LEAD.sub("", s)  # "To your question on X: it costs $0.08" answers, as a fact
+        fact = (not _NOT_A_FACT.search(said) or bool(_SETTLED.search(s))) and not offered
         cue = settles or bool(_CHANGE.search(_main_clause(s)))  # "after the update" dates, it changes nothing
         if fact:
             found_prices, found_counts = _prices(priced), _counts(s)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from itertools import pairwise
@@ -50,7 +50,11 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
         ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
-        ("slash", r"\b(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{2,4})\b"),
+        # "3/27/2026" or "27/03/2026": month/day or day/month (``_numeric_day``)
+        (
+            "slash",
+            r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4}|\d{2})\b(?![/\d])(?!\s*(?:days?|weeks?|months?)\b)",
+        ),
         ("month_day", rf"\b(?P<month>{_MONTH})\s+{_DAY}\b(?:,?\s+(?P<year>\d{{4}}))?"),
         # a numeric day without its year after the weekday it falls on ("deployed Monday 10/5",
         # "Thu 3/5 2:00pm"): month/day or day/month, whichever falls on that weekday
@@ -58,6 +62,13 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "weekday_numeric",
             rf"\b(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|{_WEEKDAY})\.?,?\s+"
             r"(?P<a>\d{1,2})/(?P<b>\d{1,2})\b(?![/\d])",
+        ),
+        # a numeric day without its year after a preposition or a label that dates a fact ("deployed
+        # on 30/04", "moved to 6/15", "go-live target: 6/1"); ratios and scores have none ("17/17")
+        (
+            "cued_numeric",
+            r"\b(?:on|by|from|until|till|to|effective|starting|since|target:|date:)\s+(?:the\s+)?"
+            r"(?P<at>(?P<a>\d{1,2})/(?P<b>\d{1,2}))\b(?![/\d%])",
         ),
         ("day_month", rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b"),
         ("month_year", rf"\b{_PART}(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b"),
@@ -184,11 +195,22 @@ class DateMention:
     starts: bool  # "from / effective / as of ..." precedes it
     target: bool  # "from X to <it>": the date something moves to
     absolute: bool  # written with a month, a quarter or a year, not relative to the raw log's time
+    month_only: bool = False  # a month without its day ("in October"): its 1st, or its part's day
 
 
 #: Forms written with a month, a quarter or a year.
 _ABSOLUTE = frozenset(
-    {"iso", "slash", "month_day", "weekday_numeric", "day_month", "month_year", "month", "quarter"}
+    {
+        "iso",
+        "slash",
+        "month_day",
+        "weekday_numeric",
+        "cued_numeric",
+        "day_month",
+        "month_year",
+        "month",
+        "quarter",
+    }
 )
 
 
@@ -202,8 +224,8 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
     questions = [m.span() for m in re.finditer(r"[^.!?\n]*(?<=\S)\?", text)]
     for name, pattern in _FORMS:
         for match in pattern.finditer(text):
-            start, end = match.span()
-            span = match.group(0)
+            start, end = match.span("at") if "at" in pattern.groupindex else match.span()
+            span = text[start:end]
             if span.strip() and span.lstrip() != span:
                 start += len(span) - len(span.lstrip())
             if any(s < end and start < e for s, e in taken):
@@ -244,6 +266,12 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             when = _resolve(name, match, today, tense)
             if when is None:
                 continue
+            if starts and tense == "future" and name in _ABSOLUTE:
+                # "the rate is $0.07 from 1 July", said on 2 July: a start a few days back (a
+                # change dated when it took effect), not the same day a year on
+                near = _resolve(name, match, today, None)
+                if near is not None and 0 < (today - near).days <= BACKGROUND_DAYS:
+                    when = near
             taken.append((start, end))
             out.append(
                 DateMention(
@@ -254,6 +282,7 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                     starts=starts,
                     target=_moved_to(text, start),
                     absolute=name in _ABSOLUTE,
+                    month_only=name in {"month", "month_year"} and not match.group("part"),
                 )
             )
     return sorted(out, key=lambda m: m.start)
@@ -341,7 +370,7 @@ def _moved_to(text: str, start: int) -> bool:
 
 #: Before a date: when something ends or must be done by, not when the fact takes effect.
 _ENDS_BEFORE = re.compile(
-    r"\b(?:until|till|through|before|ahead of)\s+(?:(?:the|their|our|his|her|its|your|my)\s+)?"
+    r"\b(?:until|till|through|thru|before|ahead of)\s+(?:(?:the|their|our|his|her|its|your|my)\s+)?"
     r"(?:[\w-]+\s+){0,4}?(?:(?:in|on)\s+)?$|"
     # a term's own end: "(ends 2028-04-30)", "running to 2028-04-30" (an expiry stays a fact's day:
     # "the certificate expires on 9 October")
@@ -377,7 +406,7 @@ def _ends(text: str, mention: DateMention) -> bool:
 
 
 #: Errands agreed as a next step: the date they carry is when the errand is due, not when a fact holds.
-_ERRANDS = (
+ERRANDS = _ERRANDS = (
     r"send|share|forward|schedule|book|email|call|ring|prepare|draft|loop in|get back|circle back|review|"
     r"provide|reach out|follow up|arrange|confirm|check|install|invite|introduce|walk \w+ through|"
     r"set up a call|look into|sign|countersign|return|come back"
@@ -490,7 +519,28 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
     if _CONVERSED.search(text[max(0, mention.start - 60) : mention.start]):
         return True
     start = max(text.rfind(c, 0, mention.start) for c in ".!?\n") + 1
-    return bool(_ASKED.search(text[start : mention.start]) or _PROPOSED.search(text[start : mention.start]))
+    before = text[start : mention.start]
+    return bool(
+        _ASKED.search(before)
+        or _PROPOSED.search(before)
+        or _PROPOSING.search(before)
+        or _THANKS_FOR.match(before)
+    )
+
+
+#: A sentence that thanks for, or is glad of, a conversation ("Thank you for yesterday's meeting",
+#: "Thanks for the time on Thursday", "Great to meet you on Monday"): the date is the conversation's,
+#: which the input refers to; its news comes after.
+_THANKS_FOR = re.compile(
+    r"^\W*(?:[A-Z][a-z]+,\s*)?(?:many |again, )?(?:thanks|thank you|thx|"
+    r"(?:it was )?(?:great|good|nice|lovely|a pleasure)\s+(?:to|speaking|meeting|seeing|chatting|talking))\b",
+    re.IGNORECASE,
+)
+#: A proposal in its own sentence ("I should like to propose that we run the workshops ... beginning
+#: next Tuesday"): a day offered, not yet a fact.
+_PROPOSING = re.compile(
+    r"\b(?:propose|proposing|suggest|suggesting)\s+(?:that|to|we)\b[^.;!?\n]{0,140}$", re.IGNORECASE
+)
 
 
 #: A plan in the past perfect ("the start we'd planned for mid-June", "had been scheduled for"):
@@ -550,7 +600,7 @@ def dates_something_else(text: str, mention: DateMention) -> bool:
 #: offer, or a validity period ("The proposal is valid through November 30"). What it states is
 #: offered, not in effect: its dates and values are the offer's.
 _OFFER_NOTE = re.compile(
-    r"\b(?:proposal|quote|offer|pricing)\s+(?:is\s+|stays\s+|remains\s+)?(?:valid|good|open)\s+"
+    r"\b(?:proposal|quote|offer|pricing)\s+(?:is\s+|stays\s+|remains\s+)?(?:valid|good|open|held)\s+"
     r"(?:through|until|till|for)\b|\bvalid (?:through|until|till) \d|"
     r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b|"
     # a document sent out to be signed is offered until it is: "Order form OF-12 sent for signature"
@@ -558,9 +608,11 @@ _OFFER_NOTE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 #: A note whose heading (its first line) reports an offer sent ("Annual proposal - sent to Ana",
-#: "Options sent to the CFO:", "Quote sent"): what follows is what was offered.
+#: "Options sent to the CFO:", "Quote sent", "Dev, Kenji — proposal attached"): what follows is
+#: what was offered.
 _OFFER_SENT = re.compile(
-    r"\A\W*(?:[\w-]+\s+){0,3}?(?:proposal|quote|options|offer)\b[^\n]{0,6}?\bsent\b", re.IGNORECASE
+    r"\A\W*(?:[\w-]+,?\s+(?:[-–—]\s+)?){0,3}?(?:proposal|quote|options|offer)\b[^\n]{0,6}?\b(?:sent|attached|enclosed)\b",
+    re.IGNORECASE,
 )
 
 
@@ -620,6 +672,7 @@ def valid_at(
     term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
     if term is not None:
         return term  # a contract signed one day that starts on another: the day its term starts
+    every = found
     if main is not None:
         # the decision is the main fact: a date its own sentence states wins over dates elsewhere
         # (a condition's, a side remark's)
@@ -635,8 +688,24 @@ def valid_at(
     ]
     starting = [m for m in found if m.starts]
     for mention in [*(m for m in found if m.target), *go_live, *successor, *starting, *found]:
-        return mention
+        return _day_of(mention, every)
     return None
+
+
+def _day_of(mention: DateMention, found: Sequence[DateMention]) -> DateMention:
+    """A month alone, when the text goes on to name a day of that month ("postponed to October ...
+    St Aldhelm's now starts on Monday 5 October"): that day, which says the same more exactly."""
+    if not mention.month_only:
+        return mention
+    same = [
+        m
+        for m in found
+        if m.start > mention.start
+        and not m.month_only
+        and m.absolute
+        and m.when.replace(day=1) == mention.when.replace(day=1)
+    ]
+    return same[0] if same else mention
 
 
 #: Before a date, in its clause: the go-live it dates ("go-live target: 6/1", "goes live on May 4").
@@ -869,7 +938,17 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             return date(int(g["y"]), int(g["m"]), int(g["d"]))
         if name == "slash":
             year = int(g["y"]) + (2000 if len(g["y"]) == 2 else 0)
-            return date(year, int(g["m"]), int(g["d"]))
+            return _numeric_day(
+                int(g["a"]), int(g["b"]), m.string, today, lambda month, day: _valid_day(year, month, day)
+            )
+        if name == "cued_numeric":
+            return _numeric_day(
+                int(g["a"]),
+                int(g["b"]),
+                m.string,
+                today,
+                lambda month, day: _pick_year(lambda y: date(y, month, day), today, tense),
+            )
         if name in {"month_day", "day_month"}:
             month, day = _month_number(g["month"]), int(g["day"])
             if g.get("year"):
@@ -971,6 +1050,29 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
     except (ValueError, OverflowError, StopIteration):  # past the calendar's edges: no date
         return None
     return None
+
+
+#: A numeric date whose first number cannot be a month ("27/03/2026", "13/3"): the writer puts the
+#: day first.
+_DAY_FIRST = re.compile(r"(?<![\w/.$€£])(?:1[3-9]|2\d|3[01])/(?:0?[1-9]|1[0-2])(?![\w.]*%)\b")
+
+
+def _numeric_day(
+    a: int, b: int, text: str, today: date, make: Callable[[int, int], date | None]
+) -> date | None:
+    """The date "a/b" names (``make`` gives the date of a month and a day): month/day or day/month.
+    One reading that is no date decides; else the text's own numeric dates do (one whose first
+    number exceeds 12 writes the day first); else the reading nearer the raw log's time."""
+    readings = []
+    for month, day in ((a, b), (b, a)):
+        found = make(month, day) if 1 <= month <= 12 and 1 <= day <= 31 else None
+        if found is not None and found not in readings:
+            readings.append(found)
+    if len(readings) < 2:
+        return readings[0] if readings else None
+    if _DAY_FIRST.search(text):
+        return readings[1]
+    return min(readings, key=lambda d: abs((d - today).days))
 
 
 def _weekday(today: date, wanted: int, tense: Tense) -> date:

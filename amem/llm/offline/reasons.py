@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from amem.llm.offline.dates import ERRANDS
 from amem.llm.offline.text import Sentence
 
 DECISION = re.compile(
@@ -41,6 +42,15 @@ DECISION = re.compile(
     # a plan given up: "dropped the Lisbon expansion", "shelved the rollout" (not "dropped the news")
     r"dropped (?:the|their|our|its|plans?)\b(?! (?:news|ball|call|line|note|hint)\b)|"
     r"(?:scrapped|shelved|abandoned|paused)(?= (?:the|their|our|its|plans?|[A-Z])\b)|"
+    # a decision taken back: "we've reversed the self-hosted plan", "changed our minds on the add-on"
+    r"reversed(?= (?:the|their|our|its|this|that|plans?|course|[A-Z]|"
+    r"(?:him|her|my|them|our)sel(?:f|ves))\b|\s*:)|"
+    r"chang(?:ed|ing) (?:our|their|his|her|my) minds?|(?:did|made|do|make) an? u-turn|"
+    # a formal resolution ("the partners have resolved that ..."), a sign-off in short ("Raj OK'd"),
+    # a person's own call named ("Dana's call, as finance gets 6% off")
+    r"resolved (?:that|to)|ok(?:'|a)?y?'?d|okayed|"
+    r"(?-i:(?!(?:Today|Yesterday|Tomorrow|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)'s)"
+    r"[A-Z][a-z]+)'s (?:call|decision)(?=\s*[,;:.])|"
     r"extended|upgraded|downgraded|accepted|committed|pushed(?! back on)|delayed|reduced|decided against|"
     r"(?:will|would|shall)\s+(?:not|no longer)\s+\w+|won'?t\s+\w+|"
     r"(?:will|'ll)\s+roll (?:[\w-]+\s+){0,4}?out\b|"
@@ -87,6 +97,15 @@ _SYSTEM_OUTCOME = re.compile(
 _JOB_TAKEN = re.compile(r"^\s+(?:a|an|the)\s+(?:new\s+)?(?:role|position|job)\b", re.IGNORECASE)
 
 
+#: After "agreed": an errand someone takes on ("that we send all three by Friday", ": Kofi sends the
+#: deck", "with Deepa: her team to install it"): the next step agreed, not a decision.
+_AGREED_ERRAND = re.compile(
+    r"^\s*(?:(?:up)?on\s+)?(?:with\s+[^:;.]{1,40}?)?\s*(?:that\s+|:\s*|,\s*)"
+    r"(?:we|I|they|you|[A-Z][a-z]+|(?:his|her|their|our|my|the) [a-z]+)\s+"
+    rf"(?:(?:to|will|'ll|shall|would)\s+)?(?:{ERRANDS})(?:s|es)?\b"
+)
+
+
 def decided(sentence: str) -> re.Match[str] | None:
     """The first decision verb of the sentence that states a decision taken, or None: a question,
     and a verb governed by a wish, a plan, a condition or a negation, are no decision."""
@@ -109,6 +128,8 @@ def taken_decisions(sentence: str) -> Iterator[re.Match[str]]:
             continue
         if verb == "accepted" and _JOB_TAKEN.match(sentence[match.end() :]):
             continue
+        if verb == "agreed" and _AGREED_ERRAND.match(sentence[match.end() :]):
+            continue  # "Agreed that we send the pack by Friday": an errand agreed, a next step
         yield match
 
 
@@ -145,13 +166,18 @@ _ROLE_VERB_BEFORE = re.compile(
 _AFTER = re.compile(
     r"\b(?P<conn>(?:mainly|mostly|largely|primarily|chiefly|partly|purely|simply) (?:for|because of|because|"
     r"due to)|because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
-    r"thanks to|in light of|on the grounds that|on account of|in view of|seeing that|now that)\s+|"
+    r"thanks to|in light of|on the grounds that|on account of|in view of|seeing that|now that|"
+    # the reason labelled inline, in the decision's own line ("... at all 3 depots. reason: drivers ...")
+    r"(?<=[.;,]\s)reason(?:\s+being|\s*:))\s+|"
     # (a dash between two dates or figures is a range: "Jan 1, 2027 - Dec 31, 2028")
-    r"(?P<colon>:|(?<![\d)])\s[—–]|(?<![\d)])\s-)\s+|"
+    # (after a figure, a dash and a lowercase word open a clause: "quarterly from Q3 — cash is tight")
+    r"(?P<colon>:|(?<![\d)])\s[—–]|(?<=[\d)])\s[—–](?=\s+[a-z])|(?<![\d)])\s-)\s+|"
     # a comma splice: a pronoun and its state right after the decision ("decided yes, it's just
     # confusing people", "keeping 2 of the 6, they were our two best drivers")
     r"(?P<splice>[,;])\s+(?=(?:it|they|he|she|there)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
-    r"aren't|wasn't|weren't|can't|won't|don't|doesn't|didn't)\b))",
+    r"aren't|wasn't|weren't|can't|won't|don't|doesn't|didn't)\b)"
+    # or a verdict ("decided not to add it, too much overlap with their Workplace tool")
+    r"|(?:just |simply |far |way )?too (?!late\b|early\b)\w+\b)",
     re.IGNORECASE,
 )
 _BEFORE = re.compile(
@@ -236,6 +262,7 @@ def reason(sentences: Sequence[Sentence], text: str | None = None) -> Reason | N
     ends: a reason with no connective is read only in the decision's own paragraph."""
     if any(_NO_DECISION.search(s.text) for s in sentences):
         return None
+    bare: Reason | None = None
     for i, sentence in enumerate(sentences):
         decision = decided(sentence.text)
         if decision is None:
@@ -263,8 +290,11 @@ def reason(sentences: Sequence[Sentence], text: str | None = None) -> Reason | N
                 previous = sentences[i - 1]
                 found = _span(previous, 0, len(previous.text))
         one_paragraph = after is not None and (text is None or "\n" not in text[sentence.end : after.start])
-        if found is None and after is not None and one_paragraph:
-            found = _bare_reason(sentence, after)
+        if found is None and after is not None and one_paragraph and bare is None:
+            # a sentence that only follows the decision is its reason when no sentence says why
+            # in words ("Dana OK'd: ... Scanners stay at $19. We're doing this so we land under
+            # $45k": the "so" says why)
+            bare = _bare_reason(sentence, after)
         if found is not None:
             return found
     if any(decided(s.text) for s in sentences):
@@ -275,7 +305,7 @@ def reason(sentences: Sequence[Sentence], text: str | None = None) -> Reason | N
                 found = _stated_reason(sentence)
                 if found is not None:
                     return found
-    return None
+    return bare
 
 
 #: A line opened by a label naming the reason itself.
@@ -308,6 +338,10 @@ def _clause_end(text: str, start: int) -> int:
 _TOO_MUCH = re.compile(
     r"(?:just |simply |far |way |much |still )?too (?!many\b|much\b|late\b|early\b)\w+\b", re.I
 )
+
+
+#: A verdict on an amount: "too much overlap with their tool", "too many seats idle".
+_TOO_MUCH_OF = re.compile(r"(?:just |simply |far |way )?too (?:much|many) [a-z]+", re.I)
 
 
 def _connected(
@@ -354,7 +388,8 @@ def _connected(
             continue  # "agreed: Enterprise plan, $52/seat/month, 1-year term": the terms, not why
         if conn == "after" and re.match(r"all\b", rest, re.IGNORECASE):
             continue  # "after all": an idiom, not a time or a cause
-        verdict = conn == ":" and _TOO_MUCH.match(rest) is not None  # "cancelled: too expensive"
+        # "cancelled: too expensive", "decided not to add it, too much overlap with their tool"
+        verdict = conn == ":" and (_TOO_MUCH.match(rest) is not None or _TOO_MUCH_OF.match(rest) is not None)
         if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest) and not verdict:
             continue
         if (
@@ -442,6 +477,10 @@ def _stated_reason(sentence: Sentence) -> Reason | None:
 
 
 #: What opens a sentence that is not a reason: a next step, an errand, a label, a greeting, a figure.
+#: Anywhere in a sentence: it asks the reader for something.
+_ASKS = re.compile(
+    r"\b(?:let (?:me|us) know|please|feel free|(?:do not|don't) hesitate|get back to (?:me|us))\b", re.I
+)
 _NOT_A_REASON_OPENER = re.compile(
     r"^\W*(?:next|f/?u|action|to-?do|todo|owner|ps|p\.s\.|thanks|thank you|best|cheers|regards|hi|hello|"
     r"dear|sorry|also|and|but|plus|otherwise|everything else|please|can|could|would|let's|let us|"
@@ -486,6 +525,8 @@ def _bare_reason(decision: Sentence, after: Sentence) -> Reason | None:
         return None  # a decision of its own; a refusal ("she won't cut over then") is a constraint
     if _THEN_SO.search(text):
         return None  # "X, so Y": the sentence draws its own consequence, it does not explain another
+    if _ASKS.search(text):
+        return None  # "I trust this accords ..., but do let me know": a request, not why
     end = _clause_end(text, 0)
     if _PRECONDITION.search(text[:end]):
         return None  # "Legal needs to review the DPA first": a step still to take, not why

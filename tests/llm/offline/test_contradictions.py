@@ -869,3 +869,43 @@ def test_a_moved_date_s_reason_is_the_same_in_every_process() -> None:
         for seed in range(8)
     }
     assert len(reasons) == 1 and "None" not in reasons.pop()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # usage billed by the minute, the hour or the day is a price of one of something
+        (
+            "Render minutes beyond the 10,000 included are charged at $0.05 per minute.",
+            "We agreed to cut their render overage from $0.05 to $0.04 per minute for the rest of the term.",
+        ),
+        (
+            "Onsite consulting is billed at $180 per hour.",
+            "Per the signed change order, onsite consulting is now $165 per hour.",
+        ),
+        # an adjective before the unit does not make it another unit
+        (
+            "On the Team plan they pay $90 per concurrent build agent.",
+            "As of March they pay $75 per build agent.",
+        ),
+        # a sentence answering a question states its value
+        (
+            "Ana, to your question on the Berlin office: extra sites are billed at $300 per site.",
+            "The site fee is now $250 per site after the renegotiation.",
+        ),
+    ],
+)
+def test_metered_prices_and_answered_questions_state_a_price(old: str, new: str) -> None:
+    assert "price" in _contradicts(new, old)
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "Pricing held for 14 days: Enterprise at $38 per seat, annual commitment.",
+        "Omar, Lina, proposal attached for the Growth tier: $38 per seat, annual commitment.",
+    ],
+)
+def test_an_offer_retires_no_price_or_plan_in_force(new: str) -> None:
+    old = "They pay $45 per seat on the Team plan, invoiced monthly."
+    assert _contradicts(new, old) == []

@@ -713,3 +713,70 @@ WED_OCT_14 = datetime(2026, 10, 14, 9, 0, tzinfo=UTC)
 )
 def test_arranged_days_changes_of_plan_and_requested_errands(text: str, expected: date | None) -> None:
     assert _day(text, WED_OCT_14) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        # a day that cannot be a month puts the day first, with or without its year
+        ("The renewal moves to 28/02/2028.", datetime(2026, 5, 4, tzinfo=UTC), date(2028, 2, 28)),
+        ("Patch deployed to their tenant on 17/06: imports work again.", datetime(2026, 6, 18, tzinfo=UTC),
+         date(2026, 6, 17)),
+        # both readings are dates: the text's other numeric dates say which comes first ...
+        ("Signed 14/05/2026; the 12-month term runs from 01/06/2026.", datetime(2026, 5, 14, tzinfo=UTC),
+         date(2026, 6, 1)),
+        # ... else the reading nearer the raw log's time
+        ("Term starts 02/09/2026.", datetime(2026, 8, 20, tzinfo=UTC), date(2026, 9, 2)),
+        ("Term starts 09/02/2026.", datetime(2026, 8, 20, tzinfo=UTC), date(2026, 9, 2)),
+        # a numeric day without its year after a preposition or a label
+        ("Go-live target: 9/14 for the Austin site.", datetime(2026, 8, 3, tzinfo=UTC), date(2026, 9, 14)),
+        ("The kickoff moved to 3/9.", datetime(2026, 2, 26, tzinfo=UTC), date(2026, 3, 9)),
+    ],
+)  # fmt: skip
+def test_numeric_dates_read_either_way_round(text: str, at: datetime, expected: date) -> None:
+    assert _day(text, at) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Columbus 17/17 routes done; Dayton 9/10.",  # scores, not dates
+        "Support is 24/7 for the Enterprise tier.",
+        "Reminders go out at 7/14/30 days before expiry.",
+    ],
+)
+def test_ratios_and_scores_are_not_dates(text: str) -> None:
+    assert _day(text, datetime(2026, 7, 7, tzinfo=UTC)) is None
+
+
+def test_a_start_a_few_days_back_is_not_moved_a_year_on() -> None:
+    """ "from 1 July" said on 3 July: the change took effect two days ago."""
+    said = datetime(2026, 7, 3, tzinfo=UTC)
+    assert _day("Per the signed amendment, the rate is $0.12 per scan from 1 July.", said) == date(2026, 7, 1)
+    # a start weeks away still looks ahead
+    assert _day("The new rate applies from 1 July.", datetime(2026, 6, 2, tzinfo=UTC)) == date(2026, 7, 1)
+    assert _day("The new rate applies from 1 June.", datetime(2026, 8, 20, tzinfo=UTC)) == date(2027, 6, 1)
+
+
+def test_a_month_the_text_then_names_a_day_of_is_that_day() -> None:
+    text = (
+        "Rollout postponed to November, as their ERP freeze runs to the end of October. "
+        "The Leeds office now starts on Tuesday 10 November."
+    )
+    assert _day(text, datetime(2026, 7, 1, tzinfo=UTC)) == date(2026, 11, 10)
+    # a part of the month is a day of its own
+    assert _day("Go-live moved to mid-November; a dry run on 3 November.", OCT_5) == date(2026, 11, 15)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks for the time on Tuesday. Their CFO wants the add-on priced separately.",
+        "Thank you for yesterday's session, which the team found useful. Pricing is the open question.",
+        "Great to meet you on Monday! Sharing the deck as promised.",
+        "I would propose that we hold the training sessions on Wednesday mornings, starting next Wednesday.",
+        "Paper checklists stay in use thru end of Q3.",
+    ],
+)
+def test_a_conversation_thanked_for_a_day_proposed_or_an_end_is_not_the_facts_date(text: str) -> None:
+    assert _day(text, WED_AUG_19) is None

@@ -609,3 +609,70 @@ def test_a_refusal_is_a_decision_with_its_reason(text: str, expected: str) -> No
 )
 def test_terms_after_a_colon_and_a_date_range_s_dash_are_no_reason(text: str, expected: str | None) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a decision taken back, by words other than the usual verbs
+        (
+            "Ops reversed the freeze on new hires because two warehouses opened early.",
+            "two warehouses opened early",
+        ),
+        (
+            "Gemma reversed herself after the auditors flagged the manual exports.",
+            "the auditors flagged the manual exports",
+        ),
+        (
+            "We've changed our minds on the API add-on: the partner portal can't push orders without it.",
+            "the partner portal can't push orders without it",
+        ),
+        (
+            "The board has resolved to renew for two years, as the rollout met every milestone.",
+            "the rollout met every milestone",
+        ),
+        ("Priya's call, as the annual plan saves them 8%.", "the annual plan saves them 8%"),
+        ("Tom OK'd the Pro tier since their usage doubled in Q2.", "their usage doubled in Q2"),
+        # a dash after a figure opens a reason, not a range
+        (
+            "They moved to monthly billing from Q3 — cash is tight after the merger.",
+            "cash is tight after the merger",
+        ),
+        # a verdict after a comma, and a reason labelled inline
+        (
+            "Kim decided not to add the chat module, too much overlap with Slack.",
+            "too much overlap with Slack",
+        ),
+        (
+            "REVERSED: the kiosk mode goes live at all sites. reason: tablets at the door cut queues.",
+            "tablets at the door cut queues",
+        ),
+    ],
+)
+def test_decisions_and_reasons_in_more_words(text: str, expected: str) -> None:
+    assert _reason(text) == expected
+
+
+def test_a_reason_in_words_beats_a_sentence_that_only_follows_the_decision() -> None:
+    text = (
+        "Lee approved the bundle with Pro at $30 per seat and onboarding waived. "
+        "Hardware stays at list, the supplier won't budge. "
+        "We're doing this so the total stays under their $20k cap."
+    )
+    assert _reason(text) == "the total stays under their $20k cap"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an errand agreed is a next step, not a decision with a reason
+        "Agreed that we send the security pack by Friday so Omar can take it to the board on the 9th.",
+        "Agreed with Lena: her team to install the agent tomorrow, so we can re-run the sync.",
+        # a closing pleasantry is no reason
+        "From July the renewal moves to 30 June. I trust this matches, but do let me know otherwise.",
+        # a day's call is a meeting, not a person's decision
+        "Notes from today's call: pricing still open, as Finance is out.",
+    ],
+)
+def test_no_rationale_for_an_errand_agreed_a_pleasantry_or_a_days_call(text: str) -> None:
+    assert _reason(text) is None
