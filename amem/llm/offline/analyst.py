@@ -26,7 +26,7 @@ from amem.llm.json_answer import InvalidAnswer, prompt_sha256, validate
 from amem.llm.link_evolve import LinkEvolveAnswer
 from amem.llm.offline import categories, contradictions, cues, dates, reasons, restatements
 from amem.llm.offline.keywords import Keywords, context, key_sentence, tags
-from amem.llm.offline.text import readable, sentences, slug, terms
+from amem.llm.offline.text import readable, sentences, slug, terms, without_signature
 from amem.policy import AttributePolicy
 
 A = TypeVar("A", bound=BaseModel)
@@ -80,14 +80,15 @@ class OfflineAnalyst:
         text = readable(raw_log.text)
         found = sentences(text)
         lines = [s.text for s in found]
-        keywords = self.keywords(text)
+        body = without_signature(text)  # what the note is about, without who signed it
+        keywords = self.keywords(body)
         why = reasons.reason(found, text)
         # the topic is named where the note says what it is about: the decision it states, if any
         # (a decision is filed under what was decided), else its first sentence
         decision = next((s for s in found if reasons.decided(s.text)), None)
         decided = decision.text if decision is not None else None
         category = categories.category(
-            text, decided or (lines[0] if lines else ""), (why.start, why.end) if why is not None else None
+            body, decided or (lines[0] if lines else ""), (why.start, why.end) if why is not None else None
         )
         evidence: dict[str, str] = {}
         if why is not None:

@@ -49,7 +49,9 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"questionnaires?|vendor risk|"
             # a number of licences held: "150 seats", "25 more seats", "seats provisioned: 85"
             # (not seats said to lie idle: "takes 30 seats out of use")
-            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed|[a-z]+) )?(?:seats|licen[cs]es)"
+            # (seats in use are a usage figure: "498k minutes across 160 active seats")
+            r"\d[\d,]* (?:(?:more|extra|additional|named|licensed|"
+            r"(?!(?:active|used|inactive|occupied)\b)[a-z]+) )?(?:seats|licen[cs]es)"
             r"(?!\s+(?:out of use|idle|unused|inactive|not in use))|"
             r"(?:seats|licen[cs]es)(?: \w+){0,3}: \d+|"
             r"(?:needs?|reduc\w* to|bring\w* (?:them |it )?to|adds?|grow\w* to|cut\w* to|down to|up to) "
@@ -59,6 +61,8 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "pricing",
             r"(\$|€|£|\b(price[ds]?|pricing|offers?|discounts?|quotes?|quoted|cost[s]?|budget\w*|invoices?|"
             r"per seat|/seat|fees?|billing|payments?|tiers?|list price|annual plan|monthly plan|"
+            # a price per user or per licence, and a bill sent ("invoiced quarterly in advance")
+            r"per (?:user|licen[cs]e)|/user|invoiced|"
             r"(?:commercial|pricing|price) proposals?|commercials)\b)",
         ),
         (
@@ -310,4 +314,3 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
         # note goes on to say (a weekly's other bullets: a workaround, an import)
         return "decision"
     return best
-

@@ -41,6 +41,14 @@ _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fi
 _COUNT = r"(?:\d{1,3}|a couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
 _UNIT = r"(?:days?|weeks?|months?)"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+             "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+             "eighteenth", "nineteenth", "twentieth")  # fmt: skip
+_ORDINAL_WORDS = {word: n for n, word in enumerate(_ORDINALS, start=1)}
+_ORDINAL_WORDS |= {f"twenty-{w}": 20 + n for w, n in _ORDINAL_WORDS.items() if n < 10}
+_ORDINAL_WORDS |= {"thirtieth": 30, "thirty-first": 31}
+#: A day of the month in words ("the fifteenth", "the thirty-first"), longest first.
+_DAY_WORD = "(?P<dayword>" + "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True)) + ")"
 _PART = (
     r"(?P<part>early|mid-?|late|end of|the end of|beginning of|the beginning of|start of|the start of)?\s*"
 )
@@ -69,6 +77,11 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "cued_numeric",
             r"\b(?:on|by|from|until|till|to|effective|starting|since|target:|date:)\s+(?:the\s+)?"
             r"(?P<at>(?P<a>\d{1,2})/(?P<b>\d{1,2}))\b(?![/\d%])",
+        ),
+        # a day in words, in formal writing: "the fifteenth of June", "the thirty-first of March 2027"
+        (
+            "day_word_month",
+            rf"\b(?:the\s+)?{_DAY_WORD}\s+of\s+(?P<month>{_MONTH_FULL})(?:,?\s+(?P<year>\d{{4}}))?\b",
         ),
         ("day_month", rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?(?P<month>{_MONTH})(?:,?\s+(?P<year>\d{{4}}))?\b"),
         ("month_year", rf"\b{_PART}(?P<month>{_MONTH})\s+(?P<year>\d{{4}})\b"),
@@ -206,6 +219,7 @@ _ABSOLUTE = frozenset(
         "month_day",
         "weekday_numeric",
         "cued_numeric",
+        "day_word_month",
         "day_month",
         "month_year",
         "month",
@@ -783,7 +797,7 @@ def _is_date(name: str, match: re.Match[str], text: str, start: int, end: int) -
         return bool(match.group("cue") or match.group("part"))
     if name == "weekday" and match.group("weekday")[0].islower() and not match.group("rel"):
         return False
-    if name == "weekday" and re.match(rf",?\s*(?:the\s+)?(?:\d|{_MONTH}\b)", after, re.IGNORECASE):
+    if name == "weekday" and re.match(rf",?\s*(?:the\s+)?(?:\d|{_MONTH}\b|{_DAY_WORD}\s+of\b)", after, re.I):
         return False  # "Wednesday, May 13": the date that follows says it
     if name == "quarter":
         cue = re.search(
@@ -949,8 +963,9 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
                 today,
                 lambda month, day: _pick_year(lambda y: date(y, month, day), today, tense),
             )
-        if name in {"month_day", "day_month"}:
-            month, day = _month_number(g["month"]), int(g["day"])
+        if name in {"month_day", "day_month", "day_word_month"}:
+            month = _month_number(g["month"])
+            day = _ORDINAL_WORDS[g["dayword"].lower()] if g.get("dayword") else int(g["day"])
             if g.get("year"):
                 return date(int(g["year"]), month, day)
             lead = m.string[max(0, m.start() - 14) : m.start()]

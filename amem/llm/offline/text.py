@@ -31,7 +31,7 @@ STOP = words(
 FILLER = words(
     """hey hi hello thanks thank yeah yes wow good great okay ok lol oh hmm awesome nice cool sure
     glad sorry cheers bye amazing totally update agreed decided mentioned said says told reported
-    asked"""
+    asked dear thx regards sincerely"""
 )
 #: Words that are dates rather than subjects: the date goes to valid_at, not to the keywords.
 CALENDAR = words(
@@ -194,6 +194,33 @@ def _readable(text: str) -> str:
     for line in _ROLE_LINE.finditer(masked):
         blank(line.start(), line.end())
     return "".join(chars)
+
+
+#: A line that closes a letter or a message ("Kind regards,", "Yours sincerely,", "Best,", "Thanks!").
+_SIGN_OFF = re.compile(
+    r"^[ \t]*(?:(?:kind|best|warm|warmest|many)\s+(?:regards|wishes|thanks)|regards|best|cheers|thanks|"
+    r"thank you|many thanks|yours(?:\s+(?:sincerely|faithfully|truly))?|sincerely|all the best|"
+    r"with (?:kind |best )?(?:regards|wishes))[ \t]*[,.!]?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+#: The most lines a signature holds after its sign-off: a name, a title, a company, an address.
+SIGNATURE_LINES = 6
+#: A line of a signature: a few words that are not a sentence (no closing stop, question or bang).
+_SIGNATURE_LINE = re.compile(r"(?:\S+\s+){0,7}\S+(?<![.?!])")
+
+
+def without_signature(text: str) -> str:
+    """``text`` with a closing signature blanked (same length, same offsets): the sign-off line and
+    the short lines after it (a name, a title, "Legal Sector", an address) say who wrote, not what
+    the note is about. A sign-off followed by more text than a signature holds is left."""
+    for match in _SIGN_OFF.finditer(text):
+        if not text[: match.start()].strip():
+            continue  # a message that opens with thanks: what follows is its content
+        rest = [line.strip() for line in text[match.end() :].splitlines() if line.strip()]
+        if len(rest) <= SIGNATURE_LINES and all(_SIGNATURE_LINE.fullmatch(line) for line in rest):
+            head = text[: match.start()]
+            return head + "".join(c if c == "\n" else " " for c in text[match.start() :])
+    return text
 
 
 def hostile(text: str) -> bool:

@@ -438,3 +438,16 @@ def test_a_settled_price_ends_no_offer_made_in_a_note_on_another_topic(analyst) 
         answer = analyst.link_and_evolve(new, raw_log(settled), [old]).answer
 
         assert [c.note_id for c in answer.contradictions] == (["n_offer"] if ends else [])
+
+
+def test_a_letters_signature_neither_files_it_nor_names_it(analyst: OfflineAnalyst, policy: Policy) -> None:
+    """"Account Director, Legal Sector" under a price offered is who wrote, not a contract note; and
+    "Dear" is no keyword a reviewer should read in the context."""
+    letter = (
+        "Dear Ms Marsh,\n\nThank you for your letter. We would suggest the Professional plan at £65 per "
+        "user per month, invoiced quarterly in advance.\n\nYours sincerely,\n\nRupert Pemberton\n"
+        "Account Director, Legal Sector\nDraftwell Ltd"
+    )
+    answer = _construct(analyst, policy, letter)
+    assert answer.category == "pricing"
+    assert not any("dear" in k.lower() or "legal" in k.lower() for k in answer.keywords)

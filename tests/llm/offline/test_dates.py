@@ -780,3 +780,24 @@ def test_a_month_the_text_then_names_a_day_of_is_that_day() -> None:
 )
 def test_a_conversation_thanked_for_a_day_proposed_or_an_end_is_not_the_facts_date(text: str) -> None:
     assert _day(text, WED_AUG_19) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        ("The subscription commences on the first of April for twelve months.",
+         datetime(2026, 3, 30, tzinfo=UTC), date(2026, 4, 1)),
+        ("The renewal date is the thirty-first of March 2028.", datetime(2026, 4, 2, tzinfo=UTC),
+         date(2028, 3, 31)),
+        ("The tax team will begin onboarding on Monday the twenty-second of June.",
+         datetime(2026, 6, 2, tzinfo=UTC), date(2026, 6, 22)),
+        ("With effect from the fifteenth of June the firm moves to the Enterprise plan.",
+         datetime(2026, 5, 14, tzinfo=UTC), date(2026, 6, 15)),
+    ],
+)  # fmt: skip
+def test_a_day_written_in_words(text: str, at: datetime, expected: date) -> None:
+    assert _day(text, at) == expected
+
+
+def test_first_of_all_is_no_date() -> None:
+    assert _day("First of all, the team loved the demo.", WED_AUG_19) is None

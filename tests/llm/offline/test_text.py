@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amem.llm.offline.text import hostile, readable, sentences
+from amem.llm.offline.text import hostile, readable, sentences, without_signature
 
 HOSTILE = [
     (
@@ -110,3 +110,19 @@ def test_the_sentence_around_a_span_ends_at_a_stop_not_at_a_version_s_or_an_amou
     text = "Ticket closed. Fix shipped in 26.8.4 on Aug 18 at $11.75 a seat; Tess re-ran it.\nNext line."
     at = text.index("Aug 18")
     assert sentence_around(text, at, at + 6) == " Fix shipped in 26.8.4 on Aug 18 at $11.75 a seat"
+
+
+def test_a_signature_says_who_wrote_not_what_the_note_is_about() -> None:
+    letter = (
+        "Dear Ms Marsh,\n\nWe propose the Professional plan at £65 per user per month.\n\n"
+        "Yours sincerely,\n\nRupert Pemberton\nAccount Director, Legal Sector\nDraftwell Ltd"
+    )
+    body = without_signature(letter)
+    assert len(body) == len(letter)  # offsets kept
+    assert "Legal Sector" not in body and "Rupert" not in body and "£65 per user" in body
+    # a thanks that opens a message, or sentences after a sign-off, are content
+    for text in (
+        "Hi Tom,\nThanks!\nWe signed the order form today.\nDana",
+        "Best,\nThe renewal moves to March. Legal signs on Friday.",
+    ):
+        assert without_signature(text) == text
