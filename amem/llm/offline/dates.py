@@ -75,7 +75,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # on 30/04", "moved to 6/15", "go-live target: 6/1"); ratios and scores have none ("17/17")
         (
             "cued_numeric",
-            r"\b(?:on|by|from|until|till|to|effective|starting|since|target:|date:)\s+(?:the\s+)?"
+            r"\b(?:on|by|from|until|till|to|effective|eff\.|starting|since|target:|date:)\s+(?:the\s+)?"
             r"(?P<at>(?P<a>\d{1,2})/(?P<b>\d{1,2}))\b(?![/\d%])",
         ),
         # a day in words, in formal writing: "the fifteenth of June", "the thirty-first of March 2027"
@@ -444,6 +444,8 @@ _PRESENT_ERRAND = re.compile(
     rf"^[\s\-*•]*(?:(?i:agreed|action|owner|todo|to-do)\s*:\s*)?"
     rf"(?:[A-Z][a-z]+\s+(?:(?:{_ERRANDS})(?:s|es)|(?:gets|comes|circles|reaches|follows|walks|"
     rf"sets|looks) \w+)|I\s+(?:{_ERRANDS}))\b(?!\s+(?:on|in|at)\b)"
+    # (not a statement made by the verb: "I confirm that the review takes place on Thursday")
+    r"(?!\s+that\b)"
 )
 
 

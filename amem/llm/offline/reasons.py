@@ -39,6 +39,7 @@ DECISION = re.compile(
     r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
     r"(?:doesn'?t|does not|don'?t|do not) want|"
     r"cancell?ed|declined|rejected|approved|picked(?! up\b)|selected|went with|going with|"
+    r"went w(?=/\s)|going w(?=/\s)|"  # "went w/ Ohio first"
     # a plan given up: "dropped the Lisbon expansion", "shelved the rollout" (not "dropped the news")
     r"dropped (?:the|their|our|its|plans?)\b(?! (?:news|ball|call|line|note|hint)\b)|"
     r"(?:scrapped|shelved|abandoned|paused)(?= (?:the|their|our|its|plans?|[A-Z])\b)|"

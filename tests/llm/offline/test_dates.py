@@ -801,3 +801,18 @@ def test_a_day_written_in_words(text: str, at: datetime, expected: date) -> None
 
 def test_first_of_all_is_no_date() -> None:
     assert _day("First of all, the team loved the demo.", WED_AUG_19) is None
+
+
+def test_a_statement_made_by_its_verb_is_no_errand() -> None:
+    """ "I confirm that the review takes place on ..." states the meeting's day; "I'll confirm the
+    room by Friday" is an errand's."""
+    said = datetime(2026, 10, 6, tzinfo=UTC)
+    text = "I confirm that our annual review will take place on Thursday the fifteenth of October."
+    assert _day(text, said) == date(2026, 10, 15)
+    assert _day("I'll confirm the room by Friday.", said) is None
+
+
+def test_an_abbreviated_effective_date() -> None:
+    assert _day(
+        "Dana leaving Zephyr eff. 5/15; new signer is Raj.", datetime(2026, 5, 5, tzinfo=UTC)
+    ) == date(2026, 5, 15)

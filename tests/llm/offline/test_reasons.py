@@ -633,6 +633,10 @@ def test_terms_after_a_colon_and_a_date_range_s_dash_are_no_reason(text: str, ex
         ),
         ("Priya's call, as the annual plan saves them 8%.", "the annual plan saves them 8%"),
         ("Tom OK'd the Pro tier since their usage doubled in Q2.", "their usage doubled in Q2"),
+        (
+            "went w/ Ohio first since Tony's team can mentor the other stores",
+            "Tony's team can mentor the other stores",
+        ),
         # a dash after a figure opens a reason, not a range
         (
             "They moved to monthly billing from Q3 — cash is tight after the merger.",
