@@ -317,6 +317,7 @@ class Facts:
     rejected: frozenset[str] = frozenset()  # roots of the option a decision turns down ("rather than X")
     adopted: frozenset[str] = frozenset()  # roots of the option it switches to ("switching to X")
     revises: bool = False  # an offer that says it revises the ones before it ("Revised quote: ...")
+    offered: bool = False  # the note presents itself as an offer: its plans are proposed, not chosen
     #: (event, who or where, MM-DD): an event's date with the name its clause gives it ("Boston
     #: go-live is July 13, Toronto unchanged on July 20"), so dates of two sites are not compared
     placed: frozenset[tuple[str, str, str]] = frozenset()
@@ -778,6 +779,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
         prices=frozenset(prices),
         offers=frozenset(offers - prices),
         revises=revises,
+        offered=offered,
         counts=frozenset(counts),
         plans=frozenset(plans),
         dropped=frozenset(dropped),
@@ -926,6 +928,8 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
                 )
                 return Contradiction("count", why, new.evidence["count"])
     if kind == "plan":
+        if new.offered:
+            return None  # a quote or a proposal changes no plan in force until it is accepted
         for dimension, plan in sorted(old.plans):
             if (dimension, plan) in new.dropped:
                 return Contradiction(
