@@ -904,8 +904,11 @@ def test_metered_prices_and_answered_questions_state_a_price(old: str, new: str)
     [
         "Pricing held for 14 days: Enterprise at $38 per seat, annual commitment.",
         "Omar, Lina, proposal attached for the Growth tier: $38 per seat, annual commitment.",
+        # a plan in an offer's own lines
+        "Omar, Lina, proposal attached for Enterprise:\n• 24 committed runners at $38/runner/month, "
+        "annual commitment\nShout with questions.",
     ],
 )
 def test_an_offer_retires_no_price_or_plan_in_force(new: str) -> None:
-    old = "They pay $45 per seat on the Team plan, invoiced monthly."
+    old = "They signed for the Team plan, billed monthly, at $45 per seat."
     assert _contradicts(new, old) == []
