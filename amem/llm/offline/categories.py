@@ -83,6 +83,11 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"can you add|beta|asked about|can your product|would love|top ask|asked for|could you add|"
             r"integration with|'d love|would be great if|"
             r"is there an? (?:way|api|option|setting|integration) to|"
+            # a capability asked after: "any API for raw CAN-bus data?", "asked whether Draftwell could
+            # generate ...", "would very much welcome a template", "logs both as FRs", "ask #1:"
+            r"any (?:api|way|option|setting|integration|export) (?:for|to)|"
+            r"asked (?:if|whether) (?:\w+ ){0,4}?(?:could|can|would|supports?)|"
+            r"would (?:very much |really |greatly )?welcome|FRs|ask #\d|"
             r"nice to have|enhancement|"
             r"requests? from (?:our|their|the) (?:users|managers|team|reps|admins)|"
             # a feature request's own id ("FR-88", "logged as FR-1432"), a must-have asked for,

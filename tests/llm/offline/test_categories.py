@@ -127,7 +127,6 @@ def test_an_input_in_the_form_of_a_ticket_is_a_support_issue_whatever_the_produc
     assert category("Re: #AB-3310 the payment page is fine again after the deploy, thanks") == "support issue"
 
 
-
 @pytest.mark.parametrize(
     ("text", "lead", "expected"),
     [
@@ -194,10 +193,14 @@ def test_procurement_as_a_department_in_a_title_or_a_role_is_no_contract() -> No
     ("text", "expected"),
     [
         ("Hi Ana, could we have the final commercial proposal by Friday? Our CFO decides in May.", "pricing"),
-        ("Two requests from our managers: a Polish transcript option and a CSV export of scorecards.",
-         "feature request"),
-        ("Ran the Porto half marathon on Sunday, legs still sore. Will look at the numbers next week.",
-         "personal"),
+        (
+            "Two requests from our managers: a Polish transcript option and a CSV export of scorecards.",
+            "feature request",
+        ),
+        (
+            "Ran the Porto half marathon on Sunday, legs still sore. Will look at the numbers next week.",
+            "personal",
+        ),
     ],
 )
 def test_general_words_of_pricing_requests_and_personal_life(text: str, expected: str) -> None:
@@ -263,8 +266,10 @@ def test_the_terms_and_seats_of_a_price_offered_stay_pricing(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("Kickoff - Halden Foods (remote). Attendees: Rhea, Omar. Go-live dates confirmed for both sites.",
-         "onboarding"),
+        (
+            "Kickoff - Halden Foods (remote). Attendees: Rhea, Omar. Go-live dates confirmed for both sites.",
+            "onboarding",
+        ),
         ("Trial started today for the finance team, 30 days, 12 users.", "onboarding"),
         ("Project roles (Halden): exec sponsor = Rhea Mohan; admin = Omar.", "onboarding"),
         ("FR-204 logged for Halden: export of the audit log to S3. Requester: Omar.", "feature request"),
@@ -284,17 +289,27 @@ def test_the_vocabulary_of_a_kickoff_a_feature_request_a_lease_and_a_moved_go_li
     ("text", "expected"),
     [
         # a helpdesk's update opens with the ticket's key, whatever the product's words are
-        ("QX-55120: that was it, the Okta app now logs everyone in on both tenants. Closing.",
-         "support issue"),
-        ("HD-7731 — Closing this out. The invoice template ships with the fixed tax field today.",
-         "support issue"),
+        (
+            "QX-55120: that was it, the Okta app now logs everyone in on both tenants. Closing.",
+            "support issue",
+        ),
+        (
+            "HD-7731 — Closing this out. The invoice template ships with the fixed tax field today.",
+            "support issue",
+        ),
         # a feature request's key opens a request record, whatever its words (seats, prices)
         ("FR-310 logged for Halden: a weekly digest of overdue tasks by region.", "feature request"),
-        ("FR-2291 | Budget alerts | Halden (prospect)\nAsk: alert the lead when a client's hours pass "
-         "80% of the $4,000 monthly retainer.\nDeal context: ~90 seat opportunity.", "feature request"),
+        (
+            "FR-2291 | Budget alerts | Halden (prospect)\nAsk: alert the lead when a client's hours pass "
+            "80% of the $4,000 monthly retainer.\nDeal context: ~90 seat opportunity.",
+            "feature request",
+        ),
         # a buyer's security review of the vendor is a step of the contract
-        ("Subject: Halden - vendor security questionnaire\n\nOmar, attached our answers and the SOC 2 "
-         "Type II report; the pen test summary follows under NDA.", "contract"),
+        (
+            "Subject: Halden - vendor security questionnaire\n\nOmar, attached our answers and the SOC 2 "
+            "Type II report; the pen test summary follows under NDA.",
+            "contract",
+        ),
     ],
 )
 def test_a_ticket_key_opens_a_support_update_and_a_security_review_is_procurement(
@@ -322,3 +337,30 @@ def test_a_go_live_moved_is_a_decision_whatever_the_other_bullets_say() -> None:
 )
 def test_a_decision_on_no_topic_of_its_own_is_a_decision_not_noise(text: str) -> None:
     assert category(text) == "decision"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a capability asked after, however it is worded
+        ("Omar q: any API for raw telematics data? nothing promised, checking w/ PM.", "feature request"),
+        (
+            "The tax team has asked whether the tool could produce returns in French and English.",
+            "feature request",
+        ),
+        ("The trainees would very much welcome a template for expert reports.", "feature request"),
+        (
+            "Prep notes: ask #1 is depot geofences, ask #2 a nightly export. Priya logs both as FRs.",
+            "feature request",
+        ),
+        # a price per user and a bill sent are pricing, not a contract
+        (
+            "We suggest the Professional plan at £65 per user per month, invoiced quarterly in advance.",
+            "pricing",
+        ),
+        # seats in use are a usage figure, not seats under contract
+        ("June came in at 498k build minutes across 160 active seats; builds are faster.", None),
+    ],
+)
+def test_requests_prices_and_usage_in_more_words(text: str, expected: str | None) -> None:
+    assert category(text, text.split(".")[0]) == expected
