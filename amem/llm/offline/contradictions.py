@@ -160,6 +160,8 @@ _OLD_VALUE_BEFORE = re.compile(
 _FROM_BEFORE = re.compile(r"\b(?:from|was|previously|formerly)\s*(?:the\s+)?$", re.I)
 #: Before an amount: the catalogue's price ("lists at $45", "list price of $45").
 _LIST_PRICE = re.compile(r"\b(?:lists? at|list price(?: of| is)?|at list|listed at)\s*$", re.IGNORECASE)
+#: Before an amount, in a statement: the list price named ("the Enterprise list price to be £72").
+_LIST_PRICE_NAMED = re.compile(r"\blist pric(?:e|es|ing)\b[^.;:$€£\d]{0,30}?$", re.IGNORECASE)
 #: A heading over the catalogue's prices ("As promised, our list pricing:", "Rate card:"): the
 #: prices listed in the lines under it are what the vendor asks of anyone, not this customer's
 #: price or offer. (Prices walked through in the sentence itself stay offers: "Walked list
@@ -359,15 +361,20 @@ def _event_slot(match: re.Match[str]) -> str:
     return _EVENT_SLOTS[index][0]
 
 
-def _prices(s: str) -> set[tuple[str, str, float]]:
-    """Prices per seat (or per other unit) the sentence states as holding (not an old value it names)."""
+def _prices(s: str, *, offered: bool = False) -> set[tuple[str, str, float]]:
+    """Prices per seat (or per other unit) the sentence states as holding (not an old value it names).
+    ``offered``: the sentence offers them, where a list price quoted to the customer is an offer;
+    stated as a fact, a list price is the catalogue's ("we understand the list price to be £72"),
+    never what this customer pays."""
     out = set()
     for m in _MONEY.finditer(s):
         if _OLD_VALUE_BEFORE.search(s[: m.start()]) or _BOUND_BEFORE.search(s[: m.start()]):
             continue
         if m.group("per") is None and not _PRICE_BEFORE.search(s[: m.start()]):
             continue  # a total, a credit or a budget: not the price of a seat
-        if _LIST_PRICE.search(s[max(0, m.start() - 25) : m.start()]) or re.match(r"\s*list\b", s[m.end() :]):
+        before = s[max(0, m.start() - 50) : m.start()]
+        listed = _LIST_PRICE.search(before[-25:]) or (not offered and _LIST_PRICE_NAMED.search(before))
+        if listed or re.match(r"\s*list\b", s[m.end() :]):
             continue  # the catalogue's price, not what this customer pays
         cur = m.group("cur") or _CURRENCY[m.group("cur2").lower()]
         other = (m.group("other") or "").lower()
@@ -677,7 +684,8 @@ def facts(text: str, *, main: bool = True) -> Facts:
                 # the total a change comes to ("That takes us to 36") says the count changed
                 signalled |= {"count"} if cue or _RESULT_TOTAL.search(s) else set()
         elif (offered or _OFFER.search(s)) and not re.search(r"\bbudget\w*", s, re.IGNORECASE):
-            found_offers = _prices(priced)  # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
+            # "I offered $58", "Victor wants $56", "Quote Q-12: $48 per seat"
+            found_offers = _prices(priced, offered=True)
             offers |= found_offers
             if found_offers:
                 evidence.setdefault("offer", s)

@@ -912,3 +912,13 @@ def test_metered_prices_and_answered_questions_state_a_price(old: str, new: str)
 def test_an_offer_retires_no_price_or_plan_in_force(new: str) -> None:
     old = "They signed for the Team plan, billed monthly, at $45 per seat."
     assert _contradicts(new, old) == []
+
+
+def test_a_list_price_stated_is_not_what_the_customer_pays() -> None:
+    """The sentence "we understand the list price to be £72" names the catalogue's price: the later £61 agreed
+    retires the customer's £58, not the list price."""
+    stated = facts("We understand the Enterprise list price to be £72 per user per month.")
+    assert stated.prices == frozenset()
+    # a list price quoted in an offer is still an offer
+    offer = facts("Quote attached, valid until May 1: the list price for the Growth plan is $65 per seat.")
+    assert ("$", "seat", 65.0) in offer.offers
