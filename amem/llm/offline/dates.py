@@ -40,7 +40,7 @@ _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fi
                  "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}  # fmt: skip
 _COUNT = r"(?:\d{1,3}|a couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
 _UNIT = r"(?:days?|weeks?|months?)"
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th|\.(?=\s))?"  # "22. September": a day written the German way
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
              "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
              "eighteenth", "nineteenth", "twentieth")  # fmt: skip
@@ -70,6 +70,14 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "weekday_numeric",
             rf"\b(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|{_WEEKDAY})\.?,?\s+"
             r"(?P<a>\d{1,2})/(?P<b>\d{1,2})\b(?![/\d])",
+        ),
+        # a day and a month between dots, the year after them or not ("01.04.2028", "from 17.08."):
+        # the day first, as everywhere dots are written (not a version: "4.12.3", "3.18")
+        (
+            "dotted",
+            # (without its year, the sentence goes on after it: "3.10." ending one is a version)
+            r"(?<![\d.vV])(?<!version )(?<!release )(?P<d>\d{1,2})\.(?P<m>\d{1,2})\."
+            r"(?:(?P<y>\d{4}|\d{2})(?!\d|\.\d)|(?=\s*[,;)]|\s+(?-i:[a-z])))",
         ),
         # a numeric day without its year after a preposition or a label that dates a fact ("deployed
         # on 30/04", "moved to 6/15", "go-live target: 6/1"); ratios and scores have none ("17/17")
@@ -219,6 +227,7 @@ _ABSOLUTE = frozenset(
         "month_day",
         "weekday_numeric",
         "cued_numeric",
+        "dotted",
         "day_word_month",
         "day_month",
         "month_year",
@@ -957,6 +966,11 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
             return _numeric_day(
                 int(g["a"]), int(g["b"]), m.string, today, lambda month, day: _valid_day(year, month, day)
             )
+        if name == "dotted":
+            day, month = int(g["d"]), int(g["m"])
+            if g.get("y"):
+                return date(int(g["y"]) + (2000 if len(g["y"]) == 2 else 0), month, day)
+            return _pick_year(lambda y: date(y, month, day), today, tense)
         if name == "cued_numeric":
             return _numeric_day(
                 int(g["a"]),

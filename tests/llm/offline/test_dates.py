@@ -816,3 +816,31 @@ def test_an_abbreviated_effective_date() -> None:
     assert _day(
         "Dana leaving Zephyr eff. 5/15; new signer is Raj.", datetime(2026, 5, 5, tzinfo=UTC)
     ) == date(2026, 5, 15)
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        ("With the 24 months term the first renewal is on 01.04.2028, notice three months before.",
+         datetime(2026, 3, 6, tzinfo=UTC), date(2028, 4, 1)),
+        ("Go-live is planned for 01.06.2026. Admin training runs every Tuesday.",
+         datetime(2026, 3, 12, tzinfo=UTC), date(2026, 6, 1)),
+        ("I am in parental leave from 17.08. for two months.", datetime(2026, 8, 5, tzinfo=UTC), date(2026, 8, 17)),
+        ("The first QBR will be on 22. September at your site.", datetime(2026, 9, 2, tzinfo=UTC),
+         date(2026, 9, 22)),
+    ],
+)  # fmt: skip
+def test_dates_written_with_dots(text: str, at: datetime, expected: date) -> None:
+    assert _day(text, at) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A permanent fix is planned for v3.10.",
+        "Fix shipped in release 4.12.3 yesterday evening.",
+        "Zero disputes since 4.12. Barney's build takes 40 min now.",
+    ],
+)
+def test_versions_are_not_dotted_dates(text: str) -> None:
+    assert all(m.text.count(".") < 2 for m in mentions(text, datetime(2026, 7, 21, tzinfo=UTC)))
