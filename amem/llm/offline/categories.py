@@ -138,7 +138,8 @@ _AUTO_REPLY = re.compile(
     r"^\W*(?:subject\s*:\s*)?(?:re:\s*)?"
     r"(?:automatic reply|auto-?reply|autoreply|out of (?:the )?office)\b|"
     r"^\W*(?:thank you for your (?:e-?mail|message)\.?\s*)?"
-    r"I(?:'m| am) (?:currently )?out of (?:the )?office\b",
+    r"I(?:'m| am) (?:currently )?out of (?:the )?office\b|"
+    r"^\W*this is an automated (?:message|e-?mail|notification|response)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -118,7 +118,9 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "named_day",
             r"\b(?P<named>the day before yesterday|the day after tomorrow|yesterday|last night|tomorrow|"
             r"today|"
-            r"this morning|this afternoon|tonight)\b",
+            r"this morning|this afternoon|tonight|"
+            # a change that takes effect as it is said ("takes over ... with immediate effect")
+            r"with immediate effect|effective immediately|immediately effective)\b",
         ),
         ("ago", rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+ago\b"),
         ("in_n", rf"\bin\s+(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b"),
@@ -267,6 +269,7 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
             if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
                 continue  # "?from=2025-09-01&to=...", "(e.g. '2026-11-16 14:02')": data, not a date said
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
+            starts = starts or (name == "named_day" and _IMMEDIATE.fullmatch(text[start:end]) is not None)
             # the month form holds its cue: "starting August" opens when the fact takes effect
             starts = starts or _CUE_STARTS.match(text[start:end]) is not None
             starts = starts or _opens_a_term(text, start, end)
@@ -357,8 +360,8 @@ _TERM_BEFORE = re.compile(
 #: Right before a date: a term said to start on it ("Subscription starts May 1", "the new term
 #: begins on 2027-01-01", "billing start date: June 1").
 _TERM_STARTS = re.compile(
-    r"\b(?:term|subscription|contract|licen[cs]e|agreement|billing)\s+(?:starts|begins|start date|"
-    r"commences)\s*(?:on\s+|from\s+|is\s+|:\s*)?$",
+    r"\b(?:(?:term|subscription|contract|licen[cs]e|agreement|billing)\s+(?:starts?|begins|start date|"
+    r"commences)|commencement date)\s*(?:on\s+|from\s+|is\s+|will be\s+|:\s*)?$",
     re.IGNORECASE,
 )
 
@@ -386,7 +389,9 @@ def _moved_to(text: str, start: int) -> bool:
     if re.search(rf"(?:→|->|=>)\s*(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
         moving = r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b"
         return bool(re.search(moving, before, re.IGNORECASE))
-    if not re.search(rf"\bto\s+(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
+    # "moves from 01.06. to the Monday of KW 27, that is 29.06.2026": the target said again exactly
+    restated = re.search(r"\bto\s+[^.;\n]{1,40},\s*(?:that is|i\.e\.|which is)\s*$", before, re.IGNORECASE)
+    if not re.search(rf"\bto\s+(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE) and not restated:
         return False
     return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
 
@@ -500,7 +505,8 @@ _HEADER_LINE = re.compile(
 #: 12 May", "our call of Monday", "one more thing from yesterday"), not a fact.
 _DATES_A_MESSAGE = re.compile(
     r"\b(?:e-?mails?|mails?|messages?|calls?|meetings?|notes?|minutes|conversations?|chats?|threads?|"
-    r"letters?|recaps?|discussions?|thing|point|items?)\s+(?:from|of|dated)\s+(?:the\s+)?$|"
+    r"letters?|recaps?|discussions?|thing|point|items?|offers?|quotes?|proposals?)\s+(?:from|of|dated)\s+"
+    r"(?:the\s+)?$|"
     # "the order form as discussed Monday": the day of the conversation referred to
     r"\bas (?:discussed|mentioned|promised)(?: (?:on|in))?\s+(?:the\s+)?$",
     re.I,
@@ -557,7 +563,7 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
 #: "Thanks for the time on Thursday", "Great to meet you on Monday"): the date is the conversation's,
 #: which the input refers to; its news comes after.
 _THANKS_FOR = re.compile(
-    r"^\W*(?:[A-Z][a-z]+,\s*)?(?:many |again, )?(?:thanks|thank you|thx|"
+    r"^\W*(?:(?:hi|hello|hey|dear)\s+)?(?:[A-Z][a-z]+,\s*)?(?:many |again, )?(?:thanks|thank you|thx|"
     r"(?:it was )?(?:great|good|nice|lovely|a pleasure)\s+(?:to|speaking|meeting|seeing|chatting|talking))\b",
     re.IGNORECASE,
 )
@@ -625,6 +631,7 @@ def dates_something_else(text: str, mention: DateMention) -> bool:
 #: offer, or a validity period ("The proposal is valid through November 30"). What it states is
 #: offered, not in effect: its dates and values are the offer's.
 _OFFER_NOTE = re.compile(
+    r"\b(?:proposal|quote|offer|pricing)\s+(?:expires|lapses)\b|"
     r"\b(?:proposal|quote|offer|pricing)\s+(?:is\s+|stays\s+|remains\s+)?(?:valid|good|open|held)\s+"
     r"(?:through|until|till|for)\b|\bvalid (?:through|until|till) \d|"
     r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b|"
@@ -821,6 +828,9 @@ def _is_date(name: str, match: re.Match[str], text: str, start: int, end: int) -
 
 def _is_today(match: re.Match[str]) -> bool:
     return match.group("named").lower() in {"today", "this morning", "this afternoon", "tonight"}
+
+
+_IMMEDIATE = re.compile(r"with immediate effect|effective immediately|immediately effective", re.IGNORECASE)
 
 
 def _in_relative_clause(text: str, start: int) -> bool:

@@ -364,3 +364,8 @@ def test_a_decision_on_no_topic_of_its_own_is_a_decision_not_noise(text: str) ->
 )
 def test_requests_prices_and_usage_in_more_words(text: str, expected: str | None) -> None:
     assert category(text, text.split(".")[0]) == expected
+
+
+def test_an_automated_message_is_noise() -> None:
+    text = "This is an automated message. Your response to RFQ-14 was received at 4:58pm on 12/2/26."
+    assert chat(text) and category(text) is None

@@ -845,3 +845,35 @@ def test_dates_written_with_dots(text: str, at: datetime, expected: date) -> Non
 )
 def test_versions_are_not_dotted_dates(text: str) -> None:
     assert all(m.text.count(".") < 2 for m in mentions(text, datetime(2026, 7, 21, tzinfo=UTC)))
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "expected"),
+    [
+        # a change that takes effect as it is said, beside a later day of another fact
+        ("Jonas leaves at the end of May. Petra takes over all decisions with immediate effect.",
+         datetime(2026, 4, 16, tzinfo=UTC), date(2026, 4, 16)),
+        # a term's start, however it is named
+        ("Order form signed. Contract start is 01.04.2026 as agreed.", datetime(2026, 3, 5, tzinfo=UTC),
+         date(2026, 4, 1)),
+        ("Executed on 4/5/26. The commencement date is 1 July 2026.", datetime(2026, 5, 5, tzinfo=UTC),
+         date(2026, 7, 1)),
+        # a move's target said again exactly
+        ("Go-live moves from 01.06. to the Monday of week 27, that is 29.06.2026.",
+         datetime(2026, 5, 6, tzinfo=UTC), date(2026, 6, 29)),
+    ],
+)  # fmt: skip
+def test_when_a_change_takes_effect_in_more_words(text: str, at: datetime, expected: date) -> None:
+    assert _day(text, at) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Regarding your offer from 2 July: we will not book the on-site day.",
+        "Quote Q-1 emailed to Marcus: 60 seats at $95. Quote expires 7/27/2026.",
+        "Hi Jordan, thanks for turning this around so quickly yesterday. We'll take the monthly option.",
+    ],
+)
+def test_an_offers_day_and_a_thanks_are_not_the_facts_date(text: str) -> None:
+    assert _day(text, datetime(2026, 7, 15, tzinfo=UTC)) is None
