@@ -23,7 +23,9 @@ from amem.llm.offline.text import Sentence
 DECISION = re.compile(
     # "switched on / off" a setting is a toggle, not a choice
     r"\b(?:decided|chose|chosen|opted|agreed|renewed|signed(?! up)|switched(?! on\b| off\b)|moved|"
-    r"postponed|settled|re-?planned|rescheduled|mov(?:es|ing) from(?= [^.;]{1,30}? to\b)|"
+    r"postponed|settled|re-?planned|rescheduled|re-?priced|"
+    # "moves from 01.06. to ...": a date's dots are no sentence's end
+    r"mov(?:es|ing) from(?= (?:[^.;]|\.(?!\s+(?-i:[A-Z]))){1,30}? to\b)|"
     r"pulled the plug|called off|backed out|no-go|said (?:no|yes) to|"
     # a counter-offer refused: "We said no since $30 is below our floor", "Told him no - ..."
     r"(?:said|told (?:him|her|them|[A-Z][a-z]+)) no\b(?!\s+(?:to|one|more|longer|later|decision)\b)|"
@@ -33,7 +35,8 @@ DECISION = re.compile(
     # a line labelled as the decision ("- Decision: Victor is bringing the CS team onto Coach")
     r"(?<!no )decision(?=\s*:\s)|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
-    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|keeping|"
+    r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|keeping|scrapping|"
+    r"shelving|"
     # "we're (not) rolling Coach out to the CS team": a rollout decided, or called off
     r"rolling (?:[\w-]+\s+){0,4}?out|going ahead)|"
     r"(?:moves?|switch(?:es)?)(?: up| back)? to|"
@@ -172,7 +175,7 @@ _AFTER = re.compile(
     r"(?<=[.;,]\s)reason(?:\s+being|\s*:))\s+|"
     # (a dash between two dates or figures is a range: "Jan 1, 2027 - Dec 31, 2028")
     # (after a figure, a dash and a lowercase word open a clause: "quarterly from Q3 — cash is tight")
-    r"(?P<colon>:|(?<![\d)])\s[—–]|(?<=[\d)])\s[—–](?=\s+[a-z])|(?<![\d)])\s-)\s+|"
+    r"(?P<colon>:|(?<![\d)])\s[—–]|(?<=[\d)])\s[—–-](?=\s+(?-i:[a-z]))|(?<![\d)])\s-)\s+|"
     # a comma splice: a pronoun and its state right after the decision ("decided yes, it's just
     # confusing people", "keeping 2 of the 6, they were our two best drivers")
     r"(?P<splice>[,;])\s+(?=(?:it|they|he|she|there)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
@@ -302,7 +305,13 @@ def reason(sentences: Sequence[Sentence], text: str | None = None) -> Reason | N
         # a line labelled as the justification ("Justification: ...", "Rationale: ..."), wherever it
         # stands in a note that states a decision, gives the reason
         for sentence in sentences:
-            if _LABELLED_REASON.match(sentence.text):
+            # (or a sentence naming the reason as such: "The driver is the 3-yr commit", "Her
+            # reasoning: ...")
+            if (
+                _LABELLED_REASON.match(sentence.text)
+                or _REASON_SENTENCE.match(sentence.text)
+                or (_FACTOR.match(sentence.text))
+            ):
                 found = _stated_reason(sentence)
                 if found is not None:
                     return found
@@ -391,7 +400,9 @@ def _connected(
             continue  # "after all": an idiom, not a time or a cause
         # "cancelled: too expensive", "decided not to add it, too much overlap with their tool"
         verdict = conn == ":" and (_TOO_MUCH.match(rest) is not None or _TOO_MUCH_OF.match(rest) is not None)
-        if conn in {"since", "as", "after", ":", "so", "given"} and not _FINITE.search(rest) and not verdict:
+        # "given they commit to a 24 months term": a pronoun and its verb are a clause too
+        finite = _FINITE.search(rest) or (conn == "given" and _PRONOUN_CLAUSE.match(rest))
+        if conn in {"since", "as", "after", ":", "so", "given"} and not finite and not verdict:
             continue
         if (
             conn == "as"
@@ -477,11 +488,21 @@ def _stated_reason(sentence: Sentence) -> Reason | None:
     return _span(sentence, match.end(), _clause_end(sentence.text, match.end()))
 
 
-#: What opens a sentence that is not a reason: a next step, an errand, a label, a greeting, a figure.
+#: A sentence after a decision that is not why: what is still open, another point accepted, or
+#: the decision's own terms (a start date, a term, a year).
+_NOT_WHY = re.compile(
+    r"\bstill (?:open|pending|undecided|to be (?:decided|agreed|confirmed))\b|\b(?:tbd|tbc)\b|"
+    r"\b(?:is|are) (?:all )?(?:fine|ok|okay|acceptable|agreed)\b|"
+    r"\b(?:commencement|start|effective|end) date\b|\binitial term\b|\b20\d\d\b",
+    re.IGNORECASE,
+)
+#: A pronoun and the verb after it: "they commit to ...", "we lose ...".
+_PRONOUN_CLAUSE = re.compile(r"(?:they|we|you|I|he|she|it)\s+(?:also\s+|now\s+|still\s+)?[a-z]{3,}\b")
 #: Anywhere in a sentence: it asks the reader for something.
 _ASKS = re.compile(
     r"\b(?:let (?:me|us) know|please|feel free|(?:do not|don't) hesitate|get back to (?:me|us))\b", re.I
 )
+#: What opens a sentence that is not a reason: a next step, an errand, a label, a greeting, a figure.
 _NOT_A_REASON_OPENER = re.compile(
     r"^\W*(?:next|f/?u|action|to-?do|todo|owner|ps|p\.s\.|thanks|thank you|best|cheers|regards|hi|hello|"
     r"dear|sorry|also|and|but|plus|otherwise|everything else|please|can|could|would|let's|let us|"
@@ -526,6 +547,8 @@ def _bare_reason(decision: Sentence, after: Sentence) -> Reason | None:
         return None  # a decision of its own; a refusal ("she won't cut over then") is a constraint
     if _THEN_SO.search(text):
         return None  # "X, so Y": the sentence draws its own consequence, it does not explain another
+    if _NOT_WHY.search(text):
+        return None  # "Invoicing is still open", "Your tidy-ups are fine", "The start date is 1 July"
     if _ASKS.search(text):
         return None  # "I trust this accords ..., but do let me know": a request, not why
     end = _clause_end(text, 0)

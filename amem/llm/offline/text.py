@@ -127,7 +127,10 @@ _INSTRUCTION = re.compile(
     r"^\W*(?:system|assistant|user|developer|admin)(?:\s+\w+){0,2}\s*:|"
     r"\bapprove (?:all|every|any|each|this|these|the)\b[^.\n]{0,30}\b(?:proposals?|changes?|pending)\b|"
     r"\bset (?:the )?[a-z]+_[a-z_]+\b|\bset (?:category|tags|keywords|context|status)\b[^.\n]{0,20}\bto\b|"
-    r"\b(?:you are now|act as|new instructions?|updated instructions?|from now on you)\b|"
+    r"\b(?:you are now|new instructions?|updated instructions?|from now on you)\b|"
+    # "act as" said to the reader ("Act as an admin", "you must act as"), not a customer's role
+    # ("has offered to act as a reference site")
+    r"(?:^\W*|(?<=[.!?:]\s)|\b(?:you|please|now)\s+(?:\w+\s+){0,2}?)act as\b|"
     r"\bend of (?:the )?(?:customer|user|untrusted) (?:text|data|input|content)\b|"
     r"\b(?:delete|remove|erase) (?:all|every)\b[^.\n]{0,30}\bnotes?\b|"
     r"\bmark (?:this|the) (?:account|note)s? as\b",

@@ -657,6 +657,40 @@ def test_decisions_and_reasons_in_more_words(text: str, expected: str) -> None:
     assert _reason(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("At the end we agreed 61 EUR per technician, given they commit to a 24 months term.",
+         "they commit to a 24 months term"),
+        ("Go-live moves from 01.06. to 29.06.2026. Reason: the SAP interface is not ready.",
+         "the SAP interface is not ready"),
+        ("Marcus decided to pilot at 2 branches before the other 9 - his officers never used a cloud LOS.",
+         "his officers never used a cloud LOS"),
+        ("Pinecrest repriced: $86 per seat from 5/1, as at 45 seats they're below the 50-seat tier.",
+         "at 45 seats they're below the 50-seat tier"),
+        ("Dana is scrapping the 2-branch pilot. Her reasoning: the incumbent contract ends in September.",
+         "the incumbent contract ends in September"),
+        # a sentence naming the driver, wherever it stands
+        ("Deal desk approved $82 per seat. Can't do 80. The driver is the 3-year commit.",
+         "the 3-year commit"),
+    ],
+)  # fmt: skip
+def test_reasons_after_given_a_dash_or_named_as_such(text: str, expected: str) -> None:
+    assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We agreed 61 EUR per technician. Invoicing rhythm is still open.",
+        "OGC has agreed to the 3x cap. Your edits to the IP schedule are fine.",
+        "The agreement is signed by both sides. The commencement date is 1 July 2026, for two years.",
+    ],
+)
+def test_what_is_still_open_accepted_or_the_terms_is_no_reason(text: str) -> None:
+    assert _reason(text) is None
+
+
 def test_a_reason_in_words_beats_a_sentence_that_only_follows_the_decision() -> None:
     text = (
         "Lee approved the bundle with Pro at $30 per seat and onboarding waived. "
