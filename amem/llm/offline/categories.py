@@ -62,7 +62,7 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(\$|€|£|\b(price[ds]?|pricing|offers?|discounts?|quotes?|quoted|cost[s]?|budget\w*|invoices?|"
             r"per seat|/seat|fees?|billing|payments?|tiers?|list price|annual plan|monthly plan|"
             # a price per user or per licence, and a bill sent ("invoiced quarterly in advance")
-            r"per (?:user|licen[cs]e)|/user|invoiced|"
+            r"per (?:user|licen[cs]e)|/user|invoiced|invoicing|"
             r"(?:commercial|pricing|price) proposals?|commercials)\b)",
         ),
         (
@@ -251,6 +251,14 @@ def cue_scores(text: str, lead: str = "", ignore: tuple[int, int] | None = None)
 _TICKET_FORM = re.compile(r"^\W*(?:re:\s*)?(?:ticket|incident|bug report|support case)\b", re.IGNORECASE)
 
 
+#: A billing cadence: "quarterly invoicing", "monthly billing", "annual prepay", "billed annually".
+_BILLING_CADENCE = re.compile(
+    r"\b(?:annual|annually|yearly|monthly|quarterly)\s+(?:billing|invoic\w+|pre-?pa(?:y|id|yment)|payments?)\b|"
+    r"\b(?:billed|invoiced|paid)\s+(?:annually|yearly|monthly|quarterly)\b",
+    re.IGNORECASE,
+)
+
+
 #: An input that opens with a feature request's key ("FR-2291 | Budget alerts", "FR-88 logged for
 #: ..."): a product team's request record, whatever the request's own words are (prices, seats).
 _REQUEST_FORM = re.compile(r"^\W*FR-\d+\b")
@@ -300,6 +308,10 @@ def category(text: str, lead: str = "", ignore: tuple[int, int] | None = None) -
         scores[LABELS.index("support issue")] += 3.0
     if _REQUEST_FORM.match(text):
         scores[LABELS.index("feature request")] += 3.0
+    if _BILLING_CADENCE.search(text):
+        # how often the customer is billed is pricing (LABELS.md: choosing a billing plan), whatever
+        # contract words come with it ("... into the order form", "this subscription")
+        scores[LABELS.index("pricing")] += 1.5
     if fix_confirmed(text, explicit=True) is not None and not (lead and decided(lead)):
         # a fault confirmed fixed ends a support issue (in a note stating no decision, whose topic
         # the decision would name)

@@ -93,6 +93,13 @@ _COUNT_CHANGE = re.compile(
     r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,20}?\(?\d[\d,]*\s*(?:->|→|=>|to)\s*(?P<num>\d[\d,]*)\b",
     re.IGNORECASE,
 )
+#: The count a change comes to, said as a total after a count of seats or licences ("book 25
+#: additional licences, so in total 145"); not a total of time or money.
+_IN_TOTAL = re.compile(
+    r"\b(?:seats?|users?|licen[cs]es?)\b[^.;]{0,40}?\bin total\s+(?P<num>\d[\d,]*)\b"
+    r"(?!\s*(?:%|percent|k\b|[.,]\d|[a-z]*(?:minute|hour|day|week|month|year|dollar|euro|eur|usd|gbp)))",
+    re.IGNORECASE,
+)
 #: A sentence that offers, asks or quotes a price (someone's position in a negotiation).
 _OFFER = re.compile(
     r"\b(?:offer\w*|propos\w*|quot\w*|re-?quot\w*|counter\w*|wants?|asks?|asked|asking|held at|pitch\w*)\b",
@@ -183,7 +190,10 @@ _NOT_A_CHOICE = re.compile(r"\?|\b(?:propos\w*|offer\w*|would|could|if|consideri
 
 #: Billing cadence: "annual plan", "monthly billing", "quarterly invoicing", "yearly subscription".
 _CADENCE_WORD = r"(?:annual|annually|yearly|monthly|quarterly)"
-_CADENCE_NOUN = r"(?:plan|billing|subscription|payments?|invoic\w*|contract|pricing|terms?|commitment)"
+_CADENCE_NOUN = (
+    r"(?:plan|billing|subscription|payments?|invoic\w*|contract|pricing|terms?|commitment|"
+    r"pre-?pa(?:y|id|yment))"
+)
 _CADENCE = re.compile(
     rf"\b(?P<plan>{_CADENCE_WORD})\s+{_CADENCE_NOUN}\b|\b(?:billed|invoiced|pay(?:s|ing)?)\s+(?P<plan2>"
     r"annually|yearly|monthly|quarterly)\b|"
@@ -220,7 +230,9 @@ _GIVEN_UP = re.compile(
 #: A preference or a change, which makes the plan a sentence names the one that now holds.
 _CHOSEN = re.compile(
     r"\b(?:switch\w*|mov\w*|chang\w*|go\w*|upgrad\w*|downgrad\w*)\s+(?:\w+\s+){0,2}?to\b|"
-    r"\b(?:is|are) (?:now )?on\b|\bpays?\b|\bsigned\b|\bprefers?\b|\bnow\b|\b(?:billed|invoiced)\b",
+    r"\b(?:is|are) (?:now )?on\b|\bpays?\b|\bsigned\b|\bprefers?\b|\bnow\b|\b(?:billed|invoiced)\b|"
+    # "We go with quarterly invoicing", "We'll take the monthly billing option"
+    r"\b(?:go|goes) with\b|\btak(?:e|es|ing)\s+the\s+(?:[\w-]+\s+){0,3}?option\b",
     re.IGNORECASE,
 )
 #: Dated events, each named by its slot ("renews", "renewal", "renewal date" are one slot).
@@ -538,6 +550,8 @@ def _counts(s: str) -> set[tuple[str, float]]:
     for m in _TOTAL.finditer(s):
         out.add(("seat", _amount(m.group("num") or m.group("num2"))))
     for m in _COUNT_CHANGE.finditer(s):
+        out.add(("seat", _amount(m.group("num"))))
+    for m in _IN_TOTAL.finditer(s):  # "25 additional licences, so in total 145"
         out.add(("seat", _amount(m.group("num"))))
     for m in _RESULT_TOTAL.finditer(s):
         noun = (m.group("unit") or m.group("unit2") or "").lower()

@@ -369,3 +369,14 @@ def test_requests_prices_and_usage_in_more_words(text: str, expected: str | None
 def test_an_automated_message_is_noise() -> None:
     text = "This is an automated message. Your response to RFQ-14 was received at 4:58pm on 12/2/26."
     assert chat(text) and category(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We go with quarterly invoicing, please put it like this into the order form.",
+        "Starting July 1 we're moving this subscription to annual prepay. Please adjust the invoicing.",
+    ],
+)
+def test_a_billing_cadence_chosen_is_pricing(text: str) -> None:
+    assert category(text, text.split(".")[0]) == "pricing"

@@ -922,3 +922,24 @@ def test_a_list_price_stated_is_not_what_the_customer_pays() -> None:
     # a list price quoted in an offer is still an offer
     offer = facts("Quote attached, valid until May 1: the list price for the Growth plan is $65 per seat.")
     assert ("$", "seat", 65.0) in offer.offers
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        # a count said as the total a change comes to
+        ("Final number for the order form: 120 technician licences.",
+         "Please book 25 additional technician licences, so in total 145, starting 01.05.2026.", "count"),
+        # a billing cadence chosen in plainer words
+        ("We go with quarterly invoicing, please put it like this into the order form.",
+         "Ok, then we switch to annual invoicing in advance from 01.07.2026.", "plan"),
+        ("Thanks for the quick turnaround. We'll take the monthly billing option.",
+         "From July 1 we're moving this subscription to annual prepay.", "plan"),
+    ],
+)  # fmt: skip
+def test_totals_and_cadences_in_plainer_words(old: str, new: str, kind: str) -> None:
+    assert kind in _contradicts(new, old)
+
+
+def test_a_total_of_time_is_no_count() -> None:
+    assert facts("We added 3 licences and spent in total 45 minutes on setup.").counts <= {("seat", 3.0)}
