@@ -266,6 +266,8 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
                 continue  # "41 events live since June", "Since June 1: 19 events": a tally's start
             if name == "weekday" and not match.group("rel") and text[end : end + 2] in {"'s", "’s"}:
                 continue  # "Following Monday's check-in": it names a past meeting, not when a fact holds
+            if _FISCAL_YEAR.search(text[max(0, start - 40) : start]):
+                continue  # "our fiscal year starts 1 April": a yearly boundary, not a date a fact holds
             if _IN_DATA.search(text[max(0, start - 12) : start]) or _DATA_AFTER.match(text[end : end + 1]):
                 continue  # "?from=2025-09-01&to=...", "(e.g. '2026-11-16 14:02')": data, not a date said
             starts = bool(_STARTS_BEFORE.search(text[max(0, start - 40) : start]))
@@ -314,6 +316,12 @@ def mentions(text: str, base: datetime) -> list[DateMention]:
     return sorted(out, key=lambda m: m.start)
 
 
+#: Before a date: the boundary of a fiscal year, which recurs every year.
+_FISCAL_YEAR = re.compile(
+    r"\b(?:fiscal|financial|budget)\s+years?\s+(?:starts?|begins?|ends?|runs?|closes?)\s+(?:on\s+|in\s+)?$|"
+    r"\bFY\s+(?:starts?|begins?|ends?)\s+(?:on\s+|in\s+)?$",
+    re.IGNORECASE,
+)
 #: A count of things ("19 events", "31k checklists", "5 seats"): with "since", a tally.
 _COUNTED = re.compile(r"(?<![\w$€£.,])\d[\d,.]*k?\s+(?:[a-z-]+\s+)?[a-z]{3,}s\b")
 
@@ -386,6 +394,8 @@ def _moved_to(text: str, start: int) -> bool:
         re.IGNORECASE,
     ):
         return True
+    if re.search(r"\d\s*(?:→|->|=>)\s*$", before):
+        return True  # "renewal date 2027-02-28 → 2027-03-31": the date an arrow leads to from another
     if re.search(rf"(?:→|->|=>)\s*(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
         moving = r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b"
         return bool(re.search(moving, before, re.IGNORECASE))
@@ -819,7 +829,10 @@ def _is_date(name: str, match: re.Match[str], text: str, start: int, end: int) -
         return False  # "Wednesday, May 13": the date that follows says it
     if name == "quarter":
         cue = re.search(
-            r"\b(?:in|by|to|from|until|for|during|before|after|of|until)\s+(?:the\s+)?$", before, re.I
+            r"\b(?:in|by|to|from|until|for|during|before|after|of|until|starting|beginning|effective)\s+"
+            r"(?:(?:with|in|from)\s+)?(?:the\s+)?$",
+            before,
+            re.I,
         )
         return bool(match.group("year") or match.group("part") or cue)
     # lowercase "may" / "march" before a number are the verbs ("may 2 users")
