@@ -882,12 +882,12 @@ def test_an_offers_day_and_a_thanks_are_not_the_facts_date(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "at", "expected"),
     [
-        ("They switched to quarterly billing starting Q3, as cash is tight.", datetime(2026, 6, 16, tzinfo=UTC),
-         date(2026, 7, 1)),
-        ("Renewal date 2027-02-28 → 2027-03-31 so it lines up with their FY.", datetime(2026, 6, 3, tzinfo=UTC),
-         date(2027, 3, 31)),
-        ("Could the renewal move to March? Our fiscal year starts 1 April.", datetime(2026, 5, 13, tzinfo=UTC),
-         None),
+        ("They switched to quarterly billing starting Q3, as cash is tight.",
+         datetime(2026, 6, 16, tzinfo=UTC), date(2026, 7, 1)),
+        ("Renewal date 2027-02-28 → 2027-03-31 so it lines up with their FY.",
+         datetime(2026, 6, 3, tzinfo=UTC), date(2027, 3, 31)),
+        ("Could the renewal move to March? Our fiscal year starts 1 April.",
+         datetime(2026, 5, 13, tzinfo=UTC), None),
     ],
 )  # fmt: skip
 def test_a_quarter_started_an_arrow_between_dates_and_a_fiscal_year(
