@@ -507,6 +507,8 @@ def _in_errand(text: str, mention: DateMention) -> bool:
     )
 
 
+#: After a date opening a line: the time of a message or a log entry ("[09/02/26, 11:40] Rohan:").
+_STAMP_TIME = re.compile(r"[,\s]*\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?\s*[\])\-–|]", re.IGNORECASE)
 #: A line of a message's header or a quoted reply's: the date it dates is the message's.
 _HEADER_LINE = re.compile(
     r"^[ \t>]*(?:(?:sent|date|from|to|cc|subject|received)\s*:|on\s.{0,80}\bwrote\s*:)[^\n]*$", re.I | re.M
@@ -553,6 +555,9 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
     line_end = text.find("\n", mention.end)
     if _HEADER_LINE.match(text[line_start : line_end if line_end >= 0 else len(text)]):
         return True
+    opens_line = re.fullmatch(r"\s*[\[(]?\s*", text[line_start : mention.start]) is not None
+    if opens_line and _STAMP_TIME.match(text, mention.end):
+        return True  # "[09/02/26, 11:40] Rohan: ...": a chat export's message stamp
     if any(q.start() <= mention.start and mention.end <= q.end() for q in _QUOTED.finditer(text)):
         return True
     if _DATES_A_MESSAGE.search(text[max(0, mention.start - 40) : mention.start]):

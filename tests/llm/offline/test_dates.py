@@ -894,3 +894,12 @@ def test_a_quarter_started_an_arrow_between_dates_and_a_fiscal_year(
     text: str, at: datetime, expected: date | None
 ) -> None:
     assert _day(text, at) == expected
+
+
+def test_a_chat_exports_message_stamps_are_not_dates() -> None:
+    """ "[24/03/26, 12:00] Anjali: ..." stamps a message; the fact is in what it says."""
+    said = datetime(2026, 3, 24, 6, 30, tzinfo=UTC)
+    chat = "[24/03/26, 12:00] Anjali: got the countersigned copy, thanks\n[24/03/26, 12:02] Rohan: talk soon"
+    assert _day(chat, said) is None
+    dated = "[24/03/26, 12:00] Anjali: we go live on 6 April, all 40 agents\n[24/03/26, 12:02] Rohan: great"
+    assert _day(dated, said) == date(2026, 4, 6)
