@@ -33,9 +33,10 @@ DECISION = re.compile(
     # a verdict opening a clause: "Yes to the 3% cap; no to net-45, as finance won't extend terms"
     r"(?:^|(?<=[.;:,]\s))(?:yes|no) to(?=\s+(?:the\s+|a\s+|an\s+)?[\w$€£])|(?:is|are|'s|'re) off the table|"
     # a line labelled as the decision ("- Decision: Victor is bringing the CS team onto Coach")
-    r"(?<!no )decision(?=\s*:\s)|"
+    r"(?<!no )decisions?(?=\s*:\s)|change of plans?\b|"
     r"(?:is|are|'re|am)\s+(?:not\s+)?(?:pushing|moving|switching|dropping|postponing|cancell?ing|delaying|"
     r"extending|upgrading|downgrading|renewing|going with|opting|reducing|pausing|keeping|scrapping|"
+    r"starting (?:with|w(?=/))|"
     r"shelving|"
     # "we're (not) rolling Coach out to the CS team": a rollout decided, or called off
     r"rolling (?:[\w-]+\s+){0,4}?out|going ahead)|"
@@ -64,7 +65,9 @@ DECISION = re.compile(
     r"stick(?:ing)? with|(?:is|are) moving to|opt(?:ing)? (?:for|out)|chooses|opts|"
     r"(?:the )?decision (?:is|was) to|reinstat\w*|discontinu\w*|terminated|withdr[ea]w\w*|revert\w*|"
     r"(?:is|are|'re|am)\s+(?:reinstating|terminating)|go(?:ing)? ahead|went ahead|proceed(?:ing|ed)?|"
-    r"rather than|"
+    r"rather than|landed (?:at|on)|"
+    # a note-taker's shorthand: "pushing westerville's sessions to mon 3/30"
+    r"(?:^|(?<=[.;]\s))pushing (?:[\w'-]+\s+){1,4}?to\b|"
     # declining an offer ("we'll pass on Learning for now") and a change stated as a necessity
     # ("we need to move the go-live from May 4 to May 11")
     r"(?:will|'ll|are|'re|am|is)\s+pass(?:ing)? on|passed on|"
@@ -171,6 +174,8 @@ _AFTER = re.compile(
     r"\b(?P<conn>(?:mainly|mostly|largely|primarily|chiefly|partly|purely|simply) (?:for|because of|because|"
     r"due to)|because of|because|since|as|due to|owing to|given that|given|so that|so|after|"
     r"thanks to|in light of|on the grounds that|on account of|in view of|seeing that|now that|"
+    # the shorthand of "because" in notes typed fast
+    r"b/c|bc|cuz|coz|"
     # the reason labelled inline, in the decision's own line ("... at all 3 depots. reason: drivers ...")
     r"(?<=[.;,]\s)reason(?:\s+being|\s*:))\s+|"
     # (a dash between two dates or figures is a range: "Jan 1, 2027 - Dec 31, 2028")
@@ -547,6 +552,8 @@ def _bare_reason(decision: Sentence, after: Sentence) -> Reason | None:
         return None  # a decision of its own; a refusal ("she won't cut over then") is a constraint
     if _THEN_SO.search(text):
         return None  # "X, so Y": the sentence draws its own consequence, it does not explain another
+    if re.search(rf"\b(?:will|'ll|is going to|are going to)\s+(?:{ERRANDS})\b", text, re.IGNORECASE):
+        return None  # "Tom's team will send the PO next week": an errand, the next step
     if _NOT_WHY.search(text):
         return None  # "Invoicing is still open", "Your tidy-ups are fine", "The start date is 1 July"
     if _ASKS.search(text):

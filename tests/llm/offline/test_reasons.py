@@ -691,6 +691,34 @@ def test_what_is_still_open_accepted_or_the_terms_is_no_reason(text: str) -> Non
     assert _reason(text) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a status report's decisions line, a change of plan, a negotiation's outcome
+        ("Decisions: older history stays in the old system. Reason: inspections only look back a year.",
+         "inspections only look back a year"),
+        ("Change of plan on the old records: please migrate them after all, because an audit is coming.",
+         "an audit is coming"),
+        ("call w/ renee. landed at $31/seat for all seats, since they're prepaying the full year.",
+         "they're prepaying the full year"),
+        # notes typed fast
+        ("they're starting w/ just the 4 columbus clinics, since those offices have the worst no-shows.",
+         "those offices have the worst no-shows"),
+        ("training done. pushing westerville's sessions to mon 3/30 b/c their office mgr is out on leave.",
+         "their office mgr is out on leave"),
+    ],
+)  # fmt: skip
+def test_decisions_in_status_reports_and_fast_notes(text: str, expected: str) -> None:
+    assert _reason(text) == expected
+
+
+def test_an_errand_after_a_decision_is_no_reason() -> None:
+    assert (
+        _reason("Confirming we're going ahead with the other 10 clinics. Tom's team will send the PO.")
+        is None
+    )
+
+
 def test_a_reason_in_words_beats_a_sentence_that_only_follows_the_decision() -> None:
     text = (
         "Lee approved the bundle with Pro at $30 per seat and onboarding waived. "
