@@ -210,3 +210,14 @@ def test_a_second_labelling_that_does_not_fit_is_refused_with_its_line(
     with pytest.raises(SampleError) as caught:
         samples.load_second_labels(root=root)
     assert message in str(caught.value)
+
+
+def test_the_probe_accounts_in_bench_load_as_the_sample_does() -> None:
+    """bench/probes (fresh writers' accounts, LABELS.md's conventions) stays loadable by
+    ``review_burden.py --samples``: spans inside the content, references to earlier inputs."""
+    root = Path(__file__).resolve().parents[1] / "bench" / "probes"
+    labels = load_labels(root=root)
+    inputs = load_inputs(root=root)
+    assert len(labels) == len(inputs) >= 385
+    assert {label.part for label in labels.values()} == {"tuned"}
+    assert not {label.account for label in labels.values()} & samples.HELDOUT_ACCOUNTS
