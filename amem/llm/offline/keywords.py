@@ -22,8 +22,13 @@ _COURTESY = re.compile(
     r"[^.!?\n]{0,40}[,.!]?\s*$",
     re.IGNORECASE,
 )
-#: An email's subject line can be the key point, without "Subject:" and its reply or forward marks.
-_SUBJECT = re.compile(r"^\W*(?:subject\s*:\s*)?(?:(?:re|aw|fwd?)\s*:\s*)*", re.IGNORECASE)
+#: An email's subject line can be the key point, without "Subject:" and its reply or forward marks,
+#: and a chat export's line without its message stamp ("[24/03/26, 12:00] Anjali: ...").
+_SUBJECT = re.compile(
+    r"^\W*(?:subject\s*:\s*)?(?:(?:re|aw|fwd?)\s*:\s*)*"
+    r"(?:[\d/.-]{6,10},?\s+\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]m)?\]\s*)?",
+    re.IGNORECASE,
+)
 
 
 class Keywords:
@@ -44,8 +49,8 @@ class Keywords:
             words = [w for w in phrase.split() if w.lower() not in FILLER and w.lower() not in CALENDAR]
             if len(words) == 2 and (words[1].lower() in _VERBISH or words[1].endswith("ed")):
                 words = words[:1]
-            if not words or all(w.lower() in STOP for w in words):
-                continue
+            if not words or all(w.lower() in STOP or re.fullmatch(r"[\d:/.,-]+", w) for w in words):
+                continue  # (a time or a date's figures, "14:30", names no subject either)
             if len(words) == 1 and len(words[0]) < 3 and not words[0].isupper():
                 continue
             stems = {stem(w) for w in words}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amem.llm.offline.keywords import Keywords, context, tags
+from amem.llm.offline.keywords import Keywords, context, key_sentence, tags
 
 
 def test_keywords_name_the_subject_not_dates_or_filler() -> None:
@@ -30,3 +30,13 @@ def test_the_key_point_is_never_a_greeting_and_a_subject_loses_its_marks() -> No
     )
     # only courtesy lines: the best of them still (a context says something of the note)
     assert context(None, ["Priya"], ["Hi Priya,", "Thanks!"]).endswith("Key point: Hi Priya,")
+
+
+def test_a_chat_exports_stamps_are_neither_the_key_point_nor_keywords() -> None:
+    lines = [
+        "[24/03/26, 12:00] Anjali: got the countersigned copy, thanks Rohan",
+        "[24/03/26, 12:02] Rohan: talk soon",
+    ]
+    assert key_sentence(lines, ["countersigned copy"]) == "Anjali: got the countersigned copy, thanks Rohan"
+    found = Keywords()("[15/07/26, 14:30] Karan: Rohan, we're not enabling the AI reply suggestions for now.")
+    assert not any(ch.isdigit() for k in found for ch in k)
