@@ -1210,7 +1210,9 @@ _SHIPPED = re.compile(r"\b(?:fix|fixes|patch\w*|releas\w*|deploy\w*|ship\w*|hotf
 def ticket_closed(text: str) -> str | None:
     """The sentence of a ticket's follow-up that says the fault is gone, in a ticket's usual
     words (see ``_CLOSES_TICKET``), or None. A sentence that states a fault, a doubt, a plan or a
-    regression closes nothing."""
+    regression closes nothing, nor does a workaround confirmed while the fix is still to come."""
+    if _workaround_only(text):
+        return None
     for sentence in sentences(readable(text)):
         s = sentence.text
         if _NOT_A_FIX.search(s) or _FAULT.search(s) or _UNCONFIRMED.search(s):
@@ -1234,10 +1236,29 @@ def tickets(text: str) -> frozenset[str]:
     )
 
 
+_WORKAROUND_ONLY = re.compile(r"\bwork-?arounds?\b", re.IGNORECASE)
+#: A fix still to come: "a permanent fix is planned for a later release", "the proper fix ships in 3.2".
+_FIX_TO_COME = re.compile(
+    r"\b(?:permanent|proper|real|full|final|code)\s+fix\b[^.;]{0,40}?\b(?:is|will be|are)?\s*"
+    r"(?:planned|scheduled|coming|targeted|slated|in progress|pending|due|expected|ships?|lands?)\b",
+    re.IGNORECASE,
+)
+
+
+def _workaround_only(text: str) -> bool:
+    """A note that gives a workaround and says the fix is still to come: what it confirms to work
+    is the workaround ("Gus confirmed it imported fully with the script. A permanent fix is planned
+    for a later release"), so the fault is not fixed."""
+    return bool(_WORKAROUND_ONLY.search(text) and _FIX_TO_COME.search(text))
+
+
 def fix_confirmed(text: str, *, explicit: bool = False) -> str | None:
     """The sentence saying a fault is fixed and the fix holds, or None. With ``explicit``, only a
     sentence that names the fault fixed itself ("resolved", "fixed", "works again"), not a mere
-    confirmation ("Maria confirmed that dashboards work"), which may follow no fault at all."""
+    confirmation ("Maria confirmed that dashboards work"), which may follow no fault at all. None
+    for a note that only confirms a workaround (``_workaround_only``)."""
+    if _workaround_only(text):
+        return None
     for sentence in sentences(readable(text)):
         s = sentence.text
         if _NOT_A_FIX.search(s):

@@ -943,3 +943,17 @@ def test_totals_and_cadences_in_plainer_words(old: str, new: str, kind: str) -> 
 
 def test_a_total_of_time_is_no_count() -> None:
     assert facts("We added 3 licences and spent in total 45 minutes on setup.").counts <= {("seat", 3.0)}
+
+
+def test_a_workaround_confirmed_while_the_fix_is_to_come_fixes_nothing() -> None:
+    update = (
+        "Ticket #5120 update: root cause is duplicate chart numbers across clinics. Workaround: prefix "
+        "them in the export. Gus confirmed the import ran fully with the script. A permanent fix is "
+        "planned for a later release."
+    )
+    assert fix_confirmed(update) is None
+    report = "Ticket #5120 - the bridge import stops at 2,300 records with DUPLICATE_KEY."
+    assert retired_fault(update, [("n1", report, datetime(2026, 3, 13, tzinfo=UTC))]) is None
+    # once the fix itself ships and is confirmed, the report is retired
+    fixed = "Ticket #5120: the permanent fix shipped in 4.2; Gus confirmed imports run without the script."
+    assert retired_fault(fixed, [("n1", report, datetime(2026, 3, 13, tzinfo=UTC))]) is not None
