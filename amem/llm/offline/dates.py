@@ -658,7 +658,9 @@ _OFFER_NOTE = re.compile(
 #: "Options sent to the CFO:", "Quote sent", "Dev, Kenji — proposal attached"): what follows is
 #: what was offered.
 _OFFER_SENT = re.compile(
-    r"\A\W*(?:[\w-]+,?\s+(?:[-–—]\s+)?){0,3}?(?:proposal|quote|options|offer)\b[^\n]{0,6}?\b(?:sent|attached|enclosed)\b",
+    r"\A\W*(?:[\w-]+,?\s+(?:[-–—]\s+)?){0,3}?(?:proposal|quote|options|offer)\b[^\n]{0,6}?\b(?:sent|attached|enclosed)\b|"
+    # a note that opens as the quote itself ("Quote for the six carriers joining ...: EUR 189 ...")
+    r"\A\W*(?:quote|proposal|offer)\s+(?:for|to)\b",
     re.IGNORECASE,
 )
 

@@ -903,3 +903,12 @@ def test_a_chat_exports_message_stamps_are_not_dates() -> None:
     assert _day(chat, said) is None
     dated = "[24/03/26, 12:00] Anjali: we go live on 6 April, all 40 agents\n[24/03/26, 12:02] Rohan: great"
     assert _day(dated, said) == date(2026, 4, 6)
+
+
+def test_a_note_that_opens_as_a_quote_dates_nothing() -> None:
+    """An offer takes effect once accepted, in another note."""
+    text = "Quote for the six carriers joining the fleet from 2026-06-01: EUR 189 per vessel per month."
+    assert _day(text, datetime(2026, 5, 4, tzinfo=UTC)) is None
+    assert _day(
+        "Quotes came in lower from 2026-06-01 on, the CFO says.", datetime(2026, 5, 4, tzinfo=UTC)
+    ) == date(2026, 6, 1)
