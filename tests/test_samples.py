@@ -121,6 +121,12 @@ def test_a_copy_of_the_shipped_files_loads_from_another_root(tmp_path: Path) -> 
     assert load_labels(root=root) == {k: v for k, v in load_labels().items() if k.startswith("globex-")}
 
 
+def test_a_folder_given_as_a_string_loads_as_its_path(tmp_path: Path) -> None:
+    """A team validating its own accounts from a shell passes the folder as it types it."""
+    root = _copy(tmp_path)
+    assert load_labels(root=str(root)) == load_labels(root=root)
+
+
 @pytest.mark.parametrize(
     ("line", "changes", "message"),
     [

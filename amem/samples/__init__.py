@@ -115,11 +115,14 @@ class SampleLabel(BaseModel):
         )
 
 
-Root = Traversable | Path
+Root = Traversable | Path | str
 
 
 def _root(root: Root | None) -> Traversable:
-    return resources.files(__name__) if root is None else root
+    """The folder to read: the shipped sample, or a team's own (a path, or a path's string)."""
+    if root is None:
+        return resources.files(__name__)
+    return Path(root) if isinstance(root, str) else root
 
 
 def history_files(root: Root | None = None) -> list[Traversable]:

@@ -304,6 +304,18 @@ _NEGATED = re.compile(
     r"walked away from)\b(?P<obj>[^.;:]*)",
     re.IGNORECASE,
 )
+#: A decision undone, in the words people use for it: "we've changed our minds on the add-on",
+#: "reversing the decision on Medicine", "change of plan", "auto-publish is back ON", "flipped".
+_UNDO = re.compile(
+    r"\b(?:changed (?:our|their|his|her|my|the) minds?|change of plan|revers(?:e|es|ed|ing)|"
+    r"flip(?:s|ped)|u-turn(?:ed)?|overturn\w*|rescind\w*|reinstat\w*|"
+    r"(?:is|are|was|were|'s|'re|be|been|goes|went|comes?|came|now)\s+back\s+on\b(?!\s+(?:track|schedule))|"
+    r"(?-i:back ON)|(?:turn|switch)(?:ed|ing|s)? (?:it |them )?back on)\b",
+    re.IGNORECASE,
+)
+#: "... after all": undoes a decision when the sentence commits to something ("will come onto the
+#: platform this semester after all"); "after all, they are our biggest site" undoes nothing.
+_AFTER_ALL = re.compile(r"(?<=\w )after all\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -338,6 +350,9 @@ class Facts:
     #: (event, MM-DD or ISO day): the old date a move names ("moves from July 1 to January 1"):
     #: the note it makes untrue is the one stating that date, not any newer one with another
     moved_from: frozenset[tuple[str, str]] = frozenset()
+    #: the roots of what it says is undone ("we've changed our minds on the SMS add-on"): a decision
+    #: taken before, whichever way it went, no longer holds
+    undoes: frozenset[str] = frozenset()
 
 
 def root(word: str) -> str:
@@ -357,6 +372,34 @@ def roots(text: str, *, calendar: bool = False) -> set[str]:
         for w in WORD.findall(text.replace("-", " "))
         if len(w) > 1 and w.lower() not in STOP and (calendar or w.lower() not in CALENDAR)
     }
+
+
+#: The words of the undoing itself, not of what is undone.
+_UNDO_WORDS = frozenset(
+    root(w)
+    for w in (
+        *("change", "changed", "mind", "minds", "plan", "decision", "reverse", "reversed", "reversing"),
+        *("reverses", "flip", "flips", "flipped", "back", "after", "all", "himself", "herself"),
+        *("themselves", "turn", "turned", "switch", "switched"),
+    )
+)
+
+
+def _undone(found: Sequence[str]) -> tuple[set[str], str | None]:
+    """The roots of what a note says is undone, and the sentence saying so: the sentence with the
+    cue, and the one before it when the cue's own sentence names too little ("Marcus reversed
+    himself." after "auto-publish is back ON")."""
+    for i, s in enumerate(found):
+        after_all = _AFTER_ALL.search(s) and (_COMMITS.search(s) or decision_taken(s) is not None)
+        if not (_UNDO.search(s) or after_all):
+            continue
+        # what is undone, not why: the clause up to a reason ("..., as they've hired help")
+        words = roots(_main_clause(s)) - _UNDO_WORDS
+        if len(words) < 3 and i > 0:
+            words |= roots(_main_clause(found[i - 1])) - _UNDO_WORDS
+        if len(words) >= 2:
+            return words, s
+    return set(), None
 
 
 def _common_words(text: str) -> set[str]:
@@ -797,6 +840,9 @@ def facts(text: str, *, main: bool = True) -> Facts:
             if len(words) >= 2:
                 negated |= words
                 evidence.setdefault("reversal", s)
+    undoes, undo_sentence = _undone([x.text for x in found_sentences])
+    if undo_sentence is not None:
+        evidence.setdefault("undone", undo_sentence)
     return Facts(
         prices=frozenset(prices),
         offers=frozenset(offers - prices),
@@ -822,6 +868,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
         evidence=evidence,
         signalled=frozenset(signalled),
         main=facts(main_text(text), main=False) if main else None,
+        undoes=frozenset(undoes),
     )
 
 
@@ -859,7 +906,7 @@ def kinds(old: Facts) -> set[str]:
 
 #: Kinds checked against every neighbour, newest first, until one matches (the others stop at the
 #: newest note stating their slot).
-SEARCHED = frozenset({"reversal", "left", "adopted"})
+SEARCHED = frozenset({"reversal", "left", "adopted", "undone"})
 
 
 def holds(new: Facts, old: Facts, old_text: str, kind: str) -> bool:
@@ -1018,6 +1065,15 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
         if len(shared) >= 2 and 2 * len(shared) >= len(old.pending):
             why = f"decides what that note left open: {', '.join(sorted(shared))}"
             return Contradiction("resolved", why, new.evidence["taken"])
+    if kind == "undone" and new.undoes:
+        # what is undone is a decision that note took, either way ("decided against the add-on",
+        # "stays OFF", "leave Medicine out"): the sentence stating it names much of what is undone
+        for sentence in sentences(readable(old_text)):
+            taken = decision_taken(sentence.text) is not None or _NEGATED.search(sentence.text)
+            shared = new.undoes & roots(sentence.text)
+            if taken and len(shared) >= 2 and len(shared) >= 0.4 * len(new.undoes):
+                why = f"undoes the decision that note states about {', '.join(sorted(shared))}"
+                return Contradiction("undone", why, new.evidence["undone"])
     if kind == "reversal" and new.negated:
         # the old note must commit to the thing (decided, agreed, plans or will do it): a mention in
         # passing ("questions about scanners, parked for later") is nothing to reverse
@@ -1122,6 +1178,8 @@ def stated_kinds(new: Facts) -> list[str]:
         out.append("resolved")
     if new.negated:
         out.append("reversal")
+    if new.undoes:
+        out.append("undone")
     return out
 
 

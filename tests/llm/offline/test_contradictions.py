@@ -629,7 +629,7 @@ def test_a_progressive_plan_negated_reverses_a_labelled_decision() -> None:
 def test_switching_to_the_option_a_decision_turned_down_retires_that_decision() -> None:
     old = "Setup call. They will run the sync agent on site rather than use our hosted gateway."
     new = "We're switching to your hosted gateway after all: the local agent keeps failing."
-    assert _retires(old, new) == ["adopted"]
+    assert _retires(old, new) == ["adopted", "undone"]
     assert _retires(old, "We're switching to your hosted reporting module next month.") == []
     assert _retires("They mentioned the gateway once.", new) == []
 
@@ -957,3 +957,55 @@ def test_a_workaround_confirmed_while_the_fix_is_to_come_fixes_nothing() -> None
     # once the fix itself ships and is confirmed, the report is retired
     fixed = "Ticket #5120: the permanent fix shipped in 4.2; Gus confirmed imports run without the script."
     assert retired_fault(fixed, [("n1", report, datetime(2026, 3, 13, tzinfo=UTC))]) is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a decision against something, then taken after all
+        (
+            "Helga decided against the translation memory module, since their agency already has one.",
+            "Helga changed her mind on the translation memory module: they want it from June.",
+        ),
+        # a feature switched off, then back on
+        (
+            "Decision: bulk export stays OFF for the field teams until the audit is done.",
+            "Bulk export is back on for the field teams, the auditors signed it off.",
+        ),
+        # something left out of a rollout, then brought in after all
+        (
+            "They have decided to keep the Lyon warehouse out of the first wave.",
+            "The Lyon warehouse will join the first wave after all, now that its scanners arrived.",
+        ),
+        # a plan reversed in so many words
+        (
+            "We're moving the nightly reconciliation onto our own servers.",
+            "We've reversed the move of the nightly reconciliation: it stays on your hosted servers.",
+        ),
+    ],
+)
+def test_a_decision_undone_retires_the_decision(old: str, new: str) -> None:
+    assert "undone" in _retires(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the cue is not about a decision the old note took
+        ("Priya agreed to the Berlin office pilot in May.", "Priya pushed back on the renewal price again."),
+        ("The team decided to use SSO for all users.", "After all, SSO is what their auditors asked for."),
+        ("We're back on track with the data migration.", "We're back on track with the data migration."),
+        # undone, but another decision: too little of it is shared
+        (
+            "Renata approved the premium support add-on for the Ghent site.",
+            "We're reinstating the handheld scanner add-on after all, the line leads insisted.",
+        ),
+        # the old note names the thing but decides nothing about it
+        (
+            "Questions came up about the translation memory module and its pricing.",
+            "Helga changed her mind on the translation memory module: they want it from June.",
+        ),
+    ],
+)
+def test_what_is_not_an_undone_decision_retires_nothing(old: str, new: str) -> None:
+    assert "undone" not in _retires(old, new)
