@@ -191,7 +191,7 @@ _TERMS = re.compile(
     re.IGNORECASE,
 )
 #: An amount of money.
-_PRICE = re.compile(r"[$€£]\s?\d|\d\s?(?:USD|EUR|GBP)\b")
+_PRICE = re.compile(r"[$€£]\s?\d|\d\s?(?:USD|EUR|GBP)\b|\b(?:USD|EUR|GBP|AUD|CAD|NZD|CHF|INR|SGD)\s?\d")
 
 
 def _sentence_before(text: str, start: int) -> str:

@@ -44,13 +44,18 @@ _PER_ABBREVIATION = {"pepm": "employee", "pepy": "employee", "pupm": "seat", "pu
 _PER = (
     rf"\s*(?P<abbr>{'|'.join(_PER_ABBREVIATION)})\b|"  # "$11.75 PEPM"
     rf"(?:\s*/\s*|\s+(?:per|a|an|each|for each)\s+)(?:(?:named|paid|licensed)\s+)?{_UNIT}|"
+    # "per researcher seat", "per full user": a seat of some kind is a seat
+    r"\s+per\s+(?-i:[a-z]{3,})\s+(?:seat|user|licen[cs]e)s?\b|"
     # "per registered attendee", "per concurrent runner"
     rf"(?:\s*/\s*|\s+per\s+)(?:(?:[a-z]+(?:ed|ive)|concurrent|additional|extra|billable)\s+)?{_OTHER_UNIT}"
 )
-#: An amount: a currency sign before, or a currency code or word after.
+#: ISO codes a price is written with, before or after the amount ("EUR 189", "2,450 INR").
+_CODES = r"USD|EUR|GBP|AUD|CAD|NZD|CHF|SEK|NOK|DKK|PLN|INR|SGD|HKD|JPY|ZAR|AED|BRL|MXN"
+#: An amount: a currency sign or code before, or a currency code or word after.
 _AMOUNT = (
     r"(?:(?P<cur>[$€£])\s?(?P<num>\d[\d,]*(?:\.\d+)?)(?!\s?[kKmM]\b)|"
-    r"(?P<num2>\d[\d,]*(?:\.\d+)?)\s?(?P<cur2>USD|EUR|GBP|dollars|euros|pounds)\b)"
+    rf"(?P<num2>\d[\d,]*(?:\.\d+)?)\s?(?P<cur2>{_CODES}|dollars|euros|pounds)\b|"
+    rf"\b(?P<cur3>(?-i:{_CODES}))\s?(?P<num3>\d[\d,]*(?:\.\d+)?)(?!\s?[kKmM]\b|[\d,.]*\s?(?:lakh|crore|million|bn)\b))"
 )
 _MONEY = re.compile(rf"{_AMOUNT}(?P<per>{_PER})?", re.IGNORECASE)
 #: "the per-seat price ... $55", "seat price of €30": the unit named before the amount.
@@ -64,6 +69,12 @@ _PRICE_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _CURRENCY = {"usd": "$", "dollars": "$", "eur": "€", "euros": "€", "gbp": "£", "pounds": "£"}
+
+
+def _currency(match: re.Match[str]) -> str:
+    """One name per currency, however written: "$", "USD" and "dollars" are one."""
+    code = match.group("cur") or match.group("cur2") or match.group("cur3")
+    return _CURRENCY.get(code.lower(), code.upper())
 #: A count of licences: "150 seats", "90 named users", "a seat count of 95", "95-seat licence".
 _COUNT = re.compile(
     # "150 seats", "90 named users", "150 Growth seats" (a plan's name between)
@@ -431,12 +442,12 @@ def _prices(s: str, *, offered: bool = False) -> set[tuple[str, str, float]]:
         listed = _LIST_PRICE.search(before[-25:]) or (not offered and _LIST_PRICE_NAMED.search(before))
         if listed or re.match(r"\s*list\b", s[m.end() :]):
             continue  # the catalogue's price, not what this customer pays
-        cur = m.group("cur") or _CURRENCY[m.group("cur2").lower()]
+        cur = _currency(m)
         other = (m.group("other") or "").lower()
         unit = "seat" if not other or re.fullmatch(_UNIT, other) else other
         if m.group("abbr"):
             unit = _PER_ABBREVIATION[m.group("abbr").lower()]
-        out.add((cur, unit, _amount(m.group("num") or m.group("num2"))))
+        out.add((cur, unit, _amount(m.group("num") or m.group("num2") or m.group("num3"))))
     return out
 
 
@@ -606,7 +617,10 @@ def _counts(s: str) -> set[tuple[str, float]]:
     for _, unit, _ in _prices(s):
         if unit == "seat":
             continue
-        counted = rf"(?<![.\d$€£])\b(\d[\d,]*)\s+(?:[a-z]+\s+)?{re.escape(unit)}(?:e?s)?\b"
+        counted = (
+            rf"(?<![.\d$€£])(?<!(?-i:{_CODES}) )\b(\d[\d,]*)\s+"
+            rf"(?:(?!per\b)[a-z]+\s+)?{re.escape(unit)}(?:e?s)?\b"
+        )
         for m in re.finditer(counted, s, re.I):
             if not (_OLD_VALUE_BEFORE.search(s[: m.start()]) or _BOUND_BEFORE.search(s[: m.start()])):
                 out.add((unit, _amount(m.group(1))))

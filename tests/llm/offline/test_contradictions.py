@@ -1009,3 +1009,27 @@ def test_a_decision_undone_retires_the_decision(old: str, new: str) -> None:
 )
 def test_what_is_not_an_undone_decision_retires_nothing(old: str, new: str) -> None:
     assert "undone" not in _retires(old, new)
+
+
+@pytest.mark.parametrize(
+    ("text", "price"),
+    [
+        ("Agreed: EUR 189 per vessel per month from March.", ("€", "vessel", 189.0)),
+        ("Signed at AUD 275 per seat per annum.", ("AUD", "seat", 275.0)),
+        ("Closed at INR 2,150/agent/month ex-GST.", ("INR", "seat", 2150.0)),
+        ("They now pay 32 USD per user per month.", ("$", "seat", 32.0)),
+        # a seat of some kind is a seat
+        ("Agreed: AUD 310 per researcher seat per annum.", ("AUD", "seat", 310.0)),
+    ],
+)
+def test_a_price_written_with_a_currency_code_before_or_after_it(text: str, price: tuple) -> None:
+    assert facts(text).prices == frozenset({price})
+
+
+def test_a_currency_code_before_a_limit_in_lakh_is_no_price() -> None:
+    assert facts("Agreed: Rajesh approves contracts above INR 25 lakh.").prices == frozenset()
+
+
+def test_a_price_in_one_currency_code_retires_the_same_code_s_older_price() -> None:
+    old = "Agreed with Kari: EUR 210 per vessel per month."
+    assert _retires(old, "Revised and agreed today: EUR 189 per vessel per month.") == ["price"]
