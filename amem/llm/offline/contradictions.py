@@ -27,7 +27,7 @@ from functools import lru_cache
 from amem.llm.offline import dates
 from amem.llm.offline.reasons import DECISION
 from amem.llm.offline.reasons import decided as decision_taken
-from amem.llm.offline.text import CALENDAR, STOP, WORD, readable, sentences, stem
+from amem.llm.offline.text import CALENDAR, SPELLED, STOP, WORD, readable, sentences, spelled, stem
 
 #: A unit a per-seat price is quoted in: all name the same slot (the price of one licence).
 _UNIT = r"(?P<unit>seat|user|licen[cs]e|head|member|agent|editor)s?\b"
@@ -120,7 +120,8 @@ _OFFER = re.compile(
 _REVISED = re.compile(r"\b(?:revis\w*|re-?quot\w*|updated|new (?:quote|offer|proposal))\b", re.IGNORECASE)
 #: After a change in seats, the total it comes to: "+30 seats (150 total)", "a total of 150".
 _TOTAL = re.compile(
-    r"(?:\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,5}?\(\s*|\btotal(?:\s+of)?\s+)(?P<num>\d[\d,]*)"
+    # "+30 seats (180 total)", "+30 seats → 180 total", "46 additional seats, 66 in total"
+    r"(?:\b(?:seats?|users?|licen[cs]es?)\b[^.;\d]{0,5}?(?:\(|->|→|=>|,)\s*|\btotal(?:\s+of)?\s+)(?P<num>\d[\d,]*)"
     r"(?:\s+(?:in\s+)?total\b|\s+(?:seats?|users?|licen[cs]es?)\b)|"
     r"\(\s*(?P<num2>\d[\d,]*)\s+total\s*\)",
     re.IGNORECASE,
@@ -577,9 +578,31 @@ def _place(s: str, event: re.Match[str], named: re.Match[str] | None, at: int) -
     return None
 
 
+#: A count in words ("covers fifty-seven users"), read as its digits.
+_SPELLED_COUNT = re.compile(
+    rf"{SPELLED.pattern}(?=\s+(?:(?:named|paid|licensed|additional|more|extra)\s+)?(?:seat|user|licen[cs]e)s?\b)",
+    re.IGNORECASE,
+)
+#: A subscription's quantity in another unit than seats: "quantity 24 vessels", "the subscription
+#: goes from 24 to 30 vessels" (the unit is the slot, so vessels never meet seats).
+_QUANTITY = re.compile(
+    r"\b(?:quantity|qty)\s*:?\s*(?P<num>\d[\d,]*)\s+(?P<unit>[a-z]{3,}?)(?:e?s)?\b|"
+    r"\b(?:subscription|contract|licen[cs]e|order|agreement)\b[^.;\d]{0,30}?\bfrom\s+\d[\d,]*\s+to\s+"
+    r"(?!(?:19|20)\d\d\b)(?P<num2>\d[\d,]*)\s+(?P<unit2>[a-z]{3,}?)(?:e?s)?\b",
+    re.IGNORECASE,
+)
+
+
 def _counts(s: str) -> set[tuple[str, float]]:
     """Numbers of licences the sentence states as holding (usage and old values left out)."""
     out = set()
+    s = _SPELLED_COUNT.sub(lambda m: str(spelled(m.group(0))), s)
+    for m in _QUANTITY.finditer(s):
+        noun = (m.group("unit") or m.group("unit2")).lower()
+        if re.match(_PERIOD, noun) or noun in {"per", "percent"}:
+            continue
+        unit = "seat" if re.fullmatch(_UNIT, noun) or noun in {"seat", "user"} else noun
+        out.add((unit, _amount(m.group("num") or m.group("num2"))))
     for m in _COUNT.finditer(s):
         num = m.group("num") or m.group("num2") or m.group("num4")
         before = s[: m.start()]

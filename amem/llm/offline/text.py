@@ -43,6 +43,46 @@ CALENDAR = words(
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9'&+-]*")
 
 
+_UNITS = {
+    word: value
+    for value, word in enumerate(
+        (
+            *("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"),
+            *("twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"),
+        ),
+        start=1,
+    )
+}
+_TENS = {
+    word: 10 * value
+    for value, word in enumerate(
+        ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"), start=2
+    )
+}
+_SMALL = rf"(?:(?:{'|'.join(_TENS)})(?:[- ](?:{'|'.join(_UNITS)}))?|{'|'.join(_UNITS)})"
+#: A number under a thousand written in words: "twelve", "fifty-seven", "a hundred and ten",
+#: "two hundred forty".
+SPELLED = re.compile(
+    rf"\b(?:(?:a|one|two|three|four|five|six|seven|eight|nine) hundred(?:(?: and)? {_SMALL})?|{_SMALL})\b",
+    re.IGNORECASE,
+)
+
+
+def spelled(words: str) -> int:
+    """The value of a number ``SPELLED`` matched."""
+    total = 0
+    for word in re.split(r"[\s-]+", words.lower()):
+        if word == "hundred":
+            total = max(total, 1) * 100
+        elif word in _TENS:
+            total += _TENS[word]
+        elif word in _UNITS:
+            total += _UNITS[word]
+        elif word == "a":
+            total += 1
+    return total
+
+
 def stem(word: str) -> str:
     """A light, rule-based stem so 'seats'/'seat' and 'renewal'/'renewals' meet."""
     w = word.lower().strip("'-")

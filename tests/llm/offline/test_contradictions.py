@@ -1033,3 +1033,30 @@ def test_a_currency_code_before_a_limit_in_lakh_is_no_price() -> None:
 def test_a_price_in_one_currency_code_retires_the_same_code_s_older_price() -> None:
     old = "Agreed with Kari: EUR 210 per vessel per month."
     assert _retires(old, "Revised and agreed today: EUR 189 per vessel per month.") == ["price"]
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Amendment signed: the subscription now covers fifty-seven users.", ("seat", 57.0)),
+        ("We're at a hundred and ten named users now.", ("seat", 110.0)),
+        ("Order form signed: +30 seats → 180 total.", ("seat", 180.0)),
+        ("Going ahead with the Leeds office: 46 additional seats, 66 in total.", ("seat", 66.0)),
+        ("Subscription record created: quantity 24 vessels.", ("vessel", 24.0)),
+        ("Agreed: the subscription goes from 24 to 30 vessels in June.", ("vessel", 30.0)),
+    ],
+)
+def test_a_count_in_words_a_total_after_a_change_or_another_unit_s_quantity(text: str, count: tuple) -> None:
+    assert count in facts(text).counts
+
+
+def test_years_a_term_or_seats_added_are_no_count() -> None:
+    assert facts("Agreed: the contract runs from 2026 to 2028 calendar years.").counts == frozenset()
+    assert facts("The amendment adds twelve users to the subscription.").counts == frozenset()
+
+
+def test_a_count_of_vessels_retires_the_older_count_of_vessels_only() -> None:
+    old = "Subscription record created: quantity 24 vessels, start date 2026-03-01."
+    new = "Kari approved it: the subscription goes from 24 to 30 vessels from June."
+    assert _retires(old, new) == ["count"]
+    assert _retires(old, "Kari approved it: we now have 30 seats for the office team.") == []

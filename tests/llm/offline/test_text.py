@@ -141,3 +141,20 @@ def test_a_signature_says_who_wrote_not_what_the_note_is_about() -> None:
 )
 def test_act_as_is_an_injection_only_when_said_to_the_reader(text: str, injected: bool) -> None:
     assert hostile(text) is injected
+
+
+@pytest.mark.parametrize(
+    ("words", "value"),
+    [
+        ("twelve", 12),
+        ("fifty-seven", 57),
+        ("forty two", 42),
+        ("a hundred and ten", 110),
+        ("two hundred forty", 240),
+    ],
+)
+def test_a_number_in_words_reads_as_its_value(words: str, value: int) -> None:
+    from amem.llm.offline.text import SPELLED, spelled
+
+    found = SPELLED.search(f"they have {words} users")
+    assert found is not None and spelled(found.group(0)) == value
