@@ -198,8 +198,26 @@ _ROLE_LINE = re.compile(
 )
 
 
+#: The header of a quoted earlier message in a reply ("On Tue, Feb 3, 2026 at 1:25 PM Rachel
+#: <r@x.com> wrote:", "> On 6 May 2026, at 09:12, Maya wrote:", "-----Original Message-----").
+_REPLY_HEADER = re.compile(
+    r"^[ \t]*>?[ \t]*(?:On\b[^\n]{3,160}?\bwrote:|[A-Z][^\n:]{2,60}\bwrote:)[ \t]*$|"
+    r"^[ \t]*-{3,}[ \t]*Original Message[ \t]*-{3,}[ \t]*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+#: A mail system's legal footer, to the end of its paragraph.
+_DISCLAIMER = re.compile(
+    r"^[ \t]*(?:CONFIDENTIALITY NOTICE|DISCLAIMER|This (?:e-?mail|message)(?: and any attachments?)?"
+    r" (?:is|are|may (?:be|contain))\b)[^\n]*(?:\n[^\n]+)*",
+    re.MULTILINE,
+)
+
+
 def readable(text: str) -> str:
-    """``text`` with delimiters and instruction-like sentences blanked (same length, same offsets).
+    """``text`` with delimiters and instruction-like sentences blanked (same length, same offsets),
+    and with what the writer did not write now: a reply's quoted earlier messages (the messages it
+    answers are notes of their own; their dates and values are not this note's facts) and a mail
+    system's legal footer. A forwarded message stays: forwarding it is what the note says.
 
     Cached for texts of a note's usual size: a neighbour's text is read again by every new note it
     is compared with (20 neighbours a note); the cache holds at most 2,048 x 4,000 characters."""
@@ -236,6 +254,11 @@ def _readable(text: str) -> str:
     # instruction to its end, every sentence of it
     for line in _ROLE_LINE.finditer(masked):
         blank(line.start(), line.end())
+    quoted = _REPLY_HEADER.search(text)
+    if quoted and text[: quoted.start()].strip():
+        blank(quoted.start(), len(text))
+    for footer in _DISCLAIMER.finditer(text):
+        blank(footer.start(), footer.end())
     return "".join(chars)
 
 

@@ -158,3 +158,25 @@ def test_a_number_in_words_reads_as_its_value(words: str, value: int) -> None:
 
     found = SPELLED.search(f"they have {words} users")
     assert found is not None and spelled(found.group(0)) == value
+
+
+def test_a_reply_s_quoted_messages_and_legal_footer_are_not_the_note_s_text() -> None:
+    reply = (
+        "Greg, confirming $58 per user from March 1.\n\n"
+        "On Tue, Feb 3, 2026 at 1:25 PM Rachel Okafor <r@example.com> wrote:\n"
+        "> Our best offer is $61 per user, valid through Feb 28.\n"
+    )
+    seen = readable(reply)
+    assert len(seen) == len(reply)
+    assert "$58" in seen and "$61" not in seen and "Feb 28" not in seen
+    outlook = "Agreed, go ahead.\n\n-----Original Message-----\nFrom: Tom\nSent: Monday\n\nStart on 1 May?"
+    assert "1 May" not in readable(outlook) and "Agreed" in readable(outlook)
+    footer = "We'll renew for two years.\n\nThis email and any attachments are confidential and for X."
+    assert "confidential" not in readable(footer) and "renew" in readable(footer)
+
+
+def test_a_forwarded_message_or_a_quote_with_nothing_above_it_stays() -> None:
+    forwarded = "fwd from tom, FYI\n\n---------- Forwarded message ---------\nFrom: Tom\n\nRenewal June 1."
+    assert "June 1" in readable(forwarded)
+    pasted = "On Mon, Mar 2, 2026 Dana wrote:\n> We'll go with the annual plan."
+    assert "annual plan" in readable(pasted)
