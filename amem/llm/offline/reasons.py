@@ -177,7 +177,8 @@ _AFTER = re.compile(
     # the shorthand of "because" in notes typed fast
     r"b/c|bc|cuz|coz|"
     # the reason labelled inline, in the decision's own line ("... at all 3 depots. reason: drivers ...")
-    r"(?<=[.;,]\s)reason(?:\s+being|\s*:))\s+|"
+    # (also said with whose reason it is: "Reason per Denise:", "Reason given by Priya:")
+    r"(?<=[.;,]\s)reason(?:\s+given)?(?:\s+(?:per|by|from)\s+(?-i:[A-Z][\w'-]*))?(?:\s+being|\s*:))\s+[\"“]?|"
     # (a dash between two dates or figures is a range: "Jan 1, 2027 - Dec 31, 2028")
     # (after a figure, a dash and a lowercase word open a clause: "quarterly from Q3 — cash is tight")
     r"(?P<colon>:|(?<![\d)])\s[—–]|(?<=[\d)])\s[—–-](?=\s+(?-i:[a-z]))|(?<![\d)])\s-)\s+|"
@@ -225,11 +226,12 @@ _WHY_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _REASON_SENTENCE = re.compile(
-    r"^\W*(?:(?:the )?reason(?: for (?:this|that|it))?(?: is| was| being)?(?: simple)?(?: that)?|cause|why|"
+    r"^\W*(?:(?:the )?reason(?: for (?:this|that|it))?(?: given)?(?: (?:per|by|from) (?-i:[A-Z][\w'-]*))?"
+    r"(?: is| was| being)?(?: simple)?(?: that)?|cause|why|"
     r"that'?s because|this is because|it'?s because|because(?: of)?|"
     r"justification|rationale|(?:her|his|their|our|my|[A-Z][\w]*'s) (?:words|reason|"
     r"reasoning|explanation|math|logic|thinking|rationale|justification)|"
-    r"(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+",
+    r"(?:[A-Z]\w+ )?(?:said|says|explained):)\s*[:\-–]?\s+[\"“]?",
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"\s*(?:;|:\s|\s[—–-]\s|,\s+and\s+(?:that|this|it)\b|\.\s|\.$|\?|!|$)")

@@ -742,3 +742,18 @@ def test_a_reason_in_words_beats_a_sentence_that_only_follows_the_decision() -> 
 )
 def test_no_rationale_for_an_errand_agreed_a_pleasantry_or_a_days_call(text: str) -> None:
     assert _reason(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Go-live moved to 13 April. Reason given by Priya: the milestone sync is still unproven.",
+         "the milestone sync is still unproven"),
+        ('Denise confirmed they will renew for 3 years. Reason per Denise: "the rollout took two weeks."',
+         "the rollout took two weeks"),
+        ("They will renew for two years, reason from Olga: the EU region removed their blocker.",
+         "the EU region removed their blocker"),
+    ],
+)  # fmt: skip
+def test_a_reason_labelled_with_whose_reason_it_is(text: str, expected: str) -> None:
+    assert _reason(text) == expected
