@@ -1116,6 +1116,8 @@ def _resolve(name: str, m: re.Match[str], today: date, tense: Tense) -> date | N
 #: A numeric date whose first number cannot be a month ("27/03/2026", "13/3"): the writer puts the
 #: day first.
 _DAY_FIRST = re.compile(r"(?<![\w/.$€£])(?:1[3-9]|2\d|3[01])/(?:0?[1-9]|1[0-2])(?![\w.]*%)\b")
+#: A numeric date whose second number cannot be a month ("10/14", "6/30/2026"): month first.
+_MONTH_FIRST = re.compile(r"(?<![\w/.$€£])(?:0?[1-9]|1[0-2])/(?:1[3-9]|2\d|3[01])(?![\w.]*%)\b")
 
 
 def _numeric_day(
@@ -1123,7 +1125,8 @@ def _numeric_day(
 ) -> date | None:
     """The date "a/b" names (``make`` gives the date of a month and a day): month/day or day/month.
     One reading that is no date decides; else the text's own numeric dates do (one whose first
-    number exceeds 12 writes the day first); else the reading nearer the raw log's time."""
+    number exceeds 12 writes the day first, one whose second does writes the month first); else
+    the reading nearer the raw log's time."""
     readings = []
     for month, day in ((a, b), (b, a)):
         found = make(month, day) if 1 <= month <= 12 and 1 <= day <= 31 else None
@@ -1131,8 +1134,9 @@ def _numeric_day(
             readings.append(found)
     if len(readings) < 2:
         return readings[0] if readings else None
-    if _DAY_FIRST.search(text):
-        return readings[1]
+    day_first, month_first = bool(_DAY_FIRST.search(text)), bool(_MONTH_FIRST.search(text))
+    if day_first != month_first:
+        return readings[1] if day_first else readings[0]
     return min(readings, key=lambda d: abs((d - today).days))
 
 

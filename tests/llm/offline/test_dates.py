@@ -725,6 +725,9 @@ def test_arranged_days_changes_of_plan_and_requested_errands(text: str, expected
         # both readings are dates: the text's other numeric dates say which comes first ...
         ("Signed 14/05/2026; the 12-month term runs from 01/06/2026.", datetime(2026, 5, 14, tzinfo=UTC),
          date(2026, 6, 1)),
+        # (one whose second number cannot be a month puts the month first)
+        ("Renewal call, 10/14. They renew for 3 years, new term starts 4/1/27.",
+         datetime(2026, 10, 14, tzinfo=UTC), date(2027, 4, 1)),
         # ... else the reading nearer the raw log's time
         ("Term starts 02/09/2026.", datetime(2026, 8, 20, tzinfo=UTC), date(2026, 9, 2)),
         ("Term starts 09/02/2026.", datetime(2026, 8, 20, tzinfo=UTC), date(2026, 9, 2)),
