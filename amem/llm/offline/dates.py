@@ -36,6 +36,8 @@ _MONTH = (
 )
 _MONTH_FULL = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+#: A weekday named in full or short ("to Mon Aug 3", "→ Thu. 9/17").
+_A_WEEKDAY = rf"(?:{_WEEKDAY}|(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b\.?)"
 _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                  "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}  # fmt: skip
 _COUNT = r"(?:\d{1,3}|a couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
@@ -396,12 +398,12 @@ def _moved_to(text: str, start: int) -> bool:
         return True
     if re.search(r"\d\s*(?:→|->|=>)\s*$", before):
         return True  # "renewal date 2027-02-28 → 2027-03-31": the date an arrow leads to from another
-    if re.search(rf"(?:→|->|=>)\s*(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
+    if re.search(rf"(?:→|->|=>)\s*(?:{_A_WEEKDAY},?\s+)?$", before, re.IGNORECASE):
         moving = r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b"
         return bool(re.search(moving, before, re.IGNORECASE))
     # "moves from 01.06. to the Monday of KW 27, that is 29.06.2026": the target said again exactly
     restated = re.search(r"\bto\s+[^.;\n]{1,40},\s*(?:that is|i\.e\.|which is)\s*$", before, re.IGNORECASE)
-    if not re.search(rf"\bto\s+(?:{_WEEKDAY},?\s+)?$", before, re.IGNORECASE) and not restated:
+    if not re.search(rf"\bto\s+(?:{_A_WEEKDAY},?\s+)?$", before, re.IGNORECASE) and not restated:
         return False
     return bool(re.search(r"\b(?:from|mov\w*|push\w*|postpon\w*|delay\w*|shift\w*|chang\w*)\b", before, re.I))
 

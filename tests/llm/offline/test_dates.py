@@ -728,6 +728,10 @@ def test_arranged_days_changes_of_plan_and_requested_errands(text: str, expected
         # (one whose second number cannot be a month puts the month first)
         ("Renewal call, 10/14. They renew for 3 years, new term starts 4/1/27.",
          datetime(2026, 10, 14, tzinfo=UTC), date(2027, 4, 1)),
+        # a move's target after a short weekday
+        ("Decision: go-live moves from Jul 1 to Mon Aug 3.", datetime(2026, 5, 28, tzinfo=UTC),
+         date(2026, 8, 3)),
+        ("Kickoff moved Wed 6/3 → Thu. 6/4.", datetime(2026, 5, 28, tzinfo=UTC), date(2026, 6, 4)),
         # ... else the reading nearer the raw log's time
         ("Term starts 02/09/2026.", datetime(2026, 8, 20, tzinfo=UTC), date(2026, 9, 2)),
         ("Term starts 09/02/2026.", datetime(2026, 8, 20, tzinfo=UTC), date(2026, 9, 2)),
