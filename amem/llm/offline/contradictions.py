@@ -44,6 +44,8 @@ _PER_ABBREVIATION = {"pepm": "employee", "pepy": "employee", "pupm": "seat", "pu
 _PER = (
     rf"\s*(?P<abbr>{'|'.join(_PER_ABBREVIATION)})\b|"  # "$11.75 PEPM"
     rf"(?:\s*/\s*|\s+(?:per|a|an|each|for each)\s+)(?:(?:named|paid|licensed)\s+)?{_UNIT}|"
+    # "$39/u/mo": a user in a deal desk's shorthand
+    r"\s*/\s*u(?=\s*/|\b)|"
     # "per researcher seat", "per full user": a seat of some kind is a seat
     r"\s+per\s+(?-i:[a-z]{3,})\s+(?:seat|user|licen[cs]e)s?\b|"
     # "per registered attendee", "per concurrent runner"
@@ -84,6 +86,8 @@ _COUNT = re.compile(
     r"(?-i:[A-Z][a-z]+|(?!(?:per|each|for|from|of|at|to|in|on|and|or|new|the)\b)[a-z]{3,})\s+)?"
     r"(?P<unit>seat|user|licen[cs]e)s?\b|"
     r"\b(?:seat|user|licen[cs]e) count\b[^.;\d]{0,20}?(?P<num2>\d[\d,]*)\b|"
+    # "140u @ $39": users in a deal desk's shorthand
+    r"(?<![.\d$€£/])\b(?P<num3>\d[\d,]*)u\b(?=\s*(?:@|at\b|[,)]|->|→|$|\s+(?:total|now|on|for)\b))|"
     # "Licensed seats provisioned: 85": a labelled count
     r"\b(?:seats?|users?|licen[cs]es?)\b[^.;\d$€£:]{0,30}:\s*(?P<num4>\d[\d,]*)\b(?!\s*(?:%|/|per\b))",
     re.IGNORECASE,
@@ -604,7 +608,7 @@ def _counts(s: str) -> set[tuple[str, float]]:
         unit = "seat" if re.fullmatch(_UNIT, noun) or noun in {"seat", "user"} else noun
         out.add((unit, _amount(m.group("num") or m.group("num2"))))
     for m in _COUNT.finditer(s):
-        num = m.group("num") or m.group("num2") or m.group("num4")
+        num = m.group("num") or m.group("num2") or m.group("num3") or m.group("num4")
         before = s[: m.start()]
         if _OLD_VALUE_BEFORE.search(before) or _USAGE_BEFORE.search(before) or _BOUND_BEFORE.search(before):
             continue

@@ -1060,3 +1060,9 @@ def test_a_count_of_vessels_retires_the_older_count_of_vessels_only() -> None:
     new = "Kari approved it: the subscription goes from 24 to 30 vessels from June."
     assert _retires(old, new) == ["count"]
     assert _retires(old, "Kari approved it: we now have 30 seats for the office team.") == []
+
+
+def test_a_deal_desk_s_shorthand_for_users_reads_as_seats() -> None:
+    signed = facts("OF signed! 140u @ $39/u/mo, 12-mo term billed annually.")
+    assert signed.prices == frozenset({("$", "seat", 39.0)}) and signed.counts == frozenset({("seat", 140.0)})
+    assert facts("Racks: the 2u and 3u chassis ship Friday.").counts == frozenset()
