@@ -514,7 +514,8 @@ _DEADLINE_BEFORE = re.compile(r"\b(?:by|before|until|till|no later than|ahead of
 #: A sentence that opens by labelling a new date ("New date: mid-August, cutover that weekend"):
 #: it moves the event it names.
 _NEW_DATE = re.compile(
-    r"^\W*(?:the\s+)?(?:new|revised|updated)\s+(?:[\w-]+\s+)?(?:date|day|target)\s*[:\-–]", re.IGNORECASE
+    r"^\W*(?:the\s+)?(?:new|revised|updated)\s+(?:[\w-]+\s+)?(?:date|day|target)\s*(?:[:\-–]|is\b|will be\b)",
+    re.IGNORECASE,
 )
 #: Capitalised words before an event's name that say nothing of which event it is.
 _NOT_A_QUALIFIER = frozenset(
@@ -762,6 +763,7 @@ def facts(text: str, *, main: bool = True) -> Facts:
     settles = any(_SETTLED.search(x.text) or decision_taken(x.text) for x in found_sentences)
     offered = dates.offer_note(readable(text))  # a quote or a proposal: every value in it is offered
     listing = False  # in a catalogue's lines (see ``_CATALOGUE``)
+    named_before: re.Match[str] | None = None  # the last event a sentence before named
     for sentence in found_sentences:
         s = sentence.text
         heading = _CATALOGUE.search(s)
@@ -816,6 +818,19 @@ def facts(text: str, *, main: bool = True) -> Facts:
                     evidence.setdefault("plan", s)
                     signalled |= {"plan"} if cue else set()
         event = _head_event(s)
+        if event is None and named_before is not None and _NEW_DATE.match(s):
+            # "We have to push go-live. [...] New date is Monday, May 4th.": the new date of the
+            # event named last
+            shown_dates = [
+                m for m in dates.mentions(s, base) if m.absolute and not dates.dates_something_else(s, m)
+            ]
+            for mention in shown_dates:
+                shown = mention.when.isoformat() if re.search(r"\d{4}", mention.text) else None
+                events.add((_event_slot(named_before), shown or mention.when.strftime("%m-%d")))
+            if shown_dates:
+                moved = True
+                evidence.setdefault("date", s)
+        named_before = event or named_before
         if event and not _NOT_A_CHOICE.search(s):
             # a date in an aside or one that dates a message ("(per call notes of 3 Nov)") is not
             # the event's
