@@ -70,7 +70,10 @@ DECISION = re.compile(
     r"(?:^|(?<=[.;]\s))pushing (?:[\w'-]+\s+){1,4}?to\b|"
     # declining an offer ("we'll pass on Learning for now") and a change stated as a necessity
     # ("we need to move the go-live from May 4 to May 11")
-    r"(?:will|'ll|are|'re|am|is)\s+pass(?:ing)? on|passed on|"
+    r"(?:will|'ll|are|'re|am|is)\s+pass(?:ing)? on|passed on|(?:are|'re|am|is)\s+going to pass\b|"
+    # an offer taken ("we'll take the $58 on annual prepaid", "We'll take the early renewal")
+    r"(?:will|'ll)\s+take\s+(?:the|your)\b(?!\s+(?:time|lead|call|minutes|notes?|liberty|opportunity|"
+    r"chance|weekend|day|rest)\b)|"
     r"(?:(?:need|have) to|must) (?:move|push|postpone|delay|cancel|drop|pause|reschedule)|"
     # "dropped the add-on", not "dropped in / by" (a visit) nor "dropped the news" (told it)
     r"dropped(?!\s+(?:in|by|off|out|over|round|a line|a note|the news|a hint|us|me)\b)|paused)\b",

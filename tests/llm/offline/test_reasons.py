@@ -757,3 +757,17 @@ def test_no_rationale_for_an_errand_agreed_a_pleasantry_or_a_days_call(text: str
 )  # fmt: skip
 def test_a_reason_labelled_with_whose_reason_it_is(text: str, expected: str) -> None:
     assert _reason(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "taken"),
+    [
+        ("We'll take the early renewal - new term starts October 1st.", True),
+        ("On the add-on you quoted at £6 per user - we're going to pass for now.", True),
+        ("Since the prepay fits our budget better, we'll take the $58 on annual billing.", True),
+        ("I'll take the minutes and send them round.", False),
+        ("We'll take the weekend to think about it.", False),
+    ],
+)
+def test_an_offer_taken_or_passed_on_is_a_decision(text: str, taken: bool) -> None:
+    assert (decided(text) is not None) is taken
