@@ -877,7 +877,8 @@ _DECIDED_ACTION = re.compile(
 
 
 _MOVED_ELSEWHERE = re.compile(
-    rf"\bmov(?:ed|es)\s+to\s+(?!(?:the\s+)?(?:\d|next\b|following\b|{_MONTH_FULL[3:-1]}|"
+    # (also a release pushed to devices, to production: delivered, not postponed)
+    rf"\b(?:mov(?:ed|es)|push(?:ed|es))\s+to\s+(?!(?:the\s+)?(?:\d|next\b|following\b|{_MONTH_FULL[3:-1]}|"
     rf"{_WEEKDAY[3:-1]}|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b|q[1-4]\b|mid|late|early|end\b|$))",
     re.IGNORECASE,
 )
@@ -885,7 +886,7 @@ _MOVED_ELSEWHERE = re.compile(
 
 def _relocation(match: re.Match[str]) -> str:
     """A move to somewhere, in its own tense: "moved to" is past, "moves to" says no tense."""
-    return "relocated into " if match.group(0).lower().startswith("moved") else "relocates into "
+    return "relocated into " if match.group(0).lower().startswith(("moved", "pushed")) else "relocates into "
 
 
 #: Right before a date: what was arranged for it ("confirmed for", "set for", "locked in for").
@@ -903,7 +904,8 @@ def _tense(text: str, start: int, end: int) -> Tense:
     clause_start = edges[-1].end() if edges else 0
     right = _CLAUSE_EDGE.search(text, end)
     clause_end = right.start() if right else len(text)
-    # "moved to <a place, a vendor, a team>" is a move made; only a move to a date looks ahead
+    # "moved to <a place, a vendor, a team>", "pushed to our devices" is a move made; only a move
+    # to a date looks ahead
     clause = " ".join(
         _MOVED_ELSEWHERE.sub(_relocation, part) for part in (text[clause_start:start], text[end:clause_end])
     )

@@ -405,6 +405,10 @@ def test_a_move_to_a_place_is_past_only_a_move_to_a_date_looks_ahead() -> None:
     moved = "Their payroll moved to a new provider in May, nothing else changed."
     assert _resolved(moved, WED_AUG_19) == date(2026, 5, 1)
     assert _day("The steering call moved to September 2.", WED_AUG_19) == date(2026, 9, 2)
+    # a release pushed to devices was delivered; a go-live pushed to a date is postponed
+    pushed = "Release 4.12 was pushed to our devices on July 21. Swaps show up within a minute."
+    assert _resolved(pushed, datetime(2026, 7, 23, tzinfo=UTC)) == date(2026, 7, 21)
+    assert _day("The go-live was pushed to July 27.", datetime(2026, 7, 23, tzinfo=UTC)) == date(2026, 7, 27)
 
 
 def test_a_date_after_a_present_copula_is_the_nearest_one() -> None:
