@@ -515,6 +515,11 @@ _STAMP_TIME = re.compile(r"[,\s]*\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?\s*[
 _HEADER_LINE = re.compile(
     r"^[ \t>]*(?:(?:sent|date|from|to|cc|subject|received)\s*:|on\s.{0,80}\bwrote\s*:)[^\n]*$", re.I | re.M
 )
+#: A record's title line: "Transcript excerpt - Commercial review, 29 Jan", "Call notes 3/4",
+#: "Meeting minutes, 12 May 2026" (a title, not a sentence: no full stop at its end).
+_RECORD_TITLE = re.compile(
+    r"^[^\n.!?]{0,60}\b(?:transcript|excerpt|summary|recap|minutes|notes)\b[^\n]{0,60}(?<![.!?])\s*$", re.I
+)
 #: Before a date: it dates a message, a conversation or a point raised in one ("the email from
 #: 12 May", "our call of Monday", "one more thing from yesterday"), not a fact.
 _DATES_A_MESSAGE = re.compile(
@@ -555,8 +560,11 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
     message, a conversation referred to, a question asked indirectly, or a day only proposed."""
     line_start = text.rfind("\n", 0, mention.start) + 1
     line_end = text.find("\n", mention.end)
-    if _HEADER_LINE.match(text[line_start : line_end if line_end >= 0 else len(text)]):
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    if _HEADER_LINE.match(line):
         return True
+    if not text[:line_start].strip() and _RECORD_TITLE.match(line):
+        return True  # "Transcript excerpt - Discovery call, 12 Jan": the day of the record itself
     opens_line = re.fullmatch(r"\s*[\[(]?\s*", text[line_start : mention.start]) is not None
     if opens_line and _STAMP_TIME.match(text, mention.end):
         return True  # "[09/02/26, 11:40] Rohan: ...": a chat export's message stamp

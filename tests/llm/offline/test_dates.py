@@ -923,3 +923,19 @@ def test_a_note_that_opens_as_a_quote_dates_nothing() -> None:
     assert _day(
         "Quotes came in lower from 2026-06-01 on, the CFO says.", datetime(2026, 5, 4, tzinfo=UTC)
     ) == date(2026, 6, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Transcript excerpt - Discovery call, 12 Jan\n[00:23:51] Tom: users?\n[00:23:58] Priya: 140.",
+        "Week 22 status notes – 2026-06-01\nMigration 90% done; training on track.",
+    ],
+)
+def test_the_date_in_a_record_s_title_line_is_the_record_s_not_a_fact_s(text: str) -> None:
+    assert _day(text, datetime(2026, 6, 1, 12, tzinfo=UTC)) is None
+
+
+def test_a_date_in_a_title_that_is_no_record_still_counts() -> None:
+    text = "Go-live moves to 15 June\nThe SAP interface is not ready."
+    assert _day(text, datetime(2026, 6, 1, 12, tzinfo=UTC)) == date(2026, 6, 15)
