@@ -515,6 +515,13 @@ _STAMP_TIME = re.compile(r"[,\s]*\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?\s*[
 _HEADER_LINE = re.compile(
     r"^[ \t>]*(?:(?:sent|date|from|to|cc|subject|received)\s*:|on\s.{0,80}\bwrote\s*:)[^\n]*$", re.I | re.M
 )
+#: A section heading of a call summary or a status report: a short line of its own, no full stop
+#: ("Key moments", "Decisions", "Next steps:", "Action items").
+_SECTION_HEADING = re.compile(r"^[ \t]*[A-Za-z][A-Za-z /&-]{2,30}:?[ \t]*$", re.M)
+#: The headings of what is still to do.
+_ERRANDS_HEADING = re.compile(
+    r"^[ \t]*(?:next steps?|action items?|actions|follow[- ]?ups?|to-?dos?|open items)[ \t]*:?[ \t]*$", re.I
+)
 #: A record's title line: "Transcript excerpt - Commercial review, 29 Jan", "Call notes 3/4",
 #: "Meeting minutes, 12 May 2026" (a title, not a sentence: no full stop at its end).
 _RECORD_TITLE = re.compile(
@@ -565,6 +572,9 @@ def _not_the_fact(text: str, mention: DateMention) -> bool:
         return True
     if not text[:line_start].strip() and _RECORD_TITLE.match(line):
         return True  # "Transcript excerpt - Discovery call, 12 Jan": the day of the record itself
+    headings = list(_SECTION_HEADING.finditer(text, 0, line_start))
+    if headings and _ERRANDS_HEADING.match(headings[-1].group(0)):
+        return True  # under "Next steps": an errand's due day, not the fact's
     opens_line = re.fullmatch(r"\s*[\[(]?\s*", text[line_start : mention.start]) is not None
     if opens_line and _STAMP_TIME.match(text, mention.end):
         return True  # "[09/02/26, 11:40] Rohan: ...": a chat export's message stamp

@@ -939,3 +939,13 @@ def test_the_date_in_a_record_s_title_line_is_the_record_s_not_a_fact_s(text: st
 def test_a_date_in_a_title_that_is_no_record_still_counts() -> None:
     text = "Go-live moves to 15 June\nThe SAP interface is not ready."
     assert _day(text, datetime(2026, 6, 1, 12, tzinfo=UTC)) == date(2026, 6, 15)
+
+
+def test_a_date_under_a_next_steps_heading_is_an_errand_s_not_the_fact_s() -> None:
+    summary = (
+        "Call summary - Commercial review\n\nDecisions\n- They opted for quarterly billing.\n\n"
+        "Next steps\n- Tom to reissue the order form by Tuesday."
+    )
+    assert _day(summary, datetime(2026, 1, 29, 15, tzinfo=UTC)) is None
+    dated = "Decisions\n- Go-live moves to Monday 13 April.\n\nNext steps\n- Aisha to send it by Friday."
+    assert _day(dated, datetime(2026, 3, 11, 16, tzinfo=UTC)) == date(2026, 4, 13)
