@@ -534,7 +534,9 @@ _DATES_A_MESSAGE = re.compile(
     r"letters?|recaps?|discussions?|thing|point|items?|offers?|quotes?|proposals?)\s+(?:from|of|dated)\s+"
     r"(?:the\s+)?$|"
     # "the order form as discussed Monday": the day of the conversation referred to
-    r"\bas (?:discussed|mentioned|promised)(?: (?:on|in))?\s+(?:the\s+)?$",
+    r"\bas (?:discussed|mentioned|promised)(?: (?:on|in))?\s+(?:the\s+)?$|"
+    # "As we approach the end of Q3, I confirm ...": the time of writing
+    r"\bas we (?:approach|near|head into|enter|close out)\s+(?:the\s+)?$",
     re.I,
 )
 #: Before a date, in its clause: a conversation referred to by its verb ("great speaking with you

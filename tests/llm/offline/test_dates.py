@@ -949,3 +949,8 @@ def test_a_date_under_a_next_steps_heading_is_an_errand_s_not_the_fact_s() -> No
     assert _day(summary, datetime(2026, 1, 29, 15, tzinfo=UTC)) is None
     dated = "Decisions\n- Go-live moves to Monday 13 April.\n\nNext steps\n- Aisha to send it by Friday."
     assert _day(dated, datetime(2026, 3, 11, 16, tzinfo=UTC)) == date(2026, 4, 13)
+
+
+def test_the_time_of_writing_is_not_the_fact_s_date() -> None:
+    text = "As we approach the end of Q3, I confirm that the renewal date is now the thirtieth of June 2027."
+    assert _day(text, datetime(2026, 9, 29, 13, tzinfo=UTC)) == date(2027, 6, 30)
