@@ -286,6 +286,9 @@ _ROLES = {
     r"(?:executive )?sponsor|go-to person|account lead",
     "decider": r"decision[- ]?makers?|(?:\w+ )?decisions? (?:now )?(?:sits?|lies|rests?|is) with|"
     r"signs? (?:anything|off|everything|contracts?|the contract)|signer|signatory|sign-off|"
+    # "Rajesh Pillai will sign the order form", "approval and signature ... rest with X"
+    r"(?:will|'ll|to) sign (?:the |our |any |all )?(?:order form|contract|agreement|amendment|renewal)s?|"
+    r"(?:approval|signature)s?\b[^.;]{0,60}\b(?:sits?|lies|rests?|will rest|now sits?) with|"
     # "Satoko signs, not Ellen", "Satoko still signs.": who signs, with nothing after it
     r"(?<=[a-z] )(?:(?:still|now) signs(?=\s*(?:[,.;]|$))|signs(?=,\s*not\b))|"
     r"economic buyer|budget (?:owner|holder)|holds? the budget|final (?:say|call|word)|"
@@ -664,17 +667,38 @@ _FIRST_NAME_HOLDS = re.compile(
 _NOT_HOLDER = re.compile(r",\s*not\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b(?!\s+\w)")
 
 
+#: Capitalised words of a team, a title or a form's field, not of a person ("Fleet Ops", "Consumer
+#: Lending", "Economic Buyer", "Contact Roles", "Claims Operations").
+_NOT_A_PERSON = frozenset(
+    {
+        *("ops", "operations", "lending", "buyer", "roles", "role", "group", "procurement", "finance"),
+        *("team", "department", "office", "legal", "it", "sales", "support", "services", "dental"),
+        *("health", "bank", "university", "council", "committee", "board", "inc", "ltd", "llp"),
+        *("director", "manager", "officer", "president", "head", "vp", "cfo", "ceo", "cio", "coo"),
+    }
+)
+
+
 def _names(clause: str) -> list[str]:
     """Full names in the clause; a capitalised function word before one ("So Osaka", "Once Bill")
-    is the sentence's opening, not part of a name."""
+    is the sentence's opening, not part of a name; a team or a title is no person."""
     out = []
     for name in _NAME.findall(clause):
         words = name.split()
         while words and words[0].lower() in STOP:
             words.pop(0)
-        if len(words) >= 2:
+        if len(words) >= 2 and not any(w.lower() in _NOT_A_PERSON for w in words):
             out.append(" ".join(words))
     return out
+
+
+def _same_person(a: str, b: str) -> bool:
+    """Whether two mentions name one person: the same name, or a first name alone and a full name
+    that starts with it ("Gary" and "Gary Lindqvist")."""
+    if a == b:
+        return True
+    short, full = sorted((a, b), key=len)
+    return " " not in short and full.split()[0] == short
 
 
 def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
@@ -1086,9 +1110,10 @@ def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradi
         role = kind.split(":", 1)[1]
         mine = {name for k, name in new.roles if k == role} - new.gone
         theirs = {name for k, name in old.roles if k == role} - old.gone
-        if theirs & new.gone:  # the person in that role leaves or is replaced
+        leaving = {t for t in theirs if any(_same_person(t, g) for g in new.gone)}
+        if leaving:  # the person in that role leaves or is replaced
             here = ", ".join(sorted(mine)) or "someone else"
-            why = f"a new {role}: {', '.join(sorted(theirs & new.gone))} no longer holds it ({here} here)"
+            why = f"a new {role}: {', '.join(sorted(leaving))} no longer holds it ({here} here)"
             return Contradiction(kind, why, new.evidence.get("role") or new.evidence["gone"])
         if role in new.role_change and theirs - mine and mine - theirs:
             here, there = ", ".join(sorted(mine)), ", ".join(sorted(theirs))

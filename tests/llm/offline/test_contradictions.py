@@ -1074,3 +1074,28 @@ def test_a_new_date_said_after_the_event_s_sentence_moves_that_event() -> None:
     assert _retires(old, new) == ["date"]
     # a new date with no event named before it moves nothing
     assert _retires(old, "Thanks for the call. New date is Monday, May 4th.") == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the person who signs leaves; the signer was named with "will sign the order form"
+        (
+            "For clarity on roles: Rajesh Pillai will sign the order form as CIO.",
+            "Rajesh Pillai is leaving at the end of June; Helen Okafor will be the signatory from 1 June.",
+        ),
+        # a first name leaving meets the full name holding the role
+        (
+            "New opp: champion and economic buyer for now is Gary Lindqvist (VP Ops).",
+            "Gary is leaving at the end of May. Denise Harmon owns the program from 6/1.",
+        ),
+    ],
+)
+def test_a_role_holder_leaving_retires_the_note_naming_them(old: str, new: str) -> None:
+    assert any(kind.startswith("role:") for kind in _retires(old, new))
+
+
+def test_a_team_or_a_title_is_no_person_holding_a_role() -> None:
+    roles = facts("Contact roles updated: DM is Dir. Fleet Ops, signs anything under $100k.").roles
+    assert not any(name == "Fleet Ops" for _, name in roles)
+    assert _retires("Gareth Lloyd is our champion.", "Gary is leaving at the end of May.") == []
