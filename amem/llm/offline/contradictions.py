@@ -296,23 +296,28 @@ _ROLES = {
     r"owns? (?:the )?(?:\w+ )?(?:decisions?|budget|renewal|contract)|"
     r"in charge of (?:the )?(?:budget|renewal|purchas\w*|buying)|decides? on (?:the )?(?:renewal|budget)|"
     # "takes over the Tallyline budget": the budget, the renewal or its decision changes hands
-    r"(?:takes?|took|taking) over (?:the )?(?:[\w-]+ )?(?:budget|renewal|decision|contract)",
+    r"(?:takes?|took|taking) over (?:all |the )?(?:[\w-]+ )?(?:budget|renewal|decision|contract)|"
+    # "must be approved and signed by our Managing Partner, Ms Eleanor Whitcombe"
+    r"(?:must|needs? to|has to|have to) be (?:approved|signed)(?: and (?:approved|signed))? by",
 }
 _ROLE = {kind: re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE) for kind, pattern in _ROLES.items()}
 _ROLE_CHANGE = re.compile(
     r"\b(?:new|now|next|takes? over|took over|taking over|no longer|leaving|left|retir\w*|replac\w*|"
     r"moved on|steps? down|stepping down|stepped down|handed over|hands over|succeed\w*|successor|"
-    r"from now on|going forward|joined|has joined|promoted|hired|resigned|departed|instead)\b",
+    r"from now on|going forward|joined|has joined|promoted|hired|resigned|departed|instead|officially|"
+    r"appointed)\b",
     re.IGNORECASE,
 )
-_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)+\b")
+#: A capitalised word, letters of any Latin script ("Jürgen", "Åsa", "Renée").
+_CAP = r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+"
+_NAME = re.compile(rf"\b{_CAP}(?:[ -]{_CAP})+\b")
 #: A person who leaves or is replaced: no longer holds any role.
 _GONE = re.compile(
-    r"\b(?P<a>I|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?:(?:am|is|was|has|have|will be)\s+)?(?:leaving|no longer|"
-    r"left|retiring|retired|resigned|departed|marked as departed|stepping down|stepped down|moving on|"
-    r"moved on|(?<=is )replaced|(?<=was )replaced|(?<=been )replaced|out of the picture|gone)\b|"
+    rf"\b(?P<a>I|{_CAP}(?:\s+{_CAP})?)\s+(?:(?:am|is|was|has|have|will be)\s+)?(?:leaving|leaves|no longer|"
+    r"left|retiring|retires|retired|resigned|departed|marked as departed|stepping down|stepped down|"
+    r"moving on|moved on|(?<=is )replaced|(?<=was )replaced|(?<=been )replaced|out of the picture|gone)\b|"
     r"\b(?:replac\w*|succeed\w*|takes? over from|took over from|instead of)\s+"
-    r"(?P<b>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)",
+    rf"(?P<b>{_CAP}(?:\s+{_CAP})?)",
 )
 _NEGATED = re.compile(
     r"\b(?:no longer\s+(?P<v1>\w+)|decided (?:not to|against)\s+(?P<v2>\w+)|not to\s+(?P<v3>\w+)|"

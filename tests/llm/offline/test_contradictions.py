@@ -1099,3 +1099,14 @@ def test_a_team_or_a_title_is_no_person_holding_a_role() -> None:
     roles = facts("Contact roles updated: DM is Dir. Fleet Ops, signs anything under $100k.").roles
     assert not any(name == "Fleet Ops" for _, name in roles)
     assert _retires("Gareth Lloyd is our champion.", "Gary is leaving at the end of May.") == []
+
+
+def test_role_changes_in_more_words() -> None:
+    # a champion named officially in the place of another
+    old = "fyi Kayla Brooks is our champion at Marlowe and she owns the renewal."
+    new = "ok team, Marcus Hale is officially our champion at marlowe and he'll own the renewal."
+    assert any(kind.startswith("role:") for kind in _retires(old, new))
+    # a leaver whose name is written with an umlaut, who signed what must be signed by them
+    old = "Any commercial commitment must be approved and signed by our director, Jürgen Bauer."
+    new = "Jürgen Bauer leaves Kestrel in May. Sabine Wolff takes over all FieldLoop decisions."
+    assert any(kind.startswith("role:") for kind in _retires(old, new))
