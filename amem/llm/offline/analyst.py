@@ -210,10 +210,12 @@ class OfflineAnalyst:
 
     def _contradictions(self, note: Note, others: Sequence[Note]) -> list[dict[str, Any]]:
         """For each kind of fact the note states, the newest neighbour stating that kind, if it
-        states it otherwise. A neighbour that only restates another is not a fact of its own."""
+        states it otherwise. A neighbour that only restates another is not a fact of its own, unless
+        the note it restates is not among those shown: then it speaks for that fact."""
         new = contradictions.facts(note.content)
         wanted = contradictions.stated_kinds(new)
-        facts_of = [o for o in others if not _restates_another(o)]
+        shown = {o.id for o in others}
+        facts_of = [o for o in others if not (_restated_ids(o) & shown)]
         newest_first = sorted(facts_of, key=lambda o: o.created_at, reverse=True)
         out: dict[str, dict[str, Any]] = {}
         # a confirmed fix retires the note that reported the fault (by ticket number, else by its words)
@@ -244,9 +246,9 @@ class OfflineAnalyst:
                     break  # the newest note of this kind holds the current value
         # a fact made untrue is untrue wherever it is restated: its restatements retire with it
         for other in others:
-            for link in other.links:
-                if link.reason.startswith("restates") and link.note_id in out and other.id not in out:
-                    out[other.id] = {**out[link.note_id], "note_id": other.id}
+            for restated in _restated_ids(other) & shown:
+                if restated in out and other.id not in out:
+                    out[other.id] = {**out[restated], "note_id": other.id}
         return list(out.values())
 
     def _note_terms(self, note: Note) -> set[str]:
@@ -313,8 +315,9 @@ def _input_digest(inputs: dict[str, Any]) -> str:
     return prompt_sha256([{"role": "input", "content": json.dumps(inputs, sort_keys=True, default=str)}])
 
 
-def _restates_another(note: Note) -> bool:
-    return any(link.reason.startswith("restates") for link in note.links)
+def _restated_ids(note: Note) -> set[str]:
+    """The notes this one only restates."""
+    return {link.note_id for link in note.links if link.reason.startswith("restates")}
 
 
 def _background(term_sets: Sequence[set[str]]) -> set[str]:

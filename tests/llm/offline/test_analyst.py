@@ -243,6 +243,21 @@ def test_a_fact_made_untrue_retires_its_restatements_with_it(analyst, policy) ->
     assert len({c.reason for c in answer.contradictions}) == 1  # the same change, named once
 
 
+def test_a_restatement_speaks_for_its_fact_when_that_note_is_not_shown(analyst, policy) -> None:
+    """The search showed the CRM entry but not the call it logged: the entry is retired, not an
+    older price the new one does not replace."""
+    older = _as_note(analyst, policy, "Acme Corp pays $70/seat on the pilot.", "n_older")
+    older = older.model_copy(update={"created_at": older.created_at - timedelta(days=30)})
+    logged = _as_note(analyst, policy, "Price logged for Acme Corp: $50/seat.", "n_logged").model_copy(
+        update={"links": [Link(note_id="n_not_shown", reason="restates that note: nothing new")]}
+    )
+    new = _as_note(analyst, policy, ACME_PRICE_NEW, "n_new")
+
+    answer = analyst.link_and_evolve(new, raw_log(ACME_PRICE_NEW), [older, logged]).answer
+
+    assert {c.note_id for c in answer.contradictions} == {"n_logged"}
+
+
 def test_unrelated_notes_get_no_link_update_or_contradiction(analyst, policy) -> None:
     neighbours = [
         _as_note(analyst, policy, text, f"n_{i}")
@@ -441,7 +456,7 @@ def test_a_settled_price_ends_no_offer_made_in_a_note_on_another_topic(analyst) 
 
 
 def test_a_letters_signature_neither_files_it_nor_names_it(analyst: OfflineAnalyst, policy: Policy) -> None:
-    """"Account Director, Legal Sector" under a price offered is who wrote, not a contract note; and
+    """ "Account Director, Legal Sector" under a price offered is who wrote, not a contract note; and
     "Dear" is no keyword a reviewer should read in the context."""
     letter = (
         "Dear Ms Marsh,\n\nThank you for your letter. We would suggest the Professional plan at £65 per "

@@ -225,3 +225,103 @@ def test_a_day_or_a_plan_written_another_way_is_no_new_value(old: str, new: str)
 def test_a_month_day_the_old_note_does_not_name_is_news() -> None:
     old = "Weekly call: the go-live moves from June 1 to June 15. Agreed."
     assert restatement_score("Recap of today's call: go-live moved to 6/22.", old) == 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a term in years and the same term in months; a price with its cents
+        (
+            "Deal desk signed off $47 a seat for Orion's 220 seats on a 1yr term.",
+            "Opportunity note logged: $47.00/seat/month, 220 seats, 12-month term.",
+        ),
+        # counts said in words, logged in digits
+        (
+            "spoke to nadia she agreed to sixty four a seat for all ninety seats on a two year term",
+            "Logged from the call: $64 per seat, 90 seats, 24 months.",
+        ),
+        # a day given yearless in the offer, written out in full by the entry that logs it
+        (
+            "Offer: $52 per seat for 75 seats, valid thru 6/30.",
+            "Quote logged for Orion: $52/seat, 75 seats, valid until 2026-06-30.",
+        ),
+        # a numeric day read the other way round
+        (
+            "Renewal confirmed for 3 years, 180 seats, new term starts 4/1/27 (spoke 10/14).",
+            "Recap for the forecast: 180 seats, 3 years, term from 4/1/27.",
+        ),
+    ],
+)
+def test_a_value_written_another_way_is_the_same_value(old: str, new: str) -> None:
+    assert restatement_score(new, old) > 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a record of fields, from a CRM or a signing tool, of values the note gave
+        (
+            "Order form OF-77 signed by R. Abara: 40 seats, 12 months, starting 2026-09-01.",
+            "[eSign] envelope OF-77 | status=completed | signer=Rita Abara | seats=40 | term=12mo | "
+            "start=2026-09-01",
+        ),
+        (
+            "We agreed $29 per seat for the 300 seats, 36-month term, with a free 30-day pilot.",
+            "Opportunity NX-2026-07 | Nexo | Seats: 300 | Price: $29/seat/month | Term: 36 months | "
+            "Pilot: 30 days",
+        ),
+        # a letter for the files, repeating the change it confirms
+        (
+            "Dear Ms Lowe, with effect from the first of June the firm moves to the Premium plan at "
+            "£58 per user per month, as the firm pays annually in advance.",
+            "For your records: from the first of June the firm moves to the Premium plan at £58 per "
+            "user per month.",
+        ),
+        # an account update headed with a dash
+        (
+            "Went live yesterday for all three depots; 96 of 100 users signed in on day one.",
+            "Account update - Pellworth: went live on all three depots, 96 of 100 users signed in.",
+        ),
+    ],
+)
+def test_a_record_that_logs_known_values_restates(old: str, new: str) -> None:
+    assert restatement_score(new, old) > 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the same March 1, a year later: the renewal is not the start
+        (
+            "Order form: 140 users at £36 per user, subscription start 1 March 2026, 12-month term.",
+            "Renewal record created: renewal date 2027-03-01, 12-month term from start 2026-03-01.",
+        ),
+        # a ticket the old note never named
+        (
+            "Victor wants SCIM provisioning from Okta before the audit.",
+            "FR-88 logged for Orion: SCIM provisioning from Okta. Requester: Victor.",
+        ),
+        # a phone number is no value, but a price the old note did not give is news
+        (
+            "Greg says $65 a user is over budget; they need $55 or less.",
+            "Recap for the team: Greg now offers $58 a user.\nGreg Hale | (813) 555-0164",
+        ),
+    ],
+)
+def test_a_new_day_ticket_or_price_is_news(old: str, new: str) -> None:
+    assert restatement_score(new, old) == 0
+
+
+def test_a_phone_number_in_a_signature_is_no_new_value() -> None:
+    old = "Go-live stays on Monday, May 4th for all 180 users."
+    new = (
+        "Recap of today's readiness check: no change, go-live remains Monday, May 4th.\n"
+        "Marcus | (617) 555-0173"
+    )
+    assert restatement_score(new, old, old_at=datetime(2026, 3, 16, tzinfo=UTC)) > 0
+
+
+def test_the_old_value_a_record_names_in_brackets_is_not_stated() -> None:
+    old = "We are pushing go-live to July 6 for both hospitals."
+    new = "Go-live date updated: 2026-07-06 (was 2026-05-04)."
+    assert restatement_score(new, old, old_at=datetime(2026, 4, 21, tzinfo=UTC)) > 0
