@@ -1,18 +1,19 @@
 """Whether a new note only restates an earlier one (a recap, a CRM entry logging a known fact).
 
-A restatement says it logs or recaps ("Recap for the team:", "Email logged:", "updated to",
-"marked Closed Won"; an email's "RE:" does not: a reply answers) and either shares most of its
-words with the earlier note, or is a CRM entry whose values (amounts, counts, dates, plans) are all
-values the earlier note states, two of them or with its words; it states
-no number the earlier note does not (a date that dates its source, "per call notes of 3 Nov", or a
-number in a name, "FY27", is none). A value is compared as a value, however it is written: "1yr" is
-"12 months", "forty two" is 42, "$31.00" is $31, "4/1/27" either way round; a reference is compared
-whole ("FR-88"), a phone number not at all, and a day with its year must not be that day of another
-year ("renewal 2027-03-01" after "start 1 March 2026"). A record of fields ("Seats: 600 | Term: 36
-months") is a CRM entry like one that says it logs. A deal logged "Closed Won" restates a note that states the
-decision, not a quote; a buying role given to someone ("Gil = Economic Buyer") restates only a note
-that gives someone deciding power. The pipeline then links it to the earlier note instead of
-proposing its held values again.
+A restatement says it logs or recaps ("Recap for the team:", "Email logged:", "updated to", "marked
+Closed Won"; an email's "RE:" does not: a reply answers) and either shares most of its words with
+the earlier note, or is a CRM entry whose values (amounts, counts, dates, plans) are all values the
+earlier note states, two of them or with its words; it states no number the earlier note does not (a
+date that dates its source, "per call notes of 3 Nov", or a number in a name, "FY27", is none). A
+value is compared as a value, however it is written: "1yr" is "12 months", "forty two" is 42,
+"$31.00" is $31, "4/1/27" either way round; a reference is compared whole ("FR-88"), a phone number
+not at all, and a day with its year must not be that day of another year ("renewal 2027-03-01" after
+"start 1 March 2026"); a purchase order's number is a new document. A move ("moving the walkthrough
+to 2pm") is news unless the earlier note moved something too. A record of fields ("Seats: 600 |
+Term: 36 months") is a CRM entry like one that says it logs. A deal logged "Closed Won" restates a
+note that states the decision, not a quote; a buying role given to someone ("Gil = Economic Buyer")
+restates only a note that gives someone deciding power. The pipeline then links it to the earlier
+note instead of proposing its held values again.
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ _STATUS = re.compile(
     re.IGNORECASE,
 )
 
+#: A move of something already set ("moving the walkthrough to 2pm"): news unless the earlier
+#: note moves something too (a recap then names the move it repeats).
+_MOVE = re.compile(r"\b(?:reschedul\w*|postpon\w*|moving)\b", re.IGNORECASE)
+_MOVED = re.compile(r"\b(?:reschedul\w*|postpon\w*|mov(?:e|es|ed|ing)|push\w*|slipp?\w*|delay\w*)\b", re.I)
+
 #: A buying role given to a person ("Gil = Decision Maker / Economic Buyer"): who decides is a
 #: fact of its own, news unless the earlier note gives that role too.
 _ROLE = re.compile(
@@ -93,7 +99,10 @@ _CHANGED_INTO = re.compile(r"\s*(?:->|→|=>|⇒)\s*\S")
 
 #: A reference or a phone number: its digits name a document or a line, not a value
 #: ("Quote BW-Q-0142", "SC/PO/2026/0412", "OF-0418", "(617) 555-0142").
-_REFERENCE = re.compile(r"\b[A-Z]{1,6}(?:[-/][A-Z0-9]+)*[-/]\d[\w/-]*|\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b")
+_REFERENCE = re.compile(
+    r"\b[A-Z]{1,6}(?:[-/][A-Z0-9]+)*[-/]\d[\w/-]*|\b(?:PO|PR|SO)\s*(?:#|No\.?)?\s*\d[\d-]{3,}|"
+    r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b"
+)
 _COUNT = rf"(?:\d{{1,3}}|{SPELLED.pattern})"
 #: A term or a period: "12-month", "12 mo", "1yr", "two years", "36 months". Read as months, so
 #: that "1yr" and "12 months" are one value.
@@ -146,10 +155,11 @@ def values(text: str, *, old_values: bool = False, at: datetime | None = None) -
     }
     # a day written with its year also counts with it: "renewal 2027-03-01" is not the start
     # "1 March 2026", though both are March 1
+    # (the side that is repeated, read against its own time, knows each day's year)
     out |= {
         m.when.isoformat()
         for m in found
-        if _YEAR.search(m.text)
+        if (_YEAR.search(m.text) or (old_values and at is not None))
         and not dates.dates_something_else(text, m)
         and (old_values or not moved_from(m.start, m.end))
     }
@@ -252,6 +262,8 @@ def restatement_score(
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
     if _STATUS.search(new) and not _STATUS.search(old):
         return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap
+    if _MOVE.search(new) and not _MOVED.search(old):
+        return 0.0  # "moving the walkthrough to 2pm instead of 10" after the meeting was set: news
     if _ROLE.search(new) and not (_ROLE.search(old) or _DECIDING_POWER.search(old)):
         return 0.0  # "Contact roles updated: Gil = Economic Buyer" after the call that met Gil: news
     if _WON.search(new) and not (_STATUS.search(old) or _WON.search(old) or decided(old)):

@@ -325,3 +325,29 @@ def test_the_old_value_a_record_names_in_brackets_is_not_stated() -> None:
     old = "We are pushing go-live to July 6 for both hospitals."
     new = "Go-live date updated: 2026-07-06 (was 2026-05-04)."
     assert restatement_score(new, old, old_at=datetime(2026, 4, 21, tzinfo=UTC)) > 0
+
+
+def test_a_day_the_earlier_note_gave_without_its_year_is_that_years_day() -> None:
+    """Read against its own time, "go-live June 1" is June 1, 2026: a renewal a year on is news."""
+    old = "Signed copy attached: 44 scanners for 12 months, go-live June 1 for all three depots."
+    new = "Opportunity logged: signed, 12 months from go-live. Renewal date set to 2027-06-01."
+    said = datetime(2026, 4, 24, tzinfo=UTC)
+    assert restatement_score(new, old, old_at=said) == 0
+    assert restatement_score("Go-live date logged: 2026-06-01, 44 scanners.", old, old_at=said) > 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "Walkthrough of the renewal options with Priya's finance team next Tuesday 10am.",
+            "Carl: moving the renewal walkthrough next Tuesday to 2pm instead of 10. invite updated",
+        ),
+        (
+            "They signed for 25 seats at $55, starting June 1. Greg sends the signed order form.",
+            "Order form logged: fully executed, signed by Ellen. PO 4500-22871 follows. Start June 1.",
+        ),
+    ],
+)
+def test_a_move_or_a_new_purchase_order_is_news(old: str, new: str) -> None:
+    assert restatement_score(new, old, old_at=datetime(2026, 5, 14, tzinfo=UTC)) == 0
