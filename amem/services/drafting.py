@@ -116,12 +116,19 @@ def draft(note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, polic
     ]
 
 
+_FILLS = "a restatement gives a value the note it restates lacks"
+#: What a restatement says of the fact itself (not of the conversation that repeated it, such as
+#: its next step): proposed on the note that states the fact.
+_OF_THE_FACT = frozenset({"valid_at", "decision_rationale"})
+
+
 def _construct_drafts(
     note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy
 ) -> list[Draft]:
     """A value the policy holds for a person needs its evidence span in the raw log (else it is
     dropped); a restatement does not propose again the held values the note it restates carries
-    or has pending."""
+    or has pending, and proposes when the fact took effect and why on that note: the fact is that
+    note's, and a reviewer then sees one note for it, not two."""
     answer = answers.construct
     tags = list(answer.tags) if policy.applies("tags", answer.tags, ActorKind.LLM) else []
     known = _carried(snapshot.restated, snapshot.restated_pending) if snapshot.restated else set()
@@ -151,9 +158,15 @@ def _construct_drafts(
                     span,
                 )
                 continue
-            if attribute in known:
-                assert snapshot.restated is not None
+            if snapshot.restated is not None and attribute in known:
                 log.info("raw log %s: %s already stated by %s", raw.id, attribute, snapshot.restated.id)
+                continue
+            if snapshot.restated is not None and attribute in _OF_THE_FACT:
+                # the fact is the restated note's: when it took effect and why are proposed there
+                restated = snapshot.restated.id
+                drafts.append(
+                    Draft(restated, attribute, value, _FILLS, answers.construct_by, [raw.id], evidence=valid)
+                )
                 continue
         drafts.append(Draft(note_id, attribute, value, why, answers.construct_by, [raw.id], evidence=valid))
     return drafts

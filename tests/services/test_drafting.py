@@ -111,8 +111,25 @@ def test_a_restatement_does_not_propose_again_what_the_restated_note_holds_or_ha
         neighbours={first.id: first}, restated=first, restated_pending=frozenset({"decision_rationale"})
     )
     assert (NEW, "decision_rationale") not in by_attribute(draft(NEW, raw, given, pending, POLICY))
-    fresh = Snapshot(neighbours={first.id: first}, restated=first)
-    assert (NEW, "decision_rationale") in by_attribute(draft(NEW, raw, given, fresh, POLICY))
+
+
+def test_a_restatement_proposes_a_value_the_restated_note_lacks_on_that_note() -> None:
+    """The fact is the restated note's: the reviewer sees the reason proposed there, with the
+    restatement's raw log as its source, and the restatement itself holds nothing for review."""
+    raw = raw_log("Recap: Acme paused the deal because the budget was cut.")
+    first = neighbour("n_00000000000first", "Acme paused the deal", context="The deal is paused.")
+    given = answers(
+        {
+            "decision_rationale": "the budget was cut",
+            "evidence": {"decision_rationale": "the budget was cut"},
+        },
+        {"restates": first.id},
+    )
+    drafts = draft(NEW, raw, given, Snapshot(neighbours={first.id: first}, restated=first), POLICY)
+    (reason,) = [d for d in drafts if d.attribute == "decision_rationale"]
+    assert (reason.note_id, reason.new_value) == (first.id, "the budget was cut")
+    assert list(reason.raw_log_ids) == [raw.id] and reason.evidence == "the budget was cut"
+    assert by_attribute(drafts)[(NEW, "keywords")] == ["Acme"]  # what applies by itself stays on the new note
 
 
 def test_a_later_statement_that_moves_a_date_earlier_retires_the_older_note_not_itself() -> None:
