@@ -416,7 +416,10 @@ _ENDS_BEFORE = re.compile(
     # "the certificate expires on 9 October")
     r"\b(?:ends|ending|(?:runs|running|run)\s+(?:to|through|until))\s+(?:on\s+)?$|"
     # seats co-termed to the contract's end: "6 more seats, co-termed to May 31, 2027"
-    r"\bco-?term(?:ed|s|ing)?\s+(?:to|with|until|through)\s+(?:on\s+)?$",
+    r"\bco-?term(?:ed|s|ing)?\s+(?:to|with|until|through)\s+(?:on\s+)?$|"
+    # a task's due day: "Due: 2026-03-13", "due by Friday" ("the renewal is due March 27" is the
+    # renewal's day)
+    r"\bdue(?:\s+date)?\s*:\s*$|\bdue\s+by\s+$",
     re.IGNORECASE,
 )
 #: A sentence that says what it states is not settled: its date is no fact's date.
@@ -467,7 +470,7 @@ _ERRAND_CLAUSE = re.compile(
 #: Friday", "I send the deck tomorrow"): a named person or the note-taker, then the errand's verb.
 _PRESENT_ERRAND = re.compile(
     # (after a label of what was agreed: "Agreed: Hollis sends the deck by Friday")
-    rf"^[\s\-*•]*(?:(?i:agreed|action|owner|todo|to-do)\s*:\s*)?"
+    rf"^[\s\-*•]*(?:(?i:agreed|action|owner|todo|to-do)\s*:\s*|(?i:(?:we|they) agreed(?: that)?)\s+)?"
     rf"(?:[A-Z][a-z]+\s+(?:(?:{_ERRANDS})(?:s|es)|(?:gets|comes|circles|reaches|follows|walks|"
     rf"sets|looks) \w+)|I\s+(?:{_ERRANDS}))\b(?!\s+(?:on|in|at)\b)"
     # (not a statement made by the verb: "I confirm that the review takes place on Thursday")
@@ -668,7 +671,7 @@ def dates_something_else(text: str, mention: DateMention) -> bool:
 #: offer, or a validity period ("The proposal is valid through November 30"). What it states is
 #: offered, not in effect: its dates and values are the offer's.
 _OFFER_NOTE = re.compile(
-    r"\b(?:proposal|quote|offer|pricing)\s+(?:expires|lapses)\b|"
+    r"\b(?:proposal|quote|offer|pricing|approval)\s+(?:expires|lapses)\b|"
     r"\b(?:proposal|quote|offer|pricing)\s+(?:is\s+|stays\s+|remains\s+)?(?:valid|good|open|held)\s+"
     r"(?:through|until|till|for)\b|\bvalid (?:through|until|till) \d|"
     r"^\W*subject\s*:[^\n]*\b(?:proposal|quote|offer)\b|"

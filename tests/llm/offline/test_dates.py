@@ -954,3 +954,22 @@ def test_a_date_under_a_next_steps_heading_is_an_errand_s_not_the_fact_s() -> No
 def test_the_time_of_writing_is_not_the_fact_s_date() -> None:
     text = "As we approach the end of Q3, I confirm that the renewal date is now the thirtieth of June 2027."
     assert _day(text, datetime(2026, 9, 29, 13, tzinfo=UTC)) == date(2027, 6, 30)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CTA opened: Rollout | Priority: High | Owner: Lee | Due: 2026-05-20 | Tasks: price lists",
+        "Security questionnaire returned to procurement; the DPA review is due by 12 June.",
+        "Deal desk approved $61 per seat on a 3-year term, 80 seats. Approval expires 15 Jun.",
+        "We agreed Pilar sends the revised scope by 9 May.",
+    ],
+)
+def test_a_task_s_due_day_an_approval_s_expiry_and_an_agreed_errand_are_not_the_fact_s_date(
+    text: str,
+) -> None:
+    assert _day(text, datetime(2026, 4, 20, tzinfo=UTC)) is None
+
+
+def test_a_renewal_that_is_due_on_a_day_is_dated_by_it() -> None:
+    assert _day("Their renewal is due June 30, 2027.", datetime(2026, 4, 20, tzinfo=UTC)) == date(2027, 6, 30)
