@@ -146,23 +146,18 @@ def values(text: str, *, old_values: bool = False, at: datetime | None = None) -
 
     # with ``old_values``, the old value of a move ("from July 1 to August 3") counts as one the
     # note names: a recap naming it ("(was July 1)") repeats the note that moved it
-    out = {
-        m.when.strftime("%m-%d")
+    stated = [
+        m
         for m in found
         if (m.absolute or at is not None)
-        and not dates.dates_something_else(text, m)
         and (old_values or not moved_from(m.start, m.end))
-    }
+        and not dates.dates_something_else(text, m)
+    ]
+    out = {m.when.strftime("%m-%d") for m in stated}
     # a day written with its year also counts with it: "renewal 2027-03-01" is not the start
-    # "1 March 2026", though both are March 1
-    # (the side that is repeated, read against its own time, knows each day's year)
-    out |= {
-        m.when.isoformat()
-        for m in found
-        if (_YEAR.search(m.text) or (old_values and at is not None))
-        and not dates.dates_something_else(text, m)
-        and (old_values or not moved_from(m.start, m.end))
-    }
+    # "1 March 2026", though both are March 1 (the side that is repeated, read against its own
+    # time, knows each day's year)
+    out |= {m.when.isoformat() for m in stated if _YEAR.search(m.text) or (old_values and at is not None)}
     rest = text
     for m in sorted(found, key=lambda m: -m.start):
         rest = rest[: m.start] + " " * (m.end - m.start) + rest[m.end :]
