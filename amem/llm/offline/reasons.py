@@ -48,6 +48,7 @@ DECISION = re.compile(
     r"dropped (?:the|their|our|its|plans?)\b(?! (?:news|ball|call|line|note|hint)\b)|"
     r"(?:scrapped|shelved|abandoned|paused)(?= (?:the|their|our|its|plans?|[A-Z])\b)|"
     # a decision taken back: "we've reversed the self-hosted plan", "changed our minds on the add-on"
+    r"reverses (?:the|our|their|its|this|that) decision|"
     r"reversed(?= (?:the|their|our|its|this|that|plans?|course|[A-Z]|"
     r"(?:him|her|my|them|our)sel(?:f|ves))\b|\s*:)|"
     r"chang(?:ed|ing) (?:our|their|his|her|my) minds?|(?:did|made|do|make) an? u-turn|"
@@ -66,6 +67,9 @@ DECISION = re.compile(
     r"(?:the )?decision (?:is|was) to|reinstat\w*|discontinu\w*|terminated|withdr[ea]w\w*|revert\w*|"
     r"(?:is|are|'re|am)\s+(?:reinstating|terminating)|go(?:ing)? ahead|went ahead|proceed(?:ing|ed)?|"
     r"rather than|landed (?:at|on)|"
+    # a decision to wait ("We'll hold off on the inventory module until 2027"), a choice in the
+    # present ("we choose yearly billing in advance")
+    r"hold(?:ing)? off on|(?:will|'ll)\s+hold off|(?:we|I|they)\s+(?:choose|pick)\b|"
     # a note-taker's shorthand: "pushing westerville's sessions to mon 3/30"
     r"(?:^|(?<=[.;]\s))pushing (?:[\w'-]+\s+){1,4}?to\b|"
     # declining an offer ("we'll pass on Learning for now") and a change stated as a necessity
@@ -181,13 +185,14 @@ _AFTER = re.compile(
     r"b/c|bc|cuz|coz|"
     # the reason labelled inline, in the decision's own line ("... at all 3 depots. reason: drivers ...")
     # (also said with whose reason it is: "Reason per Denise:", "Reason given by Priya:")
-    r"(?<=[.;,]\s)reason(?:\s+given)?(?:\s+(?:per|by|from)\s+(?-i:[A-Z][\w'-]*))?(?:\s+being|\s*:))\s+[\"“]?|"
+    r"(?<=[.;,]\s)reason(?:\s+given)?(?:\s+(?:per|by|from)\s+(?:(?-i:[A-Z][\w'-]*)|him|her|them))?"
+    r"(?:\s+being|\s*:))\s+[\"“]?|"
     # (a dash between two dates or figures is a range: "Jan 1, 2027 - Dec 31, 2028")
     # (after a figure, a dash and a lowercase word open a clause: "quarterly from Q3 — cash is tight")
     r"(?P<colon>:|(?<![\d)])\s[—–]|(?<=[\d)])\s[—–-](?=\s+(?-i:[a-z]))|(?<![\d)])\s-)\s+|"
     # a comma splice: a pronoun and its state right after the decision ("decided yes, it's just
     # confusing people", "keeping 2 of the 6, they were our two best drivers")
-    r"(?P<splice>[,;])\s+(?=(?:it|they|he|she|there)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
+    r"(?P<splice>[,;])\s+(?=(?:it|they|he|she|there|(?:our|their)\s+[\w-]+)(?:'s|'re|\s+(?:is|are|was|were|has|have|had|isn't|"
     r"aren't|wasn't|weren't|can't|won't|don't|doesn't|didn't)\b)"
     # or a verdict ("decided not to add it, too much overlap with their Workplace tool")
     r"|(?:just |simply |far |way )?too (?!late\b|early\b)\w+\b)",
@@ -229,7 +234,8 @@ _WHY_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _REASON_SENTENCE = re.compile(
-    r"^\W*(?:(?:the )?reason(?: for (?:this|that|it))?(?: given)?(?: (?:per|by|from) (?-i:[A-Z][\w'-]*))?"
+    r"^\W*(?:(?:the )?reason(?: for (?:this|that|it))?(?: given)?"
+    r"(?: (?:per|by|from) (?:(?-i:[A-Z][\w'-]*)|him|her|them))?"
     r"(?: is| was| being)?(?: simple)?(?: that)?|cause|why|"
     r"that'?s because|this is because|it'?s because|because(?: of)?|"
     r"justification|rationale|(?:her|his|their|our|my|[A-Z][\w]*'s) (?:words|reason|"

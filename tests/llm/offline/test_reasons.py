@@ -771,3 +771,30 @@ def test_a_reason_labelled_with_whose_reason_it_is(text: str, expected: str) -> 
 )
 def test_an_offer_taken_or_passed_on_is_a_decision(text: str, taken: bool) -> None:
     assert (decided(text) is not None) is taken
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "We'll hold off on the analytics add-on until next year; our stores are still short of staff.",
+            "our stores are still short of staff",
+        ),
+        (
+            "One more point: we choose quarterly billing, as our budget for the year is already approved.",
+            "our budget for the year is already approved",
+        ),
+        (
+            "Big news: the new COO reverses the decision from April, the Leeds site joins this year. "
+            "Reason from her: the old system there fails its audit in October.",
+            "the old system there fails its audit in October",
+        ),
+    ],
+)
+def test_waiting_choosing_in_the_present_and_a_reason_named_by_a_pronoun(text: str, expected: str) -> None:
+    assert _reason(text) == expected
+
+
+def test_a_decision_reversed_then_restated_after_a_colon_has_no_reason_there() -> None:
+    text = "Ana, we're reversing the decision on Lisbon: Lisbon joins the rollout after all. Raj approved."
+    assert _reason(text) != "Lisbon joins the rollout after all"
