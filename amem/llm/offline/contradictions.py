@@ -1345,10 +1345,27 @@ _CLOSES_TICKET = re.compile(
     r"mark(?:ed|ing)? (?:it |this |the ticket )?(?:as )?(?:resolved|closed|done|solved)|solved)\b",
     re.IGNORECASE,
 )
+#: A confirmation that the fault's symptom no longer shows: "confirmed no double texts", "verified
+#: zero gaps over five days", "confirmed there have been no failures since".
+_CONFIRMED_ABSENCE = re.compile(
+    r"\b(?:confirm(?:ed|s)|verified|checked)\s+(?:that\s+)?(?:there\s+(?:are|were|have been|has been)\s+)?"
+    r"(?:no|zero)\s+(?!(?:change|progress|update|decision|news|reply|response|answer|date|word)s?\b)\w+",
+    re.IGNORECASE,
+)
 _NOW_RIGHT = re.compile(r"\b(?:now|as of today|from today|since then)\b", re.IGNORECASE)
 _CONFIRMED_CLAUSE = re.compile(r"\b(?:confirmed|verified|checked)\b(?P<clause>[^.;]{3,160})", re.IGNORECASE)
 #: A fix shipped or planned is not the fault gone ("the fix is now deployed").
 _SHIPPED = re.compile(r"\b(?:fix|fixes|patch\w*|releas\w*|deploy\w*|ship\w*|hotfix\w*|roll\w* out)\b", re.I)
+
+
+#: A note that says the ticket was opened ("opened SUP-2231", "raised a P2 with support"): the
+#: report of the fault, whatever words the fault is told in; a feature request ("logged FR-1183")
+#: reports none.
+_OPENS_TICKET = re.compile(
+    r"\b(?:opened|raised|logged|filed|submitted)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:ticket|case|incident|"
+    r"(?:P|sev\s?)\d\b|(?!FR-)[A-Z]{2,6}-\d{3,}|#\d{3,})",  # a feature request reports no fault
+    re.IGNORECASE,
+)
 
 
 def ticket_closed(text: str) -> str | None:
@@ -1359,7 +1376,11 @@ def ticket_closed(text: str) -> str | None:
         return None
     for sentence in sentences(readable(text)):
         s = sentence.text
-        if _NOT_A_FIX.search(s) or _FAULT.search(s) or _UNCONFIRMED.search(s):
+        if _NOT_A_FIX.search(s):
+            continue
+        if _CONFIRMED_ABSENCE.search(s):
+            return s  # "Gwen confirmed no double texts over the weekend": the fault is gone
+        if _FAULT.search(s) or _UNCONFIRMED.search(s):
             continue
         closes = _CLOSES_TICKET.search(s)
         # "closed: the fix was deployed on Monday" closes it on the fix's shipping alone
@@ -1466,7 +1487,11 @@ def retired_fault(
             _, _, oid, text = min(same, key=lambda c: (c[0], c[1]))
             # the note that opened the ticket reports its fault, in a fault's words or by opening
             # with the ticket's key ("TKT-42210 | Slack reminders arrive twice")
-            opened = fault_reported(text) is not None or TICKET_KEY_OPENING.match(readable(text))
+            opened = (
+                fault_reported(text) is not None
+                or TICKET_KEY_OPENING.match(readable(text))
+                or _OPENS_TICKET.search(readable(text))
+            )
             if evidence is None or not opened:
                 return None
             ticket = ", ".join(sorted(tickets(text) & mine))

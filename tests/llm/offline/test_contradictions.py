@@ -830,6 +830,43 @@ def test_the_note_that_opened_a_ticket_by_its_key_is_the_report_a_fix_retires() 
     assert found is not None and found[0] == "n1"
 
 
+@pytest.mark.parametrize(
+    "opened",
+    [
+        "heads up: the Porto reps say quote emails aren't going out to buyers. opened QX-7311",
+        "Raised ticket #8812 with support: the buyers never get the quote email from the Porto reps.",
+        "Logged a P2 for the Porto reps, quote emails go nowhere. Ref QX-7311, #8812.",
+    ],
+)
+def test_the_note_that_says_it_opened_the_ticket_is_the_report_whatever_its_words(opened: str) -> None:
+    # the symptom is told in words no fault list holds; the note says it opened the ticket
+    update = "QX-7311 #8812 - diagnosis: the mail relay drops messages with a PDF over 5 MB."
+    fix = "QX-7311 #8812 fixed in 5.2, Rui confirmed the Porto buyers get every quote email since. Closing."
+    found = retired_fault(fix, _pool(update, opened))
+    assert found is not None and found[0] == "n1"
+
+
+def test_a_feature_request_logged_under_a_key_is_no_report_a_fix_retires() -> None:
+    logged = "fyi logged FR-2290 for Acme: a two-way Yardi sync. Product says Q4, no commitment."
+    fix = "FR-2290 ships in the October release; Dana confirmed the beta works. Resolved."
+    assert retired_fault(fix, _pool(logged)) is None
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "closes"),
+    [
+        ("Ticket #3310 closed: the fix shipped Friday, and Ana confirmed no broken PDFs over the weekend.", True),
+        ("#3310: the 5.2 release is live; Ana verified zero failed invoices in Lisbon since.", True),
+        ("Ticket #3310: Ana confirmed there have been no errors since the upgrade.", True),
+        ("Ticket #3310: Ana confirmed no progress yet, the PDFs still fail.", False),
+        ("Ticket #3310: Ana confirmed no date for the fix yet.", False),
+    ],
+)
+def test_a_confirmation_that_the_symptom_is_gone_closes_the_ticket(follow_up: str, closes: bool) -> None:
+    found = retired_fault(follow_up, _pool(_UPDATE, _REPORT))
+    assert (found is not None and found[0] == "n1") is closes
+
+
 def test_a_moved_date_retires_no_support_issue_and_a_quantity_only_its_topic() -> None:
     from amem.llm.offline.contradictions import may_retire
 
