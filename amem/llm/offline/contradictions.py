@@ -77,6 +77,8 @@ def _currency(match: re.Match[str]) -> str:
     """One name per currency, however written: "$", "USD" and "dollars" are one."""
     code = match.group("cur") or match.group("cur2") or match.group("cur3")
     return _CURRENCY.get(code.lower(), code.upper())
+
+
 #: A count of licences: "150 seats", "90 named users", "a seat count of 95", "95-seat licence".
 _COUNT = re.compile(
     # "150 seats", "90 named users", "150 Growth seats" (a plan's name between)

@@ -855,7 +855,7 @@ def test_a_feature_request_logged_under_a_key_is_no_report_a_fix_retires() -> No
 @pytest.mark.parametrize(
     ("follow_up", "closes"),
     [
-        ("Ticket #3310 closed: the fix shipped Friday, and Ana confirmed no broken PDFs over the weekend.", True),
+        ("Ticket #3310 closed: the fix shipped Friday, and Ana confirmed no broken PDFs this weekend.", True),
         ("#3310: the 5.2 release is live; Ana verified zero failed invoices in Lisbon since.", True),
         ("Ticket #3310: Ana confirmed there have been no errors since the upgrade.", True),
         ("Ticket #3310: Ana confirmed no progress yet, the PDFs still fail.", False),
