@@ -8,7 +8,8 @@ date that dates its source, "per call notes of 3 Nov", or a number in a name, "F
 value is compared as a value, however it is written: "1yr" is "12 months", "forty two" is 42,
 "$31.00" is $31, "4/1/27" either way round; a reference is compared whole ("FR-88"), a phone number
 not at all, and a day with its year must not be that day of another year ("renewal 2027-03-01" after
-"start 1 March 2026"); a purchase order's number is a new document. A move ("moving the walkthrough
+"start 1 March 2026"); a purchase order's number is a new document. The earlier note knows the day
+it was said and the days it names by their day of the month alone ("ready on the 23rd"). A move ("moving the walkthrough
 to 2pm") is news unless the earlier note moved something too. A record of fields ("Seats: 600 |
 Term: 36 months") is a CRM entry like one that says it logs. A deal logged "Closed Won" restates a
 note that states the decision, not a quote; a buying role given to someone ("Gil = Economic Buyer")
@@ -51,8 +52,9 @@ _LOGS = re.compile(
     r"per (?:[\w.'’-]+\s+){0,3}?(?:e-?mail|call|message|chat|notes|ticket)\b)",
     re.IGNORECASE,
 )
-#: An amount or a count (not glued to a letter: "FY27", "Q1" and "v3" name things, not values).
-_NUMBER = re.compile(r"(?<![\w.])\d{2,3}(?:[.,]\d+)?(?![\d])")
+#: An amount or a count (not glued to a letter: "FY27", "Q1" and "v3" name things, not values; nor
+#: the thousands of "2,000", which is no count of two or three digits).
+_NUMBER = re.compile(r"(?<![\w.])(?<!\d,)\d{2,3}(?:[.,]\d+)?(?![\d])")
 
 #: A change of status: a reply that says it (the fix shipped, the deal signed) adds a fact.
 _STATUS = re.compile(
@@ -176,6 +178,11 @@ def values(text: str, *, old_values: bool = False, at: datetime | None = None) -
     rest = _DURATION.sub(lambda m: " " * len(m.group()), rest)
     # the day "valid thru 3/31" names, which the date reader leaves alone: a day a later recap may
     # write out ("valid through 2026-03-31"); only on the side that is repeated, where more is safe
+    # "ready on the 23rd": the day of the month the note was said in, or of the next month
+    for day in _ORDINAL_DAY.finditer(rest) if old_values and at is not None else ():
+        mday = int(day.group(1))
+        for month in (at.month, at.month % 12 + 1):
+            out.add(f"{month:02d}-{mday:02d}")
     for day in _MONTH_DAY.finditer(rest) if old_values else ():
         first, second = int(day.group(1)), int(day.group(2))
         month, mday = (first, second) if first <= 12 else (second, first)
@@ -208,6 +215,11 @@ def _field_line(new: str, old: str) -> bool:
     return bool(field & roots(old))
 
 
+#: A day of the month alone ("on the 23rd"), which the date reader leaves alone.
+_ORDINAL_DAY = re.compile(
+    r"\bthe\s+([12]?\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))",
+    re.IGNORECASE,
+)
 #: A day written as month/day with no year ("moved to 6/15"): the day, not two numbers.
 _MONTH_DAY = re.compile(r"(?<![\w/.$])(\d{1,2})/(\d{1,2})(?![\w/])")
 _DAY_OF_YEAR = re.compile(r"\d{4}-\d\d-\d\d")
@@ -251,6 +263,8 @@ def restatement_score(
     ``old_at``: when the old note was said, to read its relative days."""
     new, old = readable(new_text), readable(old_text)
     known = values(old, old_values=True, at=old_at)
+    if old_at is not None:  # a note knows the day it was said ("verbal commit on 4/28" after that call)
+        known |= {old_at.strftime("%m-%d"), old_at.date().isoformat()}
     if news(new, old, known):
         return 0.0
     if _NEGATION.search(new) and not _NEGATION.search(old):

@@ -351,3 +351,28 @@ def test_a_day_the_earlier_note_gave_without_its_year_is_that_years_day() -> Non
 )
 def test_a_move_or_a_new_purchase_order_is_news(old: str, new: str) -> None:
     assert restatement_score(new, old, old_at=datetime(2026, 5, 14, tzinfo=UTC)) == 0
+
+
+def test_a_day_of_the_month_alone_in_the_earlier_note_is_that_month_s_day() -> None:
+    said = datetime(2026, 5, 11, 9, 0, tzinfo=UTC)
+    old = "Signed copy attached, we're going ahead with the Leeds pilot. Our crews are ready on the 25th."
+    log = 'Opportunity "Leeds pilot" -> Closed Won. Pilot agreement signed. Pilot start 2026-05-25.'
+    assert restatement_score(log, old, old_at=said) == 1.0
+    # another day is news
+    assert restatement_score(log.replace("05-25", "05-28"), old, old_at=said) == 0.0
+
+
+def test_the_day_the_earlier_note_was_said_is_a_day_it_knows() -> None:
+    said = datetime(2026, 4, 28, 17, 15, tzinfo=UTC)
+    old = "Call with Ines: she gave us the verbal, Growth at $11.75 for 12 months. Legal next."
+    log = "Opportunity updated: stage Verbal -> Legal. Growth, $11.75, 12-mo term. Verbal from Ines on 4/28."
+    assert restatement_score(log, old, old_at=said) == 1.0
+    assert restatement_score(log.replace("4/28", "4/21"), old, old_at=said) == 0.0
+
+
+def test_the_thousands_of_a_large_count_are_no_value_of_their_own() -> None:
+    old = "Ines confirmed: Growth at $11.75 for 12 months, signing next week."
+    log = "Recap logged: Growth, 2,000 employees @ $11.75, 12-mo term, signing next week."
+    assert restatement_score(log, old) == 1.0
+    assert restatement_score(log.replace("2,000", "2,400"), old) == 1.0  # its thousands say nothing
+    assert restatement_score(log.replace("$11.75", "$12.25"), old) == 0.0
