@@ -8,13 +8,14 @@ date that dates its source, "per call notes of 3 Nov", or a number in a name, "F
 value is compared as a value, however it is written: "1yr" is "12 months", "forty two" is 42,
 "$31.00" is $31, "4/1/27" either way round; a reference is compared whole ("FR-88"), a phone number
 not at all, and a day with its year must not be that day of another year ("renewal 2027-03-01" after
-"start 1 March 2026"); a purchase order's number is a new document. The earlier note knows the day
-it was said and the days it names by their day of the month alone ("ready on the 23rd"). A move ("moving the walkthrough
-to 2pm") is news unless the earlier note moved something too. A record of fields ("Seats: 600 |
-Term: 36 months") is a CRM entry like one that says it logs. A deal logged "Closed Won" restates a
-note that states the decision, not a quote; a buying role given to someone ("Gil = Economic Buyer")
-restates only a note that gives someone deciding power. The pipeline then links it to the earlier
-note instead of proposing its held values again.
+"start 1 March 2026"); a purchase order's number is a new document. The earlier note knows the
+day it was said and the days it names by their day of the month alone ("ready on the 23rd"); a
+total its values come to ("85 seats x $41 = $41,820/yr") and a week's number ("wk 13") are no new
+values. A move ("moving the walkthrough to 2pm") is news unless the earlier note moved something
+too. A record of fields ("Seats: 600 | Term: 36 months") is a CRM entry like one that says it logs.
+A deal logged "Closed Won" restates a note that states the decision, not a quote; a buying role
+given to someone ("Gil = Economic Buyer") restates only a note that gives someone deciding power.
+The pipeline then links it to the earlier note instead of proposing its held values again.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ _CHANGED_INTO = re.compile(r"\s*(?:->|→|=>|⇒)\s*\S")
 #: A reference or a phone number: its digits name a document or a line, not a value
 #: ("Quote BW-Q-0142", "SC/PO/2026/0412", "OF-0418", "(617) 555-0142").
 _REFERENCE = re.compile(
-    r"\b[A-Z]{1,6}(?:[-/][A-Z0-9]+)*[-/]\d[\w/-]*|\b(?:PO|PR|SO)\s*(?:#|No\.?)?\s*\d[\d-]{3,}|"
+    r"\b[A-Z]{1,12}(?:[-/][A-Z0-9]+)*[-/]\d[\w/-]*|\b(?:PO|PR|SO)\s*(?:#|No\.?)?\s*\d[\d-]{3,}|"
     r"\(?\b\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}\b"
 )
 _COUNT = rf"(?:\d{{1,3}}|{SPELLED.pattern})"
@@ -190,6 +191,7 @@ def values(text: str, *, old_values: bool = False, at: datetime | None = None) -
             out.add(f"{month:02d}-{mday:02d}")
     if not old_values:  # "seats 30 -> 36": 30 is the value the change leaves behind
         rest = re.sub(r"(?<![\w.])\d[\d.,]*(?=\s*(?:->|→|=>|⇒)\s*\S)", " ", rest)
+    rest = _WEEK_NUMBER.sub(lambda m: " " * len(m.group()), rest)
     out |= numbers(rest)
     out |= {str(n) for m in SPELLED.finditer(rest) if 10 <= (n := spelled(m.group())) < 1000}
     out |= {(m.group(1) or m.group(2)).lower() for m in _PLAN.finditer(text)}
@@ -215,6 +217,8 @@ def _field_line(new: str, old: str) -> bool:
     return bool(field & roots(old))
 
 
+#: A week's number ("Forecast call wk 16", "KW 34"): it dates the entry, it states no value.
+_WEEK_NUMBER = re.compile(r"\b(?:wk|week|kw|cw)\s*\d{1,2}\b", re.IGNORECASE)
 #: A day of the month alone ("on the 23rd"), which the date reader leaves alone.
 _ORDINAL_DAY = re.compile(
     r"\bthe\s+([12]?\d|3[01])(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))",
@@ -244,10 +248,26 @@ def news(new: str, old: str, known: frozenset[str]) -> frozenset[str]:
         month, day = int(match.group(1)), int(match.group(2))
         if 1 <= month <= 12 and 1 <= day <= 31 and f"{month:02d}-{day:02d}" in known:
             excused |= {match.group(1), match.group(2)}
+    excused |= {v for v in extra if _derived_total(v, known)}
     return frozenset(
         v
         for v in extra
         if v not in excused and not (v.isalpha() and re.search(rf"\b{re.escape(v)}", old, re.IGNORECASE))
+    )
+
+
+def _derived_total(value: str, known: frozenset[str]) -> bool:
+    """Whether ``value`` is a total the known values come to: a count times a price, by the month,
+    the year or the known term ("85 seats x $41/seat/mo = $41,820/yr" after "$41 for 85 seats"), as
+    a CRM's amount field derives it."""
+    try:
+        total = float(value)
+    except ValueError:
+        return False
+    amounts = [float(k) for k in known if re.fullmatch(r"\d+(?:\.\d+)?", k)]
+    periods = {1.0, 12.0} | {float(k[:-2]) for k in known if re.fullmatch(r"\d+mo", k)}
+    return total >= 100 and any(
+        abs(a * b * n - total) < 0.5 for i, a in enumerate(amounts) for b in amounts[i + 1 :] for n in periods
     )
 
 

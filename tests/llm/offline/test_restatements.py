@@ -376,3 +376,31 @@ def test_the_thousands_of_a_large_count_are_no_value_of_their_own() -> None:
     assert restatement_score(log, old) == 1.0
     assert restatement_score(log.replace("2,000", "2,400"), old) == 1.0  # its thousands say nothing
     assert restatement_score(log.replace("$11.75", "$12.25"), old) == 0.0
+
+
+def test_an_amount_the_known_values_come_to_is_no_new_value() -> None:
+    old = "Agreed with Hilde: $43/seat/month on Growth for 70 seats, 12-month prepay. Annual plan."
+    assert (
+        restatement_score("Opportunity amount updated: Growth, 70 seats x $43/seat/mo = $36,120/yr.", old)
+        == 1.0
+    )
+    assert (
+        restatement_score("Opportunity amount updated: Growth, 70 seats x $43/seat/mo = $3,010/mo.", old)
+        == 1.0
+    )
+    # an amount the values do not come to is news (a discount, a fee)
+    assert (
+        restatement_score("Opportunity amount updated: Growth, 70 seats x $43/seat/mo = $33,900/yr.", old)
+        == 0.0
+    )
+
+
+def test_a_week_number_dates_an_entry_and_a_long_account_key_names_it() -> None:
+    old = "Deal desk approved $44/seat/month for 120 seats on a 2-year term, for the multi-year commit."
+    week = (
+        "Wk 13: deal desk approved $44/seat/month for 120 seats on a 2-year term, for the multi-year commit."
+    )
+    assert restatement_score(week, old) > 0
+    assert restatement_score(week.replace("120 seats", "130 seats"), old) == 0
+    key = "Recap logged for opportunity PINEHOLLOW-2026-07: $44/seat/month for 120 seats, 2-year term."
+    assert restatement_score(key, old) > 0
