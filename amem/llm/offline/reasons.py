@@ -420,6 +420,9 @@ def _connected(
         finite = _FINITE.search(rest) or (conn == "given" and _PRONOUN_CLAUSE.match(rest))
         if conn in {"since", "as", "after", ":", "so", "given"} and not finite and not verdict:
             continue
+        opens = not re.search(r"\w", text[: match.start()])
+        if opens and conn in {"since", "as", "after"} and not _FINITE.search(rest.split(",", 1)[0]):
+            continue  # "Since go-live, swaps approved in the web app do not show": a time, then the clause
         if (
             conn == "as"
             and (

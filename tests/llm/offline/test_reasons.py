@@ -798,3 +798,23 @@ def test_waiting_choosing_in_the_present_and_a_reason_named_by_a_pronoun(text: s
 def test_a_decision_reversed_then_restated_after_a_colon_has_no_reason_there() -> None:
     text = "Ana, we're reversing the decision on Lisbon: Lisbon joins the rollout after all. Raj approved."
     assert _reason(text) != "Lisbon joins the rollout after all"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Subject: Approved expenses missing from the export\n\nSince the upgrade, expenses approved by "
+        "managers do not show in the CSV export. Reproduced on two laptops.",
+        "Release 7.2 went out on Monday. Since then, approved refunds reach the ledger within a minute. "
+        "OK to close.",
+        "Approved timesheets stuck in review. After go-live, timesheets approved by leads stay in the "
+        "review queue.",
+    ],
+)
+def test_a_time_opening_a_sentence_before_its_comma_is_no_reason(text: str) -> None:
+    assert _reason(text) is None
+
+
+def test_a_cause_opening_the_next_sentence_before_its_comma_is_still_the_reason() -> None:
+    text = "Acme approved the move to quarterly billing. Since their CFO banned prepayments, annual is out."
+    assert _reason(text) is not None and _reason(text).startswith("their CFO banned prepayments")
