@@ -88,6 +88,10 @@ DECISION = re.compile(
 _NOT_TAKEN_BEFORE = re.compile(
     r"\b(?:would like to|'d like to|wants? to|wish(?:es)? to|hopes? to|hoping to|plans? to|planning to|"
     r"considering|thinking (?:about|of)|might|may|could|should|whether to|if|unless|once|"
+    # a requirement stated ("we need annual invoicing in NOK rather than quarterly")
+    # (in its own clause: "They need SSO, so they went with Enterprise" decides)
+    r"(?:we|they|I|you|he|she)\s+(?:still\s+|really\s+|would\s+)?(?:need|needs|require|requires)\b"
+    r"(?!\s+to\b)(?=[^.;:!?,]{0,60}$)|"
     r"not yet|not|never|asked (?:us |me |them )?(?:to|whether|if)|asks? (?:us |me |them )?to|to decide|"
     # a negated auxiliary: "hasn't approved", "haven't decided", "didn't agree"
     r"(?:has|have|had|did|does|do|is|are|was|were)n['’]t)\b"

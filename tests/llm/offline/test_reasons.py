@@ -818,3 +818,16 @@ def test_a_time_opening_a_sentence_before_its_comma_is_no_reason(text: str) -> N
 def test_a_cause_opening_the_next_sentence_before_its_comma_is_still_the_reason() -> None:
     text = "Acme approved the move to quarterly billing. Since their CFO banned prepayments, annual is out."
     assert _reason(text) is not None and _reason(text).startswith("their CFO banned prepayments")
+
+
+def test_a_requirement_stated_with_rather_than_is_no_decision_taken() -> None:
+    assert (
+        decided(
+            "Two conditions: we need invoicing in CHF rather than in EUR, our treasury hedges once a year."
+        )
+        is None
+    )
+    assert decided("They require a named CSM rather than the pooled team.") is None
+    # a decision in a clause of its own, or a necessity to change a plan, still decides
+    assert decided("They need SSO, so they went with Enterprise rather than Pro.") is not None
+    assert decided("We need to move the go-live from May 4 to May 11.") is not None
