@@ -98,7 +98,14 @@ class OfflineAnalyst:
         outside = [(why.start, why.end)] if why is not None else []
         main = (decision.start, decision.end) if decision is not None else None
         when = (
-            dates.valid_at(text, raw_log.occurred_at, outside, main, fault_report=category == "support issue")
+            dates.valid_at(
+                text,
+                raw_log.occurred_at,
+                outside,
+                main,
+                fault_report=category == "support issue",
+                renewal_note=category == "renewal",
+            )
             if not categories.chat(text)
             else None
         )

@@ -370,10 +370,17 @@ _TERM_BEFORE = re.compile(
 #: Right before a date: a term said to start on it ("Subscription starts May 1", "the new term
 #: begins on 2027-01-01", "billing start date: June 1").
 _TERM_STARTS = re.compile(
-    r"\b(?:(?:term|subscription|contract|licen[cs]e|agreement|billing)\s+(?:starts?|begins|start date|"
-    r"commences)|commencement date)\s*(?:on\s+|from\s+|is\s+|will be\s+|:\s*)?$",
+    # ("term starting March 1", "Contract start shall be 01.04.2026", "contract start 01.04.2026")
+    r"\b(?:(?:term|subscription|contract|licen[cs]e|agreement|billing)\s+(?:starts?|starting|begins|"
+    r"beginning|start date|commenc(?:es|ing))|commencement date)\s*"
+    r"(?:on\s+|from\s+|is\s+|will be\s+|shall be\s+|:\s*)?$",
     re.IGNORECASE,
 )
+
+
+#: Right before a date: the renewal date a record states ("renewal date 2027-03-01", "Renewal
+#: date: 31.03.2027", "renewal date set to 2027-06-01").
+_RENEWAL_DATE_BEFORE = re.compile(r"\brenewal date\s*(?::\s*|is\s+|set to\s+|now\s+)?$", re.IGNORECASE)
 
 
 def _opens_a_term(text: str, start: int, end: int) -> bool:
@@ -720,13 +727,16 @@ def valid_at(
     main: tuple[int, int] | None = None,
     *,
     fault_report: bool = False,
+    renewal_note: bool = False,
 ) -> DateMention | None:
     """The date the main fact takes or took effect: a date something moves to, else one it starts
     from, else the first date stated that does not end a state, set a deadline or date a next step.
     A date inside one of the ``outside`` spans (the reason given for a decision: a reason dates
     its own fact, not the decision's), in a parenthesis or in a plan the input says it had is
     none. When ``main`` (the sentence stating the input's decision) holds a date, that date
-    wins. In a ``fault_report`` (a support issue) only a date of the fault's own course counts."""
+    wins. In a ``fault_report`` (a support issue) only a date of the fault's own course counts. In a
+    ``renewal_note`` (a note about the renewal) the renewal date it states is the fact's day, before
+    the start of the term it renews ("renewal date 2027-03-01, 12-month term from 2026-03-01")."""
     if offer_note(text):
         return None  # an offer takes effect only once accepted, in another note
     found = [
@@ -743,6 +753,17 @@ def valid_at(
     ]
     options = _alternatives(text, mentions(text, base))
     found = [m for m in found if (m.start, m.end) not in options and not _background(text, m, base)]
+    renewal = next(
+        (
+            m
+            for m in found
+            if _RENEWAL_DATE_BEFORE.search(text[max(0, m.start - 30) : m.start])
+            and not re.match(r"\s*(?:->|→|=>|⇒)", text[m.end :])  # a change log's old value
+        ),
+        None,
+    )
+    if renewal_note and renewal is not None:
+        return renewal
     term = next((m for m in found if _opens_a_term(text, m.start, m.end)), None)
     if term is not None:
         return term  # a contract signed one day that starts on another: the day its term starts

@@ -973,3 +973,27 @@ def test_a_task_s_due_day_an_approval_s_expiry_and_an_agreed_errand_are_not_the_
 
 def test_a_renewal_that_is_due_on_a_day_is_dated_by_it() -> None:
     assert _day("Their renewal is due June 30, 2027.", datetime(2026, 4, 20, tzinfo=UTC)) == date(2027, 6, 30)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Signed copy attached, I countersigned this afternoon. 90 users, 12-month term starting May 1, 2026.",
+        "Good news: Ms. Okafor has signed today the order for 40 users. Contract start shall be 01.05.2026.",
+        "Order signed today by their CFO. Contract start 01.05.2026, 36 months.",
+        "Signed today. The subscription, beginning May 1, 2026, covers 90 users.",
+    ],
+)
+def test_a_term_starting_on_a_day_is_the_day_the_contract_takes_effect(text: str) -> None:
+    found = valid_at(text, datetime(2026, 3, 24, 13, 0, tzinfo=UTC))
+    assert found is not None and found.when == date(2026, 5, 1)
+
+
+def test_a_note_about_the_renewal_is_dated_by_the_renewal_date_it_states() -> None:
+    said = datetime(2026, 2, 10, 14, 0, tzinfo=UTC)
+    record = "Renewal record for Acme: renewal date 2027-03-01, 12-month term from contract start 2026-03-01."
+    assert valid_at(record, said, renewal_note=True).when == date(2027, 3, 1)
+    assert valid_at(record, said).when == date(2026, 3, 1)  # a contract note: the term's start
+    # a change log's old renewal date is not the one that holds
+    log = "Field updated: Renewal date 2026-09-30 → 2026-12-31 | Reason: align with their fiscal year-end"
+    assert valid_at(log, said, renewal_note=True).when == date(2026, 12, 31)
