@@ -968,6 +968,16 @@ def _tense(text: str, start: int, end: int) -> Tense:
         return "future"  # "renewal confirmed for January 1": an arrangement names a day ahead
     if _DECIDED_ACTION.search(text[clause_start:start]):
         return "future"  # "approved adding the module in Q1": the action decided lies ahead
+    # the verb before the date is the one it dates, when what follows a comma after it is another
+    # clause ("fixed, shipped in 3.18 on Tuesday, Kayla confirmed every push since")
+    before, after = text[clause_start:start], text[end:clause_end]
+    own_after = after.split(",", 1)[0]
+    if (
+        "," in after
+        and _PAST.search(_PRESENT_STATE.sub(" ", before))
+        and not any(f.search(part) for f in (_FUTURE, _FUTURE_ED) for part in (before, own_after))
+    ):
+        return "past"
     if _FUTURE.search(clause) or _FUTURE_ED.search(clause):
         return "future"
     if _PAST.search(_PRESENT_STATE.sub(" ", clause)):

@@ -997,3 +997,11 @@ def test_a_note_about_the_renewal_is_dated_by_the_renewal_date_it_states() -> No
     # a change log's old renewal date is not the one that holds
     log = "Field updated: Renewal date 2026-09-30 → 2026-12-31 | Reason: align with their fiscal year-end"
     assert valid_at(log, said, renewal_note=True).when == date(2026, 12, 31)
+
+
+def test_the_verb_before_a_weekday_dates_it_when_another_clause_follows_a_comma() -> None:
+    said = datetime(2026, 3, 26, 14, 0, tzinfo=UTC)  # a Thursday
+    text = "QX-2231 fixed, shipped in 3.18 on tuesday, Mia confirmed managers get every swap push since."
+    assert _day(text, said) == date(2026, 3, 24)
+    # the clause's own future still looks ahead
+    assert _day("He is getting married on Tuesday and will be out for a week.", said) == date(2026, 3, 31)
