@@ -363,7 +363,10 @@ _BASELINE = re.compile(
 _RANGE_AFTER = re.compile(r"^\s*(?:→|->|=>|–|—|-|to|through|thru|until)\s*(?:\d|[A-Z][a-z]{2})")
 #: Before a date that opens a range: the term, period or subscription the range spans.
 _TERM_BEFORE = re.compile(
-    r"\b(?:term|period|contract|subscription|licen[cs]e|agreement|commitment)\b[^.;\n]{0,12}$", re.I
+    r"\b(?:term|period|contract|subscription|licen[cs]e|agreement|commitment|extension)\b[^.;\n]{0,12}$|"
+    # a span the agreement covers ("signed the extension yesterday, covering 1 June to 31 August")
+    r"\b(?:covering|spanning)\s+(?:the\s+period\s+)?(?:from\s+)?$",
+    re.I,
 )
 
 

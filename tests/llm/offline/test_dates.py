@@ -1005,3 +1005,14 @@ def test_the_verb_before_a_weekday_dates_it_when_another_clause_follows_a_comma(
     assert _day(text, said) == date(2026, 3, 24)
     # the clause's own future still looks ahead
     assert _day("He is getting married on Tuesday and will be out for a week.", said) == date(2026, 3, 31)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Good news: Acme signed the three-month extension yesterday, covering 1 June to 31 August.",
+        "Acme signed the extension yesterday: extension 1 June - 31 August at the current seats.",
+    ],
+)
+def test_the_span_an_extension_covers_starts_when_it_takes_effect(text: str) -> None:
+    assert _day(text, datetime(2026, 5, 7, 9, 0, tzinfo=UTC)) == date(2026, 6, 1)
