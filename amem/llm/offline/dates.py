@@ -519,7 +519,18 @@ def _in_errand(text: str, mention: DateMention) -> bool:
         or _ERRAND_CLAUSE.search(before)
         or _PRESENT_ERRAND.match(before)
         or _REQUESTED_ERRAND.search(before)
+        or _MEETING_TO_COME.search(before)
     )
+
+
+#: Before a date, in its sentence: the next meeting, or one being set up ("Next QBR early July",
+#: "Intro call with him is next Tuesday", "Set up a call w/ Sharon Thu 2/19"): a next step's date.
+_MEETING_TO_COME = re.compile(
+    r"(?:\b(?:next|upcoming)\s+(?:QBR|call|meeting|sync|check-?in|catch-?up|session|workshop|review)|"
+    r"\b(?:intro|introductory|kick-?off)\s+(?:call|meeting)(?:\s+with(?:\s+[\w'-]+){1,3}?)?\s+(?:is|on)|"
+    r"\bset up a (?:call|meeting)\b)[^.;!?\n]{0,25}$",
+    re.IGNORECASE,
+)
 
 
 #: After a date opening a line: the time of a message or a log entry ("[09/02/26, 11:40] Rohan:").

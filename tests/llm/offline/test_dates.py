@@ -1016,3 +1016,20 @@ def test_the_verb_before_a_weekday_dates_it_when_another_clause_follows_a_comma(
 )
 def test_the_span_an_extension_covers_starts_when_it_takes_effect(text: str) -> None:
     assert _day(text, datetime(2026, 5, 7, 9, 0, tzinfo=UTC)) == date(2026, 6, 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Q2 QBR with Acme: usage up 30%, one S2 ticket resolved. Next QBR early October.",
+        "Ana is our champion and she takes the renewal to their board. Intro call with her is next Tuesday.",
+        "They sent back the order form at $36, never quoted. Set up a call w/ Ana Thu 5/21 to sort it.",
+    ],
+)
+def test_the_date_of_a_meeting_to_come_is_a_next_step_s(text: str) -> None:
+    assert _day(text, datetime(2026, 5, 18, 9, 0, tzinfo=UTC)) is None
+
+
+def test_a_meeting_moved_is_still_dated() -> None:
+    text = "Acme moved the QBR to Thursday June 4; the renewal is on the agenda."
+    assert _day(text, datetime(2026, 5, 18, 9, 0, tzinfo=UTC)) == date(2026, 6, 4)
