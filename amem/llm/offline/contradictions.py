@@ -177,12 +177,15 @@ _SETTLED = re.compile(
 )
 #: Words before a value that make it the old one ("150 instead of 120", "(was 120)", "from $42 to").
 _OLD_VALUE_BEFORE = re.compile(
-    r"\b(?:instead of|rather than|was|were|from|up from|down from|replacing|not|previously|formerly)"
+    r"\b(?:instead of|rather than|was|were|from|up from|down from|replacing|not|previously|formerly|"
+    r"old\s*:?|(?:previous|prior)\s*:)"  # a change log's "(old: 42,50)", "(old 42,50)"
     r"\s*(?:the\s+)?(?:[$€£]\s?)?$",
     re.I,
 )
 #: Before a date: the one a move leaves ("moves from July 1 to ...", "from 2027-06-01 ->").
-_FROM_BEFORE = re.compile(r"\b(?:from|was|previously|formerly)\s*(?:the\s+)?$", re.I)
+_FROM_BEFORE = re.compile(
+    r"\b(?:from|was|previously|formerly|old\s*:?|(?:previous|prior)\s*:)\s*(?:the\s+)?$", re.I
+)
 #: Before an amount: the catalogue's price ("lists at $45", "list price of $45").
 _LIST_PRICE = re.compile(r"\b(?:lists? at|list price(?: of| is)?|at list|listed at)\s*$", re.IGNORECASE)
 #: Before an amount, in a statement: the list price named ("the Enterprise list price to be £72").
@@ -434,6 +437,9 @@ def _common_words(text: str) -> set[str]:
 
 
 def _amount(num: str) -> float:
+    """An amount as written: "1,250" is a thousand and more, "39,00" and "42,5" have a decimal comma."""
+    if re.fullmatch(r"\d+,\d{1,2}", num):
+        return float(num.replace(",", "."))
     return float(num.replace(",", ""))
 
 

@@ -120,7 +120,7 @@ _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 #: The CRM record a reference names: the record's own id says nothing the note did not.
 _RECORD = re.compile(r"\b(?:opportunity|opp|account|deal|record|lead|contact)\W*$", re.IGNORECASE)
 #: The value a record says a field had before ("(was 2026-05-04)"): the old value, not one it states.
-_WAS = re.compile(r"\(\s*(?:was|previously|formerly)\s*:?\s*$", re.IGNORECASE)
+_WAS = re.compile(r"\(\s*(?:was|previously|formerly|old|previous|prior)\s*:?\s*$", re.IGNORECASE)
 
 
 def _months(match: re.Match[str]) -> str:

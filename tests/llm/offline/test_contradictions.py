@@ -1147,3 +1147,18 @@ def test_role_changes_in_more_words() -> None:
     old = "Any commercial commitment must be approved and signed by our director, Jürgen Bauer."
     new = "Jürgen Bauer leaves Kestrel in May. Sabine Wolff takes over all FieldLoop decisions."
     assert any(kind.startswith("role:") for kind in _retires(old, new))
+
+
+def test_a_decimal_comma_is_a_decimal_and_a_thousands_comma_a_thousand() -> None:
+    assert ("€", "seat", 39.0) in facts("Price changed to EUR 39,00 per user/month from today.").prices
+    assert ("€", "seat", 42.5) in facts("Now EUR 42,5 per user per month.").prices
+    assert ("€", "seat", 1250.0) in facts("Now 1,250 EUR per user per year.").prices
+
+
+@pytest.mark.parametrize("marker", ["(old: {})", "(old {})", "(previous: {})"])
+def test_a_change_log_s_old_value_is_not_a_value_it_states(marker: str) -> None:
+    moved = "Agreed: the renewal date moves from 31.03.2027 to 30.09.2027, to fit their fiscal year."
+    log = f"Renewal ACME moved to 30.09.2027 {marker.format('31.03.2027')}, aligned to their fiscal year."
+    assert _contradicts(log, moved) == []  # the same move logged: nothing made untrue
+    priced = facts(f"Price changed to EUR 39,00 per user/month {marker.format('42,50')}.").prices
+    assert priced == frozenset({("€", "seat", 39.0)})
