@@ -167,7 +167,7 @@ _FINITE = re.compile(
     re.IGNORECASE,
 )
 _AS_NOT_REASON = re.compile(
-    r"(?:of|well|soon|part|long|much|many|far|if|though|per|usual|planned|discussed|agreed|expected|"
+    r"(?:of|well|soon|part|long|much|many|far|early|late|quickly|if|though|per|usual|planned|discussed|agreed|expected|"
     r"promised|a|an|such|follows|needed|requested|mentioned|before|always|needed|noted|such|"
     # "as in Tuesday's proposal", "as with the pilot": a comparison, not a cause
     r"in|with|for|to|regards)\b",
@@ -427,6 +427,10 @@ def _connected(
         opens = not re.search(r"\w", text[: match.start()])
         if opens and conn in {"since", "as", "after"} and not _FINITE.search(rest.split(",", 1)[0]):
             continue  # "Since go-live, swaps approved in the web app do not show": a time, then the clause
+        if conn == "as" and re.search(
+            r"\bas\s+(?:soon|long|far|much|well|quickly|early|late)\s+$", text[: match.start()], re.I
+        ):
+            continue  # "enabled as soon as the amendment is countersigned": a time or a condition
         if (
             conn == "as"
             and (

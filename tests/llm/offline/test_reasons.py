@@ -831,3 +831,21 @@ def test_a_requirement_stated_with_rather_than_is_no_decision_taken() -> None:
     # a decision in a clause of its own, or a necessity to change a plan, still decides
     assert decided("They need SSO, so they went with Enterprise rather than Pro.") is not None
     assert decided("We need to move the go-live from May 4 to May 11.") is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "They approved the rollout as soon as the audit closed.",
+        "We moved the go-live to June as long as the SSO work is done.",
+        "Acme signed the order form as early as the board allowed.",
+    ],
+)
+def test_as_soon_as_and_as_long_as_are_a_time_or_a_condition_not_a_reason(text: str) -> None:
+    assert _reason(text) is None
+
+
+def test_as_alone_still_gives_the_reason() -> None:
+    assert _reason("They renewed for two years as the migration removed their blocker.") == (
+        "the migration removed their blocker"
+    )
