@@ -38,6 +38,8 @@ _RECAP = re.compile(
     r"switched to|flagged|closed won|per (?:the |our )?(?:call|meeting) notes?|"
     # the entry names the input it was taken from: "per N. Ferreira's email", "Source: call notes"
     r"per (?:[\w.'’-]+\s+){0,3}?(?:e-?mail|call|message|chat|notes|ticket)\b|source\s*:|"
+    # a chat line relaying what was just sent ("Just emailed you: yes to $35.50 x 150 seats")
+    r"(?:just\s+)?(?:e-?mailed|sent)\s+(?:you|it|this)\b\s*:|"
     # a CRM entry's heading: "Contact update, Acme: ...", "Status update:"
     r"^\W*(?:[\w-]+\s+){0,2}update\b\s*[:,–—-])",
     re.IGNORECASE,
@@ -271,6 +273,16 @@ def _derived_total(value: str, known: frozenset[str]) -> bool:
     )
 
 
+def _negated(text: str) -> bool:
+    """Whether the text negates something it states: a negation outside a relative clause ("for
+    the steering group, who aren't on the channel: ..." negates nothing the note states)."""
+    for match in _NEGATION.finditer(text):
+        clause = re.split(r"[.;:!?\n]|,\s", text[: match.start()])[-1]
+        if not re.search(r"\b(?:who|whom|which)\b", clause, re.IGNORECASE):
+            return True
+    return False
+
+
 def restatement_score(
     new_text: str,
     old_text: str,
@@ -287,7 +299,7 @@ def restatement_score(
         known |= {old_at.strftime("%m-%d"), old_at.date().isoformat()}
     if news(new, old, known):
         return 0.0
-    if _NEGATION.search(new) and not _NEGATION.search(old):
+    if _negated(new) and not _NEGATION.search(old):
         return 0.0  # "no longer rolling out X" after "will roll out X" reverses it
     if _STATUS.search(new) and not _STATUS.search(old):
         return 0.0  # "Re: the bug - fix shipped today" after the bug report: news, not a recap

@@ -404,3 +404,24 @@ def test_a_week_number_dates_an_entry_and_a_long_account_key_names_it() -> None:
     assert restatement_score(week.replace("120 seats", "130 seats"), old) == 0
     key = "Recap logged for opportunity PINEHOLLOW-2026-07: $44/seat/month for 120 seats, 2-year term."
     assert restatement_score(key, old) > 0
+
+
+def test_a_negation_in_a_relative_clause_negates_nothing_the_recap_states() -> None:
+    old = "Leeds is live since yesterday! 112 technicians logged in on day one and zero sync errors."
+    recap = (
+        "Subject: Leeds go-live recap\n\nFor Helena and the steering group, who aren't on the channel: "
+        "Leeds went live on 4 May, 112 technicians logged in on day one and zero sync errors."
+    )
+    assert restatement_score(recap, old, old_at=datetime(2026, 5, 5, 13, 30, tzinfo=UTC)) > 0
+    reversed_ = "Leeds go-live recap: Leeds did not go live on 4 May, 112 technicians could not log in."
+    assert restatement_score(reversed_, old, old_at=datetime(2026, 5, 5, 13, 30, tzinfo=UTC)) == 0
+
+
+def test_a_chat_line_relaying_what_was_just_emailed_restates_the_email() -> None:
+    email = "Good news: we accept $35.50 per seat per month for 150 seats on Professional, 36-month term."
+    assert (
+        restatement_score("Just emailed you: yes to $35.50 x 150 seats, Professional, 36 months.", email) > 0
+    )
+    assert (
+        restatement_score("Just emailed you: yes to $35.50 x 160 seats, Professional, 36 months.", email) == 0
+    )
