@@ -289,7 +289,9 @@ _CLAUSE_SPLIT = re.compile(r";|,\s+|\s+(?:as|because|since|after|while|so that|a
 _ROLES = {
     "contact": r"champions?|(?:main|primary|key|day-to-day|new|our) contact|point of contact|"
     r"(?:executive )?sponsor|go-to person|account lead",
-    "decider": r"decision[- ]?makers?|(?:\w+ )?decisions? (?:now )?(?:sits?|lies|rests?|is) with|"
+    # "DM: Dana K." as a record's field names the decision maker
+    "decider": r"decision[- ]?makers?|(?-i:DM)(?=\s*[:=(])|"
+    r"(?:\w+ )?decisions? (?:now )?(?:sits?|lies|rests?|is) with|"
     r"signs? (?:anything|off|everything|contracts?|the contract)|signer|signatory|sign-off|"
     # "Rajesh Pillai will sign the order form", "approval and signature ... rest with X"
     r"(?:will|'ll|to) sign (?:the |our |any |all )?(?:order form|contract|agreement|amendment|renewal)s?|"
@@ -718,7 +720,8 @@ def _roles(s: str) -> tuple[set[tuple[str, str]], set[str]]:
     """(role kind, person) pairs stated in the sentence, and the role kinds it says changed."""
     roles: set[tuple[str, str]] = set()
     changed: set[str] = set()
-    for clause in re.split(r";|\.\s", s):
+    # (a title's full stop ends no clause: "Champion: Dr. Helen Okafor")
+    for clause in re.split(r";|(?<!\b(?:Dr|Mr|Ms|St))(?<!\bMrs|\bDrs)(?<!\bProf)\.\s", s):
         for kind, pattern in _ROLE.items():
             if pattern.search(clause) is None:
                 continue

@@ -113,8 +113,11 @@ class Sentence:
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|$)|[^\n]+", re.MULTILINE)
-#: A sentence ends at its stop, or at the closing quotation mark right after it ('... will sign." Lena').
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’]))\s+(?=[A-Z0-9\"'“‘(#$])|\n+")
+#: A sentence ends at its stop, or at the closing quotation mark right after it ('... will sign." Lena');
+#: not at a title's full stop before a name ("Champion: Dr. Helen Okafor", "Mr. Bauer").
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[.!?])(?<!\b(?:Dr|Mr|Ms|St)\.)(?<!\bMrs\.)(?<!\bProf\.)|(?<=[.!?][\"'”’]))\s+(?=[A-Z0-9\"'“‘(#$])|\n+"
+)
 
 
 def sentences(text: str) -> list[Sentence]:

@@ -1162,3 +1162,14 @@ def test_a_change_log_s_old_value_is_not_a_value_it_states(marker: str) -> None:
     assert _contradicts(log, moved) == []  # the same move logged: nothing made untrue
     priced = facts(f"Price changed to EUR 39,00 per user/month {marker.format('42,50')}.").prices
     assert priced == frozenset({("€", "seat", 39.0)})
+
+
+def test_a_role_given_as_a_field_or_after_a_title_is_read_and_its_holder_leaving_retires_it() -> None:
+    champion = "Pipeline review wk 6 - Acme. Champion: Dr. Helen Okafor, Group Medical Director."
+    assert ("contact", "Helen Okafor") in facts(champion).roles
+    signer = "NEW ACCT -> Acme Freight\n- DM: Dana Kowalczyk, Dir. Fleet Ops, signs anything < $100k"
+    assert ("decider", "Dana Kowalczyk") in facts(signer).roles
+    assert "role:decider" in _contradicts(
+        "Dana Kowalczyk is leaving Acme; new DM + signer = Raj Mehta.", signer
+    )
+    assert facts("Email the DMs about the launch.").roles == frozenset()  # no field, no role

@@ -180,3 +180,13 @@ def test_a_forwarded_message_or_a_quote_with_nothing_above_it_stays() -> None:
     assert "June 1" in readable(forwarded)
     pasted = "On Mon, Mar 2, 2026 Dana wrote:\n> We'll go with the annual plan."
     assert "annual plan" in readable(pasted)
+
+
+def test_a_title_s_full_stop_before_a_name_ends_no_sentence() -> None:
+    text = "Review with Meridale. Champion: Dr. Helen Okafor, medical director. Mr. Bauer signs. Done."
+    assert [s.text for s in sentences(text)] == [
+        "Review with Meridale.",
+        "Champion: Dr. Helen Okafor, medical director.",
+        "Mr. Bauer signs.",
+        "Done.",
+    ]
