@@ -44,6 +44,11 @@ class Analyst(Protocol):
     #: wait on the network; False for one that computes on this machine.
     concurrent: bool
 
+    #: Whether the drafting step reads its rationales and dates again with the offline skills
+    #: (amem/services/answer_checks.py): True for a remote model; False for the offline analyst,
+    #: whose answers are those skills' own reading.
+    checked: bool
+
     def construct(
         self, raw_log: RawLog, declared: Mapping[str, AttributePolicy]
     ) -> TaskResult[ConstructedNote]: ...

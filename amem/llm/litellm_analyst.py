@@ -51,6 +51,7 @@ class _ProviderFailure(Exception):
 class LiteLLMAnalyst:
     #: Calls wait on the provider, so add_notes runs several at once (AMEM_LLM_CONCURRENCY).
     concurrent = True
+    checked = True
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +21,7 @@ from amem.errors import InvalidInputError
 from amem.llm.construct_note import ConstructedNote
 from amem.llm.link_evolve import LinkEvolveAnswer
 from amem.policy import Policy
+from amem.services.answer_checks import check_answer, check_rationale
 from amem.services.governance import Draft
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,9 @@ class Answers:
     link: LinkEvolveAnswer
     construct_by: Proposer
     link_by: Proposer
+    #: Read the rationales and dates again with the offline skills (answer_checks): a remote
+    #: model's answers are; the offline analyst's, which are those skills' reading, are not.
+    checked: bool = True
 
 
 def evidence_in(span: str | None, raw_text: str) -> bool:
@@ -109,9 +113,15 @@ def as_applied(note: Note, policy: Policy) -> Note:
 
 def draft(note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy) -> list[Draft]:
     """Every draft one analysed raw log gives: the new note's values, its links, the neighbours'
-    evolution and the contradictions the times decide. Values dropped on the way are logged."""
+    evolution and the contradictions the times decide. Values dropped on the way are logged.
+    The model's rationale and valid_at are first read again from what it cited (answer_checks):
+    what is proposed, and when the new fact holds from, are the checked values."""
+    notes: dict[str, str] = {}
+    if answers.checked:
+        construct, notes = check_answer(answers.construct, raw)
+        answers = replace(answers, construct=construct)
     return [
-        *_construct_drafts(note_id, raw, answers, snapshot, policy),
+        *_construct_drafts(note_id, raw, answers, snapshot, policy, notes),
         *_link_drafts(note_id, raw, answers, snapshot, policy),
     ]
 
@@ -123,12 +133,13 @@ _OF_THE_FACT = frozenset({"valid_at", "decision_rationale"})
 
 
 def _construct_drafts(
-    note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy
+    note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy, notes: Mapping[str, str]
 ) -> list[Draft]:
     """A value the policy holds for a person needs its evidence span in the raw log (else it is
     dropped); a restatement does not propose again the held values the note it restates carries
     or has pending, and proposes when the fact took effect and why on that note: the fact is that
-    note's, and a reviewer then sees one note for it, not two."""
+    note's, and a reviewer then sees one note for it, not two. ``notes``: what the answer check
+    changed, by attribute, said in the proposal's reason."""
     answer = answers.construct
     tags = list(answer.tags) if policy.applies("tags", answer.tags, ActorKind.LLM) else []
     known = _carried(snapshot.restated, snapshot.restated_pending) if snapshot.restated else set()
@@ -164,11 +175,13 @@ def _construct_drafts(
             if snapshot.restated is not None and attribute in _OF_THE_FACT:
                 # the fact is the restated note's: when it took effect and why are proposed there
                 restated = snapshot.restated.id
+                fills = f"{_FILLS}; {notes[attribute]}" if attribute in notes else _FILLS
                 drafts.append(
-                    Draft(restated, attribute, value, _FILLS, answers.construct_by, [raw.id], evidence=valid)
+                    Draft(restated, attribute, value, fills, answers.construct_by, [raw.id], evidence=valid)
                 )
                 continue
-        drafts.append(Draft(note_id, attribute, value, why, answers.construct_by, [raw.id], evidence=valid))
+        said = f"{why}; {notes[attribute]}" if attribute in notes else why
+        drafts.append(Draft(note_id, attribute, value, said, answers.construct_by, [raw.id], evidence=valid))
     return drafts
 
 
@@ -197,6 +210,8 @@ def _link_drafts(
             value = getattr(update, attribute)
             if value in (None, "", []):
                 continue
+            cut = check_rationale(value) if attribute == "decision_rationale" and answers.checked else None
+            value = cut.value if cut is not None else value
             attr_type = policy.type_of(attribute)
             if normalize(attribute, attr_type, value) == current_value(neighbour, attribute, attr_type):
                 continue
@@ -204,6 +219,8 @@ def _link_drafts(
                 log.info("raw log %s: dropped %s of %s without evidence", raw.id, attribute, neighbour.id)
                 continue
             reason = f"memory evolution after {note_id}: {update.reason}"
+            if cut is not None and cut.note is not None:
+                reason = f"{reason}; {cut.note}"
             drafts.append(Draft(neighbour.id, attribute, value, reason, proposer, [raw.id], evidence=valid))
 
     # Contradiction: only a newer statement retires an older one; the times decide, not the model.

@@ -454,6 +454,7 @@ class WritePipeline:
             link=analysis.link.answer,
             construct_by=_proposer(self.analyst.model, analysis.construct),
             link_by=_proposer(self.analyst.model, analysis.link),
+            checked=self.analyst.checked,
         )
 
     def _workers(self, calls: int) -> int:

@@ -3,6 +3,7 @@ database (amem/services/drafting.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from amem.domain.models import ActorKind, Note, Proposer, utcnow
@@ -156,3 +157,53 @@ def test_a_later_statement_that_moves_a_date_earlier_retires_the_older_note_not_
     same = raw_log("The Acme renewal moves to September 15", at=said_then)
     drafts = by_attribute(draft(NEW, same, answers(construct=dated, link=moved), snapshot, POLICY))
     assert (NEW, "invalid_at") not in drafts and (old.id, "invalid_at") not in drafts
+
+
+def test_a_remote_model_s_rationale_and_date_are_read_again_from_what_it_cited() -> None:
+    raw = raw_log(
+        "Globex renewed for two years because the EU region removed their blocker. It takes effect in March.",
+        at=datetime(2026, 11, 30, 15, tzinfo=UTC),
+    )
+    said = {
+        "decision_rationale": "Globex renewed for two years because the EU region removed their blocker",
+        "valid_at": "2026-03-01T00:00:00Z",  # "in March" said in November put in the March before
+        "evidence": {"decision_rationale": "the EU region removed their blocker", "valid_at": "in March"},
+    }
+    drafted = {d.attribute: d for d in draft(NEW, raw, answers(said), Snapshot(), POLICY)}
+    assert drafted["decision_rationale"].new_value == "the EU region removed their blocker"
+    assert drafted["valid_at"].new_value == "2027-03-01T00:00:00+00:00"
+    # the reviewer reads what the model said beside what is proposed
+    assert "the model said 2026-03-01" in drafted["valid_at"].reason
+    assert "the reason cut from the model's rationale" in drafted["decision_rationale"].reason
+
+    # the offline analyst's answers are the skills' own reading: drafted as given
+    offline = replace(answers(said), checked=False)
+    drafted = {d.attribute: d.new_value for d in draft(NEW, raw, offline, Snapshot(), POLICY)}
+    assert drafted["valid_at"] == "2026-03-01T00:00:00+00:00"
+    assert drafted["decision_rationale"].startswith("Globex")
+
+
+def test_a_retired_fact_holds_until_the_checked_date_of_the_one_retiring_it() -> None:
+    old = neighbour("n_000000000000old", "Acme is on the Team plan", raw_log_ids=["r_old"])
+    raw = raw_log("Acme moves to the Enterprise plan in March.", at=datetime(2026, 11, 30, tzinfo=UTC))
+    said = {"valid_at": "2026-03-01T00:00:00Z", "evidence": {"valid_at": "in March"}}
+    contradiction = {"contradictions": [{"note_id": old.id, "reason": "plan", "evidence": "Enterprise plan"}]}
+    snapshot = Snapshot(neighbours={old.id: old}, said_at={"r_old": datetime(2026, 6, 1, tzinfo=UTC)})
+    drafts = by_attribute(draft(NEW, raw, answers(said, contradiction), snapshot, POLICY))
+    assert drafts[(old.id, "invalid_at")] == datetime(2027, 3, 1, tzinfo=UTC)  # not when it was said
+
+
+def test_an_evolved_neighbour_s_rationale_is_cut_to_its_reason() -> None:
+    old = neighbour("n_000000000000old", "Acme paused the rollout", tags=["acme"])
+    raw = raw_log("Acme paused the rollout because their IT team is frozen until Q2.")
+    update = {
+        "note_id": old.id,
+        "decision_rationale": "Acme paused the rollout because their IT team is frozen until Q2",
+        "reason": "the new note says why",
+        "evidence": "their IT team is frozen until Q2",
+    }
+    drafted = [
+        d for d in draft(NEW, raw, answers(link={"updates": [update]}), Snapshot({old.id: old}), POLICY)
+    ]
+    (rationale,) = [d for d in drafted if d.attribute == "decision_rationale"]
+    assert (rationale.note_id, rationale.new_value) == (old.id, "their IT team is frozen until Q2")

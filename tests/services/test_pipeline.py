@@ -411,3 +411,40 @@ def test_restates_an_unknown_note_is_ignored(mem: Memory, scripted_llm) -> None:
     )
     note_id = mem.add_note("Renewal moves to January 15.", actor="agent:x", scope="globex")
     assert [p.attribute for p in mem.pending(note_id=note_id)] == ["valid_at"]
+
+
+def test_a_model_s_date_and_rationale_are_read_again_from_the_spans_it_cited(
+    mem: Memory, scripted_llm
+) -> None:
+    text = "Globex will renew in March because the EU region removed their data-residency blocker."
+    scripted_llm.push(
+        construct(
+            # the whole sentence for the reason, and "in March" said in November put in the March before
+            decision_rationale=text.rstrip("."),
+            valid_at="2026-03-01T00:00:00Z",
+            evidence={"decision_rationale": "the EU region removed their", "valid_at": "renew in March"},
+        ),
+        link(),
+    )
+    note_id = mem.add_note(text, at="2026-11-30T10:00:00Z", actor="agent:sales-agent", scope="globex")
+    pending = {p.attribute: p for p in mem.pending(note_id=note_id)}
+    assert pending["valid_at"].new_value == "2027-03-01T00:00:00+00:00"
+    assert pending["decision_rationale"].new_value == "the EU region removed their data-residency blocker"
+    # the reviewer reads what the model said; the model call keeps its answer as given
+    assert "the model said 2026-03-01" in pending["valid_at"].reason
+    with mem.ledger.read() as tx:
+        call = tx.get_llm_call(pending["valid_at"].proposer.llm_call_id or "")
+    assert call is not None and "2026-03-01T00:00:00Z" in (call.response_text or "")
+
+
+def test_a_model_s_date_for_a_day_that_recurs_is_not_proposed(mem: Memory, scripted_llm) -> None:
+    scripted_llm.push(
+        construct(valid_at="2026-10-19T00:00:00Z", evidence={"valid_at": "times out every Monday"}), link()
+    )
+    note_id = mem.add_note(
+        "Their nightly export times out every Monday.",
+        at="2026-10-12T09:00:00Z",
+        actor="agent:x",
+        scope="acme",
+    )
+    assert "valid_at" not in {p.attribute for p in mem.pending(note_id=note_id)}

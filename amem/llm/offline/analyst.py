@@ -42,6 +42,7 @@ class OfflineAnalyst:
 
     #: CPU-bound Python: threads would only take turns.
     concurrent = False
+    checked = False  # its answers are the offline skills' own reading
 
     #: Link when at least this many terms are shared (or one, for the nearest neighbour).
     link_min_shared = 2

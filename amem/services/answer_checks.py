@@ -1,0 +1,117 @@
+"""A model's held values checked against their evidence by the offline skills, before they are drafted.
+
+A remote model is asked for the reason alone and for the date its evidence states, resolved against
+the raw log's time, and it does not always manage: it gives the whole sentence for the reason
+("Globex renewed for two years because the migration removed their blocker"), puts "renew in March"
+said in November in the March before, or dates a cadence ("times out every Monday"). The offline
+skills read a span deterministically, so each held value is read again from what the model itself
+cited, and what is proposed says where it differs from what the model said:
+
+- a rationale that states a decision and its reason becomes the reason span inside it
+  (``reasons.reason`` over the rationale's own sentences); a rationale that is only a reason is
+  left as it is;
+- a valid_at is compared with the dates its evidence span states, read with the tense of their
+  clause (``dates.mentions`` over the raw log): a day one of them names is kept; a day that names
+  the same month and day as exactly one of them in another year (a tense read wrong), or lies one
+  to four weeks from the only one, relative ("next Tuesday", "in two weeks": a weekday counted
+  wrong), becomes that one; evidence that states no date but a day that recurs ("every Monday")
+  drops the value. Anything else is kept: the model may read a form the skills do not.
+
+Pure functions: no I/O, no model call; the drafting step calls them (amem/services/drafting.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date
+
+from amem.domain.models import RawLog, as_utc
+from amem.domain.values import parse_datetime
+from amem.llm.construct_note import ConstructedNote
+from amem.llm.offline import dates, reasons
+from amem.llm.offline.text import sentences
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What to propose after the check: ``value`` (None: propose nothing) and, when it differs
+    from what the model said, ``note``, the words a reviewer reads beside the proposal."""
+
+    value: str | None
+    note: str | None = None
+
+
+def check_rationale(rationale: str) -> Checked:
+    """The reason alone: a rationale that states a decision and why is cut to the why."""
+    found = reasons.reason(sentences(rationale), rationale)
+    if found is None or found.text.strip() == rationale.strip():
+        return Checked(rationale)
+    return Checked(found.text, f"the reason cut from the model's rationale {_quote(rationale)}")
+
+
+def check_valid_at(value: str, evidence: str, raw: RawLog) -> Checked:
+    """The day the evidence span states, read against the raw log's time (see the module).
+    ``value`` is the model's ISO date-time, kept as it is unless the check replaces it."""
+    said = as_utc(parse_datetime(value)).date()
+    start = raw.text.find(evidence.strip())
+    if start < 0:
+        return Checked(value)
+    end = start + len(evidence.strip())
+    stated = [m for m in dates.mentions(raw.text, raw.occurred_at) if start <= m.start and m.end <= end]
+    if any(m.when == said for m in stated):
+        return Checked(value)
+    if not stated:
+        if dates.recurring(evidence):
+            return Checked(None, f"{_quote(evidence)} names a day that recurs, not a date")
+        return Checked(value)
+    same_day = {m.when for m in stated if (m.when.month, m.when.day) == (said.month, said.day)}
+    if len(same_day) == 1:
+        (day,) = same_day
+        return Checked(_iso(day), _read_again(evidence, said, raw))
+    if len(stated) == 1 and not stated[0].absolute and _weeks_apart(stated[0].when, said):
+        return Checked(_iso(stated[0].when), _read_again(evidence, said, raw))
+    return Checked(value)
+
+
+def _weeks_apart(day: date, other: date) -> bool:
+    """Whether two days are one to four weeks apart: a weekday or a count of weeks read wrong."""
+    gap = abs((day - other).days)
+    return gap % 7 == 0 and 7 <= gap <= 28
+
+
+def _read_again(evidence: str, said: date, raw: RawLog) -> str:
+    return (
+        f"{_quote(evidence)} read against the raw log's time ({as_utc(raw.occurred_at).date().isoformat()}); "
+        f"the model said {said.isoformat()}"
+    )
+
+
+def _iso(day: date) -> str:
+    return f"{day.isoformat()}T00:00:00+00:00"
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def check_answer(answer: ConstructedNote, raw: RawLog) -> tuple[ConstructedNote, dict[str, str]]:
+    """The construct answer with its rationale and valid_at checked, and a note for each value
+    the check changed (attribute -> what the reviewer reads)."""
+    update: dict[str, str | None] = {}
+    notes: dict[str, str] = {}
+    if answer.decision_rationale:
+        checked = check_rationale(answer.decision_rationale)
+        if checked.note is not None:
+            update["decision_rationale"], notes["decision_rationale"] = checked.value, checked.note
+    evidence = answer.evidence.get("valid_at")
+    if answer.valid_at and evidence and evidence.strip():
+        checked = check_valid_at(answer.valid_at, evidence, raw)
+        if checked.note is not None:
+            update["valid_at"], notes["valid_at"] = checked.value, checked.note
+            if checked.value is None:
+                log.info("raw log %s: dropped valid_at %s: %s", raw.id, answer.valid_at, checked.note)
+    return (answer.model_copy(update=update) if update else answer), notes

@@ -1,0 +1,124 @@
+"""A model's rationales and dates read again from what it cited (amem/services/answer_checks.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from amem.llm.offline.dates import recurring
+from amem.services.answer_checks import check_rationale, check_valid_at
+from tests.factories import raw_log
+
+NOV_30 = datetime(2026, 11, 30, 15, 0, tzinfo=UTC)  # a Monday
+OCT_12 = datetime(2026, 10, 12, 9, 0, tzinfo=UTC)  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("rationale", "reason"),
+    [
+        (
+            "Globex renewed for two years because the migration to our EU region removed their "
+            "data-residency blocker",
+            "the migration to our EU region removed their data-residency blocker",
+        ),
+        (
+            "Soylent cancelled the pilot: the budget was cut after their reorg",
+            "the budget was cut after their reorg",
+        ),
+        ("Stark opted for monthly billing as cash flow is tight", "cash flow is tight"),
+        (
+            "Dunder Mifflin will not renew. Reason: the new CFO wants one vendor",
+            "the new CFO wants one vendor",
+        ),
+    ],
+)
+def test_a_rationale_stating_the_decision_is_cut_to_its_reason(rationale: str, reason: str) -> None:
+    checked = check_rationale(rationale)
+    assert checked.value == reason
+    assert checked.note is not None and "the reason cut from the model's rationale" in checked.note
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "the budget was cut after their reorg",
+        "cash flow is tight",
+        "their auditor requires SSO before renewal",
+    ],
+)
+def test_a_rationale_that_is_only_the_reason_is_kept(reason: str) -> None:
+    assert check_rationale(reason).value == reason and check_rationale(reason).note is None
+
+
+def test_the_future_stays_in_the_future_whatever_year_the_model_gave() -> None:
+    raw = raw_log("Globex will renew in March, Elaine confirmed.", at=NOV_30)
+    checked = check_valid_at("2026-03-01T00:00:00Z", "renew in March", raw)
+    assert checked.value == "2027-03-01T00:00:00+00:00"
+    assert (
+        checked.note is not None
+        and "the model said 2026-03-01" in checked.note
+        and "2026-11-30" in checked.note
+    )
+
+
+def test_a_past_meeting_is_not_moved_into_the_next_year() -> None:
+    raw = raw_log("The board met in October and approved the budget.", at=NOV_30)
+    assert check_valid_at("2027-10-01T00:00:00Z", "met in October", raw).value == "2026-10-01T00:00:00+00:00"
+
+
+def test_a_weekday_counted_a_week_wrong_is_the_next_one() -> None:
+    raw = raw_log("Kickoff is next Tuesday with their IT team.", at=NOV_30)
+    checked = check_valid_at("2026-12-08T00:00:00Z", "Kickoff is next Tuesday", raw)
+    assert checked.value == "2026-12-01T00:00:00+00:00"
+
+
+def test_a_day_the_evidence_names_is_kept_as_the_model_wrote_it() -> None:
+    raw = raw_log("Signed on 3 March; the term starts on 1 April 2027.", at=NOV_30)
+    for value, evidence in (
+        ("2027-04-01T00:00:00Z", "the term starts on 1 April 2027"),
+        ("2027-04-01T09:30:00+00:00", "Signed on 3 March; the term starts on 1 April 2027"),
+    ):
+        checked = check_valid_at(value, evidence, raw)
+        assert (checked.value, checked.note) == (value, None)
+
+
+def test_a_day_the_skills_cannot_explain_is_left_to_the_model() -> None:
+    # an absolute date the model read otherwise, and a form the skills do not read: no guess
+    raw = raw_log("Go-live moved to 14 January; billing starts the week after Easter.", at=NOV_30)
+    assert check_valid_at("2027-01-15T00:00:00Z", "moved to 14 January", raw).note is None
+    assert check_valid_at("2027-04-05T00:00:00Z", "the week after Easter", raw).note is None
+    # a relative day far from the model's: another fact's date, not a miscount
+    raw = raw_log("Signed today; the term starts april first.", at=NOV_30)
+    assert (
+        check_valid_at("2027-04-01T00:00:00Z", "Signed today; the term starts april first", raw).note is None
+    )
+
+
+def test_a_day_that_recurs_is_no_date() -> None:
+    raw = raw_log("Their nightly export times out every Monday.", at=OCT_12)
+    checked = check_valid_at("2026-10-19T00:00:00Z", "times out every Monday", raw)
+    assert checked.value is None and checked.note is not None and "recurs" in checked.note
+    # a cadence beside a date: the date stands
+    raw = raw_log("Weekly syncs on Thursdays start on November 5.", at=OCT_12)
+    assert (
+        check_valid_at("2026-11-05T00:00:00Z", "Weekly syncs on Thursdays start on November 5", raw).note
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "recurs"),
+    [
+        ("times out every Monday", True),
+        ("we sync on Thursdays", True),
+        ("weekly on Friday", True),
+        ("every other morning", True),
+        ("monthly billing", False),  # a plan, no day
+        ("reviews run each quarter", False),
+        ("renew in March", False),
+        ("next Monday", False),
+    ],
+)
+def test_which_phrases_name_a_day_that_recurs(text: str, recurs: bool) -> None:
+    assert recurring(text) is recurs
