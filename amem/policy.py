@@ -44,7 +44,10 @@ class Condition(_Strict):
     )
 
     def matches(self, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
-        if self.tags_any is not None and not set(self.tags_any) & set(note_tags):
+        """Tags match whatever their case: a note tagged "Contract" is tagged contract."""
+        if self.tags_any is not None and not {t.casefold() for t in self.tags_any} & {
+            t.casefold() for t in note_tags
+        }:
             return False
         return not (self.proposer_kinds is not None and proposer_kind not in self.proposer_kinds)
 
@@ -157,10 +160,26 @@ class Policy(_Strict):
         """The team's extra attributes (not core), with their type and description."""
         return {k: v for k, v in self.attributes.items() if k not in CORE_ATTRIBUTES}
 
-    def route(self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind) -> Routing:
-        """Which mode applies, and the rule that said so (recorded with the proposal)."""
-        attr = self.attributes.get(attribute)
+    def route(
+        self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind, proposed: Any = None
+    ) -> Routing:
+        """Which mode applies, and the rule that said so (recorded with the proposal).
+
+        ``proposed``, the new value when it is known: a change of tags that would take from the
+        note a tag some rule names (the default policy's ``contract``) waits for a person even where
+        tags apply by themselves, since the protection that rule gives the note would go with it."""
         tags = list(note_tags)
+        routing = self._route(attribute, tags, proposer_kind)
+        if attribute == "tags" and routing.mode == Mode.AUTO and isinstance(proposed, list | tuple):
+            kept = {str(t).casefold() for t in proposed}
+            lost = sorted({t.casefold() for t in tags} & self._rule_tags() - kept)
+            if lost:
+                rule = f"attributes.tags (the change drops {', '.join(lost)}, named by a rule)"
+                return Routing(Mode.REVIEW, rule)
+        return routing
+
+    def _route(self, attribute: str, tags: list[str], proposer_kind: ActorKind) -> Routing:
+        attr = self.attributes.get(attribute)
         if attr is not None:
             for i, rule in enumerate(attr.rules):
                 if rule.when.matches(tags, proposer_kind):
@@ -169,13 +188,23 @@ class Policy(_Strict):
                 return Routing(attr.mode, f"attributes.{attribute}.mode")
         return Routing(self.default_mode, "default_mode")
 
-    def applies(self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
-        """Whether a proposal of ``attribute`` by ``proposer_kind`` is applied without a person."""
-        return self.route(attribute, note_tags, proposer_kind).mode == Mode.AUTO
+    def _rule_tags(self) -> set[str]:
+        """Every tag a rule's condition names, casefolded."""
+        return {
+            t.casefold() for a in self.attributes.values() for r in a.rules for t in (r.when.tags_any or [])
+        }
 
-    def holds(self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
+    def applies(
+        self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind, proposed: Any = None
+    ) -> bool:
+        """Whether a proposal of ``attribute`` by ``proposer_kind`` is applied without a person."""
+        return self.route(attribute, note_tags, proposer_kind, proposed).mode == Mode.AUTO
+
+    def holds(
+        self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind, proposed: Any = None
+    ) -> bool:
         """Whether a proposal of ``attribute`` by ``proposer_kind`` waits for a person (review)."""
-        return self.route(attribute, note_tags, proposer_kind).mode == Mode.REVIEW
+        return self.route(attribute, note_tags, proposer_kind, proposed).mode == Mode.REVIEW
 
     def reviewer(self, identity: str) -> Reviewer | None:
         """The reviewer entry of ``identity`` (any variant of the name), or None."""

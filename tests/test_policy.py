@@ -33,6 +33,23 @@ def test_shipped_defaults_route_as_documented() -> None:
     assert not policy.may_approve("audrey", "decision_rationale")
 
 
+def test_a_tag_rule_matches_the_tag_whatever_its_case() -> None:
+    policy = load_policy(REPO / "policies.yaml")  # context held on notes tagged contract
+    for tags in (["contract"], ["Contract"], ["acme", "CONTRACT"]):
+        assert policy.route("context", tags, ActorKind.LLM).mode == Mode.REVIEW, tags
+    assert policy.route("context", ["contracts", "acme"], ActorKind.LLM).mode == Mode.AUTO
+
+
+def test_a_change_of_tags_that_drops_a_tag_a_rule_names_waits_for_a_person() -> None:
+    policy = load_policy(REPO / "policies.yaml")
+    dropped = policy.route("tags", ["contract", "acme"], ActorKind.LLM, ["acme", "renewal"])
+    assert dropped.mode == Mode.REVIEW and "drops contract" in dropped.rule
+    # tags added, or a tag no rule names dropped: applied as before
+    for proposed in (["contract", "acme", "renewal"], ["Contract"]):
+        assert policy.route("tags", ["contract", "acme"], ActorKind.LLM, proposed).mode == Mode.AUTO
+    assert policy.route("tags", ["pricing", "acme"], ActorKind.LLM, ["acme"]).mode == Mode.AUTO
+
+
 def test_packaged_default_matches_repository_policy() -> None:
     packaged = REPO / "amem" / "defaults" / "policies.yaml"
     assert packaged.read_text() == (REPO / "policies.yaml").read_text()

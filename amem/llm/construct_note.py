@@ -8,6 +8,7 @@ an LLM), each of its declared type.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -23,6 +24,7 @@ from pydantic import (
     ValidationInfo,
     create_model,
     field_validator,
+    model_validator,
 )
 
 from amem.domain.models import ActorKind, RawLog, as_utc
@@ -95,6 +97,16 @@ class ConstructedNote(BaseModel):
     @classmethod
     def _dedupe(cls, values: list[str]) -> list[str]:
         return _unique(values)
+
+    @model_validator(mode="after")
+    def _category_is_a_tag(self) -> ConstructedNote:
+        """The category the note is filed under is one of its tags (as a slug: "support issue" is
+        "support-issue"), so a policy rule on a tag (the default policy holds the context of notes
+        tagged contract) sees it whatever tags the model chose."""
+        tag = re.sub(r"[^a-z0-9]+", "-", (self.category or "").lower()).strip("-")
+        if tag and tag not in {t.casefold() for t in self.tags}:
+            self.tags = [tag, *self.tags][:12]
+        return self
 
     @field_validator("extra")
     @classmethod

@@ -286,12 +286,12 @@ def preview(notes: Mapping[str, Note], drafts: Sequence[Draft], policy: Policy) 
         note = out.get(d.note_id) or notes.get(d.note_id)
         if note is None or not policy.knows(d.attribute):
             continue
-        if not policy.applies(d.attribute, note.tags, d.proposer.kind):
-            continue
         attr_type = policy.type_of(d.attribute)
         try:
             new = normalize(d.attribute, attr_type, d.new_value)
         except InvalidInputError:
+            continue
+        if not policy.applies(d.attribute, note.tags, d.proposer.kind, new):
             continue
         if new != current_value(note, d.attribute, attr_type):
             out[d.note_id] = with_value(note, d.attribute, attr_type, new)

@@ -254,7 +254,7 @@ class Governance:
                 if attr_type == "links":
                     new = self._check_links(tx, note, new)
                 old = current_value(note, d.attribute, attr_type)
-                routing = self.policy.route(d.attribute, note.tags, d.proposer.kind)
+                routing = self.policy.route(d.attribute, note.tags, d.proposer.kind, new)
                 status = {
                     Mode.AUTO: ProposalStatus.AUTO_APPLIED,
                     Mode.REVIEW: ProposalStatus.PENDING,

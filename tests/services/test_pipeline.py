@@ -448,3 +448,40 @@ def test_a_model_s_date_for_a_day_that_recurs_is_not_proposed(mem: Memory, scrip
         scope="acme",
     )
     assert "valid_at" not in {p.attribute for p in mem.pending(note_id=note_id)}
+
+
+@pytest.mark.parametrize("tags", [["acme", "legal"], ["Contract", "acme"]])
+def test_a_contract_note_s_context_is_held_whatever_tags_the_model_chose(
+    mem: Memory, scripted_llm, tags: list[str]
+) -> None:
+    # the policy holds the context of notes tagged contract: a model that files the note as a
+    # contract but leaves the tag out, or writes it capitalised, does not get the context applied
+    text = "Acme signed the order form for 120 seats."
+    scripted_llm.push(
+        construct(category="contract", tags=tags, context="Acme's order form.", evidence={"context": text}),
+        link(),
+    )
+    note_id = mem.add_note(text, actor="agent:x", scope="acme")
+    note = mem.read(note_id)
+    assert "contract" in {t.casefold() for t in note.tags} and note.context is None
+    assert "context" in {p.attribute for p in mem.pending(note_id=note_id)}
+
+
+def test_a_model_cannot_strip_the_tag_that_protects_a_note(mem: Memory, scripted_llm) -> None:
+    first = "Acme signed the order form for 120 seats."
+    scripted_llm.push(
+        construct(category="contract", tags=["contract", "acme"], evidence={"context": first}), link()
+    )
+    signed = mem.add_note(first, actor="agent:x", scope="acme")
+    # evolution through a later note drops "contract" from the signed note's tags
+    update = {
+        "note_id": signed,
+        "tags": ["acme", "renewal"],
+        "reason": "about the renewal now",
+        "evidence": "renewal",
+    }
+    scripted_llm.push(construct(), link(links=[{"note_id": signed, "reason": "same deal"}], updates=[update]))
+    mem.add_note("Acme asked about the renewal terms.", actor="agent:x", scope="acme")
+    assert mem.read(signed).tags == ["contract", "acme"]  # the context rule still sees it
+    (held,) = [p for p in mem.pending(note_id=signed) if p.attribute == "tags"]
+    assert held.new_value == ["acme", "renewal"] and "drops contract" in held.rule

@@ -868,7 +868,6 @@ def _clause_before(text: str, mention: DateMention) -> str:
     return text[max(start, mention.start - 80) : mention.start]
 
 
-
 #: A day that comes back: "every Monday", "on Thursdays", "each morning", "weekly on Friday". (Not
 #: "monthly" or "each quarter" alone: a plan or a billing term, no day.)
 _CADENCE = re.compile(
@@ -883,6 +882,7 @@ def recurring(text: str) -> bool:
     """Whether ``text`` names a day that comes back ("times out every Monday", "on Thursdays",
     "weekly on Friday"): such a day is no date a fact takes effect on."""
     return bool(_CADENCE.search(text))
+
 
 # -- which matches are dates -----------------------------------------------------------------------
 
