@@ -28,6 +28,7 @@ from datetime import date
 
 from amem.domain.models import RawLog, as_utc
 from amem.domain.values import parse_datetime
+from amem.errors import InvalidInputError
 from amem.llm.construct_note import ConstructedNote
 from amem.llm.offline import dates, reasons
 from amem.llm.offline.text import sentences
@@ -55,7 +56,10 @@ def check_rationale(rationale: str) -> Checked:
 def check_valid_at(value: str, evidence: str, raw: RawLog) -> Checked:
     """The day the evidence span states, read against the raw log's time (see the module).
     ``value`` is the model's ISO date-time, kept as it is unless the check replaces it."""
-    said = as_utc(parse_datetime(value)).date()
+    try:
+        said = as_utc(parse_datetime(value)).date()
+    except InvalidInputError:
+        return Checked(value)  # drafting drops a value it cannot read, and logs it
     start = raw.text.find(evidence.strip())
     if start < 0:
         return Checked(value)

@@ -151,7 +151,10 @@ def test_a_refusal_by_role_is_reported_not_hidden(mem: Memory) -> None:
 def test_a_stale_value_is_flagged_and_approving_it_records_the_conflict(mem: Memory) -> None:
     note = make_note(mem, "Globex contract", tags=["contract"])
     stale = mem.propose(note.id, "context", "renewal talks", reason="from the call", proposer=LLM)
-    mem.propose(note.id, "tags", [], reason="not a contract yet", proposer=LLM)
+    # a model's change of tags that drops contract waits too; a reviewer approves it, then the
+    # context is no longer held and bob's edit applies: the pending context is now stale
+    untag = mem.propose(note.id, "tags", [], reason="not a contract yet", proposer=LLM)
+    mem.approve(untag.id, reviewer=mem.authentication.signed_in("alice", method="test"))
     mem.update(note.id, actor="bob", context="pilot only")
     at = open_console("alice")
     assert "the note changed since" in plain(texts(at))

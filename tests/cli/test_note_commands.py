@@ -104,7 +104,7 @@ def test_add_json_names_the_note_and_what_waits_for_review(amem: Cli, scripted_l
     assert isinstance(added, dict) and set(added) == {"note_id", "note", "pending_proposals"}
     note = added["note"]
     assert note["id"] == added["note_id"] and note["scope"] == "acme" and note["content"] == TEXT
-    assert note["keywords"] == ["Acme", "SSO", "renewal"] and note["tags"] == ["acme", "security"]
+    assert note["keywords"] == ["Acme", "SSO", "renewal"] and note["tags"] == ["renewal", "acme", "security"]
     assert note["decision_rationale"] is None  # review: waits, not applied
     pending = amem.memory.pending(note_id=added["note_id"])
     assert sorted(added["pending_proposals"]) == sorted(p.id for p in pending)

@@ -122,3 +122,8 @@ def test_a_day_that_recurs_is_no_date() -> None:
 )
 def test_which_phrases_name_a_day_that_recurs(text: str, recurs: bool) -> None:
     assert recurring(text) is recurs
+
+
+def test_a_value_that_is_no_date_is_left_for_drafting_to_drop() -> None:
+    raw = raw_log("Globex will renew in March.", at=NOV_30)
+    assert check_valid_at("next spring", "renew in March", raw).value == "next spring"

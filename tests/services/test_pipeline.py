@@ -76,8 +76,8 @@ def test_note_construction_becomes_routed_proposals(mem: Memory, scripted_llm) -
         scope="acme",
     )
     note = mem.read(note_id)
-    # auto attributes applied at once
-    assert note.keywords == ["Acme", "SSO", "renewal"] and note.tags == ["acme", "security"]
+    # auto attributes applied at once (the category the note is filed under is one of its tags)
+    assert note.keywords == ["Acme", "SSO", "renewal"] and note.tags == ["renewal", "acme", "security"]
     assert note.context == "Acme needs SSO before renewing." and note.category == "renewal"
     # review attributes wait
     assert note.decision_rationale is None and note.valid_at is None and "next_step" not in note.extra
@@ -212,7 +212,7 @@ def test_outage_keeps_the_raw_log_and_reprocess_completes_it(mem: Memory, script
 def test_malformed_answers_are_retried_then_given_up(mem: Memory, scripted_llm) -> None:
     scripted_llm.push("not json at all", construct(), link())
     note_id = mem.add_note("Hooli signed the order form", actor="agent:x", scope="hooli")
-    assert mem.read(note_id).tags == ["acme", "security"]
+    assert mem.read(note_id).tags == ["renewal", "acme", "security"]
     with mem.ledger.engine.connect() as conn:
         errors = conn.execute(sa.select(llm_calls.c.error)).scalars().all()
     assert len(errors) == 3 and sum(e is not None for e in errors) == 1  # the failed attempt is recorded
