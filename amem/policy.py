@@ -172,7 +172,7 @@ class Policy(_Strict):
         routing = self._route(attribute, tags, proposer_kind)
         if attribute == "tags" and routing.mode == Mode.AUTO and isinstance(proposed, list | tuple):
             kept = {str(t).casefold() for t in proposed}
-            lost = sorted({t.casefold() for t in tags} & self._rule_tags() - kept)
+            lost = sorted({t.casefold() for t in tags} & self.rule_tags() - kept)
             if lost:
                 rule = f"attributes.tags (the change drops {', '.join(lost)}, named by a rule)"
                 return Routing(Mode.REVIEW, rule)
@@ -188,7 +188,7 @@ class Policy(_Strict):
                 return Routing(attr.mode, f"attributes.{attribute}.mode")
         return Routing(self.default_mode, "default_mode")
 
-    def _rule_tags(self) -> set[str]:
+    def rule_tags(self) -> set[str]:
         """Every tag a rule's condition names, casefolded."""
         return {
             t.casefold() for a in self.attributes.values() for r in a.rules for t in (r.when.tags_any or [])

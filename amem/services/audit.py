@@ -24,7 +24,7 @@ from amem.domain.values import current_value
 from amem.ledger import audit_queries as q
 from amem.ledger.audit_queries import AuditQuery
 from amem.ledger.store import Ledger
-from amem.policy import CORE_TYPES, Policy
+from amem.policy import CORE_TYPES, Mode, Policy
 
 __all__ = [
     "AuditEvent",
@@ -402,6 +402,7 @@ def policy_overview(policy: Policy) -> PolicyOverview:
     for name in [*CORE_TYPES, *policy.declared_attributes()]:
         attr = policy.attributes.get(name)
         mode = policy.route(name, [], ActorKind.LLM).mode
+        guarded = sorted(policy.rule_tags()) if name == "tags" and mode == Mode.AUTO else []
         attributes.append(
             AttributeOverview(
                 attribute=name,
@@ -410,8 +411,16 @@ def policy_overview(policy: Policy) -> PolicyOverview:
                 core=name in CORE_TYPES,
                 description=attr.description if attr else None,
                 rules=[
-                    AttributeRule(when=r.when.describe(), mode=r.mode.value)
-                    for r in (attr.rules if attr else [])
+                    *(
+                        AttributeRule(when=r.when.describe(), mode=r.mode.value)
+                        for r in (attr.rules if attr else [])
+                    ),
+                    # Policy.route: no proposer strips the tag a rule's protection rests on
+                    *(
+                        [AttributeRule(when=f"the change drops {' or '.join(guarded)}", mode="review")]
+                        if guarded
+                        else []
+                    ),
                 ],
                 approver_roles=policy.who_may_approve(name),
             )

@@ -127,5 +127,7 @@ def test_policy_overview_reads_the_policy() -> None:
     rows = {a.attribute: a for a in overview.attributes}
     assert rows["content"].mode == "frozen" and rows["keywords"].mode == "auto"
     assert [(r.when, r.mode) for r in rows["context"].rules] == [("note tagged contract", "review")]
+    # a change of tags that would strip that protection waits for a person
+    assert [(r.when, r.mode) for r in rows["tags"].rules] == [("the change drops contract", "review")]
     assert rows["deleted"].approver_roles == ["cs_lead"]
     assert {r.role: r.reviewers for r in overview.roles}["auditor"] == ["audrey"]
