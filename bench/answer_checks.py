@@ -17,6 +17,9 @@ model gives, built from the labels:
 - **cadences**: inputs labelled undated whose text names a cadence ("every Monday", "weekly"),
   dated by the model to the next day with the cadence's sentence as its evidence: the check should
   drop the date.
+- **injections**: a model that obeys an injection and copies each labelled hostile span into a
+  value applied by itself (a context): left out? And a model that quotes a sentence of a clean
+  input there: kept? (every sentence of every input not labelled hostile)
 
 Each part is reported apart: the tuned sample, the held-out sample, the read probes and the blind
 ones (bench/probes/README.md). The rules of the check were written before this bench existed, from
@@ -47,7 +50,7 @@ from amem.llm.offline import dates  # noqa: E402
 from amem.llm.offline.text import sentence_around, sentences  # noqa: E402
 from amem.samples import HELDOUT_ACCOUNTS, SampleInput, SampleLabel, history_files, load_account  # noqa: E402
 from amem.samples.scoring import token_f1  # noqa: E402
-from amem.services.answer_checks import check_rationale, check_valid_at  # noqa: E402
+from amem.services.answer_checks import check_rationale, check_valid_at, without_injection  # noqa: E402
 
 PROBES = HERE / "probes"
 #: Probe accounts no session has read (bench/probes/README.md): scored only.
@@ -114,6 +117,21 @@ def rationales(pairs: list[tuple[SampleInput, SampleLabel]]) -> dict[str, Any]:
                 out[f"{key} F1>=0.8"] = out.get(f"{key} F1>=0.8", 0) + (f1 >= 0.8)
                 out[f"{key} F1>=0.5"] = out.get(f"{key} F1>=0.5", 0) + (f1 >= 0.5)
             out[f"{form} changed"] = out.get(f"{form} changed", 0) + (after != rationale)
+    return out
+
+
+def injections(pairs: list[tuple[SampleInput, SampleLabel]]) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for inp, label in pairs:
+        if label.hostile:
+            for span in label.hostile_spans:
+                out[
+                    "hostile span, left out" if without_injection(span) is None else "hostile span, applied"
+                ] += 1
+            continue
+        for sentence in sentences(inp.content):
+            kept = without_injection(sentence.text) is not None
+            out["clean sentence, kept" if kept else "clean sentence, left out"] += 1
     return out
 
 
@@ -195,9 +213,16 @@ def main() -> None:
     results = {}
     for name in wanted:
         pairs = load_part(name)
-        results[name] = (rationales(pairs), date_checks(pairs), len(pairs))
+        results[name] = (rationales(pairs), date_checks(pairs), len(pairs), injections(pairs))
     if args.json:
-        print(json.dumps({n: {"inputs": k, "rationales": r, "dates": d} for n, (r, d, k) in results.items()}))
+        print(
+            json.dumps(
+                {
+                    n: {"inputs": k, "rationales": r, "dates": d, "injections": i}
+                    for n, (r, d, k, i) in results.items()
+                }
+            )
+        )
         return
     names = list(results)
     print("## Rationales: token F1 with the labelled reason, before -> after the check\n")
@@ -228,6 +253,16 @@ def main() -> None:
             counts = results[n][1].get(case, Counter())
             cells.append(", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-")
         print(f"| {case} | " + " | ".join(cells) + " |")
+    print("\n## Injections: a value applied by itself, as the model gave it\n")
+    print("| model's context | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for case in (
+        "hostile span, left out",
+        "hostile span, applied",
+        "clean sentence, kept",
+        "clean sentence, left out",
+    ):
+        print(f"| {case} | " + " | ".join(str(results[n][3].get(case, 0)) for n in names) + " |")
 
 
 if __name__ == "__main__":

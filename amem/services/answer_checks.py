@@ -15,7 +15,9 @@ cited, and what is proposed says where it differs from what the model said:
   the same month and day as exactly one of them in another year (a tense read wrong), or lies one
   to four weeks from the only one, relative ("next Tuesday", "in two weeks": a weekday counted
   wrong), becomes that one; evidence that states no date but a day that recurs ("every Monday")
-  drops the value. Anything else is kept: the model may read a form the skills do not.
+  drops the value. Anything else is kept: the model may read a form the skills do not;
+- a value the policy applies by itself (context, keywords, tags, a link's reason) loses any text
+  only an injection writes (``text.injected``: a fake delimiter, an instruction to a model).
 
 Pure functions: no I/O, no model call; the drafting step calls them (amem/services/drafting.py).
 """
@@ -25,13 +27,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from amem.domain.models import RawLog, as_utc
 from amem.domain.values import parse_datetime
 from amem.errors import InvalidInputError
 from amem.llm.construct_note import ConstructedNote
 from amem.llm.offline import dates, reasons
-from amem.llm.offline.text import sentences
+from amem.llm.offline.text import injected, sentences
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,18 @@ def _iso(day: date) -> str:
 def _quote(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def without_injection(value: Any) -> Any:
+    """A value a model gives for the note as it is, with no text only an injection writes (a fake
+    delimiter, a chat token, an instruction to a model): text that holds some is None, a list
+    loses such items. Applied by itself, such text would reach the note with no one having read it."""
+    if isinstance(value, str):
+        return None if injected(value) else value
+    if isinstance(value, list):
+        kept = [v for v in value if not (isinstance(v, str) and injected(v))]
+        return kept or None
+    return value
 
 
 def check_answer(answer: ConstructedNote, raw: RawLog) -> tuple[ConstructedNote, dict[str, str]]:

@@ -21,7 +21,7 @@ from amem.errors import InvalidInputError
 from amem.llm.construct_note import ConstructedNote
 from amem.llm.link_evolve import LinkEvolveAnswer
 from amem.policy import Policy
-from amem.services.answer_checks import check_answer, check_rationale
+from amem.services.answer_checks import check_answer, check_rationale, without_injection
 from amem.services.governance import Draft
 
 log = logging.getLogger(__name__)
@@ -158,6 +158,13 @@ def _construct_drafts(
         if attribute == "valid_at" and safe_time(value) is None:
             log.warning("raw log %s: dropped unparseable valid_at %r", raw.id, value)
             continue
+        if answers.checked and policy.applies(attribute, tags, ActorKind.LLM):
+            cleaned = without_injection(value)
+            if cleaned != value:
+                log.warning("raw log %s: %s held text only an injection writes: left out", raw.id, attribute)
+                if cleaned is None:
+                    continue
+                value = cleaned
         span = answer.evidence.get(attribute)
         valid = span if evidence_in(span, raw.text) else None
         if policy.holds(attribute, tags, ActorKind.LLM):
@@ -195,6 +202,9 @@ def _link_drafts(
         if link.note_id not in current:
             log.warning("raw log %s: dropped link to unknown note %r", raw.id, link.note_id)
             continue
+        if answers.checked and without_injection(link.reason) is None:
+            log.warning("raw log %s: dropped link to %s: injected text in its reason", raw.id, link.note_id)
+            continue
         links.append({"note_id": link.note_id, "reason": link.reason})
     if links:
         drafts.append(Draft(note_id, "links", links, "link generation", proposer, [raw.id]))
@@ -212,6 +222,11 @@ def _link_drafts(
                 continue
             cut = check_rationale(value) if attribute == "decision_rationale" and answers.checked else None
             value = cut.value if cut is not None else value
+            if answers.checked and policy.applies(attribute, neighbour.tags, ActorKind.LLM):
+                value = without_injection(value)
+                if value is None:
+                    log.warning("raw log %s: dropped %s of %s, injected", raw.id, attribute, neighbour.id)
+                    continue
             attr_type = policy.type_of(attribute)
             if normalize(attribute, attr_type, value) == current_value(neighbour, attribute, attr_type):
                 continue

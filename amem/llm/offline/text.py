@@ -292,6 +292,14 @@ def without_signature(text: str) -> str:
     return text
 
 
+def injected(text: str) -> bool:
+    """Whether ``text`` holds what only an injection writes: a delimiter or a chat template's token,
+    a forged turn, an instruction to a model or a line addressed to one (not a quoted reply or a
+    mail footer, which :func:`readable` also blanks)."""
+    patterns = (_DELIMITER, _FORGED_TURN, _SPECIAL_TOKEN, _INSTRUCTION, _ROLE_LINE)
+    return any(pattern.search(text) for pattern in patterns)
+
+
 def hostile(text: str) -> bool:
     """Whether the raw log holds a delimiter or an instruction (masked by :func:`readable`)."""
     return readable(text) != text
