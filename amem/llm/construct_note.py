@@ -32,7 +32,7 @@ from amem.llm.json_answer import data_block, describe_errors, extract_json, vali
 from amem.policy import AttributePolicy, Mode
 
 TASK = "construct_note"
-PROMPT_VERSION = "construct_note/2"
+PROMPT_VERSION = "construct_note/3"
 
 CATEGORY_EXAMPLES = (
     "pricing",
@@ -197,7 +197,8 @@ for it: the reason alone, copied exactly from the text without its connective ("
 "since", "as", "due to", "Reason:", ":", "so"). Otherwise null.
 - "valid_at": string or null. ONLY when the text dates its main fact: the ISO 8601 date-time \
 (UTC) when it takes or took effect. Resolve relative dates ("yesterday", "last Tuesday", "two \
-weeks ago", "in March") against the raw log's occurred_at, following the tense: the future \
+weeks ago", "in March") against the raw log's occurred_at (its weekday is given as \
+occurred_on: count weekdays from it), following the tense: the future \
 stays in the future ("renew in March" said in November is next March). A month alone is its \
 1st, "mid-<month>" the 15th, "end of <month>" its last day, "Qn" the quarter's first day. \
 Recurring phrases ("every Monday", "weekly") and durations ("a two-year term") are not dates. \
@@ -216,6 +217,10 @@ _EXTRA_SOME = (
 )
 
 
+#: In English whatever the locale (``%A`` follows LC_TIME).
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
 def build_messages(raw_log: RawLog, declared: Mapping[str, AttributePolicy]) -> list[dict[str, str]]:
     offered = offered_attributes(declared)
     if offered:
@@ -227,8 +232,10 @@ def build_messages(raw_log: RawLog, declared: Mapping[str, AttributePolicy]) -> 
     else:
         extra_rule = _EXTRA_NONE
     system = _SYSTEM.format(categories=", ".join(CATEGORY_EXAMPLES), extra_rule=extra_rule)
+    said = as_utc(raw_log.occurred_at)
     payload = {
-        "occurred_at": as_utc(raw_log.occurred_at).isoformat(),
+        "occurred_at": said.isoformat(),
+        "occurred_on": f"{_WEEKDAYS[said.weekday()]} {said.date().isoformat()}",
         "actor": str(raw_log.actor),
         "text": raw_log.text,
     }
