@@ -155,7 +155,7 @@ def date_checks(pairs: list[tuple[SampleInput, SampleLabel]]) -> dict[str, Count
             continue
         raw = raw_log(inp)
         if label.valid_at is None:
-            cadence = dates._CADENCE.search(inp.content)
+            cadence = dates.cadence(inp.content)
             if cadence is None:
                 continue
             evidence = sentence_around(inp.content, cadence.start(), cadence.end())

@@ -1,4 +1,4 @@
-"""A model's held values checked against their evidence by the offline skills, before they are drafted.
+"""A remote model's answer checked by the offline skills before it is drafted.
 
 A remote model is asked for the reason alone and for the date its evidence states, resolved against
 the raw log's time, and it does not always manage: it gives the whole sentence for the reason

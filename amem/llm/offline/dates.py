@@ -878,10 +878,15 @@ _CADENCE = re.compile(
 )
 
 
+def cadence(text: str) -> re.Match[str] | None:
+    """The first day that comes back ``text`` names ("times out every Monday", "on Thursdays",
+    "weekly on Friday"), if any: such a day is no date a fact takes effect on."""
+    return _CADENCE.search(text)
+
+
 def recurring(text: str) -> bool:
-    """Whether ``text`` names a day that comes back ("times out every Monday", "on Thursdays",
-    "weekly on Friday"): such a day is no date a fact takes effect on."""
-    return bool(_CADENCE.search(text))
+    """Whether ``text`` names a day that comes back (see :func:`cadence`)."""
+    return cadence(text) is not None
 
 
 # -- which matches are dates -----------------------------------------------------------------------
