@@ -17,19 +17,20 @@ OCT_12 = datetime(2026, 10, 12, 9, 0, tzinfo=UTC)  # a Monday
 @pytest.mark.parametrize(
     ("rationale", "reason"),
     [
+        # as a model writes a rationale when it gives the decision with its reason
         (
-            "Globex renewed for two years because the migration to our EU region removed their "
-            "data-residency blocker",
-            "the migration to our EU region removed their data-residency blocker",
+            "They chose the annual plan because finance wants one invoice a year",
+            "finance wants one invoice a year",
+        ),
+        ("Renewal declined since the new CFO consolidates vendors", "the new CFO consolidates vendors"),
+        ("The pilot was paused due to the security review", "the security review"),
+        (
+            "Acme switched to monthly billing: cash flow is tight this quarter",
+            "cash flow is tight this quarter",
         ),
         (
-            "Soylent cancelled the pilot: the budget was cut after their reorg",
-            "the budget was cut after their reorg",
-        ),
-        ("Stark opted for monthly billing as cash flow is tight", "cash flow is tight"),
-        (
-            "Dunder Mifflin will not renew. Reason: the new CFO wants one vendor",
-            "the new CFO wants one vendor",
+            "Decided to postpone the rollout. Reason: their IT team is busy with the ERP migration",
+            "their IT team is busy with the ERP migration",
         ),
     ],
 )
