@@ -126,11 +126,13 @@ def injections(pairs: list[tuple[SampleInput, SampleLabel]]) -> Counter[str]:
         if label.hostile:
             for span in label.hostile_spans:
                 out[
-                    "hostile span, left out" if without_injection(span) is None else "hostile span, applied"
+                    "hostile span, left out"
+                    if without_injection(span, inp.content) is None
+                    else "hostile span, applied"
                 ] += 1
             continue
         for sentence in sentences(inp.content):
-            kept = without_injection(sentence.text) is not None
+            kept = without_injection(sentence.text, inp.content) is not None
             out["clean sentence, kept" if kept else "clean sentence, left out"] += 1
     return out
 

@@ -159,7 +159,7 @@ def _construct_drafts(
             log.warning("raw log %s: dropped unparseable valid_at %r", raw.id, value)
             continue
         if answers.checked and policy.applies(attribute, tags, ActorKind.LLM):
-            cleaned = without_injection(value)
+            cleaned = without_injection(value, raw.text)
             if cleaned != value:
                 log.warning("raw log %s: %s held text only an injection writes: left out", raw.id, attribute)
                 if cleaned is None:
@@ -202,7 +202,7 @@ def _link_drafts(
         if link.note_id not in current:
             log.warning("raw log %s: dropped link to unknown note %r", raw.id, link.note_id)
             continue
-        if answers.checked and without_injection(link.reason) is None:
+        if answers.checked and without_injection(link.reason, raw.text) is None:
             log.warning("raw log %s: dropped link to %s: injected text in its reason", raw.id, link.note_id)
             continue
         links.append({"note_id": link.note_id, "reason": link.reason})
@@ -223,7 +223,7 @@ def _link_drafts(
             cut = check_rationale(value) if attribute == "decision_rationale" and answers.checked else None
             value = cut.value if cut is not None else value
             if answers.checked and policy.applies(attribute, neighbour.tags, ActorKind.LLM):
-                value = without_injection(value)
+                value = without_injection(value, raw.text)
                 if value is None:
                     log.warning("raw log %s: dropped %s of %s, injected", raw.id, attribute, neighbour.id)
                     continue

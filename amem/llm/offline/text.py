@@ -232,20 +232,22 @@ def _readable_cached(text: str) -> str:
     return _readable(text)
 
 
-def _readable(text: str) -> str:
+def injection_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds an injection: delimiters, chat tokens and forged turns, each instruction
+    to a model to the end of its line, and each line addressed to one (what :func:`readable`
+    blanks as hostile), as (start, end) offsets."""
+    spans: list[tuple[int, int]] = []
     chars = list(text)
 
     def blank(start: int, end: int) -> None:
+        spans.append((start, end))
         for i in range(start, end):
             if chars[i] != "\n":
                 chars[i] = " "
 
-    for match in _DELIMITER.finditer(text):
-        blank(match.start(), match.end())
-    for match in _FORGED_TURN.finditer(text):
-        blank(match.start(), match.end())
-    for match in _SPECIAL_TOKEN.finditer(text):
-        blank(match.start(), match.end())
+    for pattern in (_DELIMITER, _FORGED_TURN, _SPECIAL_TOKEN):
+        for match in pattern.finditer(text):
+            blank(match.start(), match.end())
     masked = "".join(chars)
     for sentence in sentences(masked):
         if _INSTRUCTION.search(sentence.text):
@@ -257,6 +259,19 @@ def _readable(text: str) -> str:
     # instruction to its end, every sentence of it
     for line in _ROLE_LINE.finditer(masked):
         blank(line.start(), line.end())
+    return spans
+
+
+def _readable(text: str) -> str:
+    chars = list(text)
+
+    def blank(start: int, end: int) -> None:
+        for i in range(start, end):
+            if chars[i] != "\n":
+                chars[i] = " "
+
+    for start, end in injection_spans(text):
+        blank(start, end)
     quoted = _REPLY_HEADER.search(text)
     if quoted and text[: quoted.start()].strip():
         blank(quoted.start(), len(text))
