@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -165,20 +166,36 @@ def _injection_runs(raw_text: str) -> tuple[dict[int, set[tuple[str, ...]]], dic
 _WORD = re.compile(r"[\w$%.,/-]*\w")
 
 
-def check_answer(answer: ConstructedNote, raw: RawLog) -> tuple[ConstructedNote, dict[str, str]]:
-    """The construct answer with its rationale and valid_at checked, and a note for each value
-    the check changed (attribute -> what the reviewer reads)."""
-    update: dict[str, str | None] = {}
+def check_answer(
+    answer: ConstructedNote, raw: RawLog, dated: Collection[str] = ()
+) -> tuple[ConstructedNote, dict[str, str]]:
+    """The construct answer with its rationale and dates checked (valid_at, and the team's
+    attributes named in ``dated``, those the policy declares of type datetime), and a note for
+    each value the check changed (attribute -> what the reviewer reads)."""
+    update: dict[str, Any] = {}
+    extra = dict(answer.extra)
     notes: dict[str, str] = {}
     if answer.decision_rationale:
         checked = check_rationale(answer.decision_rationale)
         if checked.note is not None:
             update["decision_rationale"], notes["decision_rationale"] = checked.value, checked.note
-    evidence = answer.evidence.get("valid_at")
-    if answer.valid_at and evidence and evidence.strip():
-        checked = check_valid_at(answer.valid_at, evidence, raw)
-        if checked.note is not None:
-            update["valid_at"], notes["valid_at"] = checked.value, checked.note
-            if checked.value is None:
-                log.info("raw log %s: dropped valid_at %s: %s", raw.id, answer.valid_at, checked.note)
+    days = {"valid_at": answer.valid_at, **{a: answer.extra[a] for a in dated if a in answer.extra}}
+    for attribute, value in days.items():
+        evidence = answer.evidence.get(attribute)
+        if not isinstance(value, str) or not value or not evidence or not evidence.strip():
+            continue
+        checked = check_valid_at(value, evidence, raw)
+        if checked.note is None:
+            continue
+        notes[attribute] = checked.note
+        if attribute == "valid_at":
+            update["valid_at"] = checked.value
+        elif checked.value is None:
+            del extra[attribute]
+        else:
+            extra[attribute] = checked.value
+        if checked.value is None:
+            log.info("raw log %s: dropped %s %s: %s", raw.id, attribute, value, checked.note)
+    if extra != answer.extra:
+        update["extra"] = extra
     return (answer.model_copy(update=update) if update else answer), notes

@@ -118,7 +118,8 @@ def draft(note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, polic
     what is proposed, and when the new fact holds from, are the checked values."""
     notes: dict[str, str] = {}
     if answers.checked:
-        construct, notes = check_answer(answers.construct, raw)
+        dated = [name for name, attr in policy.declared_attributes().items() if attr.type == "datetime"]
+        construct, notes = check_answer(answers.construct, raw, dated)
         answers = replace(answers, construct=construct)
     return [
         *_construct_drafts(note_id, raw, answers, snapshot, policy, notes),

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from amem.domain.models import ActorKind, Note, Proposer, utcnow
 from amem.llm.construct_note import ConstructedNote
 from amem.llm.link_evolve import LinkEvolveAnswer
-from amem.policy import DEFAULT_POLICY_PATH, load_policy
+from amem.policy import DEFAULT_POLICY_PATH, load_policy, parse_policy
 from amem.services.drafting import Answers, Snapshot, draft, preview
 from tests.factories import raw_log
 
@@ -207,3 +207,22 @@ def test_an_evolved_neighbour_s_rationale_is_cut_to_its_reason() -> None:
     ]
     (rationale,) = [d for d in drafted if d.attribute == "decision_rationale"]
     assert (rationale.note_id, rationale.new_value) == (old.id, "their IT team is frozen until Q2")
+
+
+def test_a_team_s_own_date_attribute_is_read_again_like_valid_at() -> None:
+    policy = parse_policy(
+        "attributes:\n  go_live: {type: datetime, mode: review, description: Planned go-live.}\n"
+    )
+    raw = raw_log(
+        "Go-live is planned for next Tuesday.", at=datetime(2026, 11, 30, 15, tzinfo=UTC)
+    )  # a Monday
+    said = {"extra": {"go_live": "2026-12-08T00:00:00Z"}, "evidence": {"go_live": "next Tuesday"}}
+    c = {"keywords": ["Acme"], "tags": ["acme"], "context": "Acme go-live.", **said}
+    given = Answers(
+        construct=ConstructedNote.model_validate(c, context={"declared": policy.declared_attributes()}),
+        link=LinkEvolveAnswer.model_validate({}),
+        construct_by=MODEL,
+        link_by=MODEL,
+    )
+    (go_live,) = [d for d in draft(NEW, raw, given, Snapshot(), policy) if d.attribute == "go_live"]
+    assert go_live.new_value == "2026-12-01T00:00:00+00:00" and "the model said 2026-12-08" in go_live.reason
