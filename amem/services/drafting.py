@@ -162,7 +162,7 @@ def _construct_drafts(
         if answers.checked and policy.applies(attribute, tags, ActorKind.LLM):
             cleaned = without_injection(value, raw.text)
             if cleaned != value:
-                log.warning("raw log %s: %s held text only an injection writes: left out", raw.id, attribute)
+                log.warning("raw log %s: %s: left out what an injection wrote", raw.id, attribute)
                 if cleaned is None:
                     continue
                 value = cleaned
