@@ -553,7 +553,11 @@ class Memory:
     ) -> ErasureReport:
         """Erase on a data subject's request (amem.services.erasure), then rebuild the vector index from
         the redacted ledger and compact both, so the erased bytes leave the files too. ``wait_s``: how
-        long the compaction waits for older PostgreSQL sessions that can still read the erased rows."""
+        long the compaction waits for older PostgreSQL sessions that can still read the erased rows.
+
+        The index files written before the compaction are cleared of this process's stale memory
+        (amem.index.hnsw_files); a segment Chroma creates later in a process that read the erased
+        inputs could again carry some, which is why `amem erase` runs in a process of its own."""
         from amem.services import erasure
 
         who = self.governance.person(by)
@@ -567,8 +571,13 @@ class Memory:
             actor=actor,
         )
         self.reindex()
-        self.search_service.index.compact()
-        return report.model_copy(update={"older_sessions_open": self.ledger.compact(wait_s=wait_s)})
+        unchecked = self.search_service.index.compact()
+        return report.model_copy(
+            update={
+                "older_sessions_open": self.ledger.compact(wait_s=wait_s),
+                "index_segments_unchecked": unchecked,
+            }
+        )
 
     def checkpoint(
         self, *, key: str | os.PathLike[str] | None = None, log: str | os.PathLike[str] | None = None

@@ -92,6 +92,12 @@ def erase(
                 "so the old row versions leave PostgreSQL's files at the next VACUUM FULL after they end"
                 if r.older_sessions_open
                 else ""
+            )
+            + (
+                f"; {r.index_segments_unchecked} index segments are in a file layout this version does not "
+                "know, so their unused capacity was not cleared and may still hold stale bytes of the input"
+                if r.index_segments_unchecked
+                else ""
             ),
             markup=False,
         ),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +37,8 @@ from amem.domain.models import as_utc
 from amem.errors import AmemError, ConfigError
 from amem.index.base import IndexEntry, VectorHit
 from amem.index.embedders import Embedder, embedder_from_id
+
+log = logging.getLogger(__name__)
 
 DEFAULT_STORE = "amem_notes"
 _INSTANCE, _SCOPE = "amem_instance", "amem_scope"
@@ -330,19 +333,25 @@ class ChromaIndex:
 
         return self._in_scope(scope, False, run, [])
 
-    def compact(self) -> None:
+    def compact(self) -> int:
         """After an erasure and a rebuild: purge Chroma's write-ahead log and VACUUM its SQLite file, so
-        no page keeps an erased document, and remove the vector segment directories of the collections
-        the rebuild deleted: Chroma leaves them on disk, with the erased notes' vectors (a local,
-        persistent Chroma; a server compacts itself).
+        no page keeps an erased document; remove the vector segment directories of the collections
+        the rebuild deleted (Chroma leaves them on disk, with the erased notes' vectors); and clear
+        the unused capacity of the live segments' files, which Chroma writes from memory it never
+        zeroed (amem.index.hnsw_files). A local, persistent Chroma only: a server compacts itself.
+
+        Returns the live segments whose files were not checked, their layout being one this code
+        does not know (a Chroma release that changed it).
 
         The directories are listed before the live segments are read: Chroma records a segment before
         it writes its directory, so a directory another process is creating is never taken for one
         left behind."""
         if self.path is None:
-            return
+            return 0
         import shutil
         import sqlite3
+
+        from amem.index import hnsw_files
 
         candidates = [p for p in self.path.iterdir() if p.is_dir() and _is_uuid(p.name)]
         db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
@@ -352,9 +361,17 @@ class ChromaIndex:
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             db.close()
+        unchecked = 0
         for directory in candidates:
             if directory.name not in live:
                 shutil.rmtree(directory, ignore_errors=True)
+            elif hnsw_files.is_segment(directory) and hnsw_files.clear_unused_capacity(directory) is None:
+                log.warning(
+                    "index segment %s: unknown file layout, its unused capacity was not cleared",
+                    directory.name,
+                )
+                unchecked += 1
+        return unchecked
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)

@@ -40,6 +40,9 @@ class ErasureReport(BaseModel):
     # PostgreSQL sessions that still held a snapshot from before the erasure when the files were
     # compacted: until they end and the next VACUUM FULL, old row versions keep the erased bytes.
     older_sessions_open: int = 0
+    # Vector index segments whose files' unused capacity could not be cleared (a file layout the
+    # code does not know): those files may still hold stale bytes of the erased inputs.
+    index_segments_unchecked: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:

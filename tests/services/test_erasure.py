@@ -145,6 +145,64 @@ def test_erased_bytes_leave_the_database_and_the_index(
     assert all(secret not in h.note.content for h in memory.search(secret, scope="acme"))
 
 
+def test_stale_memory_chroma_writes_into_its_index_files_is_cleared(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chroma writes a segment's arrays at their full capacity from memory it never zeroed, which in
+    the erasing process can hold the erased input: an erased phone number was once found in a
+    rebuilt segment's length.bin. Here that memory is made to hold it; the compaction clears it,
+    and the rows in use are kept."""
+    from amem.index import hnsw_files
+
+    phone = f"06{uuid.uuid4().int % 10**8:08d}".encode()
+    note_id = memory.add_note(
+        f"Mrs Quibblestone asked us to call her on {phone.decode()}", actor="agent:sales-agent", scope="acme"
+    )
+    other = memory.add_note("Acme renewal in March with SSO", actor="agent:sales-agent", scope="acme")
+    raw = memory.read(note_id).raw_log_ids[0]
+    chroma = memory.settings.chroma_path
+    planted: list[str] = []
+
+    def rebuild_as_chroma_may(self: Memory, **kwargs: object) -> int:
+        indexed = rebuild(self, **kwargs)
+        for segment in (p for p in chroma.iterdir() if hnsw_files.is_segment(p)):
+            layout = hnsw_files.read_layout(segment)
+            assert layout is not None, "the installed Chroma writes a layout the clearing does not know"
+            for name, width in layout.arrays():
+                with open(segment / name, "r+b") as file:
+                    file.seek(layout.elements * width)
+                    file.write(phone)
+            planted.append(segment.name)
+        return indexed
+
+    rebuild = Memory.reindex
+    monkeypatch.setattr(Memory, "reindex", rebuild_as_chroma_may)
+    report = memory.erase(by=signed_in(memory, "alice"), reason="GDPR art. 17", raw_log_id=raw)
+
+    assert planted, "the rebuild wrote segments"
+    assert _hits([chroma], phone) == []
+    assert report.index_segments_unchecked == 0
+    hits = memory.search("renewal in March", scope="acme")
+    assert hits and hits[0].note.id == other
+
+
+def test_index_files_in_a_layout_it_does_not_know_are_reported(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Chroma release that writes its segments otherwise: nothing is cleared blindly, and the
+    eraser is told which files could still hold stale bytes."""
+    from amem.index import hnsw_files
+
+    note_id = memory.add_note("Mrs Quibblestone called from Acme", actor="agent:sales-agent", scope="acme")
+    raw = memory.read(note_id).raw_log_ids[0]
+    monkeypatch.setattr(hnsw_files, "read_layout", lambda directory: None)
+
+    assert run(memory, "erase", "--raw-log", raw, "--reviewer", "alice", "--reason", "request") == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 index segments are in a file layout this version does not know" in out
+    assert memory.read(note_id).content == "[erased]"
+
+
 _RAW_TEXT = sa.text("SELECT text FROM raw_logs WHERE id = :i")
 
 
