@@ -6,7 +6,7 @@ The raw_logs and changes triggers let an UPDATE through only for rows erased_row
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -51,6 +51,24 @@ def rows(tx: LedgerTx, table_name: str, column: str, values: Sequence[Any]) -> l
     for part in _chunks(list(values)):
         out += [dict(r._mapping) for r in tx.conn.execute(sa.select(table).where(table.c[column].in_(part)))]
     return out
+
+
+def answered_calls(tx: LedgerTx, scopes: Sequence[str], since: Any) -> Iterator[dict[str, Any]]:
+    """Model calls with an answer, made at or after ``since`` for raw logs of ``scopes``: the link
+    steps that could have answered about a note of those scopes as a neighbour (neighbours are
+    drawn from the new note's own scope, among notes made before it). Streamed: a scope's calls
+    can be many, and few of them name an erased note."""
+    stmt = (
+        sa.select(llm_calls)
+        .join(raw_logs, raw_logs.c.id == llm_calls.c.raw_log_id)
+        .where(
+            raw_logs.c.scope.in_(sorted(set(scopes))),
+            llm_calls.c.created_at >= since,
+            llm_calls.c.response_text.is_not(None),
+        )
+    )
+    for r in tx.conn.execute(stmt.execution_options(yield_per=CHUNK)):
+        yield dict(r._mapping)
 
 
 def notes_of_raw_logs(tx: LedgerTx, ids: Sequence[str], scopes: Sequence[str]) -> list[str]:

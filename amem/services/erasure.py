@@ -3,7 +3,9 @@
 ``erase`` replaces, with the marker ``[erased]``, the text of the raw logs chosen (one, a scope's or
 an actor's), every value derived from them (the notes they made, replayed from their redacted
 changes; values their model calls proposed on other notes, and the same values where later rows
-quote them as old values), the proposals' reasons, and the model answers about them. It records who
+quote them as old values), the proposals' reasons, and the model answers about them: their own
+calls' answers whole, and in a later note's link step the entries that answered about an erased note
+as a neighbour (its evolved context, tags, the reason for a link to it). It records who
 erased what and why as an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event
 digest before and after; for a change, its values' original digests) and an ``erasure`` event, all
 in one transaction, so `verify` still proves the chain: it commits to digests, not to payloads.
@@ -13,7 +15,10 @@ The vector index is rebuilt afterwards and the databases compacted by the caller
 
 from __future__ import annotations
 
+import json
+import re
 from collections import defaultdict
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from pydantic import BaseModel
@@ -25,7 +30,11 @@ from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import erasure_queries as q
 from amem.ledger.audit_queries import incoming_links
 from amem.ledger.store import Ledger
+from amem.llm.json_answer import InvalidAnswer, extract_json
 from amem.policy import Policy
+
+#: A note's id as new_id writes it: how a model's answer names the neighbours it answers about.
+_NOTE_ID = re.compile(r"\bn_[0-9a-f]{16}\b")
 
 
 class ErasureReport(BaseModel):
@@ -172,11 +181,18 @@ def erase(
             raw_updates.append({"id": r["id"], "text": REDACTED, "metadata": {}})
             raw_entries.append(_entry(erasure_id, "raw_logs", r["id"], "raw_log", r, after))
         call_updates, call_entries = [], []
-        for c in calls:
+        own = {c["id"] for c in calls}
+        since = min(r["received_at"] for r in raw)
+        later = q.answered_calls(tx, sorted({r["scope"] for r in raw}), since)
+        naming = [c for c in later if c["id"] not in own and _names(c["response_text"], erased_notes)]
+        for c in [*calls, *naming]:
             if c["response_text"] is None:
                 continue
-            after = {**c, "response_text": REDACTED}
-            call_updates.append({"id": c["id"], "response_text": REDACTED})
+            text = REDACTED if c["id"] in own else answer_without(c["response_text"], erased_notes)
+            if text == c["response_text"]:
+                continue
+            after = {**c, "response_text": text}
+            call_updates.append({"id": c["id"], "response_text": text})
             call_entries.append(_entry(erasure_id, "llm_calls", c["id"], "llm_call", c, after))
 
         entries = raw_entries + call_entries + proposal_entries + change_entries
@@ -215,6 +231,40 @@ def erase(
         changes=len(change_updates),
         llm_calls=len(call_updates),
     )
+
+
+def answer_without(text: str, erased: AbstractSet[str]) -> str:
+    """A model's answer with what it said about the erased notes taken out: each entry naming one
+    (a link, an update of a neighbour, a contradiction) keeps its note_id and loses its text. An
+    answer that cannot be read as a JSON object is redacted whole, since where it names the note
+    cannot be told."""
+    try:
+        data = extract_json(text)
+    except InvalidAnswer:
+        return REDACTED
+    for key, items in data.items():
+        if isinstance(items, list):
+            data[key] = [
+                {k: v if k == "note_id" else _text_redacted(v) for k, v in item.items()}
+                if isinstance(item, dict) and item.get("note_id") in erased
+                else item
+                for item in items
+            ]
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _names(text: str, notes: AbstractSet[str]) -> bool:
+    return not notes.isdisjoint(_NOTE_ID.findall(text))
+
+
+def _text_redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return REDACTED
+    if isinstance(value, list):
+        return [_text_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _text_redacted(v) for k, v in value.items()}
+    return value
 
 
 def _values(row: dict[str, Any]) -> dict[str, Any]:
