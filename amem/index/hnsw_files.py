@@ -1,12 +1,13 @@
 """The unused capacity of a local Chroma's HNSW segment files, cleared after an erasure.
 
 Chroma's HNSW index (hnswlib) allocates its per-element arrays for a capacity (100 elements at
-first, more as it grows) without zeroing them, and writes them to disk whole: ``length.bin`` (4
-bytes an element) and ``data_level0.bin`` (one row an element) hold, past the elements in use,
-whatever the process's heap held before. In a process that read an input which is then erased,
-that can be the input's own bytes (an erased phone number was found in a rebuilt segment's
-``length.bin``). Clearing the unused rows after the rebuild removes them; hnswlib writes a row in
-full before it counts the element, so a cleared row is never read.
+first, more as it grows) without zeroing them, and a segment's first write puts them on disk at
+that capacity: ``length.bin`` (4 bytes an element) and ``data_level0.bin`` (one row an element)
+hold, past the elements in use, whatever the process's heap held before (later writes may end at
+the elements in use, leaving nothing past them). In a process that read an input which is then
+erased, that can be the input's own bytes (an erased phone number was found in a rebuilt
+segment's ``length.bin``). Clearing the unused rows after the rebuild removes them; hnswlib writes
+a row in full before it counts the element, so a cleared row is never read.
 
 The layout read here is hnswlib's header as Chroma writes it (a format version, then hnswlib's
 ``size_t`` fields). A segment in any other layout is left alone and counted, so an erasure report
@@ -54,8 +55,8 @@ def read_layout(directory: Path) -> SegmentLayout | None:
         if version != KNOWN_VERSION or row_bytes <= 0 or not 0 <= elements <= capacity:
             return None
         layout = SegmentLayout(capacity=capacity, elements=elements, row_bytes=row_bytes)
-        for name, width in layout.arrays():
-            if (directory / name).stat().st_size != capacity * width:
+        for name, width in layout.arrays():  # a first write covers the capacity, a later one may stop
+            if not elements * width <= (directory / name).stat().st_size <= capacity * width:
                 return None
     except OSError:
         return None
@@ -72,7 +73,7 @@ def clear_unused_capacity(directory: Path) -> int | None:
     for name, width in layout.arrays():
         with open(directory / name, "r+b") as file:
             position = layout.elements * width
-            end = layout.capacity * width
+            end = min(layout.capacity * width, file.seek(0, 2))
             while position < end:
                 file.seek(position)
                 chunk = file.read(min(_CHUNK, end - position))

@@ -46,6 +46,17 @@ def test_rows_past_the_elements_in_use_are_zeroed_and_the_used_rows_kept(tmp_pat
     assert hnsw_files.clear_unused_capacity(directory) == 0  # a clean segment is left as it is
 
 
+def test_a_file_written_only_up_to_the_elements_in_use_has_nothing_to_clear(tmp_path: Path) -> None:
+    """After its index grew, Chroma writes the arrays up to the elements in use."""
+    directory = _segment(tmp_path, capacity=10, elements=3)
+    for name, width in (("data_level0.bin", ROW), ("length.bin", 4)):
+        path = directory / name
+        path.write_bytes(path.read_bytes()[: 3 * width])
+    assert hnsw_files.read_layout(directory) is not None
+    assert hnsw_files.clear_unused_capacity(directory) == 0
+    assert (directory / "length.bin").read_bytes() == b"\x00\x00\x80\x3f" * 3
+
+
 def test_a_full_segment_has_nothing_to_clear(tmp_path: Path) -> None:
     directory = _segment(tmp_path, capacity=4, elements=4)
     before = (directory / "data_level0.bin").read_bytes()
@@ -65,7 +76,7 @@ def test_a_full_segment_has_nothing_to_clear(tmp_path: Path) -> None:
 def test_a_layout_it_does_not_know_is_left_untouched(tmp_path: Path, damage: str) -> None:
     directory = _segment(tmp_path, capacity=10, elements=3, version=2 if damage == "another version" else 1)
     if damage == "a file shorter than the header says":
-        (directory / "length.bin").write_bytes(b"0612" * 9)
+        (directory / "length.bin").write_bytes(b"0612" * 2)
     if damage == "more elements than capacity":
         header = bytearray((directory / "header.bin").read_bytes())
         struct.pack_into("<Q", header, 20, 11)
@@ -85,6 +96,9 @@ def test_the_layout_is_the_one_the_installed_chroma_writes(tmp_path: Path) -> No
         for text in ("Acme renewal in March", "Acme wants SSO", "Acme asked for a discount"):
             memory.add_note(text, actor="agent:sales-agent", scope="acme")
         memory.add_note("Globex signed", actor="agent:sales-agent", scope="globex")
+        # past its first capacity (100) the index grows, and Chroma writes the arrays otherwise
+        grown = [{"content": f"Initech call {i}: {i + 10} seats", "scope": "initech"} for i in range(120)]
+        memory.add_notes(grown, actor="agent:import")
     finally:
         memory.close()
     segments = [p for p in memory.settings.chroma_path.iterdir() if hnsw_files.is_segment(p)]
@@ -93,6 +107,6 @@ def test_the_layout_is_the_one_the_installed_chroma_writes(tmp_path: Path) -> No
         for layout in (hnsw_files.read_layout(p) for p in segments)
         if layout is not None
     )
-    assert len(layouts) == len(segments) == 2
-    assert [elements for elements, _ in layouts] == [1, 3]
+    assert len(layouts) == len(segments) == 3
+    assert [elements for elements, _ in layouts] == [1, 3, 120]
     assert all(capacity > elements for elements, capacity in layouts)
