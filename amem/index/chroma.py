@@ -39,6 +39,8 @@ from amem.index.base import IndexEntry, VectorHit
 from amem.index.embedders import Embedder, embedder_from_id
 
 log = logging.getLogger(__name__)
+#: Chroma's full-text index of the documents (an FTS5 table, trigram tokens, in chroma.sqlite3).
+_CHROMA_FTS = "embedding_fulltext_search"
 
 DEFAULT_STORE = "amem_notes"
 _INSTANCE, _SCOPE = "amem_instance", "amem_scope"
@@ -334,9 +336,10 @@ class ChromaIndex:
         return self._in_scope(scope, False, run, [])
 
     def compact(self) -> int:
-        """After an erasure and a rebuild: purge Chroma's write-ahead log and VACUUM its SQLite file, so
-        no page keeps an erased document; remove the vector segment directories of the collections
-        the rebuild deleted (Chroma leaves them on disk, with the erased notes' vectors); and clear
+        """After an erasure and a rebuild: merge Chroma's full-text index, purge its write-ahead log
+        and VACUUM its SQLite file, so no page keeps an erased document; remove the vector segment
+        directories of the collections the rebuild deleted (Chroma leaves them on disk, with the
+        erased notes' vectors); and clear
         the unused capacity of the live segments' files, which Chroma writes from memory it never
         zeroed (amem.index.hnsw_files). A local, persistent Chroma only: a server compacts itself.
 
@@ -357,6 +360,11 @@ class ChromaIndex:
         db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
         try:
             live = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
+            if db.execute(f"SELECT 1 FROM sqlite_master WHERE name = '{_CHROMA_FTS}'").fetchone():
+                # FTS5 deletes a document by adding a tombstone; its terms and their positions (the
+                # text, trigram by trigram) stay in the index until its segments are merged
+                db.execute(f"INSERT INTO {_CHROMA_FTS}({_CHROMA_FTS}) VALUES ('optimize')")
+                db.commit()
             db.execute("VACUUM")
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:

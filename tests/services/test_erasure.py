@@ -8,6 +8,7 @@ for the erased text's bytes after the compaction `amem erase` runs.
 from __future__ import annotations
 
 import io
+import random
 import sqlite3
 import uuid
 from pathlib import Path
@@ -201,6 +202,32 @@ def test_index_files_in_a_layout_it_does_not_know_are_reported(
     out = " ".join(capsys.readouterr().out.split())
     assert "1 index segments are in a file layout this version does not know" in out
     assert memory.read(note_id).content == "[erased]"
+
+
+def _chroma_fulltext_blocks(memory: Memory) -> bytes:
+    """The segments of Chroma's full-text index (FTS5, trigram tokens), as stored."""
+    db = sqlite3.connect(str(memory.settings.chroma_path / "chroma.sqlite3"))
+    try:
+        return b"".join(r[0] for r in db.execute("SELECT block FROM embedding_fulltext_search_data"))
+    finally:
+        db.close()
+
+
+def test_the_erased_text_leaves_chromas_full_text_index(memory: Memory) -> None:
+    """Chroma indexes each document's trigrams with their positions; a deleted document's stay in
+    the index's segments until they are merged, enough to spell the text again."""
+    draw = random.Random(uuid.uuid4().int)
+    name = "".join(draw.choice("qxzjvkw") for _ in range(12))  # trigrams no other text here has
+    trigrams = {name[i : i + 3].encode() for i in range(len(name) - 2)}
+    note_id = memory.add_note(f"Mrs {name.title()} asked for a call back", actor="agent:x", scope="acme")
+    memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
+    assert [t for t in trigrams if t in _chroma_fulltext_blocks(memory)], "the test must see them before"
+
+    raw = memory.read(note_id).raw_log_ids[0]
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw)
+
+    assert [t for t in trigrams if t in _chroma_fulltext_blocks(memory)] == []
+    assert memory.search("renewal in March", scope="acme")
 
 
 _RAW_TEXT = sa.text("SELECT text FROM raw_logs WHERE id = :i")
