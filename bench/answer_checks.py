@@ -56,6 +56,7 @@ PROBES = HERE / "probes"
 #: Probe accounts no session has read (bench/probes/README.md): scored only.
 BLIND_PROBES = frozenset(
     {"novaterra", "quarrymoor", "castellan", "ashgrove", "sablewood", "fenwick", "kittering"}
+    | {"tidewell", "corvane", "brackenridge", "pellham"}
 )
 
 
