@@ -18,7 +18,7 @@ def input_status(
     ],
     as_json: JsonOpt = False,
 ) -> None:
-    """What became of an input: queued, processing, done (with its note) or failed (with why)."""
+    """What became of an input: queued, processing, done (with its note), failed (with why) or erased."""
     with open_memory(create=False) as memory:
         status = memory.input_status(raw_log_id)
 
@@ -30,6 +30,8 @@ def input_status(
             line += f" (a worker holds it until {s.lease_until:%Y-%m-%d %H:%M:%S} UTC)"
         elif s.status == "failed":
             line += f": {s.error}"
+        elif s.status == "erased":
+            line += " on a data subject's request (`amem erase`); its text is gone"
         out.print(line, markup=False)
 
     emit(status, as_json, render)

@@ -154,15 +154,18 @@ class RawLogState(StrEnum):
     PENDING = "pending"
     PROCESSED = "processed"
     FAILED = "failed"
+    #: Erased on a data subject's request: out of the queue, never analysed (again).
+    ERASED = "erased"
 
 
 class InputStatus(_Frozen):
     """What became of an input so far: ``queued`` (kept, waiting for a worker), ``processing`` (a
-    worker holds it under a lease), ``done`` (``note_id`` is its note) or ``failed`` (``error`` says
-    why; the raw log is kept and ``amem reprocess`` retries it)."""
+    worker holds it under a lease), ``done`` (``note_id`` is its note), ``failed`` (``error`` says
+    why; the raw log is kept and ``amem reprocess`` retries it) or ``erased`` (on a data subject's
+    request, `amem erase`: its text is gone, and it is never analysed again)."""
 
     raw_log_id: str
-    status: Literal["queued", "processing", "done", "failed"]
+    status: Literal["queued", "processing", "done", "failed", "erased"]
     note_id: str | None = None
     error: str | None = None
     scope: str

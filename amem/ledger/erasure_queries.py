@@ -11,6 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from amem.domain.models import RawLogState
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import (
     changes,
@@ -19,6 +20,7 @@ from amem.ledger.tables import (
     llm_calls,
     notes,
     proposals,
+    raw_log_states,
     raw_logs,
 )
 
@@ -118,6 +120,19 @@ def redact(tx: LedgerTx, table_name: str, key: str, updates: Sequence[dict[str, 
     for u in updates:
         values = {k: v for k, v in u.items() if k != key}
         tx.conn.execute(sa.update(table).where(table.c[key] == u[key]).values(**values))
+
+
+def mark_erased(tx: LedgerTx, ids: Sequence[str], now: Any) -> None:
+    """Take the erased inputs out of the queue: a worker holding one loses its claim, so an analysis
+    of the text as it was before the erasure is never applied, and none is started."""
+    for part in _chunks(list(ids)):
+        tx.conn.execute(
+            sa.update(raw_log_states)
+            .where(raw_log_states.c.raw_log_id.in_(part))
+            .values(
+                state=RawLogState.ERASED.value, lease_owner=None, lease_until=None, error=None, updated_at=now
+            )
+        )
 
 
 def compact_fulltext(tx: LedgerTx) -> None:

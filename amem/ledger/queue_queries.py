@@ -84,6 +84,10 @@ def claim(
     )
 
 
+#: States no claim stands on: the input's analysis was applied, or the input was erased.
+_FINISHED = (RawLogState.PROCESSED.value, RawLogState.ERASED.value)
+
+
 def holds(tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
     """Whether ``owner``'s claim on the input still stands (nobody took it over, it is not finished).
     Checked inside the write transaction that applies the analysis: on PostgreSQL the row is locked,
@@ -94,7 +98,7 @@ def holds(tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
     if tx.dialect == "postgresql":
         stmt = stmt.with_for_update()
     row = tx.conn.execute(stmt).one_or_none()
-    return row is not None and row.lease_owner == owner and row.state != RawLogState.PROCESSED.value
+    return row is not None and row.lease_owner == owner and row.state not in _FINISHED
 
 
 def held(tx: LedgerTx, raw_log_ids: Sequence[str], owner: str) -> set[str]:
@@ -109,7 +113,7 @@ def held(tx: LedgerTx, raw_log_ids: Sequence[str], owner: str) -> set[str]:
 _HELD = sa.select(raw_log_states.c.raw_log_id).where(
     raw_log_states.c.raw_log_id.in_(sa.bindparam("ids", expanding=True)),
     raw_log_states.c.lease_owner == sa.bindparam("owner"),
-    raw_log_states.c.state != RawLogState.PROCESSED.value,
+    raw_log_states.c.state.not_in(_FINISHED),
 )
 _HELD_FOR_UPDATE = _HELD.with_for_update()
 

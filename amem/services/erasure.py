@@ -209,6 +209,7 @@ def erase(
         q.redact(tx, "llm_calls", "id", call_updates)
         q.redact(tx, "proposals", "id", proposal_updates)
         q.redact(tx, "changes", "seq", change_updates)
+        q.mark_erased(tx, ids, now)
         # each note touched is its redacted changes replayed: verify's replay check still holds
         touched = sorted({c["note_id"] for c in redacted_changes.values()} | erased_notes)
         for note in tx.get_notes(touched):

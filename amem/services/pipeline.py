@@ -177,6 +177,9 @@ class WritePipeline:
             outcomes = {raw.id: outcome for raw, outcome in zip(new, done, strict=True)}
         for raw_id, old in before.items():
             error = old.error if old.state == RawLogState.FAILED.value else None
+            if old.state == RawLogState.ERASED.value:
+                error = f"raw log {old.raw_log_id} holding this input was erased on a data subject's request"
+
             outcomes[raw_id] = AddOutcome(
                 raw_log_id=old.raw_log_id, note_id=old.note_id, error=error, recorded_before=True
             )
@@ -361,7 +364,8 @@ class WritePipeline:
                 touched: list[str] = []
                 for raw in group:
                     if held is not None and raw.id not in held:
-                        errors[raw.id] = _taken_over(raw.id)  # its lease ended and another took it
+                        # its lease ended and another took it, or it was erased meanwhile
+                        errors[raw.id] = _lost_claim(tx, raw.id)
                     elif raw.id in failed:
                         errors[raw.id] = self._failed(tx, raw, *failed[raw.id])
                     elif raw.id in analyses:
@@ -571,7 +575,13 @@ def _stamped(
     ]
 
 
-def _taken_over(raw_log_id: str) -> str:
+def _lost_claim(tx: LedgerTx, raw_log_id: str) -> str:
+    state = tx.raw_log_state(raw_log_id)
+    if state is not None and state["state"] == RawLogState.ERASED.value:
+        return (
+            f"raw log {raw_log_id} was erased on a data subject's request while it was analysed; "
+            "nothing was applied"
+        )
     return (
         f"raw log {raw_log_id}: its lease ended before its analysis did and another worker took it; "
         f"nothing was applied twice (see `amem status {raw_log_id}`)"

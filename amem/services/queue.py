@@ -245,6 +245,8 @@ class InputQueue:
             status = "done"
         elif state["state"] == RawLogState.FAILED.value:
             status = "failed"
+        elif state["state"] == RawLogState.ERASED.value:
+            status = "erased"
         elif isinstance(lease_until, datetime) and lease_until > self.clock():
             status = "processing"
         else:

@@ -230,6 +230,68 @@ def test_the_erased_text_leaves_chromas_full_text_index(memory: Memory) -> None:
     assert memory.search("renewal in March", scope="acme")
 
 
+def _rows_holding(memory: Memory, needle: str) -> list[str]:
+    """Tables with a row whose any column holds ``needle``."""
+    found = []
+    with memory.ledger.engine.connect() as conn:
+        for table in ("raw_logs", "raw_log_states", "llm_calls", "notes", "proposals", "changes"):
+            for row in conn.execute(sa.text(f"SELECT * FROM {table}")).mappings():
+                if any(needle in str(v) for v in row.values() if v is not None):
+                    found.append(table)
+    return found
+
+
+def test_an_erased_input_still_queued_leaves_the_queue(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An input acknowledged and waiting for a worker, then erased: no worker analyses it (a note of
+    "[erased]" linked to the account's notes, evolving them, would be noise), and its caller learns
+    it was erased."""
+    raw = memory.add_note("Mrs Quibblestone asked us to call", actor="agent:x", scope="acme", wait=False)
+    assert memory.input_status(raw).status == "queued"
+
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw)
+
+    assert memory.input_status(raw).status == "erased"
+    assert memory.queue_depth()["queued"] == 0 and memory.unprocessed_count() == 0
+    assert memory.reprocess() == []
+    assert memory.notes(scope="acme") == []
+    assert main(_cli(memory, "status", raw)) == 0
+    assert "erased on a data subject's request" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_worker_holding_an_input_when_it_is_erased_applies_nothing(memory: Memory) -> None:
+    """A worker read the input before the erasure and analyses the text as it was: its write finds
+    the claim gone, so the erased text never comes back as a note."""
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    raw = memory.add_note(f"Mrs {secret} asked us to call", actor="agent:x", scope="acme", wait=False)
+    (held,) = memory.queue.claim("worker-1", 1)
+    assert secret in held.text
+
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw)
+    (outcome,) = memory.pipeline.process_many([held], owner="worker-1")
+
+    assert outcome.note_id is None and "erased" in (outcome.error or "")
+    assert memory.input_status(raw).status == "erased"
+    assert memory.notes(scope="acme") == []
+    assert _rows_holding(memory, secret) == []
+
+
+def test_importing_an_erased_input_again_does_not_bring_it_back(memory: Memory) -> None:
+    """A re-run import (``skip_recorded``) finds the line's raw log by its digest, which the erasure
+    keeps: it is not recorded again, and the outcome says it was erased."""
+    line = {"content": "Mrs Quibblestone asked us to call", "scope": "acme", "at": "2026-03-02T10:00:00Z"}
+    (first,) = memory.add_notes([line], actor="agent:import")
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=first.raw_log_id)
+
+    (again,) = memory.add_notes([line], actor="agent:import", skip_recorded=True)
+
+    assert again.recorded_before and again.raw_log_id == first.raw_log_id
+    assert "erased" in (again.error or "")
+    assert memory.count_raw_logs() == 1
+    assert all(n.content == "[erased]" for n in memory.notes(scope="acme"))
+
+
 _RAW_TEXT = sa.text("SELECT text FROM raw_logs WHERE id = :i")
 
 
