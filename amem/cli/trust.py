@@ -86,7 +86,12 @@ def erase(
         lambda r: out.print(
             f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
             f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
-            "the index was rebuilt and the databases compacted"
+            + (
+                f"{r.proposals_withdrawn} pending proposals withdrawn, their proposed values erased; "
+                if r.proposals_withdrawn
+                else ""
+            )
+            + "the index was rebuilt and the databases compacted"
             + (
                 f"; {r.older_sessions_open} database sessions begun before the erasure were still open, "
                 "so the old row versions leave PostgreSQL's files at the next VACUUM FULL after they end"

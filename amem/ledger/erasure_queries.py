@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from amem.domain.models import RawLogState
+from amem.domain.models import ProposalStatus, RawLogState
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import (
     changes,
@@ -133,6 +133,25 @@ def mark_erased(tx: LedgerTx, ids: Sequence[str], now: Any) -> None:
                 state=RawLogState.ERASED.value, lease_owner=None, lease_until=None, error=None, updated_at=now
             )
         )
+
+
+def withdraw(tx: LedgerTx, proposal_ids: Sequence[str], comment: str, now: Any) -> None:
+    """Close pending proposals as superseded, each with its decision event, as a newer suggestion
+    closes an older one (``LedgerTx.supersede_pending``)."""
+    for pid in proposal_ids:
+        tx.conn.execute(
+            sa.update(proposals)
+            .where(proposals.c.id == pid, proposals.c.status == ProposalStatus.PENDING.value)
+            .values(status=ProposalStatus.SUPERSEDED.value, reviewed_at=now, review_comment=comment)
+        )
+        decision = {
+            "id": pid,
+            "status": ProposalStatus.SUPERSEDED.value,
+            "reviewer": None,
+            "review_comment": comment,
+            "reviewed_at": now,
+        }
+        tx.append_event("decision", pid, decision, now)
 
 
 def compact_fulltext(tx: LedgerTx) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from amem.domain.hashing import REDACTED, erased_rows_digest, payload_digest, value_digest
-from amem.domain.models import CORE_TYPES, new_id, utcnow
+from amem.domain.models import CORE_TYPES, ProposalStatus, new_id, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import erasure_queries as q
@@ -52,6 +52,10 @@ class ErasureReport(BaseModel):
     # Vector index segments whose files' unused capacity could not be cleared (a file layout the
     # code does not know): those files may still hold stale bytes of the erased inputs.
     index_segments_unchecked: int = 0
+    # Pending proposals made from the erased inputs, or whose proposed value the erasure redacted:
+    # withdrawn (superseded), so no reviewer is asked to apply "[erased]" or a value whose evidence
+    # is gone.
+    proposals_withdrawn: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:
@@ -128,7 +132,7 @@ def erase(
             return value
 
         reached_ids = {p["id"] for p in reached}
-        proposal_updates, proposal_entries = [], []
+        proposal_updates, proposal_entries, withdrawn = [], [], []
         for p in q.pair_rows(tx, "proposals", pairs):
             after = {**p, "old_value": scrub(p, "old_value"), "new_value": scrub(p, "new_value")}
             if p["id"] in reached_ids:
@@ -147,6 +151,11 @@ def erase(
                 }
             )
             proposal_entries.append(_entry(erasure_id, "proposals", p["id"], "proposal", p, after))
+            if p["status"] == ProposalStatus.PENDING.value and (
+                p["id"] in reached_ids or after["new_value"] != p["new_value"]
+            ):
+                # what it proposes, or the input behind it, is gone: no reviewer can check it
+                withdrawn.append(p["id"])
 
         change_rows = q.pair_rows(tx, "changes", pairs)
         originals = q.earlier_entries(tx, "changes", [str(c["seq"]) for c in change_rows])
@@ -210,6 +219,8 @@ def erase(
         q.redact(tx, "proposals", "id", proposal_updates)
         q.redact(tx, "changes", "seq", change_updates)
         q.mark_erased(tx, ids, now)
+        why = f"withdrawn by erasure {erasure_id}: the input behind it, or the value it proposed, was erased"
+        q.withdraw(tx, withdrawn, why, now)
         # each note touched is its redacted changes replayed: verify's replay check still holds
         touched = sorted({c["note_id"] for c in redacted_changes.values()} | erased_notes)
         for note in tx.get_notes(touched):
@@ -231,6 +242,7 @@ def erase(
         proposals=len(proposal_updates),
         changes=len(change_updates),
         llm_calls=len(call_updates),
+        proposals_withdrawn=len(withdrawn),
     )
 
 

@@ -90,17 +90,21 @@ def test_an_answer_that_is_not_json_and_names_the_erased_note_is_redacted_whole(
 
 
 def test_answer_without_keeps_what_does_not_name_an_erased_note() -> None:
-    text = "```json\n" + json.dumps(
-        {
-            "links": [{"note_id": "n_0123456789abcdef", "reason": "Mrs Q asked"}],
-            "updates": [
-                {"note_id": "n_0123456789abcdef", "tags": ["mrs-q"], "keywords": ["Q"], "context": "Q's"},
-                {"note_id": "n_fedcba9876543210", "context": "kept"},
-            ],
-            "contradictions": [],
-            "restates": "n_0123456789abcdef",
-        }
-    ) + "\n```"
+    text = (
+        "```json\n"
+        + json.dumps(
+            {
+                "links": [{"note_id": "n_0123456789abcdef", "reason": "Mrs Q asked"}],
+                "updates": [
+                    {"note_id": "n_0123456789abcdef", "tags": ["mrs-q"], "keywords": ["Q"], "context": "Q's"},
+                    {"note_id": "n_fedcba9876543210", "context": "kept"},
+                ],
+                "contradictions": [],
+                "restates": "n_0123456789abcdef",
+            }
+        )
+        + "\n```"
+    )
     answer = json.loads(answer_without(text, {"n_0123456789abcdef"}))
     assert answer["links"] == [{"note_id": "n_0123456789abcdef", "reason": REDACTED}]
     assert answer["updates"] == [
@@ -109,3 +113,39 @@ def test_answer_without_keeps_what_does_not_name_an_erased_note() -> None:
     ]
     assert answer["restates"] == "n_0123456789abcdef"  # an id alone says nothing of the subject
     assert answer_without("not an answer about n_0123456789abcdef", {"n_0123456789abcdef"}) == REDACTED
+
+
+def test_pending_proposals_made_from_an_erased_input_are_withdrawn(mem: Memory, scripted_llm) -> None:
+    """A held value the erased input's model call proposed, on a note that stays: no reviewer is
+    asked to apply "[erased]". The withdrawal is a recorded decision; other pending values stay."""
+    scripted_llm.push(construct(valid_at="2027-03-01T00:00:00Z", evidence={"valid_at": "in March"}), link())
+    kept = mem.add_note("Acme will renew in March", actor="agent:sales-agent", scope="acme")
+    (own,) = mem.pending(note_id=kept)  # the kept note's own date, held for review
+    scripted_llm.push(
+        construct(),
+        link(
+            updates=[
+                {
+                    "note_id": kept,
+                    "decision_rationale": "Mrs Quibblestone's budget was approved",
+                    "reason": "says why",
+                    "evidence": "the budget was approved",
+                }
+            ]
+        ),
+    )
+    erased = mem.add_note("Mrs Quibblestone said the budget was approved", actor="agent:x", scope="acme")
+    (held,) = [p for p in mem.pending(note_id=kept) if p.attribute == "decision_rationale"]
+
+    report = mem.erase(
+        by=signed_in(mem, "alice"), reason="request", raw_log_id=mem.read(erased).raw_log_ids[0]
+    )
+
+    assert [p.id for p in mem.pending(note_id=kept)] == [own.id]
+    withdrawn = mem.proposal(held.id)
+    assert withdrawn.status.value == "superseded" and report.erasure_id in (withdrawn.review_comment or "")
+    assert withdrawn.new_value == REDACTED
+    assert report.proposals_withdrawn >= 1
+    assert mem.read(kept).decision_rationale is None
+    result = mem.verify()
+    assert result.ok, result.problems
