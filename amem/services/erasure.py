@@ -195,13 +195,15 @@ def erase(
         later = q.answered_calls(tx, sorted({r["scope"] for r in raw}), since)
         naming = [c for c in later if c["id"] not in own and _names(c["response_text"], erased_notes)]
         for c in [*calls, *naming]:
-            if c["response_text"] is None:
+            if c["id"] in own:  # why a call of an erased input failed can quote its answer too
+                text = REDACTED if c["response_text"] is not None else None
+                error = REDACTED if c["error"] is not None else None
+            else:
+                text, error = answer_without(c["response_text"], erased_notes), c["error"]
+            if text == c["response_text"] and error == c["error"]:
                 continue
-            text = REDACTED if c["id"] in own else answer_without(c["response_text"], erased_notes)
-            if text == c["response_text"]:
-                continue
-            after = {**c, "response_text": text}
-            call_updates.append({"id": c["id"], "response_text": text})
+            after = {**c, "response_text": text, "error": error}
+            call_updates.append({"id": c["id"], "response_text": text, "error": error})
             call_entries.append(_entry(erasure_id, "llm_calls", c["id"], "llm_call", c, after))
 
         entries = raw_entries + call_entries + proposal_entries + change_entries

@@ -149,3 +149,20 @@ def test_pending_proposals_made_from_an_erased_input_are_withdrawn(mem: Memory, 
     assert mem.read(kept).decision_rationale is None
     result = mem.verify()
     assert result.ok, result.problems
+
+
+def test_why_a_call_of_the_erased_input_failed_is_redacted_too(mem: Memory, scripted_llm) -> None:
+    """An invalid answer's error quotes what the model wrote, here a date in the subject's words."""
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    scripted_llm.push(construct(valid_at=f"the day {secret} signs"), construct(), link())
+    note = mem.add_note(f"Mrs {secret} will sign soon", actor="agent:sales-agent", scope="acme")
+    with mem.ledger.engine.connect() as conn:
+        errors = [e for (e,) in conn.execute(sa.select(llm_calls.c.error)) if e]
+    assert any(secret in e for e in errors), "the failed attempt's error quotes the answer"
+
+    mem.erase(by=signed_in(mem, "alice"), reason="request", raw_log_id=mem.read(note).raw_log_ids[0])
+
+    with mem.ledger.engine.connect() as conn:
+        rows = conn.execute(sa.select(llm_calls.c.response_text, llm_calls.c.error)).all()
+    assert [r for r in rows if secret in f"{r.response_text} {r.error}"] == []
+    assert mem.verify().ok
