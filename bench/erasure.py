@@ -9,7 +9,9 @@ store keeps bytes:
 - the ledger's files (SQLite file, WAL) and the index directory, byte for byte;
 - Chroma's full-text index (FTS5, trigram tokens): the canary's trigrams in its stored segments,
   which spell the text again with their positions;
-- the stored model answers (``llm_calls.response_text``) that still quote it.
+- the stored model answers (``llm_calls.response_text``) that still quote it;
+- and the review queue: proposals still pending that the erased input made, or that propose
+  ``[erased]``.
 
 ``--llm scripted`` runs the same through litellm with a scripted zero-latency model (tests'
 custom provider) that does what A-MEM's evolution asks of a model: it links each new note to its
@@ -150,6 +152,11 @@ def child(args: argparse.Namespace) -> None:
         "SELECT count(*) FROM llm_calls WHERE response_text LIKE ?", (f"%{canary}%",)
     ).fetchone()[0]
     models = sorted(r[0] for r in ledger.execute("SELECT DISTINCT model FROM llm_calls"))
+    waiting = ledger.execute(
+        "SELECT count(*) FROM proposals WHERE status = 'pending'"
+        " AND (raw_log_ids LIKE ? OR new_value LIKE ?)",
+        (f"%{raw}%", "%[erased]%"),
+    ).fetchone()[0]
     ledger.close()
     result = {
         "notes": len(outcomes),
@@ -161,6 +168,7 @@ def child(args: argparse.Namespace) -> None:
         "fts_trigrams_left": sum(t in blocks for t in trigrams),
         "fts_trigrams": len(trigrams),
         "answers_quoting_canary": answers,
+        "pending_from_erased": waiting,
         "models": models,
     }
     print(json.dumps(result))
@@ -210,6 +218,11 @@ ROWS = [
     ("index files holding the canary", "index_files_with_canary", "{:.0f}"),
     ("canary trigrams left in Chroma's full-text index", "fts_trigrams_left", "{:.0f}"),
     ("stored model answers quoting the canary", "answers_quoting_canary", "{:.0f}"),
+    (
+        "proposals still pending from the erased input (or proposing [erased])",
+        "pending_from_erased",
+        "{:.0f}",
+    ),
 ]
 
 

@@ -138,12 +138,13 @@ def mark_erased(tx: LedgerTx, ids: Sequence[str], now: Any) -> None:
 def withdraw(tx: LedgerTx, proposal_ids: Sequence[str], comment: str, now: Any) -> None:
     """Close pending proposals as superseded, each with its decision event, as a newer suggestion
     closes an older one (``LedgerTx.supersede_pending``)."""
-    for pid in proposal_ids:
+    for part in _chunks(list(proposal_ids)):
         tx.conn.execute(
             sa.update(proposals)
-            .where(proposals.c.id == pid, proposals.c.status == ProposalStatus.PENDING.value)
+            .where(proposals.c.id.in_(part), proposals.c.status == ProposalStatus.PENDING.value)
             .values(status=ProposalStatus.SUPERSEDED.value, reviewed_at=now, review_comment=comment)
         )
+    for pid in proposal_ids:
         decision = {
             "id": pid,
             "status": ProposalStatus.SUPERSEDED.value,
