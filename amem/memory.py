@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         AuditEvent,
         AuditQuery,
         DayCount,
+        ErasureRecord,
         IncomingLink,
         NotePage,
         PolicyOverview,
@@ -700,6 +701,12 @@ class Memory:
         from amem.services import audit
 
         return audit.count_audit_events(self.ledger, query)
+
+    def erasures(self) -> list[ErasureRecord]:
+        """Every erasure, newest first: who, when, why, what was asked and the rows redacted."""
+        from amem.services import audit
+
+        return audit.erasures(self.ledger)
 
     def audit_actors(self) -> list[str]:
         """Who appears in the audit trail: changed, proposed or decided something."""

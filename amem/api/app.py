@@ -37,8 +37,8 @@ authenticated reviewer in the console or the CLI.
 
 **Adding is asynchronous and durable**: `POST /v1/inputs` answers 202 as soon as the raw log is
 committed, with its id and a status URL; workers analyse it; `GET /v1/inputs/{raw_log_id}` says
-queued, processing, done (with the note id) or failed (with why). An acknowledged input is never
-lost.
+queued, processing, done (with the note id), failed (with why) or erased (on a data subject's
+request). An acknowledged input is never lost.
 """
 
 
@@ -172,7 +172,8 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
 
     @app.get("/v1/inputs/{raw_log_id}", response_model=InputStatus, responses=_NOT_FOUND, tags=["inputs"])
     def input_status(raw_log_id: RawLogId, who: Caller) -> InputStatus:
-        """What became of an input: queued, processing, done (with `note_id`) or failed (with `error`)."""
+        """What became of an input: queued, processing, done (with `note_id`), failed (with `error`) or
+        erased (on a data subject's request)."""
         return memory.input_status(raw_log_id)
 
     @app.get("/v1/queue", response_model=QueueDepth, tags=["inputs"])

@@ -106,7 +106,8 @@ def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int 
     @server.tool(annotations=_READ_ONLY)
     def input_status(raw_log_id: str) -> dict[str, Any]:
         """What became of something add_note was given: queued (waiting), processing, done (with
-        note_id, readable with read_note) or failed (with error; the text is kept and retried later)."""
+        note_id, readable with read_note), failed (with error; the text is kept and retried later) or
+        erased (on a data subject's request: its text is gone)."""
         return _guard(lambda: memory.input_status(raw_log_id)).model_dump(mode="json")
 
     @server.tool(annotations=_READ_ONLY)

@@ -60,6 +60,27 @@ def checkpoint(
 
 
 @app.command()
+def erasures(as_json: JsonOpt = False) -> None:
+    """Every erasure, newest first: who erased what, when, why, and the rows it redacted."""
+    with open_memory(create=False) as mem:
+        records = mem.erasures()
+
+    def render(found: list) -> None:
+        if not found:
+            out.print("no erasures")
+            return
+        for r in found:
+            rows = ", ".join(f"{n} {table}" for table, n in sorted(r.rows.items())) or "no rows"
+            out.print(
+                f"{r.id} {r.erased_at:%Y-%m-%d %H:%M} UTC by {r.erased_by}: {r.asked}; "
+                f"why: {r.reason}; redacted {rows}",
+                markup=False,
+            )
+
+    emit(records, as_json, render)
+
+
+@app.command()
 def erase(
     reason: Annotated[str, typer.Option("--reason", help="Why: the data subject's request (required).")],
     reviewer: Annotated[

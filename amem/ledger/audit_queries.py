@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql
 
 from amem.domain.models import ActorKind, ProposalStatus
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import changes, notes, proposals
+from amem.ledger.tables import changes, erased_rows, erasures, notes, proposals
 
 #: The rule recorded on the proposal that creates a note (see amem.services.governance).
 CREATE_RULE = "note creation"
@@ -285,6 +285,18 @@ def audit_actors(tx: LedgerTx, limit: int = 500) -> list[str]:
     ):
         rows.add(f"person:{reviewer}")
     return sorted(rows)
+
+
+def erasure_rows(tx: LedgerTx) -> list[dict[str, Any]]:
+    """Every erasure, newest first, with the rows it redacted counted by table (``rows``)."""
+    counts: dict[str, dict[str, int]] = {}
+    stmt = sa.select(erased_rows.c.erasure_id, erased_rows.c.table_name, sa.func.count()).group_by(
+        erased_rows.c.erasure_id, erased_rows.c.table_name
+    )
+    for erasure_id, table_name, n in tx.conn.execute(stmt):
+        counts.setdefault(erasure_id, {})[table_name] = int(n)
+    stmt = sa.select(erasures).order_by(erasures.c.erased_at.desc(), erasures.c.id)
+    return [{**r._mapping, "rows": counts.get(r.id, {})} for r in tx.conn.execute(stmt)]
 
 
 # -- notes ---------------------------------------------------------------------------------------

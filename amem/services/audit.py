@@ -29,11 +29,13 @@ from amem.policy import CORE_TYPES, Mode, Policy
 __all__ = [
     "AuditEvent",
     "AuditQuery",
+    "ErasureRecord",
     "IncomingLink",
     "PolicyOverview",
     "ReviewItem",
     "audit_events",
     "count_audit_events",
+    "erasures",
     "export_csv",
     "export_jsonl",
     "find_notes",
@@ -115,6 +117,45 @@ def iter_audit_events(ledger: Ledger, query: AuditQuery) -> Iterator[AuditEvent]
     with ledger.read() as tx:
         for row in q.iter_audit_rows(tx, query):
             yield _event(row)
+
+
+class ErasureRecord(BaseModel):
+    """One erasure as an auditor reads it: who erased what they asked for, when, why, and how many
+    rows of each table it redacted (the rows' digests before and after are in ``erased_rows``)."""
+
+    id: str
+    erased_by: str
+    erased_at: datetime
+    reason: str
+    raw_log: str | None = None
+    scope: str | None = None
+    actor: str | None = None
+    rows: dict[str, int]
+
+    @property
+    def asked(self) -> str:
+        """What the eraser named: a raw log, a scope or an actor."""
+        for kind, value in (("raw log", self.raw_log), ("scope", self.scope), ("actor", self.actor)):
+            if value:
+                return f"{kind} {value}"
+        return "?"
+
+
+def erasures(ledger: Ledger) -> list[ErasureRecord]:
+    """Every erasure, newest first."""
+    with ledger.read() as tx:
+        rows = q.erasure_rows(tx)
+    return [
+        ErasureRecord(
+            id=r["id"],
+            erased_by=r["erased_by"],
+            erased_at=as_utc(r["erased_at"]),
+            reason=r["reason"],
+            rows=r["rows"],
+            **{k: (r["selector"] or {}).get(k) for k in ("raw_log", "scope", "actor")},
+        )
+        for r in rows
+    ]
 
 
 def audit_actors(ledger: Ledger) -> list[str]:

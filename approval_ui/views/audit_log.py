@@ -1,4 +1,5 @@
-"""Audit log: is the ledger intact, what changed, who decided what, and how fast reviews go.
+"""Audit log: is the ledger intact, what changed, who decided what, how fast reviews go, and what
+was erased on a data subject's request (by whom, when, why).
 
 The verification (Memory.verify recomputes the hash chain and each raw log's sha256) runs when the
 page first opens in a session and again on "Verify again", so a tampered row shows here before
@@ -245,6 +246,35 @@ def _table(mem: Memory, q: AuditQuery) -> None:
     )
 
 
+def _erasures(mem: Memory) -> None:
+    """Erasures are events of the history too: who erased what, when and why."""
+    st.subheader("Erasures")
+    found = mem.erasures()
+    if not found:
+        st.caption("No erasures: every raw log is as it was received.")
+        return
+    frame = pd.DataFrame(
+        [
+            {
+                "when": r.erased_at.astimezone(UTC).replace(tzinfo=None),
+                "by": r.erased_by,
+                "asked": r.asked,
+                "why": short(r.reason, 120),
+                "rows redacted": ", ".join(f"{n} {table}" for table, n in sorted(r.rows.items())),
+                "erasure": r.id,
+            }
+            for r in found
+        ]
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        height=dataframe_height(len(frame), max_rows=10),
+        column_config={"when": st.column_config.DatetimeColumn("when (UTC)", format="YYYY-MM-DD HH:mm:ss")},
+    )
+
+
 def main() -> None:
     mem = state.memory()
     state.current_account()
@@ -254,6 +284,8 @@ def main() -> None:
     _charts(mem)
     st.divider()
     _table(mem, _query(mem))
+    st.divider()
+    _erasures(mem)
 
 
 main()

@@ -136,3 +136,21 @@ def test_charts_count_proposals_and_review_times(mem: Memory) -> None:
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Decisions"] == "2"
     assert len(at.get("vega_lite_chart")) == 2  # proposals per day, time to review
+
+
+def test_erasures_are_shown_to_the_auditor(mem: Memory) -> None:
+    """An erasure is an event of the history: the auditor sees who erased what, when and why."""
+    _history(mem)
+    at = open_console("audrey", "audit")
+    assert "No erasures" in texts(at)
+    gone = mem.add_note("Mrs Quibblestone called from Acme", actor="agent:x", scope="acme")
+    raw = mem.read(gone).raw_log_ids[0]
+    report = mem.erase(by=signed_in(mem, "alice"), reason="GDPR art. 17 request", raw_log_id=raw)
+
+    at = open_console("audrey", "audit")
+
+    (row,) = at.dataframe[-1].value.to_dict("records")
+    assert row["erasure"] == report.erasure_id and row["by"] == "alice"
+    assert row["asked"] == f"raw log {raw}" and row["why"] == "GDPR art. 17 request"
+    assert "1 raw_logs" in row["rows redacted"]
+    assert "Quibblestone" not in texts(at)
