@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import baseline  # bench/, beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 #: The commit before the write path was reworked (issue 16, part 2).
 DEFAULT_BASELINE = "863f2b3"
@@ -165,15 +167,6 @@ def child(args: argparse.Namespace) -> None:
 # -- the parent: interleaved rounds, a table -----------------------------------------------------
 
 
-def _extract(ref: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", ref, "amem", "migrations"], check=True, capture_output=True
-    )
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    (into / "migrations").rename(into / "amem" / "migrations")  # as the package maps it when installed
-    return into
-
-
 def _reset_postgres(url: str) -> None:
     """Empty the bench database before each run (its public schema is dropped: never a shared one)."""
     import sqlalchemy as sa
@@ -239,9 +232,7 @@ def main() -> None:
         child(args)
         return
     with tempfile.TemporaryDirectory(prefix="amem-baseline-") as tmp:
-        trees = {"current": REPO}
-        if args.baseline_ref != "none":
-            trees = {f"baseline {args.baseline_ref}": _extract(args.baseline_ref, Path(tmp)), **trees}
+        trees = baseline.trees(args.baseline_ref, Path(tmp))
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
         for _ in range(args.rounds):
             for name, code in trees.items():

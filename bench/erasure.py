@@ -44,6 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import baseline  # bench/, beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 #: The last commit before the erasure changes of the thirty-third session.
 DEFAULT_BASELINE = "c792047"
@@ -98,18 +100,9 @@ def _scripted_answer(messages: list[dict[str, str]]) -> str:
                 "contradictions": [],
             }
         )
-    words = [w.strip(".,;()") for w in user.split() if w[:1].isupper()][:5] or ["note"]
-    return json.dumps(
-        {
-            "keywords": words,
-            "tags": [words[0].lower()],
-            "context": "A customer conversation.",
-            "category": "meeting",
-            "decision_rationale": None,
-            "valid_at": None,
-            "extra": {},
-        }
-    )
+    from scripted_answers import construct  # bench/, beside this script
+
+    return construct(user)
 
 
 def child(args: argparse.Namespace) -> None:
@@ -177,17 +170,6 @@ def child(args: argparse.Namespace) -> None:
 # -- the parent: interleaved rounds, a table -----------------------------------------------------
 
 
-def _extract(ref: str, into: Path) -> Path:
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", ref, "amem", "migrations", "policies.yaml", "reviewers.yaml"],
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
-    (into / "migrations").rename(into / "amem" / "migrations")  # as the package maps it when installed
-    return into
-
-
 def _run(code: Path, canary: str, items: list[dict[str, Any]], chosen: int, llm: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="amem-erasure-") as tmp:
         inputs_file = Path(tmp) / "inputs.json"
@@ -241,9 +223,7 @@ def main() -> None:
         child(args)
         return
     with tempfile.TemporaryDirectory(prefix="amem-baseline-") as tmp:
-        trees = {"current": REPO}
-        if args.baseline_ref != "none":
-            trees = {f"baseline {args.baseline_ref}": _extract(args.baseline_ref, Path(tmp)), **trees}
+        trees = baseline.trees(args.baseline_ref, Path(tmp))
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
         for n in range(args.rounds):
             canary = _canary(n)

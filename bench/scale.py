@@ -39,6 +39,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from scripted_answers import construct  # noqa: E402
+
 from amem.memory import Memory  # noqa: E402
 from amem.services.search import NEIGHBOUR_KEYWORD_SCOPE_LIMIT, NEIGHBOUR_KEYWORD_WINDOW  # noqa: E402
 from tests import scripted_llm  # noqa: E402
@@ -131,18 +133,7 @@ def answer(messages: list[dict[str, str]]) -> str:
         ids = ID.findall(user)
         links = [{"note_id": i, "reason": "same account thread"} for i in ids[:2]]
         return json.dumps({"links": links, "updates": [], "contradictions": []})
-    words = [w.strip(".,;()") for w in user.split() if w[:1].isupper()][:5] or ["note"]
-    return json.dumps(
-        {
-            "keywords": words,
-            "tags": [words[0].lower()],
-            "context": "A customer conversation.",
-            "category": "meeting",
-            "decision_rationale": None,
-            "valid_at": None,
-            "extra": {},
-        }
-    )
+    return construct(user)
 
 
 @dataclass
