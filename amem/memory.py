@@ -570,6 +570,7 @@ class Memory:
             raw_log_id=raw_log_id,
             scope=scope,
             actor=actor,
+            governance=self.governance,
         )
         self.reindex()
         unchecked = self.search_service.index.compact()

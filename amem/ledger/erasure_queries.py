@@ -18,6 +18,7 @@ from amem.ledger.tables import (
     erased_rows,
     erasures,
     llm_calls,
+    note_vectors,
     notes,
     proposals,
     raw_log_states,
@@ -153,6 +154,13 @@ def withdraw(tx: LedgerTx, proposal_ids: Sequence[str], comment: str, now: Any) 
             "reviewed_at": now,
         }
         tx.append_event("decision", pid, decision, now)
+
+
+def drop_vectors(tx: LedgerTx, note_ids: Sequence[str]) -> None:
+    """Delete the stored vectors of the erased notes: derived from their text, and never needed
+    again (a deleted note is not indexed)."""
+    for part in _chunks(list(note_ids)):
+        tx.conn.execute(sa.delete(note_vectors).where(note_vectors.c.note_id.in_(part)))
 
 
 def compact_fulltext(tx: LedgerTx) -> None:

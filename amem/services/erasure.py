@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from amem.domain.hashing import REDACTED, erased_rows_digest, payload_digest, value_digest
-from amem.domain.models import CORE_TYPES, ProposalStatus, new_id, utcnow
+from amem.domain.models import CORE_TYPES, Actor, ActorKind, ProposalStatus, new_id, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import erasure_queries as q
@@ -32,6 +32,7 @@ from amem.ledger.audit_queries import incoming_links
 from amem.ledger.store import Ledger
 from amem.llm.json_answer import InvalidAnswer, extract_json
 from amem.policy import Policy
+from amem.services.governance import Governance
 
 #: A note's id as new_id writes it: how a model's answer names the neighbours it answers about.
 _NOTE_ID = re.compile(r"\bn_[0-9a-f]{16}\b")
@@ -56,6 +57,8 @@ class ErasureReport(BaseModel):
     # withdrawn (superseded), so no reviewer is asked to apply "[erased]" or a value whose evidence
     # is gone.
     proposals_withdrawn: int = 0
+    # Erased notes marked deleted (a change by the eraser): hidden from search, neighbours and facts.
+    notes_deleted: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:
@@ -80,8 +83,11 @@ def erase(
     raw_log_id: str | None = None,
     scope: str | None = None,
     actor: str | None = None,
+    governance: Governance | None = None,
 ) -> ErasureReport:
     """Erase the raw logs chosen by exactly one of ``raw_log_id``, ``scope``, ``actor``, and all derived.
+    With ``governance``, the erased notes are also marked deleted, as the eraser
+    (``Governance.tombstone_in``).
 
     ``by``: the canonical identity of an authenticated reviewer (``Memory.erase`` takes the
     AuthenticatedReviewer and checks it as governance checks a decision); here, whether their roles
@@ -233,6 +239,12 @@ def erase(
             rebuilt = replay(note, history)
             if rebuilt is not None:
                 tx.save_note(rebuilt)
+        deleted = 0
+        if governance is not None:  # the erased notes leave search, neighbours and facts
+            eraser = Actor(kind=ActorKind.PERSON, id=by)
+            why = f"erasure {erasure_id}"
+            deleted = governance.tombstone_in(tx, sorted(erased_notes), by=eraser, reason=why)
+        q.drop_vectors(tx, sorted(erased_notes))
         tx.append_event("erasure", erasure_id, erasure, now)
         q.compact_fulltext(tx)
     return ErasureReport(
@@ -245,6 +257,7 @@ def erase(
         changes=len(change_updates),
         llm_calls=len(call_updates),
         proposals_withdrawn=len(withdrawn),
+        notes_deleted=deleted,
     )
 
 

@@ -543,6 +543,39 @@ class Governance:
         tx.append_change(change)
         return change
 
+    def tombstone_in(self, tx: LedgerTx, note_ids: Sequence[str], *, by: Actor, reason: str) -> int:
+        """Mark erased notes deleted, in the erasure's transaction, as the person who erased them: the
+        erasure is the decision (the policy's ``erasers`` gave them that authority, checked by the
+        caller), recorded as an approved proposal and its change. Deleted notes leave search, the
+        link step's neighbours and the account's facts; their history stays. Returns how many."""
+        now = utcnow()
+        made = 0
+        for note in tx.get_notes(list(note_ids)):
+            if note.deleted:
+                continue
+            proposal = Proposal(
+                id=new_id("p"),
+                note_id=note.id,
+                scope=note.scope,
+                attribute="deleted",
+                old_value=False,
+                new_value=True,
+                base_version=note.version,
+                reason=reason,
+                proposer=Proposer.of(by),
+                rule="erasure -> applied",
+                status=ProposalStatus.APPROVED,
+                reviewer=by.id,
+                review_comment=reason,
+                reviewed_at=now,
+                created_at=now,
+                policy_sha256=self.policy_fingerprint,
+            )
+            tx.insert_proposals([proposal])
+            self._apply(tx, note, proposal, by, ChangeKind.APPLY, now)
+            made += 1
+        return made
+
     # -- revert --------------------------------------------------------------------------------
 
     def revert(self, change_seq: int, reviewer: AuthenticatedReviewer, reason: str | None = None) -> Proposal:

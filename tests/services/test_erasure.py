@@ -198,6 +198,7 @@ def test_index_files_in_a_layout_it_does_not_know_are_reported(
     from amem.index import hnsw_files
 
     note_id = memory.add_note("Mrs Quibblestone called from Acme", actor="agent:sales-agent", scope="acme")
+    memory.add_note("Acme renewal in March", actor="agent:sales-agent", scope="acme")  # the scope's segment
     raw = memory.read(note_id).raw_log_ids[0]
     monkeypatch.setattr(hnsw_files, "read_layout", lambda directory: None)
 
@@ -293,6 +294,29 @@ def test_importing_an_erased_input_again_does_not_bring_it_back(memory: Memory) 
     assert "erased" in (again.error or "")
     assert memory.count_raw_logs() == 1
     assert all(n.content == "[erased]" for n in memory.notes(scope="acme"))
+
+
+def test_an_erased_note_leaves_search_and_the_facts_as_a_recorded_deletion(memory: Memory) -> None:
+    """An erased note has nothing left to say: it is marked deleted by the eraser (a change in its
+    history), so agents' searches, the link step's neighbours and the account's facts skip it."""
+    gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
+    kept = memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
+    raw = memory.read(gone).raw_log_ids[0]
+
+    report = memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw)
+
+    assert report.notes_deleted == 1
+    note = memory.read(gone)
+    assert note.deleted and note.content == "[erased]"
+    for query in ("renewal price", "erased", "Quibblestone"):
+        assert [h.note.id for h in memory.search(query, scope="acme")] == [kept]
+    assert [f.note_id for f in memory.facts(scope="acme").facts] == [kept]
+    last = memory.history(gone)[-1]
+    assert (last.attribute, last.new_value, last.actor) == ("deleted", True, "person:alice")
+    decided = memory.proposal(last.proposal_id or "")
+    assert report.erasure_id in decided.reason and decided.reviewer == "alice"
+    result = memory.verify()
+    assert result.ok, result.problems
 
 
 _RAW_TEXT = sa.text("SELECT text FROM raw_logs WHERE id = :i")
