@@ -220,10 +220,16 @@ def proposals_per_day(tx: LedgerTx, since: datetime | None) -> list[dict[str, An
 
 
 def reviewed_proposals(tx: LedgerTx, since: datetime | None, limit: int = 50_000) -> list[dict[str, Any]]:
-    """Creation and decision time of proposals a person decided, most recent first."""
+    """Creation and decision time of proposals a person decided, most recent first: decided after
+    they were made, so a decision taken with the proposal (an erasure's deletion of a note) is not
+    counted as a review that took no time."""
     stmt = (
         sa.select(proposals.c.created_at, proposals.c.reviewed_at, proposals.c.status, proposals.c.reviewer)
-        .where(proposals.c.reviewer.is_not(None), proposals.c.reviewed_at.is_not(None))
+        .where(
+            proposals.c.reviewer.is_not(None),
+            proposals.c.reviewed_at.is_not(None),
+            proposals.c.reviewed_at > proposals.c.created_at,
+        )
         .order_by(proposals.c.reviewed_at.desc())
         .limit(limit)
     )

@@ -102,6 +102,16 @@ def test_statistics_per_day(memory: Memory) -> None:
     assert audit.review_times(memory.ledger, now=utcnow() + timedelta(days=60)).decisions == 0
 
 
+def test_an_erasure_s_deletions_are_not_reviews(memory: Memory) -> None:
+    """Each erased note is marked deleted by the eraser as the erasure runs: those decisions waited
+    in no queue, and would pull the review times towards zero."""
+    _decided(memory)
+    gone = memory.add_note("Mrs Quibblestone called", actor="agent:x", scope="acme")
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=memory.read(gone).raw_log_ids[0])
+    assert memory.read(gone).deleted
+    assert audit.review_times(memory.ledger).decisions == 2
+
+
 def test_review_items_bring_the_current_value_and_raw_logs(memory: Memory) -> None:
     note = make_note(memory, "Acme call")
     p = memory.propose(
