@@ -581,6 +581,14 @@ class Memory:
             }
         )
 
+    def count_erasable(
+        self, *, raw_log_id: str | None = None, scope: str | None = None, actor: str | None = None
+    ) -> int:
+        """The raw logs ``erase`` with the same selector would erase."""
+        from amem.services import erasure
+
+        return erasure.matching(self.ledger, raw_log_id=raw_log_id, scope=scope, actor=actor)
+
     def checkpoint(
         self, *, key: str | os.PathLike[str] | None = None, log: str | os.PathLike[str] | None = None
     ) -> dict[str, Any]:

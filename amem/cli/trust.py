@@ -92,14 +92,33 @@ def erase(
         str | None, typer.Option("--actor", help="Erase every raw log of this actor (name or kind:name).")
     ] = None,
     password_stdin: PasswordStdinOpt = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="With --scope or --actor: do not ask for confirmation.")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Erase raw logs on a data subject's request, with all derived from them.
 
-    The erasure is a recorded event and the chain still verifies. The reviewer's password is asked
-    for, as for approve."""
+    The erasure is a recorded event and the chain still verifies; it cannot be undone. The
+    reviewer's password is asked for, as for approve; --scope and --actor count the raw logs, then
+    ask for confirmation (with --password-stdin, the answer is the line after the password)."""
+    from amem.errors import InvalidInputError
+
     with open_memory(warn=False) as mem:
         who = sign_in(mem, reviewer, password_stdin)
+        bulk = scope if scope is not None else actor
+        if bulk is not None and raw_log is None and not yes:
+            if as_json:
+                raise InvalidInputError("erasing a scope or an actor with --json needs --yes (no prompt)")
+            count = mem.count_erasable(scope=scope, actor=actor)
+            kind = "scope" if scope is not None else "actor"
+            if count and not typer.confirm(
+                f"{count} raw logs of {kind} {bulk}, and everything derived from them, will be erased; "
+                "this cannot be undone. Erase them?",
+                default=False,
+            ):
+                out.print("nothing erased", markup=False)
+                return
         report = mem.erase(by=who, reason=reason, raw_log_id=raw_log, scope=scope, actor=actor)
     emit(
         report,

@@ -261,6 +261,15 @@ def erase(
     )
 
 
+def matching(
+    ledger: Ledger, *, raw_log_id: str | None = None, scope: str | None = None, actor: str | None = None
+) -> int:
+    """How many raw logs an erasure with these selectors would erase (what `amem erase` asks to
+    confirm before erasing a scope's or an actor's)."""
+    with ledger.read() as tx:
+        return len(q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor))
+
+
 def answer_without(text: str, erased: AbstractSet[str]) -> str:
     """A model's answer with what it said about the erased notes taken out: each entry naming one
     (a link, an update of a neighbour, a contradiction) keeps its note_id and loses its text. An

@@ -11,6 +11,7 @@ import io
 import random
 import sqlite3
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from unittest.mock import patch
 
@@ -319,6 +320,35 @@ def test_an_erased_note_leaves_search_and_the_facts_as_a_recorded_deletion(memor
     assert result.ok, result.problems
 
 
+def test_erasing_a_scope_counts_then_asks(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole account cannot be erased by a slip: the count first, then a question that defaults to
+    no; a script says --yes."""
+    tc.build(memory)
+    asked: list[str] = []
+
+    def answer(reply: bool) -> Callable[..., bool]:
+        def confirm(text: str, default: bool = False) -> bool:
+            asked.append(text)
+            return reply
+
+        return confirm
+
+    monkeypatch.setattr("amem.cli.trust.typer.confirm", answer(False))
+    assert run(memory, "erase", "--scope", "acme", "--reviewer", "alice", "--reason", "left") == 0
+    assert "nothing erased" in capsys.readouterr().out
+    assert "3 raw logs of scope acme" in asked[0] and "cannot be undone" in asked[0]
+    assert memory.count_erasable(scope="acme") == 3 and not memory.erasures()
+
+    assert run(memory, "erase", "--scope", "acme", "--reviewer", "alice", "--reason", "left", "--json") == 2
+    assert "needs --yes" in capsys.readouterr().err
+
+    monkeypatch.setattr("amem.cli.trust.typer.confirm", answer(True))
+    assert run(memory, "erase", "--scope", "acme", "--reviewer", "alice", "--reason", "left") == 0
+    assert "3 raw logs" in capsys.readouterr().out and len(memory.erasures()) == 1
+
+
 _RAW_TEXT = sa.text("SELECT text FROM raw_logs WHERE id = :i")
 
 
@@ -379,14 +409,14 @@ def test_erasure_keeps_append_only_for_everything_else(memory: Memory) -> None:
 
 def test_scope_erasure_and_who_may_erase(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
     tc.build(memory)
-    args = ("erase", "--scope", "acme", "--reason", "the account left")
+    args = ("erase", "--scope", "acme", "--reason", "the account left", "--yes")
     assert run(memory, *args, "--reviewer", "bob") == 2  # sales_lead: not an eraser
     assert "may not erase" in capsys.readouterr().err
-    assert run(memory, "erase", "--scope", "acme", "--reviewer", "alice", "--reason", " ") == 2
+    assert run(memory, "erase", "--scope", "acme", "--reviewer", "alice", "--reason", " ", "--yes") == 2
     assert "needs a reason" in capsys.readouterr().err
     assert run(memory, "erase", "--reviewer", "alice", "--reason", "x") == 2
     assert "exactly one" in capsys.readouterr().err
-    assert run(memory, "erase", "--scope", "nobody", "--reviewer", "alice", "--reason", "x") == 2
+    assert run(memory, "erase", "--scope", "nobody", "--reviewer", "alice", "--reason", "x", "--yes") == 2
     assert run(memory, *args, "--reviewer", "alice") == 0
     assert "3 raw logs" in capsys.readouterr().out
     assert all(n.content == "[erased]" for n in memory.notes(scope="acme"))
