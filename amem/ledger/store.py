@@ -221,6 +221,9 @@ class Ledger:
                 cur.execute(statement)
             cur.close()
         finally:
+            if self.dialect == "postgresql":
+                # never back to the pool in autocommit: a later write on it would not be one transaction
+                raw.invalidate()
             raw.close()
         return still_open
 

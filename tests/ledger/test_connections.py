@@ -56,3 +56,21 @@ def test_a_connection_used_a_moment_ago_is_not_pinged_and_the_pool_heals_after_o
     with pytest.raises(sa.exc.OperationalError):
         _backend(engine)
     assert _backend(engine) != first
+
+
+def test_a_write_after_compaction_is_still_one_transaction(database_url: str) -> None:
+    """Compaction runs VACUUM outside any transaction. The connection it used must not go back to
+    the pool in that mode: a later write on it would commit statement by statement, so a write that
+    fails half-way would leave its first half behind."""
+    from amem.ledger.store import Ledger
+
+    ledger = Ledger(database_url)
+    try:
+        ledger.compact(wait_s=0)
+        for i in range(3):  # whichever pooled connection the next writes get
+            with pytest.raises(RuntimeError), ledger.write() as tx:
+                tx.conn.exec_driver_sql(f"CREATE TABLE half_done_{i} (i integer)")
+                raise RuntimeError("the write fails half-way")
+        assert not [t for t in sa.inspect(ledger.engine).get_table_names() if t.startswith("half_done")]
+    finally:
+        ledger.close()
