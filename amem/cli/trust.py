@@ -127,6 +127,7 @@ def erase(
             f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
             f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
             + (f"{r.notes_deleted} erased notes marked deleted; " if r.notes_deleted else "")
+            + (f"{r.review_comments} reviewers' comments redacted; " if r.review_comments else "")
             + (
                 f"{r.proposals_withdrawn} pending proposals withdrawn, their proposed values erased; "
                 if r.proposals_withdrawn

@@ -3,12 +3,14 @@
 ``erase`` replaces, with the marker ``[erased]``, the text of the raw logs chosen (one, a scope's or
 an actor's), every value derived from them (the notes they made, replayed from their redacted
 changes; values their model calls proposed on other notes, and the same values where later rows
-quote them as old values), the proposals' reasons, and the model answers about them: their own
-calls' answers whole, and in a later note's link step the entries that answered about an erased note
-as a neighbour (its evolved context, tags, the reason for a link to it). It records who
-erased what and why as an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event
-digest before and after; for a change, its values' original digests) and an ``erasure`` event, all
-in one transaction, so `verify` still proves the chain: it commits to digests, not to payloads.
+quote them as old values), the proposals' reasons, reviewers' comments on decisions about those
+values, and the model answers about them: their own calls' answers whole, and in a later note's
+link step the entries that answered about an erased note as a neighbour (its evolved context, tags,
+the reason for a link to it). An earlier erasure's own record (its tombstones' reasons) stays. It
+records who erased what and why as an ``erasures`` row, an ``erased_rows`` entry per redacted row
+(its event digest before and after; for a change, its values' original digests; for a reviewer's
+comment, its decision's) and an ``erasure`` event, all in one transaction, so `verify` still proves
+the chain: it commits to digests, not to payloads.
 The vector index is rebuilt afterwards and the databases compacted by the caller
 (``Memory.erase``).
 """
@@ -32,7 +34,7 @@ from amem.ledger.audit_queries import incoming_links
 from amem.ledger.store import Ledger
 from amem.llm.json_answer import InvalidAnswer, extract_json
 from amem.policy import Policy
-from amem.services.governance import Governance
+from amem.services.governance import ERASURE_RULE, Governance
 
 #: A note's id as new_id writes it: how a model's answer names the neighbours it answers about.
 _NOTE_ID = re.compile(r"\bn_[0-9a-f]{16}\b")
@@ -59,6 +61,8 @@ class ErasureReport(BaseModel):
     proposals_withdrawn: int = 0
     # Erased notes marked deleted (a change by the eraser): hidden from search, neighbours and facts.
     notes_deleted: int = 0
+    # Reviewers' comments on decisions about the erased values (they may quote them): redacted.
+    review_comments: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:
@@ -138,13 +142,18 @@ def erase(
             return value
 
         reached_ids = {p["id"] for p in reached}
-        proposal_updates, proposal_entries, withdrawn = [], [], []
+        proposal_updates, proposal_entries, decision_entries, withdrawn = [], [], [], []
         for p in q.pair_rows(tx, "proposals", pairs):
             after = {**p, "old_value": scrub(p, "old_value"), "new_value": scrub(p, "new_value")}
-            if p["id"] in reached_ids:
+            own_words = p["rule"] == ERASURE_RULE  # an earlier erasure's tombstone: its record stays
+            if p["id"] in reached_ids and not own_words:
                 after["reason"] = REDACTED
                 # the evidence is a span of the erased raw log itself
                 after["evidence"] = REDACTED if p["evidence"] is not None else None
+            derived = p["id"] in reached_ids or after["new_value"] != p["new_value"]
+            if derived and p["reviewer"] is not None and p["review_comment"] and not own_words:
+                # a reviewer deciding on the erased input's value may have quoted it
+                after["review_comment"] = REDACTED
             if after == p:
                 continue
             proposal_updates.append(
@@ -154,9 +163,14 @@ def erase(
                     "new_value": after["new_value"],
                     "reason": after["reason"],
                     "evidence": after["evidence"],
+                    "review_comment": after["review_comment"],
                 }
             )
-            proposal_entries.append(_entry(erasure_id, "proposals", p["id"], "proposal", p, after))
+            if payload_digest("proposal", after) != payload_digest("proposal", p):
+                proposal_entries.append(_entry(erasure_id, "proposals", p["id"], "proposal", p, after))
+            if after["review_comment"] != p["review_comment"]:
+                # the decision's event committed to the comment: its digests go where verify looks
+                decision_entries.append(_entry(erasure_id, "decisions", p["id"], "decision", p, after))
             if p["status"] == ProposalStatus.PENDING.value and (
                 p["id"] in reached_ids or after["new_value"] != p["new_value"]
             ):
@@ -212,7 +226,7 @@ def erase(
             call_updates.append({"id": c["id"], "response_text": text, "error": error})
             call_entries.append(_entry(erasure_id, "llm_calls", c["id"], "llm_call", c, after))
 
-        entries = raw_entries + call_entries + proposal_entries + change_entries
+        entries = raw_entries + call_entries + proposal_entries + decision_entries + change_entries
         erasure = {
             "id": erasure_id,
             "reason": reason.strip(),
@@ -258,6 +272,7 @@ def erase(
         llm_calls=len(call_updates),
         proposals_withdrawn=len(withdrawn),
         notes_deleted=deleted,
+        review_comments=len(decision_entries),
     )
 
 

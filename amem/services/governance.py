@@ -55,6 +55,11 @@ CREATE_RULE = "note creation"
 PROGRESS_EVERY = 1000
 
 
+#: The rule of an erasure's own proposals (its tombstones): their reason and comment are the
+#: erasure's words, which a later erasure keeps.
+ERASURE_RULE = "erasure -> applied"
+
+
 @dataclass(frozen=True)
 class Draft:
     """A proposal before routing: what someone wants to change, and why."""
@@ -563,7 +568,7 @@ class Governance:
                 base_version=note.version,
                 reason=reason,
                 proposer=Proposer.of(by),
-                rule="erasure -> applied",
+                rule=ERASURE_RULE,
                 status=ProposalStatus.APPROVED,
                 reviewer=by.id,
                 review_comment=reason,

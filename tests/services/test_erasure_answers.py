@@ -166,3 +166,69 @@ def test_why_a_call_of_the_erased_input_failed_is_redacted_too(mem: Memory, scri
         rows = conn.execute(sa.select(llm_calls.c.response_text, llm_calls.c.error)).all()
     assert [r for r in rows if secret in f"{r.response_text} {r.error}"] == []
     assert mem.verify().ok
+
+
+def test_a_reviewers_comment_on_an_erased_value_is_redacted_and_the_chain_still_verifies(
+    mem: Memory, scripted_llm
+) -> None:
+    """A reviewer who rejected a value the erased input proposed may have quoted the data subject in
+    the comment: it goes, the decision (who, when, what) stays, and verify checks the decision against
+    the digests the erasure recorded. A comment on a decision about another input's value stays."""
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    scripted_llm.push(construct(valid_at="2027-03-01T00:00:00Z", evidence={"valid_at": "in March"}), link())
+    kept = mem.add_note("Acme will renew in March", actor="agent:sales-agent", scope="acme")
+    (own,) = mem.pending(note_id=kept)
+    scripted_llm.push(
+        construct(),
+        link(
+            updates=[
+                {
+                    "note_id": kept,
+                    "decision_rationale": f"Mrs {secret}'s budget was approved",
+                    "reason": "says why",
+                    "evidence": "the budget was approved",
+                }
+            ]
+        ),
+    )
+    erased = mem.add_note(f"Mrs {secret} said the budget was approved", actor="agent:x", scope="acme")
+    (held,) = [p for p in mem.pending(note_id=kept) if p.attribute == "decision_rationale"]
+    alice = signed_in(mem, "alice")
+    mem.reject(held.id, reviewer=alice, comment=f"{secret} only said it might be, on a call")
+    mem.approve(own.id, reviewer=alice, comment="the renewal date is in the contract")
+
+    report = mem.erase(by=alice, reason="request", raw_log_id=mem.read(erased).raw_log_ids[0])
+
+    rejected = mem.proposal(held.id)
+    assert rejected.review_comment == REDACTED
+    assert (rejected.status.value, rejected.reviewer, rejected.reviewed_at) == (
+        "rejected",
+        held.reviewer or "alice",
+        mem.proposal(held.id).reviewed_at,
+    )
+    assert mem.proposal(own.id).review_comment == "the renewal date is in the contract"
+    assert report.review_comments == 1
+    assert [r.rows.get("decisions") for r in mem.erasures()] == [1]
+    with mem.ledger.engine.connect() as conn:
+        dump = " ".join(str(v) for (v,) in conn.execute(sa.text("SELECT review_comment FROM proposals")))
+    assert secret not in dump
+    result = mem.verify()
+    assert result.ok, result.problems
+
+
+def test_erasing_again_keeps_the_first_erasures_record(mem: Memory, scripted_llm) -> None:
+    """An account erased after one of its inputs was: the first erasure's tombstone keeps its reason
+    (which names that erasure) and comment; history is added to, not rewritten."""
+    scripted_llm.push(construct(), link())
+    note = mem.add_note("Mrs Quibblestone asked us to call", actor="agent:x", scope="acme")
+    alice = signed_in(mem, "alice")
+    first = mem.erase(by=alice, reason="her request", raw_log_id=mem.read(note).raw_log_ids[0])
+    tombstone = mem.proposal(mem.history(note)[-1].proposal_id or "")
+    assert first.erasure_id in tombstone.reason
+
+    mem.erase(by=alice, reason="the account closed", scope="acme")
+
+    again = mem.proposal(tombstone.id)
+    assert (again.reason, again.review_comment) == (tombstone.reason, tombstone.review_comment)
+    result = mem.verify()
+    assert result.ok, result.problems
