@@ -632,7 +632,8 @@ class Memory:
         until: datetime | str | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Every row of ``kind`` (``changes`` with their chain hashes, ``proposals`` and ``raw_logs``
-        with their own event's seq and hash, ``events``: the event chain), oldest first, streamed page
+        with their own event's seq and hash, ``events``: the event chain, ``erasures``: each row an
+        erasure redacted, with its digests and the erasure's record), oldest first, streamed page
         by page from one consistent read (amem/services/export.py)."""
         from amem.services.export import iter_export
 

@@ -1,4 +1,4 @@
-"""``amem export``: the auditors' export of changes, proposals, raw logs or events, streamed."""
+"""``amem export``: the auditors' export of changes, proposals, raw logs, events or erasures, streamed."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ class ExportKind(StrEnum):
     proposals = "proposals"
     raw_logs = "raw-logs"
     events = "events"
+    erasures = "erasures"
 
 
 class ExportFormat(StrEnum):
@@ -36,12 +37,15 @@ def export(
         str | None, typer.Option("--output", "-o", help="Write to this file (default: standard output).")
     ] = None,
 ) -> None:
-    """Export every change, proposal or raw log, or the event chain itself, oldest first.
+    """Export every change, proposal or raw log, the event chain itself, or the erasures, oldest first.
 
     Changes carry prev_hash and hash (to check the chain elsewhere), proposals and raw logs their
-    own event's seq and hash. Any size of ledger: rows are read and written page by page.
+    own event's seq and hash; erasures one row per row they redacted, with its digests before and
+    after and the erasure's own record and event. Any size of ledger: rows are read and written page
+    by page.
 
-    Times: changes by applied_at, proposals by created_at, raw logs by received_at, events by at.
+    Times: changes by applied_at, proposals by created_at, raw logs by received_at, events by at,
+    erasures by erased_at.
     """
     from amem.cli.app import parse_time
     from amem.services.export import write

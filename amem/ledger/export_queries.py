@@ -1,11 +1,13 @@
-"""The auditors' export read model: changes, proposals, raw logs or the event chain, page by page
-(keyset on seq).
+"""The auditors' export read model: changes, proposals, raw logs, the event chain or the erasures,
+page by page (keyset on seq; erasures on their event's seq, then each redacted row's table and key).
 
 Each page is one bounded query, so an export of any size holds one page in memory. Rows are flat
 dicts of the ledger's columns (actor and proposer as ``kind:id``); the service writes them out.
 Changes carry their own chain's hashes; a raw log or a proposal carries the seq and hash of its own
 event in the event chain (``event_seq``, ``event_hash``), and ``events`` is that chain itself, so an
-auditor can recompute every link from the export alone.
+auditor can recompute every link from the export alone. ``erasures`` is one row per row an erasure
+redacted (its digests before and after), with its erasure's record and event: what that erasure's
+``rows_sha256`` commits to can be recomputed from the export, and its event found in the chain.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import changes, events, notes, proposals, raw_logs
+from amem.ledger.tables import changes, erased_rows, erasures, events, notes, proposals, raw_logs
 
 PAGE = 1000
 
@@ -37,6 +39,10 @@ COLUMNS: dict[str, list[str]] = {
         "event_seq", "event_hash",
     ],
     "events": ["seq", "at", "kind", "subject", "payload_digest", "prev_hash", "hash"],
+    "erasures": [
+        "event_seq", "erasure_id", "erased_at", "erased_by", "reason", "selector", "rows_sha256",
+        "event_hash", "table_name", "row_key", "digest_before", "digest_after", "detail",
+    ],
 }  # fmt: skip
 
 #: The event kind a raw log's or a proposal's own event has (amem.ledger.store.append_event).
@@ -78,6 +84,11 @@ def iter_rows(
     page: int = PAGE,
 ) -> Iterator[dict[str, Any]]:
     """Rows of ``kind`` in ledger order; ``since`` inclusive, ``until`` exclusive."""
+    if kind == "erasures":
+        if scope is not None:
+            raise ValueError("erasures have no scope")
+        yield from _erasure_rows(tx, since=since, until=until, page=page)
+        return
     stmt, seq, at, scope_col = _select(kind)
     if scope is not None:
         if scope_col is None:
@@ -97,3 +108,44 @@ def iter_rows(
             data = r._mapping
             yield {c: data[c] for c in columns}
         last = rows[-1].seq
+
+
+def _erasure_rows(
+    tx: LedgerTx, *, since: datetime | None, until: datetime | None, page: int
+) -> Iterator[dict[str, Any]]:
+    """Each erased_rows entry with its erasure and that erasure's event, in chain order; ``since`` and
+    ``until`` on erased_at. Keyset on (event seq, table, row key): an erasure may redact many rows."""
+    stmt = sa.select(
+        events.c.seq.label("event_seq"),
+        erasures.c.id.label("erasure_id"),
+        erasures.c.erased_at,
+        erasures.c.erased_by,
+        erasures.c.reason,
+        erasures.c.selector,
+        erasures.c.rows_sha256,
+        events.c.hash.label("event_hash"),
+        erased_rows.c.table_name,
+        erased_rows.c.row_key,
+        erased_rows.c.digest_before,
+        erased_rows.c.digest_after,
+        erased_rows.c.detail,
+    ).select_from(
+        erased_rows.join(erasures, erasures.c.id == erased_rows.c.erasure_id).join(
+            events, sa.and_(events.c.kind == "erasure", events.c.subject == erasures.c.id)
+        )
+    )
+    if since is not None:
+        stmt = stmt.where(erasures.c.erased_at >= since)
+    if until is not None:
+        stmt = stmt.where(erasures.c.erased_at < until)
+    key = (events.c.seq, erased_rows.c.table_name, erased_rows.c.row_key)
+    last: tuple[Any, ...] | None = None
+    while True:
+        query = stmt if last is None else stmt.where(sa.tuple_(*key) > sa.tuple_(*last))
+        rows = tx.conn.execute(query.order_by(*key).limit(page)).all()
+        if not rows:
+            return
+        for r in rows:
+            yield dict(r._mapping)
+        tail = rows[-1]
+        last = (tail.event_seq, tail.table_name, tail.row_key)
