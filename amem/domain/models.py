@@ -227,6 +227,13 @@ class ProposalStatus(StrEnum):
     SUPERSEDED = "superseded"
 
 
+#: The rule of a proposal that creates a note (its content and first values).
+CREATE_RULE = "note creation"
+#: The rule of an erasure's own proposals (its tombstones): their reason and comment are the
+#: erasure's words, which a later erasure keeps, and no reviewer approved them.
+ERASURE_RULE = "erasure -> applied"
+
+
 class Proposal(_Frozen):
     """A field-level diff against one note, waiting for or past a decision."""
 

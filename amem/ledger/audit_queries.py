@@ -15,12 +15,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from amem.domain.models import ActorKind, ProposalStatus
+from amem.domain.models import CREATE_RULE, ERASURE_RULE, ActorKind, ProposalStatus
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import changes, erased_rows, erasures, notes, proposals
 
 #: The rule recorded on the proposal that creates a note (see amem.services.governance).
-CREATE_RULE = "note creation"
 
 #: Event names in the audit trail.
 EVENT_PROPOSED = "proposed"
@@ -206,12 +205,14 @@ def _day(tx: LedgerTx, column: Any) -> Any:
 
 
 def proposals_per_day(tx: LedgerTx, since: datetime | None) -> list[dict[str, Any]]:
-    """Proposals made per UTC day and their current status (note creations left out)."""
+    """Proposals made per UTC day and their current status (note creations left out); an erasure's
+    deletions of the erased notes as ``erasure``, not as approvals no reviewer gave."""
     day = _day(tx, proposals.c.created_at).label("day")
+    status = sa.case((proposals.c.rule == ERASURE_RULE, "erasure"), else_=proposals.c.status).label("status")
     stmt = (
-        sa.select(day, proposals.c.status, sa.func.count().label("n"))
+        sa.select(day, status, sa.func.count().label("n"))
         .where(proposals.c.rule != CREATE_RULE)
-        .group_by(day, proposals.c.status)
+        .group_by(day, status)
         .order_by(day)
     )
     if since is not None:

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from amem.domain.hashing import REDACTED, erased_rows_digest, payload_digest, value_digest
-from amem.domain.models import CORE_TYPES, Actor, ActorKind, ProposalStatus, new_id, utcnow
+from amem.domain.models import CORE_TYPES, ERASURE_RULE, Actor, ActorKind, ProposalStatus, new_id, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import erasure_queries as q
@@ -34,7 +34,7 @@ from amem.ledger.audit_queries import incoming_links
 from amem.ledger.store import Ledger
 from amem.llm.json_answer import InvalidAnswer, extract_json
 from amem.policy import Policy
-from amem.services.governance import ERASURE_RULE, Governance
+from amem.services.governance import Governance
 
 #: A note's id as new_id writes it: how a model's answer names the neighbours it answers about.
 _NOTE_ID = re.compile(r"\bn_[0-9a-f]{16}\b")

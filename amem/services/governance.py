@@ -17,6 +17,8 @@ from pydantic import BaseModel
 from amem.domain.hashing import change_hash
 from amem.domain.identity import same_identity
 from amem.domain.models import (
+    CREATE_RULE,
+    ERASURE_RULE,
     Actor,
     ActorKind,
     Change,
@@ -48,16 +50,8 @@ from amem.policy import Mode, Policy, fingerprint
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 from amem.services.integrity import VerifyResult, verify_ledger
 
-CREATE_RULE = "note creation"
-
-
 #: verify's steps, as its progress reports them; rows checked between two reports.
 PROGRESS_EVERY = 1000
-
-
-#: The rule of an erasure's own proposals (its tombstones): their reason and comment are the
-#: erasure's words, which a later erasure keeps.
-ERASURE_RULE = "erasure -> applied"
 
 
 @dataclass(frozen=True)

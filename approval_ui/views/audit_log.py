@@ -36,6 +36,7 @@ STATUS_COLORS = {
     "rejected": "#e03131",
     "conflict": "#f76707",
     "superseded": "#adb5bd",
+    "erasure": "#862e9c",
 }
 WINDOWS = {"7 days": 7, "30 days": 30, "90 days": 90, "365 days": 365}
 

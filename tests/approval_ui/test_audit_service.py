@@ -110,6 +110,9 @@ def test_an_erasure_s_deletions_are_not_reviews(memory: Memory) -> None:
     memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=memory.read(gone).raw_log_ids[0])
     assert memory.read(gone).deleted
     assert audit.review_times(memory.ledger).decisions == 2
+    # nor approvals: the day's chart shows them as the erasure they are
+    counts = {(c.status, c.proposals) for c in audit.proposals_per_day(memory.ledger)}
+    assert ("erasure", 1) in counts and ("approved", 1) in counts
 
 
 def test_review_items_bring_the_current_value_and_raw_logs(memory: Memory) -> None:
