@@ -29,6 +29,7 @@ from amem.domain.models import (
     ProposalStatus,
     Proposer,
     RawLog,
+    RawLogState,
     as_utc,
     new_id,
     utcnow,
@@ -240,6 +241,11 @@ class Governance:
                 note = notes.get(d.note_id)
                 if note is None:
                     raise NotFoundError(f"note {d.note_id} does not exist")
+                if note.deleted and d.proposer.kind != ActorKind.LLM and _erased(tx, note):
+                    # restoring it would put "[erased]" back in search; its history stays readable
+                    raise InvalidInputError(
+                        f"note {note.id} was erased on a data subject's request: it takes no more changes"
+                    )
                 if not self.policy.knows(d.attribute):
                     raise InvalidInputError(
                         f"unknown attribute {d.attribute!r}: not a core attribute and not declared in "
@@ -709,3 +715,9 @@ def _earlier_retirement(tx: LedgerTx, note_id: str, invalid_at: Any) -> str | No
         if p.new_value is not None and as_utc(parse_datetime(p.new_value, what="invalid_at")) <= end:
             return p.id
     return None
+
+
+def _erased(tx: LedgerTx, note: Note) -> bool:
+    """Whether every raw log behind ``note`` was erased (the note is then one an erasure deleted)."""
+    states = [tx.raw_log_state(r) for r in note.raw_log_ids]
+    return bool(states) and all(s is not None and s["state"] == RawLogState.ERASED.value for s in states)

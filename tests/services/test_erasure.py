@@ -320,6 +320,35 @@ def test_an_erased_note_leaves_search_and_the_facts_as_a_recorded_deletion(memor
     assert result.ok, result.problems
 
 
+def test_an_erased_note_cannot_be_restored_or_changed(memory: Memory) -> None:
+    """Reverting the erasure's deletion would put the erased note back in search as "[erased]", and
+    an edit would give it values again: both are refused, for a person as for an agent. A note
+    deleted by a person, not erased, can still be restored."""
+    from amem.errors import InvalidInputError
+
+    gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
+    other = memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
+    alice = signed_in(memory, "alice")
+    memory.erase(by=alice, reason="request", raw_log_id=memory.read(gone).raw_log_ids[0])
+    tombstone = memory.history(gone)[-1].change_seq
+    assert tombstone is not None
+    proposals_before = len(memory.pending())
+
+    with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
+        memory.revert(tombstone, reviewer=alice, reason="by mistake")
+    for actor in ("person:alice", "agent:x"):
+        with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
+            memory.update(gone, actor=actor, context="Quibblestone again")
+
+    assert memory.read(gone).deleted and len(memory.pending()) == proposals_before
+    assert [h.note.id for h in memory.search("renewal", scope="acme")] == [other]
+    deleted = memory.delete(other, actor="person:bob", reason="duplicate")
+    if deleted.status.value == "pending":
+        memory.approve(deleted.id, reviewer=alice)
+    restored = memory.revert(memory.history(other)[-1].change_seq or 0, reviewer=alice, reason="not one")
+    assert restored.attribute == "deleted" and restored.new_value is False
+
+
 def test_erasing_a_scope_counts_then_asks(
     memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
