@@ -3,7 +3,9 @@
 Each task is one completion; an answer that is not valid JSON of the task's model is sent back to
 the model with what was wrong, up to ``max_attempts`` times. Every attempt is an LlmCall, so the
 ledger shows failed attempts too. A transient provider failure (a timeout, 429, a 5xx) is retried
-with exponential backoff, ``transient_retries`` times; any other provider failure (an outage, a bad
+with exponential backoff, ``transient_retries`` times, and those are the only retries (the provider
+SDK's own are off: OpenAI's client would retry twice inside one recorded attempt), so every request
+a provider sees is an LlmCall; any other provider failure (an outage, a bad
 key), or a transient one that persists, ends the task with AnalystError: the raw log is already
 kept, marked failed, and `amem reprocess` retries later.
 """
@@ -211,6 +213,9 @@ class LiteLLMAnalyst:
                 temperature=self.temperature,
                 timeout=self.timeout,
                 drop_params=True,
+                # the provider SDK's own retries (OpenAI's: 2) would be requests no LlmCall records,
+                # each with its own timeout: amem's retries (each one recorded) are the only ones
+                max_retries=0,
                 **kwargs,
             )
         except Exception as exc:  # every provider failure reaches us as some litellm/openai error

@@ -217,6 +217,47 @@ def test_a_timeout_after_a_bad_answer_keeps_both_calls(scripted_llm, policy: Pol
     assert timed_out.error and "too slow" in timed_out.error
 
 
+def test_every_request_to_a_provider_is_a_recorded_attempt(
+    policy: Policy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OpenAI-compatible server answering 503: the provider's SDK would retry on its own (twice by
+    default) inside what amem records as one attempt, each retry waiting and taking its own timeout.
+    amem's retries are the only ones, so the server sees exactly the attempts the ledger keeps."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Unavailable(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            seen.append(self.path)
+            body = b'{"error": {"message": "overloaded", "type": "server_error"}}'
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_API_BASE", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    try:
+        analyst = LiteLLMAnalyst("openai/gpt-4o-mini", transient_retries=1, retry_wait=0, timeout=10)
+        with pytest.raises(AnalystError) as caught:
+            analyst.construct(raw_log("Acme call."), policy.declared_attributes())
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert len(caught.value.calls) == 2  # the first try and amem's one retry, both recorded
+    assert len(seen) == 2, seen
+
+
 # -- link and evolve ---------------------------------------------------------------------------
 
 
