@@ -17,7 +17,13 @@ store keeps bytes:
 custom provider) that does what A-MEM's evolution asks of a model: it links each new note to its
 two nearest neighbours and writes each a new context in words taken from the neighbour, so later
 answers quote the erased input as a remote model's would. The offline analyst's link reasons do
-not quote a neighbour's words.
+not quote a neighbour's words. ``--llm scripted-cross``: each neighbour's new context also cites
+the other neighbour shown, so a kept note's value can quote the erased input in its own words
+without naming the erased note (what ``amem.services.erased_words`` is for).
+
+"kept notes changed" counts the notes that stay (not erased) whose values the erasure changed: the
+collateral of an erasure (link reasons to an erased note, values its model call wrote, values
+quoting it).
 
 The baseline is the same script run against another commit's ``amem`` (``git archive``), the
 rounds interleaved:
@@ -79,23 +85,23 @@ def _files(path: Path) -> list[Path]:
     return [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
 
 
-def _scripted_answer(messages: list[dict[str, str]]) -> str:
+def _scripted_answer(messages: list[dict[str, str]], cross: bool = False) -> str:
     """Construction: keywords from the capitalised words. Link step: the two nearest neighbours
-    linked, each given a context that restates it."""
+    linked, each given a context that restates it (``cross``: and cites the other one)."""
     user = messages[-1]["content"]
     if "<neighbours>" in user:
         block = user.split("<neighbours>", 1)[1].split("</neighbours>", 1)[0]
         shown = json.loads(block)[:2]
+
+        def context(n: dict[str, Any]) -> str:
+            others = [o["content"][:80] for o in shown if o["id"] != n["id"]] if cross else []
+            return "Follow-up on: " + n["content"][:120] + "".join(f"; beside: {o}" for o in others)
+
         return json.dumps(
             {
                 "links": [{"note_id": n["id"], "reason": "same account thread"} for n in shown],
                 "updates": [
-                    {
-                        "note_id": n["id"],
-                        "context": "Follow-up on: " + n["content"][:120],
-                        "reason": "newer call",
-                    }
-                    for n in shown
+                    {"note_id": n["id"], "context": context(n), "reason": "newer call"} for n in shown
                 ],
                 "contradictions": [],
             }
@@ -110,11 +116,12 @@ def child(args: argparse.Namespace) -> None:
     from amem.memory import Memory
 
     llm = None
-    if args.llm == "scripted":
+    if args.llm.startswith("scripted"):
         sys.path.append(str(REPO))  # tests' scripted provider; amem itself comes from --code's tree
         from tests import scripted_llm
 
-        scripted_llm.install().default = _scripted_answer
+        cross = args.llm == "scripted-cross"
+        scripted_llm.install().default = lambda messages: _scripted_answer(messages, cross)
         llm = "scripted/bench"
 
     data = json.loads(args.inputs_file.read_text())
@@ -127,10 +134,17 @@ def child(args: argparse.Namespace) -> None:
     built = time.perf_counter() - started
     raw = outcomes[chosen].raw_log_id
     person = mem.authentication.signed_in("alice", method="test")
+    scopes = sorted({item["scope"] for item in items})
+    before = {n.id: n for s in scopes for n in mem.notes(scope=s, limit=100_000)}
     started = time.perf_counter()
     report = mem.erase(by=person, reason="bench", raw_log_id=raw)
     erase_s = time.perf_counter() - started
+    after = {n.id: n for s in scopes for n in mem.notes(scope=s, limit=100_000)}
     mem.close()
+    fields = ("keywords", "tags", "context", "decision_rationale", "links", "extra")
+    changed = [
+        i for i, n in after.items() if any(getattr(n, f) != getattr(before[i], f, None) for f in fields)
+    ]
 
     needle = canary.encode()
     lowered = canary.lower()
@@ -162,6 +176,8 @@ def child(args: argparse.Namespace) -> None:
         "fts_trigrams": len(trigrams),
         "answers_quoting_canary": answers,
         "pending_from_erased": waiting,
+        "kept_notes_changed": len(changed),
+        "values_quoting": getattr(report, "values_quoting", float("nan")),
         "models": models,
     }
     print(json.dumps(result))
@@ -205,6 +221,8 @@ ROWS = [
         "pending_from_erased",
         "{:.0f}",
     ),
+    ("kept notes changed by the erasure", "kept_notes_changed", "{:.0f}"),
+    ("later values erased for quoting the erased input's words", "values_quoting", "{:.0f}"),
 ]
 
 
@@ -213,7 +231,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--llm", choices=["offline", "scripted"], default="offline")
+    parser.add_argument("--llm", choices=["offline", "scripted", "scripted-cross"], default="offline")
     parser.add_argument("--baseline-ref", default=DEFAULT_BASELINE, help="git ref; 'none' to skip")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, default=None, help=argparse.SUPPRESS)

@@ -74,6 +74,49 @@ def answered_calls(tx: LedgerTx, scopes: Sequence[str], since: Any) -> Iterator[
         yield dict(r._mapping)
 
 
+def scope_texts(tx: LedgerTx, scopes: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """(id, text) of every raw log of ``scopes``, streamed: what the erasure compares the erased
+    texts' identifying words with (a word a kept input holds identifies nothing erased)."""
+    stmt = sa.select(raw_logs.c.id, raw_logs.c.text).where(raw_logs.c.scope.in_(sorted(set(scopes))))
+    result = tx.conn.execute(stmt.execution_options(yield_per=CHUNK))
+    try:  # a caller may stop early: the cursor is closed then, not left open in the transaction
+        for r in result:
+            yield r.id, r.text
+    finally:
+        result.close()
+
+
+def values_since(tx: LedgerTx, scopes: Sequence[str], since: Any, task: str) -> Iterator[dict[str, Any]]:
+    """Proposals of ``scopes`` made at or after ``since`` by a model call of ``task`` (their note,
+    attribute and proposed value): the values a later link step could have written from an erased
+    input it saw as a neighbour. Streamed."""
+    stmt = (
+        sa.select(proposals.c.id, proposals.c.note_id, proposals.c.attribute, proposals.c.new_value)
+        .join(llm_calls, llm_calls.c.id == proposals.c.llm_call_id)
+        .where(
+            proposals.c.scope.in_(sorted(set(scopes))),
+            proposals.c.created_at >= since,
+            llm_calls.c.task == task,
+        )
+    )
+    for r in tx.conn.execute(stmt.execution_options(yield_per=CHUNK)):
+        yield dict(r._mapping)
+
+
+def comments_since(tx: LedgerTx, scopes: Sequence[str], since: Any) -> Iterator[dict[str, Any]]:
+    """Reviewers' comments on proposals of ``scopes`` made at or after ``since``. Streamed."""
+    stmt = sa.select(
+        proposals.c.id, proposals.c.note_id, proposals.c.attribute, proposals.c.review_comment
+    ).where(
+        proposals.c.scope.in_(sorted(set(scopes))),
+        proposals.c.created_at >= since,
+        proposals.c.reviewer.is_not(None),
+        proposals.c.review_comment.is_not(None),
+    )
+    for r in tx.conn.execute(stmt.execution_options(yield_per=CHUNK)):
+        yield dict(r._mapping)
+
+
 def notes_of_raw_logs(tx: LedgerTx, ids: Sequence[str], scopes: Sequence[str]) -> list[str]:
     """Notes made from any of ``ids`` (a note lives in its raw logs' scope, so only those are read)."""
     wanted = set(ids)

@@ -21,6 +21,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Set as AbstractSet
+from contextlib import closing
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,10 +33,14 @@ from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import erasure_queries as q
 from amem.ledger.audit_queries import incoming_links
 from amem.ledger.store import Ledger
+from amem.llm import link_evolve
 from amem.llm.json_answer import InvalidAnswer, extract_json
 from amem.policy import Policy
+from amem.services import erased_words
 from amem.services.governance import Governance
 
+#: Attribute types whose values hold words (times, numbers and flags hold none).
+_TEXTUAL = ("text", "list[str]", "links")
 #: A note's id as new_id writes it: how a model's answer names the neighbours it answers about.
 _NOTE_ID = re.compile(r"\bn_[0-9a-f]{16}\b")
 
@@ -61,8 +66,13 @@ class ErasureReport(BaseModel):
     proposals_withdrawn: int = 0
     # Erased notes marked deleted (a change by the eraser): hidden from search, neighbours and facts.
     notes_deleted: int = 0
-    # Reviewers' comments on decisions about the erased values (they may quote them): redacted.
+    # Reviewers' comments on decisions about the erased values (they may quote them), or quoting a
+    # word only the erased inputs held: redacted.
     review_comments: int = 0
+    # Values made since, on notes that stay, holding a word only the erased inputs held (a name, a
+    # long number, an address: ``erased_words``): a later model call wrote what it read of an
+    # erased neighbour. Erased as well, wherever they appear.
+    values_quoting: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:
@@ -127,6 +137,23 @@ def erase(
             for n in tx.get_notes(sorted(erased_notes))
             for x in incoming_links(tx, n.id, n.scope)
         }
+        scopes = sorted({r["scope"] for r in raw})
+        since = min(r["received_at"] for r in raw)
+        # later values in the erased inputs' words: a model that saw an erased note as a neighbour
+        # may have written what it read into another note (erased_words)
+        marks = _marks(tx, raw, scopes)
+        quoting, commented = 0, set()
+        for p in q.values_since(tx, scopes, since, link_evolve.TASK) if marks else ():
+            key = (p["note_id"], p["attribute"])
+            textual = type_of.get(p["attribute"], "text") in _TEXTUAL
+            if p["note_id"] not in erased_notes and textual and erased_words.quotes(p["new_value"], marks):
+                digest = value_digest(p["new_value"])
+                quoting += digest not in gone[key]
+                gone[key].add(digest)
+        for p in q.comments_since(tx, scopes, since) if marks else ():
+            if erased_words.quotes(p["review_comment"], marks):
+                commented.add(p["id"])
+                gone.setdefault((p["note_id"], p["attribute"]), set())
         pairs = set(gone) | {(n, a) for n in erased_notes for a in type_of} | {(n, "links") for n in linking}
 
         def scrub(row: dict[str, Any], field: str) -> Any:
@@ -151,7 +178,8 @@ def erase(
                 # the evidence is a span of the erased raw log itself
                 after["evidence"] = REDACTED if p["evidence"] is not None else None
             derived = p["id"] in reached_ids or after["new_value"] != p["new_value"]
-            if derived and p["reviewer"] is not None and p["review_comment"] and not own_words:
+            reviewed = p["reviewer"] is not None and p["review_comment"] and not own_words
+            if (derived and reviewed) or p["id"] in commented:
                 # a reviewer deciding on the erased input's value may have quoted it
                 after["review_comment"] = REDACTED
             if after == p:
@@ -211,15 +239,19 @@ def erase(
             raw_entries.append(_entry(erasure_id, "raw_logs", r["id"], "raw_log", r, after))
         call_updates, call_entries = [], []
         own = {c["id"] for c in calls}
-        since = min(r["received_at"] for r in raw)
-        later = q.answered_calls(tx, sorted({r["scope"] for r in raw}), since)
-        naming = [c for c in later if c["id"] not in own and _names(c["response_text"], erased_notes)]
+        later = q.answered_calls(tx, scopes, since)
+        naming = [
+            c
+            for c in later
+            if c["id"] not in own
+            and (_names(c["response_text"], erased_notes) or erased_words.quotes(c["response_text"], marks))
+        ]
         for c in [*calls, *naming]:
             if c["id"] in own:  # why a call of an erased input failed can quote its answer too
                 text = REDACTED if c["response_text"] is not None else None
                 error = REDACTED if c["error"] is not None else None
             else:
-                text, error = answer_without(c["response_text"], erased_notes), c["error"]
+                text, error = answer_without(c["response_text"], erased_notes, marks), c["error"]
             if text == c["response_text"] and error == c["error"]:
                 continue
             after = {**c, "response_text": text, "error": error}
@@ -273,6 +305,7 @@ def erase(
         proposals_withdrawn=len(withdrawn),
         notes_deleted=deleted,
         review_comments=len(decision_entries),
+        values_quoting=quoting,
     )
 
 
@@ -285,24 +318,42 @@ def matching(
         return len(q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor))
 
 
-def answer_without(text: str, erased: AbstractSet[str]) -> str:
+def answer_without(text: str, erased: AbstractSet[str], marks: AbstractSet[str] = frozenset()) -> str:
     """A model's answer with what it said about the erased notes taken out: each entry naming one
-    (a link, an update of a neighbour, a contradiction) keeps its note_id and loses its text. An
-    answer that cannot be read as a JSON object is redacted whole, since where it names the note
-    cannot be told."""
+    (a link, an update of a neighbour, a contradiction), or quoting one of ``marks`` (words only the
+    erased inputs held), keeps its note_id and loses its text; any other field quoting a mark loses
+    its text. An answer that cannot be read as a JSON object is redacted whole, since where it names
+    the note cannot be told."""
     try:
         data = extract_json(text)
     except InvalidAnswer:
         return REDACTED
+    words = set(marks)
     for key, items in data.items():
         if isinstance(items, list):
-            data[key] = [
-                {k: v if k == "note_id" else _text_redacted(v) for k, v in item.items()}
-                if isinstance(item, dict) and item.get("note_id") in erased
-                else item
-                for item in items
-            ]
+            data[key] = [_entry_without(item, erased, words) for item in items]
+        elif erased_words.quotes(items, words):
+            data[key] = _text_redacted(items)
     return json.dumps(data, ensure_ascii=False)
+
+
+def _entry_without(item: Any, erased: AbstractSet[str], marks: set[str]) -> Any:
+    if isinstance(item, dict) and (item.get("note_id") in erased or erased_words.quotes(item, marks)):
+        return {k: v if k == "note_id" else _text_redacted(v) for k, v in item.items()}
+    return _text_redacted(item) if erased_words.quotes(item, marks) else item
+
+
+def _marks(tx: Any, raw: list[dict[str, Any]], scopes: list[str]) -> set[str]:
+    """The words that identify the erased texts and that no kept raw log of their scopes holds."""
+    marks: set[str] = set().union(*(erased_words.identifying(r["text"]) for r in raw))
+    erased_ids = {r["id"] for r in raw}
+    with closing(q.scope_texts(tx, scopes)) as texts:
+        for raw_log_id, text in texts:
+            if not marks:
+                break
+            if raw_log_id not in erased_ids and text != REDACTED:
+                marks -= erased_words.held_by(marks, text)
+    return marks
 
 
 def _names(text: str, notes: AbstractSet[str]) -> bool:

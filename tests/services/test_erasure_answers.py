@@ -232,3 +232,61 @@ def test_erasing_again_keeps_the_first_erasures_record(mem: Memory, scripted_llm
     assert (again.reason, again.review_comment) == (tombstone.reason, tombstone.review_comment)
     result = mem.verify()
     assert result.ok, result.problems
+
+
+def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scripted_llm) -> None:
+    """A later link step saw the erased note as a neighbour and wrote what it read into a kept note's
+    context, without naming the erased note: the name is a word no kept input holds, so that value
+    goes (from the note, its proposal and change, and the stored answer), and so does a reviewer's
+    comment quoting it. A value whose words kept inputs hold too ("Okta") stays."""
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    scripted_llm.push(construct(), link())
+    erased = mem.add_note(f"Call with Mrs {secret}: she wants SSO via Okta", actor="agent:x", scope="acme")
+    scripted_llm.push(construct(), link())
+    kept = mem.add_note("Acme's auditor requires SSO before renewal", actor="agent:x", scope="acme")
+    scripted_llm.push(construct(), link())
+    other = mem.add_note("Acme renews in March", actor="agent:x", scope="acme")
+    scripted_llm.push(
+        construct(),
+        link(
+            updates=[
+                {"note_id": kept, "context": f"SSO is what {secret} asked for", "reason": "same request"},
+                {"note_id": other, "context": "Renewal waits on SSO through Okta", "reason": "Okta named"},
+            ]
+        ),
+    )
+    mem.add_note("Acme's Okta admin sent the SAML metadata", actor="agent:x", scope="acme")
+    assert secret in (mem.read(kept).context or "")
+    alice = signed_in(mem, "alice")
+    held = mem.propose(other, "decision_rationale", "budget", reason="said on a call", proposer="agent:x")
+    mem.reject(held.id, reviewer=alice, comment=f"{secret} never said that")
+
+    report = mem.erase(by=alice, reason="request", raw_log_id=mem.read(erased).raw_log_ids[0])
+
+    assert mem.read(kept).context == REDACTED
+    assert mem.read(other).context == "Renewal waits on SSO through Okta"
+    assert mem.proposal(held.id).review_comment == REDACTED
+    assert report.values_quoting == 1
+    with mem.ledger.engine.connect() as conn:
+        for table in ("raw_logs", "llm_calls", "notes", "proposals", "changes"):
+            rows = conn.execute(sa.text(f"SELECT * FROM {table}")).all()
+            assert not [r for r in rows if secret in str(tuple(r))], table
+    result = mem.verify()
+    assert result.ok, result.problems
+
+
+def test_identifying_words() -> None:
+    """Names inside a sentence, long numbers and addresses identify; a capital that opens a sentence,
+    a title, a month or a day does not; a possessive is its name."""
+    from amem.services.erased_words import held_by, identifying, quotes, words
+
+    text = (
+        "Call with Mrs. Quibblestone (CFO at Acme): she wants Okta. Reach her at 555-0199 or "
+        "q@acme.com, account 4417-2290-18. Renewal in March, on a Tuesday. Acme's auditor asked."
+    )
+    assert identifying(text) == {"quibblestone", "acme", "okta", "555-0199", "q@acme.com", "4417-2290-18"}
+    assert "acme" in words("Acme's auditor") and "renewal" not in identifying(text)
+    assert quotes({"links": [{"note_id": "n_1", "reason": "what quibblestone said"}]}, {"quibblestone"})
+    assert not quotes(["SSO", "Okta"], {"quibblestone"}) and not quotes("Quibblestone", set())
+    # a kept input holding a form of the word: the word identifies nothing erased
+    assert held_by({"review", "okta", "acme"}, "We reviewed the ACME deal.") == {"review", "acme"}
