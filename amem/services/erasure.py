@@ -239,19 +239,25 @@ def erase(
             raw_entries.append(_entry(erasure_id, "raw_logs", r["id"], "raw_log", r, after))
         call_updates, call_entries = [], []
         own = {c["id"] for c in calls}
-        later = q.answered_calls(tx, scopes, since)
-        naming = [
-            c
-            for c in later
-            if c["id"] not in own
-            and (_names(c["response_text"], erased_notes) or erased_words.quotes(c["response_text"], marks))
-        ]
+        # a construction saw only its own raw log: a mark in its answer is the model's own word
+        shown: dict[str, set[str]] = {}
+        naming = []
+        for c in q.answered_calls(tx, scopes, since):
+            quoted = marks if c["task"] == link_evolve.TASK else set()
+            if c["id"] not in own and (
+                _names(c["response_text"], erased_notes) or erased_words.quotes(c["response_text"], quoted)
+            ):
+                naming.append(c)
+                shown[c["id"]] = quoted
         for c in [*calls, *naming]:
             if c["id"] in own:  # why a call of an erased input failed can quote its answer too
                 text = REDACTED if c["response_text"] is not None else None
                 error = REDACTED if c["error"] is not None else None
             else:
-                text, error = answer_without(c["response_text"], erased_notes, marks), c["error"]
+                text, error = (
+                    answer_without(c["response_text"], erased_notes, shown.get(c["id"], set())),
+                    c["error"],
+                )
             if text == c["response_text"] and error == c["error"]:
                 continue
             after = {**c, "response_text": text, "error": error}

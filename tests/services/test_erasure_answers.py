@@ -275,6 +275,22 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
     assert result.ok, result.problems
 
 
+def test_a_construction_that_uses_a_marked_word_of_its_own_keeps_it(mem: Memory, scripted_llm) -> None:
+    """A note's construction reads its own raw log only: a word of it that only the erased input
+    held is the model's own (a tag it chose), not something it read there, and stays with its answer."""
+    scripted_llm.push(construct(), link())
+    erased = mem.add_note("Call with Mrs Quibblestone: she uses Zendesk", actor="agent:x", scope="acme")
+    scripted_llm.push(construct(tags=["acme", "zendesk"]), link())
+    kept = mem.add_note("Acme asked how tickets get routed", actor="agent:x", scope="acme")
+
+    report = mem.erase(
+        by=signed_in(mem, "alice"), reason="request", raw_log_id=mem.read(erased).raw_log_ids[0]
+    )
+
+    assert "zendesk" in mem.read(kept).tags and report.values_quoting == 0
+    assert any('"zendesk"' in text for text in _answers(mem).values())
+
+
 def test_identifying_words() -> None:
     """Names inside a sentence, long numbers and addresses identify; a capital that opens a sentence,
     a title, a month or a day does not; a possessive is its name."""
