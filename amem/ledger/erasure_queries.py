@@ -104,12 +104,13 @@ def values_since(tx: LedgerTx, scopes: Sequence[str], since: Any, task: str) -> 
 
 
 def comments_since(tx: LedgerTx, scopes: Sequence[str], since: Any) -> Iterator[dict[str, Any]]:
-    """Reviewers' comments on proposals of ``scopes`` made at or after ``since``. Streamed."""
+    """Reviewers' comments on proposals of ``scopes`` decided at or after ``since`` (when the comment
+    was written, whenever the proposal was made). Streamed."""
     stmt = sa.select(
         proposals.c.id, proposals.c.note_id, proposals.c.attribute, proposals.c.review_comment
     ).where(
         proposals.c.scope.in_(sorted(set(scopes))),
-        proposals.c.created_at >= since,
+        proposals.c.reviewed_at >= since,
         proposals.c.reviewer.is_not(None),
         proposals.c.review_comment.is_not(None),
     )

@@ -241,9 +241,11 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
     comment quoting it. A value whose words kept inputs hold too ("Okta") stays."""
     secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
     scripted_llm.push(construct(), link())
-    erased = mem.add_note(f"Call with Mrs {secret}: she wants SSO via Okta", actor="agent:x", scope="acme")
-    scripted_llm.push(construct(), link())
     kept = mem.add_note("Acme's auditor requires SSO before renewal", actor="agent:x", scope="acme")
+    # held before the erased input arrives, decided after it, by a reviewer who had read it
+    earlier = mem.propose(kept, "decision_rationale", "audit", reason="said on a call", proposer="agent:x")
+    scripted_llm.push(construct(), link())
+    erased = mem.add_note(f"Call with Mrs {secret}: she wants SSO via Okta", actor="agent:x", scope="acme")
     scripted_llm.push(construct(), link())
     other = mem.add_note("Acme renews in March", actor="agent:x", scope="acme")
     scripted_llm.push(
@@ -260,12 +262,14 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
     alice = signed_in(mem, "alice")
     held = mem.propose(other, "decision_rationale", "budget", reason="said on a call", proposer="agent:x")
     mem.reject(held.id, reviewer=alice, comment=f"{secret} never said that")
+    mem.reject(earlier.id, reviewer=alice, comment=f"the audit came up with {secret}, not with us")
 
     report = mem.erase(by=alice, reason="request", raw_log_id=mem.read(erased).raw_log_ids[0])
 
     assert mem.read(kept).context == REDACTED
     assert mem.read(other).context == "Renewal waits on SSO through Okta"
     assert mem.proposal(held.id).review_comment == REDACTED
+    assert mem.proposal(earlier.id).review_comment == REDACTED
     assert report.values_quoting == 1
     with mem.ledger.engine.connect() as conn:
         for table in ("raw_logs", "llm_calls", "notes", "proposals", "changes"):
