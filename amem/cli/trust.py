@@ -129,6 +129,11 @@ def erase(
             + (f"{r.notes_deleted} erased notes marked deleted; " if r.notes_deleted else "")
             + (f"{r.review_comments} reviewers' comments redacted; " if r.review_comments else "")
             + (
+                f"{r.values_quoting} later values that quoted the erased words redacted; "
+                if r.values_quoting
+                else ""
+            )
+            + (
                 f"{r.proposals_withdrawn} pending proposals withdrawn, their proposed values erased; "
                 if r.proposals_withdrawn
                 else ""
