@@ -70,10 +70,9 @@ def erasures(as_json: JsonOpt = False) -> None:
             out.print("no erasures")
             return
         for r in found:
-            rows = ", ".join(f"{n} {table}" for table, n in sorted(r.rows.items())) or "no rows"
             out.print(
                 f"{r.id} {r.erased_at:%Y-%m-%d %H:%M} UTC by {r.erased_by}: {r.asked}; "
-                f"why: {r.reason}; redacted {rows}",
+                f"why: {r.reason}; redacted {r.redacted}",
                 markup=False,
             )
 

@@ -119,6 +119,16 @@ def iter_audit_events(ledger: Ledger, query: AuditQuery) -> Iterator[AuditEvent]
             yield _event(row)
 
 
+#: How an erasure's redacted rows read, per table (erased_rows.table_name): singular, plural.
+_REDACTED_NOUNS = {
+    "raw_logs": ("raw log", "raw logs"),
+    "llm_calls": ("model answer", "model answers"),
+    "proposals": ("proposal", "proposals"),
+    "changes": ("change", "changes"),
+    "decisions": ("reviewer's comment", "reviewers' comments"),
+}
+
+
 class ErasureRecord(BaseModel):
     """One erasure as an auditor reads it: who erased what they asked for, when, why, and how many
     rows of each table it redacted (the rows' digests before and after are in ``erased_rows``)."""
@@ -131,6 +141,17 @@ class ErasureRecord(BaseModel):
     scope: str | None = None
     actor: str | None = None
     rows: dict[str, int]
+
+    @property
+    def redacted(self) -> str:
+        """The rows it redacted, in words: "1 raw log, 2 model answers, 5 proposals, ..."."""
+        order = [t for t in _REDACTED_NOUNS if t in self.rows] + sorted(set(self.rows) - set(_REDACTED_NOUNS))
+        parts = []
+        for table in order:
+            n = self.rows[table]
+            one, many = _REDACTED_NOUNS.get(table, (table, table))
+            parts.append(f"{n} {one if n == 1 else many}")
+        return ", ".join(parts) or "no rows"
 
     @property
     def asked(self) -> str:

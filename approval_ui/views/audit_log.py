@@ -261,7 +261,7 @@ def _erasures(mem: Memory) -> None:
                 "by": r.erased_by,
                 "asked": r.asked,
                 "why": short(r.reason, 120),
-                "rows redacted": ", ".join(f"{n} {table}" for table, n in sorted(r.rows.items())),
+                "rows redacted": r.redacted,
                 "erasure": r.id,
             }
             for r in found
