@@ -235,6 +235,8 @@ def erase(
         raw_updates, raw_entries = [], []
         for r in raw:
             after = {**r, "text": REDACTED, "metadata": {}}
+            if after == r:
+                continue  # erased before: nothing left to redact, nothing to record again
             raw_updates.append({"id": r["id"], "text": REDACTED, "metadata": {}})
             raw_entries.append(_entry(erasure_id, "raw_logs", r["id"], "raw_log", r, after))
         call_updates, call_entries = [], []

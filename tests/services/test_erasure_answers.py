@@ -218,16 +218,20 @@ def test_a_reviewers_comment_on_an_erased_value_is_redacted_and_the_chain_still_
 
 def test_erasing_again_keeps_the_first_erasures_record(mem: Memory, scripted_llm) -> None:
     """An account erased after one of its inputs was: the first erasure's tombstone keeps its reason
-    (which names that erasure) and comment; history is added to, not rewritten."""
+    (which names that erasure) and comment, and the raw log it erased is not counted or recorded
+    again; history is added to, not rewritten."""
     scripted_llm.push(construct(), link())
     note = mem.add_note("Mrs Quibblestone asked us to call", actor="agent:x", scope="acme")
+    scripted_llm.push(construct(), link())
+    mem.add_note("Acme renews in March", actor="agent:x", scope="acme")
     alice = signed_in(mem, "alice")
     first = mem.erase(by=alice, reason="her request", raw_log_id=mem.read(note).raw_log_ids[0])
     tombstone = mem.proposal(mem.history(note)[-1].proposal_id or "")
     assert first.erasure_id in tombstone.reason
 
-    mem.erase(by=alice, reason="the account closed", scope="acme")
+    second = mem.erase(by=alice, reason="the account closed", scope="acme")
 
+    assert second.raw_logs == 1 and mem.erasures()[0].rows["raw_logs"] == 1
     again = mem.proposal(tombstone.id)
     assert (again.reason, again.review_comment) == (tombstone.reason, tombstone.review_comment)
     result = mem.verify()
