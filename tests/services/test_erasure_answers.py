@@ -23,6 +23,14 @@ def _answers(mem: Memory) -> dict[str, str]:
     return {i: text or "" for i, text in rows}
 
 
+def _said(
+    mem: Memory, scripted_llm, text: str, *, answer: str | None = None, linked: str | None = None
+) -> str:
+    """An input of acme's through the scripted model: its construction (``answer``) and link step."""
+    scripted_llm.push(answer or construct(), linked or link())
+    return mem.add_note(text, actor="agent:x", scope="acme")
+
+
 def _said_by(mem: Memory, secret: str, scripted_llm) -> tuple[str, str, str]:
     """A note that names the data subject, one that does not, then a third whose link step answers
     about both as neighbours."""
@@ -220,10 +228,8 @@ def test_erasing_again_keeps_the_first_erasures_record(mem: Memory, scripted_llm
     """An account erased after one of its inputs was: the first erasure's tombstone keeps its reason
     (which names that erasure) and comment, and the raw log it erased is not counted or recorded
     again; history is added to, not rewritten."""
-    scripted_llm.push(construct(), link())
-    note = mem.add_note("Mrs Quibblestone asked us to call", actor="agent:x", scope="acme")
-    scripted_llm.push(construct(), link())
-    mem.add_note("Acme renews in March", actor="agent:x", scope="acme")
+    note = _said(mem, scripted_llm, "Mrs Quibblestone asked us to call")
+    _said(mem, scripted_llm, "Acme renews in March")
     alice = signed_in(mem, "alice")
     first = mem.erase(by=alice, reason="her request", raw_log_id=mem.read(note).raw_log_ids[0])
     tombstone = mem.proposal(mem.history(note)[-1].proposal_id or "")
@@ -244,24 +250,16 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
     goes (from the note, its proposal and change, and the stored answer), and so does a reviewer's
     comment quoting it. A value whose words kept inputs hold too ("Okta") stays."""
     secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
-    scripted_llm.push(construct(), link())
-    kept = mem.add_note("Acme's auditor requires SSO before renewal", actor="agent:x", scope="acme")
+    kept = _said(mem, scripted_llm, "Acme's auditor requires SSO before renewal")
     # held before the erased input arrives, decided after it, by a reviewer who had read it
     earlier = mem.propose(kept, "decision_rationale", "audit", reason="said on a call", proposer="agent:x")
-    scripted_llm.push(construct(), link())
-    erased = mem.add_note(f"Call with Mrs {secret}: she wants SSO via Okta", actor="agent:x", scope="acme")
-    scripted_llm.push(construct(), link())
-    other = mem.add_note("Acme renews in March", actor="agent:x", scope="acme")
-    scripted_llm.push(
-        construct(),
-        link(
-            updates=[
-                {"note_id": kept, "context": f"SSO is what {secret} asked for", "reason": "same request"},
-                {"note_id": other, "context": "Renewal waits on SSO through Okta", "reason": "Okta named"},
-            ]
-        ),
-    )
-    mem.add_note("Acme's Okta admin sent the SAML metadata", actor="agent:x", scope="acme")
+    erased = _said(mem, scripted_llm, f"Call with Mrs {secret}: she wants SSO via Okta")
+    other = _said(mem, scripted_llm, "Acme renews in March")
+    updates = [
+        {"note_id": kept, "context": f"SSO is what {secret} asked for", "reason": "same request"},
+        {"note_id": other, "context": "Renewal waits on SSO through Okta", "reason": "Okta named"},
+    ]
+    _said(mem, scripted_llm, "Acme's Okta admin sent the SAML metadata", linked=link(updates=updates))
     assert secret in (mem.read(kept).context or "")
     alice = signed_in(mem, "alice")
     held = mem.propose(other, "decision_rationale", "budget", reason="said on a call", proposer="agent:x")
@@ -286,10 +284,10 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
 def test_a_construction_that_uses_a_marked_word_of_its_own_keeps_it(mem: Memory, scripted_llm) -> None:
     """A note's construction reads its own raw log only: a word of it that only the erased input
     held is the model's own (a tag it chose), not something it read there, and stays with its answer."""
-    scripted_llm.push(construct(), link())
-    erased = mem.add_note("Call with Mrs Quibblestone: she uses Zendesk", actor="agent:x", scope="acme")
-    scripted_llm.push(construct(tags=["acme", "zendesk"]), link())
-    kept = mem.add_note("Acme asked how tickets get routed", actor="agent:x", scope="acme")
+    erased = _said(mem, scripted_llm, "Call with Mrs Quibblestone: she uses Zendesk")
+    kept = _said(
+        mem, scripted_llm, "Acme asked how tickets get routed", answer=construct(tags=["acme", "zendesk"])
+    )
 
     report = mem.erase(
         by=signed_in(mem, "alice"), reason="request", raw_log_id=mem.read(erased).raw_log_ids[0]
