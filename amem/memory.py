@@ -557,7 +557,8 @@ class Memory:
         long the compaction waits for older PostgreSQL sessions that can still read the erased rows.
 
         The index files written before the compaction are cleared of this process's stale memory
-        (amem.index.hnsw_files); a segment Chroma creates later in a process that read the erased
+        (amem.index.hnsw_files), and this process's caches of texts are emptied
+        (``erasure.forget_texts``); a segment Chroma creates later in a process that read the erased
         inputs could again carry some, which is why `amem erase` runs in a process of its own."""
         from amem.services import erasure
 
@@ -572,6 +573,8 @@ class Memory:
             actor=actor,
             governance=self.governance,
         )
+        erasure.forget_texts()  # what this process cached of the erased texts goes too
+        self.search_service.hit_rows.clear()
         self.reindex()
         unchecked = self.search_service.index.compact()
         return report.model_copy(

@@ -48,6 +48,13 @@ class HitRows:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def clear(self) -> None:
+        """Drop every row now (an erasure in this process: its texts are not kept until the next search)."""
+        with self._lock:
+            self._rows.clear()
+            self._text = 0
+            self._key = None
+
     def get(self, check: LedgerCheck, note_ids: Sequence[str]) -> dict[str, Any]:
         """The rows kept for ``note_ids`` under the state ``check`` read; none when it differs from
         the state they were kept under (then they are dropped)."""

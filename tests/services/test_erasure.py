@@ -349,6 +349,26 @@ def test_an_erased_note_cannot_be_restored_or_changed(memory: Memory) -> None:
     assert restored.attribute == "deleted" and restored.new_value is False
 
 
+def test_the_erasing_process_keeps_no_erased_text_in_its_caches(memory: Memory) -> None:
+    """The offline analyst's readings, the answer checks' and the rows searches keep hold texts in
+    this process's memory: an erasure empties them (each cache named must exist, so a rename cannot
+    silently leave one out)."""
+    import importlib
+
+    from amem.services.erasure import TEXT_CACHES
+
+    caches = [getattr(importlib.import_module(m), f) for m, f in TEXT_CACHES]
+    gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
+    memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
+    memory.search("renewal", scope="acme")
+    assert sum(c.cache_info().currsize for c in caches) > 0 and len(memory.search_service.hit_rows) > 0
+
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=memory.read(gone).raw_log_ids[0])
+
+    assert [c.cache_info().currsize for c in caches] == [0] * len(caches)
+    assert len(memory.search_service.hit_rows) == 0
+
+
 def test_erasing_a_scope_counts_then_asks(
     memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
