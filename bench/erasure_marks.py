@@ -21,6 +21,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,15 +60,26 @@ def main() -> None:
         taken: list[int] = []
         with_marks = 0
         examples: list[str] = []
+        scanned = {"raw logs": 0, "values": 0}
+        spent = {"raw logs": 0.0, "values": 0.0}
         with mem.ledger.read() as tx:
             for outcome in outcomes:
                 raw = q.rows(tx, "raw_logs", "id", [outcome.raw_log_id])
                 scopes = [raw[0]["scope"]]
+                started = time.perf_counter()
                 marks = _marks(tx, raw, scopes)
+                spent["raw logs"] += time.perf_counter() - started
+                scanned["raw logs"] += sum(1 for _ in q.scope_texts(tx, scopes))
                 with_marks += bool(marks)
                 erased_notes = set(q.notes_of_raw_logs(tx, [outcome.raw_log_id], scopes))
                 count = 0
-                for p in q.values_since(tx, scopes, raw[0]["received_at"], link_evolve.TASK) if marks else ():
+                started = time.perf_counter()
+                values = list(q.values_since(tx, scopes, raw[0]["received_at"], link_evolve.TASK))
+                scanned["values"] += len(values)
+                for p in values:
+                    erased_words.quotes(p["new_value"], marks or {"-"})
+                spent["values"] += time.perf_counter() - started
+                for p in values if marks else ():
                     textual = type_of.get(p["attribute"], "text") in _TEXTUAL
                     if p["note_id"] in erased_notes or not textual:
                         continue
@@ -87,6 +99,11 @@ def main() -> None:
     print(f"| inputs whose erasure would take a later value of another note | {sum(1 for n in taken if n)} |")
     print(f"| later values taken per erasure: mean / max | {statistics.mean(taken):.2f} / {max(taken)} |")
     print(f"| later values taken, all erasures | {sum(taken)} |")
+    for what in ("raw logs", "values"):
+        per = spent[what] / max(1, scanned[what]) * 1e6
+        print(
+            f"| erasure's scan of the account's {what}: rows read, µs a row | {scanned[what]:,}, {per:.1f} |"
+        )
     for line in examples[: args.examples]:
         print(f"- {line}")
 
