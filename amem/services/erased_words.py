@@ -24,10 +24,12 @@ from typing import Any
 
 #: A word: letters or digits, with the joiners of names, numbers and addresses inside it.
 _WORD = re.compile(r"\w(?:[\w@.+'’\-]*\w)?")
-#: What ends a sentence or a clause a capital may begin (and the opening of a quotation or a line).
-_OPENS = re.compile(r"(?:^|[.!?:;\n\"“(\[]\s*|\s[-–—•*]\s*)$")
+#: What ends a sentence or a clause a capital may begin, or opens a quotation or a bracket.
+_OPENS = frozenset('.!?:;"“([')
+#: A list's bullet before the word.
+_BULLET = re.compile(r"(?:^|\s)[-–—•*]$")
 #: How far back to look for what opens a sentence.
-_BACK = 4
+_BACK = 40
 #: A title's full stop ends no sentence: "Mrs. Quibblestone".
 _TITLE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sr|Jr|St)\.\s*$")
 _POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
@@ -78,9 +80,14 @@ def identifying(text: str) -> set[str]:
 
 
 def _starts_sentence(text: str, start: int) -> bool:
-    if _TITLE.search(text[max(0, start - 8) : start]):
+    """Whether the word at ``start`` opens a sentence, a line, a quotation or a list item."""
+    before = text[max(0, start - _BACK) : start]
+    if _TITLE.search(before):
         return False
-    return bool(_OPENS.search(text[max(0, start - _BACK) : start]))
+    kept = before.rstrip()
+    if not kept or "\n" in before[len(kept) :]:
+        return True
+    return kept[-1] in _OPENS or bool(_BULLET.search(kept))
 
 
 def strings(value: Any) -> Iterable[str]:

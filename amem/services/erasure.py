@@ -6,11 +6,14 @@ changes; values their model calls proposed on other notes, and the same values w
 quote them as old values), the proposals' reasons, reviewers' comments on decisions about those
 values, and the model answers about them: their own calls' answers whole, and in a later note's
 link step the entries that answered about an erased note as a neighbour (its evolved context, tags,
-the reason for a link to it). An earlier erasure's own record (its tombstones' reasons) stays. It
-records who erased what and why as an ``erasures`` row, an ``erased_rows`` entry per redacted row
-(its event digest before and after; for a change, its values' original digests; for a reviewer's
-comment, its decision's) and an ``erasure`` event, all in one transaction, so `verify` still proves
-the chain: it commits to digests, not to payloads.
+the reason for a link to it). What a later link step wrote about an erased note in its own words,
+on another note, goes too when it holds a word only the erased inputs held (``erased_words``): the
+value, its answer's entry, and a reviewer's comment written since that quotes such a word. An
+earlier erasure's own record (its tombstones' reasons) stays. It records who erased what and why as
+an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event digest before and after;
+for a change, its values' original digests; for a reviewer's comment, its decision's) and an
+``erasure`` event, all in one transaction, so `verify` still proves the chain: it commits to
+digests, not to payloads.
 The vector index is rebuilt afterwards and the databases compacted by the caller
 (``Memory.erase``).
 """
@@ -179,7 +182,7 @@ def erase(
                 # the evidence is a span of the erased raw log itself
                 after["evidence"] = REDACTED if p["evidence"] is not None else None
             derived = p["id"] in reached_ids or after["new_value"] != p["new_value"]
-            reviewed = p["reviewer"] is not None and p["review_comment"] and not own_words
+            reviewed = p["reviewer"] is not None and bool(p["review_comment"]) and not own_words
             if (derived and reviewed) or p["id"] in commented:
                 # a reviewer deciding on the erased input's value may have quoted it
                 after["review_comment"] = REDACTED

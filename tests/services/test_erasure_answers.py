@@ -308,6 +308,8 @@ def test_identifying_words() -> None:
     )
     assert identifying(text) == {"quibblestone", "acme", "okta", "555-0199", "q@acme.com", "4417-2290-18"}
     assert "acme" in words("Acme's auditor") and "renewal" not in identifying(text)
+    # a line, a paragraph after blank space, a list item: each opens with a capital of its own
+    assert identifying("Thanks.\n\n        Best regards\n- Rollout next week\n* Pricing agreed") == set()
     assert quotes({"links": [{"note_id": "n_1", "reason": "what quibblestone said"}]}, {"quibblestone"})
     assert not quotes(["SSO", "Okta"], {"quibblestone"}) and not quotes("Quibblestone", set())
     # a kept input holding a form of the word: the word identifies nothing erased
