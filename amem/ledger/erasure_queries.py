@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from amem.domain.models import ProposalStatus, RawLogState
+from amem.domain.models import ActorKind, ProposalStatus, RawLogState
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import (
     changes,
@@ -26,6 +26,8 @@ from amem.ledger.tables import (
 )
 
 CHUNK = 500
+#: Who edits a note's values by hand (their proposals carry no model call).
+_EDITORS = (ActorKind.PERSON.value, ActorKind.AGENT.value)
 
 
 def raw_log_ids(tx: LedgerTx, *, raw_log_id: str | None, scope: str | None, actor: str | None) -> list[str]:
@@ -87,16 +89,16 @@ def scope_texts(tx: LedgerTx, scopes: Sequence[str]) -> Iterator[tuple[str, str]
 
 
 def values_since(tx: LedgerTx, scopes: Sequence[str], since: Any, task: str) -> Iterator[dict[str, Any]]:
-    """Proposals of ``scopes`` made at or after ``since`` by a model call of ``task`` (their note,
-    attribute and proposed value): the values a later link step could have written from an erased
-    input it saw as a neighbour. Streamed."""
+    """Proposals of ``scopes`` made at or after ``since`` by a model call of ``task``, or by a person
+    or an agent (an edit), with their note, attribute and proposed value: the values a later link
+    step, or someone who had read an erased input, could have written from it. Streamed."""
     stmt = (
         sa.select(proposals.c.id, proposals.c.note_id, proposals.c.attribute, proposals.c.new_value)
-        .join(llm_calls, llm_calls.c.id == proposals.c.llm_call_id)
+        .outerjoin(llm_calls, llm_calls.c.id == proposals.c.llm_call_id)
         .where(
             proposals.c.scope.in_(sorted(set(scopes))),
             proposals.c.created_at >= since,
-            llm_calls.c.task == task,
+            sa.or_(llm_calls.c.task == task, proposals.c.proposer_kind.in_(_EDITORS)),
         )
     )
     for r in tx.conn.execute(stmt.execution_options(yield_per=CHUNK)):

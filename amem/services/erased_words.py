@@ -11,9 +11,10 @@ Which words identify: a capitalised word inside a sentence (a name, a product, a
 that starts a sentence is capitalised for that reason alone; titles, months and days identify no
 one), a word with five digits or more (a phone number, an account or order number), an e-mail
 address. Then every word a kept raw log of the same scopes holds, in any case or form, is dropped:
-a value holding only such words may have come from those inputs. Only what a link step wrote is
-looked at among the values (the one task that shows a model other notes; a note's construction
-reads its own raw log alone, and any word of it in a mark is the model's own, a category, say).
+a value holding only such words may have come from those inputs. Among the values, what a link
+step wrote (the one task that shows a model other notes) and what a person or an agent wrote by
+hand are looked at; a note's construction reads its own raw log alone, so any word of it in a mark
+is the model's own (a category, say).
 """
 
 from __future__ import annotations

@@ -247,8 +247,8 @@ def test_erasing_again_keeps_the_first_erasures_record(mem: Memory, scripted_llm
 def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scripted_llm) -> None:
     """A later link step saw the erased note as a neighbour and wrote what it read into a kept note's
     context, without naming the erased note: the name is a word no kept input holds, so that value
-    goes (from the note, its proposal and change, and the stored answer), and so does a reviewer's
-    comment quoting it. A value whose words kept inputs hold too ("Okta") stays."""
+    goes (from the note, its proposal and change, and the stored answer), and so do a reviewer's
+    comment and an edit by hand quoting it. A value whose words kept inputs hold too ("Okta") stays."""
     secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
     kept = _said(mem, scripted_llm, "Acme's auditor requires SSO before renewal")
     # held before the erased input arrives, decided after it, by a reviewer who had read it
@@ -265,6 +265,8 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
     held = mem.propose(other, "decision_rationale", "budget", reason="said on a call", proposer="agent:x")
     mem.reject(held.id, reviewer=alice, comment=f"{secret} never said that")
     mem.reject(earlier.id, reviewer=alice, comment=f"the audit came up with {secret}, not with us")
+    # an edit by hand, by someone who had read the erased input
+    (edit,) = mem.update(other, actor="agent:crm-sync", next_step=f"call {secret} back about Okta")
 
     report = mem.erase(by=alice, reason="request", raw_log_id=mem.read(erased).raw_log_ids[0])
 
@@ -272,7 +274,8 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
     assert mem.read(other).context == "Renewal waits on SSO through Okta"
     assert mem.proposal(held.id).review_comment == REDACTED
     assert mem.proposal(earlier.id).review_comment == REDACTED
-    assert report.values_quoting == 1
+    assert mem.proposal(edit.id).new_value == REDACTED
+    assert report.values_quoting == 2
     with mem.ledger.engine.connect() as conn:
         for table in ("raw_logs", "llm_calls", "notes", "proposals", "changes"):
             rows = conn.execute(sa.text(f"SELECT * FROM {table}")).all()
