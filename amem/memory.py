@@ -558,9 +558,12 @@ class Memory:
 
         The index files written before the compaction are cleared of this process's stale memory
         (amem.index.hnsw_files), and this process's caches of texts are emptied
-        (``erasure.forget_texts``); a segment Chroma creates later in a process that read the erased
-        inputs could again carry some, which is why `amem erase` runs in a process of its own."""
+        (``text_caches.forget_texts``; other processes open on the ledger empty theirs at their next
+        search or analysis, when their check finds the erasure); a segment Chroma creates later in a
+        process that read the erased inputs could again carry some, which is why `amem erase` runs
+        in a process of its own."""
         from amem.services import erasure
+        from amem.services.text_caches import forget_texts
 
         who = self.governance.person(by)
         report = erasure.erase(
@@ -573,7 +576,7 @@ class Memory:
             actor=actor,
             governance=self.governance,
         )
-        erasure.forget_texts()  # what this process cached of the erased texts goes too
+        forget_texts()  # what this process cached of the erased texts goes too
         self.search_service.hit_rows.clear()
         self.reindex()
         unchecked = self.search_service.index.compact()

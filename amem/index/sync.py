@@ -14,8 +14,9 @@ refused (IndexModelChangedError) until ``amem reindex`` rebuilds it, never mixed
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,6 +42,8 @@ from amem.index.embedders import Embedder
 from amem.ledger import index_queries, search_queries
 from amem.ledger.index_queries import LedgerCheck, StoredPosition
 from amem.ledger.store import Ledger, LedgerTx
+
+log = logging.getLogger(__name__)
 
 CHANGES_PER_BATCH = 1000
 NOTES_PER_PAGE = 512
@@ -125,6 +128,11 @@ class IndexSync:
         self.built_by = f"{self.model}/{DOCUMENT_FORMAT}"
         self._lock = threading.RLock()
         self._position = IndexPosition()
+        #: Erasures the ledger recorded when this process last read its check (None: not read yet).
+        self._erasures: int | None = None
+        #: Called when a check finds an erasure recorded since the last one this process read (by
+        #: this or another process): what the process keeps of texts outside the ledger goes.
+        self.on_erasure: list[Callable[[], object]] = []
         self._remembered: dict[str, tuple[str, NDArray[Any]]] = {}
         #: The position this process last wrote to the ledger (or found there).
         self._saved_seq = 0
@@ -296,6 +304,7 @@ class IndexSync:
                     if check:  # in the first read, so a search costs no extra transaction
                         check = False
                         seen = checked if checked is not None else self.check(read)
+                        self._notice_erasures(seen.erasures)
                         row, head = seen.position, seen.head
                         if self._follow_rebuilds(row):
                             continue
@@ -321,6 +330,15 @@ class IndexSync:
             if len(self._staged) >= STAGED_LIMIT:
                 self._flush_staged()
             return len(touched)
+
+    def _notice_erasures(self, erasures: int) -> None:
+        """Run ``on_erasure`` when the ledger holds more erasures than this process last saw: the
+        first check only counts them (a process that opens after an erasure never read its texts)."""
+        seen, self._erasures = self._erasures, erasures
+        if seen is not None and erasures != seen:
+            log.info("%d erasure(s) recorded since this process last looked: its texts go", erasures - seen)
+            for forget in self.on_erasure:
+                forget()
 
     def check(self, tx: LedgerTx) -> LedgerCheck:
         """The index's stored position and the ledger's head (and erasures), in one query: what a

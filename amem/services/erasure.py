@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from contextlib import closing
@@ -319,30 +318,6 @@ def erase(
         review_comments=len(decision_entries),
         values_quoting=quoting,
     )
-
-
-#: Caches of texts in this process (module, function): the offline analyst's readings and the
-#: answer checks' of raw logs, which can hold an erased input's text after its erasure.
-TEXT_CACHES = (
-    ("amem.llm.offline.text", "_readable_cached"),
-    ("amem.llm.offline.contradictions", "facts"),
-    ("amem.llm.offline.restatements", "values"),
-    ("amem.services.answer_checks", "_injection_runs"),
-)
-
-
-def forget_texts() -> int:
-    """Empty this process's caches of texts (``TEXT_CACHES``, those of modules it has loaded);
-    returns how many entries they held. Other processes' caches are their own: `amem erase` runs in
-    a process of its own, and a worker's caches hold what it analysed until it restarts."""
-    held = 0
-    for module_name, function in TEXT_CACHES:
-        module = sys.modules.get(module_name)
-        cached = getattr(module, function, None) if module is not None else None
-        if cached is not None:
-            held += cached.cache_info().currsize
-            cached.cache_clear()
-    return held
 
 
 def matching(

@@ -37,6 +37,7 @@ from amem.ledger import search_queries
 from amem.ledger.index_queries import LedgerCheck
 from amem.ledger.store import Ledger, LedgerTx
 from amem.services.hit_cache import HitRows
+from amem.services.text_caches import forget_texts
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,8 @@ class SearchService:
         self._beside_lock = threading.Lock()
         #: The rows of recent hits, while the ledger reads as it did (amem/services/hit_cache.py).
         self.hit_rows = HitRows()
+        # An erasure by any process: the texts this one keeps outside the ledger go at its next check.
+        sync.on_erasure += [forget_texts, self.hit_rows.clear]
 
     @classmethod
     def open(

@@ -355,7 +355,7 @@ def test_the_erasing_process_keeps_no_erased_text_in_its_caches(memory: Memory) 
     silently leave one out)."""
     import importlib
 
-    from amem.services.erasure import TEXT_CACHES
+    from amem.services.text_caches import TEXT_CACHES
 
     caches = [getattr(importlib.import_module(m), f) for m, f in TEXT_CACHES]
     gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")

@@ -1,0 +1,74 @@
+"""An erasure reaches the memory of the other processes open on the ledger (a server, a worker):
+the texts they keep outside it go before their next search or analysis goes on.
+
+The erasure runs as `amem erase` in a child process, as it does in production; this test's process
+plays the long-lived one, with the offline analyst's and the searches' caches filled.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from amem.memory import Memory
+from amem.services.text_caches import TEXT_CACHES
+from tests.conftest import REVIEWER_PASSWORDS
+
+REPO = Path(__file__).resolve().parents[2]
+CLI = "import sys; from amem.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+@pytest.fixture(autouse=True)
+def _passwords(reviewer_passwords: dict[str, str]) -> None:
+    """Every reviewer has a password (AMEM_POLICY, which the child process inherits)."""
+
+
+def erase_elsewhere(memory: Memory, raw_log_id: str) -> None:
+    """`amem erase` of one raw log, by alice, in a process of its own."""
+    argv = ["--database-url", memory.settings.database_url, "--home", str(memory.home), "erase"]
+    argv += ["--raw-log", raw_log_id, "--reviewer", "alice", "--reason", "request", "--password-stdin"]
+    child = subprocess.run(
+        [sys.executable, "-c", CLI, *argv],
+        input=REVIEWER_PASSWORDS["alice"] + "\n",
+        env={**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr
+
+
+def cached_texts() -> int:
+    return sum(getattr(importlib.import_module(m), f).cache_info().currsize for m, f in TEXT_CACHES)
+
+
+def test_a_process_that_stayed_open_forgets_what_it_read_of_an_erased_input(memory: Memory) -> None:
+    gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
+    kept = memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
+    assert {h.note.id for h in memory.search("renewal price", scope="acme")} == {gone, kept}
+    assert cached_texts() > 0 and len(memory.search_service.hit_rows) > 0
+
+    erase_elsewhere(memory, memory.read(gone).raw_log_ids[0])
+
+    assert [h.note.id for h in memory.search("renewal price", scope="acme")] == [kept]
+    assert cached_texts() == 0
+    assert len(memory.search_service.hit_rows) <= 1  # the kept note's row, read again
+
+
+def test_a_worker_notices_the_erasure_once_before_its_next_analysis(memory: Memory) -> None:
+    gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
+    memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
+    noticed: list[int] = []
+    memory.search_service.sync.on_erasure.append(lambda: noticed.append(cached_texts()))
+
+    erase_elsewhere(memory, memory.read(gone).raw_log_ids[0])
+    memory.add_note("Acme asked for a quote on 40 more seats", actor="agent:x", scope="acme")
+    memory.add_note("Acme signed the quote for 40 more seats", actor="agent:x", scope="acme")
+
+    # called once, after the other hooks emptied the caches (the new note's reading comes after)
+    assert noticed == [0]
