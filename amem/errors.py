@@ -30,12 +30,47 @@ class InvalidInputError(AmemError):
 
 
 class InvalidBatchInputError(InvalidInputError):
-    """One input of a batch is wrong (``position``: 1-based); nothing of the batch was recorded."""
+    """Inputs of a batch are wrong; nothing of the batch was recorded. ``problems``: every wrong
+    input's 1-based position and what is wrong with it, in order (so one run names them all);
+    ``position`` and ``problem``: the first."""
 
-    def __init__(self, position: int, problem: str) -> None:
-        super().__init__(f"input {position}: {problem}; nothing was recorded")
-        self.position = position
-        self.problem = problem
+    def __init__(self, problems: list[tuple[int, str]], *, what: str = "input") -> None:
+        if not problems:
+            raise ValueError("an InvalidBatchInputError needs at least one problem")
+        super().__init__(f"{describe_problems(problems, what)}; nothing was recorded")
+        self.problems = problems
+        self.position, self.problem = problems[0]
+
+
+#: Positions named for one problem at most, and problems named at most; the rest are counted.
+SHOWN_POSITIONS = 5
+SHOWN_PROBLEMS = 10
+
+
+def describe_problems(problems: list[tuple[int, str]], what: str = "input") -> str:
+    """Problems of a batch on one line, the same problem once with the positions that have it:
+    "input 3: content is empty" or "4 inputs are wrong: inputs 2, 5 and 9: scope: Field required;
+    input 4: content is empty" (at most ``SHOWN_POSITIONS`` positions a problem, then a count)."""
+    where: dict[str, list[int]] = {}
+    for position, problem in problems:
+        where.setdefault(problem, []).append(position)
+    parts = [f"{_positions(positions, what)}: {problem}" for problem, positions in where.items()]
+    if len(problems) == 1:
+        return parts[0]
+    if len(parts) > SHOWN_PROBLEMS:
+        rest = list(where.values())[SHOWN_PROBLEMS:]
+        more = f"{len(rest):,} other problems on {sum(map(len, rest)):,} more {what}s"
+        parts = [*parts[:SHOWN_PROBLEMS], more]
+    return f"{len(problems):,} {what}s are wrong: " + "; ".join(parts)
+
+
+def _positions(positions: list[int], what: str) -> str:
+    if len(positions) == 1:
+        return f"{what} {positions[0]}"
+    shown = [str(p) for p in positions[:SHOWN_POSITIONS]]
+    if len(positions) > SHOWN_POSITIONS:
+        return f"{what}s {', '.join(shown)} and {len(positions) - SHOWN_POSITIONS:,} more"
+    return f"{what}s {', '.join(shown[:-1])} and {shown[-1]}"
 
 
 class PermissionDeniedError(AmemError):

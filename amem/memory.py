@@ -248,22 +248,48 @@ class Memory:
         same scope, author and text, is not recorded again (an import run a second time); its
         outcome, ``recorded_before=True``, names the raw log that holds it.
         """
-        inputs: list[NoteInput] = []
-        for i, item in enumerate(items):
-            try:
-                inputs.append(item if isinstance(item, NoteInput) else NoteInput.model_validate(item))
-            except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
-                )
-                raise InvalidBatchInputError(i + 1, problems) from None
+        who = _actor(actor, ActorKind.AGENT)
+        items = list(items)
+        inputs, problems = self._checked_inputs(items, who, whole=False)
+        if problems:  # named all at once, the right inputs' other problems too
+            raise InvalidBatchInputError(self._checked_inputs(items, who)[1])
         return self.pipeline.add_notes(
             inputs,
-            actor=_actor(actor, ActorKind.AGENT),
+            actor=who,
             batch_size=batch_size,
             progress=progress,
             skip_recorded=skip_recorded,
         )
+
+    def check_inputs(
+        self, items: Iterable[NoteInput | Mapping[str, Any]], *, actor: str | Actor
+    ) -> list[tuple[int, str]]:
+        """What ``add_notes`` would refuse in ``items``: every wrong input's 1-based position and
+        what is wrong with it (empty when all are right). Records nothing."""
+        return self._checked_inputs(items, _actor(actor, ActorKind.AGENT))[1]
+
+    def _checked_inputs(
+        self, items: Iterable[NoteInput | Mapping[str, Any]], actor: Actor, *, whole: bool = True
+    ) -> tuple[list[NoteInput], list[tuple[int, str]]]:
+        """The inputs as NoteInput, and every problem of every input, by 1-based position: its
+        fields, then (``whole``; add_notes' pipeline checks them itself) its content, scope, time and
+        metadata, for the inputs whose fields are right."""
+        inputs: list[NoteInput] = []
+        positions: list[int] = []
+        problems: list[tuple[int, str]] = []
+        for i, item in enumerate(items, start=1):
+            try:
+                inputs.append(item if isinstance(item, NoteInput) else NoteInput.model_validate(item))
+                positions.append(i)
+            except ValidationError as exc:
+                problem = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+                )
+                problems.append((i, problem))
+        if whole:
+            _, wrong = self.pipeline.raw_logs_of(inputs, actor=actor)
+            problems += [(positions[i - 1], problem) for i, problem in wrong]
+        return inputs, sorted(problems)
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Retry analysis of raw logs left unprocessed (after an LLM outage, say). Returns note ids."""

@@ -33,7 +33,7 @@ def sample_dir() -> Path:
 
 def read_history(directory: Path) -> list[dict[str, Any]]:
     """Every line of every ``*.jsonl`` in ``directory``, merged in time order (``at``)."""
-    from amem.cli.notes import _read_jsonl
+    from amem.cli.notes import _read_jsonl, _wrong_lines
     from amem.domain.values import parse_datetime
     from amem.errors import InvalidInputError
 
@@ -42,7 +42,9 @@ def read_history(directory: Path) -> list[dict[str, Any]]:
         raise InvalidInputError(f"no sample history (*.jsonl) in {directory}")
     items: list[tuple[datetime, int, dict[str, Any]]] = []
     for path in files:
-        numbers, lines = _read_jsonl(str(path), None)
+        numbers, lines, unread = _read_jsonl(str(path))
+        if unread:
+            raise _wrong_lines(str(path), unread)
         for number, item in zip(numbers, lines, strict=True):
             try:
                 at = parse_datetime(item["at"], what="at") if item.get("at") else EARLIEST

@@ -77,17 +77,21 @@ def import_notes(
     like `amem add`. Running the same import again records nothing twice: a line that gives its
     time and was recorded before is skipped (--record-again records it anyway)."""
     from amem.cli.progress import reporter
-    from amem.errors import InvalidBatchInputError, InvalidInputError
+    from amem.errors import InvalidBatchInputError
 
-    numbers, items = _read_jsonl(path, scope)
+    numbers, items, unread = _read_jsonl(path)
+    if scope:
+        items = [item if "scope" in item else {**item, "scope": scope} for item in items]
     with open_memory() as mem, reporter(as_json) as progress:
+        if unread:  # every wrong line at once: those that are not JSON objects, and the others'
+            checked = [(numbers[i - 1], problem) for i, problem in mem.check_inputs(items, actor=actor)]
+            raise _wrong_lines(path, sorted(unread + checked))
         try:
             outcomes = mem.add_notes(
                 items, actor=actor, batch_size=batch_size, progress=progress, skip_recorded=skip_recorded
             )
         except InvalidBatchInputError as exc:
-            line = numbers[exc.position - 1]
-            raise InvalidInputError(f"{path}, line {line}: {exc.problem}; nothing was recorded") from None
+            raise _wrong_lines(path, [(numbers[i - 1], problem) for i, problem in exc.problems]) from None
         waiting = mem.count_review_items().items
     skipped = [o for o in outcomes if o.recorded_before]
     failed = [o for o in outcomes if o.note_id is None and not o.recorded_before]
@@ -128,8 +132,9 @@ def import_notes(
         raise typer.Exit(4)
 
 
-def _read_jsonl(path: str, scope: str | None) -> tuple[list[int], list[dict[str, Any]]]:
-    """The file's objects and their line numbers; a line that is not one names its number."""
+def _read_jsonl(path: str) -> tuple[list[int], list[dict[str, Any]], list[tuple[int, str]]]:
+    """The file's objects and their line numbers, and each line that is not one (not UTF-8, not
+    JSON, not an object) with what is wrong; a file that cannot be read is an error at once."""
     from amem.errors import InvalidInputError
 
     try:
@@ -138,29 +143,35 @@ def _read_jsonl(path: str, scope: str | None) -> tuple[list[int], list[dict[str,
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from None
     numbers: list[int] = []
     items: list[dict[str, Any]] = []
+    unread: list[tuple[int, str]] = []
     for number, raw in enumerate(data.splitlines(), start=1):
         try:
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as exc:
-            raise InvalidInputError(
-                f"{path}, line {number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                "nothing was recorded"
-            ) from None
+            unread.append((number, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"))
+            continue
         if not line.strip():
             continue
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"{path}, line {number}: not JSON ({exc.msg}); nothing was recorded"
-            ) from None
+            unread.append((number, f"not JSON ({exc.msg})"))
+            continue
         if not isinstance(item, dict):
-            raise InvalidInputError(f"{path}, line {number}: expected a JSON object; nothing was recorded")
-        if scope and "scope" not in item:
-            item["scope"] = scope
+            unread.append((number, "expected a JSON object"))
+            continue
         numbers.append(number)
         items.append(item)
-    return numbers, items
+    return numbers, items, unread
+
+
+def _wrong_lines(path: str, problems: list[tuple[int, str]]) -> Exception:
+    """One error naming every wrong line of an import: "PATH, line 3: ..." for one, "PATH: 4 lines
+    are wrong: lines 2, 5 and 9: ...; line 4: ..." for several."""
+    from amem.errors import InvalidInputError, describe_problems
+
+    where = f"{path}, " if len(problems) == 1 else f"{path}: "
+    return InvalidInputError(f"{where}{describe_problems(problems, 'line')}; nothing was recorded")
 
 
 @app.command()

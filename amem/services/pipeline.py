@@ -154,16 +154,9 @@ class WritePipeline:
         evolution."""
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be at least 1, got {batch_size}")
-        raws: list[RawLog] = []
-        for i, item in enumerate(items):
-            try:
-                raws.append(
-                    self._raw_log(
-                        item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
-                    )
-                )
-            except InvalidInputError as exc:
-                raise InvalidBatchInputError(i + 1, str(exc)) from exc
+        raws, problems = self.raw_logs_of(items, actor=actor)
+        if problems:
+            raise InvalidBatchInputError(problems)
         before: dict[str, queue_queries.Recorded] = {}
         if skip_recorded:
             timed = [raw for raw, item in zip(raws, items, strict=True) if item.at is not None]
@@ -274,6 +267,24 @@ class WritePipeline:
         return done
 
     # -- the steps -------------------------------------------------------------------------------
+
+    def raw_logs_of(
+        self, items: Sequence[NoteInput], *, actor: Actor
+    ) -> tuple[list[RawLog], list[tuple[int, str]]]:
+        """The raw logs of ``items``, checked (nothing is written), and what is wrong with each
+        input that is not one, by 1-based position: all of them, so a caller names every one."""
+        raws: list[RawLog] = []
+        problems: list[tuple[int, str]] = []
+        for i, item in enumerate(items, start=1):
+            try:
+                raws.append(
+                    self._raw_log(
+                        item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
+                    )
+                )
+            except InvalidInputError as exc:
+                problems.append((i, str(exc)))
+        return raws, problems
 
     def _raw_log(
         self,

@@ -127,6 +127,31 @@ def test_a_non_utf8_import_names_the_line(
     assert memory.unprocessed_count() == 0 and memory.notes() == []
 
 
+def test_an_import_names_every_wrong_line_at_once(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A CRM export with several bad lines: one run names them all (not the first, then the next
+    after each fix), on one line, and records nothing."""
+    path = tmp_path / "export.jsonl"
+    path.write_bytes(
+        b'{"content": "Acme renewed", "scope": "acme"}\n'
+        b"not json\n"
+        b'{"content": "Caf\xe9 Co. churned", "scope": "cafe"}\n'
+        b'{"content": "no scope"}\n'
+        b"[1, 2]\n"
+        b'{"content": "  ", "scope": "acme"}\n'
+        b'{"content": "also no scope"}\n'
+    )
+    code, _, err = run(memory, capsys, "import", str(path))
+    assert code == 2
+    assert one_line_error(err) == (
+        f"error: {path}: 6 lines are wrong: line 2: not JSON (Expecting value); line 3: not UTF-8 "
+        "(byte 0xe9 at column 17); lines 4 and 7: scope: Field required; line 5: expected a JSON "
+        "object; line 6: content is empty: add_note needs the text to remember; nothing was recorded"
+    )
+    assert memory.unprocessed_count() == 0 and memory.notes() == []
+
+
 def test_search_and_as_of_take_a_time_as_text_like_add_note(memory: Memory) -> None:
     note = make_note(memory, "Acme asked for a discount on the renewal")
     tomorrow = (utcnow() + timedelta(days=1)).date().isoformat()

@@ -16,7 +16,7 @@ import pytest
 from amem import AddOutcome, NoteInput
 from amem.domain.hashing import sha256_text
 from amem.domain.models import RawLogState
-from amem.errors import InvalidInputError
+from amem.errors import InvalidBatchInputError, InvalidInputError
 from amem.index.documents import document_text
 from amem.index.embedders import LiteLLMEmbedder, MiniLMEmbedder
 from amem.ledger import index_queries
@@ -83,6 +83,29 @@ def test_a_bad_input_is_named_and_nothing_is_recorded(mem: Memory) -> None:
         mem.add_notes([good], actor="agent:x", batch_size=0)
     assert _raw_log_count(mem) == 0
     assert mem.add_notes([], actor="agent:x") == []
+
+
+def test_every_bad_input_of_a_batch_is_named_at_once(mem: Memory) -> None:
+    """An import of many inputs names all the wrong ones in one error, so one run finds them all:
+    each problem once, with the positions that have it."""
+    good = {"content": "Globex wants a discount", "scope": "globex"}
+    batch = [good, {"content": "no scope"}, good, {"content": " ", "scope": "g"}, {"content": "x"}]
+    batch += [{"content": "y", "scope": "g", "at": "next week"}, {"content": 5, "scope": "g"}]
+
+    expected = [
+        (2, "scope: Field required"),
+        (4, "content is empty: add_note needs the text to remember"),
+        (5, "scope: Field required"),
+        (6, "at: 'next week' is not an ISO 8601 date-time (e.g. 2026-03-01T09:30:00Z)"),
+        (7, "content: Input should be a valid string"),
+    ]
+    assert mem.check_inputs(batch, actor="agent:x") == expected
+    with pytest.raises(InvalidBatchInputError) as raised:
+        mem.add_notes(batch, actor="agent:x")
+    assert raised.value.problems == expected
+    assert str(raised.value).startswith("5 inputs are wrong: inputs 2 and 5: scope: Field required; input 4:")
+    assert _raw_log_count(mem) == 0
+    assert mem.check_inputs([good, good], actor="agent:x") == []
 
 
 def test_a_failed_analysis_keeps_its_raw_log_and_the_rest_of_the_batch_lands(
