@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from amem.domain.models import InputStatus, Note, Proposal
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.memory import Memory
+from amem.services.facts import FactPage
 from amem.services.governance import HistoryEvent
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
@@ -201,6 +202,23 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         """Hybrid search (meaning and words) over one scope's current notes."""
         find: Callable[..., list[SearchResult]] = memory.search_agentic if agentic else memory.search
         return find(q, k, scope=scope, include_retired=include_retired)
+
+    @app.get("/v1/facts", response_model=FactPage, tags=["notes"])
+    def account_facts(
+        who: Caller,
+        scope: Annotated[
+            str, Query(min_length=1, max_length=200, pattern=_TEXT, description="Whose memory.")
+        ],
+        limit: Annotated[int, Query(ge=1, le=500, description="How many facts.")] = 50,
+        offset: Annotated[int, Query(ge=0, description="How many to skip (the next page).")] = 0,
+        include_retired: Annotated[
+            bool, Query(description="Also notes whose invalid_at has passed.")
+        ] = False,
+    ) -> FactPage:
+        """What holds now about one account, newest said first: each fact's note, when and by whom
+        it was said, whether it is retired, and what reviewers decided on it. Values waiting for
+        review are not in the notes yet. `total` counts them all; page with `offset`."""
+        return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired)
 
     @app.get("/v1/notes/{note_id}", response_model=Note, responses=_NOT_FOUND, tags=["notes"])
     def read_note(note_id: NoteId, who: Caller) -> Note:

@@ -19,16 +19,17 @@ from mcp.types import ToolAnnotations
 from amem.api.app import report_embedded
 from amem.errors import AmemError
 from amem.memory import Memory
+from amem.services.facts import Fact
 from amem.services.search import SearchResult
 
 T = TypeVar("T")
 
 INSTRUCTIONS = """\
 amem is a long-term memory of facts about accounts and people (calls, decisions, prices, dates).
-Use add_note to remember something (it returns at once; the note is built in the background), and
-search / search_agentic before answering a question about an account. Notes are scoped: pass the
-account or user the memory is about as `scope`. You cannot approve or change reviewed values:
-people decide those.
+Use add_note to remember something (it returns at once; the note is built in the background),
+search / search_agentic before answering a question about an account, and account_facts for what
+holds now about it. Notes are scoped: pass the account or user the memory is about as `scope`.
+You cannot approve or change reviewed values: people decide those.
 """
 
 _READ_ONLY = ToolAnnotations(
@@ -63,6 +64,28 @@ def _hit(result: SearchResult) -> dict[str, Any]:
         hit["linked_from"] = result.linked_from
         hit["link_reason"] = result.link_reason
     return hit
+
+
+def _fact(fact: Fact) -> dict[str, Any]:
+    note = fact.note
+    return {
+        "note_id": note.id,
+        "content": note.content,
+        "category": note.category,
+        "decision_rationale": note.decision_rationale,
+        "valid_at": note.valid_at.isoformat() if note.valid_at else None,
+        "invalid_at": note.invalid_at.isoformat() if note.invalid_at else None,
+        "said_at": fact.said_at.isoformat() if fact.said_at else None,
+        "said_by": fact.said_by,
+        "retired": fact.retired,
+        "decisions": [d.model_dump(mode="json", exclude_none=True) for d in fact.decisions],
+        # as on a search hit: a newer note contradicts it, a person has not decided yet
+        **(
+            {"retirement_waiting": fact.retirement_waiting.model_dump(mode="json")}
+            if fact.retirement_waiting is not None
+            else {}
+        ),
+    }
 
 
 def _guard(call: Callable[[], T]) -> T:
@@ -127,6 +150,22 @@ def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int 
         ("why did Acme change plans, and what happened next?")."""
         results = _guard(lambda: memory.search_agentic(query, k, scope=scope))
         return [_hit(r) for r in results]
+
+    @server.tool(annotations=_READ_ONLY)
+    def account_facts(
+        scope: str, limit: int = 20, offset: int = 0, include_retired: bool = False
+    ) -> dict[str, Any]:
+        """What holds now about one account or user, newest said first: each fact's content,
+        category, decision rationale and validity dates, when and by whom it was said, and what
+        reviewers decided on it. Use it to brief yourself on an account ("what do we know about
+        Acme?"); use search for a specific question. `total` is how many facts there are: page
+        with offset (limit 1 to 100). Values waiting for a reviewer are not in it yet."""
+        if not 1 <= limit <= 100 or offset < 0:
+            raise ToolError(f"limit must be 1 to 100 and offset 0 or more, not {limit} and {offset}")
+        page = _guard(
+            lambda: memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired)
+        )
+        return {"scope": page.scope, "total": page.total, "facts": [_fact(f) for f in page.facts]}
 
     @server.tool(annotations=_READ_ONLY)
     def read_note(note_id: str) -> dict[str, Any]:

@@ -166,22 +166,27 @@ def search_hits(console: Console, results: Sequence[Any]) -> None:
         rows: list[tuple[str, str | Text]] = [("content", " ".join(r.note.content.split()))]
         rows.append(("said", when(r.said_at)))
         rows.append(("currency", _validity(r.valid_at, r.invalid_at, r.retired)))
-        waiting = getattr(r, "retirement_waiting", None)
-        if waiting is not None:
-            said = f': "{" ".join(waiting.evidence.split())}"' if waiting.evidence else ""
-            rows.append(
-                (
-                    "contested",
-                    f"a newer note says otherwise{said}; its retirement waits for review "
-                    f"(proposal {waiting.proposal_id})",
-                )
-            )
+        rows += _contested(getattr(r, "retirement_waiting", None))
         if r.note.tags:
             rows.append(("tags", ", ".join(r.note.tags)))
         _rows(console, rows, indent=3)
         if r.linked_from:
             because = f": {r.link_reason}" if r.link_reason else ""
             console.print(Text(f"   linked from {r.linked_from}{because}"), soft_wrap=False)
+
+
+def _contested(waiting: Any) -> list[tuple[str, str | Text]]:
+    """The row saying a newer note contradicts this one and a reviewer has not decided yet."""
+    if waiting is None:
+        return []
+    said = f': "{" ".join(waiting.evidence.split())}"' if waiting.evidence else ""
+    return [
+        (
+            "contested",
+            f"a newer note says otherwise{said}; its retirement waits for review "
+            f"(proposal {waiting.proposal_id})",
+        )
+    ]
 
 
 def facts(console: Console, page: Any) -> None:
@@ -196,6 +201,7 @@ def facts(console: Console, page: Any) -> None:
         rows: list[tuple[str, str | Text]] = [
             ("said", f"{when(fact.said_at)}" + (f" by {fact.said_by}" if fact.said_by else "")),
             ("currency", _validity(note.valid_at, note.invalid_at, fact.retired)),
+            *_contested(fact.retirement_waiting),
         ]
         if note.category:
             rows.append(("category", note.category))

@@ -182,6 +182,17 @@ class Link(_Frozen):
     reason: str = ""
 
 
+class RetirementWaiting(_Frozen):
+    """A newer note says this one no longer holds; a person has not decided yet (the policy holds
+    ``invalid_at`` for review). ``invalid_at``: the end it proposes; ``evidence``: the newer raw
+    log's words; ``reason``: why the analyst thinks so. Search hits and an account's facts carry it."""
+
+    proposal_id: str
+    invalid_at: datetime | None = None
+    reason: str
+    evidence: str | None = None
+
+
 class Note(BaseModel):
     """The current derived state of one note, rebuilt from applied changes."""
 

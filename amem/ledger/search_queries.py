@@ -21,7 +21,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from amem.domain.models import Note, as_utc
+from amem.domain.models import Note, RetirementWaiting, as_utc
 from amem.ledger.store import LedgerTx, _note
 from amem.ledger.tables import UTCDateTime, notes, proposals, raw_logs
 
@@ -397,16 +397,6 @@ def notes_said_of(
     return found, said
 
 
-@dataclass(frozen=True)
-class RetirementWaiting:
-    """A retirement of a note proposed by a newer one, waiting for a person's decision."""
-
-    proposal_id: str
-    invalid_at: datetime | None
-    reason: str
-    evidence: str | None
-
-
 def retirements_waiting_of(
     rows: Mapping[str, sa.Row[Any]], note_ids: Sequence[str]
 ) -> dict[str, RetirementWaiting]:
@@ -421,7 +411,12 @@ def retirements_waiting_of(
             when = as_utc(datetime.fromisoformat(value)) if isinstance(value, str) else None
         except ValueError:
             when = None
-        out[note_id] = RetirementWaiting(row.waiting_id, when, row.waiting_reason, row.waiting_evidence)
+        out[note_id] = RetirementWaiting(
+            proposal_id=row.waiting_id,
+            invalid_at=when,
+            reason=row.waiting_reason or "",
+            evidence=row.waiting_evidence,
+        )
     return out
 
 

@@ -11,9 +11,10 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from amem.domain.models import Note, as_utc, utcnow
+from amem.domain.models import Note, RetirementWaiting, as_utc, utcnow
 from amem.errors import InvalidInputError
 from amem.ledger import review_queries as q
+from amem.ledger import search_queries
 from amem.ledger.store import Ledger
 
 
@@ -29,10 +30,14 @@ class Decision(BaseModel):
 
 
 class Fact(BaseModel):
+    """``retirement_waiting``: a newer note says this fact no longer holds and a person has not
+    decided yet (it still holds, but may not for long), as search hits say it."""
+
     note: Note
     said_at: datetime | None = None
     said_by: str | None = None
     retired: bool = False
+    retirement_waiting: RetirementWaiting | None = None
     decisions: list[Decision] = []
 
     @property
@@ -65,6 +70,7 @@ def facts(
         )
         total = q.count_current_notes(tx, scope.strip(), moment=moment, include_retired=include_retired)
         decided = q.decisions_for_notes(tx, [note.id for note, _ in rows])
+        waiting = search_queries.retirements_waiting(tx, [note.id for note, _ in rows]) if at is None else {}
     by_note: dict[str, list[Decision]] = {}
     for p in decided:
         by_note.setdefault(p.note_id, []).append(
@@ -83,6 +89,7 @@ def facts(
             said_at=raw.occurred_at if raw else None,
             said_by=str(raw.actor) if raw else None,
             retired=note.invalid_at is not None and as_utc(note.invalid_at) <= moment,
+            retirement_waiting=waiting.get(note.id),
             decisions=by_note.get(note.id, []),
         )
         for note, raw in rows

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel
 
 from amem.config import DEFAULT_LINK_KEYWORD_SCOPE_LIMIT, DEFAULT_LINK_KEYWORD_WINDOW, Settings
-from amem.domain.models import Note, as_utc, utcnow
+from amem.domain.models import Note, RetirementWaiting, as_utc, utcnow
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
@@ -58,17 +58,6 @@ NEIGHBOUR_KEYWORD_SCOPE_LIMIT = DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
 NEIGHBOUR_KEYWORD_WINDOW = DEFAULT_LINK_KEYWORD_WINDOW
 
 MatchedBy = Literal["vector", "keyword", "linked"]
-
-
-class RetirementWaiting(BaseModel):
-    """A newer note says this one no longer holds; a person has not decided yet (the policy holds
-    ``invalid_at`` for review). ``invalid_at``: the end it proposes; ``evidence``: the newer raw
-    log's words; ``reason``: why the analyst thinks so."""
-
-    proposal_id: str
-    invalid_at: datetime | None = None
-    reason: str
-    evidence: str | None = None
 
 
 class SearchResult(BaseModel):
@@ -467,7 +456,7 @@ class SearchService:
         fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight, unsearched=unwritten)
         results: list[SearchResult] = []
         said: dict[str, datetime] = {}  # first raw logs' times, read with the notes (currency)
-        waiting: dict[str, search_queries.RetirementWaiting] = {}  # read with the notes too
+        waiting: dict[str, RetirementWaiting] = {}  # read with the notes too
         # Notes are read from the ledger best first, k of them, then twice as many at a time:
         # both sides already dropped retired, deleted and untagged candidates, so the first k
         # nearly always pass and the rest of the pool is never loaded.
@@ -504,7 +493,7 @@ class SearchService:
 
     def _notes_said(
         self, tx: LedgerTx, checked: LedgerCheck, note_ids: list[str]
-    ) -> tuple[list[Note], dict[str, datetime], dict[str, search_queries.RetirementWaiting]]:
+    ) -> tuple[list[Note], dict[str, datetime], dict[str, RetirementWaiting]]:
         """The hits' notes, their said-at times and their retirements waiting for a reviewer: the
         rows kept since ``checked`` read the same, the others read (and kept)."""
         rows = self.hit_rows.get(checked, note_ids)
@@ -523,7 +512,7 @@ class SearchService:
         filters: _Filters,
         *,
         said: dict[str, datetime] | None = None,
-        waiting: Mapping[str, search_queries.RetirementWaiting] | None = None,
+        waiting: Mapping[str, RetirementWaiting] | None = None,
     ) -> list[SearchResult]:
         """Each hit with its validity dates and the time it was said; retired hits (invalid_at
         passed at the searched moment) after every current one, each group in score order.
@@ -584,18 +573,8 @@ class SearchService:
         return out
 
 
-def _waiting(
-    waiting: Mapping[str, search_queries.RetirementWaiting] | None, note_id: str
-) -> RetirementWaiting | None:
-    found = (waiting or {}).get(note_id)
-    if found is None:
-        return None
-    return RetirementWaiting(
-        proposal_id=found.proposal_id,
-        invalid_at=found.invalid_at,
-        reason=found.reason,
-        evidence=found.evidence,
-    )
+def _waiting(waiting: Mapping[str, RetirementWaiting] | None, note_id: str) -> RetirementWaiting | None:
+    return (waiting or {}).get(note_id)
 
 
 def _check(

@@ -58,6 +58,13 @@ def main() -> None:
             st.caption(md_escape(" · ".join(extras)))
             if note.decision_rationale:
                 st.markdown(f"**Why** · {md_escape(note.decision_rationale)}")
+            waiting = fact.retirement_waiting
+            if waiting is not None:  # a newer note says otherwise; a reviewer has not decided yet
+                said = f': "{" ".join(waiting.evidence.split())}"' if waiting.evidence else ""
+                st.markdown(
+                    ":orange[**Contested**] · "
+                    + md_escape(f"a newer note says otherwise{said}; its retirement waits for review")
+                )
             for d in fact.decisions:
                 comment = f": {d.comment}" if d.comment else ""
                 st.caption(md_escape(f"{d.attribute} {d.status} by {d.reviewer} on {_when(d.at)}{comment}"))

@@ -63,6 +63,32 @@ def test_an_input_is_accepted_at_once_and_followed_to_its_note(
     assert count.status_code == 200 and count.json()["pending"] == len(memory.pending(limit=1000))
 
 
+def test_an_agent_reads_an_accounts_facts_with_what_is_contested(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """What holds now about an account, newest said first, a page at a time; a fact a newer note
+    contradicts says so while its retirement waits for a reviewer."""
+    from datetime import UTC, datetime
+
+    from tests.factories import contradict, said
+
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
+    p = contradict(memory, old, new, "2026-08-20T00:00:00Z")
+
+    page = client.get("/v1/facts", params={"scope": "acme"}, headers=agent)
+    assert page.status_code == 200
+    body = page.json()
+    assert body["total"] == 2 and [f["note"]["id"] for f in body["facts"]] == [new.id, old.id]
+    assert body["facts"][1]["retirement_waiting"]["proposal_id"] == p.id
+    assert body["facts"][0]["retirement_waiting"] is None
+    second = client.get("/v1/facts", params={"scope": "acme", "limit": 1, "offset": 1}, headers=agent)
+    assert [f["note"]["id"] for f in second.json()["facts"]] == [old.id]
+    assert client.get("/v1/facts", params={"scope": "acme"}).status_code == 401
+    assert client.get("/v1/facts", headers=agent).status_code == 422
+    assert client.get("/v1/facts", params={"scope": "acme", "limit": 0}, headers=agent).status_code == 422
+
+
 @pytest.mark.parametrize("header", [None, "Bearer amem_not-a-real-token", "Basic c2VjcmV0", "Bearer "])
 def test_no_token_or_a_wrong_one_is_401(client: TestClient, header: str | None) -> None:
     headers = {"Authorization": header} if header else {}

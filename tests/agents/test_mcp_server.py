@@ -30,6 +30,7 @@ TOOLS = {
     "read_note",
     "note_history",
     "pending_review_count",
+    "account_facts",
 }
 
 
@@ -66,6 +67,10 @@ async def exercise(client: Client, scope: str) -> dict[str, Any]:
     assert linked[0]["note_id"] == status["note_id"]
     history = data(await client.call_tool("note_history", {"note_id": status["note_id"]}))
     assert history and {e["actor"] for e in history} >= {"agent:mcp-test"}
+    facts = data(await client.call_tool("account_facts", {"scope": scope}))
+    assert facts["total"] == 1 and [f["note_id"] for f in facts["facts"]] == [status["note_id"]]
+    too_many = await client.call_tool("account_facts", {"scope": scope, "limit": 1000})
+    assert too_many.is_error and "limit must be 1 to 100" in too_many.content[0].text
     count = data(await client.call_tool("pending_review_count", {}))
     assert isinstance(count["pending"], int)
 
@@ -155,3 +160,13 @@ def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: M
     waiting = hits[old.id]["retirement_waiting"]
     assert waiting["proposal_id"] == p.id and waiting["evidence"] == "Acme pays $49 per seat from now on"
     assert "retirement_waiting" not in hits[new.id]
+
+    async def facts() -> dict[str, Any]:
+        async with Client(server) as client:
+            return data(await client.call_tool("account_facts", {"scope": "acme"}))
+
+    page = anyio.run(facts)  # the account's facts say the same
+    by_id = {f["note_id"]: f for f in page["facts"]}
+    assert list(by_id) == [new.id, old.id] and by_id[old.id]["said_at"].startswith("2026-01-10")
+    assert by_id[old.id]["retirement_waiting"]["proposal_id"] == p.id
+    assert "retirement_waiting" not in by_id[new.id]

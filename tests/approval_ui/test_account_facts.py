@@ -56,3 +56,15 @@ def test_search_in_the_explorer_marks_retired_facts_after_the_current_one(mem: M
     frame = at.dataframe[0].value
     assert frame["content"].iloc[0] == prices[2].content and frame["status"].iloc[0] == "current"
     assert list(frame["status"].iloc[1:]) == ["retired", "retired"]
+
+
+def test_a_contested_fact_says_so_in_the_console(mem: Memory) -> None:
+    from tests.factories import contradict
+
+    first = said(mem, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    second = said(mem, "Acme pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
+    contradict(mem, first, second, "2026-04-02T00:00:00Z")
+    page = plain(texts(open_console("alice", "facts")))
+    assert page.count(":orange[**Contested**]") == 1
+    assert 'a newer note says otherwise: "Acme pays $55 per seat after the uplift"' in page
+    assert page.index("$55") < page.index("Contested") and page.index("$42") < page.index("Contested")

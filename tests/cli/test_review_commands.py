@@ -244,6 +244,12 @@ def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> Non
     code, out, _ = run(memory, capsys, "search", "price per seat", "--scope", "acme", "--json")
     waiting = {h["note_id"]: h["retirement_waiting"] for h in json.loads(out)}
     assert waiting[old.id]["proposal_id"] == p.id and waiting[new.id] is None
+    code, out, _ = run(memory, capsys, "facts", "--scope", "acme")  # the account's facts say it too
+    assert code == 0 and "$42 per seat" in out
+    assert 'contested a newer note says otherwise: "Acme pays $49 per seat from now on"' in flat(out)
+    code, out, _ = run(memory, capsys, "facts", "--scope", "acme", "--json")
+    facts = {f["note"]["id"]: f["retirement_waiting"] for f in json.loads(out)["facts"]}
+    assert facts[old.id]["proposal_id"] == p.id and facts[new.id] is None
 
     memory.approve(p.id, reviewer=signed_in(memory, "alice"), comment="the renewal changed it")
     code, out, _ = run(memory, capsys, "facts", "--scope", "acme")

@@ -149,6 +149,25 @@ def test_before_a_reviewer_decides_a_contested_price_says_so_and_a_rejection_cle
     assert again[first.id].retirement_waiting is None and not again[first.id].retired
 
 
+def test_a_contested_fact_says_so_until_a_reviewer_decides(memory: Memory) -> None:
+    """An account's facts, like search, say which fact a newer note contradicts while its retirement
+    waits for a person: approved, the fact leaves the current ones; rejected, the marker goes."""
+    first = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
+    second = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
+    waiting = contradict(memory, first, second, "2026-04-02T00:00:00Z")
+    facts = {f.note_id: f for f in memory.facts("acme").facts}
+    contested = facts[first.id].retirement_waiting
+    assert contested is not None and contested.proposal_id == waiting.id
+    assert contested.evidence == "Acme now pays $55 per seat after the uplift"
+    assert facts[second.id].retirement_waiting is None and not facts[first.id].retired
+
+    memory.reject(waiting.id, reviewer=signed_in(memory, "alice"), comment="the uplift was never signed")
+    assert all(f.retirement_waiting is None for f in memory.facts("acme").facts)
+    again = contradict(memory, first, second, "2026-04-02T00:00:00Z")
+    memory.approve(again.id, reviewer=signed_in(memory, "alice"))
+    assert [f.note_id for f in memory.facts("acme").facts] == [second.id]
+
+
 def test_a_contested_note_an_agentic_search_brings_in_by_a_link_says_so_too(memory: Memory) -> None:
     old = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
     new = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
