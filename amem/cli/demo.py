@@ -33,7 +33,8 @@ def sample_dir() -> Path:
 
 def read_history(directory: Path) -> list[dict[str, Any]]:
     """Every line of every ``*.jsonl`` in ``directory``, merged in time order (``at``)."""
-    from amem.cli.notes import _read_jsonl, _wrong_lines
+    from amem.cli.import_files import read_jsonl
+    from amem.cli.notes import _wrong_lines
     from amem.domain.values import parse_datetime
     from amem.errors import InvalidInputError
 
@@ -42,10 +43,10 @@ def read_history(directory: Path) -> list[dict[str, Any]]:
         raise InvalidInputError(f"no sample history (*.jsonl) in {directory}")
     items: list[tuple[datetime, int, dict[str, Any]]] = []
     for path in files:
-        numbers, lines, unread = _read_jsonl(str(path))
-        if unread:
-            raise _wrong_lines(str(path), unread)
-        for number, item in zip(numbers, lines, strict=True):
+        read = read_jsonl(path.read_bytes())
+        if read.unread:
+            raise _wrong_lines(str(path), read.unread)
+        for number, item in zip(read.numbers, read.items, strict=True):
             try:
                 at = parse_datetime(item["at"], what="at") if item.get("at") else EARLIEST
             except InvalidInputError as exc:

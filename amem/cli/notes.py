@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -45,13 +46,21 @@ def add(
     emit(data, as_json, render)
 
 
+class ImportFormat(StrEnum):
+    auto = "auto"
+    jsonl = "jsonl"
+    csv = "csv"
+
+
 @app.command("import")
 def import_notes(
     path: Annotated[
         str,
         typer.Argument(
             help='A JSON Lines file ("-" for standard input): one {"content", "scope", "at", "metadata"} '
-            "object a line (scope may come from --scope)."
+            "object a line (scope may come from --scope); or a CSV file with a header row (a CRM's "
+            "export): the columns named by --content-column, --scope-column and --at-column, every "
+            "other cell into the input's metadata."
         ),
     ],
     actor: Annotated[str, typer.Option("--actor", help="Who says it: agent:NAME or a person's name.")] = (
@@ -69,6 +78,19 @@ def import_notes(
             "again after an interruption; lines without at are always recorded.",
         ),
     ] = True,
+    file_format: Annotated[
+        ImportFormat,
+        typer.Option("--format", help="jsonl or csv; auto: csv for a .csv file, else jsonl."),
+    ] = ImportFormat.auto,
+    content_column: Annotated[
+        str, typer.Option("--content-column", help="CSV: the column holding the text.")
+    ] = "content",
+    scope_column: Annotated[
+        str, typer.Option("--scope-column", help="CSV: the column naming the account (else --scope).")
+    ] = "scope",
+    at_column: Annotated[
+        str, typer.Option("--at-column", help="CSV: the column holding when it was said (ISO 8601).")
+    ] = "at",
     as_json: JsonOpt = False,
 ) -> None:
     """Add many notes at once (past conversations, a CRM export).
@@ -76,10 +98,20 @@ def import_notes(
     Every line is checked before anything is recorded; then each is kept as a raw log and analysed
     like `amem add`. Running the same import again records nothing twice: a line that gives its
     time and was recorded before is skipped (--record-again records it anyway)."""
+    from amem.cli.import_files import read_csv, read_jsonl
     from amem.cli.progress import reporter
-    from amem.errors import InvalidBatchInputError
+    from amem.errors import InvalidBatchInputError, InvalidInputError
 
-    numbers, items, unread = _read_jsonl(path)
+    data = _read_bytes(path)
+    is_csv = file_format is ImportFormat.auto and path.lower().endswith(".csv")
+    if file_format is ImportFormat.csv or is_csv:
+        try:
+            read = read_csv(data, content=content_column, scope=scope_column, at=at_column)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{path}, {exc}; nothing was recorded") from None
+    else:
+        read = read_jsonl(data)
+    numbers, items, unread = read.numbers, read.items, read.unread
     if scope:
         items = [item if "scope" in item else {**item, "scope": scope} for item in items]
     with open_memory() as mem, reporter(as_json) as progress:
@@ -132,37 +164,14 @@ def import_notes(
         raise typer.Exit(4)
 
 
-def _read_jsonl(path: str) -> tuple[list[int], list[dict[str, Any]], list[tuple[int, str]]]:
-    """The file's objects and their line numbers, and each line that is not one (not UTF-8, not
-    JSON, not an object) with what is wrong; a file that cannot be read is an error at once."""
+def _read_bytes(path: str) -> bytes:
+    """The file's bytes ("-": standard input); one that cannot be read is an error at once."""
     from amem.errors import InvalidInputError
 
     try:
-        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+        return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from None
-    numbers: list[int] = []
-    items: list[dict[str, Any]] = []
-    unread: list[tuple[int, str]] = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        try:
-            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            unread.append((number, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"))
-            continue
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            unread.append((number, f"not JSON ({exc.msg})"))
-            continue
-        if not isinstance(item, dict):
-            unread.append((number, "expected a JSON object"))
-            continue
-        numbers.append(number)
-        items.append(item)
-    return numbers, items, unread
 
 
 def _wrong_lines(path: str, problems: list[tuple[int, str]]) -> Exception:

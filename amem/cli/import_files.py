@@ -1,0 +1,104 @@
+"""What `amem import` reads: JSON Lines or CSV (a CRM's export), as inputs with their line numbers,
+and every line it cannot read with what is wrong, so one run names them all."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from amem.errors import InvalidInputError
+
+
+@dataclass
+class ImportFile:
+    """``items``: the inputs read, each with the line it starts on in ``numbers``; ``unread``: the
+    lines that are not inputs (line number, what is wrong)."""
+
+    numbers: list[int] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    unread: list[tuple[int, str]] = field(default_factory=list)
+
+
+def read_jsonl(data: bytes) -> ImportFile:
+    """One JSON object a line; blank lines are skipped."""
+    read = ImportFile()
+    for number, raw in enumerate(data.splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            read.unread.append((number, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"))
+            continue
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            read.unread.append((number, f"not JSON ({exc.msg})"))
+            continue
+        if not isinstance(item, dict):
+            read.unread.append((number, "expected a JSON object"))
+            continue
+        read.numbers.append(number)
+        read.items.append(item)
+    return read
+
+
+def read_csv(data: bytes, *, content: str, scope: str, at: str) -> ImportFile:
+    """A CSV file with a header row, as spreadsheets and CRMs export it (UTF-8, with or without a
+    byte order mark; fields may span lines in quotes). ``content``, ``scope`` and ``at`` name the
+    columns holding the text, the account and the time; every other non-empty cell goes into the
+    input's metadata under its column's name. A row's line is the line it starts on."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InvalidInputError(
+            f"line {line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}): save the file "
+            "as CSV UTF-8"
+        ) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return ImportFile()
+    except csv.Error as exc:
+        raise InvalidInputError(f"line 1: not CSV ({exc})") from None
+    names = [name.strip() for name in header]
+    if content not in names:
+        shown = ", ".join(repr(n) for n in names) or "none"
+        raise InvalidInputError(
+            f"line 1: no column {content!r} for the text (columns: {shown}); name it with --content-column"
+        )
+    read = ImportFile()
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            read.unread.append((start, f"not CSV ({exc})"))
+            start = reader.line_num + 1
+            continue
+        number, start = start, reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue  # a blank row
+        if len(row) > len(names):
+            read.unread.append((number, f"{len(row)} cells, more than the header's {len(names)} columns"))
+            continue
+        cells = dict(zip(names, row, strict=False))
+        item: dict[str, Any] = {"content": cells.get(content, "")}
+        if cells.get(scope, "").strip():
+            item["scope"] = cells[scope]
+        if cells.get(at, "").strip():
+            item["at"] = cells[at]
+        metadata = {k: v for k, v in cells.items() if k not in (content, scope, at) and k and v.strip()}
+        if metadata:
+            item["metadata"] = metadata
+        read.numbers.append(number)
+        read.items.append(item)
+    return read

@@ -1,0 +1,119 @@
+"""`amem import` of a CSV file, as a CRM or a spreadsheet exports one: named columns, cells that
+span lines, every wrong row named by the line it starts on, nothing recorded when one is wrong."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from amem.cli import main
+from amem.cli.import_files import read_csv
+from amem.memory import Memory
+
+COLUMNS = [
+    "--content-column",
+    "Description",
+    "--scope-column",
+    "Account Name",
+    "--at-column",
+    "Activity Date",
+]
+EXPORT = (
+    "\ufeffAccount Name,Activity Date,Description,Owner,Stage\r\n"
+    'acme,2026-03-01,"Acme wants 10 seats, and SSO before the audit",Priya,Negotiation\r\n'
+    'globex,2026-03-02T15:30:00Z,"Globex signed\r\nthe two-year renewal",,\r\n'
+    "\r\n"
+    ",2026-03-03,Initech asked about pricing,Leo,\r\n"
+)
+
+
+def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["--database-url", memory.settings.database_url, "--home", str(memory.home), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_crm_export_is_imported_by_its_columns(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "activities.csv"
+    path.write_text(EXPORT, encoding="utf-8", newline="")
+    code, out, err = run(memory, capsys, "import", str(path), *COLUMNS, "--scope", "initech")
+    assert code == 0, err
+    assert out.startswith("3 notes added")
+    with memory.ledger.read() as tx:
+        raws = {r.text: r for r in tx.iter_raw_logs()}
+    assert set(raws) == {
+        "Acme wants 10 seats, and SSO before the audit",
+        "Globex signed\r\nthe two-year renewal",  # a cell over two lines, kept as it was written
+        "Initech asked about pricing",
+    }
+    acme = raws["Acme wants 10 seats, and SSO before the audit"]
+    assert acme.scope == "acme" and acme.occurred_at == datetime(2026, 3, 1, tzinfo=UTC)
+    assert acme.metadata == {"Owner": "Priya", "Stage": "Negotiation"}  # the other cells, empty ones left out
+    globex = raws["Globex signed\r\nthe two-year renewal"]
+    assert globex.occurred_at == datetime(2026, 3, 2, 15, 30, tzinfo=UTC) and globex.metadata == {}
+    assert raws["Initech asked about pricing"].scope == "initech"  # no account in the row: --scope
+
+
+def test_every_wrong_row_is_named_by_the_line_it_starts_on(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "activities.csv"
+    path.write_text(
+        "scope,at,content\n"
+        'acme,2026-03-01,"a note\nover two lines"\n'
+        "acme,next week,Acme asked for a quote\n"
+        ",2026-03-02,no account\n"
+        "acme,2026-03-03,\n"
+        "acme,2026-03-04,one,cell,too many\n",
+        encoding="utf-8",
+    )
+    code, _, err = run(memory, capsys, "import", str(path))
+    assert code == 2
+    message = " ".join(err.split())
+    assert message == (
+        f"error: {path}: 4 lines are wrong: line 4: at: 'next week' is not an ISO 8601 date-time "
+        "(e.g. 2026-03-01T09:30:00Z); line 5: scope: Field required; line 6: content is empty: "
+        "add_note needs the text to remember; line 7: 5 cells, more than the header's 3 columns; "
+        "nothing was recorded"
+    )
+    assert memory.unprocessed_count() == 0 and memory.notes() == []
+
+
+def test_a_file_without_the_text_column_or_not_in_utf8_says_what_to_do(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "activities.csv"
+    path.write_text(EXPORT, encoding="utf-8", newline="")
+    code, _, err = run(memory, capsys, "import", str(path))
+    assert code == 2
+    assert (
+        "line 1: no column 'content' for the text (columns: 'Account Name', 'Activity Date', "
+        "'Description', 'Owner', 'Stage'); name it with --content-column" in " ".join(err.split())
+    )
+    legacy = tmp_path / "excel.csv"  # saved by a spreadsheet in Windows-1252
+    legacy.write_bytes("content,scope\nCafé Co. churned,cafe\n".encode("cp1252"))
+    code, _, err = run(memory, capsys, "import", str(legacy))
+    assert code == 2
+    assert "line 2: not UTF-8 (byte 0xe9 at column 4): save the file as CSV UTF-8" in err
+    assert memory.notes() == []
+
+
+def test_the_format_can_be_named_for_a_file_of_another_suffix(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "activities.txt"
+    path.write_text("content,scope\nAcme renewed,acme\n", encoding="utf-8")
+    code, _, err = run(memory, capsys, "import", str(path))
+    assert code == 2 and "not JSON" in err  # read as JSON Lines by default
+    code, out, err = run(memory, capsys, "import", str(path), "--format", "csv")
+    assert code == 0 and out.startswith("1 notes added"), err
+
+
+def test_rows_keep_their_order_and_their_starting_lines() -> None:
+    read = read_csv(EXPORT.encode("utf-8"), content="Description", scope="Account Name", at="Activity Date")
+    assert read.numbers == [2, 3, 6] and read.unread == []
+    assert [item.get("scope") for item in read.items] == ["acme", "globex", None]
