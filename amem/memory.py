@@ -235,6 +235,7 @@ class Memory:
         batch_size: int = 64,
         progress: Progress = no_progress,
         skip_recorded: bool = False,
+        wait: bool = True,
     ) -> list[AddOutcome]:
         """add_note for many inputs (an import of past conversations, a CRM export), in order.
 
@@ -246,7 +247,9 @@ class Memory:
         ``progress(task, done, total)`` is called as batches complete (amem/domain/progress.py).
         ``skip_recorded``: an input that gives its time (``at``) and was recorded before, with the
         same scope, author and text, is not recorded again (an import run a second time); its
-        outcome, ``recorded_before=True``, names the raw log that holds it.
+        outcome, ``recorded_before=True``, names the raw log that holds it. ``wait=False``, as for
+        add_note: returns as soon as the raw logs are committed (in one transaction), queued for the
+        workers; each outcome then has no note yet, and ``input_status`` follows it.
         """
         who = _actor(actor, ActorKind.AGENT)
         items = list(items)
@@ -259,6 +262,7 @@ class Memory:
             batch_size=batch_size,
             progress=progress,
             skip_recorded=skip_recorded,
+            wait=wait,
         )
 
     def check_inputs(

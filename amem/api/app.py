@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from amem.domain.models import InputStatus, Note, Proposal
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.memory import Memory
-from amem.services.facts import FactPage
+from amem.services.facts import MAX_OFFSET, FactPage
 from amem.services.governance import HistoryEvent
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
@@ -41,6 +41,10 @@ committed, with its id and a status URL; workers analyse it; `GET /v1/inputs/{ra
 queued, processing, done (with the note id), failed (with why) or erased (on a data subject's
 request). An acknowledged input is never lost.
 """
+
+
+#: Inputs one batch request may carry.
+BATCH_LIMIT = 500
 
 
 class Problem(BaseModel):
@@ -68,6 +72,27 @@ class Accepted(BaseModel):
     raw_log_id: str
     status: Literal["queued"] = "queued"
     status_url: str
+
+
+class BatchIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    inputs: list[InputIn] = Field(
+        min_length=1, max_length=BATCH_LIMIT, description=f"1 to {BATCH_LIMIT} inputs, kept in this order."
+    )
+
+
+class AcceptedInput(BaseModel):
+    raw_log_id: str
+    status: Literal["queued", "recorded_before"] = Field(
+        description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
+        "kept this input (same scope, at, actor and text), and raw_log_id is the raw log holding it."
+    )
+    status_url: str
+
+
+class BatchAccepted(BaseModel):
+    inputs: list[AcceptedInput]
 
 
 class QueueDepth(BaseModel):
@@ -171,6 +196,33 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
             raw_log_id=raw_log_id, status_url=str(request.url_for("input_status", raw_log_id=raw_log_id))
         )
 
+    @app.post(
+        "/v1/inputs/batch",
+        status_code=202,
+        response_model=BatchAccepted,
+        responses={400: {"model": Problem, "description": "The body is not JSON."}, **_INVALID},
+        tags=["inputs"],
+    )
+    def add_inputs(body: BatchIn, request: Request, who: Caller) -> BatchAccepted:
+        """Keep many inputs at once (a CRM sync, a backlog), all or none: every wrong input is
+        named in the 422 and nothing is kept. Answers once the raw logs are committed, in one
+        transaction; workers analyse them in order. Sending the same batch again (a retry after a
+        timeout) keeps nothing twice: an input that gives its `at` and was kept before comes back
+        as `recorded_before`, with the raw log that holds it."""
+        outcomes = memory.add_notes(
+            [i.model_dump() for i in body.inputs], actor=who.identity, wait=False, skip_recorded=True
+        )
+        return BatchAccepted(
+            inputs=[
+                AcceptedInput(
+                    raw_log_id=o.raw_log_id,
+                    status="recorded_before" if o.recorded_before else "queued",
+                    status_url=str(request.url_for("input_status", raw_log_id=o.raw_log_id)),
+                )
+                for o in outcomes
+            ]
+        )
+
     @app.get("/v1/inputs/{raw_log_id}", response_model=InputStatus, responses=_NOT_FOUND, tags=["inputs"])
     def input_status(raw_log_id: RawLogId, who: Caller) -> InputStatus:
         """What became of an input: queued, processing, done (with `note_id`), failed (with `error`) or
@@ -210,7 +262,9 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
             str, Query(min_length=1, max_length=200, pattern=_TEXT, description="Whose memory.")
         ],
         limit: Annotated[int, Query(ge=1, le=500, description="How many facts.")] = 50,
-        offset: Annotated[int, Query(ge=0, description="How many to skip (the next page).")] = 0,
+        offset: Annotated[
+            int, Query(ge=0, le=MAX_OFFSET, description="How many to skip (the next page).")
+        ] = 0,
         include_retired: Annotated[
             bool, Query(description="Also notes whose invalid_at has passed.")
         ] = False,

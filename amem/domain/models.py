@@ -140,7 +140,8 @@ class NoteInput(BaseModel):
 
 class AddOutcome(_Frozen):
     """What became of one input of ``add_notes``: its raw log is always kept; ``note_id`` is None
-    when analysis failed (``error`` says why; ``reprocess`` completes it later). With
+    when analysis failed (``error`` says why; ``reprocess`` completes it later), or, with both None,
+    when it was queued for the workers (``wait=False``). With
     ``recorded_before`` the input was not recorded again: ``raw_log_id`` is the raw log that holds
     it, and ``note_id`` / ``error`` say what became of that one so far."""
 

@@ -17,6 +17,10 @@ from amem.ledger import review_queries as q
 from amem.ledger import search_queries
 from amem.ledger.store import Ledger
 
+#: The most facts one page holds, and the furthest a page may start (a database integer's range).
+MAX_PAGE = 1000
+MAX_OFFSET = 2**62
+
 
 class Decision(BaseModel):
     """A person's decision on one of the fact's proposals."""
@@ -63,6 +67,10 @@ def facts(
     """The facts of ``scope`` holding at ``at`` (default now), newest said first."""
     if not isinstance(scope, str) or not scope.strip():
         raise InvalidInputError("facts need a scope (whose account)")
+    if not 1 <= limit <= MAX_PAGE or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInputError(
+            f"limit must be 1 to {MAX_PAGE:,} and offset 0 to {MAX_OFFSET:,}, not {limit} and {offset}"
+        )
     moment = as_utc(at) if at is not None else utcnow()
     with ledger.read() as tx:
         rows = q.current_notes(

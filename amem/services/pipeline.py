@@ -140,12 +140,14 @@ class WritePipeline:
         batch_size: int = BATCH,
         progress: Progress = no_progress,
         skip_recorded: bool = False,
+        wait: bool = True,
     ) -> list[AddOutcome]:
         """add_note for many inputs: every input is checked first (a bad one names its position and
         nothing is recorded), all raw logs are committed in one transaction, then each batch is
         analysed, embedded, written in one transaction and indexed at once. With ``skip_recorded``
         an input that gives its time (``at``) and was recorded before (same scope, time, author and
-        text) is not recorded again: its outcome names the raw log that holds it.
+        text) is not recorded again: its outcome names the raw log that holds it. ``wait=False``
+        returns once the raw logs are committed, queued for the workers (as add_note's).
 
         Within a batch, a note's neighbours are the notes stored before the batch and the batch's
         earlier notes of its scope (those by vector similarity only). When the link calls run one
@@ -163,7 +165,10 @@ class WritePipeline:
             before = self.queue.recorded_before(timed) if timed else {}
         new = [raw for raw in raws if raw.id not in before]
         outcomes: dict[str, AddOutcome] = {}
-        if new:
+        if new and not wait:
+            self.queue.enqueue(new)
+            outcomes = {raw.id: AddOutcome(raw_log_id=raw.id) for raw in new}
+        elif new:
             lease = self.queue.lease()
             self.queue.enqueue(new, lease)
             done = self.process_many(new, batch_size=batch_size, owner=lease.owner, progress=progress)

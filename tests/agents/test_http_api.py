@@ -63,6 +63,63 @@ def test_an_input_is_accepted_at_once_and_followed_to_its_note(
     assert count.status_code == 200 and count.json()["pending"] == len(memory.pending(limit=1000))
 
 
+def test_a_batch_is_kept_at_once_all_or_none_and_a_retry_keeps_nothing_twice(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    batch = {
+        "inputs": [
+            {"content": "Acme renewed for two years", "scope": "acme", "at": "2026-03-01T10:00:00Z"},
+            {"content": "Globex asked for SSO", "scope": "globex", "at": "2026-03-02T10:00:00Z"},
+            {"content": "Initech wants a call", "scope": "initech"},
+        ]
+    }
+    accepted = client.post("/v1/inputs/batch", json=batch, headers=agent)
+    assert accepted.status_code == 202
+    first = accepted.json()["inputs"]
+    assert [i["status"] for i in first] == ["queued"] * 3
+    assert all(i["status_url"].endswith(f"/v1/inputs/{i['raw_log_id']}") for i in first)
+    assert client.get("/v1/queue", headers=agent).json()["queued"] == 3
+
+    again = client.post("/v1/inputs/batch", json=batch, headers=agent).json()["inputs"]
+    assert [i["status"] for i in again] == ["recorded_before", "recorded_before", "queued"]
+    assert [i["raw_log_id"] for i in again[:2]] == [i["raw_log_id"] for i in first[:2]]
+
+    memory.worker().run_once()
+    done = [client.get(i["status_url"], headers=agent).json() for i in first]
+    assert [d["status"] for d in done] == ["done"] * 3
+    with memory.ledger.read() as tx:
+        kept = list(tx.iter_raw_logs())
+    assert len(kept) == 4 and {r.actor.id for r in kept} == {"sales-agent"}
+
+
+def test_a_batch_with_wrong_inputs_names_them_all_and_keeps_none(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    good = {"content": "Acme renewed", "scope": "acme"}
+    bad = [
+        good,
+        {"content": "Acme", "scope": "acme", "at": "next week"},
+        good,
+        {"content": "\u200b", "scope": "a"},
+    ]
+    refused = client.post("/v1/inputs/batch", json={"inputs": bad}, headers=agent)
+    assert refused.status_code == 422
+    detail = refused.json()["detail"]
+    assert (
+        detail.startswith("2 inputs are wrong: input 2: at: 'next week'")
+        and "input 4: content shows nothing" in detail
+    )
+    missing = client.post(
+        "/v1/inputs/batch", json={"inputs": [good, {"scope": "acme"}, {"content": "x"}]}, headers=agent
+    )
+    assert missing.status_code == 422
+    assert {tuple(e["loc"][-2:]) for e in missing.json()["detail"]} == {(1, "content"), (2, "scope")}
+    too_many = client.post("/v1/inputs/batch", json={"inputs": [good] * 501}, headers=agent)
+    assert too_many.status_code == 422
+    assert client.post("/v1/inputs/batch", json={"inputs": [good]}).status_code == 401
+    assert memory.unprocessed_count() == 0 and client.get("/v1/queue", headers=agent).json()["queued"] == 0
+
+
 def test_an_agent_reads_an_accounts_facts_with_what_is_contested(
     client: TestClient, memory: Memory, agent: dict[str, str]
 ) -> None:
@@ -87,6 +144,8 @@ def test_an_agent_reads_an_accounts_facts_with_what_is_contested(
     assert client.get("/v1/facts", params={"scope": "acme"}).status_code == 401
     assert client.get("/v1/facts", headers=agent).status_code == 422
     assert client.get("/v1/facts", params={"scope": "acme", "limit": 0}, headers=agent).status_code == 422
+    huge = client.get("/v1/facts", params={"scope": "acme", "offset": 2**64}, headers=agent)
+    assert huge.status_code == 422
 
 
 @pytest.mark.parametrize("header", [None, "Bearer amem_not-a-real-token", "Basic c2VjcmV0", "Bearer "])
@@ -116,7 +175,8 @@ def test_the_review_queue_is_for_reviewers_only_and_nothing_decides(
 
     spec = client.get("/openapi.json").json()
     writes = [(m, p) for p, ops in spec["paths"].items() for m in ops if m not in ("get", "parameters")]
-    assert writes == [("post", "/v1/inputs")]  # no approve, reject, revert, erase or edit, for anyone
+    # no approve, reject, revert, erase or edit, for anyone
+    assert sorted(writes) == [("post", "/v1/inputs"), ("post", "/v1/inputs/batch")]
     assert "Agents never decide" in spec["info"]["description"]
     for path in ("/v1/proposals/p_1/approve", "/v1/notes/n_1"):
         assert client.post(path, headers=reviewer, json={}).status_code in (404, 405)

@@ -168,6 +168,14 @@ def test_a_contested_fact_says_so_until_a_reviewer_decides(memory: Memory) -> No
     assert [f.note_id for f in memory.facts("acme").facts] == [second.id]
 
 
+def test_a_page_of_facts_out_of_range_is_refused_clearly(memory: Memory) -> None:
+    from amem.errors import InvalidInputError
+
+    for limit, offset in ((0, 0), (10, -1), (10, 2**64), (10**6, 0)):
+        with pytest.raises(InvalidInputError, match="limit must be 1 to 1,000 and offset 0 to"):
+            memory.facts("acme", limit=limit, offset=offset)
+
+
 def test_a_contested_note_an_agentic_search_brings_in_by_a_link_says_so_too(memory: Memory) -> None:
     old = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
     new = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
