@@ -108,6 +108,17 @@ def test_every_bad_input_of_a_batch_is_named_at_once(mem: Memory) -> None:
     assert mem.check_inputs([good, good], actor="agent:x") == []
 
 
+def test_a_batch_without_waiting_is_kept_at_once_and_left_to_the_workers(mem: Memory, scripted_llm) -> None:
+    inputs = [{"content": f"Globex note {i}", "scope": "globex"} for i in range(3)]
+    outcomes = mem.add_notes(inputs, actor="agent:x", wait=False)
+    assert [(o.note_id, o.error, o.recorded_before) for o in outcomes] == [(None, None, False)] * 3
+    assert mem.queue_depth()["queued"] == 3 and mem.notes() == []
+    scripted_llm.push(construct(), construct(), construct(), link(), link(), link())
+    mem.worker().run_once()
+    statuses = [mem.input_status(o.raw_log_id) for o in outcomes]
+    assert [s.status for s in statuses] == ["done"] * 3 and len(mem.notes()) == 3
+
+
 def test_a_failed_analysis_keeps_its_raw_log_and_the_rest_of_the_batch_lands(
     mem: Memory, scripted_llm
 ) -> None:
