@@ -263,8 +263,12 @@ class Run:
 
     async def mcp_session(self) -> contextlib.AbstractAsyncContextManager[Any]:
         from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
 
-        return Client(f"{self.base}/mcp", read_timeout_seconds=120)
+        # the token is the MCP server's too since it asks for one over HTTP (older codes ignore it)
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {self.token}"})
+        return Client(streamable_http_client(f"{self.base}/mcp", http_client=http), read_timeout_seconds=120)
 
     async def add(self, session: Any, content: str, scope: str) -> str | None:
         if self.transport == "http":

@@ -3,7 +3,11 @@
 Tools add (answered at once, analysed by the workers this server starts), follow an input, search
 and read. No tool approves, rejects, reverts, erases, edits or changes the policy: those are
 decisions, made by an authenticated person in the console or the CLI, never by an agent.
-Every input is recorded with this server's actor (``--actor``, default ``agent:mcp``).
+
+Over stdio the client that started the process is its user, and every input is recorded with this
+server's actor (``--actor``, default ``agent:mcp``). Over HTTP every request carries a bearer token
+of the ledger's (``amem tokens create NAME --role agent``, as for the HTTP API), checked before any
+tool runs, and the token's identity is the actor of what it adds.
 """
 
 from __future__ import annotations
@@ -12,6 +16,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+import anyio
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -21,6 +29,7 @@ from amem.errors import AmemError
 from amem.memory import Memory
 from amem.services.facts import Fact
 from amem.services.search import SearchResult
+from amem.services.tokens import NotAuthenticatedError
 
 T = TypeVar("T")
 
@@ -96,8 +105,29 @@ def _guard(call: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from None
 
 
-def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int = 1) -> MCPServer:
-    """The server on ``memory``; it runs ``workers`` queue workers while it serves (0: none)."""
+class LedgerTokens:
+    """The MCP SDK's token verifier over the ledger's bearer tokens: the same tokens, revocation
+    and hashing as the HTTP API's (amem/services/tokens.py)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        try:
+            info = await anyio.to_thread.run_sync(self.memory.tokens.authenticate, token)
+        except NotAuthenticatedError:
+            return None
+        return AccessToken(token=token, client_id=info.identity, scopes=[info.role.value])
+
+
+def create_mcp_server(
+    memory: Memory, *, actor: str = "agent:mcp", workers: int = 1, tokens_at: str | None = None
+) -> MCPServer:
+    """The server on ``memory``; it runs ``workers`` queue workers while it serves (0: none).
+
+    ``tokens_at``: the server's URL when it serves HTTP; every request must then carry a bearer
+    token of the ledger's, and what a request adds is recorded as the token's identity (else as
+    ``actor``)."""
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -109,7 +139,18 @@ def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int 
                 pool.stop(timeout=memory.settings.worker_lease_seconds)
             report_embedded(memory, "amem mcp")
 
-    server = MCPServer("amem", instructions=INSTRUCTIONS, lifespan=lifespan)
+    auth = {}
+    if tokens_at is not None:
+        auth = {
+            "token_verifier": LedgerTokens(memory),
+            "auth": AuthSettings(issuer_url=tokens_at, resource_server_url=None),  # type: ignore[arg-type]
+        }
+    server = MCPServer("amem", instructions=INSTRUCTIONS, lifespan=lifespan, **auth)  # type: ignore[arg-type]
+
+    def author() -> str:
+        """Who adds: the bearer token's identity over HTTP, this server's actor over stdio."""
+        token = get_access_token()
+        return token.client_id if token is not None else actor
 
     @server.tool(annotations=_ADD)
     def add_note(
@@ -121,8 +162,9 @@ def create_mcp_server(memory: Memory, *, actor: str = "agent:mcp", workers: int 
         structured note in the background (usually within seconds). Call input_status with the
         raw_log_id to learn when it is done and its note_id. `scope` is whose memory this is (an
         account or user, e.g. "acme"); `at` is when it happened (ISO 8601) if not now."""
+        who = author()
         raw_log_id = _guard(
-            lambda: memory.add_note(content, at=at, actor=actor, scope=scope, metadata=metadata, wait=False)
+            lambda: memory.add_note(content, at=at, actor=who, scope=scope, metadata=metadata, wait=False)
         )
         return {"raw_log_id": raw_log_id, "status": "queued"}
 

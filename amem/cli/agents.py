@@ -198,7 +198,9 @@ def mcp_server(
     workers: Annotated[
         int, typer.Option("--workers", min=0, help="Queue workers in this process (0: run `amem worker`).")
     ] = 1,
-    actor: Annotated[str, typer.Option("--actor", help="Who the inputs are from: agent:NAME.")] = "agent:mcp",
+    actor: Annotated[
+        str, typer.Option("--actor", help="stdio: who the inputs are from (http: each token's identity).")
+    ] = "agent:mcp",
 ) -> None:
     """Serve amem's tools over MCP (stdio or streamable HTTP); needs the `mcp` extra."""
     from amem.errors import InvalidInputError
@@ -209,8 +211,14 @@ def mcp_server(
     from amem.api.mcp_server import create_mcp_server
 
     with open_memory() as memory:
-        server = create_mcp_server(memory, actor=actor, workers=workers)
         if transport == "stdio":
-            server.run("stdio")
-        else:
+            create_mcp_server(memory, actor=actor, workers=workers).run("stdio")
+        else:  # every request carries a token of the ledger's; its identity is the actor
+            url = f"http://{host}:{port}"
+            server = create_mcp_server(memory, actor=actor, workers=workers, tokens_at=url)
+            err.print(
+                f"MCP at {url}/mcp: each request needs Authorization: Bearer TOKEN "
+                "(amem tokens create NAME --role agent)",
+                markup=False,
+            )
             server.run("streamable-http", host=host, port=port)

@@ -112,10 +112,12 @@ def test_the_stdio_server_started_by_a_client_adds_and_finds_with_its_own_worker
 
 @pytest.fixture
 def http_mcp(memory: Memory) -> Iterator[str]:
-    server = create_mcp_server(memory, actor="agent:mcp-test", workers=1)
+    """The server over streamable HTTP on a free loopback port, asking every request for a token."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    server = create_mcp_server(memory, actor="agent:mcp-stdio", workers=1, tokens_at=url)
     web = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on"))
     thread = threading.Thread(target=web.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -123,20 +125,47 @@ def http_mcp(memory: Memory) -> Iterator[str]:
     while not web.started and thread.is_alive():
         ready.wait(0.05)
     try:
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"{url}/mcp"
     finally:
         web.should_exit = True
         thread.join(timeout=60)
         sock.close()
 
 
+def with_token(url: str, token: str | None) -> Any:
+    """A streamable HTTP transport to ``url`` sending ``token`` as its bearer token (None: none)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+
+
 @pytest.mark.slow
-def test_the_streamable_http_server_serves_the_same_tools(http_mcp: str) -> None:
+def test_the_streamable_http_server_serves_the_same_tools(http_mcp: str, memory: Memory) -> None:
+    """Over HTTP a request needs a token of the ledger's, and what it adds is the token's."""
+    token, _ = memory.tokens.create("mcp-test", "agent")
+
     async def main() -> None:
-        async with Client(http_mcp) as client:
+        async with Client(with_token(http_mcp, token)) as client:
             await exercise(client, "globex")
 
     anyio.run(main)
+
+
+def test_the_http_server_refuses_a_request_without_a_known_token(http_mcp: str, memory: Memory) -> None:
+    """No token, an unknown one or a revoked one: 401 before any tool runs, whatever is asked."""
+    import httpx
+
+    token, _ = memory.tokens.create("revoked-agent", "agent")
+    memory.tokens.revoke("revoked-agent")
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    for sent in (None, "amem_not-a-real-token", token):
+        headers = accept | ({"Authorization": f"Bearer {sent}"} if sent is not None else {})
+        answer = httpx.post(http_mcp, json=call, headers=headers, timeout=30)
+        assert answer.status_code == 401 and answer.headers["www-authenticate"].startswith("Bearer")
+    assert memory.unprocessed_count() == 0
 
 
 def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: Memory) -> None:
