@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 import anyio
@@ -25,6 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from amem.api.app import report_embedded
+from amem.domain.models import Note, RetirementWaiting
 from amem.errors import AmemError
 from amem.memory import Memory
 from amem.services.facts import Fact
@@ -49,6 +51,22 @@ _ADD = ToolAnnotations(
 )
 
 
+def _currency(
+    note: Note, said_at: datetime | None, retired: bool, waiting: RetirementWaiting | None
+) -> dict[str, Any]:
+    """Whether a note still holds, as a search hit and a fact both say it: its validity, when it
+    was said, and, while a person has not decided, the newer note that contradicts it."""
+    out: dict[str, Any] = {
+        "valid_at": note.valid_at.isoformat() if note.valid_at else None,
+        "invalid_at": note.invalid_at.isoformat() if note.invalid_at else None,
+        "said_at": said_at.isoformat() if said_at else None,
+        "retired": retired,
+    }
+    if waiting is not None:
+        out["retirement_waiting"] = waiting.model_dump(mode="json")
+    return out
+
+
 def _hit(result: SearchResult) -> dict[str, Any]:
     note = result.note
     hit: dict[str, Any] = {
@@ -59,16 +77,10 @@ def _hit(result: SearchResult) -> dict[str, Any]:
         "keywords": note.keywords,
         "tags": note.tags,
         "category": note.category,
-        "valid_at": note.valid_at.isoformat() if note.valid_at else None,
-        "invalid_at": note.invalid_at.isoformat() if note.invalid_at else None,
         "links": [link.note_id for link in note.links],
         "matched_by": list(result.matched_by),
-        "said_at": result.said_at.isoformat() if result.said_at else None,
-        "retired": result.retired,
+        **_currency(note, result.said_at, result.retired, result.retirement_waiting),
     }
-    waiting = result.retirement_waiting
-    if waiting is not None:  # a newer note contradicts it; a person has not decided yet
-        hit["retirement_waiting"] = waiting.model_dump(mode="json")
     if result.linked_from:
         hit["linked_from"] = result.linked_from
         hit["link_reason"] = result.link_reason
@@ -82,18 +94,9 @@ def _fact(fact: Fact) -> dict[str, Any]:
         "content": note.content,
         "category": note.category,
         "decision_rationale": note.decision_rationale,
-        "valid_at": note.valid_at.isoformat() if note.valid_at else None,
-        "invalid_at": note.invalid_at.isoformat() if note.invalid_at else None,
-        "said_at": fact.said_at.isoformat() if fact.said_at else None,
         "said_by": fact.said_by,
-        "retired": fact.retired,
         "decisions": [d.model_dump(mode="json", exclude_none=True) for d in fact.decisions],
-        # as on a search hit: a newer note contradicts it, a person has not decided yet
-        **(
-            {"retirement_waiting": fact.retirement_waiting.model_dump(mode="json")}
-            if fact.retirement_waiting is not None
-            else {}
-        ),
+        **_currency(note, fact.said_at, fact.retired, fact.retirement_waiting),
     }
 
 
