@@ -81,6 +81,11 @@ class AuthenticationError(PermissionDeniedError):
     """A reviewer could not be authenticated (a wrong name or password, no password set)."""
 
 
+class SignInsLockedError(AuthenticationError):
+    """Too many failed password sign-ins for one reviewer name: refused, right password or not,
+    until the window ends."""
+
+
 class PolicyMismatchError(PermissionDeniedError):
     """This process's policy is not the one installed in the ledger: it reads, but decides nothing."""
 

@@ -36,7 +36,7 @@ from amem.errors import ConfigError, InvalidBatchInputError, InvalidInputError, 
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
 from amem.services import policy_registry
-from amem.services.authentication import AuthenticatedReviewer, Authentication
+from amem.services.authentication import AuthenticatedReviewer, Authentication, FailedSignIns
 from amem.services.governance import DecisionReport, Draft, Governance, HistoryEvent, VerifyResult
 from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPage, ReviewService
 
@@ -94,6 +94,8 @@ class Memory:
         self.settings.home.mkdir(parents=True, exist_ok=True)
         file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
+        #: Failed password sign-ins, for as long as this Memory is open (the console keeps one).
+        self._failed_sign_ins = FailedSignIns()
         #: The ledger's installed policy (on a new ledger, the file's, installed now as version 1).
         self.policy_in_force = policy_registry.resolve(self.ledger, file_policy, bootstrap_empty=True)
         self.policy = self.policy_in_force.policy
@@ -453,7 +455,9 @@ class Memory:
     @property
     def authentication(self) -> Authentication:
         """Issues the AuthenticatedReviewer that approve / reject / revert require."""
-        return Authentication(self.governance.policy, self.governance.policy_fingerprint)
+        return Authentication(
+            self.governance.policy, self.governance.policy_fingerprint, self._failed_sign_ins
+        )
 
     def authenticate(self, reviewer: str, password: str) -> AuthenticatedReviewer:
         """A reviewer of the policy in force, proven by their password (bcrypt ``password_hash``)."""

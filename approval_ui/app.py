@@ -28,7 +28,7 @@ try:
 except AmemError as exc:  # no ledger, an old schema, a broken policy: say what to do, no traceback
     st.error(md_escape(str(exc)), icon=":material/error:")
     st.stop()
-account = auth.require_sign_in(mem.policy)
+account = auth.require_sign_in(mem)
 
 pages = [
     st.Page("views/review_queue.py", title="Review queue", icon=":material/inbox:", default=True),

@@ -5,9 +5,12 @@ applies is configuration, never the user's choice:
 
 - AMEM_UI_TRUSTED_HEADER=X-Forwarded-User: a reverse proxy in front of the console has already
   authenticated the user and names them in that header. No password form is shown.
-- otherwise: a sign-in form; the password is checked against the reviewer's bcrypt
-  ``password_hash``. AMEM_UI_COOKIE_KEY (a long random secret) enables a signed re-sign-in
-  cookie for AMEM_UI_COOKIE_DAYS days (default 1); without it, signing in lasts the session.
+- otherwise: a sign-in form; the password is checked by the library's
+  ``Authentication.with_password`` (the reviewer's bcrypt ``password_hash``; the same answer and
+  the same time for a wrong name as for a wrong password; after ``MAX_FAILED_SIGN_INS`` failures of
+  one name within ``SIGN_IN_WINDOW`` that name is refused until the window ends). AMEM_UI_COOKIE_KEY
+  (a long random secret) enables a signed re-sign-in cookie for AMEM_UI_COOKIE_DAYS days (default
+  1), read and written with streamlit-authenticator; without it, signing in lasts the session.
 
 Once signed in, the identity is kept in session_state (server side) under state.ACCOUNT_KEY.
 """
@@ -19,6 +22,8 @@ from datetime import datetime, timedelta
 
 import streamlit as st
 
+from amem.errors import AmemError, SignInsLockedError
+from amem.memory import Memory
 from amem.policy import Policy
 from amem.services.accounts import Account, account_for, authenticator_credentials, identity_from_headers
 from approval_ui.render import md_escape
@@ -33,8 +38,9 @@ def trusted_header() -> str | None:
     return os.environ.get("AMEM_UI_TRUSTED_HEADER") or None
 
 
-def require_sign_in(policy: Policy) -> Account:
+def require_sign_in(mem: Memory) -> Account:
     """The signed-in reviewer; otherwise draws the sign-in and stops the run."""
+    policy = mem.policy
     header = trusted_header()
     if header:
         return _from_proxy(policy, header)
@@ -42,7 +48,7 @@ def require_sign_in(policy: Policy) -> Account:
     if account is not None:
         return account
     st.session_state.pop(ACCOUNT_KEY, None)
-    _password_form(policy)
+    _password_form(mem)
     st.stop()
 
 
@@ -76,7 +82,8 @@ def _authenticator(policy: Policy) -> object:
     )
 
 
-def _password_form(policy: Policy) -> None:
+def _password_form(mem: Memory) -> None:
+    policy = mem.policy
     _, middle, _ = st.columns([1, 1.2, 1])
     with middle:
         st.title("amem")
@@ -90,29 +97,40 @@ def _password_form(policy: Policy) -> None:
                 )
             )
             return
-        authenticator = _authenticator(policy)
-        if st.session_state.get("logout") and _cookie_enabled():
-            authenticator.cookie_controller.delete_cookie()  # type: ignore[attr-defined]
-        authenticator.login(  # type: ignore[attr-defined]
-            location="main",
-            fields={
-                "Form name": "Sign in",
-                "Username": "Reviewer",
-                "Password": "Password",
-                "Login": "Sign in",
-            },
-            key="amem_sign_in",
-        )
-        status = st.session_state.get("authentication_status")
-        if status:
-            account = account_for(policy, st.session_state.get("username"))
-            if account is not None:
-                st.session_state[ACCOUNT_KEY] = account.id
-                if _cookie_enabled():
-                    st.session_state[_REMEMBER_KEY] = _cookie_token(st.session_state["username"])
-                st.rerun()
-        elif status is False:
+        if _cookie_enabled():  # a re-sign-in cookie signs the reviewer in without the form
+            authenticator = _authenticator(policy)
+            if st.session_state.get("logout"):
+                authenticator.cookie_controller.delete_cookie()  # type: ignore[attr-defined]
+            authenticator.login(location="unrendered")  # type: ignore[attr-defined]
+            if st.session_state.get("authentication_status"):
+                account = account_for(policy, st.session_state.get("username"))
+                if account is not None:
+                    st.session_state[ACCOUNT_KEY] = account.id
+                    st.rerun()
+        with st.form("amem_sign_in"):
+            st.subheader("Sign in")
+            name = st.text_input("Reviewer", autocomplete="off")
+            password = st.text_input("Password", type="password", autocomplete="off")
+            submitted = st.form_submit_button("Sign in")
+        if not submitted:
+            return
+        try:
+            reviewer = mem.authentication.with_password(name, password)
+        except SignInsLockedError as exc:
+            st.error(md_escape(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
+            return
+        except AmemError:  # a wrong name, password, an agent's name, no password set: one answer
             st.error("Wrong reviewer name or password.")
+            return
+        account = account_for(policy, reviewer.id)
+        if account is None:
+            st.error("Wrong reviewer name or password.")
+            return
+        st.session_state[ACCOUNT_KEY] = account.id
+        st.session_state["logout"] = None
+        if _cookie_enabled():
+            st.session_state[_REMEMBER_KEY] = _cookie_token(account.id)
+        st.rerun()
 
 
 def _cookie_enabled() -> bool:

@@ -44,6 +44,24 @@ def test_a_wrong_password_or_unknown_reviewer_is_refused(mem: Memory) -> None:
     assert ACCOUNT_KEY not in at.session_state
 
 
+def test_failed_sign_ins_lock_the_name_in_the_console(mem: Memory) -> None:
+    """The console checks passwords through the library's Authentication, and shares its count of
+    failures across runs and sessions: after five, the right password is refused until the window
+    ends, and another reviewer still signs in."""
+    from amem.services.authentication import MAX_FAILED_SIGN_INS
+
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    for _ in range(MAX_FAILED_SIGN_INS):
+        at = _sign_in(at, "alice", "not-the-password")
+        assert [e.value for e in at.error] == ["Wrong reviewer name or password."]
+    at = _sign_in(AppTest.from_file(str(APP), default_timeout=60).run(), "alice", PASSWORD)
+    locked = "Too many failed sign-ins for alice: try again in 15 minutes."
+    assert [plain(e.value) for e in at.error] == [locked]
+    assert ACCOUNT_KEY not in at.session_state
+    at = _sign_in(AppTest.from_file(str(APP), default_timeout=60).run(), "bob", PASSWORD)
+    assert at.session_state[ACCOUNT_KEY] == "bob"
+
+
 def test_signing_out_returns_to_the_form(mem: Memory) -> None:
     at = open_console("alice")
     at.button(key="amem_sign_out").click().run()

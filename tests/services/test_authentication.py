@@ -57,6 +57,55 @@ def test_password_sign_in(reviewer_passwords: dict[str, str], memory: Memory) ->
     assert decided.status == ProposalStatus.APPROVED and decided.reviewer == "alice"
 
 
+def test_failed_sign_ins_lock_the_name_for_a_window(
+    reviewer_passwords: dict[str, str], memory: Memory
+) -> None:
+    """Guessing a password costs a window per few guesses: after five failures of one name the
+    right password is refused too, until the window ends; a name nobody has is counted the same
+    way (a lock says nothing about who exists), and another reviewer is not held up."""
+    from datetime import timedelta
+
+    from amem.errors import SignInsLockedError
+    from amem.services.authentication import MAX_FAILED_SIGN_INS, SIGN_IN_WINDOW, FailedSignIns
+
+    now = [datetime(2026, 12, 5, 9, 0, tzinfo=UTC)]
+    failed = FailedSignIns(clock=lambda: now[0])
+    auth = Authentication(memory.policy, fingerprint(memory.policy), failed)
+    for name in ("alice", "mallory"):
+        for _ in range(MAX_FAILED_SIGN_INS):
+            with pytest.raises(AuthenticationError, match="wrong reviewer name or password"):
+                auth.with_password(name, "not-the-password")
+    locked = f"too many failed sign-ins for alice: try again in {SIGN_IN_WINDOW.seconds // 60} minutes"
+    with pytest.raises(SignInsLockedError, match=locked):
+        auth.with_password("alice", reviewer_passwords["alice"])
+    with pytest.raises(SignInsLockedError, match="too many failed sign-ins for mallory"):
+        auth.with_password("Mallory", "anything")  # the canonical name is what is counted
+    assert auth.with_password("bob", reviewer_passwords["bob"]).id == "bob"
+
+    now[0] += SIGN_IN_WINDOW - timedelta(minutes=1)
+    with pytest.raises(SignInsLockedError, match=r"try again in 1 minute$"):
+        auth.with_password("alice", reviewer_passwords["alice"])
+    now[0] += timedelta(minutes=1)
+    assert auth.with_password("alice", reviewer_passwords["alice"]).id == "alice"
+    for _ in range(MAX_FAILED_SIGN_INS - 1):  # a success starts the count again
+        with pytest.raises(AuthenticationError, match="wrong reviewer name or password"):
+            auth.with_password("alice", "not-the-password")
+    assert auth.with_password("alice", reviewer_passwords["alice"]).id == "alice"
+
+
+def test_a_memory_counts_failed_sign_ins_for_as_long_as_it_is_open(
+    reviewer_passwords: dict[str, str], memory: Memory
+) -> None:
+    from amem.errors import SignInsLockedError
+    from amem.services.authentication import MAX_FAILED_SIGN_INS
+
+    for _ in range(MAX_FAILED_SIGN_INS):
+        with pytest.raises(AuthenticationError):
+            memory.authenticate("alice", "not-the-password")
+    with pytest.raises(SignInsLockedError):
+        memory.authenticate("alice", reviewer_passwords["alice"])
+
+
 def test_a_reviewer_without_a_password_cannot_sign_in_with_one(memory: Memory) -> None:
     with pytest.raises(AuthenticationError, match="alice has no password_hash"):
         memory.authenticate("alice", "anything at all")
