@@ -13,8 +13,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ValidationError
-
 from amem.config import Settings
 from amem.domain.identity import canonical_identity
 from amem.domain.models import (
@@ -253,11 +251,13 @@ class Memory:
         add_note: returns as soon as the raw logs are committed (in one transaction), queued for the
         workers; each outcome then has no note yet, and ``input_status`` follows it.
         """
+        from amem.services.pipeline import checked_inputs
+
         who = _actor(actor, ActorKind.AGENT)
         items = list(items)
-        inputs, problems = self._checked_inputs(items, who, whole=False)
+        inputs, problems = checked_inputs(self.settings, items, who, whole=False)
         if problems:  # named all at once, the right inputs' other problems too
-            raise InvalidBatchInputError(self._checked_inputs(items, who)[1])
+            raise InvalidBatchInputError(checked_inputs(self.settings, items, who)[1])
         return self.pipeline.add_notes(
             inputs,
             actor=who,
@@ -272,30 +272,9 @@ class Memory:
     ) -> list[tuple[int, str]]:
         """What ``add_notes`` would refuse in ``items``: every wrong input's 1-based position and
         what is wrong with it (empty when all are right). Records nothing."""
-        return self._checked_inputs(items, _actor(actor, ActorKind.AGENT))[1]
+        from amem.services.pipeline import checked_inputs
 
-    def _checked_inputs(
-        self, items: Iterable[NoteInput | Mapping[str, Any]], actor: Actor, *, whole: bool = True
-    ) -> tuple[list[NoteInput], list[tuple[int, str]]]:
-        """The inputs as NoteInput, and every problem of every input, by 1-based position: its
-        fields, then (``whole``; add_notes' pipeline checks them itself) its content, scope, time and
-        metadata, for the inputs whose fields are right."""
-        inputs: list[NoteInput] = []
-        positions: list[int] = []
-        problems: list[tuple[int, str]] = []
-        for i, item in enumerate(items, start=1):
-            try:
-                inputs.append(item if isinstance(item, NoteInput) else NoteInput.model_validate(item))
-                positions.append(i)
-            except ValidationError as exc:
-                problem = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
-                )
-                problems.append((i, problem))
-        if whole:
-            _, wrong = self.pipeline.raw_logs_of(inputs, actor=actor)
-            problems += [(positions[i - 1], problem) for i, problem in wrong]
-        return inputs, sorted(problems)
+        return checked_inputs(self.settings, items, _actor(actor, ActorKind.AGENT))[1]
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Retry analysis of raw logs left unprocessed (after an LLM outage, say). Returns note ids."""

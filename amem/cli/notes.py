@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out, store_label
+from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out, settings, store_label
 
 
 @app.command()
@@ -91,13 +91,18 @@ def import_notes(
     at_column: Annotated[
         str, typer.Option("--at-column", help="CSV: the column holding when it was said (ISO 8601).")
     ] = "at",
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Check every line and say how many are ready; open and record nothing."),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Add many notes at once (past conversations, a CRM export).
 
     Every line is checked before anything is recorded; then each is kept as a raw log and analysed
     like `amem add`. Running the same import again records nothing twice: a line that gives its
-    time and was recorded before is skipped (--record-again records it anyway)."""
+    time and was recorded before is skipped (--record-again records it anyway). --check only
+    checks the file: every wrong line named at once, nothing opened or recorded."""
     from amem.cli.import_files import read_csv, read_jsonl
     from amem.cli.progress import reporter
     from amem.errors import InvalidBatchInputError, InvalidInputError
@@ -114,6 +119,9 @@ def import_notes(
     numbers, items, unread = read.numbers, read.items, read.unread
     if scope:
         items = [item if "scope" in item else {**item, "scope": scope} for item in items]
+    if check:
+        _check_only(path, actor, numbers, items, unread, as_json)
+        return
     with open_memory() as mem, reporter(as_json) as progress:
         if unread:  # every wrong line at once: those that are not JSON objects, and the others'
             checked = [(numbers[i - 1], problem) for i, problem in mem.check_inputs(items, actor=actor)]
@@ -172,6 +180,37 @@ def _read_bytes(path: str) -> bytes:
         return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _check_only(
+    path: str,
+    actor: str,
+    numbers: list[int],
+    items: list[dict[str, Any]],
+    unread: list[tuple[int, str]],
+    as_json: bool,
+) -> None:
+    """`amem import --check`: the checks an import makes before recording, on this store's
+    settings, without opening it."""
+    from amem.domain.models import Actor, ActorKind
+    from amem.errors import InvalidInputError
+    from amem.services.pipeline import checked_inputs
+
+    if not actor.strip():
+        raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
+    _, wrong = checked_inputs(settings(), items, Actor.parse(actor.strip(), ActorKind.AGENT))
+    problems = sorted(unread + [(numbers[i - 1], problem) for i, problem in wrong])
+    if problems:
+        raise _wrong_lines(path, problems)
+    emit(
+        {"ready": len(items), "recorded": 0},
+        as_json,
+        lambda d: out.print(
+            f"{path}: {d['ready']} inputs ready to import, none wrong; nothing recorded "
+            "(run it again without --check)",
+            markup=False,
+        ),
+    )
 
 
 def _wrong_lines(path: str, problems: list[tuple[int, str]]) -> Exception:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
+
+from pydantic import ValidationError
 
 from amem.config import Settings
 from amem.domain.hashing import sha256_text
@@ -156,7 +158,7 @@ class WritePipeline:
         evolution."""
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be at least 1, got {batch_size}")
-        raws, problems = self.raw_logs_of(items, actor=actor)
+        raws, problems = raw_logs_of(self.settings, items, actor=actor)
         if problems:
             raise InvalidBatchInputError(problems)
         before: dict[str, queue_queries.Recorded] = {}
@@ -272,24 +274,6 @@ class WritePipeline:
         return done
 
     # -- the steps -------------------------------------------------------------------------------
-
-    def raw_logs_of(
-        self, items: Sequence[NoteInput], *, actor: Actor
-    ) -> tuple[list[RawLog], list[tuple[int, str]]]:
-        """The raw logs of ``items``, checked (nothing is written), and what is wrong with each
-        input that is not one, by 1-based position: all of them, so a caller names every one."""
-        raws: list[RawLog] = []
-        problems: list[tuple[int, str]] = []
-        for i, item in enumerate(items, start=1):
-            try:
-                raws.append(
-                    self._raw_log(
-                        item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
-                    )
-                )
-            except InvalidInputError as exc:
-                problems.append((i, str(exc)))
-        return raws, problems
 
     def _raw_log(
         self,
@@ -622,6 +606,49 @@ def _proposer(model: str, result: TaskResult[Any]) -> Proposer:
 def _neighbour_query(draft: Note) -> str:
     """What the neighbours are searched with: the text and the keywords the analyst saw in it."""
     return " ".join([draft.content, *draft.keywords])
+
+
+def checked_inputs(
+    settings: Settings, items: Iterable[NoteInput | Mapping[str, Any]], actor: Actor, *, whole: bool = True
+) -> tuple[list[NoteInput], list[tuple[int, str]]]:
+    """The inputs as NoteInput, and every problem of every input, by 1-based position: its fields,
+    then (``whole``; add_notes checks them itself before recording) its content, scope, time and
+    metadata, for the inputs whose fields are right. Records nothing and opens nothing."""
+    inputs: list[NoteInput] = []
+    positions: list[int] = []
+    problems: list[tuple[int, str]] = []
+    for i, item in enumerate(items, start=1):
+        try:
+            inputs.append(item if isinstance(item, NoteInput) else NoteInput.model_validate(item))
+            positions.append(i)
+        except ValidationError as exc:
+            problem = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+            )
+            problems.append((i, problem))
+    if whole:
+        _, wrong = raw_logs_of(settings, inputs, actor=actor)
+        problems += [(positions[i - 1], problem) for i, problem in wrong]
+    return inputs, sorted(problems)
+
+
+def raw_logs_of(
+    settings: Settings, items: Sequence[NoteInput], *, actor: Actor
+) -> tuple[list[RawLog], list[tuple[int, str]]]:
+    """The raw logs of ``items``, checked (nothing is written), and what is wrong with each input
+    that is not one, by 1-based position: all of them, so a caller names every one."""
+    raws: list[RawLog] = []
+    problems: list[tuple[int, str]] = []
+    for i, item in enumerate(items, start=1):
+        try:
+            raws.append(
+                raw_log_from(
+                    settings, item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
+                )
+            )
+        except InvalidInputError as exc:
+            problems.append((i, str(exc)))
+    return raws, problems
 
 
 def raw_log_from(

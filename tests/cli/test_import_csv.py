@@ -117,3 +117,21 @@ def test_rows_keep_their_order_and_their_starting_lines() -> None:
     read = read_csv(EXPORT.encode("utf-8"), content="Description", scope="Account Name", at="Activity Date")
     assert read.numbers == [2, 3, 6] and read.unread == []
     assert [item.get("scope") for item in read.items] == ["acme", "globex", None]
+
+
+def test_a_check_names_every_wrong_line_and_opens_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Before a first import: `--check` runs the import's own checks on the file and says how many
+    inputs are ready, without creating or opening a store."""
+    home = tmp_path / "not-yet"
+    path = tmp_path / "activities.csv"
+    path.write_text(EXPORT, encoding="utf-8", newline="")
+    code = main(["--home", str(home), "import", str(path), *COLUMNS, "--scope", "initech", "--check"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.out.startswith(f"{path}: 3 inputs ready to import, none wrong; nothing recorded")
+    code = main(["--home", str(home), "import", str(path), *COLUMNS, "--check"])  # row 6 has no account
+    captured = capsys.readouterr()
+    assert code == 2 and f"{path}, line 6: scope: Field required; nothing was recorded" in captured.err
+    assert not home.exists()
