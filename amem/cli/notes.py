@@ -119,13 +119,19 @@ def import_notes(
     numbers, items, unread = read.numbers, read.items, read.unread
     if scope:
         items = [item if "scope" in item else {**item, "scope": scope} for item in items]
+    _check_lines(path, actor, numbers, items, unread)  # every wrong line at once, before any store opens
     if check:
-        _check_only(path, actor, numbers, items, unread, as_json)
+        emit(
+            {"ready": len(items), "recorded": 0},
+            as_json,
+            lambda d: out.print(
+                f"{path}: {d['ready']} inputs ready to import, none wrong; nothing recorded "
+                "(run it again without --check)",
+                markup=False,
+            ),
+        )
         return
     with open_memory() as mem, reporter(as_json) as progress:
-        if unread:  # every wrong line at once: those that are not JSON objects, and the others'
-            checked = [(numbers[i - 1], problem) for i, problem in mem.check_inputs(items, actor=actor)]
-            raise _wrong_lines(path, sorted(unread + checked))
         try:
             outcomes = mem.add_notes(
                 items, actor=actor, batch_size=batch_size, progress=progress, skip_recorded=skip_recorded
@@ -182,16 +188,11 @@ def _read_bytes(path: str) -> bytes:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _check_only(
-    path: str,
-    actor: str,
-    numbers: list[int],
-    items: list[dict[str, Any]],
-    unread: list[tuple[int, str]],
-    as_json: bool,
+def _check_lines(
+    path: str, actor: str, numbers: list[int], items: list[dict[str, Any]], unread: list[tuple[int, str]]
 ) -> None:
-    """`amem import --check`: the checks an import makes before recording, on this store's
-    settings, without opening it."""
+    """The checks an import makes before recording, on this store's settings, without opening it:
+    every wrong line named at once (a bad file creates no store)."""
     from amem.domain.models import Actor, ActorKind
     from amem.errors import InvalidInputError
     from amem.services.pipeline import checked_inputs
@@ -202,15 +203,6 @@ def _check_only(
     problems = sorted(unread + [(numbers[i - 1], problem) for i, problem in wrong])
     if problems:
         raise _wrong_lines(path, problems)
-    emit(
-        {"ready": len(items), "recorded": 0},
-        as_json,
-        lambda d: out.print(
-            f"{path}: {d['ready']} inputs ready to import, none wrong; nothing recorded "
-            "(run it again without --check)",
-            markup=False,
-        ),
-    )
 
 
 def _wrong_lines(path: str, problems: list[tuple[int, str]]) -> Exception:

@@ -135,3 +135,15 @@ def test_a_check_names_every_wrong_line_and_opens_nothing(
     captured = capsys.readouterr()
     assert code == 2 and f"{path}, line 6: scope: Field required; nothing was recorded" in captured.err
     assert not home.exists()
+
+
+def test_an_import_with_a_wrong_line_creates_no_store(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    home = tmp_path / "not-yet"
+    path = tmp_path / "calls.jsonl"
+    lines = ['{"content": "Acme renewed", "scope": "acme"}', '{"content": "no scope"}']
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code = main(["--home", str(home), "import", str(path)])
+    assert code == 2 and f"{path}, line 2: scope: Field required" in capsys.readouterr().err
+    assert not home.exists()
