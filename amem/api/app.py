@@ -20,7 +20,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from amem.domain.models import InputStatus, Note, Proposal
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.memory import Memory
 from amem.services.facts import MAX_OFFSET, FactPage
 from amem.services.governance import HistoryEvent
@@ -70,7 +70,12 @@ class InputIn(BaseModel):
 
 class Accepted(BaseModel):
     raw_log_id: str
-    status: Literal["queued"] = "queued"
+    status: Literal["queued", "recorded_before"] = Field(
+        "queued",
+        description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
+        "kept this input (it gives `at`, and the same scope, actor and text), and raw_log_id is the "
+        "raw log holding it: a retry keeps nothing twice.",
+    )
     status_url: str
 
 
@@ -123,6 +128,27 @@ def report_embedded(memory: Memory, who: str) -> None:
     embedded = memory.index_embedded()
     if embedded is not None:
         print(f"{who}: the index embedded {embedded} note document(s) itself", file=sys.stderr)
+
+
+def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, bool]:
+    """Keep one input for the workers: (its raw log id, whether an earlier request kept it). With
+    its time (``at``) it is kept once, as an import keeps its lines; without, there is nothing to
+    tell a retry from a new input by, and it is kept at once (add_note's path)."""
+    if item.get("at") is None:
+        raw_log_id = memory.add_note(
+            item["content"],
+            at=None,
+            actor=actor,
+            scope=item["scope"],
+            metadata=item.get("metadata"),
+            wait=False,
+        )
+        return raw_log_id, False
+    try:
+        (outcome,) = memory.add_notes([item], actor=actor, wait=False, skip_recorded=True)
+    except InvalidBatchInputError as exc:  # one input: its problem, as add_note says it
+        raise InvalidInputError(exc.problem) from None
+    return outcome.raw_log_id, outcome.recorded_before
 
 
 def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = None) -> FastAPI:
@@ -188,12 +214,14 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
     )
     def add_input(body: InputIn, request: Request, who: Caller) -> Accepted:
         """Keep an input and queue it for analysis. Answers as soon as the raw log is committed; the
-        note is built, linked and evolved by a worker. Follow `status_url` to learn its fate."""
-        raw_log_id = memory.add_note(
-            body.content, at=body.at, actor=who.identity, scope=body.scope, metadata=body.metadata, wait=False
-        )
+        note is built, linked and evolved by a worker. Follow `status_url` to learn its fate. An
+        input that gives `at` is kept once: sent again (a retry after a timeout), it answers
+        `recorded_before` with the raw log that holds it."""
+        raw_log_id, before = add_once(memory, body.model_dump(), who.identity)
         return Accepted(
-            raw_log_id=raw_log_id, status_url=str(request.url_for("input_status", raw_log_id=raw_log_id))
+            raw_log_id=raw_log_id,
+            status="recorded_before" if before else "queued",
+            status_url=str(request.url_for("input_status", raw_log_id=raw_log_id)),
         )
 
     @app.post(

@@ -25,7 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from amem.api.app import report_embedded
+from amem.api.app import add_once, report_embedded
 from amem.domain.models import Note, RetirementWaiting
 from amem.errors import AmemError
 from amem.memory import Memory
@@ -164,12 +164,12 @@ def create_mcp_server(
         Returns at once with a raw_log_id; the text is kept verbatim and turned into a linked,
         structured note in the background (usually within seconds). Call input_status with the
         raw_log_id to learn when it is done and its note_id. `scope` is whose memory this is (an
-        account or user, e.g. "acme"); `at` is when it happened (ISO 8601) if not now."""
+        account or user, e.g. "acme"); `at` is when it happened (ISO 8601) if not now. With `at`,
+        the same input sent again (a retry) is kept once: status recorded_before, same raw_log_id."""
         who = author()
-        raw_log_id = _guard(
-            lambda: memory.add_note(content, at=at, actor=who, scope=scope, metadata=metadata, wait=False)
-        )
-        return {"raw_log_id": raw_log_id, "status": "queued"}
+        item = {"content": content, "scope": scope, "at": at, "metadata": metadata or {}}
+        raw_log_id, before = _guard(lambda: add_once(memory, item, who))
+        return {"raw_log_id": raw_log_id, "status": "recorded_before" if before else "queued"}
 
     @server.tool(annotations=_READ_ONLY)
     def input_status(raw_log_id: str) -> dict[str, Any]:

@@ -92,6 +92,25 @@ def test_a_batch_is_kept_at_once_all_or_none_and_a_retry_keeps_nothing_twice(
     assert len(kept) == 4 and {r.actor.id for r in kept} == {"sales-agent"}
 
 
+def test_a_retried_input_with_its_time_is_kept_once(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """A retry after a timeout answers with the raw log that already holds the input; an input
+    without `at` cannot be told from a new one and is kept again."""
+    sent = {"content": "Acme renewed for two years", "scope": "acme", "at": "2026-03-01T10:00:00Z"}
+    first = client.post("/v1/inputs", json=sent, headers=agent).json()
+    again = client.post("/v1/inputs", json=sent, headers=agent)
+    assert again.status_code == 202 and first["status"] == "queued"
+    assert again.json()["status"] == "recorded_before" and again.json()["raw_log_id"] == first["raw_log_id"]
+    untimed = {"content": "Acme renewed for two years", "scope": "acme"}
+    ids = {client.post("/v1/inputs", json=untimed, headers=agent).json()["raw_log_id"] for _ in range(2)}
+    assert len(ids) == 2
+    with memory.ledger.read() as tx:
+        assert len(list(tx.iter_raw_logs())) == 3
+    bad = client.post("/v1/inputs", json={**sent, "at": "next week"}, headers=agent)
+    assert bad.status_code == 422 and bad.json()["detail"].startswith("at: 'next week' is not an ISO 8601")
+
+
 def test_a_batch_with_wrong_inputs_names_them_all_and_keeps_none(
     client: TestClient, memory: Memory, agent: dict[str, str]
 ) -> None:

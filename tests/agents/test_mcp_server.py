@@ -74,6 +74,12 @@ async def exercise(client: Client, scope: str) -> dict[str, Any]:
     count = data(await client.call_tool("pending_review_count", {}))
     assert isinstance(count["pending"], int)
 
+    timed = {"content": "Globex renewed", "scope": scope, "at": "2026-03-01T10:00:00Z"}
+    kept = data(await client.call_tool("add_note", timed))
+    retried = data(await client.call_tool("add_note", timed))  # a retry keeps nothing twice
+    assert (kept["status"], retried["status"]) == ("queued", "recorded_before")
+    assert retried["raw_log_id"] == kept["raw_log_id"]
+
     missing = await client.call_tool("read_note", {"note_id": "n_missing"})
     assert missing.is_error and "does not exist" in missing.content[0].text
     empty = await client.call_tool("add_note", {"content": " ", "scope": scope})
