@@ -7,7 +7,6 @@ by an authenticated person in the console or the CLI, never by an agent.
 """
 
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
@@ -19,8 +18,9 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
+from amem.api.inputs import add_once, report_embedded
 from amem.domain.models import InputStatus, Note, Proposal
-from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.memory import Memory
 from amem.services.facts import MAX_OFFSET, FactPage
 from amem.services.governance import HistoryEvent
@@ -120,35 +120,6 @@ _AUTH = {401: {"model": Problem, "description": "No token, or an unknown or revo
 _NOT_FOUND = {404: {"model": Problem, "description": "No such input or note."}}
 _INVALID = {422: {"description": "The request is malformed; the body says which field and why."}}
 _FORBIDDEN = {403: {"model": Problem, "description": "The token's role may not do this."}}
-
-
-def report_embedded(memory: Memory, who: str) -> None:
-    """At exit, on stderr: how many note documents this server's index embedded itself (the
-    workers keep each new note's vector in the ledger, so under load this should stay near 0)."""
-    embedded = memory.index_embedded()
-    if embedded is not None:
-        print(f"{who}: the index embedded {embedded} note document(s) itself", file=sys.stderr)
-
-
-def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, bool]:
-    """Keep one input for the workers: (its raw log id, whether an earlier request kept it). With
-    its time (``at``) it is kept once, as an import keeps its lines; without, there is nothing to
-    tell a retry from a new input by, and it is kept at once (add_note's path)."""
-    if item.get("at") is None:
-        raw_log_id = memory.add_note(
-            item["content"],
-            at=None,
-            actor=actor,
-            scope=item["scope"],
-            metadata=item.get("metadata"),
-            wait=False,
-        )
-        return raw_log_id, False
-    try:
-        (outcome,) = memory.add_notes([item], actor=actor, wait=False, skip_recorded=True)
-    except InvalidBatchInputError as exc:  # one input: its problem, as add_note says it
-        raise InvalidInputError(exc.problem) from None
-    return outcome.raw_log_id, outcome.recorded_before
 
 
 def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = None) -> FastAPI:

@@ -25,7 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from amem.api.app import add_once, report_embedded
+from amem.api.inputs import add_once, report_embedded
 from amem.domain.models import Note, RetirementWaiting
 from amem.errors import AmemError
 from amem.memory import Memory

@@ -205,3 +205,27 @@ def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: M
     assert list(by_id) == [new.id, old.id] and by_id[old.id]["said_at"].startswith("2026-01-10")
     assert by_id[old.id]["retirement_waiting"]["proposal_id"] == p.id
     assert "retirement_waiting" not in by_id[new.id]
+
+
+def test_the_mcp_extra_alone_serves_without_fastapi(memory: Memory) -> None:
+    """`pip install 'amem[mcp]'` brings no FastAPI: the server must import and build without it
+    (before, it imported the HTTP API's module for two helpers and failed)."""
+    import subprocess
+
+    script = (
+        "import sys; sys.modules['fastapi'] = None\n"
+        "from amem.api.mcp_server import create_mcp_server\n"
+        "from amem.memory import Memory\n"
+        "with Memory(sys.argv[1], database_url=sys.argv[2]) as m:\n"
+        "    create_mcp_server(m, workers=0, tokens_at='http://127.0.0.1:8766')\n"
+        "print('built')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    child = subprocess.run(
+        [sys.executable, "-c", script, str(memory.home), memory.settings.database_url],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0 and child.stdout.strip() == "built", child.stderr[-2000:]
