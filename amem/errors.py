@@ -73,6 +73,12 @@ def _positions(positions: list[int], what: str) -> str:
     return f"{what}s {', '.join(shown[:-1])} and {shown[-1]}"
 
 
+class InputKeyTakenError(AmemError):
+    """An input's idempotency key was recorded by another request between add_notes' look-up and
+    its commit (two retries racing): nothing of this commit was kept; add_notes reads the input
+    that holds the key and answers with it."""
+
+
 class PermissionDeniedError(AmemError):
     pass
 

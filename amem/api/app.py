@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -40,6 +40,11 @@ authenticated reviewer in the console or the CLI.
 committed, with its id and a status URL; workers analyse it; `GET /v1/inputs/{raw_log_id}` says
 queued, processing, done (with the note id), failed (with why) or erased (on a data subject's
 request). An acknowledged input is never lost.
+
+**Retries keep nothing twice**: name an input with an `Idempotency-Key` header (or its
+`idempotency_key` field, per input of a batch), unique per token; a request whose answer was lost
+(a timeout) can be sent again as it was, and answers `recorded_before` with the raw log that holds
+the input. An input that gives its `at` is kept once even without a key.
 """
 
 
@@ -66,6 +71,14 @@ class InputIn(BaseModel):
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Any JSON object, kept with it (no NUL characters in its text)."
     )
+    idempotency_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Your own name for this input (a CRM record id, a message id), unique per token: "
+        "sent again with the same key, the input is kept once and answers `recorded_before`. A key "
+        "names one input: given with another scope or text, the request is refused (422).",
+    )
 
 
 class Accepted(BaseModel):
@@ -73,8 +86,8 @@ class Accepted(BaseModel):
     status: Literal["queued", "recorded_before"] = Field(
         "queued",
         description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
-        "kept this input (it gives `at`, and the same scope, actor and text), and raw_log_id is the "
-        "raw log holding it: a retry keeps nothing twice.",
+        "kept this input (the same idempotency key, or the same `at`, scope, actor and text), and "
+        "raw_log_id is the raw log holding it: a retry keeps nothing twice.",
     )
     status_url: str
 
@@ -91,7 +104,8 @@ class AcceptedInput(BaseModel):
     raw_log_id: str
     status: Literal["queued", "recorded_before"] = Field(
         description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
-        "kept this input (same scope, at, actor and text), and raw_log_id is the raw log holding it."
+        "kept this input (the same idempotency key, or the same scope, at, actor and text), and "
+        "raw_log_id is the raw log holding it."
     )
     status_url: str
 
@@ -183,12 +197,33 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         responses={400: {"model": Problem, "description": "The body is not JSON."}},
         tags=["inputs"],
     )
-    def add_input(body: InputIn, request: Request, who: Caller) -> Accepted:
+    def add_input(
+        body: InputIn,
+        request: Request,
+        who: Caller,
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                alias="Idempotency-Key",
+                min_length=1,
+                max_length=200,
+                description="Your name for this input, unique per token: a retry with it keeps "
+                "nothing twice (as the body's `idempotency_key`).",
+            ),
+        ] = None,
+    ) -> Accepted:
         """Keep an input and queue it for analysis. Answers as soon as the raw log is committed; the
         note is built, linked and evolved by a worker. Follow `status_url` to learn its fate. An
-        input that gives `at` is kept once: sent again (a retry after a timeout), it answers
-        `recorded_before` with the raw log that holds it."""
-        raw_log_id, before = add_once(memory, body.model_dump(), who.identity)
+        input named by an `Idempotency-Key`, or that gives `at`, is kept once: sent again (a retry
+        after a timeout), it answers `recorded_before` with the raw log that holds it."""
+        item = body.model_dump()
+        if idempotency_key is not None:
+            if item["idempotency_key"] not in (None, idempotency_key):
+                raise InvalidInputError(
+                    "the Idempotency-Key header and the body's idempotency_key differ: give one, or the same"
+                )
+            item["idempotency_key"] = idempotency_key
+        raw_log_id, before = add_once(memory, item, who.identity)
         return Accepted(
             raw_log_id=raw_log_id,
             status="recorded_before" if before else "queued",
@@ -206,8 +241,8 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         """Keep many inputs at once (a CRM sync, a backlog), all or none: every wrong input is
         named in the 422 and nothing is kept. Answers once the raw logs are committed, in one
         transaction; workers analyse them in order. Sending the same batch again (a retry after a
-        timeout) keeps nothing twice: an input that gives its `at` and was kept before comes back
-        as `recorded_before`, with the raw log that holds it."""
+        timeout) keeps nothing twice: an input that gives its `idempotency_key` or its `at` and was
+        kept before comes back as `recorded_before`, with the raw log that holds it."""
         outcomes = memory.add_notes(
             [i.model_dump() for i in body.inputs], actor=who.identity, wait=False, skip_recorded=True
         )

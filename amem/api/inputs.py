@@ -19,10 +19,11 @@ def report_embedded(memory: Memory, who: str) -> None:
 
 
 def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, bool]:
-    """Keep one input for the workers: (its raw log id, whether an earlier request kept it). With
-    its time (``at``) it is kept once, as an import keeps its lines; without, there is nothing to
-    tell a retry from a new input by, and it is kept at once (add_note's path)."""
-    if item.get("at") is None:
+    """Keep one input for the workers: (its raw log id, whether an earlier request kept it). Named
+    by its sender's ``idempotency_key``, or with its time (``at``), it is kept once, as an import
+    keeps its lines; with neither, there is nothing to tell a retry from a new input by, and it is
+    kept at once (add_note's path)."""
+    if item.get("at") is None and item.get("idempotency_key") is None:
         raw_log_id = memory.add_note(
             item["content"],
             at=None,

@@ -157,17 +157,29 @@ def create_mcp_server(
 
     @server.tool(annotations=_ADD)
     def add_note(
-        content: str, scope: str, at: str | None = None, metadata: dict[str, Any] | None = None
+        content: str,
+        scope: str,
+        at: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Remember something: a fact, a decision and its reason, what a customer said, a date.
 
         Returns at once with a raw_log_id; the text is kept verbatim and turned into a linked,
         structured note in the background (usually within seconds). Call input_status with the
         raw_log_id to learn when it is done and its note_id. `scope` is whose memory this is (an
-        account or user, e.g. "acme"); `at` is when it happened (ISO 8601) if not now. With `at`,
-        the same input sent again (a retry) is kept once: status recorded_before, same raw_log_id."""
+        account or user, e.g. "acme"); `at` is when it happened (ISO 8601) if not now.
+        `idempotency_key` is your own name for this input (e.g. the message or record id): with
+        it, or with `at`, the same input sent again (a retry) is kept once: status
+        recorded_before, same raw_log_id."""
         who = author()
-        item = {"content": content, "scope": scope, "at": at, "metadata": metadata or {}}
+        item = {
+            "content": content,
+            "scope": scope,
+            "at": at,
+            "metadata": metadata or {},
+            "idempotency_key": idempotency_key,
+        }
         raw_log_id, before = _guard(lambda: add_once(memory, item, who))
         return {"raw_log_id": raw_log_id, "status": "recorded_before" if before else "queued"}
 

@@ -46,10 +46,11 @@ def read_jsonl(data: bytes) -> ImportFile:
     return read
 
 
-def read_csv(data: bytes, *, content: str, scope: str, at: str) -> ImportFile:
+def read_csv(data: bytes, *, content: str, scope: str, at: str, key: str | None = None) -> ImportFile:
     """A CSV file with a header row, as spreadsheets and CRMs export it (UTF-8, with or without a
     byte order mark; fields may span lines in quotes). ``content``, ``scope`` and ``at`` name the
-    columns holding the text, the account and the time; every other non-empty cell goes into the
+    columns holding the text, the account and the time, ``key`` the one holding each row's own id
+    (its idempotency key, also kept in its metadata); every other non-empty cell goes into the
     input's metadata under its column's name. A row's line is the line it starts on."""
     try:
         text = data.decode("utf-8-sig")
@@ -72,6 +73,11 @@ def read_csv(data: bytes, *, content: str, scope: str, at: str) -> ImportFile:
         shown = ", ".join(repr(n) for n in names) or "none"
         raise InvalidInputError(
             f"line 1: no column {content!r} for the text (columns: {shown}); name it with --content-column"
+        )
+    if key is not None and key not in names:
+        shown = ", ".join(repr(n) for n in names) or "none"
+        raise InvalidInputError(
+            f"line 1: no column {key!r} for each row's id (columns: {shown}); see --key-column"
         )
     read = ImportFile()
     start = reader.line_num + 1
@@ -96,6 +102,8 @@ def read_csv(data: bytes, *, content: str, scope: str, at: str) -> ImportFile:
             item["scope"] = cells[scope]
         if cells.get(at, "").strip():
             item["at"] = cells[at]
+        if key is not None and cells.get(key, "").strip():
+            item["idempotency_key"] = cells[key].strip()
         metadata = {k: v for k, v in cells.items() if k not in (content, scope, at) and k and v.strip()}
         if metadata:
             item["metadata"] = metadata

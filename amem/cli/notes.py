@@ -57,10 +57,10 @@ def import_notes(
     path: Annotated[
         str,
         typer.Argument(
-            help='A JSON Lines file ("-" for standard input): one {"content", "scope", "at", "metadata"} '
-            "object a line (scope may come from --scope); or a CSV file with a header row (a CRM's "
-            "export): the columns named by --content-column, --scope-column and --at-column, every "
-            "other cell into the input's metadata."
+            help='A JSON Lines file ("-" for standard input): one {"content", "scope", "at", "metadata", '
+            '"idempotency_key"} object a line (scope may come from --scope); or a CSV file with a header '
+            "row (a CRM's export): the columns named by --content-column, --scope-column, --at-column "
+            "and --key-column, every other cell into the input's metadata."
         ),
     ],
     actor: Annotated[str, typer.Option("--actor", help="Who says it: agent:NAME or a person's name.")] = (
@@ -75,7 +75,8 @@ def import_notes(
         typer.Option(
             "--skip-recorded/--record-again",
             help="Skip lines recorded before (same scope, at, actor and text), so an import can be run "
-            "again after an interruption; lines without at are always recorded.",
+            "again after an interruption; lines without at are always recorded. A line with an "
+            "idempotency key recorded before is skipped either way.",
         ),
     ] = True,
     file_format: Annotated[
@@ -91,6 +92,14 @@ def import_notes(
     at_column: Annotated[
         str, typer.Option("--at-column", help="CSV: the column holding when it was said (ISO 8601).")
     ] = "at",
+    key_column: Annotated[
+        str | None,
+        typer.Option(
+            "--key-column",
+            help="CSV: the column holding each row's own id (a CRM record id), its idempotency key: a "
+            "row whose id this actor imported before is skipped, with or without its time.",
+        ),
+    ] = None,
     check: Annotated[
         bool,
         typer.Option("--check", help="Check every line and say how many are ready; open and record nothing."),
@@ -100,8 +109,9 @@ def import_notes(
     """Add many notes at once (past conversations, a CRM export).
 
     Every line is checked before anything is recorded; then each is kept as a raw log and analysed
-    like `amem add`. Running the same import again records nothing twice: a line that gives its
-    time and was recorded before is skipped (--record-again records it anyway). --check only
+    like `amem add`. Running the same import again records nothing twice: a line whose
+    idempotency key was imported before is skipped, and so is a line that gives its time and was
+    recorded before (--record-again records those anyway). --check only
     checks the file: every wrong line named at once, nothing opened or recorded."""
     from amem.cli.import_files import read_csv, read_jsonl
     from amem.cli.progress import reporter
@@ -111,7 +121,7 @@ def import_notes(
     is_csv = file_format is ImportFormat.auto and path.lower().endswith(".csv")
     if file_format is ImportFormat.csv or is_csv:
         try:
-            read = read_csv(data, content=content_column, scope=scope_column, at=at_column)
+            read = read_csv(data, content=content_column, scope=scope_column, at=at_column, key=key_column)
         except InvalidInputError as exc:
             raise InvalidInputError(f"{path}, {exc}; nothing was recorded") from None
     else:
@@ -161,8 +171,8 @@ def import_notes(
         )
         if d["skipped"]:
             out.print(
-                f"{d['skipped']} lines recorded before (same scope, at, actor and text): skipped, "
-                "not recorded again (--record-again records them anyway)",
+                f"{d['skipped']} lines recorded before (the same idempotency key, or the same scope, at, "
+                "actor and text): skipped, not recorded again",
                 markup=False,
             )
         if d["review_items"]:

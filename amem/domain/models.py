@@ -136,6 +136,9 @@ class NoteInput(BaseModel):
     scope: str
     at: datetime | str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The sender's own name for this input (a CRM record's id, a message id, a request's
+    #: Idempotency-Key): an input whose key its author sent before is kept once.
+    idempotency_key: str | None = Field(None, min_length=1, max_length=200)
 
 
 class AddOutcome(_Frozen):

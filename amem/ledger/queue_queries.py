@@ -15,9 +15,10 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
-from amem.domain.models import RawLog, RawLogState, as_utc
+from amem.domain.models import Actor, RawLog, RawLogState, as_utc
+from amem.errors import InputKeyTakenError
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import raw_log_states, raw_logs
+from amem.ledger.tables import input_keys, raw_log_states, raw_logs
 
 
 @dataclass(frozen=True)
@@ -214,3 +215,69 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
             if new is not None and new not in found:
                 found[new] = Recorded(row.id, row.state, row.note_id, row.error)
     return found
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """The input an author's idempotency key names: what it was (scope, text digest), and what
+    became of it so far."""
+
+    recorded: Recorded
+    scope: str
+    sha256: str
+
+
+def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str, Keyed]:
+    """Of ``actor``'s idempotency ``keys``, those recorded before: key -> the input it names. By
+    the table's primary key, a few hundred keys a statement."""
+    wanted = sorted(set(keys))
+    found: dict[str, Keyed] = {}
+    for start in range(0, len(wanted), 500):
+        rows = tx.conn.execute(
+            sa.select(
+                input_keys.c.idempotency_key,
+                raw_logs.c.id,
+                raw_logs.c.scope,
+                raw_logs.c.sha256,
+                raw_log_states.c.state,
+                raw_log_states.c.note_id,
+                raw_log_states.c.error,
+            )
+            .join(raw_logs, raw_logs.c.id == input_keys.c.raw_log_id)
+            .join(raw_log_states, raw_log_states.c.raw_log_id == raw_logs.c.id)
+            .where(
+                input_keys.c.actor_kind == actor.kind.value,
+                input_keys.c.actor_id == actor.id,
+                input_keys.c.idempotency_key.in_(wanted[start : start + 500]),
+            )
+        ).all()
+        for row in rows:
+            found[row.idempotency_key] = Keyed(
+                Recorded(row.id, row.state, row.note_id, row.error), row.scope, row.sha256
+            )
+    return found
+
+
+def insert_input_keys(tx: LedgerTx, raws: Sequence[RawLog], keys: dict[str, str]) -> None:
+    """Record the idempotency key of each raw log of ``raws`` that has one (``keys``: raw log id
+    -> key), in the transaction that records the raw logs. A key its author recorded meanwhile (a
+    racing retry) raises InputKeyTakenError: nothing of the transaction is kept."""
+    rows = [
+        {
+            "actor_kind": raw.actor.kind.value,
+            "actor_id": raw.actor.id,
+            "idempotency_key": keys[raw.id],
+            "raw_log_id": raw.id,
+            "created_at": raw.received_at,
+        }
+        for raw in raws
+        if raw.id in keys
+    ]
+    if not rows:
+        return
+    try:
+        tx.conn.execute(sa.insert(input_keys), rows)
+    except sa.exc.IntegrityError as exc:
+        raise InputKeyTakenError(
+            "an idempotency key of these inputs was recorded by another request meanwhile"
+        ) from exc

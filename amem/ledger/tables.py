@@ -83,6 +83,19 @@ raw_log_states = sa.Table(
     sa.Index("ix_raw_log_states_queue", "state", "lease_until"),
 )
 
+# A sender's own name for an input (migration 0014: the HTTP API's Idempotency-Key, an import
+# line's idempotency_key): an input whose key its author sent before is kept once. Keyed by author,
+# so two agents' keys never meet; append-only, like the raw logs it names.
+input_keys = sa.Table(
+    "input_keys",
+    metadata,
+    sa.Column("actor_kind", sa.String(16), primary_key=True),
+    sa.Column("actor_id", sa.String(200), primary_key=True),
+    sa.Column("idempotency_key", sa.String(200), primary_key=True),
+    sa.Column("raw_log_id", sa.String(40), sa.ForeignKey("raw_logs.id"), nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
 notes = sa.Table(
     "notes",
     metadata,
@@ -297,4 +310,6 @@ api_tokens = sa.Table(
     sa.Column("last_used_at", UTCDateTime, nullable=True),
 )
 
-APPEND_ONLY_TABLES = ("raw_logs", "changes", "policy_versions", "events", "erasures", "erased_rows")
+APPEND_ONLY_TABLES = (
+    "raw_logs", "changes", "policy_versions", "events", "erasures", "erased_rows", "input_keys",
+)  # fmt: skip

@@ -40,7 +40,13 @@ from amem.domain.models import (
 from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_json, check_name, check_text, is_visible
 from amem.domain.values import parse_datetime
-from amem.errors import AmemError, AnalysisPendingError, InvalidBatchInputError, InvalidInputError
+from amem.errors import (
+    AmemError,
+    AnalysisPendingError,
+    InputKeyTakenError,
+    InvalidBatchInputError,
+    InvalidInputError,
+)
 from amem.index.base import NeighbourFinder
 from amem.index.documents import document_text
 from amem.ledger import queue_queries, search_queries
@@ -161,18 +167,27 @@ class WritePipeline:
         raws, problems = raw_logs_of(self.settings, items, actor=actor)
         if problems:
             raise InvalidBatchInputError(problems)
-        before: dict[str, queue_queries.Recorded] = {}
-        if skip_recorded:
-            timed = [raw for raw, item in zip(raws, items, strict=True) if item.at is not None]
-            before = self.queue.recorded_before(timed) if timed else {}
-        new = [raw for raw in raws if raw.id not in before]
+        keys = {
+            raw.id: item.idempotency_key
+            for raw, item in zip(raws, items, strict=True)
+            if item.idempotency_key
+        }
+        # A key recorded by a racing retry between the look-up and the commit: nothing of the
+        # commit was kept; look again (that retry's input is then found) and commit the rest.
+        for attempt in range(3):
+            before = self._recorded_before(raws, items, keys, skip_recorded=skip_recorded)
+            new = [raw for raw in raws if raw.id not in before]
+            lease = self.queue.lease() if new and wait else None
+            try:
+                self.queue.enqueue(new, lease, keys=keys)
+                break
+            except InputKeyTakenError:
+                if attempt == 2:
+                    raise
         outcomes: dict[str, AddOutcome] = {}
-        if new and not wait:
-            self.queue.enqueue(new)
+        if lease is None:
             outcomes = {raw.id: AddOutcome(raw_log_id=raw.id) for raw in new}
         elif new:
-            lease = self.queue.lease()
-            self.queue.enqueue(new, lease)
             done = self.process_many(new, batch_size=batch_size, owner=lease.owner, progress=progress)
             outcomes = {raw.id: outcome for raw, outcome in zip(new, done, strict=True)}
         for raw_id, old in before.items():
@@ -184,6 +199,41 @@ class WritePipeline:
                 raw_log_id=old.raw_log_id, note_id=old.note_id, error=error, recorded_before=True
             )
         return [outcomes[raw.id] for raw in raws]
+
+    def _recorded_before(
+        self, raws: list[RawLog], items: Sequence[NoteInput], keys: dict[str, str], *, skip_recorded: bool
+    ) -> dict[str, queue_queries.Recorded]:
+        """Of ``raws`` (checked, not written), those recorded before, keyed by the new raw log's id:
+        by the sender's idempotency key (always: a key names one input), then with
+        ``skip_recorded`` by scope, time, author and text (inputs that give ``at``). A key used
+        before for another input (another scope or text) is refused, naming each such input."""
+        before: dict[str, queue_queries.Recorded] = {}
+        if keys:
+            found = self.queue.recorded_by_key(raws[0].actor, list(keys.values()))
+            reused: list[tuple[int, str]] = []
+            for position, raw in enumerate(raws, start=1):
+                keyed = found.get(keys.get(raw.id, ""))
+                if keyed is None:
+                    continue
+                if (keyed.scope, keyed.sha256) != (raw.scope, raw.sha256):
+                    reused.append(
+                        (
+                            position,
+                            f"idempotency_key {keys[raw.id]!r} names another input, kept before as raw "
+                            f"log {keyed.recorded.raw_log_id} (another scope or text): a key names one input",
+                        )
+                    )
+                before[raw.id] = keyed.recorded
+            if reused:
+                raise InvalidBatchInputError(reused)
+        if skip_recorded:
+            timed = [
+                raw
+                for raw, item in zip(raws, items, strict=True)
+                if item.at is not None and raw.id not in before
+            ]
+            before |= self.queue.recorded_before(timed) if timed else {}
+        return before
 
     def record(
         self,
@@ -639,16 +689,30 @@ def raw_logs_of(
     that is not one, by 1-based position: all of them, so a caller names every one."""
     raws: list[RawLog] = []
     problems: list[tuple[int, str]] = []
+    keyed: dict[str, int] = {}
     for i, item in enumerate(items, start=1):
         try:
-            raws.append(
-                raw_log_from(
-                    settings, item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
-                )
+            raw = raw_log_from(
+                settings, item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
             )
+            if item.idempotency_key is not None:
+                _check_key(item.idempotency_key, keyed, i)
+            raws.append(raw)
         except InvalidInputError as exc:
             problems.append((i, str(exc)))
     return raws, problems
+
+
+def _check_key(key: str, keyed: dict[str, int], position: int) -> None:
+    """An idempotency key is one line of visible text, given to one input of a batch."""
+    check_name(check_text(key, "idempotency_key"), "idempotency_key")
+    if not is_visible(key):
+        raise InvalidInputError("idempotency_key shows nothing (only spaces or invisible characters)")
+    first = keyed.setdefault(key, position)
+    if first != position:
+        raise InvalidInputError(
+            f"idempotency_key {key!r} is given to input {first} too: a key names one input"
+        )
 
 
 def raw_log_from(

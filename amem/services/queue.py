@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from amem.domain.models import InputStatus, RawLog, RawLogState, utcnow
+from amem.domain.models import Actor, InputStatus, RawLog, RawLogState, utcnow
 from amem.errors import NotFoundError
 from amem.ledger import queue_queries
 from amem.ledger.store import Ledger, LedgerTx
@@ -31,8 +31,10 @@ DEFAULT_MAX_CLAIMS = 5
 class _Waiting:
     """One caller's raw logs waiting in a group commit, and how their commit went."""
 
-    def __init__(self, raws: list[RawLog]) -> None:
+    def __init__(self, raws: list[RawLog], keys: dict[str, str]) -> None:
         self.raws = raws
+        #: Raw log id -> its sender's idempotency key, for those that have one.
+        self.keys = keys
         self.done = False
         self.error: BaseException | None = None
         #: Set when settled, or when this caller is handed the lead (``group`` then set).
@@ -51,7 +53,7 @@ class GroupCommit:
     acknowledge) another's. Each waiting caller sleeps on its own event: an arrival wakes nobody.
     """
 
-    def __init__(self, commit: Callable[[list[RawLog]], None]) -> None:
+    def __init__(self, commit: Callable[[list[RawLog], dict[str, str]], None]) -> None:
         self._commit = commit
         #: Guards the fields below; notified on each arrival, for whoever watches a group form (tests).
         self._cond = threading.Condition()
@@ -61,8 +63,8 @@ class GroupCommit:
         self.commits = 0
         self.rows = 0
 
-    def commit(self, raws: list[RawLog]) -> None:
-        mine = _Waiting(raws)
+    def commit(self, raws: list[RawLog], keys: dict[str, str] | None = None) -> None:
+        mine = _Waiting(raws, keys or {})
         with self._cond:
             if self._leading:
                 self._waiting.append(mine)
@@ -95,7 +97,10 @@ class GroupCommit:
     def _run(self, group: list[_Waiting]) -> None:
         """Commit the group in one transaction; if that fails, each caller's rows on their own."""
         try:
-            self._commit([raw for waiting in group for raw in waiting.raws])
+            self._commit(
+                [raw for waiting in group for raw in waiting.raws],
+                {raw_id: key for waiting in group for raw_id, key in waiting.keys.items()},
+            )
             self._settle(group, None, 1)
         except BaseException as exc:
             if len(group) == 1:
@@ -103,7 +108,7 @@ class GroupCommit:
                 return
             for waiting in group:
                 try:
-                    self._commit(waiting.raws)
+                    self._commit(waiting.raws, waiting.keys)
                     self._settle([waiting], None, 1)
                 except BaseException as alone:
                     self._settle([waiting], alone, 1)
@@ -153,10 +158,14 @@ class InputQueue:
 
     # -- arrivals and claims --------------------------------------------------------------------
 
-    def enqueue(self, raws: Sequence[RawLog], lease: Lease | None = None) -> None:
+    def enqueue(
+        self, raws: Sequence[RawLog], lease: Lease | None = None, *, keys: dict[str, str] | None = None
+    ) -> None:
         """Commit raw logs (validated by the pipeline's ``raw_log_from``): from here on they are
         never lost; it returns only once they are committed. Without a lease they wait for a worker
         (this process's are woken); with one, the caller holds them and analyses them itself.
+        ``keys`` (raw log id -> its sender's idempotency key) are recorded with them; a key its
+        author recorded meanwhile raises InputKeyTakenError, and none of ``raws`` is kept.
 
         Concurrent callers without a lease (the HTTP API's requests, in threads) share transactions:
         one of them commits what all the others brought meanwhile (group commit), so they take the
@@ -165,12 +174,12 @@ class InputQueue:
         if not raws:
             return
         if lease is not None:
-            self._commit(raws, lease)
+            self._commit(raws, keys or {}, lease)
             return
-        self._group.commit(list(raws))
+        self._group.commit(list(raws), keys)
         self.notify()
 
-    def _commit(self, raws: Sequence[RawLog], lease: Lease | None = None) -> None:
+    def _commit(self, raws: Sequence[RawLog], keys: dict[str, str], lease: Lease | None = None) -> None:
         # Raw logs only: on PostgreSQL the chain head alone, not the writers' lock, so an
         # acknowledgement waits for a note transaction's last statements, not for all of it.
         with self.ledger.write(writer_lock=False) as tx:
@@ -180,6 +189,7 @@ class InputQueue:
                 lease_owner=lease.owner if lease else None,
                 lease_until=lease.until if lease else None,
             )
+            queue_queries.insert_input_keys(tx, raws, keys)
 
     def claim(self, owner: str, limit: int, *, include_failed: bool = False) -> list[RawLog]:
         """Up to ``limit`` inputs nobody holds, oldest first, now held by ``owner``. With
@@ -233,6 +243,11 @@ class InputQueue:
         text), keyed by the new raw log's id: an import run again skips them."""
         with self.ledger.read() as tx:
             return queue_queries.recorded_before(tx, raws)
+
+    def recorded_by_key(self, actor: Actor, keys: Sequence[str]) -> dict[str, queue_queries.Keyed]:
+        """Of ``actor``'s idempotency ``keys``, those that name an input recorded before."""
+        with self.ledger.read() as tx:
+            return queue_queries.recorded_by_key(tx, actor, keys)
 
     def status(self, raw_log_id: str) -> InputStatus:
         with self.ledger.read() as tx:

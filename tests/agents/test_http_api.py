@@ -111,6 +111,37 @@ def test_a_retried_input_with_its_time_is_kept_once(
     assert bad.status_code == 422 and bad.json()["detail"].startswith("at: 'next week' is not an ISO 8601")
 
 
+def test_an_input_named_by_an_idempotency_key_is_kept_once_without_its_time(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """The answer to the first request is lost (a timeout): the agent sends it again as it was, with
+    its Idempotency-Key, and learns the raw log that holds it; nothing is kept twice."""
+    sent = {"content": "Acme asked for SSO", "scope": "acme"}
+    key = {**agent, "Idempotency-Key": "call-2026-12-05-0042"}
+    first = client.post("/v1/inputs", json=sent, headers=key)
+    again = client.post("/v1/inputs", json=sent, headers=key)
+    assert (first.status_code, again.status_code) == (202, 202)
+    assert (first.json()["status"], again.json()["status"]) == ("queued", "recorded_before")
+    assert again.json()["raw_log_id"] == first.json()["raw_log_id"]
+    in_body = client.post(
+        "/v1/inputs", json={**sent, "idempotency_key": "call-2026-12-05-0042"}, headers=agent
+    )
+    assert in_body.json()["raw_log_id"] == first.json()["raw_log_id"]
+
+    reused = client.post("/v1/inputs", json={**sent, "content": "Acme signed"}, headers=key)
+    assert reused.status_code == 422 and "names another input" in reused.json()["detail"]
+    differ = client.post("/v1/inputs", json={**sent, "idempotency_key": "other"}, headers=key)
+    assert differ.status_code == 422 and "differ" in differ.json()["detail"]
+    batch = {
+        "inputs": [{**sent, "idempotency_key": "call-2026-12-05-0042"}, {**sent, "idempotency_key": "b-1"}]
+    }
+    batched = client.post("/v1/inputs/batch", json=batch, headers=agent).json()["inputs"]
+    assert [i["status"] for i in batched] == ["recorded_before", "queued"]
+    assert batched[0]["raw_log_id"] == first.json()["raw_log_id"]
+    with memory.ledger.read() as tx:
+        assert len(list(tx.iter_raw_logs())) == 2
+
+
 def test_a_batch_with_wrong_inputs_names_them_all_and_keeps_none(
     client: TestClient, memory: Memory, agent: dict[str, str]
 ) -> None:

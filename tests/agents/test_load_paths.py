@@ -50,12 +50,12 @@ def _hold_first_commit(group: Any) -> threading.Event:
     release = threading.Event()
     first = True
 
-    def held(raws: list[RawLog]) -> None:
+    def held(raws: list[RawLog], keys: dict[str, str]) -> None:
         nonlocal first
         if first:
             first = False
             assert release.wait(60)
-        commit(raws)
+        commit(raws, keys)
 
     group._commit = held
     return release

@@ -79,6 +79,14 @@ async def exercise(client: Client, scope: str) -> dict[str, Any]:
     retried = data(await client.call_tool("add_note", timed))  # a retry keeps nothing twice
     assert (kept["status"], retried["status"]) == ("queued", "recorded_before")
     assert retried["raw_log_id"] == kept["raw_log_id"]
+    named = {"content": "Globex asked for SSO", "scope": scope, "idempotency_key": "mail-17"}
+    kept = data(await client.call_tool("add_note", named))
+    retried = data(await client.call_tool("add_note", named))  # no `at`: the key tells the retry
+    assert (kept["status"], retried["status"], retried["raw_log_id"]) == (
+        "queued",
+        "recorded_before",
+        kept["raw_log_id"],
+    )
 
     missing = await client.call_tool("read_note", {"note_id": "n_missing"})
     assert missing.is_error and "does not exist" in missing.content[0].text

@@ -147,3 +147,38 @@ def test_an_import_with_a_wrong_line_creates_no_store(
     code = main(["--home", str(home), "import", str(path)])
     assert code == 2 and f"{path}, line 2: scope: Field required" in capsys.readouterr().err
     assert not home.exists()
+
+
+def test_rows_named_by_their_crm_id_are_imported_once_even_without_a_time(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A CRM exports its activities with ids and no times: run twice (or a later export holding the
+    same rows), each row is kept once, by its id. A row whose id comes back with another text is
+    named, and nothing of that run is recorded."""
+    path = tmp_path / "activities.csv"
+    path.write_text(
+        "Activity ID,Account,Note\nA-1,acme,Acme wants SSO\nA-2,globex,Globex signed\n", encoding="utf-8"
+    )
+    columns = ["--content-column", "Note", "--scope-column", "Account", "--key-column", "Activity ID"]
+    assert run(memory, capsys, "import", str(path), *columns)[0] == 0
+    later = tmp_path / "later.csv"
+    later.write_text(
+        "Activity ID,Account,Note\nA-1,acme,Acme wants SSO\nA-2,globex,Globex signed\nA-3,acme,Acme churned\n",
+        encoding="utf-8",
+    )
+    code, out, err = run(memory, capsys, "import", str(later), *columns)
+    assert code == 0, err
+    assert out.startswith("1 notes added") and "2 lines recorded before (the same idempotency key" in out
+    with memory.ledger.read() as tx:
+        raws = list(tx.iter_raw_logs())
+    assert sorted(r.text for r in raws) == ["Acme churned", "Acme wants SSO", "Globex signed"]
+    assert {r.metadata["Activity ID"] for r in raws} == {"A-1", "A-2", "A-3"}  # the id stays in metadata
+
+    edited = tmp_path / "edited.csv"
+    edited.write_text("Activity ID,Account,Note\nA-4,acme,Acme renewed\nA-2,globex,Globex cancelled\n")
+    code, _, err = run(memory, capsys, "import", str(edited), *columns)
+    assert code == 2 and "line 3: idempotency_key 'A-2' names another input" in " ".join(err.split())
+    with memory.ledger.read() as tx:
+        assert len(list(tx.iter_raw_logs())) == 3
+    missing = run(memory, capsys, "import", str(path), *columns[:4], "--key-column", "Id")
+    assert missing[0] == 2 and "no column 'Id' for each row's id" in missing[2]

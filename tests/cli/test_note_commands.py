@@ -272,7 +272,10 @@ def test_import_run_again_skips_the_lines_recorded_before_and_says_so(
     scripted_llm.push(construct(), LINK_NOTHING)
     code, out, _ = amem("import", str(calls), "--scope", "acme", llm=MODEL)
     assert code == 0 and "1 notes added" in out
-    assert "2 lines recorded before (same scope, at, actor and text): skipped" in out
+    assert (
+        "2 lines recorded before (the same idempotency key, or the same scope, at, actor and text): skipped"
+        in out
+    )
     assert raw_log_count(amem.memory) == 3
 
     # --record-again records them anyway

@@ -40,3 +40,17 @@ def test_postgres_refuses_truncate(memory: Memory) -> None:
     with pytest.raises(sa.exc.DatabaseError, match="append-only"), memory.ledger.engine.begin() as conn:
         conn.execute(sa.text("TRUNCATE events"))
     assert memory.verify().raw_logs_checked == 1
+
+
+@pytest.mark.parametrize(
+    "statement", ["UPDATE input_keys SET raw_log_id = 'r_other'", "DELETE FROM input_keys"]
+)
+def test_an_idempotency_key_cannot_be_moved_or_dropped(memory: Memory, statement: str) -> None:
+    """A key moved to another raw log would answer a retry with the wrong input; dropped, it would
+    let the retry be kept twice."""
+    item = {"content": "Acme wants SSO", "scope": "acme", "idempotency_key": "msg-1"}
+    (kept,) = memory.add_notes([item], actor="agent:crm", wait=False)
+    with pytest.raises(sa.exc.DatabaseError, match="append-only"), memory.ledger.engine.begin() as conn:
+        conn.execute(sa.text(statement))
+    (again,) = memory.add_notes([item], actor="agent:crm", wait=False)
+    assert again.recorded_before and again.raw_log_id == kept.raw_log_id
