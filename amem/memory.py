@@ -30,7 +30,13 @@ from amem.domain.models import (
 )
 from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_text
-from amem.errors import ConfigError, InvalidBatchInputError, InvalidInputError, NotFoundError
+from amem.errors import (
+    AnalysisPendingError,
+    ConfigError,
+    InvalidBatchInputError,
+    InvalidInputError,
+    NotFoundError,
+)
 from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
 from amem.services import policy_registry
@@ -206,6 +212,7 @@ class Memory:
         scope: str,
         metadata: dict[str, Any] | None = None,
         wait: bool = True,
+        idempotency_key: str | None = None,
     ) -> str:
         """Keep ``content`` as a raw log, then build, link and evolve a note from it. Returns the note id.
 
@@ -215,7 +222,29 @@ class Memory:
         ``wait=False`` returns the raw log's id as soon as the raw log is committed (milliseconds):
         analysis, linking and evolution are left to a worker (``amem worker``, or ``start_workers``),
         and ``input_status(raw_log_id)`` says what became of it.
+
+        ``idempotency_key``: the caller's own name for this input (a message id), unique per
+        actor. Called again with it (a retry), nothing is kept twice: the answer is the input kept
+        before (its note, or with ``wait=False`` its raw log); an input kept before and not analysed
+        yet raises AnalysisPendingError with its raw log. A key given with another scope or text
+        is refused (InvalidInputError).
         """
+        if idempotency_key is not None:
+            item = {"content": content, "scope": scope, "at": at, "metadata": metadata or {}}
+            try:
+                (outcome,) = self.add_notes(
+                    [item | {"idempotency_key": idempotency_key}], actor=actor, wait=wait
+                )
+            except InvalidBatchInputError as exc:  # one input: its problem, as add_note says it
+                raise InvalidInputError(exc.problem) from None
+            if not wait:
+                return outcome.raw_log_id
+            if outcome.note_id is None:
+                raise AnalysisPendingError(
+                    outcome.error or f"input {outcome.raw_log_id} was kept before and is not analysed yet",
+                    outcome.raw_log_id,
+                )
+            return outcome.note_id
         if not wait:
             from amem.services.pipeline import raw_log_from
 
@@ -247,7 +276,9 @@ class Memory:
         ``progress(task, done, total)`` is called as batches complete (amem/domain/progress.py).
         ``skip_recorded``: an input that gives its time (``at``) and was recorded before, with the
         same scope, author and text, is not recorded again (an import run a second time); its
-        outcome, ``recorded_before=True``, names the raw log that holds it. ``wait=False``, as for
+        outcome, ``recorded_before=True``, names the raw log that holds it; so is, always, an input
+        whose ``idempotency_key`` (the sender's own name for it, unique per actor) was recorded
+        before, with or without its time. ``wait=False``, as for
         add_note: returns as soon as the raw logs are committed (in one transaction), queued for the
         workers; each outcome then has no note yet, and ``input_status`` follows it.
         """

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from amem import AddOutcome
-from amem.errors import InvalidBatchInputError
+from amem.errors import AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.memory import Memory
 from tests.agents.test_load_paths import _hold_first_commit
 from tests.services.test_pipeline import _raw_log_count, construct, link
@@ -138,3 +138,20 @@ def test_many_racing_retries_keep_one_input(mem: Memory) -> None:
     assert len(answers) == 8 and len({o.raw_log_id for o in answers}) == 1
     assert sum(not o.recorded_before for o in answers) == 1
     assert _raw_log_count(mem) == 1
+
+
+def test_add_note_with_a_key_answers_a_retry_with_the_note_kept_before(mem: Memory, scripted_llm) -> None:
+    scripted_llm.push(construct(keywords=["Globex"]), link())
+    note_id = mem.add_note("Globex renewed", actor="agent:crm", scope="globex", idempotency_key="m-1")
+    assert mem.add_note("Globex renewed", actor="agent:crm", scope="globex", idempotency_key="m-1") == note_id
+    assert mem.count_notes("globex") == 1 and _raw_log_count(mem) == 1
+
+    raw_log_id = mem.add_note(
+        "Globex churned", actor="agent:crm", scope="globex", wait=False, idempotency_key="m-2"
+    )
+    with pytest.raises(AnalysisPendingError) as pending:  # kept before, waiting for a worker
+        mem.add_note("Globex churned", actor="agent:crm", scope="globex", idempotency_key="m-2")
+    assert pending.value.raw_log_id == raw_log_id
+    with pytest.raises(InvalidInputError, match="names another input"):
+        mem.add_note("Globex signed", actor="agent:crm", scope="globex", idempotency_key="m-1")
+    assert _raw_log_count(mem) == 2
