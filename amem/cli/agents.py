@@ -106,6 +106,14 @@ def tokens_create(
             "password; their password is asked for).",
         ),
     ] = "agent",
+    expires_in_days: Annotated[
+        int | None,
+        typer.Option(
+            "--expires-in-days",
+            help="Refused from that many days on; 0: never. Default: 90 for a reviewer token (it stands "
+            "in for a password), never for an agent token.",
+        ),
+    ] = None,
     password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -114,34 +122,46 @@ def tokens_create(
     A reviewer token is created by that reviewer: their password is asked for."""
     with open_memory() as memory:
         by = authenticate(memory.authentication, name, password_stdin) if role == "reviewer" else None
-        token, info = memory.tokens.create(name, role, by=by)
-    emit(
-        {"token": token, **info.model_dump(mode="json")},
-        as_json,
-        lambda d: out.print(
-            f"{d['token']}\n(token {d['id']} for {d['identity']}, role {d['role']}; "
+        token, info = memory.tokens.create(name, role, by=by, expires_in_days=expires_in_days)
+
+    def render(d: dict[str, Any]) -> None:
+        expires = f"expires {info.expires_at:%Y-%m-%d %H:%M} UTC" if info.expires_at else "never expires"
+        out.print(
+            f"{d['token']}\n(token {d['id']} for {d['identity']}, role {d['role']}, {expires}; "
             "shown once: keep it secret)",
             markup=False,
-        ),
-    )
+        )
+
+    emit({"token": token, **info.model_dump(mode="json")}, as_json, render)
 
 
 @tokens_app.command("list")
 def tokens_list(as_json: JsonOpt = False) -> None:
-    """Every token: name, role, when created, last used, revoked (never the token itself)."""
+    """Every token: name, role, when created, last used, when it expires, revoked (never the token
+    itself)."""
     from rich.table import Table
+
+    from amem.domain.models import utcnow
 
     with open_memory(create=False) as memory:
         items = memory.tokens.list()
 
     def render(rows: list[Any]) -> None:
         table = Table(title="tokens")
-        for col in ("id", "name", "role", "created", "last used", "revoked"):
+        for col in ("id", "name", "role", "created", "last used", "expires", "revoked"):
             table.add_column(col, no_wrap=col == "id")
+        now = utcnow()
         for t in rows:
             when = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else "-"  # noqa: E731
+            expires = when(t.expires_at) + (" (expired)" if t.expires_at and t.expires_at <= now else "")
             table.add_row(
-                t.id, t.name, t.role.value, when(t.created_at), when(t.last_used_at), when(t.revoked_at)
+                t.id,
+                t.name,
+                t.role.value,
+                when(t.created_at),
+                when(t.last_used_at),
+                expires if t.expires_at else "never",
+                when(t.revoked_at),
             )
         out.print(table)
 

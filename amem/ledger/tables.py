@@ -308,6 +308,8 @@ api_tokens = sa.Table(
     sa.Column("created_by", sa.String(200), nullable=True),
     sa.Column("revoked_at", UTCDateTime, nullable=True),
     sa.Column("last_used_at", UTCDateTime, nullable=True),
+    # When it stops being accepted (migration 0015); NULL: never.
+    sa.Column("expires_at", UTCDateTime, nullable=True),
 )
 
 APPEND_ONLY_TABLES = (

@@ -36,6 +36,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 #: ``last_used_at`` is written at most this often per token (a write per request would cost more
 #: than the request).
 TOUCH_EVERY = timedelta(minutes=1)
+#: How long a reviewer token lasts unless its reviewer says otherwise: it stands in for a password.
+REVIEWER_TOKEN_DAYS = 90
 
 
 class TokenRole(StrEnum):
@@ -52,10 +54,12 @@ class TokenInfo(BaseModel):
     created_by: str | None = None
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    #: When it stops being accepted; None: never.
+    expires_at: datetime | None = None
 
 
 class NotAuthenticatedError(AmemError):
-    """No token, an unknown one, or a revoked one."""
+    """No token, an unknown one, a revoked one or an expired one."""
 
 
 def digest(token: str) -> str:
@@ -77,11 +81,14 @@ class TokenService:
         *,
         created_by: str | None = None,
         by: AuthenticatedReviewer | None = None,
+        expires_in_days: int | None = None,
     ) -> tuple[str, TokenInfo]:
         """A new token for ``name``; returns the token (shown once, never stored) and its record.
 
         A reviewer token needs ``by``: the reviewer ``name`` themself, authenticated (their password;
-        a token stands in for it, so no one else may make one)."""
+        a token stands in for it, so no one else may make one). ``expires_in_days``: it is refused
+        from that many days on; 0: never; None: the role's default (a reviewer token
+        ``REVIEWER_TOKEN_DAYS``, an agent token never)."""
         if not _NAME.match(name or ""):
             raise InvalidInputError(
                 f"token name {name!r}: letters, digits and . _ @ - (at most 100), "
@@ -103,16 +110,24 @@ class TokenService:
                     f"{by.id} may not create a reviewer token for {name}: each reviewer creates their own"
                 )
             created_by = by.id
+        if expires_in_days is None:
+            expires_in_days = REVIEWER_TOKEN_DAYS if chosen == TokenRole.REVIEWER else 0
+        if not 0 <= expires_in_days <= 3650:
+            raise InvalidInputError(
+                f"expires in {expires_in_days} days: give 1 to 3650 days, or 0 for a token that never expires"
+            )
+        now = utcnow()
         token = PREFIX + secrets.token_urlsafe(32)
         row = {
             "id": new_id("tok"),
             "name": name,
             "role": chosen.value,
             "token_sha256": digest(token),
-            "created_at": utcnow(),
+            "created_at": now,
             "created_by": created_by,
             "revoked_at": None,
             "last_used_at": None,
+            "expires_at": now + timedelta(days=expires_in_days) if expires_in_days else None,
         }
         with self.ledger.write(lock_head=False) as tx:
             token_queries.insert(tx, row)
@@ -131,7 +146,8 @@ class TokenService:
         return count
 
     def authenticate(self, token: str | None) -> TokenInfo:
-        """The token's record, if it is known and not revoked; NotAuthenticatedError otherwise."""
+        """The token's record, if it is known, not revoked and not expired; NotAuthenticatedError
+        otherwise."""
         if not token or not token.startswith(PREFIX):
             raise NotAuthenticatedError("a bearer token is required (amem tokens create NAME --role agent)")
         with self.ledger.read(one_statement=True) as tx:  # every request checks: one round trip
@@ -139,6 +155,11 @@ class TokenService:
         if row is None or row["revoked_at"] is not None:
             raise NotAuthenticatedError("this token is unknown or revoked")
         now = utcnow()
+        if row["expires_at"] is not None and now >= row["expires_at"]:
+            raise NotAuthenticatedError(
+                f"this token expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC: create another "
+                "(amem tokens create)"
+            )
         if row["last_used_at"] is None or now - row["last_used_at"] > TOUCH_EVERY:
             with self.ledger.write(lock_head=False) as tx:
                 token_queries.touch(tx, row["id"], now)
@@ -161,4 +182,5 @@ def _info(row: dict[str, object]) -> TokenInfo:
         created_by=row["created_by"],  # type: ignore[arg-type]
         revoked_at=row["revoked_at"],  # type: ignore[arg-type]
         last_used_at=row["last_used_at"],  # type: ignore[arg-type]
+        expires_at=row.get("expires_at"),  # type: ignore[arg-type]
     )

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
+import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from amem.api.app import create_app
+from amem.domain.models import utcnow
+from amem.ledger.tables import api_tokens
 from amem.memory import Memory
 from tests.factories import signed_in
 
@@ -214,6 +218,21 @@ def test_a_revoked_token_is_401_from_the_next_request(
     assert memory.tokens.revoke("sales-agent") == 1
     response = client.get("/v1/queue", headers=agent)
     assert response.status_code == 401 and "revoked" in response.json()["detail"]
+
+
+def test_a_token_past_its_expiry_is_401_saying_so(client: TestClient, memory: Memory) -> None:
+    token, info = memory.tokens.create("nightly-sync", "agent", expires_in_days=30)
+    assert info.expires_at is not None
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/v1/queue", headers=headers).status_code == 200
+    with memory.ledger.engine.begin() as conn:  # 30 days later
+        conn.execute(
+            sa.update(api_tokens)
+            .where(api_tokens.c.id == info.id)
+            .values(expires_at=utcnow() - timedelta(seconds=1))
+        )
+    response = client.get("/v1/queue", headers=headers)
+    assert response.status_code == 401 and "this token expired on" in response.json()["detail"]
 
 
 def test_the_review_queue_is_for_reviewers_only_and_nothing_decides(

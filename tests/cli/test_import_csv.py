@@ -163,7 +163,8 @@ def test_rows_named_by_their_crm_id_are_imported_once_even_without_a_time(
     assert run(memory, capsys, "import", str(path), *columns)[0] == 0
     later = tmp_path / "later.csv"
     later.write_text(
-        "Activity ID,Account,Note\nA-1,acme,Acme wants SSO\nA-2,globex,Globex signed\nA-3,acme,Acme churned\n",
+        "Activity ID,Account,Note\nA-1,acme,Acme wants SSO\nA-2,globex,Globex signed\n"
+        "A-3,acme,Acme churned\n",
         encoding="utf-8",
     )
     code, out, err = run(memory, capsys, "import", str(later), *columns)

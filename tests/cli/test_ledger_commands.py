@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from unittest.mock import patch
 
@@ -218,3 +218,47 @@ def test_only_the_reviewer_creates_their_token(
     code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "bob")
     assert code == 0, err
     assert memory.proposal(p.id).reviewer == "bob"
+
+
+def test_a_reviewer_token_expires_by_default_and_an_expired_one_decides_nothing(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    """A reviewer token stands in for a password, so it lasts 90 days unless its reviewer says
+    otherwise; an agent token lasts until revoked unless given a term. Past its expiry a token is
+    refused, saying so; `amem tokens list` shows each token's expiry."""
+    import sqlalchemy as sa
+
+    from amem.domain.models import utcnow
+    from amem.ledger.tables import api_tokens
+
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    create = ["tokens", "create", "bob", "--role", "reviewer", "--password-stdin", "--json"]
+    code, out, err = run(memory, capsys, *create, stdin=reviewer_passwords["bob"] + "\n")
+    assert code == 0, err
+    made = json.loads(out)
+    expires = datetime.fromisoformat(made["expires_at"])
+    assert timedelta(days=89, hours=23) < expires - utcnow() <= timedelta(days=90)
+    code, out, err = run(memory, capsys, "tokens", "create", "crm-sync", "--json")
+    assert code == 0 and json.loads(out)["expires_at"] is None, err
+    code, out, err = run(memory, capsys, "tokens", "create", "crm-sync", "--expires-in-days", "7")
+    assert code == 0 and "expires " in out, err
+    code, _, err = run(memory, capsys, "tokens", "create", "crm-sync", "--expires-in-days", "-1")
+    assert code == 2 and "give 1 to 3650 days, or 0" in err
+
+    with memory.ledger.engine.begin() as conn:  # 90 days later
+        conn.execute(
+            sa.update(api_tokens)
+            .where(api_tokens.c.id == made["id"])
+            .values(expires_at=utcnow() - timedelta(minutes=1))
+        )
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", made["token"])
+    code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "bob")
+    assert code == 2 and "this token expired on" in err
+    assert memory.proposal(p.id).status.value == "pending"
+    monkeypatch.delenv("AMEM_REVIEWER_TOKEN")
+    code, out, err = run(memory, capsys, "tokens", "list")
+    assert code == 0 and "expires" in out and "never" in out, err
+    code, out, _ = run(memory, capsys, "tokens", "list", "--json")
+    terms = sorted((t["name"], t["expires_at"] is not None) for t in json.loads(out))
+    assert terms == [("bob", True), ("crm-sync", False), ("crm-sync", True)]
