@@ -120,7 +120,8 @@ class LedgerTokens:
             info = await anyio.to_thread.run_sync(self.memory.tokens.authenticate, token)
         except NotAuthenticatedError:
             return None
-        return AccessToken(token=token, client_id=info.identity, scopes=[info.role.value])
+        expires = int(info.expires_at.timestamp()) if info.expires_at is not None else None
+        return AccessToken(token=token, client_id=info.identity, scopes=[info.role.value], expires_at=expires)
 
 
 def create_mcp_server(

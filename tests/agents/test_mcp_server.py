@@ -168,14 +168,25 @@ def test_the_streamable_http_server_serves_the_same_tools(http_mcp: str, memory:
 
 
 def test_the_http_server_refuses_a_request_without_a_known_token(http_mcp: str, memory: Memory) -> None:
-    """No token, an unknown one or a revoked one: 401 before any tool runs, whatever is asked."""
+    """No token, an unknown one, a revoked one or an expired one: 401 before any tool runs, whatever
+    is asked."""
+    from datetime import timedelta
+
     import httpx
+    import sqlalchemy as sa
+
+    from amem.domain.models import utcnow
+    from amem.ledger.tables import api_tokens
 
     token, _ = memory.tokens.create("revoked-agent", "agent")
     memory.tokens.revoke("revoked-agent")
+    expired, info = memory.tokens.create("expired-agent", "agent", expires_in_days=1)
+    with memory.ledger.engine.begin() as conn:
+        past = utcnow() - timedelta(seconds=1)
+        conn.execute(sa.update(api_tokens).where(api_tokens.c.id == info.id).values(expires_at=past))
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "search", "arguments": {}}}
     accept = {"Accept": "application/json, text/event-stream"}
-    for sent in (None, "amem_not-a-real-token", token):
+    for sent in (None, "amem_not-a-real-token", token, expired):
         headers = accept | ({"Authorization": f"Bearer {sent}"} if sent is not None else {})
         answer = httpx.post(http_mcp, json=call, headers=headers, timeout=30)
         assert answer.status_code == 401 and answer.headers["www-authenticate"].startswith("Bearer")
