@@ -115,7 +115,8 @@ def _password_form(mem: Memory) -> None:
         if not submitted:
             return
         try:
-            reviewer = mem.authentication.with_password(name, password)
+            # counted per client address, so a guesser elsewhere cannot lock the reviewer out
+            reviewer = mem.authentication.with_password(name, password, source=_client_address())
         except SignInsLockedError as exc:
             st.error(md_escape(f"{str(exc)[:1].upper()}{str(exc)[1:]}."))
             return
@@ -172,3 +173,12 @@ def sign_out() -> None:
     for key in _AUTHENTICATOR_KEYS:
         st.session_state[key] = None
     st.session_state["logout"] = True  # streamlit-authenticator: ignore its cookie from now on
+
+
+def _client_address() -> str | None:
+    """The client's address as the console's server sees it (None on localhost, where every
+    session is one source). Streamlit warns that it can be spoofed: it spreads failed sign-ins
+    over addresses (so a guesser elsewhere cannot lock a reviewer out), while the cap on failures
+    from all addresses together bounds what spoofed ones can try."""
+    address = st.context.ip_address
+    return address if isinstance(address, str) else None

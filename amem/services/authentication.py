@@ -35,10 +35,14 @@ _SEAL = object()
 #: password costs (no timing hint about who exists): a random string's hash, 12 rounds.
 _DUMMY_HASH = "$2b$12$IR96QMzaFxaG5dfQ9rHA/ORYCVglJLQjU6mMjvNq/neKavR6fERmq"
 
-#: Failed password sign-ins one reviewer name may take within ``SIGN_IN_WINDOW``; the next are
-#: refused, right password or not, until the oldest of them is that old (guessing a password then
-#: costs a window per few guesses, not a bcrypt check's quarter of a second).
+#: Failed password sign-ins one reviewer name may take from one address within ``SIGN_IN_WINDOW``;
+#: the next from there are refused, right password or not, until the oldest of them is that old
+#: (guessing a password then costs a window per few guesses, not a bcrypt check's quarter of a
+#: second). Counted per address, so one guesser cannot lock the reviewer out from everywhere.
 MAX_FAILED_SIGN_INS = 5
+#: Failed sign-ins of one name from all addresses together within the window, past which the name
+#: is refused from everywhere: what guessers at many (or spoofed) addresses may try.
+MAX_FAILED_SIGN_INS_ANYWHERE = 20
 SIGN_IN_WINDOW = timedelta(minutes=15)
 
 #: How a reviewer was authenticated (recorded nowhere secret; shown in messages).
@@ -77,48 +81,63 @@ def is_authenticated(value: object) -> bool:
 
 
 class FailedSignIns:
-    """The failed password sign-ins of each reviewer name in the last ``window``, kept by the
-    process that checks passwords (the console's, held by its Memory; each CLI run has its own).
-    Counted by the name as entered, canonical, whether or not a reviewer has it, so a refusal says
-    nothing about who exists. Thread-safe: a console serves many sessions."""
+    """The failed password sign-ins of each reviewer name in the last ``window``, by the address
+    they came from (the console's client address; None where there is none, as on a command line),
+    kept by the process that checks passwords (the console's, held by its Memory; each CLI run has
+    its own). A name is refused from an address after ``limit`` failures from there, and from
+    everywhere after ``anywhere`` failures in all. Counted by the name as entered, canonical,
+    whether or not a reviewer has it, so a refusal says nothing about who exists. Thread-safe: a
+    console serves many sessions."""
 
     def __init__(
         self,
         limit: int = MAX_FAILED_SIGN_INS,
         window: timedelta = SIGN_IN_WINDOW,
         clock: Callable[[], datetime] = utcnow,
+        anywhere: int = MAX_FAILED_SIGN_INS_ANYWHERE,
     ) -> None:
         self.limit = limit
+        self.anywhere = anywhere
         self.window = window
         self.clock = clock
-        self._failed: dict[str, deque[datetime]] = {}
+        self._failed: dict[str, dict[str | None, deque[datetime]]] = {}
         self._lock = threading.Lock()
 
-    def refuse_if_locked(self, name: str) -> None:
-        """SignInsLockedError while ``name`` has ``limit`` failures in the window."""
+    def refuse_if_locked(self, name: str, source: str | None = None) -> None:
+        """SignInsLockedError while ``name`` has ``limit`` failures from ``source`` in the window,
+        or ``anywhere`` failures in all."""
         with self._lock:
-            recent = self._recent(name)
-            if len(recent) < self.limit:
+            sources = self._recent(name)
+            here = sources.get(source, deque())
+            everywhere = sorted(t for times in sources.values() for t in times)
+            if len(here) >= self.limit:
+                until, where = here[0] + self.window, " from this address" if source else ""
+            elif len(everywhere) >= self.anywhere:
+                until, where = everywhere[-self.anywhere] + self.window, ""
+            else:
                 return
-            until = recent[0] + self.window
         minutes = max(1, -(-int((until - self.clock()).total_seconds()) // 60))
         raise SignInsLockedError(
-            f"too many failed sign-ins for {name}: try again in {minutes} minute{'s' if minutes > 1 else ''}"
+            f"too many failed sign-ins for {name}{where}: try again in {minutes} "
+            f"minute{'s' if minutes > 1 else ''}"
         )
 
-    def failed(self, name: str) -> None:
+    def failed(self, name: str, source: str | None = None) -> None:
         with self._lock:
-            self._recent(name).append(self.clock())
+            self._recent(name).setdefault(source, deque()).append(self.clock())
 
-    def succeeded(self, name: str) -> None:
+    def succeeded(self, name: str, source: str | None = None) -> None:
         with self._lock:
-            self._failed.pop(name, None)
+            self._recent(name).pop(source, None)
 
-    def _recent(self, name: str) -> deque[datetime]:
-        recent = self._failed.setdefault(name, deque())
-        while recent and recent[0] <= self.clock() - self.window:
-            recent.popleft()
-        return recent
+    def _recent(self, name: str) -> dict[str | None, deque[datetime]]:
+        sources = self._failed.setdefault(name, {})
+        for source, recent in list(sources.items()):
+            while recent and recent[0] <= self.clock() - self.window:
+                recent.popleft()
+            if not recent:
+                del sources[source]
+        return sources
 
 
 class Authentication:
@@ -130,12 +149,15 @@ class Authentication:
         self.policy_fingerprint = policy_fingerprint
         self.failed = failed if failed is not None else FailedSignIns()
 
-    def with_password(self, identity: str, password: str) -> AuthenticatedReviewer:
+    def with_password(
+        self, identity: str, password: str, *, source: str | None = None
+    ) -> AuthenticatedReviewer:
         """The reviewer ``identity`` if ``password`` matches their bcrypt hash; AuthenticationError
         (one message for a wrong name and a wrong password) otherwise, and SignInsLockedError after
-        ``MAX_FAILED_SIGN_INS`` failures of that name within ``SIGN_IN_WINDOW``."""
+        ``MAX_FAILED_SIGN_INS`` failures of that name from ``source`` (the client's address, where
+        the interface knows it) within ``SIGN_IN_WINDOW``, or ``MAX_FAILED_SIGN_INS_ANYWHERE`` in all."""
         who = self.person(identity)
-        self.failed.refuse_if_locked(who)
+        self.failed.refuse_if_locked(who, source)
         entry = self.policy.reviewer(who)
         password_hash = entry.password_hash if entry is not None else None
         if entry is not None and not password_hash:
@@ -145,9 +167,9 @@ class Authentication:
                 "`amem reviewers hash-password` (or `amem reviewers set-password`)"
             )
         if not check_password(password, password_hash or _DUMMY_HASH) or entry is None:
-            self.failed.failed(who)
+            self.failed.failed(who, source)
             raise AuthenticationError("wrong reviewer name or password")
-        self.failed.succeeded(who)
+        self.failed.succeeded(who, source)
         return self._issue(who, "password")
 
     def signed_in(self, identity: str, *, method: str) -> AuthenticatedReviewer:

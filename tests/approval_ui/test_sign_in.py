@@ -62,6 +62,27 @@ def test_failed_sign_ins_lock_the_name_in_the_console(mem: Memory) -> None:
     assert at.session_state[ACCOUNT_KEY] == "bob"
 
 
+def test_a_guesser_at_another_address_does_not_lock_the_reviewer_out(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Failures are counted by the client's address: five from a guesser's lock it, and alice,
+    signing in from her own, is let in."""
+    import approval_ui.auth
+    from amem.services.authentication import MAX_FAILED_SIGN_INS
+
+    monkeypatch.setattr(approval_ui.auth, "_client_address", lambda: "203.0.113.7")
+    for _ in range(MAX_FAILED_SIGN_INS):
+        at = _sign_in(AppTest.from_file(str(APP), default_timeout=60).run(), "alice", "guess")
+        assert [e.value for e in at.error] == ["Wrong reviewer name or password."]
+    at = _sign_in(AppTest.from_file(str(APP), default_timeout=60).run(), "alice", PASSWORD)
+    assert [plain(e.value) for e in at.error] == [
+        "Too many failed sign-ins for alice from this address: try again in 15 minutes."
+    ]
+    monkeypatch.setattr(approval_ui.auth, "_client_address", lambda: "198.51.100.2")
+    at = _sign_in(AppTest.from_file(str(APP), default_timeout=60).run(), "alice", PASSWORD)
+    assert at.session_state[ACCOUNT_KEY] == "alice"
+
+
 def test_signing_out_returns_to_the_form(mem: Memory) -> None:
     at = open_console("alice")
     at.button(key="amem_sign_out").click().run()

@@ -93,6 +93,38 @@ def test_failed_sign_ins_lock_the_name_for_a_window(
     assert auth.with_password("alice", reviewer_passwords["alice"]).id == "alice"
 
 
+def test_a_guesser_at_one_address_does_not_lock_the_reviewer_out_elsewhere(
+    reviewer_passwords: dict[str, str], memory: Memory
+) -> None:
+    """Failures are counted by the address they come from: alice signs in from her own while a
+    guesser's is locked. Guessers at many addresses together lock the name everywhere once they
+    reach the cap for all addresses, for what is left of the window."""
+    from datetime import timedelta
+
+    from amem.errors import SignInsLockedError
+    from amem.services.authentication import FailedSignIns
+
+    now = [datetime(2026, 12, 5, 9, 0, tzinfo=UTC)]
+    failed = FailedSignIns(limit=5, anywhere=12, clock=lambda: now[0])
+    auth = Authentication(memory.policy, fingerprint(memory.policy), failed)
+    for _ in range(5):
+        with pytest.raises(AuthenticationError, match="wrong reviewer name or password"):
+            auth.with_password("alice", "guess", source="203.0.113.7")
+    with pytest.raises(SignInsLockedError, match="for alice from this address: try again in 15 minutes"):
+        auth.with_password("alice", reviewer_passwords["alice"], source="203.0.113.7")
+    assert auth.with_password("alice", reviewer_passwords["alice"], source="198.51.100.2").id == "alice"
+
+    for n in range(7):  # seven more addresses: 12 failures in all
+        now[0] += timedelta(seconds=10)
+        with pytest.raises(AuthenticationError, match="wrong reviewer name or password"):
+            auth.with_password("alice", "guess", source=f"192.0.2.{n}")
+    with pytest.raises(SignInsLockedError, match=r"too many failed sign-ins for alice: try again"):
+        auth.with_password("alice", reviewer_passwords["alice"], source="198.51.100.2")
+    assert auth.with_password("bob", reviewer_passwords["bob"], source="198.51.100.2").id == "bob"
+    now[0] += timedelta(minutes=15)  # the first address's five failures have passed: 7 left
+    assert auth.with_password("alice", reviewer_passwords["alice"], source="198.51.100.2").id == "alice"
+
+
 def test_a_memory_counts_failed_sign_ins_for_as_long_as_it_is_open(
     reviewer_passwords: dict[str, str], memory: Memory
 ) -> None:
