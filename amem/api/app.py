@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from amem.api.inputs import add_once, report_embedded
+from amem.api.inputs import MAX_WAIT_SECONDS, add_once, report_embedded, status_when_settled
 from amem.domain.models import InputStatus, Note, Proposal
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.memory import Memory
@@ -258,10 +258,22 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         )
 
     @app.get("/v1/inputs/{raw_log_id}", response_model=InputStatus, responses=_NOT_FOUND, tags=["inputs"])
-    def input_status(raw_log_id: RawLogId, who: Caller) -> InputStatus:
+    async def input_status(
+        raw_log_id: RawLogId,
+        who: Caller,
+        wait: Annotated[
+            float,
+            Query(
+                ge=0,
+                le=MAX_WAIT_SECONDS,
+                description="Seconds to wait while the input is queued or processing (0 to 30): the "
+                "answer comes as soon as it is done, failed or erased, or when the time is up.",
+            ),
+        ] = 0,
+    ) -> InputStatus:
         """What became of an input: queued, processing, done (with `note_id`), failed (with `error`) or
-        erased (on a data subject's request)."""
-        return memory.input_status(raw_log_id)
+        erased (on a data subject's request). With `wait`, one request follows it to its note."""
+        return await status_when_settled(memory, raw_log_id, wait)
 
     @app.get("/v1/queue", response_model=QueueDepth, tags=["inputs"])
     def queue_depth(who: Caller) -> QueueDepth:

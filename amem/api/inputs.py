@@ -4,10 +4,19 @@ with the ``mcp`` extra alone, which brings no FastAPI."""
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
+import anyio
+
+from amem.domain.models import InputStatus
 from amem.errors import InvalidBatchInputError, InvalidInputError
 from amem.memory import Memory
+
+#: The longest a status request may wait for its input to be analysed, in seconds.
+MAX_WAIT_SECONDS = 30.0
+#: Until it is: the first pause between two reads of the status, and the longest.
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.05, 0.25
 
 
 def report_embedded(memory: Memory, who: str) -> None:
@@ -38,3 +47,20 @@ def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, boo
     except InvalidBatchInputError as exc:  # one input: its problem, as add_note says it
         raise InvalidInputError(exc.problem) from None
     return outcome.raw_log_id, outcome.recorded_before
+
+
+async def status_when_settled(memory: Memory, raw_log_id: str, wait_seconds: float) -> InputStatus:
+    """The input's status, once it is no longer queued or processing, or after ``wait_seconds``
+    (at most ``MAX_WAIT_SECONDS``), whichever comes first: an agent learns its note in one call
+    instead of polling. Reads the ledger every 50 to 250 ms while it waits (the worker may be in
+    another process), each read in a thread, so a waiting request holds no thread between them."""
+    if not 0 <= wait_seconds <= MAX_WAIT_SECONDS:
+        raise InvalidInputError(f"wait: {wait_seconds} seconds; give 0 to {MAX_WAIT_SECONDS:g}")
+    status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
+    deadline = time.monotonic() + wait_seconds
+    pause = _FIRST_PAUSE
+    while status.status in ("queued", "processing") and (left := deadline - time.monotonic()) > 0:
+        await anyio.sleep(min(pause, left))
+        pause = min(pause * 1.5, _LONGEST_PAUSE)
+        status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
+    return status

@@ -25,7 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from amem.api.inputs import add_once, report_embedded
+from amem.api.inputs import add_once, report_embedded, status_when_settled
 from amem.domain.models import Note, RetirementWaiting
 from amem.errors import AmemError
 from amem.memory import Memory
@@ -185,11 +185,17 @@ def create_mcp_server(
         return {"raw_log_id": raw_log_id, "status": "recorded_before" if before else "queued"}
 
     @server.tool(annotations=_READ_ONLY)
-    def input_status(raw_log_id: str) -> dict[str, Any]:
+    async def input_status(raw_log_id: str, wait_seconds: float = 0) -> dict[str, Any]:
         """What became of something add_note was given: queued (waiting), processing, done (with
         note_id, readable with read_note), failed (with error; the text is kept and retried later) or
-        erased (on a data subject's request: its text is gone)."""
-        return _guard(lambda: memory.input_status(raw_log_id)).model_dump(mode="json")
+        erased (on a data subject's request: its text is gone). `wait_seconds` (0 to 30): wait
+        while it is queued or processing, and answer as soon as it is done: one call instead of
+        asking again and again."""
+        try:
+            status = await status_when_settled(memory, raw_log_id, wait_seconds)
+        except AmemError as exc:  # as _guard answers
+            raise ToolError(str(exc)) from None
+        return status.model_dump(mode="json")
 
     @server.tool(annotations=_READ_ONLY)
     def search(query: str, scope: str, k: int = 10, include_retired: bool = False) -> list[dict[str, Any]]:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from amem.api.app import create_app
-from amem.domain.models import utcnow
+from amem.domain.models import InputStatus, utcnow
 from amem.ledger.tables import api_tokens
 from amem.memory import Memory
 from tests.factories import signed_in
@@ -65,6 +67,43 @@ def test_an_input_is_accepted_at_once_and_followed_to_its_note(
     assert hits.status_code == 200 and [h["note_id"] for h in hits.json()] == [done["note_id"]]
     count = client.get("/v1/review/count", headers=agent)
     assert count.status_code == 200 and count.json()["pending"] == len(memory.pending(limit=1000))
+
+
+def test_one_status_request_waits_for_the_note(
+    client: TestClient, memory: Memory, agent: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `wait`, the status request reads the input queued, keeps waiting while a worker
+    analyses it, and answers with the note: one request instead of polling."""
+    accepted = client.post("/v1/inputs", json={"content": "Acme wants SSO", "scope": "acme"}, headers=agent)
+    url = accepted.json()["status_url"]
+    read_once, reads = threading.Event(), []
+    status_of = memory.input_status
+
+    def reading(raw_log_id: str) -> InputStatus:
+        reads.append(status := status_of(raw_log_id))
+        read_once.set()
+        return status
+
+    monkeypatch.setattr(memory, "input_status", reading)
+    answers: list[Any] = []
+    waiting = threading.Thread(
+        target=lambda: answers.append(client.get(url, params={"wait": 30}, headers=agent))
+    )
+    waiting.start()
+    assert read_once.wait(60)  # the request has read it queued and waits
+    memory.worker().run_once()
+    waiting.join(60)
+    (answer,) = answers
+    assert answer.status_code == 200 and answer.json()["status"] == "done" and answer.json()["note_id"]
+    assert reads[0].status == "queued" and len(reads) >= 2
+
+    queued = client.post(
+        "/v1/inputs", json={"content": "Acme asked for a demo", "scope": "acme"}, headers=agent
+    )
+    still = client.get(queued.json()["status_url"], params={"wait": 0.2}, headers=agent)
+    assert still.status_code == 200 and still.json()["status"] == "queued"  # the time is up, no worker ran
+    assert client.get(url, params={"wait": 31}, headers=agent).status_code == 422
+    assert client.get("/v1/inputs/r_missing", params={"wait": 30}, headers=agent).status_code == 404
 
 
 def test_a_batch_is_kept_at_once_all_or_none_and_a_retry_keeps_nothing_twice(

@@ -58,12 +58,16 @@ def test_the_api_conforms_to_its_own_openapi_spec(live_api: str, memory: Memory,
             # would report those refusals.
             "--exclude-checks",
             "positive_data_acceptance",
+            # A status request with `wait` answers when its input is analysed, by design up to 30 s
+            # later.
+            "--max-response-time",
+            "40",
             "--max-examples",
             "12",
             "--seed",
             "1",
             "--request-timeout",
-            "30",
+            "40",
             "--generation-database",
             "none",
         ],
