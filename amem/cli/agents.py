@@ -168,6 +168,30 @@ def tokens_list(as_json: JsonOpt = False) -> None:
     emit(items, as_json, render)
 
 
+@tokens_app.command("history")
+def tokens_history(as_json: JsonOpt = False) -> None:
+    """Every token made and revoked, oldest first, as the event chain records it (`amem verify`
+    proves it, and finds a token no recorded creation backs)."""
+    from rich.table import Table
+
+    with open_memory(create=False) as memory:
+        items = memory.tokens.history()
+
+    def render(rows: list[Any]) -> None:
+        table = Table(title="tokens made and revoked")
+        for col in ("at", "action", "token", "name", "role", "by", "expires"):
+            table.add_column(col, no_wrap=col in ("at", "token"))
+        for e in rows:
+            when = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else "-"  # noqa: E731
+            table.add_row(
+                when(e.at), e.action, e.token_id, e.name, e.role.value, e.by or "-",
+                when(e.expires_at) if e.expires_at else "never",
+            )  # fmt: skip
+        out.print(table)
+
+    emit(items, as_json, render)
+
+
 @tokens_app.command("revoke")
 def tokens_revoke(
     name_or_id: Annotated[str, typer.Argument(help="A token's name (all its active tokens) or its id.")],

@@ -168,6 +168,8 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
     "policy": ("version", "sha256", "installed_by", "installed_at"),
     # an erasure: who, why, what was asked; rows_sha256 covers every erased_rows entry it made
     "erasure": ("id", "reason", "erased_by", "erased_at", "selector", "rows_sha256"),
+    # a token created or revoked (token_events, migration 0016): the whole row
+    "token": ("id", "token_id", "action", "name", "role", "by", "at", "expires_at"),
 }
 
 

@@ -44,6 +44,7 @@ from amem.domain.models import (
 from amem.domain.text import storable
 from amem.ledger import schema
 from amem.ledger.tables import (
+    api_tokens,
     chain_head,
     changes,
     erasures,
@@ -55,6 +56,7 @@ from amem.ledger.tables import (
     proposals,
     raw_log_states,
     raw_logs,
+    token_events,
 )
 
 
@@ -961,8 +963,12 @@ class LedgerTx:
 
 
 _TABLES: dict[str, sa.Table] = {
-    t.name: t for t in (raw_logs, llm_calls, notes, proposals, changes, events, erasures, policy_versions)
-}
+    t.name: t
+    for t in (
+        raw_logs, llm_calls, notes, proposals, changes, events, erasures, policy_versions, token_events,
+        api_tokens,
+    )
+}  # fmt: skip
 
 
 # -- row <-> model ------------------------------------------------------------------------------

@@ -211,7 +211,8 @@ chain_head = sa.Table(
 )
 
 # Every event, one hash chain (amem.domain.hashing): a raw log recorded, an LLM call recorded, a
-# proposal made, a decision, a change applied, a policy installed, an erasure. Appended in the
+# proposal made, a decision, a change applied, a policy installed, an erasure, a token made or
+# revoked. Appended in the
 # transaction of the event itself, numbered and hashed under the chain-head lock at its commit;
 # append-only like raw_logs.
 events = sa.Table(
@@ -312,6 +313,23 @@ api_tokens = sa.Table(
     sa.Column("expires_at", UTCDateTime, nullable=True),
 )
 
+# Who created and revoked which token, when (migration 0016): a reviewer's token stands in for
+# their password, so its making and unmaking are chained events an auditor can prove, not only
+# api_tokens' current state. Append-only.
+token_events = sa.Table(
+    "token_events",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("token_id", sa.String(40), nullable=False, index=True),
+    sa.Column("action", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("by", sa.String(200), nullable=True),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("expires_at", UTCDateTime, nullable=True),
+)
+
 APPEND_ONLY_TABLES = (
     "raw_logs", "changes", "policy_versions", "events", "erasures", "erased_rows", "input_keys",
+    "token_events",
 )  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import api_tokens
+from amem.ledger.tables import api_tokens, token_events
 
 
 def insert(tx: LedgerTx, row: dict[str, Any]) -> None:
@@ -30,16 +30,29 @@ def all_tokens(tx: LedgerTx) -> list[dict[str, Any]]:
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
-def revoke(tx: LedgerTx, *, name_or_id: str, at: datetime) -> int:
-    result = tx.conn.execute(
-        sa.update(api_tokens)
-        .where(
-            sa.or_(api_tokens.c.name == name_or_id, api_tokens.c.id == name_or_id),
-            api_tokens.c.revoked_at.is_(None),
-        )
-        .values(revoked_at=at)
-    )
-    return int(result.rowcount or 0)
+def revoke(tx: LedgerTx, *, name_or_id: str, at: datetime) -> list[dict[str, Any]]:
+    """Revoke the active tokens of that name (or with that id); the rows revoked, as they now are."""
+    named = sa.or_(api_tokens.c.name == name_or_id, api_tokens.c.id == name_or_id)
+    active = [
+        dict(r._mapping)
+        for r in tx.conn.execute(sa.select(api_tokens).where(named, api_tokens.c.revoked_at.is_(None)))
+    ]
+    if active:
+        ids = [row["id"] for row in active]
+        tx.conn.execute(sa.update(api_tokens).where(api_tokens.c.id.in_(ids)).values(revoked_at=at))
+    return [row | {"revoked_at": at} for row in active]
+
+
+def record_event(tx: LedgerTx, row: dict[str, Any]) -> None:
+    """A token's creation or revocation, chained (``token`` events): an auditor proves who could
+    act as whom, and since when."""
+    tx.conn.execute(sa.insert(token_events), [row])
+    tx.append_event("token", row["id"], row, row["at"])
+
+
+def events(tx: LedgerTx) -> list[dict[str, Any]]:
+    stmt = sa.select(token_events).order_by(token_events.c.at, token_events.c.id)
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
 def touch(tx: LedgerTx, token_id: str, at: datetime) -> None:

@@ -130,6 +130,8 @@ def verify_ledger(
             noun="policy version",
             also=lambda row: _policy_text_matches(f, row),
         )
+        _check_rows(tx, f, recorded, erased, kind="token", table="token_events", key="id", noun="token event")
+        _tokens(tx, f)
         _erasures(tx, f, recorded)
         notes_checked = _notes(tx, f, creations)
         proofs = [
@@ -380,6 +382,7 @@ def _bad(f: _Findings, kind: str, subject: str, message: str) -> None:
         "change": "changes",
         "erasure": "erasures",
         "policy": "policy_versions",
+        "token": "token_events",
     }[kind]
     if kind == "raw_log" and f.first_bad_raw_log is None:
         f.first_bad_raw_log = subject
@@ -590,6 +593,50 @@ def _extends(
             f"change {cseq} no longer has the hash it signed: the changes were rewritten at or before {cseq}"
         )
     return None
+
+
+def _tokens(tx: LedgerTx, f: _Findings) -> None:
+    """Each token (api_tokens, its current state) against its chained record (token_events): made
+    as it stands (name, role, term), revoked if and only if a revocation is recorded. A token row
+    no recorded creation backs was inserted behind amem's back: it would let its holder act as its
+    name."""
+    made: dict[str, Any] = {}
+    revoked: set[str] = set()
+    for event in tx.iter_rows("token_events", "id"):
+        if event["action"] == "created":
+            made[event["token_id"]] = event
+        else:
+            revoked.add(event["token_id"])
+    seen: set[str] = set()
+    for row in tx.iter_rows("api_tokens", "id"):
+        seen.add(row["id"])
+        creation = made.get(row["id"])
+        where = f"api_tokens {row['id']}"
+        if creation is None:
+            f.add(
+                where,
+                f"token {row['id']} ({row['name']}) has no recorded creation: it was inserted "
+                "behind amem's back",
+            )
+        elif (creation["name"], creation["role"], creation["expires_at"]) != (
+            row["name"],
+            row["role"],
+            row["expires_at"],
+        ):
+            f.add(
+                where,
+                f"token {row['id']} is not the token its recorded creation made: its name, role or "
+                "term was altered",
+            )
+        elif (row["revoked_at"] is not None) != (row["id"] in revoked):
+            state = (
+                "revoked with no recorded revocation"
+                if row["revoked_at"] is not None
+                else "un-revoked behind amem's back"
+            )
+            f.add(where, f"token {row['id']} was {state}")
+    for token_id in made.keys() - seen:
+        f.add(f"api_tokens {token_id}", f"token {token_id} was made, as recorded, and its row is gone")
 
 
 def _policy_text_matches(f: _Findings, row: Any) -> None:

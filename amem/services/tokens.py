@@ -21,6 +21,7 @@ import re
 import secrets
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -55,6 +56,19 @@ class TokenInfo(BaseModel):
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
     #: When it stops being accepted; None: never.
+    expires_at: datetime | None = None
+
+
+class TokenEvent(BaseModel):
+    """A token created or revoked, as the event chain holds it (``amem tokens history``)."""
+
+    id: str
+    token_id: str
+    action: str
+    name: str
+    role: TokenRole
+    by: str | None = None
+    at: datetime
     expires_at: datetime | None = None
 
 
@@ -129,21 +143,32 @@ class TokenService:
             "last_used_at": None,
             "expires_at": now + timedelta(days=expires_in_days) if expires_in_days else None,
         }
-        with self.ledger.write(lock_head=False) as tx:
+        with self.ledger.write() as tx:  # the chains' head: the creation is an event
             token_queries.insert(tx, row)
+            token_queries.record_event(tx, _event(row, "created", created_by, now))
         return token, _info(row)
 
     def list(self) -> list[TokenInfo]:
         with self.ledger.read() as tx:
             return [_info(r) for r in token_queries.all_tokens(tx)]
 
-    def revoke(self, name_or_id: str) -> int:
-        """Revoke every active token of that name (or the token with that id). Returns how many."""
-        with self.ledger.write(lock_head=False) as tx:
-            count = token_queries.revoke(tx, name_or_id=name_or_id, at=utcnow())
-        if count == 0:
+    def revoke(self, name_or_id: str, *, by: str | None = None) -> int:
+        """Revoke every active token of that name (or the token with that id), each a chained
+        event naming ``by``. Returns how many."""
+        now = utcnow()
+        with self.ledger.write() as tx:
+            revoked = token_queries.revoke(tx, name_or_id=name_or_id, at=now)
+            for row in revoked:
+                token_queries.record_event(tx, _event(row, "revoked", by, now))
+        if not revoked:
             raise NotFoundError(f"no active token is named {name_or_id!r} or has that id")
-        return count
+        return len(revoked)
+
+    def history(self) -> list[TokenEvent]:
+        """Every token created or revoked since migration 0016, oldest first: who, when, which
+        role, until when (tokens made before it have their api_tokens row only)."""
+        with self.ledger.read() as tx:
+            return [TokenEvent.model_validate(row) for row in token_queries.events(tx)]
 
     def authenticate(self, token: str | None) -> TokenInfo:
         """The token's record, if it is known, not revoked and not expired; NotAuthenticatedError
@@ -169,6 +194,19 @@ class TokenService:
         """(identity, role) of a bearer token: ``agent:NAME`` for an agent, ``NAME`` for a reviewer."""
         info = self.authenticate(token)
         return info.identity, info.role
+
+
+def _event(token: dict[str, Any], action: str, by: str | None, at: datetime) -> dict[str, Any]:
+    return {
+        "id": new_id("tev"),
+        "token_id": token["id"],
+        "action": action,
+        "name": token["name"],
+        "role": token["role"],
+        "by": by,
+        "at": at,
+        "expires_at": token.get("expires_at"),
+    }
 
 
 def _info(row: dict[str, object]) -> TokenInfo:

@@ -262,3 +262,11 @@ def test_a_reviewer_token_expires_by_default_and_an_expired_one_decides_nothing(
     code, out, _ = run(memory, capsys, "tokens", "list", "--json")
     terms = sorted((t["name"], t["expires_at"] is not None) for t in json.loads(out))
     assert terms == [("bob", True), ("crm-sync", False), ("crm-sync", True)]
+
+    assert run(memory, capsys, "tokens", "revoke", "crm-sync")[0] == 0
+    code, out, err = run(memory, capsys, "tokens", "history", "--json")
+    history = [(e["action"], e["name"], e["by"]) for e in json.loads(out)]
+    assert code == 0 and history[0] == ("created", "bob", "bob"), err
+    assert [a for a, name, _ in history if name == "crm-sync"] == ["created", "created", "revoked", "revoked"]
+    # the expiry this test moved by hand is not the term the chained record made
+    assert memory.verify().bad_row == f"api_tokens {made['id']}"

@@ -27,6 +27,7 @@ from amem.domain.hashing import (
 )
 from amem.domain.models import LlmCall, Proposer, new_id, utcnow
 from amem.ledger.tables import (
+    api_tokens,
     chain_head,
     changes,
     erased_rows,
@@ -37,6 +38,7 @@ from amem.ledger.tables import (
     proposals,
     raw_log_states,
     raw_logs,
+    token_events,
 )
 from amem.memory import Memory
 from tests.factories import make_note, signed_in
@@ -56,6 +58,9 @@ class Scene:
     llm_call: str = ""
     #: The event head before the last note was made (a consistent point to truncate back to).
     cut_event_seq: int = 0
+    #: The chained record of alice's reviewer token being made; an agent token, revoked.
+    token_created: str = ""
+    revoked_token: str = ""
 
 
 def build(mem: Memory) -> Scene:
@@ -84,6 +89,10 @@ def build(mem: Memory) -> Scene:
     with mem.ledger.read() as tx:
         scene.cut_event_seq = tx.event_head()[0]
     third = make_note(mem, "Initech wants SSO first", tags=["sso"], keywords=["initech"])
+    mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
+    scene.revoked_token = mem.tokens.create("crm-sync", "agent")[1].id
+    mem.tokens.revoke("crm-sync")
+    scene.token_created = next(e.id for e in mem.tokens.history() if e.name == "alice")
     scene.notes = [first.id, second.id, third.id]
     scene.raw_logs = [first.raw_log_ids[0], second.raw_log_ids[0], third.raw_log_ids[0]]
     return scene
@@ -342,6 +351,52 @@ def llm_answer_edited(conn: sa.Connection, s: Scene) -> str:
     return f"llm_calls {s.llm_call}"
 
 
+def token_maker_rewritten(conn: sa.Connection, s: Scene) -> str:
+    unlock(conn, "token_events")
+    conn.execute(sa.update(token_events).where(token_events.c.id == s.token_created).values(by="bob"))
+    return f"token_events {s.token_created}"
+
+
+def token_creation_forged(conn: sa.Connection, s: Scene) -> str:
+    """A reviewer token for mallory, recorded as if amem had made it (api_tokens has no trigger)."""
+    row = {
+        "id": "tev_forged",
+        "token_id": "tok_forged",
+        "action": "created",
+        "name": "mallory",
+        "role": "reviewer",
+        "by": "mallory",
+        "at": utcnow(),
+        "expires_at": None,
+    }
+    conn.execute(sa.insert(token_events), [row])
+    return "token_events tev_forged"
+
+
+def reviewer_token_planted(conn: sa.Connection, s: Scene) -> str:
+    """A token of the attacker's own for alice, straight into api_tokens (which has no trigger):
+    it would sign requests as alice."""
+    conn.execute(
+        sa.insert(api_tokens),
+        [
+            {
+                "id": "tok_planted",
+                "name": "alice",
+                "role": "reviewer",
+                "token_sha256": sha256_text("amem_the-attackers-own"),
+                "created_at": utcnow(),
+                "created_by": "alice",
+            }
+        ],
+    )
+    return "api_tokens tok_planted"
+
+
+def revoked_token_restored(conn: sa.Connection, s: Scene) -> str:
+    conn.execute(sa.update(api_tokens).where(api_tokens.c.id == s.revoked_token).values(revoked_at=None))
+    return f"api_tokens {s.revoked_token}"
+
+
 def forged_erasure_of_a_raw_log(conn: sa.Connection, s: Scene) -> str:
     """Hide a raw log's text behind a made-up erasure: the triggers let the redaction through once
     erased_rows lists the row, but the erasure itself is not in the event chain."""
@@ -371,7 +426,7 @@ def forged_erasure_of_a_raw_log(conn: sa.Connection, s: Scene) -> str:
 
 def full_truncate_every_chain(conn: sa.Connection, s: Scene) -> str:
     """Remove the last note and everything after the cut, and roll both chains' heads back to match."""
-    unlock(conn, "changes", "raw_logs", "events")
+    unlock(conn, "changes", "raw_logs", "events", "token_events")
     gone = [e for e in _events(conn) if e.seq > s.cut_event_seq]
     subjects: dict[str, list[str]] = {}
     for e in gone:
@@ -383,6 +438,9 @@ def full_truncate_every_chain(conn: sa.Connection, s: Scene) -> str:
         sa.delete(raw_log_states).where(raw_log_states.c.raw_log_id.in_(subjects.get("raw_log", [])))
     )
     conn.execute(sa.delete(raw_logs).where(raw_logs.c.id.in_(subjects.get("raw_log", []))))
+    dropped = sa.select(token_events.c.token_id).where(token_events.c.id.in_(subjects.get("token", [])))
+    conn.execute(sa.delete(api_tokens).where(api_tokens.c.id.in_(dropped)))
+    conn.execute(sa.delete(token_events).where(token_events.c.id.in_(subjects.get("token", []))))
     conn.execute(sa.delete(events).where(events.c.seq > s.cut_event_seq))
     last_change = _changes(conn)[-1]
     last_event = _events(conn)[-1]
@@ -524,6 +582,10 @@ ADDED_CASES: dict[str, Case] = {
     "note's source raw logs edited": note_sources_edited,
     "note backdated (created_at)": note_backdated,
     "raw log hidden behind a forged erasure": forged_erasure_of_a_raw_log,
+    "who made a reviewer token rewritten": token_maker_rewritten,
+    "a token's creation forged": token_creation_forged,
+    "a reviewer token planted in api_tokens": reviewer_token_planted,
+    "a revoked token restored": revoked_token_restored,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 
@@ -97,3 +99,38 @@ def test_cli_names_the_command_without_a_traceback(
 def test_the_quick_schema_check_reads_the_same_head_as_alembic() -> None:
     """The check on open reads the head from the revision files without Alembic: it must agree."""
     assert schema.fast_head() == schema.head_revision()
+
+
+def test_tokens_made_before_their_events_were_recorded_are_chained_by_the_upgrade(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A ledger at 0015 whose tokens exist only as api_tokens rows: migration 0016 records each as
+    made (and revoked, where it was) and chains those records, so verify holds and would now find
+    a token planted later."""
+    from datetime import UTC, datetime
+
+    from amem.ledger.tables import api_tokens
+
+    engine = create_engine(database_url)
+    schema.upgrade(engine, "0015")
+    made = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+    tokens = [("crm-sync", "agent", None), ("alice", "reviewer", made)]
+    with engine.begin() as conn:
+        conn.execute(
+            sa.insert(api_tokens),
+            [
+                {"id": f"tok_{i}", "name": name, "role": role, "token_sha256": f"{i}" * 64,
+                 "created_at": made, "created_by": None, "revoked_at": revoked}
+                for i, (name, role, revoked) in enumerate(tokens)
+            ],
+        )  # fmt: skip
+    schema.upgrade(engine)
+    engine.dispose()
+    with Memory(tmp_path / "home", database_url=database_url) as memory:
+        history = [(e.token_id, e.action, e.name) for e in memory.tokens.history()]
+        assert sorted(history) == [
+            ("tok_0", "created", "crm-sync"),
+            ("tok_1", "created", "alice"),
+            ("tok_1", "revoked", "alice"),
+        ]
+        assert memory.verify().ok, memory.verify().problems
