@@ -289,6 +289,13 @@ class Memory:
         inputs, problems = checked_inputs(self.settings, items, who, whole=False)
         if problems:  # named all at once, the right inputs' other problems too
             raise InvalidBatchInputError(checked_inputs(self.settings, items, who)[1])
+        if not wait:  # kept for the workers: the ledger alone, no model or index loaded
+            from amem.services.pipeline import keep_inputs, outcomes_in_order
+
+            kept = keep_inputs(
+                self.settings, self.queue, inputs, actor=who, skip_recorded=skip_recorded, hold=False
+            )
+            return outcomes_in_order(kept, {})
         return self.pipeline.add_notes(
             inputs,
             actor=who,

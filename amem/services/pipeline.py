@@ -164,76 +164,16 @@ class WritePipeline:
         evolution."""
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be at least 1, got {batch_size}")
-        raws, problems = raw_logs_of(self.settings, items, actor=actor)
-        if problems:
-            raise InvalidBatchInputError(problems)
-        keys = {
-            raw.id: item.idempotency_key
-            for raw, item in zip(raws, items, strict=True)
-            if item.idempotency_key
-        }
-        # A key recorded by a racing retry between the look-up and the commit: nothing of the
-        # commit was kept; look again (that retry's input is then found) and commit the rest.
-        for attempt in range(3):
-            before = self._recorded_before(raws, items, keys, skip_recorded=skip_recorded)
-            new = [raw for raw in raws if raw.id not in before]
-            lease = self.queue.lease() if new and wait else None
-            try:
-                self.queue.enqueue(new, lease, keys=keys)
-                break
-            except InputKeyTakenError:
-                if attempt == 2:
-                    raise
-        outcomes: dict[str, AddOutcome] = {}
-        if lease is None:
-            outcomes = {raw.id: AddOutcome(raw_log_id=raw.id) for raw in new}
-        elif new:
-            done = self.process_many(new, batch_size=batch_size, owner=lease.owner, progress=progress)
-            outcomes = {raw.id: outcome for raw, outcome in zip(new, done, strict=True)}
-        for raw_id, old in before.items():
-            error = old.error if old.state == RawLogState.FAILED.value else None
-            if old.state == RawLogState.ERASED.value:
-                error = f"raw log {old.raw_log_id} holding this input was erased on a data subject's request"
-
-            outcomes[raw_id] = AddOutcome(
-                raw_log_id=old.raw_log_id, note_id=old.note_id, error=error, recorded_before=True
+        kept = keep_inputs(
+            self.settings, self.queue, items, actor=actor, skip_recorded=skip_recorded, hold=wait
+        )
+        analysed: dict[str, AddOutcome] = {}
+        if kept.lease is not None:
+            done = self.process_many(
+                kept.new, batch_size=batch_size, owner=kept.lease.owner, progress=progress
             )
-        return [outcomes[raw.id] for raw in raws]
-
-    def _recorded_before(
-        self, raws: list[RawLog], items: Sequence[NoteInput], keys: dict[str, str], *, skip_recorded: bool
-    ) -> dict[str, queue_queries.Recorded]:
-        """Of ``raws`` (checked, not written), those recorded before, keyed by the new raw log's id:
-        by the sender's idempotency key (always: a key names one input), then with
-        ``skip_recorded`` by scope, time, author and text (inputs that give ``at``). A key used
-        before for another input (another scope or text) is refused, naming each such input."""
-        before: dict[str, queue_queries.Recorded] = {}
-        if keys:
-            found = self.queue.recorded_by_key(raws[0].actor, list(keys.values()))
-            reused: list[tuple[int, str]] = []
-            for position, raw in enumerate(raws, start=1):
-                keyed = found.get(keys.get(raw.id, ""))
-                if keyed is None:
-                    continue
-                if (keyed.scope, keyed.sha256) != (raw.scope, raw.sha256):
-                    reused.append(
-                        (
-                            position,
-                            f"idempotency_key {keys[raw.id]!r} names another input, kept before as raw "
-                            f"log {keyed.recorded.raw_log_id} (another scope or text): a key names one input",
-                        )
-                    )
-                before[raw.id] = keyed.recorded
-            if reused:
-                raise InvalidBatchInputError(reused)
-        if skip_recorded:
-            timed = [
-                raw
-                for raw, item in zip(raws, items, strict=True)
-                if item.at is not None and raw.id not in before
-            ]
-            before |= self.queue.recorded_before(timed) if timed else {}
-        return before
+            analysed = {raw.id: outcome for raw, outcome in zip(kept.new, done, strict=True)}
+        return outcomes_in_order(kept, analysed)
 
     def record(
         self,
@@ -656,6 +596,106 @@ def _proposer(model: str, result: TaskResult[Any]) -> Proposer:
 def _neighbour_query(draft: Note) -> str:
     """What the neighbours are searched with: the text and the keywords the analyst saw in it."""
     return " ".join([draft.content, *draft.keywords])
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Inputs kept by ``keep_inputs``: every input's raw log in order (``new`` were committed now,
+    the others were not), the inputs recorded before (by the new raw log's id), and the lease the
+    new ones are held under when the caller analyses them itself."""
+
+    raws: list[RawLog]
+    new: list[RawLog]
+    before: dict[str, queue_queries.Recorded]
+    lease: Lease | None
+
+
+def keep_inputs(
+    settings: Settings,
+    queue: InputQueue,
+    items: Sequence[NoteInput],
+    *,
+    actor: Actor,
+    skip_recorded: bool,
+    hold: bool,
+) -> Kept:
+    """Check every input (a bad one names its position and nothing is recorded), then commit the
+    raw logs of those not recorded before, in one transaction, with their idempotency keys.
+    ``hold``: the new ones are held under a lease for the caller to analyse (else queued for the
+    workers). Needs the ledger only: no model, no index (an API server keeps inputs without
+    loading either)."""
+    raws, problems = raw_logs_of(settings, items, actor=actor)
+    if problems:
+        raise InvalidBatchInputError(problems)
+    keys = {
+        raw.id: item.idempotency_key for raw, item in zip(raws, items, strict=True) if item.idempotency_key
+    }
+    # A key recorded by a racing retry between the look-up and the commit: nothing of the commit
+    # was kept; look again (that retry's input is then found) and commit the rest.
+    for attempt in range(3):
+        before = _recorded_before(queue, raws, items, keys, skip_recorded=skip_recorded)
+        new = [raw for raw in raws if raw.id not in before]
+        lease = queue.lease() if new and hold else None
+        try:
+            queue.enqueue(new, lease, keys=keys)
+            return Kept(raws, new, before, lease)
+        except InputKeyTakenError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def outcomes_in_order(kept: Kept, analysed: Mapping[str, AddOutcome]) -> list[AddOutcome]:
+    """What became of each input, in order: ``analysed`` (by raw log id) for the new ones analysed,
+    queued for the others new, and what became so far of those recorded before."""
+    outcomes = {raw.id: analysed.get(raw.id) or AddOutcome(raw_log_id=raw.id) for raw in kept.new}
+    for raw_id, old in kept.before.items():
+        error = old.error if old.state == RawLogState.FAILED.value else None
+        if old.state == RawLogState.ERASED.value:
+            error = f"raw log {old.raw_log_id} holding this input was erased on a data subject's request"
+        outcomes[raw_id] = AddOutcome(
+            raw_log_id=old.raw_log_id, note_id=old.note_id, error=error, recorded_before=True
+        )
+    return [outcomes[raw.id] for raw in kept.raws]
+
+
+def _recorded_before(
+    queue: InputQueue,
+    raws: list[RawLog],
+    items: Sequence[NoteInput],
+    keys: dict[str, str],
+    *,
+    skip_recorded: bool,
+) -> dict[str, queue_queries.Recorded]:
+    """Of ``raws`` (checked, not written), those recorded before, keyed by the new raw log's id:
+    by the sender's idempotency key (always: a key names one input), then with ``skip_recorded``
+    by scope, time, author and text (inputs that give ``at``). A key used before for another input
+    (another scope or text) is refused, naming each such input."""
+    before: dict[str, queue_queries.Recorded] = {}
+    if keys:
+        found = queue.recorded_by_key(raws[0].actor, list(keys.values()))
+        reused: list[tuple[int, str]] = []
+        for position, raw in enumerate(raws, start=1):
+            keyed = found.get(keys.get(raw.id, ""))
+            if keyed is None:
+                continue
+            if (keyed.scope, keyed.sha256) != (raw.scope, raw.sha256):
+                reused.append(
+                    (
+                        position,
+                        f"idempotency_key {keys[raw.id]!r} names another input, kept before as raw "
+                        f"log {keyed.recorded.raw_log_id} (another scope or text): a key names one input",
+                    )
+                )
+            before[raw.id] = keyed.recorded
+        if reused:
+            raise InvalidBatchInputError(reused)
+    if skip_recorded:
+        timed = [
+            raw for raw, item in zip(raws, items, strict=True) if item.at is not None and raw.id not in before
+        ]
+        before |= queue.recorded_before(timed) if timed else {}
+    return before
 
 
 def checked_inputs(

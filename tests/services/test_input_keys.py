@@ -3,7 +3,12 @@ answer lost to a timeout, a retry racing the first request), on both backends.""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -155,3 +160,23 @@ def test_add_note_with_a_key_answers_a_retry_with_the_note_kept_before(mem: Memo
     with pytest.raises(InvalidInputError, match="names another input"):
         mem.add_note("Globex signed", actor="agent:crm", scope="globex", idempotency_key="m-1")
     assert _raw_log_count(mem) == 2
+
+
+def test_keeping_inputs_for_the_workers_loads_neither_a_model_nor_the_index(tmp_path: Path) -> None:
+    """An API server keeps keyed and timed inputs (add_notes without waiting) with the ledger alone:
+    before, the first such input built the whole pipeline and loaded Chroma (about a second)."""
+    probe = (
+        "import json, os, sys\n"
+        "from amem.memory import Memory\n"
+        f"m = Memory({str(tmp_path / 'home')!r})\n"
+        "items = [{'content': 'Acme wants SSO', 'scope': 'acme', 'idempotency_key': 'k'},\n"
+        "         {'content': 'Acme signed', 'scope': 'acme', 'at': '2026-03-01T10:00:00Z'}]\n"
+        "first = m.add_notes(items, actor='agent:crm', wait=False, skip_recorded=True)\n"
+        "again = m.add_notes(items, actor='agent:crm', wait=False, skip_recorded=True)\n"
+        "assert [o.recorded_before for o in again] == [True, True], again\n"
+        "print(json.dumps(sorted({n.split('.')[0] for n in sys.modules})))\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
+    loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert not loaded & {"chromadb", "litellm", "onnxruntime", "yake"}, sorted(loaded)
