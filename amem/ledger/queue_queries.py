@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -172,6 +173,19 @@ def state_of(tx: LedgerTx, raw_log_id: str) -> dict[str, object] | None:
     return dict(row._mapping) if row is not None else None
 
 
+def _with_state(*columns: sa.ColumnElement[Any]) -> sa.Select[Any]:
+    """Raw logs with what became of them (id, scope, sha256; state, note_id, error) and ``columns``."""
+    return sa.select(
+        raw_logs.c.id,
+        raw_logs.c.scope,
+        raw_logs.c.sha256,
+        raw_log_states.c.state,
+        raw_log_states.c.note_id,
+        raw_log_states.c.error,
+        *columns,
+    ).join_from(raw_logs, raw_log_states, raw_log_states.c.raw_log_id == raw_logs.c.id)
+
+
 @dataclass(frozen=True)
 class Recorded:
     """An input recorded before, and what became of it so far."""
@@ -195,18 +209,7 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
     found: dict[str, Recorded] = {}
     for start in range(0, len(digests), 500):
         rows = tx.conn.execute(
-            sa.select(
-                raw_logs.c.id,
-                raw_logs.c.scope,
-                raw_logs.c.sha256,
-                raw_logs.c.occurred_at,
-                raw_logs.c.actor_kind,
-                raw_logs.c.actor_id,
-                raw_log_states.c.state,
-                raw_log_states.c.note_id,
-                raw_log_states.c.error,
-            )
-            .join(raw_log_states, raw_log_states.c.raw_log_id == raw_logs.c.id)
+            _with_state(raw_logs.c.occurred_at, raw_logs.c.actor_kind, raw_logs.c.actor_id)
             .where(raw_logs.c.sha256.in_(digests[start : start + 500]))
             .order_by(raw_logs.c.seq)
         ).all()
@@ -234,17 +237,8 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
     found: dict[str, Keyed] = {}
     for start in range(0, len(wanted), 500):
         rows = tx.conn.execute(
-            sa.select(
-                input_keys.c.idempotency_key,
-                raw_logs.c.id,
-                raw_logs.c.scope,
-                raw_logs.c.sha256,
-                raw_log_states.c.state,
-                raw_log_states.c.note_id,
-                raw_log_states.c.error,
-            )
-            .join(raw_logs, raw_logs.c.id == input_keys.c.raw_log_id)
-            .join(raw_log_states, raw_log_states.c.raw_log_id == raw_logs.c.id)
+            _with_state(input_keys.c.idempotency_key)
+            .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
             .where(
                 input_keys.c.actor_kind == actor.kind.value,
                 input_keys.c.actor_id == actor.id,

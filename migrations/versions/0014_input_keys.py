@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from amem.ledger.append_only import create_append_only_triggers
 from amem.ledger.tables import UTCDateTime
 
 revision: str = "0014"
@@ -33,21 +34,7 @@ def upgrade() -> None:
         sa.Column("raw_log_id", sa.String(40), sa.ForeignKey("raw_logs.id"), nullable=False),
         sa.Column("created_at", UTCDateTime, nullable=False),
     )
-    if op.get_bind().dialect.name == "sqlite":
-        for action in ("UPDATE", "DELETE"):
-            op.execute(
-                f"CREATE TRIGGER input_keys_no_{action.lower()} BEFORE {action} ON input_keys "
-                f"BEGIN SELECT RAISE(ABORT, 'input_keys is append-only: {action} refused'); END"
-            )
-    else:  # amem_refuse_change() is migration 0001's
-        op.execute(
-            "CREATE TRIGGER input_keys_append_only BEFORE UPDATE OR DELETE ON input_keys "
-            "FOR EACH ROW EXECUTE FUNCTION amem_refuse_change()"
-        )
-        op.execute(
-            "CREATE TRIGGER input_keys_no_truncate BEFORE TRUNCATE ON input_keys "
-            "FOR EACH STATEMENT EXECUTE FUNCTION amem_refuse_change()"
-        )
+    create_append_only_triggers(op, "input_keys")
 
 
 def downgrade() -> None:

@@ -19,6 +19,7 @@ from alembic import op
 
 from amem.domain.hashing import event_hash, payload_digest
 from amem.domain.models import new_id, utcnow
+from amem.ledger.append_only import create_append_only_triggers
 from amem.ledger.tables import UTCDateTime
 
 revision: str = "0016"
@@ -40,21 +41,7 @@ def upgrade() -> None:
         sa.Column("expires_at", UTCDateTime, nullable=True),
     )
     _record_existing_tokens()
-    if op.get_bind().dialect.name == "sqlite":
-        for action in ("UPDATE", "DELETE"):
-            op.execute(
-                f"CREATE TRIGGER token_events_no_{action.lower()} BEFORE {action} ON token_events "
-                f"BEGIN SELECT RAISE(ABORT, 'token_events is append-only: {action} refused'); END"
-            )
-    else:  # amem_refuse_change() is migration 0001's
-        op.execute(
-            "CREATE TRIGGER token_events_append_only BEFORE UPDATE OR DELETE ON token_events "
-            "FOR EACH ROW EXECUTE FUNCTION amem_refuse_change()"
-        )
-        op.execute(
-            "CREATE TRIGGER token_events_no_truncate BEFORE TRUNCATE ON token_events "
-            "FOR EACH STATEMENT EXECUTE FUNCTION amem_refuse_change()"
-        )
+    create_append_only_triggers(op, "token_events")
 
 
 def downgrade() -> None:
