@@ -1,4 +1,5 @@
-"""``amem export``: the auditors' export of changes, proposals, raw logs, events or erasures, streamed."""
+"""``amem export``: the auditors' export of changes, proposals, raw logs, events, erasures or tokens,
+streamed."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class ExportKind(StrEnum):
     raw_logs = "raw-logs"
     events = "events"
     erasures = "erasures"
+    tokens = "tokens"
 
 
 class ExportFormat(StrEnum):
@@ -37,15 +39,16 @@ def export(
         str | None, typer.Option("--output", "-o", help="Write to this file (default: standard output).")
     ] = None,
 ) -> None:
-    """Export every change, proposal or raw log, the event chain itself, or the erasures, oldest first.
+    """Export every change, proposal or raw log, the event chain itself, the erasures, or the tokens
+    made and revoked, oldest first.
 
     Changes carry prev_hash and hash (to check the chain elsewhere), proposals and raw logs their
     own event's seq and hash; erasures one row per row they redacted, with its digests before and
-    after and the erasure's own record and event. Any size of ledger: rows are read and written page
-    by page.
+    after and the erasure's own record and event; tokens each made or revoked, with its event. Any
+    size of ledger: rows are read and written page by page.
 
     Times: changes by applied_at, proposals by created_at, raw logs by received_at, events by at,
-    erasures by erased_at.
+    erasures by erased_at, tokens by at.
     """
     from amem.cli.app import parse_time
     from amem.services.export import write

@@ -5,9 +5,11 @@ Each page is one bounded query, so an export of any size holds one page in memor
 dicts of the ledger's columns (actor and proposer as ``kind:id``); the service writes them out.
 Changes carry their own chain's hashes; a raw log or a proposal carries the seq and hash of its own
 event in the event chain (``event_seq``, ``event_hash``), and ``events`` is that chain itself, so an
-auditor can recompute every link from the export alone. ``erasures`` is one row per row an erasure
-redacted (its digests before and after), with its erasure's record and event: what that erasure's
-``rows_sha256`` commits to can be recomputed from the export, and its event found in the chain.
+auditor can recompute every link from the export alone; ``tokens`` are the tokens made and
+revoked, each with its event, so the chain's token events can be recomputed too. ``erasures`` is
+one row per row an erasure redacted (its digests before and after), with its erasure's record and
+event: what that erasure's ``rows_sha256`` commits to can be recomputed from the export, and its
+event found in the chain.
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from typing import Any
 import sqlalchemy as sa
 
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import changes, erased_rows, erasures, events, notes, proposals, raw_logs
+from amem.ledger.tables import (
+    changes,
+    erased_rows,
+    erasures,
+    events,
+    notes,
+    proposals,
+    raw_logs,
+    token_events,
+)
 
 PAGE = 1000
 
@@ -43,6 +54,9 @@ COLUMNS: dict[str, list[str]] = {
         "event_seq", "erasure_id", "erased_at", "erased_by", "reason", "selector", "rows_sha256",
         "event_hash", "table_name", "row_key", "digest_before", "digest_after", "detail",
     ],
+    "tokens": [
+        "event_seq", "id", "token_id", "action", "name", "role", "by", "at", "expires_at", "event_hash",
+    ],
 }  # fmt: skip
 
 #: The event kind a raw log's or a proposal's own event has (amem.ledger.store.append_event).
@@ -61,9 +75,16 @@ def _select(kind: str) -> tuple[sa.Select[Any], Any, Any, Any]:
         return stmt, changes.c.seq, changes.c.applied_at, notes.c.scope
     if kind == "events":
         return sa.select(events), events.c.seq, events.c.at, None
-    own = sa.and_(events.c.kind == _OWN_EVENT[kind], events.c.subject == (
-        proposals.c.id if kind == "proposals" else raw_logs.c.id
-    ))
+    if kind == "tokens":  # each made or revoked, with its event: in chain order, the whole ledger's
+        chained = sa.and_(events.c.kind == "token", events.c.subject == token_events.c.id)
+        stmt = sa.select(
+            token_events, events.c.seq, events.c.seq.label("event_seq"), events.c.hash.label("event_hash")
+        ).select_from(token_events.join(events, chained))
+        return stmt, events.c.seq, token_events.c.at, None
+    own = sa.and_(
+        events.c.kind == _OWN_EVENT[kind],
+        events.c.subject == (proposals.c.id if kind == "proposals" else raw_logs.c.id),
+    )
     event_columns = (events.c.seq.label("event_seq"), events.c.hash.label("event_hash"))
     if kind == "proposals":
         proposer = (proposals.c.proposer_kind + ":" + proposals.c.proposer_id).label("proposer")

@@ -1,6 +1,6 @@
 """Auditors' export: changes (with their chain hashes), proposals and raw logs (with their own
-event's hash), the event chain itself, or the erasures (each row they redacted, with its digests),
-as CSV or JSON Lines.
+event's hash), the event chain itself, the erasures (each row they redacted, with its digests), or
+the tokens made and revoked (each with its event), as CSV or JSON Lines.
 
 Streams: rows come page by page from one read transaction (a consistent snapshot of the ledger)
 and are written as they come, so an export of any size needs the memory of one page.
@@ -18,7 +18,7 @@ from amem.errors import InvalidInputError
 from amem.ledger import export_queries
 from amem.ledger.store import Ledger
 
-Kind = Literal["changes", "proposals", "raw_logs", "events", "erasures"]
+Kind = Literal["changes", "proposals", "raw_logs", "events", "erasures", "tokens"]
 Format = Literal["csv", "jsonl"]
 KINDS: tuple[str, ...] = tuple(export_queries.COLUMNS)
 FORMATS: tuple[str, ...] = ("csv", "jsonl")
@@ -39,8 +39,8 @@ def iter_export(
     until: datetime | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Rows of ``kind`` (changes by applied_at, proposals by created_at, raw logs by received_at,
-    events by their time, erasures by erased_at; ``since`` inclusive, ``until`` exclusive), oldest
-    first, in ledger order.
+    events by their time, erasures by erased_at, tokens by when each was made or revoked;
+    ``since`` inclusive, ``until`` exclusive), oldest first, in ledger order.
 
     Mistakes are raised here, before the first row, so a writer never starts an export it cannot end.
     """
@@ -52,6 +52,8 @@ def iter_export(
             "an erasure is recorded for the whole ledger: --scope does not apply to erasures "
             "(a scope's erasure names it in its selector)"
         )
+    if kind == "tokens" and scope is not None:
+        raise InvalidInputError("tokens belong to the whole ledger: --scope does not apply to tokens")
     return _rows(ledger, kind, scope=scope, since=since, until=until)
 
 
