@@ -276,6 +276,37 @@ def _erasures(mem: Memory) -> None:
     )
 
 
+def _tokens(mem: Memory) -> None:
+    """Who could act as whom: each token made and revoked, as the event chain records it (a
+    reviewer's token stands in for their password)."""
+    st.subheader("Tokens made and revoked")
+    history = mem.tokens.history()
+    if not history:
+        st.caption("No token has been made: agents and reviewers sign in with nothing but passwords.")
+        return
+    frame = pd.DataFrame(
+        [
+            {
+                "when": e.at.astimezone(UTC).replace(tzinfo=None),
+                "what": e.action,
+                "token of": e.name,
+                "role": e.role.value,
+                "by": e.by or "-",
+                "expires": e.expires_at.strftime("%Y-%m-%d") if e.expires_at else "never",
+                "token": e.token_id,
+            }
+            for e in reversed(history)
+        ]
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        height=dataframe_height(len(frame), max_rows=10),
+        column_config={"when": st.column_config.DatetimeColumn("when (UTC)", format="YYYY-MM-DD HH:mm:ss")},
+    )
+
+
 def main() -> None:
     mem = state.memory()
     state.current_account()
@@ -287,6 +318,8 @@ def main() -> None:
     _table(mem, _query(mem))
     st.divider()
     _erasures(mem)
+    st.divider()
+    _tokens(mem)
 
 
 main()

@@ -154,3 +154,22 @@ def test_erasures_are_shown_to_the_auditor(mem: Memory) -> None:
     assert row["asked"] == f"raw log {raw}" and row["why"] == "GDPR art. 17 request"
     assert row["rows redacted"].startswith("1 raw log, ")
     assert "Quibblestone" not in texts(at)
+
+
+def test_tokens_made_and_revoked_are_shown_to_the_auditor(mem: Memory) -> None:
+    """Who could act as whom: alice's reviewer token and an agent's, revoked, newest first."""
+    at = open_console("audrey", "audit")
+    assert "No token has been made" in texts(at)
+    mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
+    mem.tokens.create("crm-sync", "agent")
+    mem.tokens.revoke("crm-sync")
+
+    at = open_console("audrey", "audit")
+
+    rows = at.dataframe[-1].value.to_dict("records")
+    assert [(r["what"], r["token of"], r["role"]) for r in rows] == [
+        ("revoked", "crm-sync", "agent"),
+        ("created", "crm-sync", "agent"),
+        ("created", "alice", "reviewer"),
+    ]
+    assert rows[-1]["by"] == "alice" and rows[-1]["expires"] != "never" and rows[0]["expires"] == "never"
