@@ -22,11 +22,19 @@ def add(
         "agent:cli"
     ),
     scope: Annotated[str, typer.Option("--scope", help="Whose memory: an account, a user.")] = "default",
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            "--idempotency-key",
+            help="Your own name for this input (a message id): run again with it, nothing is kept twice "
+            "and the note kept before is shown.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Add a note: the raw log is kept, then a note is built, linked and evolved."""
     with open_memory() as mem:
-        note_id = mem.add_note(text, at=at, actor=actor, scope=scope)
+        note_id = mem.add_note(text, at=at, actor=actor, scope=scope, idempotency_key=idempotency_key)
         note = mem.read(note_id)
         pending = mem.pending(note_id=note_id, limit=100)
     data = {"note_id": note_id, "note": note, "pending_proposals": [p.id for p in pending]}

@@ -217,6 +217,19 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(
     assert scripted_llm.requests == []  # refused before any model call
 
 
+def test_add_run_again_with_its_key_shows_the_note_kept_before(amem: Cli, scripted_llm) -> None:
+    """A script that retries `amem add` (a timeout, a cron run twice) keeps the input once."""
+    scripted_llm.push(construct(), LINK_NOTHING)
+    options = ["--scope", "globex", "--idempotency-key", "crm-note-812"]
+    first = amem.json("add", "Globex asked about seats", *options, llm=MODEL)
+    again = amem.json("add", "Globex asked about seats", *options, llm=MODEL)
+    assert isinstance(first, dict) and isinstance(again, dict)
+    assert again["note_id"] == first["note_id"]
+    assert amem.memory.count_notes("globex") == 1
+    code, _, err = amem("add", "Globex churned", *options, llm=MODEL)
+    assert code == 2 and "names another input" in one_error_line(err)
+
+
 def test_import_adds_every_line_and_names_a_bad_line_without_recording_anything(
     amem: Cli, scripted_llm, tmp_path: Path
 ) -> None:
