@@ -45,6 +45,13 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # History is never rewritten: the chain's token events would lose the records they commit to.
+    chained = op.get_bind().execute(sa.text("SELECT COUNT(*) FROM events WHERE kind = 'token'")).scalar()
+    if chained:
+        raise RuntimeError(
+            f"refusing to downgrade below 0016: the event chain records {chained} token(s) made or "
+            "revoked, whose records (token_events) a downgrade would drop"
+        )
     op.drop_table("token_events")  # its triggers go with it
 
 

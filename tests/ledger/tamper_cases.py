@@ -63,8 +63,9 @@ class Scene:
     revoked_token: str = ""
 
 
-def build(mem: Memory) -> Scene:
-    """Three notes with applied, approved, rejected and pending proposals and a model call."""
+def build(mem: Memory, *, tokens: bool = True) -> Scene:
+    """Three notes with applied, approved, rejected and pending proposals and a model call; with
+    ``tokens``, alice's reviewer token and an agent's, revoked."""
     scene = Scene()
     first = make_note(mem, "We agreed on 50 seats at 40 EUR each", tags=["pricing"], keywords=["seats"])
     second = make_note(mem, "Globex renewal is due in March", tags=["renewal"], keywords=["globex"])
@@ -89,10 +90,11 @@ def build(mem: Memory) -> Scene:
     with mem.ledger.read() as tx:
         scene.cut_event_seq = tx.event_head()[0]
     third = make_note(mem, "Initech wants SSO first", tags=["sso"], keywords=["initech"])
-    mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
-    scene.revoked_token = mem.tokens.create("crm-sync", "agent")[1].id
-    mem.tokens.revoke("crm-sync")
-    scene.token_created = next(e.id for e in mem.tokens.history() if e.name == "alice")
+    if tokens:
+        mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
+        scene.revoked_token = mem.tokens.create("crm-sync", "agent")[1].id
+        mem.tokens.revoke("crm-sync")
+        scene.token_created = next(e.id for e in mem.tokens.history() if e.name == "alice")
     scene.notes = [first.id, second.id, third.id]
     scene.raw_logs = [first.raw_log_ids[0], second.raw_log_ids[0], third.raw_log_ids[0]]
     return scene

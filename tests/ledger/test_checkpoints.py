@@ -100,13 +100,11 @@ def test_truncation_after_a_checkpoint_is_caught_through_the_cli(memory: Memory,
 
 
 def test_an_upgraded_ledger_gets_its_events_in_order_and_verifies(memory: Memory) -> None:
-    scene = tc.build(memory)
+    scene = tc.build(memory, tokens=False)  # a downgrade below 0016 is refused once tokens are chained
     with memory.ledger.read() as tx:
         before = tx.chain_state()["counts"]
-    # 0004 predates policy_versions: going down to it drops the version 1 the new ledger installed;
-    # and token_events: the tokens made and revoked since are no longer recorded
+    # 0004 predates policy_versions: going down to it drops the version 1 the new ledger installed
     assert before.pop("policy") == 1
-    assert before.pop("token") == 3
     engine = memory.ledger.engine
     schema.downgrade(engine, "0004")
     assert "events" not in sa.inspect(engine).get_table_names()

@@ -134,3 +134,13 @@ def test_tokens_made_before_their_events_were_recorded_are_chained_by_the_upgrad
             ("tok_1", "revoked", "alice"),
         ]
         assert memory.verify().ok, memory.verify().problems
+
+
+def test_a_downgrade_below_0016_is_refused_once_tokens_are_on_the_record(memory: Memory) -> None:
+    """Dropping token_events would leave the chain's token events without the records they commit
+    to: history is never rewritten, so the downgrade says why it will not run, and changes nothing."""
+    memory.tokens.create("crm-sync", "agent")
+    with pytest.raises(MigrationRefusedError, match="records 1 token"):
+        schema.downgrade(memory.ledger.engine, "0015")
+    assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
+    assert memory.verify().ok
