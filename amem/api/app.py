@@ -32,7 +32,8 @@ amem keeps every input an agent sends as an immutable raw log and turns it, in t
 a structured, linked note whose every value is a governed proposal.
 
 **Authentication**: `Authorization: Bearer <token>`; tokens come from `amem tokens create NAME
---role agent|reviewer` and are stored hashed. **Agents never decide**: this API has no endpoint
+--role agent|reviewer` and are stored hashed. A token with an expiry says when in each answer's
+`Amem-Token-Expires` header; past it, 401. **Agents never decide**: this API has no endpoint
 that approves, rejects, reverts, erases or edits a note, for any token; decisions are made by an
 authenticated reviewer in the console or the CLI.
 
@@ -158,11 +159,16 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
     )
     bearer = HTTPBearer(auto_error=False, description="A token from `amem tokens create`.")
 
-    def caller(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> TokenInfo:
+    def caller(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)], response: Response
+    ) -> TokenInfo:
         try:
-            return memory.tokens.authenticate(credentials.credentials if credentials else None)
+            info = memory.tokens.authenticate(credentials.credentials if credentials else None)
         except NotAuthenticatedError as exc:
             raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+        if info.expires_at is not None:  # so an agent's operator sees the end coming
+            response.headers["Amem-Token-Expires"] = info.expires_at.isoformat()
+        return info
 
     Caller = Annotated[TokenInfo, Depends(caller)]
 

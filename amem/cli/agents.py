@@ -114,6 +114,14 @@ def tokens_create(
             "in for a password), never for an agent token.",
         ),
     ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Revoke the name's other active tokens in the same step (a rotation: the old ones stop "
+            "as the new one starts).",
+        ),
+    ] = False,
     password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -122,7 +130,9 @@ def tokens_create(
     A reviewer token is created by that reviewer: their password is asked for."""
     with open_memory() as memory:
         by = authenticate(memory.authentication, name, password_stdin) if role == "reviewer" else None
-        token, info = memory.tokens.create(name, role, by=by, expires_in_days=expires_in_days)
+        token, info = memory.tokens.create(
+            name, role, by=by, expires_in_days=expires_in_days, replace=replace
+        )
 
     def render(d: dict[str, Any]) -> None:
         expires = f"expires {info.expires_at:%Y-%m-%d %H:%M} UTC" if info.expires_at else "never expires"

@@ -100,6 +100,13 @@ def sign_in(mem: Any, reviewer: str, password_stdin: bool) -> Any:
         who = mem.authenticate_token(token)
         if not same_identity(who.id, reviewer):
             raise AuthenticationError(f"AMEM_REVIEWER_TOKEN is {who.id}'s token, not {reviewer.strip()}'s")
+        info = mem.tokens.authenticate(token)
+        if info.expires_soon():
+            err.print(
+                f"warning: AMEM_REVIEWER_TOKEN expires on {info.expires_at:%Y-%m-%d %H:%M} UTC; make the "
+                f"next one with `amem tokens create {info.name} --role reviewer --replace`",
+                markup=False,
+            )
         return who
     return authenticate(mem.authentication, reviewer, password_stdin)
 

@@ -39,6 +39,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 TOUCH_EVERY = timedelta(minutes=1)
 #: How long a reviewer token lasts unless its reviewer says otherwise: it stands in for a password.
 REVIEWER_TOKEN_DAYS = 90
+#: From this long before its expiry, a token's user is told it is coming (the CLI warns; the HTTP
+#: API says every token's expiry in the ``Amem-Token-Expires`` header).
+EXPIRY_WARNING = timedelta(days=7)
 
 
 class TokenRole(StrEnum):
@@ -57,6 +60,10 @@ class TokenInfo(BaseModel):
     last_used_at: datetime | None = None
     #: When it stops being accepted; None: never.
     expires_at: datetime | None = None
+
+    def expires_soon(self, now: datetime | None = None) -> bool:
+        """True from ``EXPIRY_WARNING`` before its expiry: time to make the next one."""
+        return self.expires_at is not None and self.expires_at - (now or utcnow()) <= EXPIRY_WARNING
 
 
 class TokenEvent(BaseModel):
@@ -96,13 +103,15 @@ class TokenService:
         created_by: str | None = None,
         by: AuthenticatedReviewer | None = None,
         expires_in_days: int | None = None,
+        replace: bool = False,
     ) -> tuple[str, TokenInfo]:
         """A new token for ``name``; returns the token (shown once, never stored) and its record.
 
         A reviewer token needs ``by``: the reviewer ``name`` themself, authenticated (their password;
         a token stands in for it, so no one else may make one). ``expires_in_days``: it is refused
         from that many days on; 0: never; None: the role's default (a reviewer token
-        ``REVIEWER_TOKEN_DAYS``, an agent token never)."""
+        ``REVIEWER_TOKEN_DAYS``, an agent token never). ``replace``: the name's other active
+        tokens are revoked in the same transaction (a rotation: no moment with neither or both)."""
         if not _NAME.match(name or ""):
             raise InvalidInputError(
                 f"token name {name!r}: letters, digits and . _ @ - (at most 100), "
@@ -144,6 +153,9 @@ class TokenService:
             "expires_at": now + timedelta(days=expires_in_days) if expires_in_days else None,
         }
         with self.ledger.write() as tx:  # the chains' head: the creation is an event
+            if replace:
+                for old in token_queries.revoke(tx, name_or_id=name, at=now):
+                    token_queries.record_event(tx, _event(old, "revoked", created_by, now))
             token_queries.insert(tx, row)
             token_queries.record_event(tx, _event(row, "created", created_by, now))
         return token, _info(row)

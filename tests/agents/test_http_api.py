@@ -274,6 +274,16 @@ def test_a_token_past_its_expiry_is_401_saying_so(client: TestClient, memory: Me
     assert response.status_code == 401 and "this token expired on" in response.json()["detail"]
 
 
+def test_each_answer_says_when_the_token_expires(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    token, info = memory.tokens.create("nightly-sync", "agent", expires_in_days=30)
+    answer = client.get("/v1/queue", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 200 and info.expires_at is not None
+    assert answer.headers["Amem-Token-Expires"] == info.expires_at.isoformat()
+    assert "Amem-Token-Expires" not in client.get("/v1/queue", headers=agent).headers  # never expires
+
+
 def test_the_review_queue_is_for_reviewers_only_and_nothing_decides(
     client: TestClient, agent: dict[str, str], reviewer: dict[str, str]
 ) -> None:

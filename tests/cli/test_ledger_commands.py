@@ -270,3 +270,35 @@ def test_a_reviewer_token_expires_by_default_and_an_expired_one_decides_nothing(
     assert [a for a, name, _ in history if name == "crm-sync"] == ["created", "created", "revoked", "revoked"]
     # the expiry this test moved by hand is not the term the chained record made
     assert memory.verify().bad_row == f"api_tokens {made['id']}"
+
+
+def test_a_reviewer_is_told_before_their_token_expires_and_rotates_it_in_one_step(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch
+) -> None:
+    """A week before its end, deciding with the token warns (and still decides); `--replace`
+    makes the next token and revokes the old one in one step, both on the record."""
+    note = make_note(memory, "We chose Postgres because the team knows it")
+    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    create = ["tokens", "create", "bob", "--role", "reviewer", "--password-stdin", "--json"]
+    code, out, err = run(
+        memory, capsys, *create, "--expires-in-days", "3", stdin=reviewer_passwords["bob"] + "\n"
+    )
+    assert code == 0, err
+    old = json.loads(out)
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", old["token"])
+    code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "bob")
+    assert code == 0 and "warning: AMEM_REVIEWER_TOKEN expires on" in err and "--replace" in err
+
+    code, out, err = run(memory, capsys, *create, "--replace", stdin=reviewer_passwords["bob"] + "\n")
+    assert code == 0, err
+    new = json.loads(out)
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", old["token"])
+    other = memory.propose(note.id, "next_step", "send the quote", reason="stated", proposer=LLM)
+    code, _, err = run(memory, capsys, "approve", other.id, "--reviewer", "bob")
+    assert code == 2 and "unknown or revoked" in err
+    monkeypatch.setenv("AMEM_REVIEWER_TOKEN", new["token"])
+    code, _, err = run(memory, capsys, "approve", other.id, "--reviewer", "bob")
+    assert code == 0 and "warning" not in err, err  # 90 days ahead
+    history = [(e.action, e.token_id, e.by) for e in memory.tokens.history()]
+    assert history[-2:] == [("revoked", old["id"], "bob"), ("created", new["id"], "bob")]
+    assert memory.verify().ok
