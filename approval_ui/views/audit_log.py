@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -218,10 +219,10 @@ def _table(mem: Memory, q: AuditQuery) -> None:
     if not events:
         st.caption("Nothing matches these filters.")
         return
-    frame = pd.DataFrame(
+    _when_table(
         [
             {
-                "when": e.at.astimezone(UTC).replace(tzinfo=None),
+                "when": e.at,
                 "event": e.event,
                 "note": e.note_id,
                 "attribute": e.attribute,
@@ -233,17 +234,9 @@ def _table(mem: Memory, q: AuditQuery) -> None:
                 "proposal": e.proposal_id,
             }
             for e in events
-        ]
-    )
-    st.dataframe(
-        frame,
-        hide_index=True,
-        width="stretch",
-        height=dataframe_height(len(frame), max_rows=25),
-        column_config={
-            "when": st.column_config.DatetimeColumn("when (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-            "change": st.column_config.NumberColumn("change", format="%d"),
-        },
+        ],
+        max_rows=25,
+        change=st.column_config.NumberColumn("change", format="%d"),
     )
 
 
@@ -254,10 +247,10 @@ def _erasures(mem: Memory) -> None:
     if not found:
         st.caption("No erasures: every raw log is as it was received.")
         return
-    frame = pd.DataFrame(
+    _when_table(
         [
             {
-                "when": r.erased_at.astimezone(UTC).replace(tzinfo=None),
+                "when": r.erased_at,
                 "by": r.erased_by,
                 "asked": r.asked,
                 "why": short(r.reason, 120),
@@ -265,14 +258,8 @@ def _erasures(mem: Memory) -> None:
                 "erasure": r.id,
             }
             for r in found
-        ]
-    )
-    st.dataframe(
-        frame,
-        hide_index=True,
-        width="stretch",
-        height=dataframe_height(len(frame), max_rows=10),
-        column_config={"when": st.column_config.DatetimeColumn("when (UTC)", format="YYYY-MM-DD HH:mm:ss")},
+        ],
+        max_rows=10,
     )
 
 
@@ -284,10 +271,10 @@ def _tokens(mem: Memory) -> None:
     if not history:
         st.caption("No token has been made: agents and reviewers sign in with nothing but passwords.")
         return
-    frame = pd.DataFrame(
+    _when_table(
         [
             {
-                "when": e.at.astimezone(UTC).replace(tzinfo=None),
+                "when": e.at,
                 "what": e.action,
                 "token of": e.name,
                 "role": e.role.value,
@@ -296,14 +283,26 @@ def _tokens(mem: Memory) -> None:
                 "token": e.token_id,
             }
             for e in reversed(history)
-        ]
+        ],
+        max_rows=10,
     )
+
+
+def _when_table(rows: list[dict[str, Any]], *, max_rows: int, **columns: Any) -> None:
+    """Rows whose "when" is an aware time, shown in UTC to the second, at most ``max_rows`` tall;
+    ``columns``: further column configs by name."""
+    for row in rows:
+        row["when"] = row["when"].astimezone(UTC).replace(tzinfo=None)
+    frame = pd.DataFrame(rows)
     st.dataframe(
         frame,
         hide_index=True,
         width="stretch",
-        height=dataframe_height(len(frame), max_rows=10),
-        column_config={"when": st.column_config.DatetimeColumn("when (UTC)", format="YYYY-MM-DD HH:mm:ss")},
+        height=dataframe_height(len(frame), max_rows=max_rows),
+        column_config={
+            "when": st.column_config.DatetimeColumn("when (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+            **columns,
+        },
     )
 
 
