@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import api_tokens, token_events
+from amem.ledger.tables import events as events_table
 
 
 def insert(tx: LedgerTx, row: dict[str, Any]) -> None:
@@ -51,7 +52,14 @@ def record_event(tx: LedgerTx, row: dict[str, Any]) -> None:
 
 
 def events(tx: LedgerTx) -> list[dict[str, Any]]:
-    stmt = sa.select(token_events).order_by(token_events.c.at, token_events.c.id)
+    """In the order they were written: the chain's seq, since a rotation's revocation and creation
+    share one time."""
+    chained = sa.and_(events_table.c.kind == "token", events_table.c.subject == token_events.c.id)
+    stmt = (
+        sa.select(token_events)
+        .select_from(token_events.join(events_table, chained))
+        .order_by(events_table.c.seq)
+    )
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 

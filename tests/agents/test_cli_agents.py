@@ -80,3 +80,12 @@ def test_tokens_are_shown_once_listed_without_the_secret_and_revoked(
 
     code, _, err = run(capsys, memory, "tokens", "create", "bob", "--role", "admin")
     assert code == 2 and err.strip() == "error: role 'admin': use agent or reviewer"
+
+
+def test_token_history_lists_each_rotation_in_the_order_it_happened(memory: Memory) -> None:
+    """A rotation revokes and creates at one instant; the history must still say which came first."""
+    memory.tokens.create("crm-agent", role="agent", created_by="ops")
+    for _ in range(8):
+        memory.tokens.create("crm-agent", role="agent", created_by="ops", replace=True)
+    actions = [event.action for event in memory.tokens.history()]
+    assert actions == ["created"] + ["revoked", "created"] * 8
