@@ -84,3 +84,30 @@ def test_an_agent_installing_amem_gets_no_console() -> None:
     assert not names(project["dependencies"]) & console_stack
     assert names(project["optional-dependencies"]["console"]) == console_stack
     assert "amem" in names(project["optional-dependencies"]["dev"])  # dev = console + test tools
+
+
+def test_ci_and_the_demo_install_a_pinned_version_of_every_dependency() -> None:
+    """A dependency added to pyproject.toml without `bash .ci/lock` would install unpinned, so a
+    release upstream could turn CI red unseen; each one named there must be pinned, at a version
+    its own requirement allows."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
+    wanted = [Requirement(r) for r in project["dependencies"]]
+    wanted += [Requirement(r) for rs in project["optional-dependencies"].values() for r in rs]
+    pins = {}
+    for line in (REPO / ".ci" / "constraints.txt").read_text("utf-8").splitlines():
+        if "==" in line and not line.lstrip().startswith("#"):
+            name, version = line.split("==")
+            pins[re.sub(r"[-_.]+", "-", name.strip().lower())] = version.strip()
+    for req in wanted:
+        name = re.sub(r"[-_.]+", "-", req.name.lower())
+        if name == "amem":
+            continue
+        assert name in pins, f"{req.name} is not pinned in .ci/constraints.txt: run bash .ci/lock"
+        assert req.specifier.contains(pins[name], prereleases=True), (
+            f"{req.name}=={pins[name]} in .ci/constraints.txt does not satisfy {req}: run bash .ci/lock"
+        )
+    assert "-c .ci/constraints.txt" in (REPO / ".ci" / "install").read_text("utf-8")
