@@ -11,6 +11,6 @@ demo: .venv/.amem-console
 test:
 	bash .ci/run
 
-.venv/.amem-console: pyproject.toml
+.venv/.amem-console: pyproject.toml .ci/constraints.txt
 	bash .ci/install console
 	touch $@
