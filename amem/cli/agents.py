@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, PasswordStdinOpt, app, authenticate, emit, err, open_memory, out
+from amem.cli.app import JsonOpt, PasswordStdinOpt, app, authenticate, emit, err, open_memory, operator, out
 
 
 @app.command("status")
@@ -131,7 +131,12 @@ def tokens_create(
     with open_memory() as memory:
         by = authenticate(memory.authentication, name, password_stdin) if role == "reviewer" else None
         token, info = memory.tokens.create(
-            name, role, by=by, expires_in_days=expires_in_days, replace=replace
+            name,
+            role,
+            by=by,
+            created_by=None if by else operator(),
+            expires_in_days=expires_in_days,
+            replace=replace,
         )
 
     def render(d: dict[str, Any]) -> None:
@@ -207,9 +212,10 @@ def tokens_revoke(
     name_or_id: Annotated[str, typer.Argument(help="A token's name (all its active tokens) or its id.")],
     as_json: JsonOpt = False,
 ) -> None:
-    """Revoke tokens at once: the next request with them gets 401."""
+    """Revoke tokens at once: the next request with them gets 401. The record names the operating
+    system account that ran it (os:USER@HOST)."""
     with open_memory(create=False) as memory:
-        count = memory.tokens.revoke(name_or_id)
+        count = memory.tokens.revoke(name_or_id, by=operator())
     emit({"revoked": count}, as_json, lambda d: out.print(f"revoked {d['revoked']} token(s)", markup=False))
 
 

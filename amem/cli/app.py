@@ -125,6 +125,19 @@ def authenticate(authentication: Any, reviewer: str, password_stdin: bool) -> An
     return authentication.with_password(reviewer, password)
 
 
+def operator() -> str:
+    """Who ran this command, as the operating system says (``os:USER@HOST``): recorded where no
+    reviewer signs, such as an agent token made or a token revoked, so the record never says nobody."""
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        user = f"uid{os.getuid()}"
+    return f"os:{user}@{socket.gethostname()}"
+
+
 def settings() -> Any:
     from amem.config import Settings
 

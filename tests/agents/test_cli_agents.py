@@ -89,3 +89,19 @@ def test_token_history_lists_each_rotation_in_the_order_it_happened(memory: Memo
         memory.tokens.create("crm-agent", role="agent", created_by="ops", replace=True)
     actions = [event.action for event in memory.tokens.history()]
     assert actions == ["created"] + ["revoked", "created"] * 8
+
+
+def test_an_agent_token_made_and_revoked_at_the_shell_names_the_account_that_did_it(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No reviewer signs for an agent token; the auditor still learns which account made and
+    revoked it, instead of nobody."""
+    monkeypatch.setenv("USER", "ops-oncall")
+    monkeypatch.setenv("LOGNAME", "ops-oncall")
+    run(capsys, memory, "tokens", "create", "crm-sync", "--role", "agent")
+    run(capsys, memory, "tokens", "revoke", "crm-sync")
+    code, out, _ = run(capsys, memory, "tokens", "history", "--json")
+    events = json.loads(out)
+    assert code == 0 and [e["action"] for e in events] == ["created", "revoked"]
+    assert all(e["by"].startswith("os:ops-oncall@") for e in events)
+    assert memory.tokens.list()[0].created_by.startswith("os:ops-oncall@")
