@@ -11,6 +11,20 @@ from __future__ import annotations
 from typing import Any
 
 
+def _trigger_names(dialect: str, table: str) -> list[str]:
+    if dialect == "sqlite":
+        return [f"{table}_no_update", f"{table}_no_delete"]
+    return [f"{table}_append_only", f"{table}_no_truncate"]
+
+
+def drop_append_only_triggers(op: Any, table: str) -> None:
+    """Drop ``table``'s triggers, for a migration that rewrites its rows itself (then creates them
+    again): the one way past them."""
+    dialect = op.get_bind().dialect.name
+    for name in _trigger_names(dialect, table):
+        op.execute(f"DROP TRIGGER {name}" if dialect == "sqlite" else f"DROP TRIGGER {name} ON {table}")
+
+
 def create_append_only_triggers(op: Any, table: str) -> None:
     """Create ``table``'s triggers with Alembic's ``op``; dropping the table drops them."""
     if op.get_bind().dialect.name == "sqlite":

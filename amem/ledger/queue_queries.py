@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, RawLog, RawLogState, as_utc
 from amem.errors import InputKeyTakenError
 from amem.ledger.store import LedgerTx
@@ -233,20 +234,21 @@ class Keyed:
 def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str, Keyed]:
     """Of ``actor``'s idempotency ``keys``, those recorded before: key -> the input it names. By
     the table's primary key, a few hundred keys a statement."""
-    wanted = sorted(set(keys))
+    by_digest = {sha256_text(key): key for key in keys}
+    wanted = sorted(by_digest)
     found: dict[str, Keyed] = {}
     for start in range(0, len(wanted), 500):
         rows = tx.conn.execute(
-            _with_state(input_keys.c.idempotency_key)
+            _with_state(input_keys.c.key_sha256)
             .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
             .where(
                 input_keys.c.actor_kind == actor.kind.value,
                 input_keys.c.actor_id == actor.id,
-                input_keys.c.idempotency_key.in_(wanted[start : start + 500]),
+                input_keys.c.key_sha256.in_(wanted[start : start + 500]),
             )
         ).all()
         for row in rows:
-            found[row.idempotency_key] = Keyed(
+            found[by_digest[row.key_sha256]] = Keyed(
                 Recorded(row.id, row.state, row.note_id, row.error), row.scope, row.sha256
             )
     return found
@@ -254,13 +256,14 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
 
 def insert_input_keys(tx: LedgerTx, raws: Sequence[RawLog], keys: dict[str, str]) -> None:
     """Record the idempotency key of each raw log of ``raws`` that has one (``keys``: raw log id
-    -> key), in the transaction that records the raw logs. A key its author recorded meanwhile (a
-    racing retry) raises InputKeyTakenError: nothing of the transaction is kept."""
+    -> key), as its sha256 (a key can hold what an erasure must remove), in the transaction that
+    records the raw logs. A key its author recorded meanwhile (a racing retry) raises
+    InputKeyTakenError: nothing of the transaction is kept."""
     rows = [
         {
             "actor_kind": raw.actor.kind.value,
             "actor_id": raw.actor.id,
-            "idempotency_key": keys[raw.id],
+            "key_sha256": sha256_text(keys[raw.id]),
             "raw_log_id": raw.id,
             "created_at": raw.received_at,
         }

@@ -85,13 +85,14 @@ raw_log_states = sa.Table(
 
 # A sender's own name for an input (migration 0014: the HTTP API's Idempotency-Key, an import
 # line's idempotency_key): an input whose key its author sent before is kept once. Keyed by author,
-# so two agents' keys never meet; append-only, like the raw logs it names.
+# so two agents' keys never meet; append-only, like the raw logs it names. Only the key's sha256 is
+# kept (migration 0017): a key can hold what an erasure must remove, and a digest still matches.
 input_keys = sa.Table(
     "input_keys",
     metadata,
     sa.Column("actor_kind", sa.String(16), primary_key=True),
     sa.Column("actor_id", sa.String(200), primary_key=True),
-    sa.Column("idempotency_key", sa.String(200), primary_key=True),
+    sa.Column("key_sha256", sa.String(200), primary_key=True),
     sa.Column("raw_log_id", sa.String(40), sa.ForeignKey("raw_logs.id"), nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
 )

@@ -144,3 +144,64 @@ def test_a_downgrade_below_0016_is_refused_once_tokens_are_on_the_record(memory:
         schema.downgrade(memory.ledger.engine, "0015")
     assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
     assert memory.verify().ok
+
+
+def _back_to_0016_with_plain_keys(memory: Memory) -> None:
+    """The ledger as 0016 kept it: the same rows, each key as sent (0017's downgrade refuses a
+    ledger with keys, so the state is made by hand, the triggers lifted and set again)."""
+    from amem.domain.hashing import sha256_text
+    from amem.ledger.append_only import create_append_only_triggers, drop_append_only_triggers
+
+    class Op:  # what the trigger helpers need of Alembic's op
+        def __init__(self, conn: sa.Connection) -> None:
+            self.conn = conn
+
+        def get_bind(self) -> sa.Connection:
+            return self.conn
+
+        def execute(self, sql: str) -> None:
+            self.conn.execute(sa.text(sql))
+
+    with memory.ledger.engine.begin() as conn:
+        op = Op(conn)
+        drop_append_only_triggers(op, "input_keys")
+        conn.execute(sa.text("ALTER TABLE input_keys RENAME COLUMN key_sha256 TO idempotency_key"))
+        for key in ("msg-1", "<j.doe@mail>"):
+            conn.execute(
+                sa.text("UPDATE input_keys SET idempotency_key = :key WHERE idempotency_key = :digest"),
+                {"key": key, "digest": sha256_text(key)},
+            )
+        create_append_only_triggers(op, "input_keys")
+        conn.execute(sa.text("UPDATE alembic_version SET version_num = '0016'"))
+
+
+def test_keys_recorded_before_0017_are_digested_and_still_recognise_their_retries(
+    memory: Memory, tmp_path: Path
+) -> None:
+    lines = [
+        {"content": "Globex wants SSO", "scope": "globex", "idempotency_key": "msg-1"},
+        {"content": "Mrs Doe asked us to call", "scope": "globex", "idempotency_key": "<j.doe@mail>"},
+    ]
+    first = memory.add_notes(lines, actor="agent:mail", wait=False)
+    _back_to_0016_with_plain_keys(memory)
+    with memory.ledger.engine.connect() as conn:
+        plain = conn.execute(sa.text("SELECT idempotency_key FROM input_keys")).scalars().all()
+    assert "<j.doe@mail>" in plain
+
+    schema.upgrade(memory.ledger.engine)
+
+    with memory.ledger.engine.connect() as conn:
+        kept = conn.execute(sa.text("SELECT key_sha256 FROM input_keys")).scalars().all()
+    assert len(kept) == 2 and not any("msg" in k or "doe" in k for k in kept)
+    with Memory(tmp_path / "again", database_url=memory.settings.database_url) as reopened:
+        again = reopened.add_notes(lines, actor="agent:mail", wait=False)
+        assert [a.raw_log_id for a in again] == [f.raw_log_id for f in first]
+        assert all(a.recorded_before for a in again) and reopened.count_raw_logs() == 2
+
+
+def test_a_downgrade_below_0017_is_refused_once_keys_are_kept_as_digests(memory: Memory) -> None:
+    line = {"content": "Globex wants SSO", "scope": "globex", "idempotency_key": "m"}
+    memory.add_notes([line], actor="agent:crm", wait=False)
+    with pytest.raises(MigrationRefusedError, match="1 idempotency key"):
+        schema.downgrade(memory.ledger.engine, "0016")
+    assert schema.current_revision(memory.ledger.engine) == schema.head_revision()

@@ -25,7 +25,7 @@ from tests.conftest import REVIEWER_PASSWORDS
 from tests.factories import signed_in
 from tests.ledger import tamper_cases as tc
 
-TABLES = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors")
+TABLES = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors", "input_keys")
 
 
 def _cli(memory: Memory, *args: str) -> list[str]:
@@ -295,6 +295,28 @@ def test_importing_an_erased_input_again_does_not_bring_it_back(memory: Memory) 
     assert "erased" in (again.error or "")
     assert memory.count_raw_logs() == 1
     assert all(n.content == "[erased]" for n in memory.notes(scope="acme"))
+
+
+def test_a_senders_key_is_never_kept_readable_and_its_retry_after_the_erasure_is_not_kept_again(
+    memory: Memory,
+) -> None:
+    """A message id names its sender's mailbox; the ledger keeps the key's digest only, which still
+    tells the retry of an erased input from a new one."""
+    secret = f"quibblestone.{uuid.uuid4().hex[:8]}"
+    line = {
+        "content": "Mrs Quibblestone asked us to call",
+        "scope": "acme",
+        "idempotency_key": f"<{secret}@mail>",
+    }
+    (first,) = memory.add_notes([line], actor="agent:mail", wait=False)
+    memory.ledger.compact()
+    assert _hits(_database_files(memory), secret.encode()) == []
+
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=first.raw_log_id)
+    (again,) = memory.add_notes([line], actor="agent:mail", wait=False)
+
+    assert again.recorded_before and again.raw_log_id == first.raw_log_id and "erased" in (again.error or "")
+    assert memory.count_raw_logs() == 1 and memory.queue_depth()["queued"] == 0
 
 
 def test_an_erased_note_leaves_search_and_the_facts_as_a_recorded_deletion(memory: Memory) -> None:
