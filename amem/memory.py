@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         PolicyOverview,
         ReviewTimes,
     )
+    from amem.services.backup import BackupReport
     from amem.services.erasure import ErasureReport
     from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
@@ -592,6 +593,28 @@ class Memory:
         statements = cp.read_checkpoints(Path(checkpoints))
         key = cp.load_public_key(Path(public_key) if public_key else cp.default_key_path(self.home))
         return verify_ledger(self.ledger, statements, key, progress=progress)
+
+    def backup(
+        self,
+        dest: str | os.PathLike[str],
+        *,
+        checkpoints: str | os.PathLike[str] | None = None,
+        public_key: str | os.PathLike[str] | None = None,
+        progress: Progress = no_progress,
+    ) -> BackupReport:
+        """Copy the ledger (SQLite) to the new file ``dest`` in one consistent snapshot while others
+        write, then verify the copy, proving each statement of ``checkpoints`` against it
+        (amem.services.backup). A copy that does not verify is kept, and its report says why."""
+        from amem.services import backup
+        from amem.services import checkpoints as cp
+
+        statements = cp.read_checkpoints(Path(checkpoints)) if checkpoints else []
+        key = None
+        if checkpoints:
+            key = cp.load_public_key(Path(public_key) if public_key else cp.default_key_path(self.home))
+        return backup.back_up(
+            self.ledger, Path(dest), checkpoints=statements, public_key=key, progress=progress
+        )
 
     def erase(
         self,

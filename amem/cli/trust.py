@@ -1,9 +1,10 @@
-"""Signing key and checkpoints: `amem keys init`, `amem checkpoint` (verify is in amem.cli.ledger)."""
+"""Signing key, checkpoints, backups and erasure: `amem keys init`, `amem checkpoint`, `amem backup`,
+`amem erase` (verify is in amem.cli.ledger)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,6 +58,49 @@ def checkpoint(
             markup=False,
         ),
     )
+
+
+@app.command()
+def backup(
+    dest: Annotated[str, typer.Argument(help="The backup file to write: a new file, never overwritten.")],
+    checkpoints: Annotated[
+        str | None,
+        typer.Option("--checkpoints", help="Checkpoint log: prove the copy extends every statement in it."),
+    ] = None,
+    public_key: Annotated[
+        str | None,
+        typer.Option("--public-key", help="Key checkpoints are signed with (default: the signing key's)."),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Copy the ledger (SQLite) while agents write, then verify the copy. Exit 1 if it does not.
+
+    One consistent snapshot (SQLite's online backup: a cp of a live ledger can miss its newest
+    commits or tear), written under a temporary name and renamed once whole; the copy's chains and
+    rows are checked as by verify. The index is not copied: `amem reindex` rebuilds it from the copy.
+    PostgreSQL: pg_dump (the error says how)."""
+    from amem.cli.progress import reporter
+
+    with open_memory(create=False) as mem, reporter(as_json) as progress:
+        report = mem.backup(dest, checkpoints=checkpoints, public_key=public_key, progress=progress)
+
+    def render(r: Any) -> None:
+        heads, verified = r.heads, r.verified
+        out.print(
+            f"backed up to {r.path}: {r.bytes / 1e6:.1f} MB in {r.seconds:.1f} s; "
+            f"{heads['counts'].get('raw_log', 0)} raw logs, {heads['event_seq']} events (head "
+            f"{heads['event_hash'][:12]}), {heads['change_seq']} changes",
+            markup=False,
+        )
+        out.print(f"{'OK' if verified.ok else 'TAMPERED'}: {verified.message} (the copy)", markup=False)
+        for problem in verified.problems[1:]:
+            out.print(f"  also: {problem}", markup=False)
+        for proof in verified.checkpoints:
+            out.print(f"  {'proven' if proof.proven else 'NOT PROVEN'}: {proof.message}", markup=False)
+
+    emit(report, as_json, render)
+    if not report.verified.ok or not all(p.proven for p in report.verified.checkpoints):
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -1,0 +1,125 @@
+"""`amem backup`: a consistent copy of a live SQLite ledger, proven before it is called a backup."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from pathlib import Path
+from unittest.mock import patch
+
+import pytest
+import sqlalchemy as sa
+
+from amem.cli import main
+from amem.errors import ConfigError, InvalidInputError
+from amem.memory import Memory
+from amem.services import checkpoints
+from tests.conftest import _postgres_schema_url
+from tests.factories import make_note
+
+
+@pytest.fixture
+def lite(tmp_path: Path) -> Memory:
+    mem = Memory(tmp_path / "home")  # the embedded default: a SQLite ledger
+    yield mem
+    mem.close()
+
+
+def _cli(memory: Memory, *args: str) -> tuple[int, str, str]:
+    argv = ["--home", str(memory.home), "--database-url", memory.settings.database_url, *args]
+    out, err = io.StringIO(), io.StringIO()
+    with patch("sys.stdout", out), patch("sys.stderr", err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_backup_taken_while_an_agent_writes_holds_every_input_acknowledged_before_it(
+    lite: Memory, tmp_path: Path
+) -> None:
+    """The agent's inputs still being written when the copy starts must not tear it: the copy opens,
+    verifies, and holds every input acknowledged before the backup began."""
+    before = [
+        o.raw_log_id
+        for o in lite.add_notes(
+            [{"content": f"Acme call {i}", "scope": "acme"} for i in range(40)], actor="agent:crm", wait=False
+        )
+    ]
+    stop = threading.Event()
+    during: list[str] = []
+
+    def agent() -> None:
+        n = 0
+        while not stop.is_set():
+            batch = [{"content": f"Globex call {n}-{i}", "scope": "globex"} for i in range(5)]
+            during.extend(o.raw_log_id for o in lite.add_notes(batch, actor="agent:mail", wait=False))
+            n += 1
+
+    writer = threading.Thread(target=agent)
+    writer.start()
+    try:
+        report = lite.backup(tmp_path / "ledger-backup.sqlite3")
+    finally:
+        stop.set()
+        writer.join()
+
+    assert report.verified.ok, report.verified.problems
+    assert during, "the agent wrote while the backup ran"
+    with Memory(tmp_path / "restored", database_url=f"sqlite:///{report.path}", create=False) as copy:
+        assert all(copy.input_status(raw).status == "queued" for raw in before)
+        assert copy.verify().ok
+        assert copy.count_raw_logs() == report.heads["counts"]["raw_log"] >= len(before)
+    assert not Path(report.path + ".partial").exists()
+
+
+def test_the_copy_proves_every_signed_checkpoint_and_serves_search_after_a_reindex(
+    lite: Memory, tmp_path: Path
+) -> None:
+    note = make_note(lite, "Initech renewed for two years", scope="initech")
+    key = tmp_path / "key.pem"
+    checkpoints.init_key(key)
+    log = tmp_path / "checkpoints.jsonl"
+    lite.checkpoint(key=key, log=log)
+    make_note(lite, "Initech asked for SSO", scope="initech")
+
+    proof = ["--checkpoints", str(log), "--public-key", str(key)]
+    code, out, err = _cli(lite, "backup", str(tmp_path / "b.sqlite3"), *proof, "--json")
+
+    report = json.loads(out)
+    assert code == 0, err
+    assert report["verified"]["ok"] and [c["proven"] for c in report["verified"]["checkpoints"]] == [True]
+    with Memory(tmp_path / "restored", database_url=f"sqlite:///{report['path']}", create=False) as copy:
+        copy.reindex()
+        assert [h.note.id for h in copy.search("renewal two years", scope="initech", k=1)] == [note.id]
+
+
+def test_a_tampered_ledger_is_still_copied_and_the_backup_says_so(lite: Memory, tmp_path: Path) -> None:
+    """The copy is the evidence: kept, named, and the command fails."""
+    note = make_note(lite, "Acme pays $42 per seat")
+    with lite.ledger.engine.begin() as conn:
+        conn.execute(sa.text("DROP TRIGGER raw_logs_no_update"))
+        conn.execute(sa.text("UPDATE raw_logs SET text = 'Acme pays $4 per seat'"))
+
+    code, out, _ = _cli(lite, "backup", str(tmp_path / "b.sqlite3"))
+
+    assert code == 1 and "TAMPERED" in out and (tmp_path / "b.sqlite3").is_file()
+    assert note.raw_log_ids[0] in out
+
+
+def test_a_backup_never_overwrites_a_file(lite: Memory, tmp_path: Path) -> None:
+    dest = tmp_path / "b.sqlite3"
+    dest.write_text("yesterday's backup")
+    with pytest.raises(InvalidInputError, match="exists: a backup never overwrites"):
+        lite.backup(dest)
+    assert dest.read_text() == "yesterday's backup"
+
+
+@pytest.mark.postgres
+def test_a_postgresql_ledger_is_told_to_use_pg_dump(tmp_path: Path) -> None:
+    for url in _postgres_schema_url():
+        with (
+            Memory(tmp_path / "home", database_url=url) as pg,
+            pytest.raises(ConfigError, match="pg_dump --format=custom"),
+        ):
+            pg.backup(tmp_path / "b.sqlite3")
+    assert not (tmp_path / "b.sqlite3").exists()
