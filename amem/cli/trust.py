@@ -87,7 +87,8 @@ def backup(
     def render(r: Any) -> None:
         heads, verified = r.heads, r.verified
         out.print(
-            f"backed up to {r.path}: {r.bytes / 1e6:.1f} MB in {r.seconds:.1f} s; "
+            f"backed up to {r.path}: {r.bytes / 1e6:.1f} MB, copied in {r.copy_seconds:.1f} s and "
+            f"verified in {r.seconds - r.copy_seconds:.1f} s; "
             f"{heads['counts'].get('raw_log', 0)} raw logs, {heads['event_seq']} events (head "
             f"{heads['event_hash'][:12]}), {heads['change_seq']} changes",
             markup=False,
