@@ -36,6 +36,7 @@ pages = [
     st.Page("views/account_facts.py", title="Account facts", icon=":material/fact_check:"),
     st.Page("views/audit_log.py", title="Audit log", icon=":material/verified_user:"),
     st.Page("views/policy.py", title="Policy", icon=":material/policy:"),
+    st.Page("views/my_tokens.py", title="Your tokens", icon=":material/key:"),
 ]
 page = st.navigation(pages)
 

@@ -176,6 +176,30 @@ class TokenService:
             raise NotFoundError(f"no active token is named {name_or_id!r} or has that id")
         return len(revoked)
 
+    def reviewer_tokens(self, reviewer: str) -> list[TokenInfo]:
+        """``reviewer``'s own tokens (role reviewer), revoked and expired ones too, oldest first: what
+        the console's "Your tokens" page lists."""
+        with self.ledger.read() as tx:
+            rows = token_queries.all_tokens(tx)
+        return [
+            _info(r)
+            for r in rows
+            if r["role"] == TokenRole.REVIEWER.value and same_identity(str(r["name"]), reviewer)
+        ]
+
+    def revoke_own(self, token_id: str, *, by: AuthenticatedReviewer) -> None:
+        """A signed-in reviewer revokes one of their own tokens (a lost laptop, a leaked shell
+        history); another's token, or an agent's, is refused: that is the operator's (`amem tokens
+        revoke`)."""
+        if not is_authenticated(by):
+            raise PermissionDeniedError("revoking a reviewer token needs its reviewer, signed in")
+        mine = {t.id: t for t in self.reviewer_tokens(by.id)}
+        if token_id not in mine:
+            raise PermissionDeniedError(f"{by.id} may revoke only their own reviewer tokens, not {token_id}")
+        if mine[token_id].revoked_at is not None:
+            raise NotFoundError(f"token {token_id} is already revoked")
+        self.revoke(token_id, by=by.id)
+
     def history(self) -> list[TokenEvent]:
         """Every token created or revoked since migration 0016, oldest first: who, when, which
         role, until when (tokens made before it have their api_tokens row only)."""

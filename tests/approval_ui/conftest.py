@@ -29,6 +29,7 @@ PAGES = {
     "audit": "views/audit_log.py",
     "policy": "views/policy.py",
     "facts": "views/account_facts.py",
+    "tokens": "views/my_tokens.py",
 }
 
 
