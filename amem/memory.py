@@ -602,9 +602,10 @@ class Memory:
         public_key: str | os.PathLike[str] | None = None,
         progress: Progress = no_progress,
     ) -> BackupReport:
-        """Copy the ledger (SQLite) to the new file ``dest`` in one consistent snapshot while others
-        write, then verify the copy, proving each statement of ``checkpoints`` against it
-        (amem.services.backup). A copy that does not verify is kept, and its report says why."""
+        """Copy the ledger to the new file ``dest`` in one consistent snapshot while others write
+        (SQLite's online backup; pg_dump's custom format for PostgreSQL), then verify the copy,
+        proving each statement of ``checkpoints`` against it (amem.services.backup). A copy that
+        does not verify is kept, and its report says why."""
         from amem.services import backup
         from amem.services import checkpoints as cp
 

@@ -73,12 +73,13 @@ def backup(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Copy the ledger (SQLite) while agents write, then verify the copy. Exit 1 if it does not.
+    """Copy the ledger while agents write, then verify the copy. Exit 1 if it does not.
 
-    One consistent snapshot (SQLite's online backup: a cp of a live ledger can miss its newest
-    commits or tear), written under a temporary name and renamed once whole; the copy's chains and
-    rows are checked as by verify. The index is not copied: `amem reindex` rebuilds it from the copy.
-    PostgreSQL: pg_dump (the error says how)."""
+    One consistent snapshot, written under a temporary name and renamed once whole: SQLite's online
+    backup (a cp of a live ledger can miss its newest commits or tear), or for PostgreSQL pg_dump's
+    custom format of the ledger's schema, restored into a scratch database to be verified and
+    dropped. The copy's chains and rows are checked as by verify. The index is not copied: `amem
+    reindex` rebuilds it from the copy."""
     from amem.cli.progress import reporter
 
     with open_memory(create=False) as mem, reporter(as_json) as progress:

@@ -2,23 +2,30 @@
 
 Copying a live SQLite ledger with ``cp`` can lose what it acknowledged: the newest commits may be in
 the write-ahead log beside the file, and a copy taken while a transaction commits can be torn.
-SQLite's online backup copies one consistent snapshot while writers go on (WAL). The copy is then
-opened as a ledger of its own and verified: both hash chains recomputed, every row against its
-event, and every signed checkpoint proven against it, so the backup is known to hold everything
-those statements committed to. The vector index is not copied: it is derived, and ``amem reindex``
-rebuilds it from the ledger's stored vectors. PostgreSQL has its own tool for this (``pg_dump``);
-the refusal says how.
+SQLite's online backup copies one consistent snapshot while writers go on (WAL). A PostgreSQL
+ledger is dumped by ``pg_dump`` (one snapshot, its custom format), the ledger's schema only.
+
+The copy is then opened as a ledger of its own and verified: both hash chains recomputed, every row
+against its event, and every signed checkpoint proven against it, so the backup is known to hold
+everything those statements committed to. A PostgreSQL dump is verified by restoring it
+(``pg_restore``) into a scratch database that is dropped afterwards. The vector index is not copied:
+it is derived, and ``amem reindex`` rebuilds it from the ledger's stored vectors.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import subprocess
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from pydantic import BaseModel
 
 from amem.domain.progress import Progress, no_progress
@@ -48,13 +55,8 @@ def back_up(
 ) -> BackupReport:
     """Copy the ledger to ``dest`` (a new file) in one consistent snapshot, then verify the copy:
     its chains, its rows, and each of ``checkpoints`` (signed with ``public_key``). The file is
-    written under a temporary name and renamed when complete, so ``dest`` never names half a copy."""
-    if ledger.dialect != "sqlite":
-        raise ConfigError(
-            "amem backup copies a SQLite ledger; for PostgreSQL use its own consistent dump: "
-            "pg_dump --format=custom --file ledger.dump DATABASE (with --schema when the ledger has one), "
-            "then pg_restore it into an empty database and run amem verify --database-url on that one"
-        )
+    written under a temporary name and renamed when complete, so ``dest`` never names half a copy;
+    a copy that does not verify is kept (the evidence of what was there) and its report says why."""
     dest = dest.expanduser().resolve()
     if dest.exists():
         raise InvalidInputError(f"{dest} exists: a backup never overwrites a file; name a new one")
@@ -64,6 +66,33 @@ def back_up(
     partial.unlink(missing_ok=True)
     started = time.perf_counter()
     progress("copying the ledger", 0, 1)
+    postgres = ledger.dialect == "postgresql"
+    if postgres:
+        _dump_postgres(ledger, partial)
+    else:
+        _copy_sqlite(ledger, partial)
+    _fsync(partial)
+    copied = time.perf_counter() - started
+    with _restored_postgres(ledger, partial) if postgres else _opened_sqlite(partial) as copy:
+        verified = verify_ledger(copy, checkpoints, public_key, progress=progress)
+        with copy.read() as tx:
+            heads = tx.chain_state()
+    os.replace(partial, dest)
+    _fsync(dest.parent)
+    return BackupReport(
+        path=str(dest),
+        bytes=dest.stat().st_size,
+        seconds=round(time.perf_counter() - started, 3),
+        copy_seconds=round(copied, 3),
+        heads=heads,
+        verified=verified,
+    )
+
+
+# -- SQLite ----------------------------------------------------------------------------------------
+
+
+def _copy_sqlite(ledger: Ledger, partial: Path) -> None:
     source = ledger.engine.raw_connection()
     try:
         target = sqlite3.connect(partial)
@@ -74,25 +103,88 @@ def back_up(
             target.close()
     finally:
         source.close()
-    _fsync(partial)
-    copied = time.perf_counter() - started
+
+
+@contextmanager
+def _opened_sqlite(partial: Path) -> Iterator[Ledger]:
     copy = Ledger(f"sqlite:///{partial}", create_if_empty=False)
     try:
-        verified = verify_ledger(copy, checkpoints, public_key, progress=progress)
-        with copy.read() as tx:
-            heads = tx.chain_state()
+        yield copy
     finally:
         copy.close()
-    os.replace(partial, dest)  # kept even when it does not verify: the evidence of what was there
-    _fsync(dest.parent)
-    return BackupReport(
-        path=str(dest),
-        bytes=dest.stat().st_size,
-        seconds=round(time.perf_counter() - started, 3),
-        copy_seconds=round(copied, 3),
-        heads=heads,
-        verified=verified,
-    )
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+
+
+def _client(program: str) -> str:
+    found = shutil.which(program)
+    if found is None:
+        raise ConfigError(
+            f"{program} is not on PATH: amem backup dumps a PostgreSQL ledger with PostgreSQL's own client "
+            "programs (pg_dump, pg_restore), of the server's major version or newer"
+        )
+    return found
+
+
+def _libpq(url: sa.URL) -> tuple[str, dict[str, str]]:
+    """A libpq connection URI for ``url`` without its password, which goes in PGPASSWORD instead
+    (a command line is visible to every user of the machine)."""
+    env = dict(os.environ)
+    if url.password is not None:
+        env["PGPASSWORD"] = str(url.password)
+    bare = url.set(drivername="postgresql", password=None)
+    return bare.render_as_string(hide_password=False), env
+
+
+def _schema(ledger: Ledger) -> str:
+    with ledger.read(one_statement=True) as tx:
+        return str(tx.conn.execute(sa.text("SELECT current_schema()")).scalar_one())
+
+
+def _run(command: list[str], env: dict[str, str], what: str) -> None:
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ConfigError(f"{what} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+
+
+def _dump_postgres(ledger: Ledger, partial: Path) -> None:
+    """pg_dump's custom format, the ledger's schema alone, in one snapshot (pg_dump reads in one
+    REPEATABLE READ transaction, so commits made meanwhile are wholly in or wholly out)."""
+    uri, env = _libpq(ledger.engine.url)
+    command = [_client("pg_dump"), "--format=custom", f"--schema={_schema(ledger)}", f"--file={partial}", uri]
+    _run(command, env, "pg_dump")
+
+
+@contextmanager
+def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
+    """The dump restored into a scratch database of the same server, dropped afterwards: what a
+    restore would give, opened as a ledger."""
+    schema = _schema(ledger)
+    scratch = f"amem_backup_check_{uuid.uuid4().hex[:12]}"
+    admin = ledger.engine.execution_options(isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{scratch}"'))
+    except sa.exc.DBAPIError as exc:
+        raise ConfigError(
+            f"the dump could not be verified: creating a scratch database to restore it into was refused "
+            f"({exc.orig}); grant CREATEDB to this role, or restore it yourself and run amem verify on it"
+        ) from None
+    url = ledger.engine.url.set(database=scratch)
+    try:
+        uri, env = _libpq(url)
+        _run([_client("pg_restore"), "--no-owner", f"--dbname={uri}", str(partial)], env, "pg_restore")
+        query = {k: v for k, v in url.query.items() if k != "options"}
+        scoped = url.set(query={**query, "options": f"-csearch_path={schema}"})
+        copy = Ledger(scoped.render_as_string(hide_password=False), create_if_empty=False)
+        try:
+            yield copy
+        finally:
+            copy.close()
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)'))
 
 
 def _fsync(path: Path) -> None:
