@@ -46,6 +46,7 @@ from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPag
 
 if TYPE_CHECKING:
     from amem.domain.models import RawLog
+    from amem.ledger.settled import SettledListener
     from amem.llm.base import Analyst
     from amem.services.audit import (
         AuditEvent,
@@ -121,6 +122,9 @@ class Memory:
     def close(self) -> None:
         if "search_service" in self._parts:
             self.search_service.close()
+        listener = self._parts.get("settled_listener")
+        if listener is not None:
+            listener.close()  # type: ignore[union-attr]
         self.ledger.close()
 
     def __enter__(self) -> Memory:
@@ -322,6 +326,15 @@ class Memory:
     def input_status(self, raw_log_id: str) -> InputStatus:
         """queued / processing / done (with the note id) / failed (with why) for an input's raw log id."""
         return self.queue.status(raw_log_id)
+
+    def settled_listener(self) -> SettledListener | None:
+        """On PostgreSQL, this process's one listener for inputs that settle (migration 0018), so a
+        status request that waits reads the status when it changed; None on SQLite."""
+        if self.ledger.dialect != "postgresql":
+            return None
+        from amem.ledger.settled import SettledListener
+
+        return self._part("settled_listener", lambda: SettledListener(self.ledger.engine.url))
 
     def queue_depth(self) -> dict[str, int]:
         """Inputs waiting for a worker (queued), held by one (processing), and failed."""

@@ -3,9 +3,10 @@ with the ``mcp`` extra alone, which brings no FastAPI."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -13,10 +14,16 @@ from amem.domain.models import InputStatus
 from amem.errors import InvalidBatchInputError, InvalidInputError
 from amem.memory import Memory
 
+if TYPE_CHECKING:
+    from amem.ledger.settled import SettledListener
+
 #: The longest a status request may wait for its input to be analysed, in seconds.
 MAX_WAIT_SECONDS = 30.0
 #: Until it is: the first pause between two reads of the status, and the longest.
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.05, 0.25
+#: Where the ledger says when an input settles: the longest wait between two reads all the same.
+_MISSED_NOTICE_PAUSE = 5.0
+_UNSETTLED = ("queued", "processing")
 
 
 def report_embedded(memory: Memory, who: str) -> None:
@@ -52,15 +59,39 @@ def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, boo
 async def status_when_settled(memory: Memory, raw_log_id: str, wait_seconds: float) -> InputStatus:
     """The input's status, once it is no longer queued or processing, or after ``wait_seconds``
     (at most ``MAX_WAIT_SECONDS``), whichever comes first: an agent learns its note in one call
-    instead of polling. Reads the ledger every 50 to 250 ms while it waits (the worker may be in
-    another process), each read in a thread, so a waiting request holds no thread between them."""
+    instead of polling. On PostgreSQL the ledger says when an input settles (migration 0018's
+    notification) and the status is read then, or every 5 s at most should a notification be
+    missed; on SQLite, where the worker may be in another process and nothing tells, it is read
+    every 50 to 250 ms. Each read runs in a thread, so a waiting request holds none between them."""
     if not 0 <= wait_seconds <= MAX_WAIT_SECONDS:
         raise InvalidInputError(f"wait: {wait_seconds} seconds; give 0 to {MAX_WAIT_SECONDS:g}")
-    status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
     deadline = time.monotonic() + wait_seconds
+    listener = memory.settled_listener() if wait_seconds > 0 else None
+    if listener is not None and listener.listening(timeout=1.0):
+        return await _told_when_settled(memory, listener, raw_log_id, deadline)
+    status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
     pause = _FIRST_PAUSE
-    while status.status in ("queued", "processing") and (left := deadline - time.monotonic()) > 0:
+    while status.status in _UNSETTLED and (left := deadline - time.monotonic()) > 0:
         await anyio.sleep(min(pause, left))
         pause = min(pause * 1.5, _LONGEST_PAUSE)
         status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
     return status
+
+
+async def _told_when_settled(
+    memory: Memory, listener: SettledListener, raw_log_id: str, deadline: float
+) -> InputStatus:
+    settled = anyio.Event()
+    loop = asyncio.get_running_loop()
+    # watch before the first read: a notification between the read and the wait is not lost
+    unwatch = listener.watch(raw_log_id, lambda: loop.call_soon_threadsafe(settled.set))
+    try:
+        status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
+        while status.status in _UNSETTLED and (left := deadline - time.monotonic()) > 0:
+            with anyio.move_on_after(min(_MISSED_NOTICE_PAUSE, left)):
+                await settled.wait()
+            settled = anyio.Event()
+            status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
+        return status
+    finally:
+        unwatch()

@@ -106,6 +106,45 @@ def test_one_status_request_waits_for_the_note(
     assert client.get("/v1/inputs/r_missing", params={"wait": 30}, headers=agent).status_code == 404
 
 
+def test_on_postgresql_a_waiting_request_reads_the_status_when_the_ledger_says_it_settled(
+    client: TestClient, memory: Memory, agent: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's commit notifies (migration 0018), so the request reads the status twice: queued,
+    then done. Reading on a timer, it would read it every 50 to 250 ms while the worker ran."""
+    listener = memory.settled_listener()
+    if listener is None:
+        pytest.skip("SQLite has no notification between processes: the request reads on a timer")
+    assert listener.listening(timeout=30)
+    worker = memory.worker()
+    worker.run_once()  # the pipeline built before the request waits: its run is the input's alone
+    accepted = client.post("/v1/inputs", json={"content": "Acme wants SSO", "scope": "acme"}, headers=agent)
+    read_once, reads = threading.Event(), []
+    status_of = memory.input_status
+
+    def reading(raw_log_id: str) -> InputStatus:
+        reads.append(status := status_of(raw_log_id))
+        read_once.set()
+        return status
+
+    monkeypatch.setattr(memory, "input_status", reading)
+    answers: list[Any] = []
+    waiting = threading.Thread(
+        target=lambda: answers.append(
+            client.get(accepted.json()["status_url"], params={"wait": 30}, headers=agent)
+        )
+    )
+    waiting.start()
+    assert read_once.wait(60)
+    notified = listener.notified
+    worker.run_once()
+    waiting.join(60)
+
+    (answer,) = answers
+    assert answer.status_code == 200 and answer.json()["status"] == "done"
+    assert listener.notified > notified
+    assert reads[0].status == "queued" and len(reads) <= 3, [r.status for r in reads]
+
+
 def test_a_batch_is_kept_at_once_all_or_none_and_a_retry_keeps_nothing_twice(
     client: TestClient, memory: Memory, agent: dict[str, str]
 ) -> None:

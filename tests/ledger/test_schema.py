@@ -162,6 +162,7 @@ def _back_to_0016_with_plain_keys(memory: Memory) -> None:
         def execute(self, sql: str) -> None:
             self.conn.execute(sa.text(sql))
 
+    schema.downgrade(memory.ledger.engine, "0017")  # the revisions after 0017 undone as they would be
     with memory.ledger.engine.begin() as conn:
         op = Op(conn)
         drop_append_only_triggers(op, "input_keys")
