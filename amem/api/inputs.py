@@ -6,16 +6,13 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from amem.domain.models import InputStatus
 from amem.errors import InvalidBatchInputError, InvalidInputError
 from amem.memory import Memory
-
-if TYPE_CHECKING:
-    from amem.ledger.settled import SettledListener
 
 #: The longest a status request may wait for its input to be analysed, in seconds.
 MAX_WAIT_SECONDS = 30.0
@@ -68,7 +65,7 @@ async def status_when_settled(memory: Memory, raw_log_id: str, wait_seconds: flo
     deadline = time.monotonic() + wait_seconds
     listener = memory.settled_listener() if wait_seconds > 0 else None
     if listener is not None and listener.listening(timeout=1.0):
-        return await _told_when_settled(memory, listener, raw_log_id, deadline)
+        return await _told_when_settled(memory, raw_log_id, deadline)
     status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
     pause = _FIRST_PAUSE
     while status.status in _UNSETTLED and (left := deadline - time.monotonic()) > 0:
@@ -78,9 +75,9 @@ async def status_when_settled(memory: Memory, raw_log_id: str, wait_seconds: flo
     return status
 
 
-async def _told_when_settled(
-    memory: Memory, listener: SettledListener, raw_log_id: str, deadline: float
-) -> InputStatus:
+async def _told_when_settled(memory: Memory, raw_log_id: str, deadline: float) -> InputStatus:
+    listener = memory.settled_listener()
+    assert listener is not None  # PostgreSQL's, listening
     settled = anyio.Event()
     loop = asyncio.get_running_loop()
     # watch before the first read: a notification between the read and the wait is not lost
