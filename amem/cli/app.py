@@ -42,6 +42,14 @@ HomeOpt = Annotated[
 DbOpt = Annotated[
     str | None, typer.Option("--database-url", help="Ledger URL (default: $AMEM_DATABASE_URL).")
 ]
+CheckpointsOpt = Annotated[
+    str | None,
+    typer.Option("--checkpoints", help="Checkpoint log: prove the ledger extends every statement in it."),
+]
+PublicKeyOpt = Annotated[
+    str | None,
+    typer.Option("--public-key", help="Key checkpoints are signed with (default: the signing key's)."),
+]
 PasswordStdinOpt = Annotated[
     bool,
     typer.Option(
@@ -123,6 +131,16 @@ def authenticate(authentication: Any, reviewer: str, password_stdin: bool) -> An
     else:
         password = typer.prompt(f"Password for {reviewer.strip()}", hide_input=True, err=True)
     return authentication.with_password(reviewer, password)
+
+
+def print_verification(result: Any, what: str) -> None:
+    """A verification as `amem verify` prints it: OK or TAMPERED, what was checked (``what``: the
+    store, or a backup's copy), every further problem, each checkpoint proven or not."""
+    out.print(f"{'OK' if result.ok else 'TAMPERED'}: {result.message} ({what})", markup=False)
+    for problem in result.problems[1:]:
+        out.print(f"  also: {problem}", markup=False)
+    for proof in result.checkpoints:
+        out.print(f"  {'proven' if proof.proven else 'NOT PROVEN'}: {proof.message}", markup=False)
 
 
 def operator() -> str:

@@ -9,8 +9,10 @@ import typer
 from rich.table import Table
 
 from amem.cli.app import (
+    CheckpointsOpt,
     JsonOpt,
     PasswordStdinOpt,
+    PublicKeyOpt,
     app,
     authenticate,
     cell,
@@ -21,6 +23,7 @@ from amem.cli.app import (
     open_memory,
     out,
     parse_time,
+    print_verification,
     settings,
     sign_in,
     store_label,
@@ -331,15 +334,7 @@ def revert(
 
 @app.command()
 def verify(
-    checkpoints: Annotated[
-        str | None,
-        typer.Option("--checkpoints", help="Checkpoint log: prove the ledger extends every statement in it."),
-    ] = None,
-    public_key: Annotated[
-        str | None,
-        typer.Option("--public-key", help="Key checkpoints are signed with (default: the signing key's)."),
-    ] = None,
-    as_json: JsonOpt = False,
+    checkpoints: CheckpointsOpt = None, public_key: PublicKeyOpt = None, as_json: JsonOpt = False
 ) -> None:
     """Recompute both hash chains and prove checkpoints. Exit 1 if tampered.
 
@@ -351,13 +346,7 @@ def verify(
     if as_json:
         emit_json(result)
     else:
-        out.print(
-            f"{'OK' if result.ok else 'TAMPERED'}: {result.message} (store {store_label()})", markup=False
-        )
-        for problem in result.problems[1:]:
-            out.print(f"  also: {problem}", markup=False)
-        for proof in result.checkpoints:
-            out.print(f"  {'proven' if proof.proven else 'NOT PROVEN'}: {proof.message}", markup=False)
+        print_verification(result, f"store {store_label()}")
     if not result.ok:
         raise typer.Exit(1)
 

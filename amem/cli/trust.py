@@ -8,7 +8,19 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, PasswordStdinOpt, app, emit, open_memory, out, settings, sign_in
+from amem.cli.app import (
+    CheckpointsOpt,
+    JsonOpt,
+    PasswordStdinOpt,
+    PublicKeyOpt,
+    app,
+    emit,
+    open_memory,
+    out,
+    print_verification,
+    settings,
+    sign_in,
+)
 
 keys_app = typer.Typer(help="The key that signs checkpoints (kept outside the ledger).", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
@@ -63,14 +75,8 @@ def checkpoint(
 @app.command()
 def backup(
     dest: Annotated[str, typer.Argument(help="The backup file to write: a new file, never overwritten.")],
-    checkpoints: Annotated[
-        str | None,
-        typer.Option("--checkpoints", help="Checkpoint log: prove the copy extends every statement in it."),
-    ] = None,
-    public_key: Annotated[
-        str | None,
-        typer.Option("--public-key", help="Key checkpoints are signed with (default: the signing key's)."),
-    ] = None,
+    checkpoints: CheckpointsOpt = None,
+    public_key: PublicKeyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Copy the ledger while agents write, then verify the copy. Exit 1 if it does not.
@@ -94,14 +100,10 @@ def backup(
             f"{heads['event_hash'][:12]}), {heads['change_seq']} changes",
             markup=False,
         )
-        out.print(f"{'OK' if verified.ok else 'TAMPERED'}: {verified.message} (the copy)", markup=False)
-        for problem in verified.problems[1:]:
-            out.print(f"  also: {problem}", markup=False)
-        for proof in verified.checkpoints:
-            out.print(f"  {'proven' if proof.proven else 'NOT PROVEN'}: {proof.message}", markup=False)
+        print_verification(verified, "the copy")
 
     emit(report, as_json, render)
-    if not report.verified.ok or not all(p.proven for p in report.verified.checkpoints):
+    if not report.verified.ok:
         raise typer.Exit(1)
 
 
