@@ -69,6 +69,38 @@ def test_an_input_is_accepted_at_once_and_followed_to_its_note(
     assert count.status_code == 200 and count.json()["pending"] == len(memory.pending(limit=1000))
 
 
+class _WaitingRequest:
+    """A status request with ``wait=30`` in a thread, every status read it makes recorded."""
+
+    def __init__(
+        self,
+        client: TestClient,
+        memory: Memory,
+        url: str,
+        headers: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        self.read_once, self.reads, self.answers = threading.Event(), list[InputStatus](), list[Any]()
+        status_of = memory.input_status
+
+        def reading(raw_log_id: str) -> InputStatus:
+            self.reads.append(status := status_of(raw_log_id))
+            self.read_once.set()
+            return status
+
+        monkeypatch.setattr(memory, "input_status", reading)
+        self.thread = threading.Thread(
+            target=lambda: self.answers.append(client.get(url, params={"wait": 30}, headers=headers))
+        )
+        self.thread.start()
+        assert self.read_once.wait(60)  # the request has read its input queued and waits
+
+    def answer(self) -> Any:
+        self.thread.join(60)
+        (answer,) = self.answers
+        return answer
+
+
 def test_one_status_request_waits_for_the_note(
     client: TestClient, memory: Memory, agent: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,24 +108,9 @@ def test_one_status_request_waits_for_the_note(
     analyses it, and answers with the note: one request instead of polling."""
     accepted = client.post("/v1/inputs", json={"content": "Acme wants SSO", "scope": "acme"}, headers=agent)
     url = accepted.json()["status_url"]
-    read_once, reads = threading.Event(), []
-    status_of = memory.input_status
-
-    def reading(raw_log_id: str) -> InputStatus:
-        reads.append(status := status_of(raw_log_id))
-        read_once.set()
-        return status
-
-    monkeypatch.setattr(memory, "input_status", reading)
-    answers: list[Any] = []
-    waiting = threading.Thread(
-        target=lambda: answers.append(client.get(url, params={"wait": 30}, headers=agent))
-    )
-    waiting.start()
-    assert read_once.wait(60)  # the request has read it queued and waits
+    waiting = _WaitingRequest(client, memory, url, agent, monkeypatch)
     memory.worker().run_once()
-    waiting.join(60)
-    (answer,) = answers
+    answer, reads = waiting.answer(), waiting.reads
     assert answer.status_code == 200 and answer.json()["status"] == "done" and answer.json()["note_id"]
     assert reads[0].status == "queued" and len(reads) >= 2
 
@@ -118,28 +135,11 @@ def test_on_postgresql_a_waiting_request_reads_the_status_when_the_ledger_says_i
     worker = memory.worker()
     worker.run_once()  # the pipeline built before the request waits: its run is the input's alone
     accepted = client.post("/v1/inputs", json={"content": "Acme wants SSO", "scope": "acme"}, headers=agent)
-    read_once, reads = threading.Event(), []
-    status_of = memory.input_status
-
-    def reading(raw_log_id: str) -> InputStatus:
-        reads.append(status := status_of(raw_log_id))
-        read_once.set()
-        return status
-
-    monkeypatch.setattr(memory, "input_status", reading)
-    answers: list[Any] = []
-    waiting = threading.Thread(
-        target=lambda: answers.append(
-            client.get(accepted.json()["status_url"], params={"wait": 30}, headers=agent)
-        )
-    )
-    waiting.start()
-    assert read_once.wait(60)
+    waiting = _WaitingRequest(client, memory, accepted.json()["status_url"], agent, monkeypatch)
     notified = listener.notified
     worker.run_once()
-    waiting.join(60)
 
-    (answer,) = answers
+    answer, reads = waiting.answer(), waiting.reads
     assert answer.status_code == 200 and answer.json()["status"] == "done"
     assert listener.notified > notified
     assert reads[0].status == "queued" and len(reads) <= 3, [r.status for r in reads]
