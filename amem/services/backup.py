@@ -73,10 +73,14 @@ def back_up(
         _copy_sqlite(ledger, partial)
     _fsync(partial)
     copied = time.perf_counter() - started
-    with _restored_postgres(ledger, partial) if postgres else _opened_sqlite(partial) as copy:
-        verified = verify_ledger(copy, checkpoints, public_key, progress=progress)
-        with copy.read() as tx:
-            heads = tx.chain_state()
+    try:
+        with _restored_postgres(ledger, partial) if postgres else _opened_sqlite(partial) as copy:
+            verified = verify_ledger(copy, checkpoints, public_key, progress=progress)
+            with copy.read() as tx:
+                heads = tx.chain_state()
+    except _CannotRestore as exc:  # the dump is whole: keep it, and say it is not proven
+        os.replace(partial, dest)
+        raise ConfigError(f"{dest} is written but not verified: {exc}") from None
     os.replace(partial, dest)
     _fsync(dest.parent)
     return BackupReport(
@@ -115,6 +119,10 @@ def _opened_sqlite(partial: Path) -> Iterator[Ledger]:
 
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
+
+
+class _CannotRestore(Exception):
+    """The dump is made, but no scratch database can be had to restore and verify it in."""
 
 
 def _client(program: str) -> str:
@@ -167,9 +175,10 @@ def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
         with admin.connect() as conn:
             conn.execute(sa.text(f'CREATE DATABASE "{scratch}"'))
     except sa.exc.DBAPIError as exc:
-        raise ConfigError(
-            f"the dump could not be verified: creating a scratch database to restore it into was refused "
-            f"({exc.orig}); grant CREATEDB to this role, or restore it yourself and run amem verify on it"
+        raise _CannotRestore(
+            f"creating a scratch database to restore it into was refused ({exc.orig}); grant CREATEDB "
+            "to this role, or restore it into an empty database yourself (pg_restore --no-owner) and run "
+            "amem verify --database-url on that one"
         ) from None
     url = ledger.engine.url.set(database=scratch)
     try:

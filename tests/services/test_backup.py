@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+import uuid
 from pathlib import Path
 from unittest.mock import patch
 
@@ -12,9 +13,11 @@ import pytest
 import sqlalchemy as sa
 
 from amem.cli import main
-from amem.errors import InvalidInputError
+from amem.errors import ConfigError, InvalidInputError
+from amem.ledger.store import Ledger
 from amem.memory import Memory
 from amem.services import checkpoints
+from amem.services.backup import back_up
 from tests.factories import make_note
 
 
@@ -119,3 +122,35 @@ def test_a_backup_never_overwrites_a_file(lite: Memory, tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="exists: a backup never overwrites"):
         lite.backup(dest)
     assert dest.read_text() == "yesterday's backup"
+
+
+@pytest.mark.postgres
+def test_a_dump_that_cannot_be_restored_to_be_verified_is_kept_and_said_unverified(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """A role without CREATEDB gets its dump, and is told it is not proven and how to prove it."""
+    if memory.ledger.dialect != "postgresql":
+        pytest.skip("pg_dump's path")
+    make_note(memory, "Initech renewed for two years", scope="initech")
+    role = f"amem_backup_{uuid.uuid4().hex[:8]}"
+    url = memory.ledger.engine.url
+    with memory.ledger.engine.begin() as conn:
+        schema = conn.execute(sa.text("SELECT current_schema()")).scalar_one()
+        conn.execute(sa.text(f"CREATE ROLE {role} LOGIN NOCREATEDB"))
+        conn.execute(sa.text(f'GRANT USAGE ON SCHEMA "{schema}" TO {role}'))
+        conn.execute(sa.text(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO {role}'))
+        conn.execute(sa.text(f'GRANT SELECT ON ALL SEQUENCES IN SCHEMA "{schema}" TO {role}'))
+    reader = Ledger(url.set(username=role).render_as_string(hide_password=False), create_if_empty=False)
+    try:
+        with pytest.raises(
+            ConfigError, match="written but not verified: creating a scratch database"
+        ) as caught:
+            back_up(reader, tmp_path / "b.dump")
+    finally:
+        reader.close()
+        with memory.ledger.engine.begin() as conn:
+            conn.execute(sa.text(f'REVOKE ALL ON ALL TABLES IN SCHEMA "{schema}" FROM {role}'))
+            conn.execute(sa.text(f'REVOKE ALL ON ALL SEQUENCES IN SCHEMA "{schema}" FROM {role}'))
+            conn.execute(sa.text(f'REVOKE USAGE ON SCHEMA "{schema}" FROM {role}'))
+            conn.execute(sa.text(f"DROP ROLE {role}"))
+    assert (tmp_path / "b.dump").stat().st_size > 0 and "pg_restore --no-owner" in str(caught.value)
