@@ -24,6 +24,7 @@ from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.memory import Memory
 from amem.services.facts import MAX_OFFSET, FactPage
 from amem.services.governance import HistoryEvent
+from amem.services.review import ReviewFilter, ReviewPage
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
 
@@ -354,5 +355,24 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         """The proposals waiting for review (reviewer tokens only). Read-only: decide in the console
         or the CLI, where the reviewer is authenticated and governance checks their role."""
         return memory.pending(limit=limit)
+
+    @app.get("/v1/review/items", response_model=ReviewPage, responses=_FORBIDDEN, tags=["review"])
+    def review_items(
+        who: Annotated[TokenInfo, Depends(reviewer)],
+        scope: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_TEXT)] = None,
+        kind: Annotated[
+            Literal["contradiction", "deletion", "revert", "value"] | None,
+            Query(
+                description="contradiction: a newer fact retires an older note; value: any other held value."
+            ),
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=100, description="How many items.")] = 20,
+        offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="How many to skip.")] = 0,
+    ) -> ReviewPage:
+        """What waits for a reviewer, as the console and `amem pending` show it: one item per input
+        (the account, when it was said and by whom, the raw log with each held value's evidence, every
+        value it holds), oldest input first; `total` counts them all. Reviewer tokens only, and
+        read-only: decide in the console or the CLI."""
+        return memory.review_items(ReviewFilter(scope=scope, kind=kind), limit=limit, offset=offset)
 
     return app

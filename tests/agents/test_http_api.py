@@ -339,6 +339,37 @@ def test_the_review_queue_is_for_reviewers_only_and_nothing_decides(
         assert client.post(path, headers=reviewer, json={}).status_code in (404, 405)
 
 
+def test_a_reviewer_reads_the_queue_as_items_one_per_input(
+    client: TestClient, memory: Memory, agent: dict[str, str], reviewer: dict[str, str]
+) -> None:
+    """The unit a reviewer decides on (issue 12): an item per input, with its account, its raw log
+    and every value it holds, filtered as the console filters; for reviewers' tokens only."""
+    from amem.services.review import ReviewFilter
+
+    said = "Acme decided to renew for two years because the SSO rollout went well; it starts 2027-03-01."
+    memory.add_note(said, actor="agent:crm", scope="acme")
+    memory.add_note(
+        "Globex will renew in March because the pilot went well", actor="agent:crm", scope="globex"
+    )
+    expected = memory.review_items(ReviewFilter(scope="acme"))
+    assert expected.total >= 1, "the analyst held a value of Acme's input for review"
+
+    page = client.get("/v1/review/items", params={"scope": "acme"}, headers=reviewer)
+
+    assert page.status_code == 200
+    body = page.json()
+    assert body["total"] == expected.total
+    assert [i["key"] for i in body["items"]] == [i.key for i in expected.items]
+    (item,) = body["items"]
+    assert item["scope"] == "acme" and item["raw_log"]["text"] == said
+    held = [(f["proposal"]["id"], f["proposal"]["attribute"], f["proposed_words"]) for f in item["fields"]]
+    assert held == [(f.proposal.id, f.proposal.attribute, f.proposed_words) for f in expected.items[0].fields]
+    everything = client.get("/v1/review/items", headers=reviewer).json()
+    assert everything["total"] == memory.review_items().total > expected.total
+    assert client.get("/v1/review/items", headers=agent).status_code == 403
+    assert client.get("/v1/review/items", params={"kind": "approve"}, headers=reviewer).status_code == 422
+
+
 def test_unknown_inputs_and_notes_are_404(client: TestClient, agent: dict[str, str]) -> None:
     for path in ("/v1/inputs/r_missing", "/v1/notes/n_missing", "/v1/notes/n_missing/history"):
         response = client.get(path, headers=agent)
