@@ -182,6 +182,13 @@ def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
         ) from None
     url = ledger.engine.url.set(database=scratch)
     try:
+        # a new database has its own schema "public": the dump of a ledger kept there makes it again
+        fresh = sa.create_engine(url)
+        try:
+            with fresh.begin() as conn:
+                conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        finally:
+            fresh.dispose()
         uri, env = _libpq(url)
         _run([_client("pg_restore"), "--no-owner", f"--dbname={uri}", str(partial)], env, "pg_restore")
         query = {k: v for k, v in url.query.items() if k != "options"}
