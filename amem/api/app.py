@@ -34,7 +34,10 @@ a structured, linked note whose every value is a governed proposal.
 
 **Authentication**: `Authorization: Bearer <token>`; tokens come from `amem tokens create NAME
 --role agent|reviewer` and are stored hashed. A token with an expiry says when in each answer's
-`Amem-Token-Expires` header; past it, 401. **Agents never decide**: this API has no endpoint
+`Amem-Token-Expires` header; past it, 401. An agent token made for some scopes only (`amem tokens
+create NAME --role agent --scope acme`) reads and adds to those only: naming another scope is
+refused (403), and an input or note of another scope is answered as one that does not exist (404).
+**Agents never decide**: this API has no endpoint
 that approves, rejects, reverts, erases or edits a note, for any token; decisions are made by an
 authenticated reviewer in the console or the CLI.
 
@@ -133,9 +136,12 @@ RawLogId = Annotated[str, Path(pattern=_ID, description="A raw log id, as POST /
 NoteId = Annotated[str, Path(pattern=_ID, description="A note id.")]
 
 _AUTH = {401: {"model": Problem, "description": "No token, or an unknown or revoked one."}}
-_NOT_FOUND = {404: {"model": Problem, "description": "No such input or note."}}
+_NOT_FOUND = {
+    404: {"model": Problem, "description": "No such input or note, or one in a scope the token may not use."}
+}
 _INVALID = {422: {"description": "The request is malformed; the body says which field and why."}}
 _FORBIDDEN = {403: {"model": Problem, "description": "The token's role may not do this."}}
+_OUT_OF_SCOPE = {403: {"model": Problem, "description": "The token is limited to other scopes."}}
 
 
 def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = None) -> FastAPI:
@@ -173,6 +179,11 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
 
     Caller = Annotated[TokenInfo, Depends(caller)]
 
+    def _visible_note(note_id: str, who: TokenInfo) -> Note:
+        note = memory.read(note_id)
+        who.grant.require_visible(note.scope, f"note {note_id} does not exist")
+        return note
+
     def reviewer(who: Caller) -> TokenInfo:
         if who.role != TokenRole.REVIEWER:
             raise HTTPException(403, "only a reviewer's token may read the review queue")
@@ -201,7 +212,7 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         "/v1/inputs",
         status_code=202,
         response_model=Accepted,
-        responses={400: {"model": Problem, "description": "The body is not JSON."}},
+        responses={400: {"model": Problem, "description": "The body is not JSON."}, **_OUT_OF_SCOPE},
         tags=["inputs"],
     )
     def add_input(
@@ -230,6 +241,7 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
                     "the Idempotency-Key header and the body's idempotency_key differ: give one, or the same"
                 )
             item["idempotency_key"] = idempotency_key
+        who.grant.require(body.scope)
         raw_log_id, before = add_once(memory, item, who.identity)
         return Accepted(
             raw_log_id=raw_log_id,
@@ -241,7 +253,11 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         "/v1/inputs/batch",
         status_code=202,
         response_model=BatchAccepted,
-        responses={400: {"model": Problem, "description": "The body is not JSON."}, **_INVALID},
+        responses={
+            400: {"model": Problem, "description": "The body is not JSON."},
+            **_INVALID,
+            **_OUT_OF_SCOPE,
+        },
         tags=["inputs"],
     )
     def add_inputs(body: BatchIn, request: Request, who: Caller) -> BatchAccepted:
@@ -250,6 +266,7 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         transaction; workers analyse them in order. Sending the same batch again (a retry after a
         timeout) keeps nothing twice: an input that gives its `idempotency_key` or its `at` and was
         kept before comes back as `recorded_before`, with the raw log that holds it."""
+        who.grant.require_all([i.scope for i in body.inputs])
         outcomes = memory.add_notes(
             [i.model_dump() for i in body.inputs], actor=who.identity, wait=False, skip_recorded=True
         )
@@ -280,14 +297,15 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
     ) -> InputStatus:
         """What became of an input: queued, processing, done (with `note_id`), failed (with `error`) or
         erased (on a data subject's request). With `wait`, one request follows it to its note."""
-        return await status_when_settled(memory, raw_log_id, wait)
+        return await status_when_settled(memory, raw_log_id, wait, who.grant)
 
     @app.get("/v1/queue", response_model=QueueDepth, tags=["inputs"])
     def queue_depth(who: Caller) -> QueueDepth:
-        """How many inputs wait for a worker, are being analysed, or failed."""
+        """How many inputs wait for a worker, are being analysed, or failed, in the whole store (the
+        workers' backlog, shared by every scope: counts only, for any token)."""
         return QueueDepth(**memory.queue_depth())
 
-    @app.get("/v1/search", response_model=list[SearchResult], tags=["notes"])
+    @app.get("/v1/search", response_model=list[SearchResult], responses=_OUT_OF_SCOPE, tags=["notes"])
     def search(
         who: Caller,
         q: Annotated[
@@ -305,10 +323,11 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         ] = False,
     ) -> list[SearchResult]:
         """Hybrid search (meaning and words) over one scope's current notes."""
+        who.grant.require(scope)
         find: Callable[..., list[SearchResult]] = memory.search_agentic if agentic else memory.search
         return find(q, k, scope=scope, include_retired=include_retired)
 
-    @app.get("/v1/facts", response_model=FactPage, tags=["notes"])
+    @app.get("/v1/facts", response_model=FactPage, responses=_OUT_OF_SCOPE, tags=["notes"])
     def account_facts(
         who: Caller,
         scope: Annotated[
@@ -325,27 +344,29 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         """What holds now about one account, newest said first: each fact's note, when and by whom
         it was said, whether it is retired, and what reviewers decided on it. Values waiting for
         review are not in the notes yet. `total` counts them all; page with `offset`."""
+        who.grant.require(scope)
         return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired)
 
     @app.get("/v1/notes/{note_id}", response_model=Note, responses=_NOT_FOUND, tags=["notes"])
     def read_note(note_id: NoteId, who: Caller) -> Note:
         """A note as it stands now (values waiting for review are not in it)."""
-        return memory.read(note_id)
+        return _visible_note(note_id, who)
 
     @app.get(
         "/v1/notes/{note_id}/history", response_model=list[HistoryEvent], responses=_NOT_FOUND, tags=["notes"]
     )
     def note_history(note_id: NoteId, who: Caller) -> list[HistoryEvent]:
         """Every proposal and change of a note, oldest first: who, when, why, from which raw log."""
-        memory.read(note_id)  # 404 for a note that does not exist
+        _visible_note(note_id, who)  # 404 for a note that does not exist, or in another scope
         return memory.history(note_id)
 
-    @app.get("/v1/review/count", response_model=PendingCount, tags=["review"])
+    @app.get("/v1/review/count", response_model=PendingCount, responses=_OUT_OF_SCOPE, tags=["review"])
     def pending_count(
         who: Caller, scope: Annotated[str | None, Query(max_length=200, pattern=_TEXT)] = None
     ) -> PendingCount:
-        """How many proposals wait for a reviewer (read-only; nobody decides through this API)."""
-        return PendingCount(pending=memory.count_pending(scope))
+        """How many proposals wait for a reviewer (read-only; nobody decides through this API), in
+        `scope` or in every scope the token may use."""
+        return PendingCount(pending=sum(memory.count_pending(s) for s in who.grant.within(scope)))
 
     @app.get("/v1/review/pending", response_model=list[Proposal], responses=_FORBIDDEN, tags=["review"])
     def pending(

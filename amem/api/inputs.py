@@ -13,6 +13,7 @@ import anyio
 from amem.domain.models import InputStatus
 from amem.errors import InvalidBatchInputError, InvalidInputError
 from amem.memory import Memory
+from amem.services.access import ScopeGrant
 
 #: The longest a status request may wait for its input to be analysed, in seconds.
 MAX_WAIT_SECONDS = 30.0
@@ -53,20 +54,31 @@ def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, boo
     return outcome.raw_log_id, outcome.recorded_before
 
 
-async def status_when_settled(memory: Memory, raw_log_id: str, wait_seconds: float) -> InputStatus:
+def visible_status(memory: Memory, raw_log_id: str, grant: ScopeGrant) -> InputStatus:
+    """The input's status, if ``grant`` reaches its scope; else as for an input that does not exist."""
+    status = memory.input_status(raw_log_id)
+    grant.require_visible(status.scope, f"input {raw_log_id} does not exist (no raw log has that id)")
+    return status
+
+
+async def status_when_settled(
+    memory: Memory, raw_log_id: str, wait_seconds: float, grant: ScopeGrant | None = None
+) -> InputStatus:
     """The input's status, once it is no longer queued or processing, or after ``wait_seconds``
     (at most ``MAX_WAIT_SECONDS``), whichever comes first: an agent learns its note in one call
     instead of polling. On PostgreSQL the ledger says when an input settles (migration 0018's
     notification) and the status is read then, or every 5 s at most should a notification be
     missed; on SQLite, where the worker may be in another process and nothing tells, it is read
-    every 50 to 250 ms. Each read runs in a thread, so a waiting request holds none between them."""
+    every 50 to 250 ms. Each read runs in a thread, so a waiting request holds none between them.
+    ``grant``: the caller's reach; an input in another scope is answered as one that does not exist."""
     if not 0 <= wait_seconds <= MAX_WAIT_SECONDS:
         raise InvalidInputError(f"wait: {wait_seconds} seconds; give 0 to {MAX_WAIT_SECONDS:g}")
     deadline = time.monotonic() + wait_seconds
+    grant = grant or ScopeGrant.everything()
     listener = memory.settled_listener() if wait_seconds > 0 else None
     if listener is not None and listener.listening(timeout=1.0):
-        return await _told_when_settled(memory, raw_log_id, deadline)
-    status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
+        return await _told_when_settled(memory, raw_log_id, deadline, grant)
+    status = await anyio.to_thread.run_sync(visible_status, memory, raw_log_id, grant)
     pause = _FIRST_PAUSE
     while status.status in _UNSETTLED and (left := deadline - time.monotonic()) > 0:
         await anyio.sleep(min(pause, left))
@@ -75,7 +87,9 @@ async def status_when_settled(memory: Memory, raw_log_id: str, wait_seconds: flo
     return status
 
 
-async def _told_when_settled(memory: Memory, raw_log_id: str, deadline: float) -> InputStatus:
+async def _told_when_settled(
+    memory: Memory, raw_log_id: str, deadline: float, grant: ScopeGrant
+) -> InputStatus:
     listener = memory.settled_listener()
     assert listener is not None  # PostgreSQL's, listening
     settled = anyio.Event()
@@ -83,7 +97,7 @@ async def _told_when_settled(memory: Memory, raw_log_id: str, deadline: float) -
     # watch before the first read: a notification between the read and the wait is not lost
     unwatch = listener.watch(raw_log_id, lambda: loop.call_soon_threadsafe(settled.set))
     try:
-        status = await anyio.to_thread.run_sync(memory.input_status, raw_log_id)
+        status = await anyio.to_thread.run_sync(visible_status, memory, raw_log_id, grant)
         while status.status in _UNSETTLED and (left := deadline - time.monotonic()) > 0:
             with anyio.move_on_after(min(_MISSED_NOTICE_PAUSE, left)):
                 await settled.wait()

@@ -7,12 +7,14 @@ decisions, made by an authenticated person in the console or the CLI, never by a
 Over stdio the client that started the process is its user, and every input is recorded with this
 server's actor (``--actor``, default ``agent:mcp``). Over HTTP every request carries a bearer token
 of the ledger's (``amem tokens create NAME --role agent``, as for the HTTP API), checked before any
-tool runs, and the token's identity is the actor of what it adds.
+tool runs, and the token's identity is the actor of what it adds. A token limited to some scopes
+(``amem tokens create NAME --role agent --scope acme``) reaches those only, as over the HTTP API;
+over stdio, ``amem mcp --scope`` limits the server itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, TypeVar
@@ -29,6 +31,7 @@ from amem.api.inputs import add_once, report_embedded, status_when_settled
 from amem.domain.models import Note, RetirementWaiting
 from amem.errors import AmemError
 from amem.memory import Memory
+from amem.services.access import ScopeGrant
 from amem.services.facts import Fact
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError
@@ -121,17 +124,34 @@ class LedgerTokens:
         except NotAuthenticatedError:
             return None
         expires = int(info.expires_at.timestamp()) if info.expires_at is not None else None
-        return AccessToken(token=token, client_id=info.identity, scopes=[info.role.value], expires_at=expires)
+        return AccessToken(
+            token=token,
+            client_id=info.identity,
+            scopes=[info.role.value],
+            expires_at=expires,
+            claims={_SCOPES_CLAIM: info.scopes, "name": info.name},
+        )
+
+
+#: Where a verified token carries the amem scopes it is limited to (None: every scope).
+_SCOPES_CLAIM = "amem_scopes"
 
 
 def create_mcp_server(
-    memory: Memory, *, actor: str = "agent:mcp", workers: int = 1, tokens_at: str | None = None
+    memory: Memory,
+    *,
+    actor: str = "agent:mcp",
+    workers: int = 1,
+    tokens_at: str | None = None,
+    scopes: Sequence[str] | None = None,
 ) -> MCPServer:
     """The server on ``memory``; it runs ``workers`` queue workers while it serves (0: none).
 
     ``tokens_at``: the server's URL when it serves HTTP; every request must then carry a bearer
     token of the ledger's, and what a request adds is recorded as the token's identity (else as
-    ``actor``)."""
+    ``actor``), within the token's scopes. ``scopes``: without a token (stdio), the scopes the
+    server reads and adds to (None: every scope)."""
+    own = ScopeGrant.of(scopes, holder="this MCP server")
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -156,6 +176,21 @@ def create_mcp_server(
         token = get_access_token()
         return token.client_id if token is not None else actor
 
+    def reach() -> ScopeGrant:
+        """What the caller may use: its token's scopes over HTTP, the server's own over stdio."""
+        token = get_access_token()
+        if token is None:
+            return own
+        claims = token.claims or {}
+        return ScopeGrant.of(
+            claims.get(_SCOPES_CLAIM), holder=f"token {claims.get('name', token.client_id)!r}"
+        )
+
+    def visible(note_id: str) -> Note:
+        note = memory.read(note_id)
+        reach().require_visible(note.scope, f"note {note_id} does not exist")
+        return note
+
     @server.tool(annotations=_ADD)
     def add_note(
         content: str,
@@ -174,6 +209,7 @@ def create_mcp_server(
         it, or with `at`, the same input sent again (a retry) is kept once: status
         recorded_before, same raw_log_id."""
         who = author()
+        _guard(lambda: reach().require(scope))
         item = {
             "content": content,
             "scope": scope,
@@ -192,7 +228,7 @@ def create_mcp_server(
         while it is queued or processing, and answer as soon as it is done: one call instead of
         asking again and again."""
         try:
-            status = await status_when_settled(memory, raw_log_id, wait_seconds)
+            status = await status_when_settled(memory, raw_log_id, wait_seconds, reach())
         except AmemError as exc:  # as _guard answers
             raise ToolError(str(exc)) from None
         return status.model_dump(mode="json")
@@ -204,6 +240,7 @@ def create_mcp_server(
         superseded (invalid_at passed) are left out unless include_retired is true; a hit with
         retirement_waiting is contradicted by a newer note (its words in evidence) whose
         retirement a reviewer has not decided yet: prefer the newer fact, say it is unconfirmed."""
+        _guard(lambda: reach().require(scope))
         results = _guard(lambda: memory.search(query, k, scope=scope, include_retired=include_retired))
         return [_hit(r) for r in results]
 
@@ -212,6 +249,7 @@ def create_mcp_server(
         """Like search, then also the notes each hit links to and is linked from (marked with
         linked_from and link_reason). Use it for questions that need context or a chain of facts
         ("why did Acme change plans, and what happened next?")."""
+        _guard(lambda: reach().require(scope))
         results = _guard(lambda: memory.search_agentic(query, k, scope=scope))
         return [_hit(r) for r in results]
 
@@ -226,6 +264,7 @@ def create_mcp_server(
         with offset (limit 1 to 100). Values waiting for a reviewer are not in it yet."""
         if not 1 <= limit <= 100 or offset < 0:
             raise ToolError(f"limit must be 1 to 100 and offset 0 or more, not {limit} and {offset}")
+        _guard(lambda: reach().require(scope))
         page = _guard(
             lambda: memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired)
         )
@@ -236,19 +275,20 @@ def create_mcp_server(
         """One note as it stands now: content, keywords, tags, context, category, validity dates,
         links, team attributes and the raw logs it came from. Values waiting for a reviewer are not
         in it yet."""
-        return _guard(lambda: memory.read(note_id)).model_dump(mode="json")
+        return _guard(lambda: visible(note_id)).model_dump(mode="json")
 
     @server.tool(annotations=_READ_ONLY)
     def note_history(note_id: str) -> list[dict[str, Any]]:
         """Every change and proposal of a note, oldest first: who or which model, when, why, from
         which raw log. Use it to explain where a value came from."""
-        _guard(lambda: memory.read(note_id))
+        _guard(lambda: visible(note_id))
         return [event.model_dump(mode="json") for event in memory.history(note_id)]
 
     @server.tool(annotations=_READ_ONLY)
     def pending_review_count(scope: str | None = None) -> dict[str, int]:
         """How many proposed values wait for a person's review (optionally in one scope). Read-only:
         you cannot approve or reject; tell the user a reviewer must look if it matters."""
-        return {"pending": memory.count_pending(scope)}
+        covered = _guard(lambda: reach().within(scope))
+        return {"pending": sum(memory.count_pending(s) for s in covered)}
 
     return server

@@ -119,9 +119,17 @@ def tokens_create(
         typer.Option(
             "--replace",
             help="Revoke the name's other active tokens in the same step (a rotation: the old ones stop "
-            "as the new one starts).",
+            "as the new one starts; the new one keeps their scopes unless --scope is given).",
         ),
     ] = False,
+    scopes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="An agent token: the only scope it may read and add to (repeat for more). Default: "
+            "every scope.",
+        ),
+    ] = None,
     password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -137,12 +145,14 @@ def tokens_create(
             created_by=None if by else operator(),
             expires_in_days=expires_in_days,
             replace=replace,
+            scopes=scopes or None,
         )
 
     def render(d: dict[str, Any]) -> None:
         expires = f"expires {info.expires_at:%Y-%m-%d %H:%M} UTC" if info.expires_at else "never expires"
+        reach = f"scopes {', '.join(info.scopes)}" if info.scopes else "every scope"
         out.print(
-            f"{d['token']}\n(token {d['id']} for {d['identity']}, role {d['role']}, {expires}; "
+            f"{d['token']}\n(token {d['id']} for {d['identity']}, role {d['role']}, {reach}, {expires}; "
             "shown once: keep it secret)",
             markup=False,
         )
@@ -163,7 +173,9 @@ def tokens_list(as_json: JsonOpt = False) -> None:
 
     def render(rows: list[Any]) -> None:
         table = Table(title="tokens")
-        for col in ("id", "name", "role", "created", "last used", "expires", "revoked"):
+        limited = any(t.scopes for t in rows)  # a scopes column only where a token is limited
+        scopes = ["scopes"] if limited else []
+        for col in ("id", "name", "role", *scopes, "created", "last used", "expires", "revoked"):
             table.add_column(col, no_wrap=col == "id")
         now = utcnow()
         for t in rows:
@@ -173,6 +185,7 @@ def tokens_list(as_json: JsonOpt = False) -> None:
                 t.id,
                 t.name,
                 t.role.value,
+                *([", ".join(t.scopes) if t.scopes else "all"] if limited else []),
                 when(t.created_at),
                 when(t.last_used_at),
                 expires if t.expires_at else "never",
@@ -194,12 +207,15 @@ def tokens_history(as_json: JsonOpt = False) -> None:
 
     def render(rows: list[Any]) -> None:
         table = Table(title="tokens made and revoked")
-        for col in ("at", "action", "token", "name", "role", "by", "expires"):
+        limited = any(e.scopes for e in rows)
+        scopes = ["scopes"] if limited else []
+        for col in ("at", "action", "token", "name", "role", *scopes, "by", "expires"):
             table.add_column(col, no_wrap=col in ("at", "token"))
         for e in rows:
             when = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else "-"  # noqa: E731
             table.add_row(
-                when(e.at), e.action, e.token_id, e.name, e.role.value, e.by or "-",
+                when(e.at), e.action, e.token_id, e.name, e.role.value,
+                *([", ".join(e.scopes) if e.scopes else "all"] if limited else []), e.by or "-",
                 when(e.expires_at) if e.expires_at else "never",
             )  # fmt: skip
         out.print(table)
@@ -261,18 +277,31 @@ def mcp_server(
     actor: Annotated[
         str, typer.Option("--actor", help="stdio: who the inputs are from (http: each token's identity).")
     ] = "agent:mcp",
+    scopes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scope",
+            help="stdio: the only scope the tools may read and add to (repeat for more; default: "
+            "every scope). Over http, limit each token instead (amem tokens create --scope).",
+        ),
+    ] = None,
 ) -> None:
     """Serve amem's tools over MCP (stdio or streamable HTTP); needs the `mcp` extra."""
     from amem.errors import InvalidInputError
 
     if transport not in ("stdio", "http"):
         raise InvalidInputError(f"--transport {transport!r}: use stdio or http")
+    if scopes and transport == "http":
+        raise InvalidInputError(
+            "--scope limits a stdio server; over http each token carries its own scopes "
+            "(amem tokens create NAME --role agent --scope S)"
+        )
     _require("mcp", "mcp")
     from amem.api.mcp_server import create_mcp_server
 
     with open_memory() as memory:
         if transport == "stdio":
-            create_mcp_server(memory, actor=actor, workers=workers).run("stdio")
+            create_mcp_server(memory, actor=actor, workers=workers, scopes=scopes or None).run("stdio")
         else:  # every request carries a token of the ledger's; its identity is the actor
             url = f"http://{host}:{port}"
             server = create_mcp_server(memory, actor=actor, workers=workers, tokens_at=url)

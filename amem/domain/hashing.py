@@ -172,6 +172,11 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
     "token": ("id", "token_id", "action", "name", "role", "by", "at", "expires_at"),
 }
 
+#: Columns added to a kind after ledgers held rows of it: covered only where a row has a value, so
+#: every row made before keeps the digest its event recorded. A token's scopes (migration 0019):
+#: the accounts an agent token is limited to; none, every account, as before.
+OPTIONAL_PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {"token": ("scopes",)}
+
 
 def erased_rows_digest(entries: list[dict[str, Any]]) -> str:
     """What an erasure commits to: every erased_rows entry it made (less its erasure id), in order."""
@@ -187,8 +192,13 @@ REDACTED = "[erased]"
 
 
 def payload_digest(kind: str, row: Any) -> str:
-    """The digest of a row's event content: the fields ``PAYLOAD_FIELDS[kind]`` of ``row`` (a mapping)."""
-    return value_digest({"kind": kind, **{name: row[name] for name in PAYLOAD_FIELDS[kind]}})
+    """The digest of a row's event content: the fields ``PAYLOAD_FIELDS[kind]`` of ``row`` (a mapping),
+    and those of ``OPTIONAL_PAYLOAD_FIELDS[kind]`` that it holds a value in."""
+    content = {name: row[name] for name in PAYLOAD_FIELDS[kind]}
+    for name in OPTIONAL_PAYLOAD_FIELDS.get(kind, ()):
+        if row.get(name) is not None:
+            content[name] = row[name]
+    return value_digest({"kind": kind, **content})
 
 
 def event_hash(

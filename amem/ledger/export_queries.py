@@ -55,7 +55,8 @@ COLUMNS: dict[str, list[str]] = {
         "event_hash", "table_name", "row_key", "digest_before", "digest_after", "detail",
     ],
     "tokens": [
-        "event_seq", "id", "token_id", "action", "name", "role", "by", "at", "expires_at", "event_hash",
+        "event_seq", "id", "token_id", "action", "name", "role", "by", "at", "expires_at", "scopes",
+        "event_hash",
     ],
 }  # fmt: skip
 

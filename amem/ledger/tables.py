@@ -44,6 +44,8 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 JSONValue = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
+#: A JSON value where None is SQL NULL (not JSON ``null``): "IS NULL" means "not given".
+OptionalJSON = sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True), "postgresql")
 
 
 def _json() -> Any:
@@ -312,6 +314,8 @@ api_tokens = sa.Table(
     sa.Column("last_used_at", UTCDateTime, nullable=True),
     # When it stops being accepted (migration 0015); NULL: never.
     sa.Column("expires_at", UTCDateTime, nullable=True),
+    # The scopes an agent token may read and add to, a sorted list (migration 0019); NULL: every one.
+    sa.Column("scopes", OptionalJSON, nullable=True),
 )
 
 # Who created and revoked which token, when (migration 0016): a reviewer's token stands in for
@@ -328,6 +332,7 @@ token_events = sa.Table(
     sa.Column("by", sa.String(200), nullable=True),
     sa.Column("at", UTCDateTime, nullable=False),
     sa.Column("expires_at", UTCDateTime, nullable=True),
+    sa.Column("scopes", OptionalJSON, nullable=True),  # migration 0019, as api_tokens.scopes
 )
 
 APPEND_ONLY_TABLES = (

@@ -597,7 +597,7 @@ def _extends(
 
 def _tokens(tx: LedgerTx, f: _Findings) -> None:
     """Each token (api_tokens, its current state) against its chained record (token_events): made
-    as it stands (name, role, term), revoked if and only if a revocation is recorded. A token row
+    as it stands (name, role, term, scopes), revoked if and only if a revocation is recorded. A token row
     no recorded creation backs was inserted behind amem's back: it would let its holder act as its
     name."""
     made: dict[str, Any] = {}
@@ -618,15 +618,16 @@ def _tokens(tx: LedgerTx, f: _Findings) -> None:
                 f"token {row['id']} ({row['name']}) has no recorded creation: it was inserted "
                 "behind amem's back",
             )
-        elif (creation["name"], creation["role"], creation["expires_at"]) != (
+        elif (creation["name"], creation["role"], creation["expires_at"], creation.get("scopes")) != (
             row["name"],
             row["role"],
             row["expires_at"],
+            row.get("scopes"),
         ):
             f.add(
                 where,
-                f"token {row['id']} is not the token its recorded creation made: its name, role or "
-                "term was altered",
+                f"token {row['id']} is not the token its recorded creation made: its name, role, "
+                "term or scopes were altered",
             )
         elif (row["revoked_at"] is not None) != (row["id"] in revoked):
             state = (

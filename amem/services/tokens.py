@@ -12,6 +12,10 @@ A reviewer token stands in for the reviewer's password, so only the reviewer cre
 takes the reviewer authenticated (``by``, an ``AuthenticatedReviewer`` of the same identity), and
 the CLI asks for their password. Otherwise anyone at a shell could mint alice's token and decide as
 her.
+
+An agent token may be limited to some scopes (``scopes``: a CRM sync for one customer's workspace,
+a support bot for one account): it then reads and adds to those only, whatever interface it comes
+through (``TokenInfo.grant``, checked by amem/services/access.py). Without, it uses every scope.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -27,9 +32,11 @@ from pydantic import BaseModel
 
 from amem.domain.identity import same_identity
 from amem.domain.models import new_id, utcnow
+from amem.domain.text import check_name, is_visible
 from amem.errors import AmemError, InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import token_queries
 from amem.ledger.store import Ledger
+from amem.services.access import ScopeGrant
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
 PREFIX = "amem_"
@@ -42,6 +49,8 @@ REVIEWER_TOKEN_DAYS = 90
 #: From this long before its expiry, a token's user is told it is coming (the CLI warns; the HTTP
 #: API says every token's expiry in the ``Amem-Token-Expires`` header).
 EXPIRY_WARNING = timedelta(days=7)
+#: The most scopes one token may be limited to (more is a token for everyone, spelt out).
+MAX_SCOPES = 100
 
 
 class TokenRole(StrEnum):
@@ -60,6 +69,13 @@ class TokenInfo(BaseModel):
     last_used_at: datetime | None = None
     #: When it stops being accepted; None: never.
     expires_at: datetime | None = None
+    #: The scopes an agent token may read and add to, sorted; None: every scope.
+    scopes: list[str] | None = None
+
+    @property
+    def grant(self) -> ScopeGrant:
+        """What this token may reach, for the interfaces to check each request against."""
+        return ScopeGrant.of(self.scopes, holder=f"token {self.name!r}")
 
     def expires_soon(self, now: datetime | None = None) -> bool:
         """True from ``EXPIRY_WARNING`` before its expiry: time to make the next one."""
@@ -77,6 +93,7 @@ class TokenEvent(BaseModel):
     by: str | None = None
     at: datetime
     expires_at: datetime | None = None
+    scopes: list[str] | None = None
 
 
 class NotAuthenticatedError(AmemError):
@@ -104,6 +121,7 @@ class TokenService:
         by: AuthenticatedReviewer | None = None,
         expires_in_days: int | None = None,
         replace: bool = False,
+        scopes: Sequence[str] | None = None,
     ) -> tuple[str, TokenInfo]:
         """A new token for ``name``; returns the token (shown once, never stored) and its record.
 
@@ -111,7 +129,9 @@ class TokenService:
         a token stands in for it, so no one else may make one). ``expires_in_days``: it is refused
         from that many days on; 0: never; None: the role's default (a reviewer token
         ``REVIEWER_TOKEN_DAYS``, an agent token never). ``replace``: the name's other active
-        tokens are revoked in the same transaction (a rotation: no moment with neither or both)."""
+        tokens are revoked in the same transaction (a rotation: no moment with neither or both).
+        ``scopes``: an agent token reads and adds to these scopes only; None: every scope, or, with
+        ``replace``, the scopes of the tokens it replaces (a rotation keeps a token's reach)."""
         if not _NAME.match(name or ""):
             raise InvalidInputError(
                 f"token name {name!r}: letters, digits and . _ @ - (at most 100), "
@@ -133,6 +153,7 @@ class TokenService:
                     f"{by.id} may not create a reviewer token for {name}: each reviewer creates their own"
                 )
             created_by = by.id
+        limited = _scopes(scopes, chosen)
         if expires_in_days is None:
             expires_in_days = REVIEWER_TOKEN_DAYS if chosen == TokenRole.REVIEWER else 0
         if not 0 <= expires_in_days <= 3650:
@@ -151,10 +172,14 @@ class TokenService:
             "revoked_at": None,
             "last_used_at": None,
             "expires_at": now + timedelta(days=expires_in_days) if expires_in_days else None,
+            "scopes": limited,
         }
         with self.ledger.write() as tx:  # the chains' head: the creation is an event
             if replace:
-                for old in token_queries.revoke(tx, name_or_id=name, at=now):
+                replaced = token_queries.revoke(tx, name_or_id=name, at=now)
+                if scopes is None:  # a rotation never widens a token's reach unasked
+                    row["scopes"] = _inherited_scopes(name, replaced)
+                for old in replaced:
                     token_queries.record_event(tx, _event(old, "revoked", created_by, now))
             token_queries.insert(tx, row)
             token_queries.record_event(tx, _event(row, "created", created_by, now))
@@ -242,6 +267,7 @@ def _event(token: dict[str, Any], action: str, by: str | None, at: datetime) -> 
         "by": by,
         "at": at,
         "expires_at": token.get("expires_at"),
+        "scopes": token.get("scopes"),
     }
 
 
@@ -257,4 +283,40 @@ def _info(row: dict[str, object]) -> TokenInfo:
         revoked_at=row["revoked_at"],  # type: ignore[arg-type]
         last_used_at=row["last_used_at"],  # type: ignore[arg-type]
         expires_at=row.get("expires_at"),  # type: ignore[arg-type]
+        scopes=row.get("scopes"),  # type: ignore[arg-type]
     )
+
+
+def _inherited_scopes(name: str, replaced: list[dict[str, Any]]) -> list[str] | None:
+    """The scopes a rotation's new token keeps: those its predecessors shared."""
+    kinds = {tuple(r["scopes"]) if r.get("scopes") is not None else None for r in replaced}
+    if len(kinds) > 1:
+        raise InvalidInputError(
+            f"the active tokens of {name} reach different scopes: give the new token's scopes (--scope)"
+        )
+    (kept,) = kinds or {None}
+    return list(kept) if kept is not None else None
+
+
+def _scopes(scopes: Sequence[str] | None, role: TokenRole) -> list[str] | None:
+    """The scopes a token is limited to, sorted and once each; None: every scope. A reviewer token
+    stands in for its reviewer, whose reach the policy decides, so it takes none."""
+    if scopes is None:
+        return None
+    if role != TokenRole.AGENT:
+        raise InvalidInputError(
+            "only an agent token may be limited to scopes: a reviewer token acts as its reviewer"
+        )
+    named = sorted(set(scopes))
+    if not named:
+        raise InvalidInputError("a token limited to scopes needs at least one scope")
+    if len(named) > MAX_SCOPES:
+        raise InvalidInputError(f"{len(named)} scopes: a token may be limited to at most {MAX_SCOPES}")
+    for scope in named:
+        check_name(scope, f"scope {scope!r}")
+        if not is_visible(scope) or len(scope) > 200 or scope != scope.strip():
+            raise InvalidInputError(
+                f"scope {scope!r}: give a scope as agents send it, 1 to 200 characters, "
+                "with no space at either end"
+            )
+    return named

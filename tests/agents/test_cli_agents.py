@@ -105,3 +105,22 @@ def test_an_agent_token_made_and_revoked_at_the_shell_names_the_account_that_did
     assert code == 0 and [e["action"] for e in events] == ["created", "revoked"]
     assert all(e["by"].startswith("os:ops-oncall@") for e in events)
     assert memory.tokens.list()[0].created_by.startswith("os:ops-oncall@")
+
+
+def test_an_agent_token_is_made_for_some_scopes_and_listed_with_them(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        capsys, memory, "tokens", "create", "acme-sync", "--scope", "acme", "--scope", "initech"
+    )
+    assert code == 0, err
+    assert "scopes acme, initech" in out
+    token = out.split()[0]
+    assert memory.tokens.authenticate(token).scopes == ["acme", "initech"]
+    code, out, _ = run(capsys, memory, "tokens", "list", "--json")
+    assert json.loads(out)[0]["scopes"] == ["acme", "initech"]
+    code, out, _ = run(capsys, memory, "tokens", "history", "--json")
+    assert [(e["action"], e["scopes"]) for e in json.loads(out)] == [("created", ["acme", "initech"])]
+
+    code, _, err = run(capsys, memory, "mcp", "--transport", "http", "--scope", "acme")
+    assert code == 2 and "each token carries its own scopes" in err

@@ -15,7 +15,7 @@ from amem.api.app import create_app
 from amem.domain.models import InputStatus, utcnow
 from amem.ledger.tables import api_tokens
 from amem.memory import Memory
-from tests.factories import signed_in
+from tests.factories import LLM, signed_in
 
 
 @pytest.fixture
@@ -421,3 +421,67 @@ def test_a_search_without_its_query_is_422(client: TestClient, agent: dict[str, 
     assert (
         client.get("/v1/search", params={"q": "x", "scope": "acme", "k": 0}, headers=agent).status_code == 422
     )
+
+
+def test_a_token_limited_to_one_account_reaches_nothing_else(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """A CRM sync for acme's workspace: it adds, follows, searches and reads acme's memory, and gets
+    nothing of globex's: naming globex is refused (403) and keeps nothing; globex's inputs and notes
+    are answered as if they did not exist (404), so their ids tell it nothing."""
+    token, _ = memory.tokens.create("acme-sync", "agent", scopes=["acme"])
+    acme = {"Authorization": f"Bearer {token}"}
+    theirs = client.post(
+        "/v1/inputs", json={"content": "Globex pays $55 per seat", "scope": "globex"}, headers=agent
+    )
+    ours = client.post(
+        "/v1/inputs", json={"content": "Acme pays $42 per seat", "scope": "acme"}, headers=acme
+    )
+    assert (theirs.status_code, ours.status_code) == (202, 202)
+    memory.worker().run_once()
+    memory.worker().run_once()
+    their_note = memory.input_status(theirs.json()["raw_log_id"]).note_id
+    our_note = memory.input_status(ours.json()["raw_log_id"]).note_id
+    raw_logs = memory.count_raw_logs()
+
+    refused = client.post("/v1/inputs", json={"content": "Globex churns", "scope": "globex"}, headers=acme)
+    assert refused.status_code == 403 and "may not use scope 'globex'" in refused.json()["detail"]
+    batch = {
+        "inputs": [{"content": "Acme adds 5 seats", "scope": "acme"}, {"content": "x", "scope": "globex"}]
+    }
+    refused = client.post("/v1/inputs/batch", json=batch, headers=acme)
+    assert refused.status_code == 403 and "input 2: scope 'globex'" in refused.json()["detail"]
+    assert memory.count_raw_logs() == raw_logs  # all or none: acme's line of the batch was not kept
+
+    for path, params in (
+        ("/v1/search", {"q": "price per seat", "scope": "globex"}),
+        ("/v1/facts", {"scope": "globex"}),
+    ):
+        answer = client.get(path, params=params, headers=acme)
+        assert answer.status_code == 403, path
+    hidden = [
+        f"/v1/inputs/{theirs.json()['raw_log_id']}",
+        f"/v1/notes/{their_note}",
+        f"/v1/notes/{their_note}/history",
+    ]
+    for path in hidden:
+        answer = client.get(path, headers=acme)
+        assert answer.status_code == 404 and "does not exist" in answer.json()["detail"], path
+    assert (
+        client.get(f"/v1/notes/n_{'0' * 20}", headers=acme).json()["detail"]
+        == f"note n_{'0' * 20} does not exist"
+    )
+
+    hits = client.get("/v1/search", params={"q": "price per seat", "scope": "acme"}, headers=acme).json()
+    assert [h["note_id"] for h in hits] == [our_note]
+    assert client.get(f"/v1/notes/{our_note}", headers=acme).status_code == 200
+    assert client.get(ours.json()["status_url"], headers=acme).json()["status"] == "done"
+    held = ((our_note, "decision_rationale"), (their_note, "decision_rationale"), (their_note, "next_step"))
+    for note_id, attribute in held:
+        memory.propose(note_id, attribute, "budget approved", reason="r", proposer=LLM)  # held for review
+    pending = {scope: memory.count_pending(scope) for scope in ("acme", "globex")}
+    assert pending == {"acme": 1, "globex": 2}
+    assert client.get("/v1/review/count", headers=acme).json()["pending"] == pending["acme"]
+    assert client.get("/v1/review/count", params={"scope": "globex"}, headers=acme).status_code == 403
+    everywhere = client.get("/v1/review/count", headers=agent).json()["pending"]
+    assert everywhere == pending["acme"] + pending["globex"]  # an unlimited token, as before

@@ -249,3 +249,63 @@ def test_the_mcp_extra_alone_serves_without_fastapi(memory: Memory) -> None:
         timeout=300,
     )
     assert child.returncode == 0 and child.stdout.strip() == "built", child.stderr[-2000:]
+
+
+async def _reach(client: Client, theirs: str) -> dict[str, str]:
+    """What a client limited to acme gets when it reaches for globex, tool by tool."""
+    errors: dict[str, str] = {}
+    asks = {
+        "add_note": {"content": "Globex churns", "scope": "globex"},
+        "search": {"query": "price", "scope": "globex"},
+        "search_agentic": {"query": "price", "scope": "globex"},
+        "account_facts": {"scope": "globex"},
+        "pending_review_count": {"scope": "globex"},
+        "read_note": {"note_id": theirs},
+        "note_history": {"note_id": theirs},
+    }
+    for tool, arguments in asks.items():
+        answer = await client.call_tool(tool, arguments)
+        assert answer.is_error, tool
+        errors[tool] = answer.content[0].text
+    ours = data(await client.call_tool("add_note", {"content": "Acme adds 5 seats", "scope": "acme"}))
+    assert ours["status"] == "queued"
+    errors["count"] = str(data(await client.call_tool("pending_review_count", {}))["pending"])
+    return errors
+
+
+def _expect_limited(errors: dict[str, str], theirs: str, holder: str) -> None:
+    for tool in ("add_note", "search", "search_agentic", "account_facts", "pending_review_count"):
+        assert f"{holder} may not use scope 'globex'" in errors[tool], (tool, errors[tool])
+    for tool in ("read_note", "note_history"):
+        assert errors[tool].endswith(f": note {theirs} does not exist"), (tool, errors[tool])
+
+
+def test_a_stdio_server_started_for_one_account_reaches_no_other(memory: Memory) -> None:
+    from tests.factories import LLM, said
+
+    theirs = said(memory, "Globex pays $55 per seat", scope="globex")
+    memory.propose(theirs.id, "decision_rationale", "matched", reason="r", proposer=LLM)
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=0, scopes=["acme"])
+
+    async def main() -> dict[str, str]:
+        async with Client(server) as client:
+            return await _reach(client, theirs.id)
+
+    errors = anyio.run(main)
+    _expect_limited(errors, theirs.id, "this MCP server")
+    assert errors["count"] == "0" and memory.count_pending() == 1  # globex's held value is not counted
+    assert memory.count_raw_logs() == 2  # globex's, and the one acme input
+
+
+def test_a_token_limited_to_one_account_reaches_no_other_over_http(http_mcp: str, memory: Memory) -> None:
+    from tests.factories import said
+
+    theirs = said(memory, "Globex pays $55 per seat", scope="globex")
+    token, _ = memory.tokens.create("acme-mcp", "agent", scopes=["acme"])
+
+    async def main() -> dict[str, str]:
+        async with Client(with_token(http_mcp, token)) as client:
+            return await _reach(client, theirs.id)
+
+    _expect_limited(anyio.run(main), theirs.id, "token 'acme-mcp'")
+    assert memory.count_raw_logs() == 2  # globex's, and the one acme input

@@ -200,21 +200,21 @@ def test_each_token_event_can_be_recomputed_from_the_export(
     from tests.factories import signed_in
 
     ledger.tokens.create("alice", "reviewer", by=signed_in(ledger, "alice"), expires_in_days=30)
-    ledger.tokens.create("crm-sync", "agent")
+    ledger.tokens.create("crm-sync", "agent", scopes=["acme"])  # its limit, on the record too
     ledger.tokens.revoke("crm-sync")
     code, out, err = run(ledger, capsys, "export", "tokens", "--format", "jsonl")
     assert code == 0, err
     tokens = [json.loads(line) for line in out.splitlines()]
-    assert [(t["action"], t["name"]) for t in tokens] == [
-        ("created", "alice"),
-        ("created", "crm-sync"),
-        ("revoked", "crm-sync"),
+    assert [(t["action"], t["name"], t["scopes"]) for t in tokens] == [
+        ("created", "alice", None),
+        ("created", "crm-sync", ["acme"]),
+        ("revoked", "crm-sync", ["acme"]),
     ]
     code, out, _ = run(ledger, capsys, "export", "events", "--format", "jsonl")
     chain = {row["seq"]: row for row in map(json.loads, out.splitlines())}
     for token in tokens:
         event = chain[token["event_seq"]]
-        record = {k: token[k] for k in ("id", "token_id", "action", "name", "role", "by")}
+        record = {k: token[k] for k in ("id", "token_id", "action", "name", "role", "by", "scopes")}
         record |= {k: datetime.fromisoformat(token[k]) if token[k] else None for k in ("at", "expires_at")}
         assert (event["kind"], event["subject"], event["hash"]) == ("token", token["id"], token["event_hash"])
         assert event["payload_digest"] == payload_digest("token", record)

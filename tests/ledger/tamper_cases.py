@@ -61,6 +61,8 @@ class Scene:
     #: The chained record of alice's reviewer token being made; an agent token, revoked.
     token_created: str = ""
     revoked_token: str = ""
+    #: An agent token limited to acme's memory.
+    scoped_token: str = ""
 
 
 def build(mem: Memory, *, tokens: bool = True) -> Scene:
@@ -94,6 +96,7 @@ def build(mem: Memory, *, tokens: bool = True) -> Scene:
         mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
         scene.revoked_token = mem.tokens.create("crm-sync", "agent")[1].id
         mem.tokens.revoke("crm-sync")
+        scene.scoped_token = mem.tokens.create("acme-bot", "agent", scopes=["acme"])[1].id
         scene.token_created = next(e.id for e in mem.tokens.history() if e.name == "alice")
     scene.notes = [first.id, second.id, third.id]
     scene.raw_logs = [first.raw_log_ids[0], second.raw_log_ids[0], third.raw_log_ids[0]]
@@ -399,6 +402,12 @@ def revoked_token_restored(conn: sa.Connection, s: Scene) -> str:
     return f"api_tokens {s.revoked_token}"
 
 
+def token_scope_limit_lifted(conn: sa.Connection, s: Scene) -> str:
+    """An agent token limited to acme made a token for every account (api_tokens has no trigger)."""
+    conn.execute(sa.update(api_tokens).where(api_tokens.c.id == s.scoped_token).values(scopes=None))
+    return f"api_tokens {s.scoped_token}"
+
+
 def forged_erasure_of_a_raw_log(conn: sa.Connection, s: Scene) -> str:
     """Hide a raw log's text behind a made-up erasure: the triggers let the redaction through once
     erased_rows lists the row, but the erasure itself is not in the event chain."""
@@ -588,6 +597,7 @@ ADDED_CASES: dict[str, Case] = {
     "a token's creation forged": token_creation_forged,
     "a reviewer token planted in api_tokens": reviewer_token_planted,
     "a revoked token restored": revoked_token_restored,
+    "an agent token's scope limit lifted": token_scope_limit_lifted,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,
 }

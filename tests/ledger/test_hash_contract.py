@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from amem.domain.hashing import (
     GENESIS_HASH,
+    OPTIONAL_PAYLOAD_FIELDS,
     PAYLOAD_FIELDS,
     canonical_json,
     change_hash,
@@ -109,6 +110,28 @@ def test_event_payloads_and_hash_are_pinned() -> None:
     assert (
         payload_digest("token", token) == "4e4ade875e5a87e800c08ab2104f6e1e25f8dcf7b1d0bdc231ff7befab392222"
     )
+    # a row without scopes (every token before migration 0019) keeps its digest: none is redefined
+    assert payload_digest("token", {**token, "scopes": None}) == payload_digest("token", token)
+
+
+def test_token_scopes_are_covered_where_given() -> None:
+    """An agent token limited to some scopes commits to them: lifting the limit changes the digest."""
+    token = {
+        "id": "tev_1",
+        "token_id": "tok_1",
+        "action": "created",
+        "name": "crm-sync",
+        "role": "agent",
+        "by": "os:ops@host",
+        "at": AT,
+        "expires_at": None,
+        "scopes": ["acme", "globex"],
+    }
+    assert (
+        payload_digest("token", token) == "7a5281ff98d44155faf8cea481d973ce19fe8a6a8fffdfa1426b8d897714d9cc"
+    )
+    assert payload_digest("token", {**token, "scopes": None}) != payload_digest("token", token)
+    assert payload_digest("token", {**token, "scopes": ["acme"]}) != payload_digest("token", token)
 
 
 def test_payload_fields_are_pinned() -> None:
@@ -117,6 +140,10 @@ def test_payload_fields_are_pinned() -> None:
     before_tokens = {kind: fields for kind, fields in PAYLOAD_FIELDS.items() if kind != "token"}
     assert value_digest(before_tokens) == "2ad8a6c1a093a0a54890505ae9f39d0997a7f5a6224538611138d24c3801f826"
     assert value_digest(PAYLOAD_FIELDS) == "008130c0220b3a5d4071ca104cca864e066afb89ed6672e6d211b559b43b69b3"
+    assert (
+        value_digest(OPTIONAL_PAYLOAD_FIELDS)
+        == "2892eb365a302c1bab8a7403c34be146d36188d3881fa69f9267e09290a2a8e1"
+    )
 
 
 def test_checkpoint_signature_is_pinned() -> None:

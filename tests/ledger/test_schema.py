@@ -206,3 +206,24 @@ def test_a_downgrade_below_0017_is_refused_once_keys_are_kept_as_digests(memory:
     with pytest.raises(MigrationRefusedError, match="1 idempotency key"):
         schema.downgrade(memory.ledger.engine, "0016")
     assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
+
+
+def test_a_downgrade_below_0019_is_refused_while_a_token_is_limited_to_some_scopes(memory: Memory) -> None:
+    """0018 has no scopes: a limited token would reach every account, and its record not verify."""
+    memory.tokens.create("acme-sync", "agent", scopes=["acme"])
+    with pytest.raises(MigrationRefusedError, match="1 token record"):
+        schema.downgrade(memory.ledger.engine, "0018")
+    assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
+    assert memory.verify().ok
+
+
+def test_0019_goes_down_and_up_with_token_records_still_append_only(memory: Memory) -> None:
+    memory.tokens.create("crm-sync", "agent")
+    schema.downgrade(memory.ledger.engine, "0018")
+    # SQLite rebuilt the table: its guard must be back
+    with memory.ledger.engine.connect() as conn, pytest.raises(sa.exc.DatabaseError):
+        conn.execute(sa.text("UPDATE token_events SET name = 'mallory'"))
+    schema.upgrade(memory.ledger.engine)
+    assert memory.verify().ok, memory.verify().problems
+    memory.tokens.create("acme-sync", "agent", scopes=["acme"])
+    assert [t.scopes for t in memory.tokens.list()] == [None, ["acme"]]

@@ -1,0 +1,76 @@
+"""Which scopes a caller may read and add to: an agent token limited to some accounts, or an MCP
+server started for some (``amem mcp --scope``).
+
+One grant, checked by every interface an agent comes through (the HTTP API, the MCP server) on
+every request, so a limit holds whichever door is used. A scope the caller names itself (to add to,
+to search) it is told it may not use (PermissionDeniedError: 403); a note or an input it names by
+id in a scope it may not use is answered as if it did not exist (NotFoundError: 404), so ids do not
+tell a limited caller what other accounts hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from amem.errors import NotFoundError, PermissionDeniedError
+
+
+@dataclass(frozen=True)
+class ScopeGrant:
+    #: The scopes allowed, or None: every scope.
+    scopes: frozenset[str] | None
+    #: Who holds it, as a refusal names it ("token 'crm-sync'").
+    holder: str = "this caller"
+
+    @classmethod
+    def of(cls, scopes: Iterable[str] | None, *, holder: str = "this caller") -> ScopeGrant:
+        return cls(None if scopes is None else frozenset(scopes), holder)
+
+    @classmethod
+    def everything(cls) -> ScopeGrant:
+        return cls(None)
+
+    @property
+    def limited(self) -> bool:
+        return self.scopes is not None
+
+    def allows(self, scope: str) -> bool:
+        # add_note keeps a scope stripped: " acme" is acme's memory
+        return self.scopes is None or scope.strip() in self.scopes
+
+    def require(self, scope: str) -> None:
+        """PermissionDeniedError unless the caller may use ``scope``, which it named itself."""
+        if not self.allows(scope):
+            raise PermissionDeniedError(f"{self.holder} may not use scope {scope!r}: {self._reach()}")
+
+    def require_all(self, scopes: Sequence[str]) -> None:
+        """As ``require``, for a batch: every refused input named (1-based), nothing half-allowed."""
+        refused = [(i, s) for i, s in enumerate(scopes, start=1) if not self.allows(s)]
+        if refused:
+            named = "; ".join(f"input {i}: scope {s!r}" for i, s in refused[:20])
+            more = f" and {len(refused) - 20} more" if len(refused) > 20 else ""
+            raise PermissionDeniedError(
+                f"{self.holder} may not use the scope of {len(refused)} input(s), so none was kept "
+                f"({named}{more}): {self._reach()}"
+            )
+
+    def require_visible(self, scope: str, not_found: str) -> None:
+        """NotFoundError(``not_found``) unless the caller may use ``scope``: for something it named
+        by id, which must not tell it the id exists elsewhere."""
+        if not self.allows(scope):
+            raise NotFoundError(not_found)
+
+    def within(self, scope: str | None) -> list[str | None]:
+        """The scopes a question about ``scope`` (None: every scope) covers for this caller: a
+        limited caller asking about all asks about its own."""
+        if scope is not None:
+            self.require(scope)
+            return [scope]
+        return [None] if self.scopes is None else sorted(self.scopes)
+
+    def _reach(self) -> str:
+        assert self.scopes is not None
+        shown = ", ".join(repr(s) for s in sorted(self.scopes)[:10])
+        more = f" and {len(self.scopes) - 10} more" if len(self.scopes) > 10 else ""
+        return f"it is limited to {shown}{more}"
