@@ -278,6 +278,7 @@ def _tokens(mem: Memory) -> None:
                 "what": e.action,
                 "token of": e.name,
                 "role": e.role.value,
+                "scopes": ", ".join(e.scopes) if e.scopes else ("all" if e.role.value == "agent" else "-"),
                 "by": e.by or "-",
                 "expires": e.expires_at.strftime("%Y-%m-%d") if e.expires_at else "never",
                 "token": e.token_id,

@@ -161,15 +161,15 @@ def test_tokens_made_and_revoked_are_shown_to_the_auditor(mem: Memory) -> None:
     at = open_console("audrey", "audit")
     assert "No token has been made" in texts(at)
     mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
-    mem.tokens.create("crm-sync", "agent")
+    mem.tokens.create("crm-sync", "agent", scopes=["acme", "globex"])
     mem.tokens.revoke("crm-sync")
 
     at = open_console("audrey", "audit")
 
     rows = at.dataframe[-1].value.to_dict("records")
-    assert [(r["what"], r["token of"], r["role"]) for r in rows] == [
-        ("revoked", "crm-sync", "agent"),
-        ("created", "crm-sync", "agent"),
-        ("created", "alice", "reviewer"),
+    assert [(r["what"], r["token of"], r["role"], r["scopes"]) for r in rows] == [
+        ("revoked", "crm-sync", "agent", "acme, globex"),
+        ("created", "crm-sync", "agent", "acme, globex"),
+        ("created", "alice", "reviewer", "-"),  # a reviewer reaches what the policy lets them
     ]
     assert rows[-1]["by"] == "alice" and rows[-1]["expires"] != "never" and rows[0]["expires"] == "never"
