@@ -2,8 +2,9 @@
 
 An interface like the CLI: it parses, authenticates and calls the facade. Every request carries a
 bearer token (``amem tokens create NAME --role agent``); the token's identity is the actor of what
-it adds. There is no endpoint that decides, reverts, erases or edits anything: decisions are made
-by an authenticated person in the console or the CLI, never by an agent.
+it adds. No agent token decides anything. Served with ``--decisions``, a reviewer's token approves
+and rejects held values as its reviewer would in the console (governance checks their role); no
+endpoint reverts, erases or edits.
 """
 
 import json
@@ -20,11 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from amem.api.inputs import MAX_WAIT_SECONDS, add_once, report_embedded, status_when_settled
 from amem.domain.models import InputStatus, Note, Proposal
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
 from amem.memory import Memory
+from amem.services.authentication import AuthenticatedReviewer
 from amem.services.facts import MAX_OFFSET, FactPage
-from amem.services.governance import HistoryEvent
-from amem.services.review import ReviewFilter, ReviewPage
+from amem.services.governance import DecisionReport, HistoryEvent
+from amem.services.review import MatchCount, ReviewFilter, ReviewPage
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
 
@@ -37,9 +39,8 @@ a structured, linked note whose every value is a governed proposal.
 `Amem-Token-Expires` header; past it, 401. An agent token made for some scopes only (`amem tokens
 create NAME --role agent --scope acme`) reads and adds to those only: naming another scope is
 refused (403), and an input or note of another scope is answered as one that does not exist (404).
-**Agents never decide**: this API has no endpoint
-that approves, rejects, reverts, erases or edits a note, for any token; decisions are made by an
-authenticated reviewer in the console or the CLI.
+**Agents never decide**: no agent token approves,
+rejects, reverts, erases or edits anything.
 
 **Adding is asynchronous and durable**: `POST /v1/inputs` answers 202 as soon as the raw log is
 committed, with its id and a status URL; workers analyse it; `GET /v1/inputs/{raw_log_id}` says
@@ -52,6 +53,17 @@ request). An acknowledged input is never lost.
 the input. An input that gives its `at` is kept once even without a key.
 """
 
+
+NO_DECISIONS = """
+**Decisions**: this server decides nothing, for any token: reviewers decide in the console or the
+CLI (`amem serve --decisions` lets their tokens approve and reject here too).
+"""
+DECISIONS = """
+**Decisions** (`amem serve --decisions`): a reviewer's token approves and rejects held values
+(`/v1/review/items/{key}/approve`, `.../reject`, one proposal, or every item matching a filter), as
+its reviewer would in the console: their role per attribute, frozen attributes and the policy in
+force apply, and the decision is recorded as theirs. An agent's token is refused (403).
+"""
 
 #: Inputs one batch request may carry.
 BATCH_LIMIT = 500
@@ -129,6 +141,36 @@ class PendingCount(BaseModel):
     pending: int
 
 
+class ApproveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    comment: str | None = Field(
+        None, min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why, for the record."
+    )
+
+
+class RejectIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    comment: str = Field(
+        min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why it is wrong: required."
+    )
+
+
+class ApproveMatchingIn(ApproveIn):
+    scope: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00]*$")
+    kind: Literal["contradiction", "deletion", "revert", "value"] | None = None
+    expected_items: int = Field(
+        ge=0, le=MAX_OFFSET, description="`items` of GET /v1/review/items/count for the same filter."
+    )
+    fingerprint: str = Field(
+        min_length=1,
+        max_length=128,
+        description="`fingerprint` of the same count: if the matching set changed since, nothing is "
+        "decided (409).",
+    )
+
+
 #: Ids are letters, digits, _ and - (``r_…``, ``n_…``); plain text carries no NUL (no ledger stores it).
 _ID = r"^[A-Za-z0-9_-]{1,40}$"
 _TEXT = r"^[^\x00]*$"
@@ -142,10 +184,26 @@ _NOT_FOUND = {
 _INVALID = {422: {"description": "The request is malformed; the body says which field and why."}}
 _FORBIDDEN = {403: {"model": Problem, "description": "The token's role may not do this."}}
 _OUT_OF_SCOPE = {403: {"model": Problem, "description": "The token is limited to other scopes."}}
+_DECIDED = {
+    400: {"model": Problem, "description": "The body is not JSON."},
+    403: {
+        "model": Problem,
+        "description": "Not a reviewer's token, or the reviewer's role may not decide this.",
+    },
+    404: {"model": Problem, "description": "No such pending item or proposal."},
+    409: {
+        "model": Problem,
+        "description": "Decided meanwhile, or the matching set changed: nothing decided.",
+    },
+}
 
 
-def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = None) -> FastAPI:
-    """The API on ``memory``; with ``workers`` > 0 it runs that many workers in this process."""
+def create_app(
+    memory: Memory, *, workers: int = 0, batch_size: int | None = None, decisions: bool = False
+) -> FastAPI:
+    """The API on ``memory``; with ``workers`` > 0 it runs that many workers in this process.
+    ``decisions`` (``amem serve --decisions``): reviewers' tokens may also approve and reject, as
+    their reviewer would in the console, under the same governance; off, the API decides nothing."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -160,7 +218,7 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
     app = FastAPI(
         title="amem",
         version="1",
-        description=DESCRIPTION,
+        description=DESCRIPTION + (DECISIONS if decisions else NO_DECISIONS),
         lifespan=lifespan,
         responses={**_AUTH, **_INVALID},
     )
@@ -203,6 +261,10 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
     @app.exception_handler(InvalidInputError)
     async def _invalid(_: Request, exc: InvalidInputError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(ProposalStateError)
+    async def _decided(_: Request, exc: ProposalStateError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
 
     @app.exception_handler(PermissionDeniedError)
     async def _denied(_: Request, exc: PermissionDeniedError) -> JSONResponse:
@@ -396,4 +458,85 @@ def create_app(memory: Memory, *, workers: int = 0, batch_size: int | None = Non
         read-only: decide in the console or the CLI."""
         return memory.review_items(ReviewFilter(scope=scope, kind=kind), limit=limit, offset=offset)
 
+    @app.get("/v1/review/items/count", response_model=MatchCount, responses=_FORBIDDEN, tags=["review"])
+    def count_review_items(
+        who: Annotated[TokenInfo, Depends(reviewer)],
+        scope: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_TEXT)] = None,
+        kind: Annotated[Literal["contradiction", "deletion", "revert", "value"] | None, Query()] = None,
+    ) -> MatchCount:
+        """How many items and proposals match a filter, and a fingerprint of that exact set: what
+        "approve all matching" would decide (reviewer tokens only)."""
+        return memory.count_review_items(ReviewFilter(scope=scope, kind=kind))
+
+    if decisions:
+        _decision_routes(app, memory, bearer)
     return app
+
+
+def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer) -> None:
+    """Approve and reject, for reviewers' tokens: each decision goes through governance as the
+    console's does (the reviewer's role per attribute, frozen attributes, the policy in force), and
+    is recorded as the reviewer's, authenticated by their token."""
+
+    def decider(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> AuthenticatedReviewer:
+        if credentials is None:
+            raise HTTPException(401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+        try:
+            return memory.authenticate_token(credentials.credentials)
+        except NotAuthenticatedError as exc:
+            raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+
+    Decider = Annotated[AuthenticatedReviewer, Depends(decider)]
+    ItemKey = Annotated[str, Path(pattern=_ID, description="The item's key: its raw log id.")]
+    ProposalId = Annotated[str, Path(pattern=_ID, description="A proposal id.")]
+
+    @app.post(
+        "/v1/review/items/{key}/approve", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
+    )
+    def approve_item(key: ItemKey, body: ApproveIn, who: Decider) -> DecisionReport:
+        """Approve every value the item holds; one the reviewer's role may not decide is skipped
+        and said in `skipped`."""
+        return memory.approve_item(key, reviewer=who, comment=body.comment)
+
+    @app.post(
+        "/v1/review/items/{key}/reject", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
+    )
+    def reject_item(key: ItemKey, body: RejectIn, who: Decider) -> DecisionReport:
+        """Reject every value the item holds, saying why."""
+        return memory.reject_item(key, reviewer=who, comment=body.comment)
+
+    @app.post(
+        "/v1/review/proposals/{proposal_id}/approve",
+        response_model=Proposal,
+        responses=_DECIDED,
+        tags=["review"],
+    )
+    def approve_proposal(proposal_id: ProposalId, body: ApproveIn, who: Decider) -> Proposal:
+        """Approve one held value (field by field)."""
+        return memory.approve(proposal_id, reviewer=who, comment=body.comment)
+
+    @app.post(
+        "/v1/review/proposals/{proposal_id}/reject",
+        response_model=Proposal,
+        responses=_DECIDED,
+        tags=["review"],
+    )
+    def reject_proposal(proposal_id: ProposalId, body: RejectIn, who: Decider) -> Proposal:
+        """Reject one held value, saying why."""
+        return memory.reject(proposal_id, reviewer=who, comment=body.comment)
+
+    @app.post(
+        "/v1/review/approve-matching", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
+    )
+    def approve_matching(body: ApproveMatchingIn, who: Decider) -> DecisionReport:
+        """Approve every item matching a filter, however many pages: give the count and fingerprint
+        GET /v1/review/items/count answered for it; if the set changed since, nothing is decided."""
+        return memory.approve_matching(
+            ReviewFilter(scope=body.scope, kind=body.kind),
+            reviewer=who,
+            expected_items=body.expected_items,
+            fingerprint=body.fingerprint,
+            comment=body.comment,
+        )

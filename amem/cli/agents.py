@@ -252,6 +252,14 @@ def serve(
         int, typer.Option("--workers", min=0, help="Queue workers in this process (0: run `amem worker`).")
     ] = 1,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1, help="Inputs per worker batch.")] = 16,
+    decisions: Annotated[
+        bool,
+        typer.Option(
+            "--decisions",
+            help="Reviewers' tokens may also approve and reject through the API (under the same "
+            "governance as the console). Default: the API decides nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs and /openapi.json); needs the `api` extra."""
     _require("fastapi", "api")
@@ -261,7 +269,8 @@ def serve(
     from amem.api.app import create_app
 
     with open_memory() as memory:
-        uvicorn.run(create_app(memory, workers=workers, batch_size=batch_size), host=host, port=port)
+        api = create_app(memory, workers=workers, batch_size=batch_size, decisions=decisions)
+        uvicorn.run(api, host=host, port=port)
 
 
 @app.command("mcp")

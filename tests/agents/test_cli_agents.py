@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import litellm
 import pytest
@@ -124,3 +125,18 @@ def test_an_agent_token_is_made_for_some_scopes_and_listed_with_them(
 
     code, _, err = run(capsys, memory, "mcp", "--transport", "http", "--scope", "acme")
     assert code == 2 and "each token carries its own scopes" in err
+
+
+@pytest.mark.parametrize("decisions", [False, True])
+def test_serve_lets_reviewers_decide_only_when_told(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, decisions: bool
+) -> None:
+    import uvicorn
+
+    served: list[Any] = []
+    monkeypatch.setattr(uvicorn, "run", lambda api, **_: served.append(api))
+    code, _, err = run(capsys, memory, "serve", *(["--decisions"] if decisions else []))
+    assert code == 0, err
+    paths = {route.path for route in served[0].routes}
+    assert ("/v1/review/items/{key}/approve" in paths) is decisions
+    assert "/v1/inputs" in paths

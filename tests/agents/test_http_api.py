@@ -485,3 +485,98 @@ def test_a_token_limited_to_one_account_reaches_nothing_else(
     assert client.get("/v1/review/count", params={"scope": "globex"}, headers=acme).status_code == 403
     everywhere = client.get("/v1/review/count", headers=agent).json()["pending"]
     assert everywhere == pending["acme"] + pending["globex"]  # an unlimited token, as before
+
+
+@pytest.fixture
+def deciding(memory: Memory) -> Iterator[TestClient]:
+    """The API served with ``amem serve --decisions``."""
+    with TestClient(create_app(memory, decisions=True)) as c:
+        yield c
+
+
+def _reviewer_token(memory: Memory, name: str) -> dict[str, str]:
+    token, _ = memory.tokens.create(name, "reviewer", by=signed_in(memory, name))
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_with_decisions_on_a_reviewer_decides_through_the_api_as_in_the_console(
+    deciding: TestClient, memory: Memory, agent: dict[str, str], reviewer: dict[str, str]
+) -> None:
+    """A team's own review tool (a Slack approval, a CRM sidebar) decides through the API: a
+    reviewer's token under the same governance as the console, recorded as that reviewer's; an
+    agent's token never, an auditor's role decides nothing, and a decision made meanwhile is 409."""
+    from amem.services.review import ReviewFilter
+
+    said = "Acme decided to renew for two years because the SSO rollout went well; it starts 2027-03-01."
+    note_id = memory.add_note(said, actor="agent:crm", scope="acme")
+    (item,) = memory.review_items(ReviewFilter(scope="acme")).items
+    held = [f.proposal.id for f in item.fields]
+    assert item.key == memory.read(note_id).raw_log_ids[0] and held
+
+    refused = deciding.post(f"/v1/review/items/{item.key}/approve", json={}, headers=agent)
+    assert refused.status_code == 403 and "agents can never approve" in refused.json()["detail"]
+    audrey = _reviewer_token(memory, "audrey")  # an auditor: approves nothing
+    refused = deciding.post(f"/v1/review/proposals/{held[0]}/approve", json={}, headers=audrey)
+    assert refused.status_code == 403
+    no_reason = deciding.post(f"/v1/review/items/{item.key}/reject", json={}, headers=reviewer)
+    assert no_reason.status_code == 422
+    assert memory.count_pending("acme") == len(held)  # nothing decided by any of these
+
+    approved = deciding.post(f"/v1/review/items/{item.key}/approve", json={"comment": "ok"}, headers=reviewer)
+    assert approved.status_code == 200
+    decided = approved.json()["decided"]
+    assert sorted(p["id"] for p in decided) == sorted(held)
+    assert {(p["status"], p["reviewer"], p["review_comment"]) for p in decided} == {
+        ("approved", "alice", "ok")
+    }
+    applied = {c.proposal_id for c in memory.note_versions(note_id)}
+    assert set(held) <= applied  # the values are in the note now, each a change of its proposal
+    again = deciding.post(f"/v1/review/items/{item.key}/approve", json={}, headers=reviewer)
+    assert again.status_code == 404 and "was decided" in again.json()["detail"]
+    again = deciding.post(f"/v1/review/proposals/{held[0]}/reject", json={"comment": "no"}, headers=reviewer)
+    assert again.status_code == 409 and "not pending" in again.json()["detail"]
+
+
+def test_with_decisions_on_approving_all_matching_refuses_a_set_that_changed(
+    deciding: TestClient, memory: Memory, reviewer: dict[str, str]
+) -> None:
+    """Approve-all by filter is given the count the reviewer saw: an input held meanwhile makes it
+    decide nothing (409); with a fresh count it decides every matching item, however many pages."""
+    texts = [
+        "Globex will renew in March because the pilot went well",
+        "Globex chose annual billing because their CFO wants one invoice a year",
+        "Globex moved to our EU region because of their data-residency rules",
+    ]
+    for text in texts[:2]:
+        memory.add_note(text, actor="agent:crm", scope="globex")
+    counted = deciding.get("/v1/review/items/count", params={"scope": "globex"}, headers=reviewer).json()
+    assert counted["items"] == 2 and counted["proposals"] >= 2
+    memory.add_note(texts[2], actor="agent:crm", scope="globex")  # held while the reviewer looked
+
+    stale = {"scope": "globex", "expected_items": 2, "fingerprint": counted["fingerprint"]}
+    refused = deciding.post("/v1/review/approve-matching", json=stale, headers=reviewer)
+    assert refused.status_code == 409 and memory.count_pending("globex") > counted["proposals"]
+
+    fresh = deciding.get("/v1/review/items/count", params={"scope": "globex"}, headers=reviewer).json()
+    body = {"scope": "globex", "expected_items": fresh["items"], "fingerprint": fresh["fingerprint"]}
+    done = deciding.post("/v1/review/approve-matching", json=body, headers=reviewer)
+    assert done.status_code == 200 and len(done.json()["decided"]) == fresh["proposals"]
+    assert memory.count_pending("globex") == 0
+
+
+def test_without_decisions_the_api_decides_nothing_for_any_token(
+    client: TestClient, memory: Memory, reviewer: dict[str, str]
+) -> None:
+    memory.add_note(
+        "Globex will renew in March because the pilot went well", actor="agent:crm", scope="globex"
+    )
+    pending = memory.count_pending("globex")
+    assert pending
+    (item,) = memory.review_items().items
+    for path in (
+        f"/v1/review/items/{item.key}/approve",
+        f"/v1/review/proposals/{item.fields[0].proposal.id}/approve",
+    ):
+        assert client.post(path, json={}, headers=reviewer).status_code in (404, 405)
+    assert memory.count_pending("globex") == pending
+    assert "decides nothing" in client.get("/openapi.json").json()["info"]["description"]

@@ -23,7 +23,9 @@ def live_api(memory: Memory) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(memory, workers=1), log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(memory, workers=1, decisions=True), log_level="warning")
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     started = threading.Event()
@@ -39,7 +41,7 @@ def live_api(memory: Memory) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_the_api_conforms_to_its_own_openapi_spec(live_api: str, memory: Memory, tmp_path: Path) -> None:
-    # reviewer: every operation reachable
+    # reviewer, decisions on: every operation reachable
     token, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
     memory.add_note("Acme asked about SSO pricing", actor="agent:seed", scope="acme")
     result = subprocess.run(
