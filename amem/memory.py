@@ -534,16 +534,19 @@ class Memory:
 
     # -- review items: one per input ---------------------------------------------------------------
 
-    def review_items(self, f: ReviewFilter | None = None, *, limit: int = 20, offset: int = 0) -> ReviewPage:
-        """Items waiting for review (all pending proposals one raw log caused), oldest input first."""
-        return self.review.items(f, limit=limit, offset=offset)
+    def review_items(
+        self, f: ReviewFilter | None = None, *, limit: int = 20, offset: int = 0, reviewer: str | None = None
+    ) -> ReviewPage:
+        """Items waiting for review (all pending proposals one raw log caused), oldest input first;
+        ``reviewer``: only in the scopes the policy lets them decide in."""
+        return self.review.items(f, limit=limit, offset=offset, reviewer=reviewer)
 
     def review_item(self, key: str) -> ReviewItem:
         """The item of raw log ``key`` (or of a proposal without a raw log)."""
         return self.review.item(key)
 
-    def count_review_items(self, f: ReviewFilter | None = None) -> MatchCount:
-        return self.review.count(f)
+    def count_review_items(self, f: ReviewFilter | None = None, *, reviewer: str | None = None) -> MatchCount:
+        return self.review.count(f, reviewer=reviewer)
 
     def approve_item(
         self, key: str, *, reviewer: AuthenticatedReviewer, comment: str | None = None

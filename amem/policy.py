@@ -82,6 +82,11 @@ class Role(_Strict):
 
 class Reviewer(_Strict):
     roles: list[str] = Field(default_factory=list)
+    scopes: list[str] | None = Field(
+        default=None,
+        description="the scopes (accounts) whose memory this reviewer decides on, e.g. the accounts "
+        "a sales lead owns; unset: every scope",
+    )
     name: str | None = None
     email: str | None = None
     password_hash: str | None = Field(default=None, description="bcrypt hash for the console's sign-in")
@@ -134,6 +139,11 @@ class Policy(_Strict):
             for role in reviewer.roles:
                 if role not in self.roles:
                     raise ValueError(f"reviewer {who!r} has unknown role {role!r}")
+            if reviewer.scopes is not None and not all(s and s == s.strip() for s in reviewer.scopes):
+                raise ValueError(
+                    f"reviewer {who!r}: each of scopes is a scope as agents send it (no empty one, "
+                    "no space at either end); leave scopes out for every scope"
+                )
             if key in agents:
                 raise ValueError(f"{who!r} is listed as an agent and cannot be a reviewer")
             reviewers[key] = reviewer
@@ -216,6 +226,16 @@ class Policy(_Strict):
     def roles_of(self, reviewer: str) -> list[str]:
         entry = self.reviewer(reviewer)
         return list(entry.roles) if entry else []
+
+    def scopes_of(self, reviewer: str) -> tuple[str, ...] | None:
+        """The scopes ``reviewer`` decides in, sorted; None: every scope (and for a non-reviewer)."""
+        entry = self.reviewer(reviewer)
+        return tuple(sorted(set(entry.scopes))) if entry is not None and entry.scopes is not None else None
+
+    def decides_in(self, reviewer: str, scope: str) -> bool:
+        """Whether ``reviewer``'s decisions may touch ``scope``'s memory (their roles aside)."""
+        scopes = self.scopes_of(reviewer)
+        return scopes is None or scope in scopes
 
     def may_approve(self, reviewer: str, attribute: str) -> bool:
         return any(self.roles[r].covers(attribute) for r in self.roles_of(reviewer) if r in self.roles)

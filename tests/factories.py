@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, Note, Proposal, Proposer, RawLog, new_id, utcnow
@@ -63,3 +64,19 @@ def contradict(mem: Memory, old: Note, new: Note, when: str, *, reason: str = "a
         proposer=LLM,
         raw_log_ids=new.raw_log_ids,
     )
+
+
+def policy_with_scopes(directory: Path, **scopes: list[str] | None) -> Path:
+    """The repository's policy with its reviewers limited to ``scopes`` (name -> scopes), and
+    carol, a cs_lead of every account; returns the policy file."""
+    import yaml
+
+    repo = Path(__file__).resolve().parents[1]
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "policies.yaml").write_text((repo / "policies.yaml").read_text("utf-8"), "utf-8")
+    data = yaml.safe_load((repo / "reviewers.yaml").read_text("utf-8"))
+    data["reviewers"]["carol"] = {"name": "Carol", "roles": ["cs_lead"]}
+    for name, limited in scopes.items():
+        data["reviewers"][name]["scopes"] = limited
+    (directory / "reviewers.yaml").write_text(yaml.safe_dump(data), "utf-8")
+    return directory / "policies.yaml"

@@ -454,9 +454,10 @@ def create_app(
     ) -> ReviewPage:
         """What waits for a reviewer, as the console and `amem pending` show it: one item per input
         (the account, when it was said and by whom, the raw log with each held value's evidence, every
-        value it holds), oldest input first; `total` counts them all. Reviewer tokens only, and
-        read-only: decide in the console or the CLI."""
-        return memory.review_items(ReviewFilter(scope=scope, kind=kind), limit=limit, offset=offset)
+        value it holds), oldest input first; `total` counts them all. Reviewer tokens only; a
+        reviewer the policy limits to some accounts sees those only."""
+        f = ReviewFilter(scope=scope, kind=kind)
+        return memory.review_items(f, limit=limit, offset=offset, reviewer=who.identity)
 
     @app.get("/v1/review/items/count", response_model=MatchCount, responses=_FORBIDDEN, tags=["review"])
     def count_review_items(
@@ -466,7 +467,7 @@ def create_app(
     ) -> MatchCount:
         """How many items and proposals match a filter, and a fingerprint of that exact set: what
         "approve all matching" would decide (reviewer tokens only)."""
-        return memory.count_review_items(ReviewFilter(scope=scope, kind=kind))
+        return memory.count_review_items(ReviewFilter(scope=scope, kind=kind), reviewer=who.identity)
 
     if decisions:
         _decision_routes(app, memory, bearer)

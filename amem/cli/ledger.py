@@ -255,7 +255,7 @@ def approve(
         who = sign_in(mem, reviewer, password_stdin)
         if approve_all:
             f = _review_filter(scope, attribute, kind)
-            counted = mem.count_review_items(f)
+            counted = mem.count_review_items(f, reviewer=who.id)  # in the scopes they decide in
             if counted.items == 0:
                 emit({"matched": 0}, as_json, lambda _: out.print("nothing pending matches", markup=False))
                 return
@@ -408,6 +408,7 @@ def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
         "policy_admins": pol.admin_roles(),
         "attributes": rows,
         "reviewers": {k: v.roles for k, v in pol.reviewers.items()},
+        "reviewer_scopes": {k: v.scopes for k, v in pol.reviewers.items() if v.scopes is not None},
     }
 
     def render(d: dict[str, Any]) -> None:

@@ -219,6 +219,7 @@ def reviewers_list(as_json: JsonOpt = False) -> None:
             "reviewer": a.id,
             "name": a.name,
             "roles": list(a.roles),
+            "scopes": list(a.scopes) if a.scopes is not None else None,
             "read_only": a.read_only,
             "password": a.can_sign_in_with_password,
         }
@@ -235,7 +236,9 @@ def reviewers_list(as_json: JsonOpt = False) -> None:
                 cell(r["reviewer"]),
                 cell(r["name"]),
                 cell(", ".join(roles) if isinstance(roles, list) else roles),
-                "no (read-only)" if r["read_only"] else "yes",
+                "no (read-only)"
+                if r["read_only"]
+                else "yes" + (f", in {', '.join(r['scopes'])} only" if r["scopes"] else ""),  # type: ignore[arg-type]
                 "yes" if r["password"] else "no",
             )
         out.print(table)

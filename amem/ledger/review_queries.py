@@ -38,6 +38,8 @@ class ReviewFilter:
     created_before: datetime | None = None
     created_after: datetime | None = None
     newest_first: bool = False
+    #: Only these scopes (a reviewer limited to the accounts they own); None: every scope.
+    within: tuple[str, ...] | None = None
 
 
 def item_key() -> Any:
@@ -59,6 +61,8 @@ def _where(f: ReviewFilter) -> list[Any]:
     clauses: list[Any] = [proposals.c.status == ProposalStatus.PENDING.value]
     if f.scope:
         clauses.append(proposals.c.scope == f.scope)
+    if f.within is not None:
+        clauses.append(proposals.c.scope.in_(f.within) if f.within else sa.false())
     if f.attribute:
         clauses.append(proposals.c.attribute == f.attribute)
     if f.kind:

@@ -35,6 +35,8 @@ class Account:
     email: str | None = None
     password_hash: str | None = field(default=None, repr=False)
     decides: bool = False
+    #: The scopes (accounts) they decide in, sorted; None: every scope.
+    scopes: tuple[str, ...] | None = None
 
     @property
     def actor(self) -> Actor:
@@ -63,6 +65,7 @@ def accounts(policy: Policy) -> dict[str, Account]:
             email=reviewer.email,
             password_hash=reviewer.password_hash,
             decides=decides,
+            scopes=policy.scopes_of(ident),
         )
     return out
 

@@ -127,6 +127,12 @@ def erase(
         if not ids:
             raise NotFoundError(f"no raw log matches {chosen[0]!r}")
         raw = q.rows(tx, "raw_logs", "id", ids)
+        outside = sorted({r["scope"] for r in raw if not policy.decides_in(by, r["scope"])})
+        if outside:  # a lead limited to their accounts erases in those only; nothing is erased
+            mine = ", ".join(policy.scopes_of(by) or ())
+            raise PermissionDeniedError(
+                f"{by} decides in {mine} only: {chosen[0]!r} reaches raw logs of {', '.join(outside)}"
+            )
         calls = q.rows(tx, "llm_calls", "raw_log_id", ids)
         erased_notes = set(q.notes_of_raw_logs(tx, ids, [r["scope"] for r in raw]))
         reached = q.proposals_reached(tx, sorted(erased_notes), [c["id"] for c in calls])

@@ -465,6 +465,7 @@ class Governance:
         return reviewer.actor
 
     def _check_may_decide(self, proposal: Proposal, who: Actor) -> None:
+        self.check_decides_in(who.id, proposal.scope or "(no scope)")
         if not self.policy.may_approve(who.id, proposal.attribute):
             roles = ", ".join(self.policy.roles_of(who.id)) or "none"
             need = ", ".join(self.policy.approver_roles(proposal.attribute)) or "no role"
@@ -477,6 +478,13 @@ class Governance:
                 f"{who.id} proposed {proposal.id} (as {proposal.proposer.kind.value}:"
                 f"{proposal.proposer.id}) and may not decide it (self-approval)"
             )
+
+    def check_decides_in(self, reviewer: str, scope: str) -> None:
+        """PermissionDeniedError when the policy limits ``reviewer`` to other scopes (the accounts a
+        lead owns): every decision, revert and erasure of theirs stays in their accounts."""
+        if not self.policy.decides_in(reviewer, scope):
+            mine = ", ".join(self.policy.scopes_of(reviewer) or ())
+            raise PermissionDeniedError(f"{reviewer} decides in {mine} only, not in {scope}")
 
     def _pending(self, tx: LedgerTx, proposal_id: str) -> Proposal:
         proposal = tx.get_proposal(proposal_id)
@@ -594,6 +602,9 @@ class Governance:
                 raise NotFoundError(f"change {change_seq} does not exist")
             if change.kind == ChangeKind.CREATE:
                 raise InvalidInputError(f"change {change_seq} created the note; delete the note instead")
+            reverted = tx.get_note(change.note_id)
+            if reverted is not None:
+                self.check_decides_in(who.id, reverted.scope)
             why = f"revert of change {change_seq}" + (
                 f": {reason.strip()}" if reason and reason.strip() else ""
             )

@@ -13,6 +13,7 @@ import hashlib
 import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -140,10 +141,18 @@ class ReviewService:
 
     # -- reading -----------------------------------------------------------------------------------
 
-    def items(self, f: ReviewFilter | None = None, *, limit: int = 20, offset: int = 0) -> ReviewPage:
+    def for_reviewer(self, f: ReviewFilter, reviewer: str | None) -> ReviewFilter:
+        """``f`` narrowed to the scopes the policy limits ``reviewer`` to (the accounts a lead owns):
+        the queue they can decide. None, or a reviewer of every scope: ``f`` as it is."""
+        scopes = self.governance.policy.scopes_of(reviewer) if reviewer is not None else None
+        return f if scopes is None else replace(f, within=scopes)
+
+    def items(
+        self, f: ReviewFilter | None = None, *, limit: int = 20, offset: int = 0, reviewer: str | None = None
+    ) -> ReviewPage:
         """A page of items holding a matching pending proposal, oldest input first; each item
-        shows all of its pending proposals."""
-        f = f or ReviewFilter()
+        shows all of its pending proposals. ``reviewer``: only the scopes they decide in."""
+        f = self.for_reviewer(f or ReviewFilter(), reviewer)
         _check_filter(f)
         with self.ledger.read() as tx:
             keys = q.item_keys(tx, f, limit=limit, offset=offset)
@@ -158,8 +167,8 @@ class ReviewService:
             raise NotFoundError(f"no pending review item {key}: it does not exist or was decided")
         return found[0]
 
-    def count(self, f: ReviewFilter | None = None) -> MatchCount:
-        f = f or ReviewFilter()
+    def count(self, f: ReviewFilter | None = None, *, reviewer: str | None = None) -> MatchCount:
+        f = self.for_reviewer(f or ReviewFilter(), reviewer)
         _check_filter(f)
         with self.ledger.read() as tx:
             rows = q.matching_proposal_ids(tx, f)
@@ -190,7 +199,8 @@ class ReviewService:
         ``expected_items`` (and ``fingerprint``, when given) are what the reviewer was shown by
         ``count``: if the matching set changed since, nothing is decided. Each proposal then goes
         through governance's single approval, so one the reviewer may not decide is skipped and
-        reported."""
+        reported. Only the scopes the reviewer decides in match (count with the same ``reviewer``)."""
+        f = self.for_reviewer(f, reviewer.id)
         _check_filter(f)
         with self.ledger.read() as tx:
             rows = q.matching_proposal_ids(tx, f)

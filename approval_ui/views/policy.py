@@ -29,6 +29,7 @@ def main() -> None:
         md_escape(
             f"You ({account.id}, roles: {', '.join(account.roles) or 'none'}) may decide: "
             + (", ".join(mine) if mine else "nothing (read-only)")
+            + (f", in the accounts {', '.join(account.scopes)} only" if account.scopes is not None else "")
             + ". Agents and LLMs can never approve."
         ),
         icon=":material/badge:",
@@ -92,6 +93,7 @@ def main() -> None:
                         "reviewer": a.id,
                         "name": a.name,
                         "roles": ", ".join(a.roles),
+                        "accounts": ", ".join(a.scopes) if a.scopes is not None else "all",
                         "password sign-in": "yes" if a.can_sign_in_with_password else "no",
                     }
                     for a in accounts(mem.policy).values()

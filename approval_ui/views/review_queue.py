@@ -33,6 +33,10 @@ PAGE_SIZES = (5, 10, 25, 50)
 ANY = "any"
 ORDERS = ("oldest first", "newest first")
 CONFIRM_KEY = "queue_confirm_all"
+_YOUR_ACCOUNTS = (
+    "The policy limits your decisions to these accounts (reviewers.yaml, `scopes`): the queue shows "
+    "their items only, and approving all matching approves in them only."
+)
 
 
 def _reset_page() -> None:
@@ -139,10 +143,11 @@ def _on_all_cancel() -> None:
 # -- drawing -------------------------------------------------------------------------------------
 
 
-def _filters(mem: Memory) -> tuple[ReviewFilter, int, MatchCount]:
+def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCount]:
     choices = mem.review_choices()
+    mine = [s for s in choices["scopes"] if account.scopes is None or s in account.scopes]
     cols = st.columns([1.3, 1.3, 1.1, 1.1, 0.7, 0.7], vertical_alignment="bottom")
-    scope = cols[0].selectbox("Account", [ANY, *choices["scopes"]], key="queue_scope", on_change=_reset_page)
+    scope = cols[0].selectbox("Account", [ANY, *mine], key="queue_scope", on_change=_reset_page)
     attribute = cols[1].selectbox(
         "Attribute", [ANY, *choices["attributes"]], key="queue_attribute", on_change=_reset_page
     )
@@ -154,6 +159,7 @@ def _filters(mem: Memory) -> tuple[ReviewFilter, int, MatchCount]:
         attribute=None if attribute == ANY else attribute,
         kind=None if kind == ANY else kind,
         newest_first=order == "newest first",
+        within=account.scopes,  # a lead limited to the accounts they own sees those only
     )
     counted = mem.count_review_items(f)
     pages = max(1, -(-counted.items // size))
@@ -313,7 +319,9 @@ def main() -> None:
             md_escape(f"Read-only: your roles ({', '.join(account.roles) or 'none'}) approve nothing."),
             icon=":material/visibility:",
         )
-    f, offset, counted = _filters(mem)
+    if account.scopes is not None:
+        st.caption(md_escape(f"Your accounts: {', '.join(account.scopes)}"), help=_YOUR_ACCOUNTS)
+    f, offset, counted = _filters(mem, account)
     size = st.session_state.get("queue_size", PAGE_SIZES[1])
     page = mem.review_items(f, limit=size, offset=offset)
     held = counted.proposals

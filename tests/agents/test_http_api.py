@@ -15,7 +15,7 @@ from amem.api.app import create_app
 from amem.domain.models import InputStatus, utcnow
 from amem.ledger.tables import api_tokens
 from amem.memory import Memory
-from tests.factories import LLM, signed_in
+from tests.factories import LLM, said, signed_in
 
 
 @pytest.fixture
@@ -580,3 +580,28 @@ def test_without_decisions_the_api_decides_nothing_for_any_token(
         assert client.post(path, json={}, headers=reviewer).status_code in (404, 405)
     assert memory.count_pending("globex") == pending
     assert "decides nothing" in client.get("/openapi.json").json()["info"]["description"]
+
+
+def test_a_reviewer_limited_to_some_accounts_reads_and_decides_in_those(database_url: str, tmp_path) -> None:
+    """alice owns acme (reviewers.yaml scopes): through the API her token lists, counts and
+    approves acme's items only, as the console would show her."""
+    from tests.factories import policy_with_scopes
+
+    policy = policy_with_scopes(tmp_path / "policy", alice=["acme"])
+    with Memory(tmp_path / "home", database_url=database_url, policy=policy) as memory:
+        for scope in ("acme", "globex"):
+            note = said(memory, f"{scope.title()} renews in March", scope=scope)
+            memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+        alice = _reviewer_token(memory, "alice")
+        with TestClient(create_app(memory, decisions=True)) as api:
+            listed = api.get("/v1/review/items", headers=alice).json()
+            assert [i["scope"] for i in listed["items"]] == ["acme"] and listed["total"] == 1
+            counted = api.get("/v1/review/items/count", headers=alice).json()
+            assert counted["items"] == 1
+            body = {"expected_items": 1, "fingerprint": counted["fingerprint"]}
+            done = api.post("/v1/review/approve-matching", json=body, headers=alice)
+            assert done.status_code == 200 and len(done.json()["decided"]) == 1
+            (theirs,) = memory.pending(limit=10)
+            refused = api.post(f"/v1/review/proposals/{theirs.id}/approve", json={}, headers=alice)
+            assert refused.status_code == 403 and "not in globex" in refused.json()["detail"]
+        assert [p.scope for p in memory.pending(limit=10)] == ["globex"]

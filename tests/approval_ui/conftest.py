@@ -48,7 +48,7 @@ def write_console_policy(directory: Path, password_hash: str) -> Path:
         f'  alice: {{name: Alice Martin, roles: [cs_lead], password_hash: "{password_hash}"}}\n'
         f'  bob: {{name: Bob Chen, roles: [sales_lead], password_hash: "{password_hash}"}}\n'
         f'  audrey: {{name: Audrey Klein, roles: [auditor], password_hash: "{password_hash}"}}\n'
-        "  carol: {name: Carol Diaz, roles: [sales_lead]}\n",
+        "  carol: {name: Carol Diaz, roles: [sales_lead], scopes: [acme]}\n",
         encoding="utf-8",
     )
     return policy

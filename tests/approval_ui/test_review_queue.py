@@ -123,6 +123,28 @@ def test_approve_all_matching_counts_confirms_and_spans_pages(mem: Memory) -> No
     assert mem.proposal(kept.id).status == ProposalStatus.PENDING
 
 
+def test_a_lead_limited_to_their_accounts_sees_and_approves_only_those(mem: Memory) -> None:
+    """carol owns acme (reviewers.yaml scopes): globex's items are not hers to see in the queue or
+    to approve, with approve-all or otherwise; alice, a lead of every account, sees both."""
+    ours = [hold(mem, said(mem, f"Acme call {i}"), "next_step", "book a demo") for i in range(2)]
+    theirs = hold(mem, said(mem, "Globex call", scope="globex"), "next_step", "call back")
+    at = open_console("carol")
+    assert "Your accounts: acme" in plain(texts(at))
+    assert at.selectbox(key="queue_scope").options == ["any", "acme"]
+    approve_buttons = [b.key for b in at.button if b.key and b.key.startswith("approve_item_")]
+    assert len(approve_buttons) == 2 and theirs.raw_log_ids[0] not in "".join(approve_buttons)
+    at.button(key="approve_all").click().run()
+    assert "Approve all 2 matching items (2 held values), on every page?" in plain(texts(at))
+    at.button(key="confirm_all").click().run()
+    assert "Approved all 2 matching items: 2 approved." in plain(texts(at))
+    assert [mem.proposal(p.id).status for p in ours] == [ProposalStatus.APPROVED] * 2
+    assert mem.proposal(theirs.id).status == ProposalStatus.PENDING
+
+    alice = open_console("alice")
+    assert "Your accounts" not in plain(texts(alice))
+    assert [b.key for b in alice.button if b.key and b.key.startswith("approve_item_")] != []
+
+
 def test_approve_all_is_refused_when_the_set_changed_after_the_count(mem: Memory) -> None:
     first = said(mem, "Acme call")
     hold(mem, first, "next_step", "book a demo")
