@@ -79,6 +79,7 @@ def test_reviewers_list_says_who_can_sign_in(
     rows = {r["reviewer"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["alice"]["password"] and not rows["carol"]["password"]
     assert rows["audrey"]["read_only"] and not rows["bob"]["read_only"]
+    assert (rows["carol"]["scopes"], rows["alice"]["scopes"]) == (["acme"], None)  # carol owns acme only
     assert all("hash" not in json.dumps(r) for r in rows.values())
 
 
