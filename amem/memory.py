@@ -545,6 +545,10 @@ class Memory:
         """The item of raw log ``key`` (or of a proposal without a raw log)."""
         return self.review.item(key)
 
+    def decided_by(self, reviewer: str, *, limit: int = 8) -> list[Proposal]:
+        """The proposals ``reviewer`` (an identity) decided last, newest first."""
+        return self.review.decided_by(reviewer, limit=limit)
+
     def count_review_items(self, f: ReviewFilter | None = None, *, reviewer: str | None = None) -> MatchCount:
         return self.review.count(f, reviewer=reviewer)
 

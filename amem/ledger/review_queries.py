@@ -113,6 +113,17 @@ def pending_in_items(tx: LedgerTx, keys: Sequence[str]) -> list[Any]:
     return [_proposal(r) for r in tx.conn.execute(stmt)]
 
 
+def decided_by(tx: LedgerTx, reviewer: str, *, limit: int) -> list[Any]:
+    """The proposals ``reviewer`` decided, newest decision first (ix_proposals_reviewer_reviewed)."""
+    stmt = (
+        sa.select(proposals)
+        .where(proposals.c.reviewer == reviewer, proposals.c.reviewed_at.is_not(None))
+        .order_by(proposals.c.reviewed_at.desc(), proposals.c.seq.desc())
+        .limit(limit)
+    )
+    return [_proposal(r) for r in tx.conn.execute(stmt)]
+
+
 def first_raw_logs(tx: LedgerTx, note_list: Sequence[Note]) -> dict[str, RawLog]:
     """Each note's first raw log (what it was made from), by note id."""
     wanted = {n.id: n.raw_log_ids[0] for n in note_list if n.raw_log_ids}

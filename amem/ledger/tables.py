@@ -177,6 +177,8 @@ proposals = sa.Table(
     sa.Column("policy_sha256", sa.String(64), nullable=True),
     sa.Index("ix_proposals_status_created", "status", "created_at"),
     sa.Index("ix_proposals_note_attr_status", "note_id", "attribute", "status"),
+    # A reviewer's own last decisions, newest first (the console's queue page; migration 0020).
+    sa.Index("ix_proposals_reviewer_reviewed", "reviewer", "reviewed_at"),
 )
 
 changes = sa.Table(

@@ -160,6 +160,14 @@ class ReviewService:
             items = self._build(tx, keys)
         return ReviewPage(items=items, total=total)
 
+    def decided_by(self, reviewer: str, *, limit: int = 8) -> list[Proposal]:
+        """``reviewer``'s own last decisions, newest first: what they just did, from the ledger, so
+        it survives a reload (a message of the page would not)."""
+        if not 1 <= limit <= 100:
+            raise InvalidInputError(f"limit {limit}: give 1 to 100")
+        with self.ledger.read() as tx:
+            return q.decided_by(tx, reviewer, limit=limit)
+
     def item(self, key: str) -> ReviewItem:
         with self.ledger.read() as tx:
             found = self._build(tx, [key])

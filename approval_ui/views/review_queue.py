@@ -310,6 +310,39 @@ def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
                 _field(mem, account, item, field)
 
 
+def _last_decisions(mem: Memory, account: Account) -> None:
+    """The reviewer's own last decisions, from the ledger: what they just did is still said after a
+    reload or a lost browser session, when the page's own message is gone."""
+    decided = mem.decided_by(account.id, limit=8)
+    if not decided:
+        return
+    last = decided[0]
+    label = (
+        f"Your last decision: {last.status.value} {last.attribute} of {last.note_id} "
+        f"({last.scope}), {age(last.reviewed_at)}"
+    )
+    with st.expander(md_escape(label, keep_newlines=False), icon=":material/history:"):
+        st.dataframe(
+            [
+                {
+                    "when": age(p.reviewed_at),
+                    "decision": p.status.value,
+                    "account": p.scope,
+                    "value": f"{p.attribute} of {p.note_id}",
+                    "proposed": short(str(p.new_value), 60),
+                    "comment": p.review_comment or "",
+                }
+                for p in decided
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+        st.caption(
+            "The note explorer and the audit log show each in full; `amem revert CHANGE_SEQ` undoes a "
+            "change that was applied."
+        )
+
+
 def main() -> None:
     mem, account = state.memory(), state.current_account()
     st.title("Review queue")
@@ -321,6 +354,8 @@ def main() -> None:
         )
     if account.scopes is not None:
         st.caption(md_escape(f"Your accounts: {', '.join(account.scopes)}"), help=_YOUR_ACCOUNTS)
+    if not account.read_only:
+        _last_decisions(mem, account)
     f, offset, counted = _filters(mem, account)
     size = st.session_state.get("queue_size", PAGE_SIZES[1])
     page = mem.review_items(f, limit=size, offset=offset)

@@ -173,7 +173,10 @@ def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url:
                 page.locator(f".st-key-approve_{p.id} button"),
                 page.get_by_text("Nothing waiting for review here."),
             )
-            approved = page.get_by_text(f"Approved: decision_rationale of {note.id}.")
+            # said from the ledger, so it holds even if the browser's session restarted meanwhile
+            # (the page's own "Approved: ..." message lives in the session, and went with it once)
+            last = f"Your last decision: approved decision_rationale of {note.id} (acme)"
+            approved = page.get_by_text(last)
             expect(approved).to_be_visible(timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "console-approved.png"), full_page=True)
             assert dialogs == []  # the note's <script> never ran

@@ -69,6 +69,31 @@ def test_approve_an_item_whole(mem: Memory) -> None:
     assert "Nothing waiting for review here." in plain(texts(at))
 
 
+def _last_decisions(at: object) -> list[object]:
+    return [e for e in at.expander if e.label.startswith("Your last decision")]  # type: ignore[attr-defined]
+
+
+def test_a_reviewer_sees_their_last_decisions_after_a_reload(mem: Memory) -> None:
+    """The page's message goes with the session; the ledger's record of what she decided stays:
+    a fresh session (a reload, a lost browser tab) still tells alice what she did last, and not
+    what bob did."""
+    note, proposals = call_item(mem)
+    at = open_console("alice")
+    assert not _last_decisions(at)  # nothing decided yet
+    at.text_input(key=f"comment_{note.raw_log_ids[0]}").input("matches the call")
+    at.button(key=f"approve_item_{note.raw_log_ids[0]}").click().run()
+
+    reloaded = open_console("alice")
+    (shown,) = _last_decisions(reloaded)
+    label = plain(shown.label)  # type: ignore[attr-defined]
+    assert label.startswith("Your last decision: approved ") and f"of {note.id} (acme), just now" in label
+    rows = reloaded.dataframe[0].value.to_dict("records")
+    assert len(rows) == len(proposals) and {r["decision"] for r in rows} == {"approved"}
+    assert {r["comment"] for r in rows} == {"matches the call"}
+    assert not _last_decisions(open_console("bob"))  # his own decisions only
+    assert len(mem.decided_by("alice", limit=2)) == 2
+
+
 def test_field_by_field_approve_one_reject_one(mem: Memory) -> None:
     note, proposals = call_item(mem)
     at = open_console("alice")
