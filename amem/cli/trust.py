@@ -108,6 +108,68 @@ def backup(
 
 
 @app.command()
+def restore(
+    backup_file: Annotated[
+        str, typer.Argument(help="A file `amem backup` wrote (SQLite, or a PostgreSQL dump).")
+    ],
+    checkpoints: CheckpointsOpt = None,
+    public_key: PublicKeyOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Restore a backup into this store's ledger place, which must be empty, verify it, then
+    rebuild the index. Exit 1 if it does not verify.
+
+    Never over a ledger: one newer than the backup holds inputs kept after it. Point --home or
+    --database-url at a new place (a new SQLite file; a PostgreSQL database whose schema holds no
+    table), restore there, then run amem against it."""
+    from amem.cli.progress import reporter
+    from amem.services import checkpoints as cp
+    from amem.services.restore import restore as restore_backup
+
+    cfg = settings()
+    statements = cp.read_checkpoints(Path(checkpoints)) if checkpoints else []
+    key = None
+    if checkpoints:
+        key = cp.load_public_key(Path(public_key) if public_key else cp.default_key_path(cfg.home))
+    with reporter(as_json) as progress:
+        report = restore_backup(
+            Path(backup_file), cfg.database_url, checkpoints=statements, public_key=key, progress=progress
+        )
+        indexed = None
+        if report.restored:  # the index is derived: rebuilt from the restored ledger's stored vectors
+            from amem.memory import Memory
+
+            with Memory(
+                cfg.home, database_url=report.ledger_url, policy=cfg.policy_path, create=False
+            ) as mem:
+                indexed = mem.reindex(progress=progress)
+
+    def render(r: Any) -> None:
+        heads = r.heads
+        where = r.database_url + (f" (schema {r.schema_name})" if r.schema_name else "")
+        held = (
+            f"{heads['counts'].get('raw_log', 0)} raw logs, {heads['event_seq']} events (head "
+            f"{heads['event_hash'][:12]}), {heads['change_seq']} changes"
+        )
+        if r.restored:
+            out.print(f"restored {r.backup} into {where} in {r.seconds:.1f} s: {held}", markup=False)
+            out.print(f"index rebuilt: {indexed} notes", markup=False)
+        elif r.kind == "sqlite":
+            out.print(f"nothing restored: the copy of {r.backup} does not verify ({held})", markup=False)
+        else:
+            out.print(
+                f"restored into {where}, but it does not verify ({held}): do not point amem at it; it is "
+                "left there to be inspected (drop its schema when done)",
+                markup=False,
+            )
+        print_verification(r.verified, "the restored ledger")
+
+    emit(report.model_dump(mode="json") | {"indexed": indexed}, as_json, lambda d: render(report))
+    if not report.restored:
+        raise typer.Exit(1)
+
+
+@app.command()
 def erasures(as_json: JsonOpt = False) -> None:
     """Every erasure, newest first: who erased what, when, why, and the rows it redacted."""
     with open_memory(create=False) as mem:

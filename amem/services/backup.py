@@ -15,9 +15,7 @@ it is derived, and ``amem reindex`` rebuilds it from the ledger's stored vectors
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -31,6 +29,7 @@ from pydantic import BaseModel
 from amem.domain.progress import Progress, no_progress
 from amem.errors import ConfigError, InvalidInputError
 from amem.ledger.store import Ledger
+from amem.services import pg_client
 from amem.services.integrity import VerifyResult, verify_ledger
 
 
@@ -125,43 +124,23 @@ class _CannotRestore(Exception):
     """The dump is made, but no scratch database can be had to restore and verify it in."""
 
 
-def _client(program: str) -> str:
-    found = shutil.which(program)
-    if found is None:
-        raise ConfigError(
-            f"{program} is not on PATH: amem backup dumps a PostgreSQL ledger with PostgreSQL's own client "
-            "programs (pg_dump, pg_restore), of the server's major version or newer"
-        )
-    return found
-
-
-def _libpq(url: sa.URL) -> tuple[str, dict[str, str]]:
-    """A libpq connection URI for ``url`` without its password, which goes in PGPASSWORD instead
-    (a command line is visible to every user of the machine)."""
-    env = dict(os.environ)
-    if url.password is not None:
-        env["PGPASSWORD"] = str(url.password)
-    bare = url.set(drivername="postgresql", password=None)
-    return bare.render_as_string(hide_password=False), env
-
-
 def _schema(ledger: Ledger) -> str:
     with ledger.read(one_statement=True) as tx:
         return str(tx.conn.execute(sa.text("SELECT current_schema()")).scalar_one())
 
 
-def _run(command: list[str], env: dict[str, str], what: str) -> None:
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise ConfigError(f"{what} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
-
-
 def _dump_postgres(ledger: Ledger, partial: Path) -> None:
     """pg_dump's custom format, the ledger's schema alone, in one snapshot (pg_dump reads in one
     REPEATABLE READ transaction, so commits made meanwhile are wholly in or wholly out)."""
-    uri, env = _libpq(ledger.engine.url)
-    command = [_client("pg_dump"), "--format=custom", f"--schema={_schema(ledger)}", f"--file={partial}", uri]
-    _run(command, env, "pg_dump")
+    uri, env = pg_client.libpq(ledger.engine.url)
+    command = [
+        pg_client.client("pg_dump"),
+        "--format=custom",
+        f"--schema={_schema(ledger)}",
+        f"--file={partial}",
+        uri,
+    ]
+    pg_client.run(command, env, "pg_dump")
 
 
 @contextmanager
@@ -189,8 +168,10 @@ def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
                 conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         finally:
             fresh.dispose()
-        uri, env = _libpq(url)
-        _run([_client("pg_restore"), "--no-owner", f"--dbname={uri}", str(partial)], env, "pg_restore")
+        uri, env = pg_client.libpq(url)
+        pg_client.run(
+            [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}", str(partial)], env, "pg_restore"
+        )
         query = {k: v for k, v in url.query.items() if k != "options"}
         scoped = url.set(query={**query, "options": f"-csearch_path={schema}"})
         copy = Ledger(scoped.render_as_string(hide_password=False), create_if_empty=False)

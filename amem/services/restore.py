@@ -1,0 +1,263 @@
+"""A backup put back into service, proven before anything relies on it.
+
+`amem backup` writes a SQLite copy or a PostgreSQL dump (amem/services/backup.py); restoring one
+used to be the operator's own work with `cp` or `pg_restore`, and nothing checked what came back.
+A restore here goes only into an empty place (a new SQLite file, a PostgreSQL schema that holds no
+table): it never overwrites a ledger, since a ledger newer than the backup holds inputs that were
+acknowledged after it, and history is never rewritten. The restored ledger is verified as `amem
+verify` does (both chains, every row, each signed checkpoint given) before it is called restored.
+
+SQLite: the backup is copied with SQLite's backup API to a temporary name beside the target (the
+backup file itself is only read), verified there, and renamed into place; a copy that does not
+verify is removed and nothing is restored. PostgreSQL: ``pg_restore`` into the target database (the
+dump's schema, made there unless it exists empty), then verified; one that does not verify is left
+there for inspection, and the report says so. The vector index is derived: the CLI rebuilds it from
+the restored ledger's stored vectors.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from pydantic import BaseModel, Field
+
+from amem.domain.progress import Progress, no_progress
+from amem.errors import InvalidInputError
+from amem.ledger.store import Ledger
+from amem.services import pg_client
+from amem.services.integrity import VerifyResult, verify_ledger
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_PG_DUMP_MAGIC = b"PGDMP"
+#: A schema entry of ``pg_restore --list``: "3; 2615 2200 SCHEMA - public pg_database_owner".
+_SCHEMA_ENTRY = re.compile(r"^\d+; \d+ \d+ SCHEMA - (\S+) ")
+
+
+class RestoreReport(BaseModel):
+    backup: str
+    kind: Literal["sqlite", "postgresql"]
+    #: Where the ledger now is: the database URL to give amem (its password hidden).
+    database_url: str
+    #: PostgreSQL: the schema restored (the dump's own); None for SQLite.
+    schema_name: str | None = None
+    seconds: float
+    heads: dict[str, Any]
+    verified: VerifyResult
+    #: False when the copy did not verify: SQLite restores nothing then; PostgreSQL leaves it in place.
+    restored: bool
+    #: The URL that opens the restored ledger, password included: never printed or serialised.
+    ledger_url: str = Field(exclude=True, repr=False)
+
+
+def kind_of(backup: Path) -> Literal["sqlite", "postgresql"]:
+    """Which kind of backup ``backup`` is, by its first bytes."""
+    try:
+        with backup.open("rb") as f:
+            head = f.read(len(_SQLITE_MAGIC))
+    except OSError as exc:
+        raise InvalidInputError(f"{backup}: cannot read the backup: {exc.strerror or exc}") from None
+    if head.startswith(_SQLITE_MAGIC):
+        return "sqlite"
+    if head.startswith(_PG_DUMP_MAGIC):
+        return "postgresql"
+    raise InvalidInputError(
+        f"{backup} is neither a SQLite ledger nor a pg_dump custom-format file: "
+        "give a file `amem backup` wrote"
+    )
+
+
+def restore(
+    backup: Path,
+    target_url: str,
+    *,
+    checkpoints: Sequence[tuple[int, dict[str, Any]]] = (),
+    public_key: Any = None,
+    progress: Progress = no_progress,
+) -> RestoreReport:
+    """Restore ``backup`` into the empty ledger place ``target_url`` and verify it there."""
+    backup = backup.expanduser().resolve()
+    kind = kind_of(backup)
+    target = sa.make_url(target_url)
+    backend = target.get_backend_name()
+    if backend != kind:
+        raise InvalidInputError(
+            f"{backup} is a {kind} backup and the store's ledger is {backend} ({_shown(target)}): "
+            f"restore it into a {kind} ledger (--database-url)"
+        )
+    started = time.perf_counter()
+    progress("restoring the ledger", 0, 1)
+    if kind == "sqlite":
+        return _restore_sqlite(backup, target, started, checkpoints, public_key, progress)
+    return _restore_postgres(backup, target, started, checkpoints, public_key, progress)
+
+
+def _verified(
+    ledger: Ledger, checkpoints: Sequence[tuple[int, dict[str, Any]]], public_key: Any, progress: Progress
+) -> tuple[VerifyResult, dict[str, Any]]:
+    verified = verify_ledger(ledger, checkpoints, public_key, progress=progress)
+    with ledger.read() as tx:
+        return verified, tx.chain_state()
+
+
+# -- SQLite ----------------------------------------------------------------------------------------
+
+
+def _restore_sqlite(
+    backup: Path,
+    target: sa.URL,
+    started: float,
+    checkpoints: Sequence[tuple[int, dict[str, Any]]],
+    public_key: Any,
+    progress: Progress,
+) -> RestoreReport:
+    if not target.database or target.database == ":memory:":
+        raise InvalidInputError(f"{_shown(target)}: restore a SQLite backup into a file")
+    dest = Path(target.database).expanduser().resolve()
+    for path in (dest, dest.with_name(dest.name + "-wal")):
+        if path.exists() and path.stat().st_size > 0:
+            raise InvalidInputError(
+                f"{path} holds a ledger already: a restore never overwrites one (it would lose what was "
+                "kept after the backup); restore into a new place (--home DIR or --database-url) and "
+                "point amem at it"
+            )
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".restoring", dir=dest.parent)
+    os.close(fd)
+    partial = Path(name)
+    try:
+        source = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)  # the backup is only read
+        try:
+            copy = sqlite3.connect(partial)
+            try:
+                source.backup(copy)
+            finally:
+                copy.close()
+        finally:
+            source.close()
+        opened = Ledger(f"sqlite:///{partial}", create_if_empty=False)
+        try:
+            verified, heads = _verified(opened, checkpoints, public_key, progress)
+        finally:
+            opened.close()
+        if verified.ok:
+            _checkpointed(partial)
+            os.replace(partial, dest)
+            _fsync(dest.parent)
+    finally:
+        for leftover in (
+            partial,
+            partial.with_name(partial.name + "-wal"),
+            partial.with_name(partial.name + "-shm"),
+        ):
+            leftover.unlink(missing_ok=True)
+    return RestoreReport(
+        backup=str(backup),
+        kind="sqlite",
+        database_url=f"sqlite:///{dest}",
+        seconds=round(time.perf_counter() - started, 3),
+        heads=heads,
+        verified=verified,
+        restored=verified.ok,
+        ledger_url=f"sqlite:///{dest}",
+    )
+
+
+def _checkpointed(path: Path) -> None:
+    """Everything of ``path``'s write-ahead log in the file itself, so renaming the file moves it whole."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        conn.close()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+
+
+def _restore_postgres(
+    backup: Path,
+    target: sa.URL,
+    started: float,
+    checkpoints: Sequence[tuple[int, dict[str, Any]]],
+    public_key: Any,
+    progress: Progress,
+) -> RestoreReport:
+    uri, env = pg_client.libpq(target)
+    listing = pg_client.run([pg_client.client("pg_restore"), "--list", str(backup)], env, "pg_restore --list")
+    schemas = [m.group(1) for line in listing.splitlines() if (m := _SCHEMA_ENTRY.match(line))]
+    if len(schemas) != 1:
+        raise InvalidInputError(
+            f"{backup}: expected the dump of one ledger schema, found {schemas or 'none'}"
+        )
+    (schema,) = schemas
+    engine = sa.create_engine(target.set(query={k: v for k, v in target.query.items() if k != "options"}))
+    try:
+        with engine.connect() as conn:
+            exists = conn.execute(
+                sa.text("SELECT count(*) FROM pg_namespace WHERE nspname = :s"), {"s": schema}
+            ).scalar_one()
+            tables = conn.execute(
+                sa.text("SELECT count(*) FROM information_schema.tables WHERE table_schema = :s"),
+                {"s": schema},
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    if tables:
+        raise InvalidInputError(
+            f"schema {schema!r} of {_shown(target)} holds {tables} table(s) already: a restore never "
+            "overwrites a ledger (it would lose what was kept after the backup); restore into a new "
+            "database (--database-url)"
+        )
+    command = [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}"]
+    if exists:  # an empty schema, say "public" of a new database: restore into it, do not make it
+        kept = [line if not _SCHEMA_ENTRY.match(line) else ";" + line for line in listing.splitlines()]
+        with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as toc:
+            toc.write("\n".join(kept) + "\n")
+        command.append(f"--use-list={toc.name}")
+    try:
+        pg_client.run([*command, str(backup)], env, "pg_restore")
+    finally:
+        if exists:
+            os.unlink(toc.name)
+    query = {k: v for k, v in target.query.items() if k != "options"}
+    scoped = (
+        target.set(query={**query, "options": f"-csearch_path={schema}"}) if schema != "public" else target
+    )
+    url = scoped.render_as_string(hide_password=False)
+    restored = Ledger(url, create_if_empty=False)
+    try:
+        verified, heads = _verified(restored, checkpoints, public_key, progress)
+    finally:
+        restored.close()
+    return RestoreReport(
+        backup=str(backup),
+        kind="postgresql",
+        database_url=_shown(scoped),
+        schema_name=schema,
+        seconds=round(time.perf_counter() - started, 3),
+        heads=heads,
+        verified=verified,
+        restored=verified.ok,
+        ledger_url=url,
+    )
+
+
+def _shown(url: sa.URL) -> str:
+    return url.render_as_string(hide_password=True)

@@ -1,0 +1,166 @@
+"""`amem restore`: a backup put back into service in an empty place, proven before it is used."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from unittest.mock import patch
+
+import pytest
+import sqlalchemy as sa
+
+from amem.cli import main
+from amem.errors import InvalidInputError
+from amem.memory import Memory
+from amem.services import checkpoints
+from amem.services.restore import restore
+from tests.conftest import POSTGRES_URL
+from tests.factories import make_note
+
+
+@pytest.fixture
+def lite(tmp_path: Path) -> Iterator[Memory]:
+    mem = Memory(tmp_path / "home")  # the embedded default: a SQLite ledger
+    yield mem
+    mem.close()
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with patch("sys.stdout", out), patch("sys.stderr", err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_backup_is_restored_into_a_new_store_proven_and_searchable(lite: Memory, tmp_path: Path) -> None:
+    renewal = make_note(lite, "Initech renewed for two years", scope="initech")
+    key, log = tmp_path / "key.pem", tmp_path / "checkpoints.jsonl"
+    checkpoints.init_key(key)
+    lite.checkpoint(key=key, log=log)
+    make_note(lite, "Initech asked for SSO", scope="initech")
+    backup = Path(lite.backup(tmp_path / "b.sqlite3").path)
+    before = _digest(backup)
+
+    proof = ["--checkpoints", str(log), "--public-key", str(key)]
+    code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(backup), *proof, "--json")
+
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["restored"] and report["verified"]["ok"] and report["indexed"] == 2
+    assert [c["proven"] for c in report["verified"]["checkpoints"]] == [True]
+    assert "ledger_url" not in report
+    assert _digest(backup) == before  # the backup is only read
+    with Memory(tmp_path / "new", create=False) as back:
+        assert back.count_raw_logs() == 2 and back.verify().ok
+        assert [h.note.id for h in back.search("renewal two years", scope="initech", k=1)] == [renewal.id]
+    assert [p.name for p in (tmp_path / "new").iterdir() if "restoring" in p.name] == []
+
+
+def test_a_restore_never_overwrites_a_ledger(lite: Memory, tmp_path: Path) -> None:
+    make_note(lite, "Acme pays $42 per seat")
+    backup = Path(lite.backup(tmp_path / "b.sqlite3").path)
+    make_note(lite, "Acme pays $49 per seat from now on")  # kept after the backup
+    with pytest.raises(InvalidInputError, match="holds a ledger already: a restore never overwrites"):
+        restore(backup, lite.settings.database_url)
+    assert lite.count_raw_logs() == 2 and lite.verify().ok
+
+
+def test_a_tampered_backup_restores_nothing(lite: Memory, tmp_path: Path) -> None:
+    note = make_note(lite, "Acme pays $42 per seat")
+    backup = Path(lite.backup(tmp_path / "b.sqlite3").path)
+    with sqlite3.connect(backup) as conn:
+        conn.execute("DROP TRIGGER raw_logs_no_update")
+        conn.execute("UPDATE raw_logs SET text = 'Acme pays $4 per seat'")
+
+    code, out, _ = _cli("--home", str(tmp_path / "new"), "restore", str(backup))
+
+    assert code == 1 and "nothing restored" in out and "TAMPERED" in out and note.raw_log_ids[0] in out
+    assert not (tmp_path / "new" / "ledger.sqlite3").exists()
+    assert list((tmp_path / "new").glob("*restoring*")) == []
+
+
+def test_what_is_not_a_backup_or_fits_no_ledger_is_refused_with_why(lite: Memory, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a backup")
+    with pytest.raises(InvalidInputError, match="neither a SQLite ledger nor a pg_dump"):
+        restore(notes, f"sqlite:///{tmp_path / 'new.sqlite3'}")
+    backup = Path(lite.backup(tmp_path / "b.sqlite3").path)
+    with pytest.raises(InvalidInputError, match="is a sqlite backup and the store's ledger is postgresql"):
+        restore(backup, "postgresql+psycopg://amem@127.0.0.1/amem")
+
+
+@pytest.fixture
+def new_database() -> Iterator[str]:
+    """A database of its own on the test server, dropped afterwards."""
+    if not POSTGRES_URL:
+        pytest.skip("AMEM_TEST_POSTGRES_URL is not set (.ci/run sets it to the PostgreSQL it uses)")
+    name = f"amem_r_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.mark.postgres
+def test_a_postgresql_dump_is_restored_into_a_new_database(
+    memory: Memory, new_database: str, tmp_path: Path
+) -> None:
+    """A ledger of a schema of its own (as the tests keep them) comes back in that schema of the new
+    database; a second restore there is refused."""
+    if memory.ledger.dialect != "postgresql":
+        pytest.skip("pg_restore's path")
+    note = make_note(memory, "Initech renewed for two years", scope="initech")
+    dump = Path(memory.backup(tmp_path / "ledger.dump").path)
+
+    code, out, err = _cli(
+        "--home", str(tmp_path / "new"), "--database-url", new_database, "restore", str(dump), "--json"
+    )
+
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["restored"] and report["indexed"] == 1 and report["schema_name"].startswith("amem_")
+    url = sa.make_url(new_database).set(query={"options": f"-csearch_path={report['schema_name']}"})
+    with Memory(
+        tmp_path / "new", database_url=url.render_as_string(hide_password=False), create=False
+    ) as back:
+        assert back.read(note.id).content == "Initech renewed for two years" and back.verify().ok
+    with pytest.raises(InvalidInputError, match=r"holds .* table\(s\) already"):
+        restore(dump, new_database)
+
+
+@pytest.mark.postgres
+def test_a_ledger_of_the_public_schema_comes_back_into_a_new_databases_public(
+    new_database: str, tmp_path: Path
+) -> None:
+    """The team setup: the ledger in "public" of its database; a new database has an empty "public"
+    already, which the restore fills instead of failing on "schema public already exists"."""
+    source = new_database.replace("amem_r_", "amem_s_")
+    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")  # type: ignore[arg-type]
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{sa.make_url(source).database}"'))
+    try:
+        with Memory(tmp_path / "team", database_url=source) as team:
+            make_note(team, "Initech renewed for two years", scope="initech")
+            dump = Path(team.backup(tmp_path / "ledger.dump").path)
+        report = restore(dump, new_database)
+        assert report.restored and report.schema_name == "public" and report.heads["counts"]["raw_log"] == 1
+        with Memory(tmp_path / "back", database_url=new_database, create=False) as back:
+            assert back.count_raw_logs() == 1
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{sa.make_url(source).database}" WITH (FORCE)'))
+        admin.dispose()
