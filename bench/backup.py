@@ -13,11 +13,15 @@ times over under distinct scopes) through ``Memory.add_notes`` with the offline 
 
     python bench/backup.py                       # 2 copies of the samples, 20,000 queued inputs
     python bench/backup.py --copies 1 --queued 0 --rounds 1   # a quick look
+
+Each round then restores the backup into a new store (`amem restore`, its own process): the copy
+and its verification, and the whole command with the index rebuilt from the stored vectors.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -96,6 +100,8 @@ def main() -> None:
             "cp (file and WAL)": [],
             "backup: copy": [],
             "backup: verify the copy": [],
+            "restore: copy and verify": [],
+            "restore: the command, index rebuilt": [],
         }
         quiet: list[float] = []
         during: list[float] = []
@@ -141,6 +147,27 @@ def main() -> None:
             assert report.verified.ok, report.verified.problems
             rows["backup: copy"].append(report.copy_seconds)
             rows["backup: verify the copy"].append(report.seconds - report.copy_seconds)
+            began = time.perf_counter()  # the backup put back into a new store, as an operator would
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "amem",
+                    "--home",
+                    f"{tmp}/restored-{r}",
+                    "restore",
+                    report.path,
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"amem restore failed ({done.returncode}):\n{done.stderr}")
+            restored = json.loads(done.stdout)
+            assert restored["restored"] and restored["heads"] == report.heads
+            rows["restore: copy and verify"].append(restored["seconds"])
+            rows["restore: the command, index rebuilt"].append(time.perf_counter() - began)
         mem.close()
 
     print(f"\n{args.rounds} rounds, 2 cores, SQLite; medians\n")
