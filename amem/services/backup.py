@@ -70,7 +70,7 @@ def back_up(
         _dump_postgres(ledger, partial)
     else:
         _copy_sqlite(ledger, partial)
-    _fsync(partial)
+    fsync(partial)
     copied = time.perf_counter() - started
     try:
         with _restored_postgres(ledger, partial) if postgres else _opened_sqlite(partial) as copy:
@@ -81,7 +81,7 @@ def back_up(
         os.replace(partial, dest)
         raise ConfigError(f"{dest} is written but not verified: {exc}") from None
     os.replace(partial, dest)
-    _fsync(dest.parent)
+    fsync(dest.parent)
     return BackupReport(
         path=str(dest),
         bytes=dest.stat().st_size,
@@ -184,7 +184,8 @@ def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)'))
 
 
-def _fsync(path: Path) -> None:
+def fsync(path: Path) -> None:
+    """A file or directory on disk before what depends on it is said done."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -23,6 +23,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +34,7 @@ from amem.domain.progress import Progress, no_progress
 from amem.errors import InvalidInputError
 from amem.ledger.store import Ledger
 from amem.services import pg_client
+from amem.services.backup import fsync
 from amem.services.integrity import VerifyResult, verify_ledger
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -92,32 +94,34 @@ def restore(
             f"{backup} is a {kind} backup and the store's ledger is {backend} ({_shown(target)}): "
             f"restore it into a {kind} ledger (--database-url)"
         )
-    started = time.perf_counter()
     progress("restoring the ledger", 0, 1)
-    if kind == "sqlite":
-        return _restore_sqlite(backup, target, started, checkpoints, public_key, progress)
-    return _restore_postgres(backup, target, started, checkpoints, public_key, progress)
+    proof = _Proof(checkpoints, public_key, progress, time.perf_counter())
+    return (_restore_sqlite if kind == "sqlite" else _restore_postgres)(backup, target, proof)
 
 
-def _verified(
-    ledger: Ledger, checkpoints: Sequence[tuple[int, dict[str, Any]]], public_key: Any, progress: Progress
-) -> tuple[VerifyResult, dict[str, Any]]:
-    verified = verify_ledger(ledger, checkpoints, public_key, progress=progress)
-    with ledger.read() as tx:
-        return verified, tx.chain_state()
+@dataclass(frozen=True)
+class _Proof:
+    """What a restored ledger is verified against, and when the restore began."""
+
+    checkpoints: Sequence[tuple[int, dict[str, Any]]]
+    public_key: Any
+    progress: Progress
+    started: float
+
+    def verify(self, ledger: Ledger) -> tuple[VerifyResult, dict[str, Any]]:
+        """The ledger verified as `amem verify` does, and its chain heads."""
+        verified = verify_ledger(ledger, self.checkpoints, self.public_key, progress=self.progress)
+        with ledger.read() as tx:
+            return verified, tx.chain_state()
+
+    def seconds(self) -> float:
+        return round(time.perf_counter() - self.started, 3)
 
 
 # -- SQLite ----------------------------------------------------------------------------------------
 
 
-def _restore_sqlite(
-    backup: Path,
-    target: sa.URL,
-    started: float,
-    checkpoints: Sequence[tuple[int, dict[str, Any]]],
-    public_key: Any,
-    progress: Progress,
-) -> RestoreReport:
+def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreReport:
     if not target.database or target.database == ":memory:":
         raise InvalidInputError(f"{_shown(target)}: restore a SQLite backup into a file")
     dest = Path(target.database).expanduser().resolve()
@@ -144,13 +148,13 @@ def _restore_sqlite(
             source.close()
         opened = Ledger(f"sqlite:///{partial}", create_if_empty=False)
         try:
-            verified, heads = _verified(opened, checkpoints, public_key, progress)
+            verified, heads = proof.verify(opened)
         finally:
             opened.close()
         if verified.ok:
             _checkpointed(partial)
             os.replace(partial, dest)
-            _fsync(dest.parent)
+            fsync(dest.parent)
     finally:
         for leftover in (
             partial,
@@ -162,7 +166,7 @@ def _restore_sqlite(
         backup=str(backup),
         kind="sqlite",
         database_url=f"sqlite:///{dest}",
-        seconds=round(time.perf_counter() - started, 3),
+        seconds=proof.seconds(),
         heads=heads,
         verified=verified,
         restored=verified.ok,
@@ -180,25 +184,10 @@ def _checkpointed(path: Path) -> None:
         conn.close()
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 # -- PostgreSQL ------------------------------------------------------------------------------------
 
 
-def _restore_postgres(
-    backup: Path,
-    target: sa.URL,
-    started: float,
-    checkpoints: Sequence[tuple[int, dict[str, Any]]],
-    public_key: Any,
-    progress: Progress,
-) -> RestoreReport:
+def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreReport:
     uri, env = pg_client.libpq(target)
     listing = pg_client.run([pg_client.client("pg_restore"), "--list", str(backup)], env, "pg_restore --list")
     schemas = [m.group(1) for line in listing.splitlines() if (m := _SCHEMA_ENTRY.match(line))]
@@ -243,7 +232,7 @@ def _restore_postgres(
     url = scoped.render_as_string(hide_password=False)
     restored = Ledger(url, create_if_empty=False)
     try:
-        verified, heads = _verified(restored, checkpoints, public_key, progress)
+        verified, heads = proof.verify(restored)
     finally:
         restored.close()
     return RestoreReport(
@@ -251,7 +240,7 @@ def _restore_postgres(
         kind="postgresql",
         database_url=_shown(scoped),
         schema_name=schema,
-        seconds=round(time.perf_counter() - started, 3),
+        seconds=proof.seconds(),
         heads=heads,
         verified=verified,
         restored=verified.ok,

@@ -21,7 +21,7 @@ from amem.domain.models import ProposalStatus
 from amem.memory import Memory
 from approval_ui.auth import COOKIE_NAME
 from tests.approval_ui.conftest import PASSWORD, REPO
-from tests.factories import LLM, make_note, said
+from tests.factories import LLM, make_note, said, signed_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -268,6 +268,10 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
     mem.propose(
         other.id, "next_step", "plan the pilot", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids
     )
+    # alice decided before: her "Your last decision" line is on the page too, above the queue
+    earlier = said(mem, "Initech asked for SSO", scope="initech")
+    held = mem.propose(earlier.id, "next_step", "book the SSO demo", reason="r", proposer=LLM)
+    mem.approve(held.id, reviewer=signed_in(mem, "alice"))
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
@@ -277,6 +281,9 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
             first = page.locator(f".st-key-approve_item_{new.raw_log_ids[0]} button")
             _sign_in(page, first)
             expect(page.get_by_text("Older fact", exact=True)).to_be_visible(timeout=30_000)
+            expect(page.get_by_text(f"Your last decision: approved next_step of {earlier.id}")).to_be_visible(
+                timeout=30_000
+            )
             expect(page.get_by_text("send the order form by Friday", exact=True)).to_be_visible(
                 timeout=30_000
             )  # the proposed value, drawn
