@@ -162,6 +162,14 @@ def pending(
     newest_first: Annotated[bool, typer.Option("--newest-first", help="Newest first.")] = False,
     limit: Annotated[int, typer.Option(min=1, help="At most this many items.")] = 20,
     offset: Annotated[int, typer.Option(min=0, help="Skip this many items.")] = 0,
+    reviewer: Annotated[
+        str | None,
+        typer.Option(
+            "--reviewer",
+            help="Only the accounts this reviewer decides in (reviewers.yaml scopes): their queue. "
+            "Reading needs no password.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Review items waiting for a reviewer, one per input.
@@ -170,7 +178,16 @@ def pending(
     evidence marked in the raw log, and the source."""
     f = _review_filter(scope, attribute, kind, proposer, newest_first)
     with open_memory() as mem:
-        page = mem.review_items(f, limit=limit, offset=offset)
+        whose = None
+        if reviewer is not None:
+            from amem.errors import InvalidInputError
+            from amem.services.accounts import account_for
+
+            account = account_for(mem.policy, reviewer)
+            if account is None:
+                raise InvalidInputError(f"--reviewer {reviewer!r} is not a reviewer of the policy in force")
+            whose = account.id
+        page = mem.review_items(f, limit=limit, offset=offset, reviewer=whose)
 
     def render(p: Any) -> None:
         from amem.cli import blocks

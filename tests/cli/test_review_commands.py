@@ -16,6 +16,7 @@ from rich.console import Console
 from amem.cli import blocks, main
 from amem.domain.models import ProposalStatus
 from amem.memory import Memory
+from amem.policy import load_policy
 from amem.services.review import value_words
 from tests.conftest import REVIEWER_PASSWORDS
 from tests.factories import LLM, contradict, said, signed_in
@@ -265,3 +266,29 @@ def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> Non
     code, out, _ = run(memory, capsys, "search", "price per seat", "--scope", "acme", "--json")
     hits = json.loads(out)
     assert [h["note_id"] for h in hits] == [new.id] and hits[0]["said_at"].startswith("2026-08-20")
+
+
+def test_pending_for_a_reviewer_shows_the_accounts_they_decide_in(
+    memory: Memory, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import yaml
+
+    for scope in ("acme", "globex"):
+        n = said(memory, f"{scope} call", scope=scope)
+        memory.propose(n.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+    reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
+    data = yaml.safe_load(reviewers.read_text("utf-8"))
+    data["reviewers"]["alice"]["scopes"] = ["acme"]  # alice owns acme
+    reviewers.write_text(yaml.safe_dump(data), "utf-8")
+    owned = load_policy(os.environ["AMEM_POLICY"])
+    memory.install_policy(owned, by=signed_in(memory, "alice"))  # the policy in force from now on
+
+    code, out, err = run(memory, capsys, "pending", "--reviewer", "alice", "--json")
+    assert code == 0, err
+    assert [i["scope"] for i in json.loads(out)["items"]] == ["acme"]
+    code, out, _ = run(memory, capsys, "pending", "--json")
+    assert sorted(i["scope"] for i in json.loads(out)["items"]) == ["acme", "globex"]
+    code, _, err = run(memory, capsys, "pending", "--reviewer", "mallory")
+    assert code == 2 and "'mallory' is not a reviewer" in err
