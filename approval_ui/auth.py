@@ -26,6 +26,7 @@ from amem.errors import AmemError, SignInsLockedError
 from amem.memory import Memory
 from amem.policy import Policy
 from amem.services.accounts import Account, account_for, authenticator_credentials, identity_from_headers
+from amem.services.authentication import client_address
 from approval_ui.render import md_escape
 from approval_ui.state import ACCOUNT_KEY, signed_in_account
 
@@ -177,8 +178,11 @@ def sign_out() -> None:
 
 def _client_address() -> str | None:
     """The client's address as the console's server sees it (None on localhost, where every
-    session is one source). Streamlit warns that it can be spoofed: it spreads failed sign-ins
-    over addresses (so a guesser elsewhere cannot lock a reviewer out), while the cap on failures
-    from all addresses together bounds what spoofed ones can try."""
+    session is one source), or behind a reverse proxy listed in AMEM_UI_TRUSTED_PROXIES, the
+    address that proxy saw (amem.services.authentication.client_address). It spreads failed
+    sign-ins over addresses (so a guesser elsewhere cannot lock a reviewer out), while the cap on
+    failures from all addresses together bounds what spoofed ones can try."""
     address = st.context.ip_address
-    return address if isinstance(address, str) else None
+    peer = address if isinstance(address, str) else None
+    forwarded = st.context.headers.get_all("X-Forwarded-For") if peer is not None else []
+    return client_address(peer, forwarded, os.environ.get("AMEM_UI_TRUSTED_PROXIES"))

@@ -101,8 +101,12 @@ def ui(
 
     Reviewers sign in with the password whose bcrypt hash is in their password_hash
     (see `amem reviewers hash-password`), or through a trusted proxy header
-    (AMEM_UI_TRUSTED_HEADER=X-Forwarded-User).
+    (AMEM_UI_TRUSTED_HEADER=X-Forwarded-User). Behind a reverse proxy that only forwards, list it in
+    AMEM_UI_TRUSTED_PROXIES so failed sign-ins are counted per client, not per proxy.
     """
+    from amem.services.authentication import check_trusted_proxies
+
+    check_trusted_proxies(os.environ.get("AMEM_UI_TRUSTED_PROXIES", ""))
     require_console()
     cmd, env = console_command(port=port, headless=headless, address=address)
     cfg = settings()

@@ -17,9 +17,10 @@ own credentials: such code can write the database directly, which only ``verify`
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -47,6 +48,52 @@ SIGN_IN_WINDOW = timedelta(minutes=15)
 
 #: How a reviewer was authenticated (recorded nowhere secret; shown in messages).
 METHODS = ("password", "console", "trusted-header", "token", "test")
+
+
+def client_address(peer: str | None, forwarded_for: Sequence[str], trusted_proxies: str | None) -> str | None:
+    """The address a sign-in comes from, for counting failures per address. ``peer``: the
+    connection's own; ``forwarded_for``: every X-Forwarded-For header value, in order;
+    ``trusted_proxies``: AMEM_UI_TRUSTED_PROXIES, addresses or networks ("10.0.0.0/8, ::1").
+
+    Behind a reverse proxy every connection is the proxy's, so every reviewer would share one
+    address and one guesser's failures would lock the name out for all. The header is believed
+    only when the connection comes from a trusted proxy, and then only up to the first address
+    that is not one (the rightmost untrusted hop: what a client writes into the header itself is
+    to the left of it, so it cannot choose its own address)."""
+    if peer is None or not trusted_proxies:
+        return peer
+    trusted = [
+        ipaddress.ip_network(part.strip(), strict=False)
+        for part in trusted_proxies.split(",")
+        if part.strip()
+    ]
+
+    def is_trusted(address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in trusted)
+
+    if not is_trusted(peer):
+        return peer
+    hops = [hop.strip() for value in forwarded_for for hop in value.split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not is_trusted(hop):
+            return hop
+    return hops[0] if hops else peer
+
+
+def check_trusted_proxies(value: str) -> None:
+    """InvalidInputError naming the part of AMEM_UI_TRUSTED_PROXIES that is no address or network."""
+    for part in (p.strip() for p in value.split(",")):
+        if part:
+            try:
+                ipaddress.ip_network(part, strict=False)
+            except ValueError:
+                raise InvalidInputError(
+                    f"AMEM_UI_TRUSTED_PROXIES: {part!r} is no address or network (e.g. 10.0.0.5, 10.0.0.0/8)"
+                ) from None
 
 
 @dataclass(frozen=True)

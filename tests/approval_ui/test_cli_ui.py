@@ -96,3 +96,13 @@ def test_reviewers_list_shows_the_installed_policy_not_the_file(
     assert main(["reviewers", "list", "--json"]) == 0
     listed = {r["reviewer"] for r in json.loads(capsys.readouterr().out)}
     assert "alice" in listed and "bob" not in listed  # the file still names bob
+
+
+def test_ui_refuses_a_trusted_proxies_setting_it_cannot_read_before_serving(
+    console_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr("amem.cli.ui.os.execve", lambda path, *_: started.append(path))
+    monkeypatch.setenv("AMEM_UI_TRUSTED_PROXIES", "10.0.0.0/8, proxy.local")
+    assert main(["ui"]) == 2
+    assert "'proxy.local' is no address or network" in capsys.readouterr().err and started == []

@@ -205,3 +205,39 @@ def test_the_cli_asks_for_the_password_hidden(reviewer_passwords: dict[str, str]
     assert right.exit_code == 0, right.output
     assert "Password for bob" in right.output and reviewer_passwords["bob"] not in right.output
     assert memory.proposal(pid).reviewer == "bob"
+
+
+@pytest.mark.parametrize(
+    ("peer", "forwarded", "trusted", "address"),
+    [
+        # no proxy configured: the connection's own address, whatever a client writes in the header
+        ("198.51.100.2", ["1.2.3.4"], None, "198.51.100.2"),
+        # a trusted proxy: the client it saw, not the proxy (every reviewer shared it before)
+        ("10.0.0.5", ["203.0.113.7"], "10.0.0.0/8", "203.0.113.7"),
+        # a client that writes its own header cannot pick its address: the proxy appends the real one
+        ("10.0.0.5", ["1.2.3.4, 203.0.113.7"], "10.0.0.5", "203.0.113.7"),
+        # two trusted hops (a load balancer, then nginx): the first untrusted from the right
+        ("10.0.0.5", ["203.0.113.7, 10.0.0.9"], "10.0.0.0/8", "203.0.113.7"),
+        # the header from a connection that is not a trusted proxy is not believed
+        ("198.51.100.2", ["203.0.113.7"], "10.0.0.0/8", "198.51.100.2"),
+        # several header lines, in order
+        ("::1", ["203.0.113.7", "10.1.1.1"], "::1, 10.0.0.0/8", "203.0.113.7"),
+        # a trusted proxy that sent no header: itself
+        ("10.0.0.5", [], "10.0.0.0/8", "10.0.0.5"),
+        (None, ["203.0.113.7"], "10.0.0.0/8", None),
+    ],
+)
+def test_failed_sign_ins_are_counted_per_client_behind_a_trusted_proxy(
+    peer: str | None, forwarded: list[str], trusted: str | None, address: str | None
+) -> None:
+    from amem.services.authentication import client_address
+
+    assert client_address(peer, forwarded, trusted) == address
+
+
+def test_a_trusted_proxies_setting_that_is_no_address_is_named() -> None:
+    from amem.services.authentication import check_trusted_proxies
+
+    check_trusted_proxies("10.0.0.0/8, ::1, 192.168.1.7")
+    with pytest.raises(InvalidInputError, match=r"'proxy\.local' is no address or network"):
+        check_trusted_proxies("10.0.0.0/8, proxy.local")
