@@ -576,6 +576,21 @@ class Memory:
             f, reviewer, expected_items=expected_items, fingerprint=fingerprint, comment=comment
         )
 
+    def reject_matching(
+        self,
+        f: ReviewFilter,
+        *,
+        reviewer: AuthenticatedReviewer,
+        expected_items: int,
+        fingerprint: str | None = None,
+        comment: str,
+    ) -> DecisionReport:
+        """Reject every pending proposal matching ``f``, saying why; refused, nothing decided, when
+        the set differs from what ``count_review_items`` told the reviewer."""
+        return self.review.reject_matching(
+            f, reviewer, expected_items=expected_items, fingerprint=fingerprint, comment=comment
+        )
+
     def facts(
         self, scope: str, *, limit: int = 50, offset: int = 0, include_retired: bool = False
     ) -> FactPage:

@@ -157,7 +157,9 @@ class RejectIn(BaseModel):
     )
 
 
-class ApproveMatchingIn(ApproveIn):
+class _Matching(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     scope: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00]*$")
     kind: Literal["contradiction", "deletion", "revert", "value"] | None = None
     expected_items: int = Field(
@@ -168,6 +170,18 @@ class ApproveMatchingIn(ApproveIn):
         max_length=128,
         description="`fingerprint` of the same count: if the matching set changed since, nothing is "
         "decided (409).",
+    )
+
+
+class RejectMatchingIn(_Matching):
+    comment: str = Field(
+        min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why they are wrong: required."
+    )
+
+
+class ApproveMatchingIn(_Matching):
+    comment: str | None = Field(
+        None, min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why, for the record."
     )
 
 
@@ -535,6 +549,21 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer) -> None:
         """Approve every item matching a filter, however many pages: give the count and fingerprint
         GET /v1/review/items/count answered for it; if the set changed since, nothing is decided."""
         return memory.approve_matching(
+            ReviewFilter(scope=body.scope, kind=body.kind),
+            reviewer=who,
+            expected_items=body.expected_items,
+            fingerprint=body.fingerprint,
+            comment=body.comment,
+        )
+
+    @app.post(
+        "/v1/review/reject-matching", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
+    )
+    def reject_matching(body: RejectMatchingIn, who: Decider) -> DecisionReport:
+        """Reject every item matching a filter (a run of wrong values), saying why on each: give the
+        count and fingerprint GET /v1/review/items/count answered; if the set changed, nothing is
+        decided."""
+        return memory.reject_matching(
             ReviewFilter(scope=body.scope, kind=body.kind),
             reviewer=who,
             expected_items=body.expected_items,

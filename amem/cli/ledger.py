@@ -236,25 +236,32 @@ def _finish_report(report: Any, as_json: bool) -> None:
         raise typer.Exit(3)
 
 
+AllOpt = Annotated[
+    bool, typer.Option("--all", help="Every item matching --scope/--attribute/--kind, on any page.")
+]
+AllScopeOpt = Annotated[str | None, typer.Option(help="With --all: only this scope.")]
+AllAttributeOpt = Annotated[str | None, typer.Option(help="With --all: only this attribute.")]
+YesOpt = Annotated[bool, typer.Option("--yes", help="With --all: do not ask for confirmation.")]
+ItemOpt = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[ITEM_OR_PROPOSAL]",
+        help="A review item (its raw log id: every value it holds) or one proposal id.",
+    ),
+]
+
+
 @app.command()
 def approve(
     reviewer: ReviewerOpt,
-    ident: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="[ITEM_OR_PROPOSAL]",
-            help="A review item (its raw log id: every value it holds) or one proposal id.",
-        ),
-    ] = None,
+    ident: ItemOpt = None,
     comment: Annotated[str | None, typer.Option("--comment", help="Why.")] = None,
     password_stdin: PasswordStdinOpt = False,
-    approve_all: Annotated[
-        bool, typer.Option("--all", help="Every item matching --scope/--attribute/--kind, on any page.")
-    ] = False,
-    scope: Annotated[str | None, typer.Option(help="With --all: only this scope.")] = None,
-    attribute: Annotated[str | None, typer.Option(help="With --all: only this attribute.")] = None,
+    approve_all: AllOpt = False,
+    scope: AllScopeOpt = None,
+    attribute: AllAttributeOpt = None,
     kind: KindOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", help="With --all: do not ask for confirmation.")] = False,
+    yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Approve a review item, one proposal, or --all items matching a filter.
@@ -262,15 +269,56 @@ def approve(
     --all counts the items, then asks for confirmation. Each value goes through the policy for the
     reviewer: one they may not decide is skipped and reported. Exit 3 on a conflict (the note
     changed since the proposal was made)."""
+    _decide(
+        "approve", reviewer, ident, comment, password_stdin, approve_all, scope, attribute, kind, yes, as_json
+    )
+
+
+@app.command()
+def reject(
+    reviewer: ReviewerOpt,
+    comment: Annotated[str, typer.Option("--comment", help="Why (required).")],
+    ident: ItemOpt = None,
+    password_stdin: PasswordStdinOpt = False,
+    reject_all: AllOpt = False,
+    scope: AllScopeOpt = None,
+    attribute: AllAttributeOpt = None,
+    kind: KindOpt = None,
+    yes: YesOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Reject a pending proposal, every value a review item holds, or --all items matching a
+    filter (a run of wrong values: a bad import's dates, a model's misreading).
+
+    --all counts the items, then asks for confirmation; the comment says why, on each."""
+    _decide(
+        "reject", reviewer, ident, comment, password_stdin, reject_all, scope, attribute, kind, yes, as_json
+    )
+
+
+def _decide(
+    verb: str,
+    reviewer: str,
+    ident: str | None,
+    comment: str | None,
+    password_stdin: bool,
+    every: bool,
+    scope: str | None,
+    attribute: str | None,
+    kind: str | None,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """approve or reject: one item, one proposal, or --all matching a filter after a count."""
     from amem.errors import InvalidInputError
 
-    if approve_all == (ident is not None):
-        raise InvalidInputError("approve takes an item or proposal id, or --all (with filters), not both")
-    if not approve_all and (scope or attribute or kind):
+    if every == (ident is not None):
+        raise InvalidInputError(f"{verb} takes an item or proposal id, or --all (with filters), not both")
+    if not every and (scope or attribute or kind):
         raise InvalidInputError("--scope, --attribute and --kind only go with --all")
     with open_memory(warn=False) as mem:  # a decision says it itself
         who = sign_in(mem, reviewer, password_stdin)
-        if approve_all:
+        if every:
             f = _review_filter(scope, attribute, kind)
             counted = mem.count_review_items(f, reviewer=who.id)  # in the scopes they decide in
             if counted.items == 0:
@@ -280,12 +328,15 @@ def approve(
             if not yes:
                 if as_json:
                     raise InvalidInputError("--all with --json needs --yes (there is no prompt to answer)")
-                if not typer.confirm(f"{what}. Approve them all as {reviewer}?", default=False):
-                    out.print("nothing approved", markup=False)
+                if not typer.confirm(f"{what}. {verb.title()} them all as {reviewer}?", default=False):
+                    out.print(
+                        {"approve": "nothing approved", "reject": "nothing rejected"}[verb], markup=False
+                    )
                     return
             elif not as_json:
                 out.print(f"{what}.", markup=False)
-            report = mem.approve_matching(
+            decide_all = mem.approve_matching if verb == "approve" else mem.reject_matching
+            report = decide_all(
                 f,
                 reviewer=who,
                 expected_items=counted.items,
@@ -296,34 +347,18 @@ def approve(
             return
         assert ident is not None
         if _is_proposal(mem, ident):
-            decided = mem.approve(ident, reviewer=who, comment=comment)
+            if verb == "approve":
+                decided = mem.approve(ident, reviewer=who, comment=comment)
+            else:
+                decided = mem.reject(ident, reviewer=who, comment=comment)
             emit(decided, as_json, _render_decision)
             if decided.status.value == "conflict":
                 raise typer.Exit(3)
             return
-        report = mem.approve_item(ident, reviewer=who, comment=comment)
-    _finish_report(report, as_json)
-
-
-@app.command()
-def reject(
-    ident: Annotated[
-        str,
-        typer.Argument(metavar="ITEM_OR_PROPOSAL", help="A review item (its raw log id) or a proposal id."),
-    ],
-    reviewer: ReviewerOpt,
-    comment: Annotated[str, typer.Option("--comment", help="Why (required).")],
-    password_stdin: PasswordStdinOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Reject a pending proposal, or every value a review item holds."""
-    with open_memory(warn=False) as mem:  # a decision says it itself
-        who = sign_in(mem, reviewer, password_stdin)
-        if _is_proposal(mem, ident):
-            decided = mem.reject(ident, reviewer=who, comment=comment)
-            emit(decided, as_json, _render_decision)
-            return
-        report = mem.reject_item(ident, reviewer=who, comment=comment)
+        if verb == "approve":
+            report = mem.approve_item(ident, reviewer=who, comment=comment)
+        else:
+            report = mem.reject_item(ident, reviewer=who, comment=comment)
     _finish_report(report, as_json)
 
 

@@ -208,6 +208,32 @@ class ReviewService:
         ``count``: if the matching set changed since, nothing is decided. Each proposal then goes
         through governance's single approval, so one the reviewer may not decide is skipped and
         reported. Only the scopes the reviewer decides in match (count with the same ``reviewer``)."""
+        rows = self._counted(f, reviewer, expected_items, fingerprint)
+        # Exactly the proposals just checked: one arriving from now on waits for the next count.
+        return self.governance.approve_many([pid for _, pid in rows], reviewer, comment)
+
+    def reject_matching(
+        self,
+        f: ReviewFilter,
+        reviewer: AuthenticatedReviewer,
+        *,
+        expected_items: int,
+        fingerprint: str | None = None,
+        comment: str,
+    ) -> DecisionReport:
+        """Reject every pending proposal matching ``f`` (a run of wrong values: a bad import's dates,
+        a model's misreading), as ``approve_matching`` approves: the count the reviewer saw or
+        nothing, each through governance's single rejection, with their comment saying why."""
+        if not comment or not comment.strip():
+            raise InvalidInputError("a rejection needs a comment saying why")
+        rows = self._counted(f, reviewer, expected_items, fingerprint)
+        return self.governance.reject_many([pid for _, pid in rows], reviewer, comment)
+
+    def _counted(
+        self, f: ReviewFilter, reviewer: AuthenticatedReviewer, expected_items: int, fingerprint: str | None
+    ) -> Sequence[tuple[str, str]]:
+        """The (item, proposal) pairs matching ``f`` in the reviewer's scopes, if they are still what
+        the reviewer was shown (``expected_items``, ``fingerprint``); ReviewSetChangedError if not."""
         f = self.for_reviewer(f, reviewer.id)
         _check_filter(f)
         with self.ledger.read() as tx:
@@ -218,8 +244,7 @@ class ReviewService:
                 f"the matching items changed since they were counted ({expected_items} then, "
                 f"{now.items} items / {now.proposals} proposals now): nothing was decided; count again"
             )
-        # Exactly the proposals just checked: one arriving from now on waits for the next count.
-        return self.governance.approve_many([pid for _, pid in rows], reviewer, comment)
+        return rows
 
     def _pending_ids(self, key: str) -> list[str]:
         with self.ledger.read() as tx:

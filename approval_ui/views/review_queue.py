@@ -112,28 +112,38 @@ def _on_field(pid: str, key: str, action: str) -> None:
     state.flash(_KIND.get(decided.status.value, "info"), f"{verb}: {decided.attribute} of {decided.note_id}.")  # type: ignore[arg-type]
 
 
-def _on_all_request(f: ReviewFilter) -> None:
+def _on_all_request(f: ReviewFilter, action: str) -> None:
     counted = state.memory().count_review_items(f)
-    st.session_state[CONFIRM_KEY] = (f, counted.items, counted.proposals, counted.fingerprint)
+    st.session_state[CONFIRM_KEY] = (f, counted.items, counted.proposals, counted.fingerprint, action)
 
 
 def _on_all_confirm() -> None:
     mem, account = state.memory(), state.current_account()
-    pending = st.session_state.pop(CONFIRM_KEY, None)
+    pending = st.session_state.get(CONFIRM_KEY)
     if pending is None:
         return
-    f, items, _proposals, fingerprint = pending
+    f, items, _proposals, fingerprint, action = pending
+    comment = (st.session_state.get("reject_all_comment") or "").strip()
+    if action == "reject" and not comment:
+        state.flash("error", "Say why they are wrong: a rejection needs a comment.")
+        return  # the question stays, for the reason to be given
+    st.session_state.pop(CONFIRM_KEY, None)
+    who = state.authenticated(mem, account)
     try:
-        report = mem.approve_matching(
-            f, reviewer=state.authenticated(mem, account), expected_items=items, fingerprint=fingerprint
-        )
+        if action == "approve":
+            report = mem.approve_matching(f, reviewer=who, expected_items=items, fingerprint=fingerprint)
+        else:
+            report = mem.reject_matching(
+                f, reviewer=who, expected_items=items, fingerprint=fingerprint, comment=comment
+            )
     except ReviewSetChangedError as exc:
         state.flash("error", str(exc))
         return
     except AmemError as exc:
         state.flash("error", str(exc))
         return
-    _flash_report(report, f"Approved all {items} matching items")
+    done = "Approved" if action == "approve" else "Rejected"
+    _flash_report(report, f"{done} all {items} matching items")
 
 
 def _on_all_cancel() -> None:
@@ -172,33 +182,44 @@ def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCou
 def _approve_all_bar(f: ReviewFilter, total: int, held: int) -> None:
     pending = st.session_state.get(CONFIRM_KEY)
     if pending is not None and pending[0] == f:
-        _, items, proposals, _ = pending
+        _, items, proposals, _, action = pending
         with st.container(border=True):
             row = st.columns([0.64, 0.18, 0.18], vertical_alignment="center")
             row[0].warning(
                 md_escape(
-                    f"Approve all {items} matching items ({proposals} held values), on every page? "
+                    f"{action.title()} all {items} matching items ({proposals} held values), on every page? "
                     "Values your roles do not cover are skipped and reported."
                 ),
                 icon=":material/help:",
             )
             row[1].button(
-                f"Yes, approve {items}",
+                f"Yes, {action} {items}",
                 key="confirm_all",
                 type="primary",
                 on_click=_on_all_confirm,
                 width="stretch",
             )
             row[2].button("Cancel", key="cancel_all", on_click=_on_all_cancel, width="stretch")
+            if action == "reject":
+                st.text_input("Why they are wrong (required, recorded on each)", key="reject_all_comment")
         return
-    row = st.columns([0.75, 0.25], vertical_alignment="center")
+    row = st.columns([0.5, 0.25, 0.25], vertical_alignment="center")
     row[0].caption(f"Waiting for these filters: {total:,} items ({held:,} held values)")
     row[1].button(
         f"Approve all {total:,} matching",
         key="approve_all",
         icon=":material/done_all:",
         on_click=_on_all_request,
-        args=(f,),
+        args=(f, "approve"),
+        disabled=total == 0,
+        width="stretch",
+    )
+    row[2].button(
+        f"Reject all {total:,} matching",
+        key="reject_all",
+        icon=":material/remove_done:",
+        on_click=_on_all_request,
+        args=(f, "reject"),
         disabled=total == 0,
         width="stretch",
     )

@@ -564,6 +564,23 @@ def test_with_decisions_on_approving_all_matching_refuses_a_set_that_changed(
     assert memory.count_pending("globex") == 0
 
 
+def test_with_decisions_on_rejecting_all_matching_says_why_on_each(
+    deciding: TestClient, memory: Memory, reviewer: dict[str, str]
+) -> None:
+    for text in ("Globex will renew in March because the pilot went well", "Globex chose annual billing"):
+        note = said(memory, text, scope="globex")
+        memory.propose(
+            note.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+        )
+    counted = deciding.get("/v1/review/items/count", params={"scope": "globex"}, headers=reviewer).json()
+    body = {"scope": "globex", "expected_items": counted["items"], "fingerprint": counted["fingerprint"]}
+    assert deciding.post("/v1/review/reject-matching", json=body, headers=reviewer).status_code == 422
+    done = deciding.post("/v1/review/reject-matching", json=body | {"comment": "misread"}, headers=reviewer)
+    assert done.status_code == 200
+    assert {(p["status"], p["review_comment"]) for p in done.json()["decided"]} == {("rejected", "misread")}
+    assert memory.count_pending("globex") == 0
+
+
 def test_without_decisions_the_api_decides_nothing_for_any_token(
     client: TestClient, memory: Memory, reviewer: dict[str, str]
 ) -> None:

@@ -170,6 +170,27 @@ def test_a_lead_limited_to_their_accounts_sees_and_approves_only_those(mem: Memo
     assert [b.key for b in alice.button if b.key and b.key.startswith("approve_item_")] != []
 
 
+def test_reject_all_matching_asks_why_then_rejects_every_page(mem: Memory) -> None:
+    """A run of wrong values (an import that misread dates) goes in one step, the reviewer's reason
+    recorded on each; without a reason nothing is rejected and the question stays."""
+    notes = [said(mem, f"Acme call {i}") for i in range(12)]
+    held = [hold(mem, n, "next_step", "book a demo") for n in notes]
+    kept = hold(mem, said(mem, "Globex call", scope="globex"), "next_step", "call back")
+    at = open_console("alice")
+    at.selectbox(key="queue_scope").select("acme").run()
+    at.button(key="reject_all").click().run()
+    assert "Reject all 12 matching items (12 held values), on every page?" in plain(texts(at))
+    at.button(key="confirm_all").click().run()  # no reason given
+    assert "a rejection needs a comment" in plain(texts(at))
+    assert mem.count_review_items().items == 13
+    at.text_input(key="reject_all_comment").input("the import misread these").run()
+    at.button(key="confirm_all").click().run()
+    assert "Rejected all 12 matching items: 12 rejected." in plain(texts(at))
+    decided = {(mem.proposal(p.id).status, mem.proposal(p.id).review_comment) for p in held}
+    assert decided == {(ProposalStatus.REJECTED, "the import misread these")}
+    assert mem.proposal(kept.id).status == ProposalStatus.PENDING
+
+
 def test_approve_all_is_refused_when_the_set_changed_after_the_count(mem: Memory) -> None:
     first = said(mem, "Acme call")
     hold(mem, first, "next_step", "book a demo")

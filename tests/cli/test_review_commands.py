@@ -292,3 +292,38 @@ def test_pending_for_a_reviewer_shows_the_accounts_they_decide_in(
     assert sorted(i["scope"] for i in json.loads(out)["items"]) == ["acme", "globex"]
     code, _, err = run(memory, capsys, "pending", "--reviewer", "mallory")
     assert code == 2 and "'mallory' is not a reviewer" in err
+
+
+def test_reject_all_matching_counts_asks_and_says_why_on_each(memory: Memory, capsys) -> None:
+    """A run of wrong values (a bad import's dates) goes in one step, with the reviewer's reason on
+    every one; what does not match stays, and without a reason nothing is rejected."""
+    held = []
+    for i in range(3):
+        n = said(memory, f"Acme call {i}")
+        held.append(
+            memory.propose(
+                n.id, "next_step", f"step {i}", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids
+            )
+        )
+    other = said(memory, "Globex call", scope="globex")
+    kept = memory.propose(other.id, "next_step", "x", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids)
+
+    code, out, _ = run(
+        memory, capsys, "reject", "--all", "--scope", "acme", "--comment", "the import misread these",
+        "--reviewer", "alice", stdin="n\n",
+    )  # fmt: skip
+    assert code == 0 and "3 review items (3 held values) match" in out and "nothing rejected" in out
+    code, out, _ = run(
+        memory, capsys, "reject", "--all", "--scope", "acme", "--comment", "the import misread these",
+        "--reviewer", "alice", stdin="y\n",
+    )  # fmt: skip
+    assert code == 0 and "3 rejected" in out
+    decided = [memory.proposal(p.id) for p in held]
+    assert {(d.status, d.review_comment, d.reviewer) for d in decided} == {
+        (ProposalStatus.REJECTED, "the import misread these", "alice")
+    }
+    assert memory.proposal(kept.id).status == ProposalStatus.PENDING
+    code, _, err = run(memory, capsys, "reject", "--all", "--comment", " ", "--reviewer", "alice", "--yes")
+    assert (
+        code == 2 and "needs a comment" in err and memory.proposal(kept.id).status == ProposalStatus.PENDING
+    )
