@@ -192,8 +192,36 @@ def _links(mem: Memory, note: Note) -> None:
         )
 
 
-def _history(mem: Memory, note: Note) -> None:
+_REVERTED_KEY = "explorer_revert_result"
+
+
+def _on_revert(change_seq: int) -> None:
+    """Propose the value a change replaced, as the signed-in reviewer (a misclicked approval, a
+    value that turned out wrong): routed by the policy like any proposal, so a held attribute waits
+    for a reviewer again, and history keeps both."""
+    mem, account = state.memory(), state.current_account()
+    reason = (st.session_state.get(f"revert_reason_{change_seq}") or "").strip() or None
+    try:
+        proposal = mem.revert(change_seq, reviewer=state.authenticated(mem, account), reason=reason)
+    except AmemError as exc:
+        st.session_state[_REVERTED_KEY] = ("error", f"Change {change_seq} was not reverted: {exc}")
+        return
+    outcome = {
+        "pending": "it waits for a reviewer in the queue (the policy holds this attribute)",
+        "auto_applied": "applied at once (the policy applies this attribute)",
+        "rejected": "recorded as rejected (the policy freezes this attribute)",
+    }.get(proposal.status.value, proposal.status.value)
+    st.session_state[_REVERTED_KEY] = (
+        "success" if proposal.status.value != "rejected" else "warning",
+        f"Revert of change {change_seq} proposed ({proposal.id}, {proposal.attribute}): {outcome}.",
+    )
+
+
+def _history(mem: Memory, note: Note, decides: bool) -> None:
     events = mem.history(note.id)
+    said = st.session_state.pop(_REVERTED_KEY, None)
+    if said is not None:
+        getattr(st, said[0])(md_escape(said[1]))
     st.caption(f"{len(events)} events, oldest first. Every applied change is a row of the hash chain.")
     for e in events:
         with st.container(border=True):
@@ -216,6 +244,20 @@ def _history(mem: Memory, note: Note) -> None:
                 details.append(f"rule {e.rule}")
             if details:
                 st.caption(md_escape(" · ".join(details)))
+            if decides and e.change_seq and e.attribute != "content":  # the content never changes
+                with st.popover(f"Revert change {e.change_seq}", icon=":material/undo:"):
+                    st.caption(
+                        md_escape(
+                            f"Proposes the value before it: {short(value_text(e.old_value), 200) or '(none)'}"
+                        )
+                    )
+                    st.text_input("Why (optional)", key=f"revert_reason_{e.change_seq}")
+                    st.button(
+                        "Propose the earlier value",
+                        key=f"revert_{e.change_seq}",
+                        on_click=_on_revert,
+                        args=(e.change_seq,),
+                    )
 
 
 def _as_of(mem: Memory, note: Note) -> None:
@@ -282,7 +324,7 @@ def _detail(mem: Memory, note_id: str) -> None:
             )
             st.code(raw.text, language=None, wrap_lines=True)
     with tabs[3]:
-        _history(mem, note)
+        _history(mem, note, decides=not state.current_account().read_only)
     with tabs[4]:
         _as_of(mem, note)
 

@@ -359,8 +359,8 @@ def _last_decisions(mem: Memory, account: Account) -> None:
             width="stretch",
         )
         st.caption(
-            "The note explorer and the audit log show each in full; `amem revert CHANGE_SEQ` undoes a "
-            "change that was applied."
+            "The note explorer and the audit log show each in full; the note explorer's History "
+            "reverts a change that was applied (it proposes the earlier value, routed by the policy)."
         )
 
 

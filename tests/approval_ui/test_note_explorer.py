@@ -112,3 +112,26 @@ def test_semantic_search_marks_a_fact_a_newer_one_contests_before_anyone_decides
     assert not at.exception
     listed = _frames(at)[0].set_index("note")
     assert listed.loc[old.id, "status"] == "contested" and listed.loc[new.id, "status"] == "current"
+
+
+def test_a_reviewer_reverts_an_approved_value_from_its_history(mem: Memory) -> None:
+    """A misclicked approval undone in the console, not only with `amem revert`: the earlier value
+    is proposed as the reviewer, routed by the policy (decision_rationale waits for a reviewer
+    again), and history keeps both; an auditor sees no revert control."""
+    note = make_note(mem, "Acme needs SSO")
+    p = mem.propose(note.id, "decision_rationale", "Okta is mandated", reason="call", proposer=LLM)
+    mem.approve(p.id, reviewer=signed_in(mem, "alice"))
+    (change,) = [c for c in mem.note_versions(note.id) if c.attribute == "decision_rationale"]
+
+    assert not [
+        b for b in open_console("audrey", "explorer", note=note.id).button if b.key == f"revert_{change.seq}"
+    ]
+    at = open_console("bob", "explorer", note=note.id)
+    at.text_input(key=f"revert_reason_{change.seq}").input("approved by mistake").run()
+    at.button(key=f"revert_{change.seq}").click().run()
+
+    assert f"Revert of change {change.seq} proposed" in plain(texts(at))
+    assert "it waits for a reviewer in the queue" in plain(texts(at))
+    (revert,) = [q for q in mem.pending(note_id=note.id, limit=10) if q.revert_of == change.seq]
+    assert (revert.new_value, revert.proposer.id) == (None, "bob") and "approved by mistake" in revert.reason
+    assert mem.read(note.id).decision_rationale == "Okta is mandated"  # until a reviewer approves it
