@@ -153,6 +153,8 @@ def restore(
         )
         if r.restored:
             out.print(f"restored {r.backup} into {where} in {r.seconds:.1f} s: {held}", markup=False)
+            if r.upgraded_from:
+                out.print(f"an older amem wrote it: migrated from schema {r.upgraded_from}", markup=False)
             out.print(f"index rebuilt: {indexed} notes", markup=False)
         elif r.kind == "sqlite":
             out.print(f"nothing restored: the copy of {r.backup} does not verify ({held})", markup=False)

@@ -32,7 +32,8 @@ from pydantic import BaseModel, Field
 
 from amem.domain.progress import Progress, no_progress
 from amem.errors import InvalidInputError
-from amem.ledger.store import Ledger
+from amem.ledger import schema
+from amem.ledger.store import Ledger, create_engine
 from amem.services import pg_client
 from amem.services.backup import fsync
 from amem.services.integrity import VerifyResult, verify_ledger
@@ -57,6 +58,9 @@ class RestoreReport(BaseModel):
     restored: bool
     #: The URL that opens the restored ledger, password included: never printed or serialised.
     ledger_url: str = Field(exclude=True, repr=False)
+    #: The backup's schema revision when an older amem wrote it (the restored ledger was migrated
+    #: to this amem's, as `amem db upgrade` would); None when it was current.
+    upgraded_from: str | None = None
 
 
 def kind_of(backup: Path) -> Literal["sqlite", "postgresql"]:
@@ -146,6 +150,7 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
                 copy.close()
         finally:
             source.close()
+        upgraded_from = _brought_up_to_date(f"sqlite:///{partial}", backup)
         opened = Ledger(f"sqlite:///{partial}", create_if_empty=False)
         try:
             verified, heads = proof.verify(opened)
@@ -171,6 +176,7 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
         verified=verified,
         restored=verified.ok,
         ledger_url=f"sqlite:///{dest}",
+        upgraded_from=upgraded_from,
     )
 
 
@@ -230,6 +236,7 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
         target.set(query={**query, "options": f"-csearch_path={schema}"}) if schema != "public" else target
     )
     url = scoped.render_as_string(hide_password=False)
+    upgraded_from = _brought_up_to_date(url, backup)
     restored = Ledger(url, create_if_empty=False)
     try:
         verified, heads = proof.verify(restored)
@@ -245,7 +252,30 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
         verified=verified,
         restored=verified.ok,
         ledger_url=url,
+        upgraded_from=upgraded_from,
     )
+
+
+def _brought_up_to_date(url: str, backup: Path) -> str | None:
+    """Migrate the restored copy to this amem's schema when an older amem wrote the backup (the
+    migrations keep every row and the chains: they are what `amem db upgrade` runs on a live
+    ledger); refuse one a newer amem wrote. Returns the revision it was at, if it was older."""
+    engine = create_engine(url)
+    try:
+        found = schema.current_revision(engine)
+        if found is None:
+            raise InvalidInputError(f"{backup} holds no amem ledger (no schema revision)")
+        if found == schema.head_revision():
+            return None
+        if found not in schema.known_revisions():
+            raise InvalidInputError(
+                f"{backup} was written by a newer amem (schema {found}; this one knows up to "
+                f"{schema.head_revision()}): restore it with that version"
+            )
+        schema.upgrade(engine)
+        return found
+    finally:
+        engine.dispose()
 
 
 def _shown(url: sa.URL) -> str:

@@ -164,3 +164,30 @@ def test_a_ledger_of_the_public_schema_comes_back_into_a_new_databases_public(
         with admin.connect() as conn:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{sa.make_url(source).database}" WITH (FORCE)'))
         admin.dispose()
+
+
+def test_a_backup_an_older_amem_wrote_is_migrated_as_it_is_restored(tmp_path: Path) -> None:
+    """Backups outlive versions: one taken at schema 0018 comes back at this amem's schema, its
+    rows and chains intact, instead of a ledger `amem` refuses to open."""
+    from amem.ledger import schema
+    from amem.ledger.store import create_engine
+
+    with Memory(tmp_path / "old") as old:
+        note = make_note(old, "Initech renewed for two years", scope="initech")
+        old.tokens.create("crm-sync", "agent")
+        url = old.settings.database_url
+    engine = create_engine(url)
+    schema.downgrade(engine, "0018")  # the ledger as the amem before scoped tokens kept it
+    engine.dispose()
+    backup = tmp_path / "old.sqlite3"
+    with sqlite3.connect(sa.make_url(url).database) as source, sqlite3.connect(backup) as copy:
+        source.backup(copy)
+
+    report = restore(backup, f"sqlite:///{tmp_path / 'new' / 'ledger.sqlite3'}")
+
+    assert report.restored and report.upgraded_from == "0018" and report.verified.ok
+    with Memory(tmp_path / "new", create=False) as back:
+        assert back.read(note.id).content == "Initech renewed for two years"
+        assert [t.name for t in back.tokens.list()] == ["crm-sync"] and back.verify().ok
+    with sqlite3.connect(backup) as conn:  # the backup itself is as it was
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0018",)
