@@ -43,7 +43,10 @@ page = st.navigation(pages)
 with st.sidebar:
     st.markdown(f"**{md_escape(account.name)}**")
     roles = ", ".join(account.roles) or "no role"
-    st.caption(md_escape(f"{account.id} · {roles}" + (" · read-only" if account.read_only else "")))
+    accounts_of = f" · accounts {', '.join(account.scopes)}" if account.scopes is not None else ""
+    st.caption(
+        md_escape(f"{account.id} · {roles}{accounts_of}" + (" · read-only" if account.read_only else ""))
+    )
     if not auth.trusted_header():
         auth.remember_sign_in()
         st.button("Sign out", on_click=auth.sign_out, icon=":material/logout:", key="amem_sign_out")

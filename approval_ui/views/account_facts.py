@@ -22,10 +22,12 @@ def _when(moment: object) -> str:
 
 def main() -> None:
     mem = state.memory()
-    state.current_account()
+    account = state.current_account()
     state.clear_flashes()
     st.title("Account facts")
     scopes = mem.scopes()
+    if account.scopes is not None:  # a lead's own accounts first; the others can still be read
+        scopes = sorted(scopes, key=lambda s: s not in account.scopes)
     if not scopes:
         st.info("The ledger has no notes yet.")
         return

@@ -68,3 +68,17 @@ def test_a_contested_fact_says_so_in_the_console(mem: Memory) -> None:
     assert page.count(":orange[**Contested**]") == 1
     assert 'a newer note says otherwise: "Acme pays $55 per seat after the uplift"' in page
     assert page.index("$55") < page.index("Contested") and page.index("$42") < page.index("Contested")
+
+
+def test_a_lead_limited_to_their_accounts_sees_them_first_and_can_read_the_rest(mem: Memory) -> None:
+    """carol owns acme (reviewers.yaml scopes): her facts page opens on acme, her sidebar says so,
+    and globex's facts can still be read (the limit is on deciding)."""
+    said(mem, "Globex wants a pilot", scope="globex")
+    said(mem, "Acme pays $49 per seat", scope="acme")
+    said(mem, "Aardvark Corp asked for a demo", scope="aardvark")
+    at = open_console("carol", "facts")
+    scope = at.selectbox(key="facts_scope")
+    assert scope.value == "acme" and scope.options == ["acme", "aardvark", "globex"]
+    assert "carol · sales_lead · accounts acme" in plain(texts(at))
+    scope.select("globex").run()
+    assert "Globex wants a pilot" in plain(texts(at))
