@@ -276,6 +276,11 @@ def create_app(
     async def _invalid(_: Request, exc: InvalidInputError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    @app.exception_handler(NotAuthenticatedError)
+    async def _unauthenticated(_: Request, exc: NotAuthenticatedError) -> JSONResponse:
+        """A token revoked or expired between two checks of one request."""
+        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
     @app.exception_handler(ProposalStateError)
     async def _decided(_: Request, exc: ProposalStateError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
@@ -484,24 +489,22 @@ def create_app(
         return memory.count_review_items(ReviewFilter(scope=scope, kind=kind), reviewer=who.identity)
 
     if decisions:
-        _decision_routes(app, memory, bearer)
+        _decision_routes(app, memory, bearer, Caller)
     return app
 
 
-def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer) -> None:
+def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: Any) -> None:
     """Approve and reject, for reviewers' tokens: each decision goes through governance as the
     console's does (the reviewer's role per attribute, frozen attributes, the policy in force), and
-    is recorded as the reviewer's, authenticated by their token."""
+    is recorded as the reviewer's, authenticated by their token. ``caller``: the dependency every
+    request's token goes through first (401, and the ``Amem-Token-Expires`` header)."""
 
     def decider(
+        _token: caller,  # type: ignore[valid-type]
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> AuthenticatedReviewer:
-        if credentials is None:
-            raise HTTPException(401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"})
-        try:
-            return memory.authenticate_token(credentials.credentials)
-        except NotAuthenticatedError as exc:
-            raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
+        assert credentials is not None  # caller refused a request without one
+        return memory.authenticate_token(credentials.credentials)  # an agent's: 403
 
     Decider = Annotated[AuthenticatedReviewer, Depends(decider)]
     ItemKey = Annotated[str, Path(pattern=_ID, description="The item's key: its raw log id.")]

@@ -523,7 +523,7 @@ def test_with_decisions_on_a_reviewer_decides_through_the_api_as_in_the_console(
     assert memory.count_pending("acme") == len(held)  # nothing decided by any of these
 
     approved = deciding.post(f"/v1/review/items/{item.key}/approve", json={"comment": "ok"}, headers=reviewer)
-    assert approved.status_code == 200
+    assert approved.status_code == 200 and "Amem-Token-Expires" in approved.headers  # as every answer
     decided = approved.json()["decided"]
     assert sorted(p["id"] for p in decided) == sorted(held)
     assert {(p["status"], p["reviewer"], p["review_comment"]) for p in decided} == {
