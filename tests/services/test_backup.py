@@ -6,6 +6,7 @@ import io
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from unittest.mock import patch
 
@@ -18,7 +19,6 @@ from amem.ledger.store import Ledger
 from amem.memory import Memory
 from amem.services import checkpoints
 from amem.services.backup import back_up
-from tests.conftest import POSTGRES_URL
 from tests.factories import make_note
 
 
@@ -158,23 +158,13 @@ def test_a_dump_that_cannot_be_restored_to_be_verified_is_kept_and_said_unverifi
 
 
 @pytest.mark.postgres
-def test_a_ledger_in_the_public_schema_of_its_own_database_is_dumped_and_verified(tmp_path: Path) -> None:
+def test_a_ledger_in_the_public_schema_of_its_own_database_is_dumped_and_verified(
+    new_database: Callable[[], str], tmp_path: Path
+) -> None:
     """The usual team setup: a database of amem's own, the ledger in its schema "public", which
     every new database (the scratch one the dump is restored into) already has."""
-    if not POSTGRES_URL:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set (.ci/run sets it to the PostgreSQL it uses)")
-    name = f"amem_t_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        url = sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
-        with Memory(tmp_path / "home", database_url=url) as team:
-            make_note(team, "Initech renewed for two years", scope="initech")
-            report = team.backup(tmp_path / "ledger.dump")
-        assert report.verified.ok, report.verified.problems
-        assert report.heads["counts"]["raw_log"] == 1
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with Memory(tmp_path / "home", database_url=new_database()) as team:
+        make_note(team, "Initech renewed for two years", scope="initech")
+        report = team.backup(tmp_path / "ledger.dump")
+    assert report.verified.ok, report.verified.problems
+    assert report.heads["counts"]["raw_log"] == 1

@@ -6,8 +6,7 @@ import hashlib
 import io
 import json
 import sqlite3
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from unittest.mock import patch
 
@@ -19,7 +18,6 @@ from amem.errors import InvalidInputError
 from amem.memory import Memory
 from amem.services import checkpoints
 from amem.services.restore import restore
-from tests.conftest import POSTGRES_URL
 from tests.factories import make_note
 
 
@@ -98,72 +96,48 @@ def test_what_is_not_a_backup_or_fits_no_ledger_is_refused_with_why(lite: Memory
         restore(backup, "postgresql+psycopg://amem@127.0.0.1/amem")
 
 
-@pytest.fixture
-def new_database() -> Iterator[str]:
-    """A database of its own on the test server, dropped afterwards."""
-    if not POSTGRES_URL:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set (.ci/run sets it to the PostgreSQL it uses)")
-    name = f"amem_r_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
 @pytest.mark.postgres
 def test_a_postgresql_dump_is_restored_into_a_new_database(
-    memory: Memory, new_database: str, tmp_path: Path
+    memory: Memory, new_database: Callable[[], str], tmp_path: Path
 ) -> None:
     """A ledger of a schema of its own (as the tests keep them) comes back in that schema of the new
     database; a second restore there is refused."""
     if memory.ledger.dialect != "postgresql":
         pytest.skip("pg_restore's path")
+    target = new_database()
     note = make_note(memory, "Initech renewed for two years", scope="initech")
     dump = Path(memory.backup(tmp_path / "ledger.dump").path)
 
     code, out, err = _cli(
-        "--home", str(tmp_path / "new"), "--database-url", new_database, "restore", str(dump), "--json"
+        "--home", str(tmp_path / "new"), "--database-url", target, "restore", str(dump), "--json"
     )
 
     assert code == 0, err
     report = json.loads(out)
     assert report["restored"] and report["indexed"] == 1 and report["schema_name"].startswith("amem_")
-    url = sa.make_url(new_database).set(query={"options": f"-csearch_path={report['schema_name']}"})
+    url = sa.make_url(target).set(query={"options": f"-csearch_path={report['schema_name']}"})
     with Memory(
         tmp_path / "new", database_url=url.render_as_string(hide_password=False), create=False
     ) as back:
         assert back.read(note.id).content == "Initech renewed for two years" and back.verify().ok
     with pytest.raises(InvalidInputError, match=r"holds .* table\(s\) already"):
-        restore(dump, new_database)
+        restore(dump, target)
 
 
 @pytest.mark.postgres
 def test_a_ledger_of_the_public_schema_comes_back_into_a_new_databases_public(
-    new_database: str, tmp_path: Path
+    new_database: Callable[[], str], tmp_path: Path
 ) -> None:
     """The team setup: the ledger in "public" of its database; a new database has an empty "public"
     already, which the restore fills instead of failing on "schema public already exists"."""
-    source = new_database.replace("amem_r_", "amem_s_")
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")  # type: ignore[arg-type]
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{sa.make_url(source).database}"'))
-    try:
-        with Memory(tmp_path / "team", database_url=source) as team:
-            make_note(team, "Initech renewed for two years", scope="initech")
-            dump = Path(team.backup(tmp_path / "ledger.dump").path)
-        report = restore(dump, new_database)
-        assert report.restored and report.schema_name == "public" and report.heads["counts"]["raw_log"] == 1
-        with Memory(tmp_path / "back", database_url=new_database, create=False) as back:
-            assert back.count_raw_logs() == 1
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{sa.make_url(source).database}" WITH (FORCE)'))
-        admin.dispose()
+    source, target = new_database(), new_database()
+    with Memory(tmp_path / "team", database_url=source) as team:
+        make_note(team, "Initech renewed for two years", scope="initech")
+        dump = Path(team.backup(tmp_path / "ledger.dump").path)
+    report = restore(dump, target)
+    assert report.restored and report.schema_name == "public" and report.heads["counts"]["raw_log"] == 1
+    with Memory(tmp_path / "back", database_url=target, create=False) as back:
+        assert back.count_raw_logs() == 1
 
 
 def test_a_backup_an_older_amem_wrote_is_migrated_as_it_is_restored(tmp_path: Path) -> None:
