@@ -445,8 +445,11 @@ def create_app(
     def pending_count(
         who: Caller, scope: Annotated[str | None, Query(max_length=200, pattern=_TEXT)] = None
     ) -> PendingCount:
-        """How many proposals wait for a reviewer (read-only; nobody decides through this API), in
-        `scope` or in every scope the token may use."""
+        """How many proposals wait for a reviewer, in `scope` or in every scope the token may use;
+        for a reviewer's token, in their queue: the accounts they decide in, as `/v1/review/items`."""
+        if who.role == TokenRole.REVIEWER:
+            queue = memory.count_review_items(ReviewFilter(scope=scope), reviewer=who.identity)
+            return PendingCount(pending=queue.proposals)
         return PendingCount(pending=sum(memory.count_pending(s) for s in who.grant.within(scope)))
 
     @app.get("/v1/review/pending", response_model=list[Proposal], responses=_FORBIDDEN, tags=["review"])

@@ -613,6 +613,7 @@ def test_a_reviewer_limited_to_some_accounts_reads_and_decides_in_those(database
         with TestClient(create_app(memory, decisions=True)) as api:
             listed = api.get("/v1/review/items", headers=alice).json()
             assert [i["scope"] for i in listed["items"]] == ["acme"] and listed["total"] == 1
+            assert api.get("/v1/review/count", headers=alice).json() == {"pending": 1}  # her queue
             counted = api.get("/v1/review/items/count", headers=alice).json()
             assert counted["items"] == 1
             body = {"expected_items": 1, "fingerprint": counted["fingerprint"]}
