@@ -41,7 +41,14 @@ from amem.ledger.store import ChangeFilter, Ledger, ProposalFilter
 from amem.policy import Policy, load_policy
 from amem.services import policy_registry
 from amem.services.authentication import AuthenticatedReviewer, Authentication, FailedSignIns
-from amem.services.governance import DecisionReport, Draft, Governance, HistoryEvent, VerifyResult
+from amem.services.governance import (
+    Correction,
+    DecisionReport,
+    Draft,
+    Governance,
+    HistoryEvent,
+    VerifyResult,
+)
 from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPage, ReviewService
 
 if TYPE_CHECKING:
@@ -531,6 +538,18 @@ class Memory:
 
     def reject(self, proposal_id: str, *, reviewer: AuthenticatedReviewer, comment: str) -> Proposal:
         return self.governance.reject(proposal_id, reviewer, comment)
+
+    def correct(
+        self,
+        proposal_id: str,
+        value: Any,
+        *,
+        reviewer: AuthenticatedReviewer,
+        comment: str | None = None,
+    ) -> Correction:
+        """Reject a held value and propose the reviewer's instead, from the same raw logs
+        (``Governance.correct``): applied at once only where the policy lets them approve their own."""
+        return self.governance.correct(proposal_id, value, reviewer, comment)
 
     # -- review items: one per input ---------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from amem.api.inputs import MAX_WAIT_SECONDS, add_once, report_embedded, status_when_settled
 from amem.domain.models import InputStatus, Note, Proposal
@@ -25,7 +25,7 @@ from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError,
 from amem.memory import Memory
 from amem.services.authentication import AuthenticatedReviewer
 from amem.services.facts import MAX_OFFSET, FactPage
-from amem.services.governance import DecisionReport, HistoryEvent
+from amem.services.governance import Correction, DecisionReport, HistoryEvent
 from amem.services.review import MatchCount, ReviewFilter, ReviewPage
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
@@ -154,6 +154,21 @@ class RejectIn(BaseModel):
 
     comment: str = Field(
         min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why it is wrong: required."
+    )
+
+
+_Text = Annotated[str, StringConstraints(min_length=1, max_length=20_000, pattern=r"^[^\x00]*$")]
+_Item = Annotated[str, StringConstraints(min_length=1, max_length=2000, pattern=r"^[^\x00]*$")]
+
+
+class CorrectIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    value: _Text | Annotated[list[_Item], Field(max_length=100)] = Field(
+        description="The right value, as the attribute's type has it: text, a date (2027-03-01), a list."
+    )
+    comment: str | None = Field(
+        None, min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why the value was wrong."
     )
 
 
@@ -457,9 +472,10 @@ def create_app(
         who: Annotated[TokenInfo, Depends(reviewer)],
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
     ) -> list[Proposal]:
-        """The proposals waiting for review (reviewer tokens only). Read-only: decide in the console
-        or the CLI, where the reviewer is authenticated and governance checks their role."""
-        return memory.pending(limit=limit)
+        """The proposals waiting for review (reviewer tokens only), in the accounts the reviewer
+        decides in, as `/v1/review/items`. Read-only: decide in the console or the CLI, or here with
+        `amem serve --decisions`."""
+        return memory.pending(limit=limit, scopes=memory.policy.scopes_of(who.identity))
 
     @app.get("/v1/review/items", response_model=ReviewPage, responses=_FORBIDDEN, tags=["review"])
     def review_items(
@@ -547,6 +563,18 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
     def reject_proposal(proposal_id: ProposalId, body: RejectIn, who: Decider) -> Proposal:
         """Reject one held value, saying why."""
         return memory.reject(proposal_id, reviewer=who, comment=body.comment)
+
+    @app.post(
+        "/v1/review/proposals/{proposal_id}/correct",
+        response_model=Correction,
+        responses=_DECIDED,
+        tags=["review"],
+    )
+    def correct_proposal(proposal_id: ProposalId, body: CorrectIn, who: Decider) -> Correction:
+        """Reject one held value and propose the right one from the same input, as the reviewer:
+        where the policy lets reviewers approve their own proposals it is applied, else it waits for
+        another reviewer (`correction.status` says which)."""
+        return memory.correct(proposal_id, body.value, reviewer=who, comment=body.comment)
 
     @app.post(
         "/v1/review/approve-matching", response_model=DecisionReport, responses=_DECIDED, tags=["review"]

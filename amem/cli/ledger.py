@@ -385,6 +385,42 @@ def revert(
 
 
 @app.command()
+def correct(
+    proposal_id: Annotated[str, typer.Argument(help="The held value to correct (a proposal id).")],
+    value: Annotated[
+        str, typer.Argument(help='The right value, as JSON or text: 2027-03-01, or \'["SSO", "price"]\'.')
+    ],
+    reviewer: ReviewerOpt,
+    comment: Annotated[str | None, typer.Option("--comment", help="Why the value was wrong.")] = None,
+    password_stdin: PasswordStdinOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Reject a held value and propose the right one from the same input, as the reviewer.
+
+    The correction names the value it replaces and is routed by the policy: where reviewers may not
+    approve their own proposals, another reviewer approves it (it waits in the queue)."""
+    import json
+
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    with open_memory(warn=False) as mem:  # a decision says it itself
+        done = mem.correct(
+            proposal_id, parsed, reviewer=sign_in(mem, reviewer, password_stdin), comment=comment
+        )
+
+    def render(d: Any) -> None:
+        fix = d.correction
+        out.print(f"proposal {d.corrected.id}: rejected, corrected by {d.corrected.reviewer}", markup=False)
+        waits = " (another reviewer approves it)" if fix.status.value == "pending" else ""
+        what = f"proposal {fix.id} ({fix.attribute} of {fix.note_id})"
+        out.print(f"{what}: {fix.status.value}{waits}", markup=False)
+
+    emit(done, as_json, render)
+
+
+@app.command()
 def verify(
     checkpoints: CheckpointsOpt = None, public_key: PublicKeyOpt = None, as_json: JsonOpt = False
 ) -> None:

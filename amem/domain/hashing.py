@@ -174,8 +174,9 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
 
 #: Columns added to a kind after ledgers held rows of it: covered only where a row has a value, so
 #: every row made before keeps the digest its event recorded. A token's scopes (migration 0019):
-#: the accounts an agent token is limited to; none, every account, as before.
-OPTIONAL_PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {"token": ("scopes",)}
+#: the accounts an agent token is limited to; none, every account, as before. A proposal's
+#: ``corrects`` (migration 0021): the proposal a reviewer's correction replaces.
+OPTIONAL_PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {"token": ("scopes",), "proposal": ("corrects",)}
 
 
 def erased_rows_digest(entries: list[dict[str, Any]]) -> str:

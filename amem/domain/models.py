@@ -273,6 +273,8 @@ class Proposal(_Frozen):
     scope: str | None = None
     #: sha256 of the policy that routed it (amem.policy.fingerprint); None before migration 0007.
     policy_sha256: str | None = None
+    #: A reviewer's correction: the id of the proposal whose value it replaces (migration 0021).
+    corrects: str | None = None
 
 
 class PolicyVersion(_Frozen):

@@ -43,7 +43,8 @@ COLUMNS: dict[str, list[str]] = {
     "proposals": [
         "seq", "id", "created_at", "scope", "note_id", "attribute", "old_value", "new_value",
         "base_version", "reason", "proposer", "model", "prompt_version", "llm_call_id", "raw_log_ids",
-        "rule", "status", "reviewer", "review_comment", "reviewed_at", "revert_of", "event_seq", "event_hash",
+        "rule", "status", "reviewer", "review_comment", "reviewed_at", "revert_of", "corrects", "event_seq",
+        "event_hash",
     ],
     "raw_logs": [
         "seq", "id", "occurred_at", "received_at", "scope", "actor", "text", "sha256", "metadata",

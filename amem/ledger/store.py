@@ -312,6 +312,8 @@ class ProposalFilter:
     created_before: datetime | None = None
     created_after: datetime | None = None
     newest_first: bool = False
+    #: Only in these scopes (a reviewer limited to some accounts); None: every scope.
+    scopes: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -791,6 +793,8 @@ class LedgerTx:
             stmt = stmt.where(proposals.c.status.in_(list(f.status)))
         if f.scope:
             stmt = stmt.where(proposals.c.scope == f.scope)
+        if f.scopes is not None:
+            stmt = stmt.where(proposals.c.scope.in_(list(f.scopes)))
         if f.attribute:
             stmt = stmt.where(proposals.c.attribute == f.attribute)
         if f.proposer:
@@ -1057,6 +1061,7 @@ def _proposal_row(p: Proposal) -> dict[str, Any]:
         "created_at": p.created_at,
         "revert_of": p.revert_of,
         "policy_sha256": p.policy_sha256,
+        "corrects": p.corrects,
     }
 
 
@@ -1088,6 +1093,7 @@ def _proposal(r: Any) -> Proposal:
         created_at=r.created_at,
         revert_of=r.revert_of,
         policy_sha256=r.policy_sha256,
+        corrects=r.corrects,
     )
 
 

@@ -175,6 +175,8 @@ proposals = sa.Table(
     sa.Column("created_at", UTCDateTime, nullable=False),
     sa.Column("revert_of", sa.Integer, nullable=True),
     sa.Column("policy_sha256", sa.String(64), nullable=True),
+    # The proposal a reviewer's correction replaces (migration 0021).
+    sa.Column("corrects", sa.String(40), nullable=True),
     sa.Index("ix_proposals_status_created", "status", "created_at"),
     sa.Index("ix_proposals_note_attr_status", "note_id", "attribute", "status"),
     # A reviewer's own last decisions, newest first (the console's queue page; migration 0020).

@@ -116,6 +116,22 @@ class DecisionReport(BaseModel):
         return ", ".join(parts) or "nothing decided"
 
 
+class Correction(BaseModel):
+    """A reviewer's correction: the proposal it rejected, and the one carrying their value (applied
+    when they could approve it themselves, else waiting for another reviewer)."""
+
+    corrected: Proposal
+    correction: Proposal
+
+
+#: Attributes whose proposals cannot be corrected, and why: a value a reviewer does not type.
+UNCORRECTABLE: dict[str, str] = {
+    "deleted": "deletes a note",
+    "links": "links notes the model found",
+    "content": "would change what was said",
+}
+
+
 class Governance:
     def __init__(
         self,
@@ -227,9 +243,15 @@ class Governance:
             return self.propose_in(tx, [draft])[0]
 
     def propose_in(
-        self, tx: LedgerTx, drafts: Sequence[Draft], *, revert_of: int | None = None
+        self,
+        tx: LedgerTx,
+        drafts: Sequence[Draft],
+        *,
+        revert_of: int | None = None,
+        corrects: str | None = None,
     ) -> list[Proposal]:
-        """Route and record drafts inside ``tx``; applies the ones the policy lets through."""
+        """Route and record drafts inside ``tx``; applies the ones the policy lets through.
+        ``revert_of``: the change a revert undoes; ``corrects``: the proposal a correction replaces."""
         self._follow_installed_policy(tx)
         now = utcnow()
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
@@ -299,6 +321,7 @@ class Governance:
                     status=status,
                     created_at=now,
                     revert_of=revert_of,
+                    corrects=corrects,
                     review_comment=comment,
                     reviewed_at=now
                     if status in (ProposalStatus.REJECTED, ProposalStatus.SUPERSEDED)
@@ -341,58 +364,131 @@ class Governance:
         who = self._reviewer(reviewer)
         if comment is not None:
             check_text(comment, "comment")
-        refused: Proposal | None = None
         with self.ledger.write() as tx:
             self._check_policy_in_force(tx)
             proposal = self._pending(tx, proposal_id)
             self._check_may_decide(proposal, who)
+            decided, frozen_rule = self._approve_in(tx, proposal, who, comment)
+        if frozen_rule is None:
+            return decided
+        raise FrozenAttributeError(
+            f"{decided.attribute} is frozen by the policy now ({frozen_rule}): proposal {decided.id} "
+            "was rejected, not approved, and nothing was applied",
+            proposal=decided,
+        )
+
+    def _approve_in(
+        self, tx: LedgerTx, proposal: Proposal, who: Actor, comment: str | None
+    ) -> tuple[Proposal, str | None]:
+        """Decide a pending proposal ``who`` may decide, inside ``tx``: approved and applied, a
+        conflict, or rejected when the policy now freezes the attribute (then the freezing rule is
+        returned too, and the caller raises after the transaction commits the rejection)."""
+        note = tx.get_note(proposal.note_id)
+        assert note is not None
+        attr_type = self.policy.type_of(proposal.attribute)
+        now = utcnow()
+        routing = self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind)
+        if routing.mode == Mode.FROZEN:
+            # Recorded and committed before the caller hears of it: the proposal leaves the queue.
+            if not tx.decide_proposal(
+                proposal.id,
+                expect=ProposalStatus.PENDING,
+                status=ProposalStatus.REJECTED,
+                reviewer=who.id,
+                comment=f"refused by policy: {proposal.attribute} is frozen ({routing.rule})",
+                at=now,
+            ):
+                raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
+            return self._get(tx, proposal.id), routing.rule
+        if current_value(note, proposal.attribute, attr_type) != proposal.old_value:
+            tx.decide_proposal(
+                proposal.id,
+                expect=ProposalStatus.PENDING,
+                status=ProposalStatus.CONFLICT,
+                reviewer=who.id,
+                comment=_join(comment, f"{proposal.attribute} changed since the proposal was made"),
+                at=now,
+            )
+            return self._get(tx, proposal.id), None
+        if not tx.decide_proposal(
+            proposal.id,
+            expect=ProposalStatus.PENDING,
+            status=ProposalStatus.APPROVED,
+            reviewer=who.id,
+            comment=comment,
+            at=now,
+        ):
+            raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
+        decided = self._get(tx, proposal.id)
+        kind = ChangeKind.REVERT if proposal.revert_of is not None else ChangeKind.APPLY
+        self._apply(tx, note, decided, who, kind, now)
+        return decided, None
+
+    def correct(
+        self,
+        proposal_id: str,
+        new_value: Any,
+        reviewer: AuthenticatedReviewer,
+        comment: str | None = None,
+    ) -> Correction:
+        """Replace a pending proposal's value with the one the reviewer reads in the same raw log.
+
+        The proposal is rejected, and a new one by the reviewer carries their value, with the same raw
+        logs and evidence and ``corrects`` naming the one it replaces, routed by the policy like any
+        person's edit. The reviewer applies it at once only where they could approve it themselves
+        (the policy allows self-approval); otherwise it waits for another reviewer, so a held value
+        still gets a second person's look. One transaction: both happen, or neither."""
+        who = self._reviewer(reviewer)
+        why = comment.strip() if comment and comment.strip() else None
+        if why is not None:
+            check_text(why, "comment")
+        with self.ledger.write() as tx:
+            self._check_policy_in_force(tx)
+            proposal = self._pending(tx, proposal_id)
+            self._check_may_decide(proposal, who)
+            if proposal.attribute in UNCORRECTABLE:
+                raise InvalidInputError(
+                    f"proposal {proposal.id} {UNCORRECTABLE[proposal.attribute]}: approve or reject it"
+                )
+            attr_type = self.policy.type_of(proposal.attribute)
+            new = normalize(proposal.attribute, attr_type, new_value)
+            if new == proposal.new_value:
+                raise InvalidInputError(f"{new!r} is the value proposal {proposal.id} proposes: approve it")
             note = tx.get_note(proposal.note_id)
             assert note is not None
-            attr_type = self.policy.type_of(proposal.attribute)
-            now = utcnow()
-            routing = self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind)
-            if routing.mode == Mode.FROZEN:
-                # Recorded and committed before the caller hears of it: the proposal leaves the queue.
-                if not tx.decide_proposal(
-                    proposal.id,
-                    expect=ProposalStatus.PENDING,
-                    status=ProposalStatus.REJECTED,
-                    reviewer=who.id,
-                    comment=f"refused by policy: {proposal.attribute} is frozen ({routing.rule})",
-                    at=now,
-                ):
-                    raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
-                refused = self._get(tx, proposal.id)
-            elif current_value(note, proposal.attribute, attr_type) != proposal.old_value:
-                tx.decide_proposal(
-                    proposal.id,
-                    expect=ProposalStatus.PENDING,
-                    status=ProposalStatus.CONFLICT,
-                    reviewer=who.id,
-                    comment=_join(comment, f"{proposal.attribute} changed since the proposal was made"),
-                    at=now,
+            if new == current_value(note, proposal.attribute, attr_type):
+                raise InvalidInputError(
+                    f"{new!r} is already the note's {proposal.attribute}: reject proposal {proposal.id}"
                 )
-                return self._get(tx, proposal.id)
-            else:
-                if not tx.decide_proposal(
-                    proposal.id,
-                    expect=ProposalStatus.PENDING,
-                    status=ProposalStatus.APPROVED,
-                    reviewer=who.id,
-                    comment=comment,
-                    at=now,
-                ):
-                    raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
-                decided = self._get(tx, proposal.id)
-                kind = ChangeKind.REVERT if proposal.revert_of is not None else ChangeKind.APPLY
-                self._apply(tx, note, decided, who, kind, now)
-                return decided
-        assert refused is not None
-        raise FrozenAttributeError(
-            f"{refused.attribute} is frozen by the policy now ({routing.rule}): proposal {refused.id} "
-            "was rejected, not approved, and nothing was applied",
-            proposal=refused,
-        )
+            if not tx.decide_proposal(
+                proposal.id,
+                expect=ProposalStatus.PENDING,
+                status=ProposalStatus.REJECTED,
+                reviewer=who.id,
+                comment=_join(why, f"corrected by {who.id}"),
+                at=utcnow(),
+            ):
+                raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
+            draft = Draft(
+                proposal.note_id,
+                proposal.attribute,
+                new,
+                _join(why, f"correction of {proposal.id}"),
+                Proposer.of(who),
+                proposal.raw_log_ids,
+                proposal.evidence,
+            )
+            correction = self.propose_in(tx, [draft], corrects=proposal.id)[0]
+            if correction.status == ProposalStatus.PENDING and self._may_decide(correction, who):
+                correction, _ = self._approve_in(tx, correction, who, why)
+            return Correction(corrected=self._get(tx, proposal.id), correction=correction)
+
+    def _may_decide(self, proposal: Proposal, who: Actor) -> bool:
+        try:
+            self._check_may_decide(proposal, who)
+        except PermissionDeniedError:
+            return False
+        return True
 
     def reject(self, proposal_id: str, reviewer: AuthenticatedReviewer, comment: str) -> Proposal:
         who = self._reviewer(reviewer)

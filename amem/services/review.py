@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, computed_field
 
-from amem.domain.models import Note, Proposal, RawLog, as_utc
+from amem.domain.models import AttributeType, Note, Proposal, RawLog, as_utc
 from amem.domain.values import current_value
 from amem.errors import InvalidInputError, NotFoundError, ReviewSetChangedError
 from amem.ledger import review_queries as q
@@ -27,7 +27,7 @@ from amem.ledger.review_queries import REVIEW_KINDS, ReviewFilter, ReviewKind
 from amem.ledger.store import Ledger
 from amem.policy import Policy
 from amem.services.authentication import AuthenticatedReviewer
-from amem.services.governance import DecisionReport, Governance
+from amem.services.governance import UNCORRECTABLE, DecisionReport, Governance
 
 __all__ = [
     "REVIEW_KINDS",
@@ -84,6 +84,10 @@ class ReviewField(BaseModel):
     located_by: Literal["evidence", "value"] | None = None
     span: tuple[int, int] | None = None
     older: OlderFact | None = None
+    #: The attribute's type: what a correction of the value must be (text, a date, a list...).
+    value_type: AttributeType = "text"
+    #: Whether a reviewer may correct the value (Governance.correct), not only approve or reject it.
+    correctable: bool = True
 
     @property
     def attribute(self) -> str:
@@ -315,6 +319,8 @@ class ReviewService:
             located_by=located_by,
             span=span,
             older=older,
+            value_type=attr_type,
+            correctable=p.attribute not in UNCORRECTABLE,
         )
 
 

@@ -11,9 +11,12 @@ that follows a click already reflects the decision.
 
 from __future__ import annotations
 
+from datetime import date
+
 import streamlit as st
 
 from amem.domain.models import ProposalStatus
+from amem.domain.values import parse_datetime
 from amem.errors import AmemError, PermissionDeniedError, ReviewSetChangedError
 from amem.memory import Memory
 from amem.services.accounts import Account
@@ -110,6 +113,73 @@ def _on_field(pid: str, key: str, action: str) -> None:
         return
     verb = {"approved": "Approved", "rejected": "Rejected"}.get(decided.status.value, decided.status.value)
     state.flash(_KIND.get(decided.status.value, "info"), f"{verb}: {decided.attribute} of {decided.note_id}.")  # type: ignore[arg-type]
+
+
+def _on_correct(pid: str, value_type: str) -> None:
+    """The reviewer's value instead of the proposed one (Governance.correct): the proposal is
+    rejected and theirs proposed from the same input, routed by the policy."""
+    mem, account = state.memory(), state.current_account()
+    value = _typed(st.session_state.get(f"correct_value_{pid}"), value_type)
+    comment = (st.session_state.get(f"correct_comment_{pid}") or "").strip() or None
+    try:
+        done = mem.correct(pid, value, reviewer=state.authenticated(mem, account), comment=comment)
+    except PermissionDeniedError as exc:
+        state.flash("error", f"Refused by the policy: {exc}")
+        return
+    except AmemError as exc:
+        state.flash("error", f"Not corrected: {exc}")
+        return
+    fix = done.correction
+    outcome = {
+        "pending": "your value waits for another reviewer (the policy does not let reviewers approve "
+        "their own proposals)",
+        "approved": "your value is applied",
+        "auto_applied": "your value is applied",
+    }.get(fix.status.value, f"your value is {fix.status.value}")
+    state.flash(
+        "success" if fix.status.value != "rejected" else "warning",
+        f"Corrected {fix.attribute} of {fix.note_id}: the proposed value is rejected and {outcome} "
+        f"({fix.id}).",
+    )
+
+
+def _typed(raw: object, value_type: str) -> object:
+    """A correction as the widget gave it, in the form governance reads for ``value_type``."""
+    if value_type == "datetime" and hasattr(raw, "isoformat"):
+        return raw.isoformat()  # type: ignore[union-attr]
+    if value_type == "list[str]" and isinstance(raw, str):
+        return [line.strip() for line in raw.splitlines() if line.strip()]
+    return raw
+
+
+def _correction(field: ReviewField) -> None:
+    """The controls of a correction: the value in a widget of its type, prefilled with the proposed
+    one, and why."""
+    p, key = field.proposal, f"correct_value_{field.proposal.id}"
+    st.caption("Your value replaces the proposed one; the proposal is rejected, and history keeps both.")
+    if field.value_type == "datetime":
+        try:
+            proposed: date | None = parse_datetime(p.new_value).date()
+        except AmemError:
+            proposed = None
+        st.date_input("The right date", value=proposed, key=key, format="YYYY-MM-DD")
+    elif field.value_type == "list[str]":
+        items = p.new_value if isinstance(p.new_value, list) else []
+        st.text_area("The right values, one a line", value="\n".join(map(str, items)), key=key)
+    elif field.value_type == "number":
+        st.number_input("The right number", value=float(p.new_value or 0), key=key)
+    elif field.value_type == "bool":
+        st.checkbox("Yes", value=bool(p.new_value), key=key)
+    else:
+        st.text_area("The right value", value=str(p.new_value or ""), key=key)
+    st.text_input("Why (optional)", key=f"correct_comment_{p.id}")
+    st.button(
+        "Save the correction",
+        key=f"correct_{p.id}",
+        type="primary",
+        on_click=_on_correct,
+        args=(p.id, field.value_type),
+    )
 
 
 def _on_all_request(f: ReviewFilter, action: str) -> None:
@@ -227,7 +297,7 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int) -> None:
 
 def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) -> None:
     p = field.proposal
-    head = st.columns([0.76, 0.12, 0.12], vertical_alignment="center")
+    head = st.columns([0.64, 0.12, 0.12, 0.12], vertical_alignment="center")
     head[0].markdown(
         f"**{md_escape(p.attribute)}** · {md_escape(field.kind)} · note `{p.note_id}`"
         + (" · :orange[the note changed since: approving records a conflict]" if field.stale else "")
@@ -249,6 +319,9 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             args=(p.id, item.key, "reject"),
             width="stretch",
         )
+        if field.correctable:
+            with head[3].popover("Correct", icon=":material/edit:", width="stretch"):
+                _correction(field)
     if field.older is not None:
         older, newer = st.columns(2)
         with older:

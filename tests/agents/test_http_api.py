@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
 from amem.api.app import create_app
-from amem.domain.models import InputStatus, utcnow
+from amem.domain.models import InputStatus, ProposalStatus, utcnow
 from amem.ledger.tables import api_tokens
 from amem.memory import Memory
 from tests.factories import LLM, said, signed_in
@@ -581,6 +581,30 @@ def test_with_decisions_on_rejecting_all_matching_says_why_on_each(
     assert memory.count_pending("globex") == 0
 
 
+def test_with_decisions_on_a_reviewer_corrects_a_held_value_for_a_second_look(
+    deciding: TestClient, memory: Memory, agent: dict[str, str], reviewer: dict[str, str]
+) -> None:
+    note = said(memory, "Globex will renew in March", scope="globex")
+    wrong = memory.propose(
+        note.id, "valid_at", "2026-03-01", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+    )
+    path = f"/v1/review/proposals/{wrong.id}/correct"
+    assert deciding.post(path, json={"value": "2027-03-01"}, headers=agent).status_code == 403
+    assert deciding.post(path, json={"value": "in spring"}, headers=reviewer).status_code == 422
+    assert memory.proposal(wrong.id).status == ProposalStatus.PENDING
+    done = deciding.post(path, json={"value": "2027-03-01", "comment": "next March"}, headers=reviewer)
+    assert done.status_code == 200
+    fix = done.json()["correction"]
+    assert (fix["corrects"], fix["status"], fix["proposer"]["id"]) == (wrong.id, "pending", "alice")
+    assert done.json()["corrected"]["status"] == "rejected"
+    again = deciding.post(path, json={"value": "2027-03-02"}, headers=reviewer)
+    assert again.status_code == 409
+    bob = _reviewer_token(memory, "bob")
+    approved = deciding.post(f"/v1/review/proposals/{fix['id']}/approve", json={}, headers=bob)
+    assert approved.status_code == 200 and approved.json()["status"] == "approved"
+    assert memory.read(note.id).valid_at.year == 2027
+
+
 def test_without_decisions_the_api_decides_nothing_for_any_token(
     client: TestClient, memory: Memory, reviewer: dict[str, str]
 ) -> None:
@@ -593,6 +617,7 @@ def test_without_decisions_the_api_decides_nothing_for_any_token(
     for path in (
         f"/v1/review/items/{item.key}/approve",
         f"/v1/review/proposals/{item.fields[0].proposal.id}/approve",
+        f"/v1/review/proposals/{item.fields[0].proposal.id}/correct",
     ):
         assert client.post(path, json={}, headers=reviewer).status_code in (404, 405)
     assert memory.count_pending("globex") == pending
@@ -614,6 +639,10 @@ def test_a_reviewer_limited_to_some_accounts_reads_and_decides_in_those(database
             listed = api.get("/v1/review/items", headers=alice).json()
             assert [i["scope"] for i in listed["items"]] == ["acme"] and listed["total"] == 1
             assert api.get("/v1/review/count", headers=alice).json() == {"pending": 1}  # her queue
+            held = api.get("/v1/review/pending", headers=alice).json()
+            assert [p["scope"] for p in held] == ["acme"]  # as her items, not every account's
+            everyone = api.get("/v1/review/pending", headers=_reviewer_token(memory, "carol")).json()
+            assert sorted(p["scope"] for p in everyone) == ["acme", "globex"]
             counted = api.get("/v1/review/items/count", headers=alice).json()
             assert counted["items"] == 1
             body = {"expected_items": 1, "fingerprint": counted["fingerprint"]}

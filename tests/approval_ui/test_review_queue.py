@@ -281,3 +281,45 @@ def test_the_console_decides_only_under_the_installed_policy(mem: Memory) -> Non
     at = open_console("alice")
     at.button(key=f"approve_{p.id}").click().run()
     assert mem.proposal(p.id).status == ProposalStatus.APPROVED
+
+
+def test_a_reviewer_corrects_a_held_value_and_another_reviewer_approves_it(mem: Memory) -> None:
+    """A date one year off is fixed where it is read, not only rejected: the widget fits the value's
+    type (a date picker for a date, one line a value for a list), the correction waits for a second
+    person, and whoever opens the item next sees it beside the same input."""
+    note, proposals = call_item(mem)
+    when = proposals[2]
+    at = open_console("alice")
+    assert at.date_input(key=f"correct_value_{when.id}").value == datetime(2026, 3, 4).date()
+    at.date_input(key=f"correct_value_{when.id}").set_value(datetime(2027, 3, 4).date())
+    at.text_input(key=f"correct_comment_{when.id}").input("the call is about next year")
+    at.button(key=f"correct_{when.id}").click().run()
+    assert "the proposed value is rejected and your value waits for another reviewer" in plain(
+        at.success[0].value
+    )
+    assert mem.proposal(when.id).status == ProposalStatus.REJECTED
+    (fix,) = mem.pending(attribute="valid_at")
+    assert (fix.corrects, fix.new_value, fix.proposer.id) == (when.id, "2027-03-04T00:00:00+00:00", "alice")
+
+    at = open_console("alice")  # their own correction: the ledger refuses a decision by them
+    assert "self-approval" in plain(texts(at))
+    at = open_console("bob")
+    page = plain(texts(at))
+    assert "4 March 2027" in [c.value for c in at.code] and f"correction of {when.id}" in page
+    at.button(key=f"approve_{fix.id}").click().run()
+    assert mem.read(note.id).valid_at == datetime(2027, 3, 4, tzinfo=UTC)
+
+    steps = proposals[1]
+    at.text_area(key=f"correct_value_{steps.id}").input("send the quote\ncall their IT lead").run()
+    at.button(key=f"correct_{steps.id}").click().run()
+    assert mem.proposal(steps.id).status == ProposalStatus.REJECTED
+    assert [p.new_value for p in mem.pending(attribute="next_step")] == ["send the quote\ncall their IT lead"]
+
+
+def test_an_auditor_and_a_deletion_get_no_correction(mem: Memory) -> None:
+    note, proposals = call_item(mem)
+    gone = hold(mem, note, "deleted", True, reason="duplicate")
+    keys = {b.key for b in open_console("audrey").button}
+    assert not any(k.startswith("correct_") for k in keys)
+    keys = {b.key for b in open_console("alice").button}
+    assert {f"correct_{p.id}" for p in proposals} <= keys and f"correct_{gone.id}" not in keys

@@ -45,7 +45,7 @@ def run(
 ) -> tuple[int, str, str]:
     """The command; an approve or reject gets its reviewer's password on stdin, before ``stdin``."""
     argv = list(args)
-    if argv[0] in ("approve", "reject") and "--reviewer" in argv:
+    if argv[0] in ("approve", "reject", "correct") and "--reviewer" in argv:
         argv.append("--password-stdin")
         stdin = REVIEWER_PASSWORDS[argv[argv.index("--reviewer") + 1]] + "\n" + stdin
     with patch("sys.stdin", io.StringIO(stdin)):
@@ -327,3 +327,22 @@ def test_reject_all_matching_counts_asks_and_says_why_on_each(memory: Memory, ca
     assert (
         code == 2 and "needs a comment" in err and memory.proposal(kept.id).status == ProposalStatus.PENDING
     )
+
+
+def test_correct_rejects_a_held_value_and_proposes_the_right_one(memory: Memory, capsys) -> None:
+    note = said(memory, "Acme will renew in March", at=datetime(2026, 11, 30, tzinfo=UTC))
+    wrong = memory.propose(
+        note.id, "valid_at", "2026-03-01", reason="renewal", proposer=LLM, raw_log_ids=note.raw_log_ids
+    )
+    code, out, _ = run(
+        memory, capsys, "correct", wrong.id, "2027-03-01", "--reviewer", "alice", "--comment", "next March"
+    )
+    fix = memory.pending()[0]
+    assert code == 0 and fix.corrects == wrong.id and fix.new_value == "2027-03-01T00:00:00+00:00"
+    assert f"proposal {wrong.id}: rejected, corrected by alice" in out
+    assert f"proposal {fix.id} (valid_at of {note.id}): pending (another reviewer approves it)" in flat(out)
+    code, _, err = run(memory, capsys, "correct", fix.id, "2027-03-01", "--reviewer", "bob")
+    assert code != 0 and "approve it" in err
+    assert memory.proposal(fix.id).status == ProposalStatus.PENDING
+    code, out, _ = run(memory, capsys, "correct", fix.id, '"2027-03-15"', "--reviewer", "bob", "--json")
+    assert code == 0 and json.loads(out)["correction"]["corrects"] == fix.id

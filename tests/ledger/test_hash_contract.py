@@ -134,6 +134,21 @@ def test_token_scopes_are_covered_where_given() -> None:
     assert payload_digest("token", {**token, "scopes": ["acme"]}) != payload_digest("token", token)
 
 
+def test_a_proposal_commits_to_the_proposal_it_corrects_where_it_corrects_one() -> None:
+    """Migration 0021: a proposal without ``corrects`` (every one made before) keeps its digest; a
+    reviewer's correction commits to the proposal it replaces."""
+    from amem.domain.hashing import PAYLOAD_FIELDS as fields
+
+    proposal = {name: None for name in fields["proposal"]}
+    proposal |= {"id": "p_1", "seq": 1, "note_id": "n_1", "attribute": "valid_at", "created_at": AT}
+    plain = payload_digest("proposal", proposal)
+    # the digest f397157's code (before 0021) gave this row
+    assert plain == "5a4a1e37b4276176751953a04b44a2fdf205e6e1d18e6a0da5aa7203f6d8609f"
+    assert payload_digest("proposal", {**proposal, "corrects": None}) == plain
+    corrected = payload_digest("proposal", {**proposal, "corrects": "p_0"})
+    assert corrected not in (plain, payload_digest("proposal", {**proposal, "corrects": "p_2"}))
+
+
 def test_payload_fields_are_pinned() -> None:
     """Adding, dropping or renaming a covered column changes every digest of that kind. The kinds
     before migration 0016 are pinned apart: adding the token kind left them as they were."""
@@ -142,7 +157,7 @@ def test_payload_fields_are_pinned() -> None:
     assert value_digest(PAYLOAD_FIELDS) == "008130c0220b3a5d4071ca104cca864e066afb89ed6672e6d211b559b43b69b3"
     assert (
         value_digest(OPTIONAL_PAYLOAD_FIELDS)
-        == "2892eb365a302c1bab8a7403c34be146d36188d3881fa69f9267e09290a2a8e1"
+        == "f5fa94c2172ca0d4652b3f1738e6ab8ab3200e474e01235ef831412479a77fb6"
     )
 
 

@@ -1,0 +1,141 @@
+"""A reviewer's correction of a held value: the model's value rejected, the reviewer's proposed from
+the same raw logs, routed by the policy, and traceable both ways."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+import sqlalchemy as sa
+
+from amem.domain.models import ActorKind, ProposalStatus
+from amem.errors import InvalidInputError, PermissionDeniedError, ProposalStateError
+from amem.ledger import schema
+from amem.memory import Memory
+from amem.policy import fingerprint
+from amem.services.authentication import Authentication
+from tests.factories import LLM, said, signed_in
+
+RENEWAL = "Acme will renew in March, said on the call of 30 November"
+
+
+def _wrong_date(memory: Memory) -> tuple[str, str]:
+    """A note said on 2026-11-30 and the model's valid_at for it, a March in the past; (note, proposal)."""
+    note = said(memory, RENEWAL, at=datetime(2026, 11, 30, tzinfo=UTC))
+    p = memory.propose(
+        note.id,
+        "valid_at",
+        "2026-03-01",
+        reason="renewal date",
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
+        evidence="renew in March",
+    )
+    assert p.status == ProposalStatus.PENDING
+    return note.id, p.id
+
+
+def test_a_correction_rejects_the_value_and_proposes_the_reviewers_for_a_second_look(memory: Memory) -> None:
+    note_id, wrong = _wrong_date(memory)
+    alice = signed_in(memory, "alice")
+    done = memory.correct(wrong, "2027-03-01", reviewer=alice, comment="March of next year")
+
+    assert done.corrected.id == wrong and done.corrected.status == ProposalStatus.REJECTED
+    assert done.corrected.reviewer == "alice"
+    assert done.corrected.review_comment == "March of next year (corrected by alice)"
+    fix = done.correction
+    assert (fix.corrects, fix.attribute, fix.note_id) == (wrong, "valid_at", note_id)
+    assert fix.new_value == "2027-03-01T00:00:00+00:00"
+    assert (fix.proposer.kind, fix.proposer.id) == (ActorKind.PERSON, "alice")
+    # traceable to the same input and the same span the model read
+    assert fix.raw_log_ids == memory.proposal(wrong).raw_log_ids and fix.evidence == "renew in March"
+    assert fix.reason == f"March of next year (correction of {wrong})"
+    # self-approval is off: a held value still gets a second person's look
+    assert fix.status == ProposalStatus.PENDING
+    assert memory.read(note_id).valid_at is None
+    assert [p.id for p in memory.pending()] == [fix.id]
+    with pytest.raises(PermissionDeniedError, match="self-approval"):
+        memory.approve(fix.id, reviewer=alice)
+    assert memory.approve(fix.id, reviewer=signed_in(memory, "bob")).status == ProposalStatus.APPROVED
+    assert memory.read(note_id).valid_at == datetime(2027, 3, 1, tzinfo=UTC)
+    history = memory.history(note_id)
+    assert [(e.event, e.proposal_id) for e in history if e.attribute == "valid_at"] == [
+        ("proposed", wrong),
+        ("rejected", wrong),
+        ("proposed", fix.id),
+        ("approved", fix.id),
+        ("applied", fix.id),
+    ]
+    assert memory.verify().ok
+
+
+def test_where_the_policy_allows_self_approval_the_correction_applies_at_once(memory: Memory) -> None:
+    note_id, wrong = _wrong_date(memory)
+    looser = memory.policy.model_copy(update={"self_approval": True})
+    admin = Authentication(looser, fingerprint(looser)).signed_in("alice", method="test")
+    memory.install_policy(looser, by=admin)
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=looser) as mem:
+        fix = mem.correct(wrong, "2027-03-01", reviewer=signed_in(mem, "alice")).correction
+        assert fix.status == ProposalStatus.APPROVED and fix.reviewer == "alice"
+        assert mem.read(note_id).valid_at == datetime(2027, 3, 1, tzinfo=UTC)
+        applied = mem.changes()[-1]
+        assert (applied.proposal_id, applied.actor.id) == (fix.id, "alice")
+        assert mem.proposal(wrong).status == ProposalStatus.REJECTED
+        assert mem.verify().ok
+
+
+def test_a_correction_that_is_no_correction_is_refused_and_the_value_still_waits(memory: Memory) -> None:
+    note_id, wrong = _wrong_date(memory)
+    alice = signed_in(memory, "alice")
+    with pytest.raises(InvalidInputError, match=r"is the value proposal .* proposes: approve it"):
+        memory.correct(wrong, "2026-03-01", reviewer=alice)
+    with pytest.raises(InvalidInputError, match="valid_at"):
+        memory.correct(wrong, "sometime in spring", reviewer=alice)
+    memory.propose(note_id, "next_step", "send the quote", reason="r", proposer=LLM)
+    step = memory.approve(memory.pending(attribute="next_step")[0].id, reviewer=alice)
+    assert step.status == ProposalStatus.APPROVED
+    again = memory.propose(note_id, "next_step", "send the quote by Friday", reason="r", proposer=LLM)
+    with pytest.raises(InvalidInputError, match="already the note's next_step: reject"):
+        memory.correct(again.id, "send the quote", reviewer=alice)
+    assert memory.proposal(wrong).status == ProposalStatus.PENDING
+    assert memory.proposal(again.id).status == ProposalStatus.PENDING
+    assert len(memory.pending()) == 2
+
+
+def test_only_a_reviewer_who_may_decide_the_value_corrects_it(memory: Memory) -> None:
+    _, wrong = _wrong_date(memory)
+    for who in ("agent:sales-agent", "audrey", "mallory"):
+        with pytest.raises(PermissionDeniedError):
+            memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, who))
+    note = said(memory, "Acme's duplicate of the renewal note")
+    tombstone = memory.propose(note.id, "deleted", True, reason="duplicate", proposer=LLM)
+    with pytest.raises(InvalidInputError, match="deletes a note: approve or reject it"):
+        memory.correct(tombstone.id, False, reviewer=signed_in(memory, "alice"))
+    memory.reject(wrong, reviewer=signed_in(memory, "bob"), comment="no date was said")
+    with pytest.raises(ProposalStateError, match="rejected by bob"):
+        memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, "alice"))
+    assert not any(p.corrects for p in memory.proposals())
+
+
+def test_a_corrections_link_is_on_its_chained_record(memory: Memory) -> None:
+    """Who corrected what is tamper-evident: the link is covered by the proposal's event."""
+    _, wrong = _wrong_date(memory)
+    fix = memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, "alice")).correction
+    assert memory.verify().ok
+    with memory.ledger.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE proposals SET corrects = NULL WHERE id = :id"), {"id": fix.id})
+    result = memory.verify()
+    assert not result.ok and any(fix.id in p for p in result.problems)
+
+
+def test_a_downgrade_below_0021_is_refused_while_a_correction_is_on_the_record(memory: Memory) -> None:
+    from amem.errors import MigrationRefusedError
+
+    _, wrong = _wrong_date(memory)
+    schema.downgrade(memory.ledger.engine, "0020")  # no correction yet: it goes down and up
+    schema.upgrade(memory.ledger.engine)
+    memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, "alice"))
+    with pytest.raises(MigrationRefusedError, match="1 proposal"):
+        schema.downgrade(memory.ledger.engine, "0020")
+    assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
+    assert memory.verify().ok
