@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         NotePage,
         PolicyOverview,
         ReviewTimes,
+        ReviewVerdicts,
     )
     from amem.services.backup import BackupReport
     from amem.services.erasure import ErasureReport
@@ -876,6 +877,13 @@ class Memory:
         from amem.services import audit
 
         return audit.proposals_per_day(self.ledger, days=days)
+
+    def review_verdicts(self, *, days: int = 30) -> ReviewVerdicts:
+        """Per attribute and per model: what reviewers approved, corrected or rejected in the last
+        ``days`` days, and what waits now."""
+        from amem.services import audit
+
+        return audit.verdicts(self.ledger, days=days)
 
     def review_times(self, *, days: int = 30) -> ReviewTimes:
         """How long the proposals reviewers decided in the last ``days`` days had waited."""

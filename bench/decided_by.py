@@ -55,9 +55,9 @@ def build(directory: Path, decided: int) -> Memory:
             note = mem.governance.create_note(tx, scope="acme", content=text, raw_logs=[raw], actor=AGENT)
             drafts.append(Draft(note.id, "next_step", f"send quote {i}", "said in the call", LLM, [raw.id]))
         mem.governance.propose_in(tx, drafts)
+    page = mem.review_items(ReviewFilter(), limit=decided)  # once: each reviewer takes every other item
     for i, reviewer in enumerate(REVIEWERS):
         who = mem.authentication.signed_in(reviewer, method="test")
-        page = mem.review_items(ReviewFilter(), limit=decided)
         keys = [item.key for n, item in enumerate(page.items) if n % len(REVIEWERS) == i]
         for key in keys:
             mem.approve_item(key, reviewer=who)

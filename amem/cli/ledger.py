@@ -384,6 +384,44 @@ def revert(
     )
 
 
+@app.command("review-stats")
+def review_stats(
+    days: Annotated[int, typer.Option(min=1, max=3650, help="Decisions of the last N days.")] = 30,
+    as_json: JsonOpt = False,
+) -> None:
+    """What reviewers did with held values, per attribute and per model: approved as proposed,
+    corrected, rejected, conflicts, and what waits now.
+
+    An attribute or a model whose values reviewers mostly turn down is a policy to change (apply
+    or freeze it) or a model to replace: every such value costs a person a look."""
+    with open_memory() as mem:
+        verdicts = mem.review_verdicts(days=days)
+
+    def render(v: Any) -> None:
+        if not v.by_attribute:
+            out.print(f"nothing held for review, and no decisions, in the last {v.days} days", markup=False)
+            return
+        for rows, label in ((v.by_attribute, "attribute"), (v.by_source, "proposed by")):
+            table = Table(title=f"held values by {label}, decided in the last {v.days} days")
+            table.add_column(label, overflow="fold")
+            for column in (
+                "waiting",
+                "approved",
+                "corrected",
+                "rejected",
+                "conflict",
+                "approved as proposed",
+            ):
+                table.add_column(column, justify="right")
+            for r in rows:
+                share = "-" if r.approved_share is None else f"{r.approved_share:.0%}"
+                counts = (r.waiting, r.approved, r.corrected, r.rejected, r.conflict)
+                table.add_row(r.name, *(str(n) for n in counts), share)
+            out.print(table)
+
+    emit(verdicts, as_json, render)
+
+
 @app.command()
 def correct(
     proposal_id: Annotated[str, typer.Argument(help="The held value to correct (a proposal id).")],

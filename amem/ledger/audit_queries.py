@@ -220,6 +220,61 @@ def proposals_per_day(tx: LedgerTx, since: datetime | None) -> list[dict[str, An
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
+def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
+    """What people decided on held values since ``since``, counted per attribute, proposer (kind,
+    model, prompt version), status, and whether a correction replaced a rejected one. Decisions
+    taken with the proposal (an erasure's, a frozen attribute's) are not a person's verdict."""
+    later = proposals.alias("correction")
+    corrected = sa.exists().where(later.c.corrects == proposals.c.id).label("corrected")
+    stmt = (
+        sa.select(
+            proposals.c.attribute,
+            proposals.c.proposer_kind,
+            proposals.c.model,
+            proposals.c.prompt_version,
+            proposals.c.status,
+            corrected,
+            sa.func.count().label("n"),
+        )
+        .where(
+            proposals.c.status.in_(
+                [ProposalStatus.APPROVED.value, ProposalStatus.REJECTED.value, ProposalStatus.CONFLICT.value]
+            ),
+            proposals.c.reviewer.is_not(None),
+            proposals.c.reviewed_at >= since,
+            proposals.c.reviewed_at > proposals.c.created_at,
+            proposals.c.rule != ERASURE_RULE,
+        )
+        .group_by(
+            proposals.c.attribute,
+            proposals.c.proposer_kind,
+            proposals.c.model,
+            proposals.c.prompt_version,
+            proposals.c.status,
+            corrected,
+        )
+    )
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+
+
+def waiting(tx: LedgerTx) -> list[dict[str, Any]]:
+    """Proposals waiting for a person now, counted per attribute and proposer."""
+    stmt = (
+        sa.select(
+            proposals.c.attribute,
+            proposals.c.proposer_kind,
+            proposals.c.model,
+            proposals.c.prompt_version,
+            sa.func.count().label("n"),
+        )
+        .where(proposals.c.status == ProposalStatus.PENDING.value)
+        .group_by(
+            proposals.c.attribute, proposals.c.proposer_kind, proposals.c.model, proposals.c.prompt_version
+        )
+    )
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+
+
 def reviewed_proposals(tx: LedgerTx, since: datetime | None, limit: int = 50_000) -> list[dict[str, Any]]:
     """Creation and decision time of proposals a person decided, most recent first: decided after
     they were made, so a decision taken with the proposal (an erasure's deletion of a note) is not

@@ -181,6 +181,8 @@ proposals = sa.Table(
     sa.Index("ix_proposals_note_attr_status", "note_id", "attribute", "status"),
     # A reviewer's own last decisions, newest first (the console's queue page; migration 0020).
     sa.Index("ix_proposals_reviewer_reviewed", "reviewer", "reviewed_at"),
+    # Which proposal a correction replaced (the audit log's verdicts; migration 0021).
+    sa.Index("ix_proposals_corrects", "corrects"),
 )
 
 changes = sa.Table(

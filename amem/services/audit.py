@@ -44,6 +44,7 @@ __all__ = [
     "proposals_per_day",
     "review_items",
     "review_times",
+    "verdicts",
 ]
 
 
@@ -505,3 +506,71 @@ def policy_overview(policy: Policy) -> PolicyOverview:
         reviewers={k: list(v.roles) for k, v in policy.reviewers.items()},
         agents=list(policy.agents),
     )
+
+
+class VerdictRow(BaseModel):
+    """What reviewers did with the held values of one attribute, or of one source (a model and its
+    prompt version, people, agents): the queue's precision as the people who work it see it."""
+
+    name: str
+    waiting: int = 0
+    approved: int = 0
+    #: Rejected, and the reviewer's own value proposed instead (Governance.correct).
+    corrected: int = 0
+    #: Rejected without a correction.
+    rejected: int = 0
+    #: Approved too late: the note had changed since (nothing applied).
+    conflict: int = 0
+
+    @property
+    def decided(self) -> int:
+        return self.approved + self.corrected + self.rejected + self.conflict
+
+    @property
+    def approved_share(self) -> float | None:
+        """Of the values reviewers judged (conflicts aside: no one judged them), those approved as
+        proposed."""
+        judged = self.approved + self.corrected + self.rejected
+        return self.approved / judged if judged else None
+
+
+class ReviewVerdicts(BaseModel):
+    """Per attribute and per source: decisions of the last ``days`` days, and what waits now."""
+
+    days: int
+    by_attribute: list[VerdictRow]
+    by_source: list[VerdictRow]
+
+
+def _source(row: dict[str, Any]) -> str:
+    if row["proposer_kind"] == ActorKind.LLM.value:
+        model = row["model"] or "model"
+        return f"{model} · {row['prompt_version']}" if row["prompt_version"] else model
+    return {"person": "people's edits", "agent": "agents' edits"}.get(
+        row["proposer_kind"], row["proposer_kind"]
+    )
+
+
+def verdicts(ledger: Ledger, *, days: int = 30, now: datetime | None = None) -> ReviewVerdicts:
+    """What reviewers approved, corrected, rejected as proposed, and what waits: which attributes
+    and which models fill the queue with values people turn down."""
+    since = (now or utcnow()) - timedelta(days=days)
+    with ledger.read() as tx:
+        decided, pending = q.verdicts(tx, since), q.waiting(tx)
+    by_attribute: dict[str, VerdictRow] = {}
+    by_source: dict[str, VerdictRow] = {}
+    for row in pending:
+        for name, table in ((row["attribute"], by_attribute), (_source(row), by_source)):
+            entry = table.setdefault(name, VerdictRow(name=name))
+            entry.waiting += row["n"]
+    for row in decided:
+        status = row["status"]
+        field = "corrected" if status == "rejected" and row["corrected"] else status
+        for name, table in ((row["attribute"], by_attribute), (_source(row), by_source)):
+            entry = table.setdefault(name, VerdictRow(name=name))
+            setattr(entry, field, getattr(entry, field) + row["n"])
+
+    def order(rows: dict[str, VerdictRow]) -> list[VerdictRow]:
+        return sorted(rows.values(), key=lambda r: (-(r.decided + r.waiting), r.name))
+
+    return ReviewVerdicts(days=days, by_attribute=order(by_attribute), by_source=order(by_source))

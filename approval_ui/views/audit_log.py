@@ -21,7 +21,7 @@ import streamlit as st
 from amem.domain.models import ProposalStatus
 from amem.errors import AmemError
 from amem.memory import Memory
-from amem.services.audit import AuditQuery
+from amem.services.audit import AuditQuery, VerdictRow
 from approval_ui import state
 from approval_ui.render import dataframe_height, fmt_time, md_escape, short, value_text
 
@@ -145,6 +145,76 @@ def _charts(mem: Memory) -> None:
             st.bar_chart(frame, height=170, x_label="decided on (UTC)", y_label="median hours")
         else:
             st.caption("No reviewer decisions in this window.")
+    _verdicts(mem, days)
+
+
+#: An attribute or a model whose held values reviewers turn down this often, over at least
+#: ``_NOISY_AFTER`` judged values, is named under the tables.
+_NOISY_SHARE = 0.3
+_NOISY_AFTER = 20
+
+
+def _verdicts(mem: Memory, days: int) -> None:
+    """What reviewers did with held values, per attribute and per model: which of them fill the
+    queue with values people turn down (a policy that holds fewer, or a better model, spares them)."""
+    verdicts = mem.review_verdicts(days=days)
+    st.markdown(
+        "**What reviewers decide** · held values judged in this window: approved as proposed, "
+        "corrected (the reviewer's value instead) or rejected; and what waits now"
+    )
+    if not verdicts.by_attribute:
+        st.caption("Nothing held for review, and no decisions, in this window.")
+        return
+
+    def frame(rows: list[VerdictRow], label: str) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                {
+                    label: r.name,
+                    "waiting": r.waiting,
+                    "approved": r.approved,
+                    "corrected": r.corrected,
+                    "rejected": r.rejected,
+                    "conflict": r.conflict,
+                    "approved as proposed": r.approved_share,
+                }
+                for r in rows
+            ]
+        )
+
+    share = st.column_config.ProgressColumn(
+        "approved as proposed", format="percent", min_value=0, max_value=1
+    )
+    left, right = st.columns(2, gap="large")
+    left.dataframe(
+        frame(verdicts.by_attribute, "attribute"),
+        hide_index=True,
+        column_config={"approved as proposed": share},
+        key="audit_verdicts_attribute",
+    )
+    right.dataframe(
+        frame(verdicts.by_source, "proposed by"),
+        hide_index=True,
+        column_config={"approved as proposed": share},
+        key="audit_verdicts_source",
+    )
+    noisy = [
+        f"{r.name} ({r.approved_share:.0%} of {r.approved + r.corrected + r.rejected})"
+        for r in [*verdicts.by_attribute, *verdicts.by_source]
+        if r.approved_share is not None
+        and r.approved + r.corrected + r.rejected >= _NOISY_AFTER
+        and r.approved_share < _NOISY_SHARE
+    ]
+    if noisy:
+        st.warning(
+            md_escape(
+                "Reviewers approve few held values of "
+                + ", ".join(noisy)
+                + " as proposed. A policy that applies or freezes that attribute, or a better model, "
+                "would spare them those reviews."
+            ),
+            icon=":material/filter_alt:",
+        )
 
 
 def _query(mem: Memory) -> AuditQuery:

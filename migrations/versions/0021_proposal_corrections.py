@@ -26,6 +26,9 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.add_column("proposals", sa.Column("corrects", sa.String(40), nullable=True))
+    # which rejected proposals a correction replaced, counted per attribute and model (the audit
+    # log's "What reviewers decide"), without a scan of every proposal per decision
+    op.create_index("ix_proposals_corrects", "proposals", ["corrects"])
 
 
 def downgrade() -> None:
@@ -37,5 +40,6 @@ def downgrade() -> None:
             f"refusing to downgrade below 0021: {corrections} proposal(s) correct another; 0020 could "
             "not say which, nor prove their records"
         )
+    op.drop_index("ix_proposals_corrects", table_name="proposals")
     # A plain DROP COLUMN (SQLite 3.35+): a batch copy of proposals would trip the changes' foreign key.
     op.execute("ALTER TABLE proposals DROP COLUMN corrects")

@@ -173,3 +173,32 @@ def test_tokens_made_and_revoked_are_shown_to_the_auditor(mem: Memory) -> None:
         ("created", "alice", "reviewer", "-"),  # a reviewer reaches what the policy lets them
     ]
     assert rows[-1]["by"] == "alice" and rows[-1]["expires"] != "never" and rows[0]["expires"] == "never"
+
+
+def _verdict_tables(at: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    frames = [d.value for d in at.dataframe]
+    (attribute,) = [f for f in frames if "attribute" in f.columns and "approved as proposed" in f.columns]
+    (source,) = [f for f in frames if "proposed by" in f.columns]
+    return attribute.to_dict("records"), source.to_dict("records")
+
+
+def test_what_reviewers_decide_per_attribute_and_model_and_which_to_look_at(mem: Memory) -> None:
+    """A lead sees which attributes and which models fill the queue with values people turn down,
+    and is told when one crosses the line (fewer than 3 in 10 approved as proposed, over 20)."""
+    _history(mem)
+    at = open_console("audrey", "audit")
+    by_attribute, by_source = _verdict_tables(at)
+    rows = {r["attribute"]: (r["approved"], r["rejected"]) for r in by_attribute}
+    assert rows == {"decision_rationale": (1, 0), "next_step": (0, 1)}
+    (source,) = by_source
+    assert source["proposed by"] == "offline · test/1" and source["approved as proposed"] == 0.5
+    assert not at.warning
+
+    note = make_note(mem, "Globex call")
+    for n in range(20):
+        p = mem.propose(note.id, "next_step", f"call back {n}", reason="r", proposer=LLM)
+        mem.reject(p.id, reviewer=signed_in(mem, "bob"), comment="not said")
+    at = open_console("audrey", "audit")
+    (warning,) = at.warning
+    said = plain(warning.value)
+    assert "next_step (0% of 21)" in said and "offline · test/1 (5% of 22)" in said

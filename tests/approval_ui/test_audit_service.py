@@ -144,3 +144,41 @@ def test_policy_overview_reads_the_policy() -> None:
     assert [(r.when, r.mode) for r in rows["tags"].rules] == [("the change drops contract", "review")]
     assert rows["deleted"].approver_roles == ["cs_lead"]
     assert {r.role: r.reviewers for r in overview.roles}["auditor"] == ["audrey"]
+
+
+def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory: Memory) -> None:
+    """The queue's precision as reviewers see it: approved as proposed, corrected, rejected, per
+    attribute and per model; conflicts are not judged, and what waits is counted apart."""
+    from amem.domain.models import Proposer
+
+    newer = Proposer(kind="llm", id="gpt", model="openai/gpt-4o-mini", prompt_version="construct/4")
+    _decided(memory)  # decision_rationale approved, next_step rejected (both LLM offline test/1)
+    note = make_note(memory, "Globex renews in March")
+    alice, bob = signed_in(memory, "alice"), signed_in(memory, "bob")
+    wrong = memory.propose(note.id, "valid_at", "2026-03-01", reason="r", proposer=newer)
+    memory.correct(wrong.id, "2027-03-01", reviewer=alice)  # a correction: waits for bob
+    stale = memory.propose(note.id, "decision_rationale", "budget", reason="r", proposer=newer)
+    memory.propose(note.id, "customer_priorities", ["uptime"], reason="r", proposer=newer)
+    other = memory.propose(note.id, "decision_rationale", "budget cut", reason="r", proposer=LLM)
+    assert memory.proposal(stale.id).status.value == "superseded"  # not a verdict either
+    memory.approve(other.id, reviewer=bob)
+
+    v = audit.verdicts(memory.ledger)
+    rows = {r.name: (r.waiting, r.approved, r.corrected, r.rejected, r.conflict) for r in v.by_attribute}
+    assert rows == {
+        "decision_rationale": (0, 2, 0, 0, 0),
+        "next_step": (0, 0, 0, 1, 0),
+        "valid_at": (1, 0, 1, 0, 0),  # the correction waits; the model's value was corrected
+        "customer_priorities": (1, 0, 0, 0, 0),
+    }
+    sources = {r.name: (r.waiting, r.approved, r.corrected, r.rejected) for r in v.by_source}
+    assert sources == {
+        "offline · test/1": (0, 2, 0, 1),
+        "openai/gpt-4o-mini · construct/4": (1, 0, 1, 0),
+        "people's edits": (1, 0, 0, 0),
+    }
+    share = {r.name: r.approved_share for r in v.by_source}
+    assert share["offline · test/1"] == 2 / 3 and share["people's edits"] is None
+    assert audit.verdicts(memory.ledger, now=utcnow() + timedelta(days=60)).by_attribute[0].decided == 0
+    # a conflict (approved after the note changed) was judged by no one: it counts apart
+    assert audit.VerdictRow(name="x", approved=1, rejected=1, conflict=5).approved_share == 0.5
