@@ -13,6 +13,7 @@ from amem.samples.scoring import (
     columns_table,
     explain,
     is_backed,
+    is_near_miss,
     kind_of,
     markdown_table,
     score_part,
@@ -217,3 +218,21 @@ def test_one_labelling_scored_against_another_in_the_analysts_figures() -> None:
     unlabelled = sum(1 for sid in ids if LABELS[sid].valid_at is None and LABELS[sid].restates is None)
     assert other["valid_at on unlabelled inputs"] == 1 / unlabelled
     assert other["rationale precision"] == other["rationale recall"] == 1.0
+
+
+def test_a_near_miss_is_an_unbacked_value_whose_labels_hold_another_for_it() -> None:
+    """A date on the wrong day or a rationale cut wrong is corrected, not lost: counted apart from
+    values the labels hold nothing for, and from restatements (which should link, not propose)."""
+    proposals = [
+        pending("valid_at", "a-002", value="2026-07-08T00:00:00Z"),  # labelled 2026-06-08
+        pending("next_step", "a-002", value="call back"),  # nothing labelled: a rejection
+        pending("decision_rationale", "a-004", value="the budget"),  # labelled reason, cut wrong
+        pending("valid_at", "a-007", value="2026-04-06T00:00:00Z"),  # "every Monday": no date
+        pending("decision_rationale", "a-003", value="price"),  # a restatement
+        pending("valid_at", "a-002", "a-004", value="2026-06-08T00:00:00Z"),  # backed: not a miss
+    ]
+    assert [is_near_miss(p, LABELS) for p in proposals] == [True, False, True, False, False, False]
+    score = score_part("heldout", LABELS, proposals, {}, [])
+    assert (score.near_misses, score.near_miss_items) == (2, 1)  # a-004's item; a-002 still rejects one
+    assert score.figures["unbacked proposals a correction fixes"] == pytest.approx(2 / 5)
+    assert "2 of the 5 unbacked proposals are near misses" in markdown_table(score)

@@ -101,6 +101,7 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
         "amem approve ITEM --reviewer YOU: every value of the item",
         "amem approve PROPOSAL --reviewer YOU: one value",
         "amem approve --all --scope S --attribute A --kind K --reviewer YOU: all matching",
+        "amem correct PROPOSAL VALUE --reviewer YOU: the right value instead",
     ):
         console.print(Text(hint, style="dim"), soft_wrap=True)
 

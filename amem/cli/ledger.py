@@ -241,6 +241,12 @@ AllOpt = Annotated[
 ]
 AllScopeOpt = Annotated[str | None, typer.Option(help="With --all: only this scope.")]
 AllAttributeOpt = Annotated[str | None, typer.Option(help="With --all: only this attribute.")]
+AllProposerOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="With --all: only values this proposer made (llm:MODEL, person:NAME; see `amem review-stats`)."
+    ),
+]
 YesOpt = Annotated[bool, typer.Option("--yes", help="With --all: do not ask for confirmation.")]
 ItemOpt = Annotated[
     str | None,
@@ -261,6 +267,7 @@ def approve(
     scope: AllScopeOpt = None,
     attribute: AllAttributeOpt = None,
     kind: KindOpt = None,
+    proposer: AllProposerOpt = None,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -270,7 +277,15 @@ def approve(
     reviewer: one they may not decide is skipped and reported. Exit 3 on a conflict (the note
     changed since the proposal was made)."""
     _decide(
-        "approve", reviewer, ident, comment, password_stdin, approve_all, scope, attribute, kind, yes, as_json
+        "approve",
+        reviewer,
+        ident,
+        comment,
+        password_stdin,
+        approve_all,
+        _review_filter(scope, attribute, kind, proposer),
+        yes,
+        as_json,
     )
 
 
@@ -284,6 +299,7 @@ def reject(
     scope: AllScopeOpt = None,
     attribute: AllAttributeOpt = None,
     kind: KindOpt = None,
+    proposer: AllProposerOpt = None,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -292,7 +308,15 @@ def reject(
 
     --all counts the items, then asks for confirmation; the comment says why, on each."""
     _decide(
-        "reject", reviewer, ident, comment, password_stdin, reject_all, scope, attribute, kind, yes, as_json
+        "reject",
+        reviewer,
+        ident,
+        comment,
+        password_stdin,
+        reject_all,
+        _review_filter(scope, attribute, kind, proposer),
+        yes,
+        as_json,
     )
 
 
@@ -303,23 +327,20 @@ def _decide(
     comment: str | None,
     password_stdin: bool,
     every: bool,
-    scope: str | None,
-    attribute: str | None,
-    kind: str | None,
+    f: Any,
     yes: bool,
     as_json: bool,
 ) -> None:
-    """approve or reject: one item, one proposal, or --all matching a filter after a count."""
+    """approve or reject: one item, one proposal, or --all matching the filter ``f`` after a count."""
     from amem.errors import InvalidInputError
 
     if every == (ident is not None):
         raise InvalidInputError(f"{verb} takes an item or proposal id, or --all (with filters), not both")
-    if not every and (scope or attribute or kind):
-        raise InvalidInputError("--scope, --attribute and --kind only go with --all")
+    if not every and (f.scope or f.attribute or f.kind or f.proposer):
+        raise InvalidInputError("--scope, --attribute, --kind and --proposer only go with --all")
     with open_memory(warn=False) as mem:  # a decision says it itself
         who = sign_in(mem, reviewer, password_stdin)
         if every:
-            f = _review_filter(scope, attribute, kind)
             counted = mem.count_review_items(f, reviewer=who.id)  # in the scopes they decide in
             if counted.items == 0:
                 emit({"matched": 0}, as_json, lambda _: out.print("nothing pending matches", markup=False))
@@ -401,23 +422,18 @@ def review_stats(
         if not v.by_attribute:
             out.print(f"nothing held for review, and no decisions, in the last {v.days} days", markup=False)
             return
-        for rows, label in ((v.by_attribute, "attribute"), (v.by_source, "proposed by")):
-            table = Table(title=f"held values by {label}, decided in the last {v.days} days")
-            table.add_column(label, overflow="fold")
-            for column in (
-                "waiting",
-                "approved",
-                "corrected",
-                "rejected",
-                "conflict",
-                "approved as proposed",
-            ):
-                table.add_column(column, justify="right")
+        for rows, label in ((v.by_attribute, "attribute"), (v.by_source, "proposer")):
+            out.print(f"held values by {label}, decided in the last {v.days} days", markup=False)
             for r in rows:
-                share = "-" if r.approved_share is None else f"{r.approved_share:.0%}"
-                counts = (r.waiting, r.approved, r.corrected, r.rejected, r.conflict)
-                table.add_row(r.name, *(str(n) for n in counts), share)
-            out.print(table)
+                share = "" if r.approved_share is None else f"; {r.approved_share:.0%} approved as proposed"
+                out.print(f"  {r.name}", markup=False, soft_wrap=True)
+                out.print(
+                    f"    {r.waiting} waiting, {r.approved} approved, {r.corrected} corrected, "
+                    f"{r.rejected} rejected, {r.conflict} conflict{share}",
+                    markup=False,
+                    soft_wrap=True,
+                )
+            out.print()
 
     emit(verdicts, as_json, render)
 

@@ -230,6 +230,7 @@ def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
         sa.select(
             proposals.c.attribute,
             proposals.c.proposer_kind,
+            proposals.c.proposer_id,
             proposals.c.model,
             proposals.c.prompt_version,
             proposals.c.status,
@@ -248,6 +249,7 @@ def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
         .group_by(
             proposals.c.attribute,
             proposals.c.proposer_kind,
+            proposals.c.proposer_id,
             proposals.c.model,
             proposals.c.prompt_version,
             proposals.c.status,
@@ -263,13 +265,18 @@ def waiting(tx: LedgerTx) -> list[dict[str, Any]]:
         sa.select(
             proposals.c.attribute,
             proposals.c.proposer_kind,
+            proposals.c.proposer_id,
             proposals.c.model,
             proposals.c.prompt_version,
             sa.func.count().label("n"),
         )
         .where(proposals.c.status == ProposalStatus.PENDING.value)
         .group_by(
-            proposals.c.attribute, proposals.c.proposer_kind, proposals.c.model, proposals.c.prompt_version
+            proposals.c.attribute,
+            proposals.c.proposer_kind,
+            proposals.c.proposer_id,
+            proposals.c.model,
+            proposals.c.prompt_version,
         )
     )
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]

@@ -117,6 +117,22 @@ def is_backed(p: ProposalRecord, labels: Mapping[str, SampleLabel]) -> bool:
     return False
 
 
+def is_near_miss(p: ProposalRecord, labels: Mapping[str, SampleLabel]) -> bool:
+    """An unbacked held value whose labels hold another value for the same note and attribute (a
+    date on the wrong day, a rationale cut wrong): a reviewer's correction (Governance.correct)
+    turns it into the labelled value, where a rejection would lose the fact."""
+    if is_backed(p, labels) or p.note_sample != p.cause_sample:
+        return False
+    note = labels.get(p.note_sample)
+    if note is None or note.restates is not None:
+        return False
+    if p.attribute == "decision_rationale":
+        return note.reason is not None
+    if p.attribute == "valid_at":
+        return note.valid_at is not None
+    return False
+
+
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
@@ -136,6 +152,10 @@ class PartScore:
     items: int = 0
     backed_items: int = 0
     backed_pending: int = 0
+    #: Unbacked pending proposals a correction turns into the labelled value (is_near_miss).
+    near_misses: int = 0
+    #: Items holding a near miss whose every other value is backed: a correction settles them.
+    near_miss_items: int = 0
     pending_by_attribute: dict[str, int] = field(default_factory=dict)
     backed_by_attribute: dict[str, int] = field(default_factory=dict)
     pending_by_kind: dict[str, int] = field(default_factory=dict)
@@ -171,6 +191,9 @@ class PartScore:
             "items per reviewable input": _ratio(self.items, self.reviewable),
             "queue precision (items)": _ratio(self.backed_items, self.items),
             "queue precision (proposals)": _ratio(self.backed_pending, self.pending),
+            "unbacked proposals a correction fixes": _ratio(
+                self.near_misses, self.pending - self.backed_pending
+            ),
             "rationale precision": _ratio(self.rationales_matched, self.rationales_proposed),
             "rationale recall": _ratio(self.rationales_recalled, self.rationales_labelled),
             "rationale token F1 (matched)": _ratio(self.rationale_f1_sum, self.rationales_matched),
@@ -254,15 +277,22 @@ def score_part(
     score.pending_by_attribute = dict(Counter(p.attribute for p in pending).most_common())
     score.pending_by_kind = dict(Counter(kind_of(p) for p in pending).most_common())
     items: dict[str, list[bool]] = defaultdict(list)
+    near: dict[str, list[bool]] = defaultdict(list)
     backed_by_attribute: Counter[str] = Counter()
     for p in pending:
         backed = is_backed(p, labels)
         items[p.cause_sample].append(backed)
+        near[p.cause_sample].append(is_near_miss(p, labels))
         score.backed_pending += backed
         backed_by_attribute[p.attribute] += backed
     score.backed_by_attribute = {a: backed_by_attribute[a] for a in score.pending_by_attribute}
     score.items = len(items)
     score.backed_items = sum(all(flags) for flags in items.values())
+    score.near_misses = sum(sum(flags) for flags in near.values())
+    score.near_miss_items = sum(
+        any(near[key]) and all(b or n for b, n in zip(flags, near[key], strict=True))
+        for key, flags in items.items()
+    )
 
     # Rationales on their own notes, pending or applied, against the labelled reason.
     rationales = _latest_own(proposals, "decision_rationale")
@@ -429,6 +459,11 @@ def markdown_table(score: PartScore, *, baseline: PartScore | None = None) -> st
     lines.append(
         f"{score.inputs} inputs, {score.reviewable} reviewable; {score.items} items, {score.pending} pending "
         f"proposals ({score.backed_items} items and {score.backed_pending} proposals backed by the labels)."
+    )
+    lines.append(
+        f"{score.near_misses} of the {score.pending - score.backed_pending} unbacked proposals are near "
+        "misses: the labels hold another value for them, which a reviewer's correction gives; "
+        f"{score.near_miss_items} items are then settled without a rejection."
     )
     lines.append(f"Pending proposals per 100 inputs by attribute: {by_attribute or 'none'}.")
     lines.append(f"By kind: {by_kind or 'none'}.")

@@ -544,8 +544,11 @@ class ReviewVerdicts(BaseModel):
 
 def _source(row: dict[str, Any]) -> str:
     if row["proposer_kind"] == ActorKind.LLM.value:
-        model = row["model"] or "model"
-        return f"{model} · {row['prompt_version']}" if row["prompt_version"] else model
+        # the proposer as the queue's "Proposed by" filter names it, then the model and prompt
+        name = f"llm:{row['proposer_id']}"
+        if row["model"] and row["model"] != row["proposer_id"]:
+            name += f" ({row['model']})"
+        return f"{name} · {row['prompt_version']}" if row["prompt_version"] else name
     return {"person": "people's edits", "agent": "agents' edits"}.get(
         row["proposer_kind"], row["proposer_kind"]
     )

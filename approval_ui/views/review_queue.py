@@ -226,18 +226,27 @@ def _on_all_cancel() -> None:
 def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCount]:
     choices = mem.review_choices()
     mine = [s for s in choices["scopes"] if account.scopes is None or s in account.scopes]
-    cols = st.columns([1.3, 1.3, 1.1, 1.1, 0.7, 0.7], vertical_alignment="bottom")
+    cols = st.columns([1.2, 1.2, 1.0, 1.3, 1.0, 0.7, 0.7], vertical_alignment="bottom")
     scope = cols[0].selectbox("Account", [ANY, *mine], key="queue_scope", on_change=_reset_page)
     attribute = cols[1].selectbox(
         "Attribute", [ANY, *choices["attributes"]], key="queue_attribute", on_change=_reset_page
     )
     kind = cols[2].selectbox("Kind", [ANY, *REVIEW_KINDS], key="queue_kind", on_change=_reset_page)
-    order = cols[3].selectbox("Order", ORDERS, key="queue_order", on_change=_reset_page)
-    size = cols[4].selectbox("Per page", PAGE_SIZES, index=1, key="queue_size", on_change=_reset_page)
+    proposer = cols[3].selectbox(
+        "Proposed by",
+        [ANY, *choices["proposers"]],
+        key="queue_proposer",
+        on_change=_reset_page,
+        help="A model whose values your team mostly turns down (the audit log's \"What reviewers "
+        'decide") can be looked at, or rejected, on its own.',
+    )
+    order = cols[4].selectbox("Order", ORDERS, key="queue_order", on_change=_reset_page)
+    size = cols[5].selectbox("Per page", PAGE_SIZES, index=1, key="queue_size", on_change=_reset_page)
     f = ReviewFilter(
         scope=None if scope == ANY else scope,
         attribute=None if attribute == ANY else attribute,
         kind=None if kind == ANY else kind,
+        proposer=None if proposer == ANY else proposer,
         newest_first=order == "newest first",
         within=account.scopes,  # a lead limited to the accounts they own sees those only
     )
@@ -245,7 +254,7 @@ def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCou
     pages = max(1, -(-counted.items // size))
     if st.session_state.get("queue_page", 1) > pages:
         st.session_state["queue_page"] = pages
-    page = cols[5].number_input("Page", min_value=1, max_value=pages, step=1, key="queue_page")
+    page = cols[6].number_input("Page", min_value=1, max_value=pages, step=1, key="queue_page")
     return f, (page - 1) * size, counted
 
 

@@ -191,7 +191,7 @@ def test_what_reviewers_decide_per_attribute_and_model_and_which_to_look_at(mem:
     rows = {r["attribute"]: (r["approved"], r["rejected"]) for r in by_attribute}
     assert rows == {"decision_rationale": (1, 0), "next_step": (0, 1)}
     (source,) = by_source
-    assert source["proposed by"] == "offline · test/1" and source["approved as proposed"] == 0.5
+    assert source["proposed by"] == "llm:offline · test/1" and source["approved as proposed"] == 0.5
     assert not at.warning
 
     note = make_note(mem, "Globex call")
@@ -201,4 +201,4 @@ def test_what_reviewers_decide_per_attribute_and_model_and_which_to_look_at(mem:
     at = open_console("audrey", "audit")
     (warning,) = at.warning
     said = plain(warning.value)
-    assert "next_step (0% of 21)" in said and "offline · test/1 (5% of 22)" in said
+    assert "next_step (0% of 21)" in said and "llm:offline · test/1 (5% of 22)" in said

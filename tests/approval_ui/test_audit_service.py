@@ -173,12 +173,12 @@ def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory:
     }
     sources = {r.name: (r.waiting, r.approved, r.corrected, r.rejected) for r in v.by_source}
     assert sources == {
-        "offline · test/1": (0, 2, 0, 1),
-        "openai/gpt-4o-mini · construct/4": (1, 0, 1, 0),
+        "llm:offline · test/1": (0, 2, 0, 1),
+        "llm:gpt (openai/gpt-4o-mini) · construct/4": (1, 0, 1, 0),
         "people's edits": (1, 0, 0, 0),
     }
     share = {r.name: r.approved_share for r in v.by_source}
-    assert share["offline · test/1"] == 2 / 3 and share["people's edits"] is None
+    assert share["llm:offline · test/1"] == 2 / 3 and share["people's edits"] is None
     assert audit.verdicts(memory.ledger, now=utcnow() + timedelta(days=60)).by_attribute[0].decided == 0
     # a conflict (approved after the note changed) was judged by no one: it counts apart
     assert audit.VerdictRow(name="x", approved=1, rejected=1, conflict=5).approved_share == 0.5

@@ -21,7 +21,7 @@ def hold(mem: Memory, note: Note, attribute: str, value: object, **kw: object) -
         attribute,
         value,
         reason=str(kw.pop("reason", "stated in the call")),
-        proposer=MODEL,
+        proposer=kw.pop("proposer", MODEL),  # type: ignore[arg-type]
         raw_log_ids=note.raw_log_ids,
         **kw,  # type: ignore[arg-type]
     )
@@ -323,3 +323,24 @@ def test_an_auditor_and_a_deletion_get_no_correction(mem: Memory) -> None:
     assert not any(k.startswith("correct_") for k in keys)
     keys = {b.key for b in open_console("alice").button}
     assert {f"correct_{p.id}" for p in proposals} <= keys and f"correct_{gone.id}" not in keys
+
+
+def test_a_models_held_values_are_looked_at_and_rejected_on_their_own(mem: Memory) -> None:
+    """The audit log names a model whose values reviewers mostly turn down: the queue filters by
+    proposer, and "reject all matching" then rejects that model's values only."""
+    noisy = Proposer(kind="llm", id="cheap-model", model="cheap-model", prompt_version="construct/1")
+    bad = [
+        hold(mem, said(mem, f"Acme call {i}"), "valid_at", "2026-01-05T00:00:00Z", proposer=noisy)
+        for i in range(3)
+    ]
+    good = hold(mem, said(mem, "Acme call about SSO"), "next_step", "send the quote")
+    at = open_console("alice")
+    assert at.selectbox(key="queue_proposer").options == ["any", "llm:cheap-model", "llm:offline"]
+    at.selectbox(key="queue_proposer").select("llm:cheap-model").run()
+    assert len([b for b in at.button if b.key and b.key.startswith("approve_item_")]) == 3
+    at.button(key="reject_all").click().run()
+    assert "Reject all 3 matching items (3 held values), on every page?" in plain(texts(at))
+    at.text_input(key="reject_all_comment").input("this model guesses dates").run()
+    at.button(key="confirm_all").click().run()
+    assert {mem.proposal(p.id).status for p in bad} == {ProposalStatus.REJECTED}
+    assert mem.proposal(good.id).status == ProposalStatus.PENDING

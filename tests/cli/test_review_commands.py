@@ -346,3 +346,27 @@ def test_correct_rejects_a_held_value_and_proposes_the_right_one(memory: Memory,
     assert memory.proposal(fix.id).status == ProposalStatus.PENDING
     code, out, _ = run(memory, capsys, "correct", fix.id, '"2027-03-15"', "--reviewer", "bob", "--json")
     assert code == 0 and json.loads(out)["correction"]["corrects"] == fix.id
+
+
+def test_reject_all_of_one_proposer(memory: Memory, capsys) -> None:
+    """`amem review-stats` names a model whose values reviewers turn down; `--proposer` rejects
+    those only."""
+    from amem.domain.models import Proposer
+
+    cheap = Proposer(kind="llm", id="cheap-model", model="cheap-model", prompt_version="c/1")
+    bad, good = said(memory, "Acme call 1"), said(memory, "Acme call 2")
+    guess = memory.propose(bad.id, "valid_at", "2026-01-05", reason="r", proposer=cheap)
+    kept = memory.propose(good.id, "next_step", "send the quote", reason="r", proposer=LLM)
+    code, out, _ = run(memory, capsys, "review-stats")
+    assert "llm:cheap-model · c/1" in flat(out)
+    code, out, _ = run(
+        memory, capsys, "reject", "--all", "--proposer", "llm:cheap-model", "--comment", "guessed",
+        "--reviewer", "alice", "--yes",
+    )  # fmt: skip
+    assert code == 0 and "1 rejected" in out
+    assert memory.proposal(guess.id).status == ProposalStatus.REJECTED
+    assert memory.proposal(kept.id).status == ProposalStatus.PENDING
+    code, _, err = run(
+        memory, capsys, "reject", guess.id, "--proposer", "llm:x", "--comment", "c", "--reviewer", "bob"
+    )
+    assert code != 0 and "only go with --all" in err
