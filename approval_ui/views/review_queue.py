@@ -306,7 +306,7 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int) -> None:
 
 def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) -> None:
     p = field.proposal
-    head = st.columns([0.64, 0.12, 0.12, 0.12], vertical_alignment="center")
+    head = st.columns([0.49, 0.17, 0.17, 0.17], vertical_alignment="center")
     head[0].markdown(
         f"**{md_escape(p.attribute)}** · {md_escape(field.kind)} · note `{p.note_id}`"
         + (" · :orange[the note changed since: approving records a conflict]" if field.stale else "")

@@ -238,6 +238,7 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
         "form by Friday."
     )
     new = said(mem, call, at=datetime(2026, 8, 20, 14, 30, tzinfo=UTC))
+    values = []
     for attribute, value, evidence in (
         (
             "decision_rationale",
@@ -246,7 +247,7 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
         ),
         ("next_step", "send the order form by Friday", "Next step: send the order form by Friday"),
     ):
-        mem.propose(
+        held_value = mem.propose(
             new.id,
             attribute,
             value,
@@ -255,6 +256,7 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
             raw_log_ids=new.raw_log_ids,
             evidence=evidence,
         )
+        values.append(held_value)
     mem.propose(
         old.id,
         "invalid_at",
@@ -295,6 +297,11 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
                 assert b["x"] >= 0 and b["x"] + b["width"] <= 1440
                 assert b["y"] >= 0 and b["y"] + b["height"] <= 900
             assert page.evaluate("window.scrollY") == 0
+            for key in (f"approve_{values[0].id}", f"reject_{values[0].id}"):  # a value's own buttons
+                label = page.locator(f".st-key-{key} button")
+                cut = "b => [...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1)"
+                assert not label.evaluate(cut), f"{key}: its label is cut at 1440 px"
+            expect(page.get_by_role("button", name="Correct")).to_have_count(4)  # one a held value
             page.locator(".st-key-approve_all button").click()
             expect(page.get_by_text("Approve all 2 matching items (4 held values)")).to_be_visible(
                 timeout=30_000
