@@ -26,7 +26,7 @@ from amem.memory import Memory
 from amem.services.authentication import AuthenticatedReviewer
 from amem.services.facts import MAX_OFFSET, FactPage
 from amem.services.governance import Correction, DecisionReport, HistoryEvent
-from amem.services.review import MatchCount, ReviewFilter, ReviewPage
+from amem.services.review import MatchCount, ReviewFilter, ReviewKind, ReviewPage
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
 
@@ -176,7 +176,7 @@ class _Matching(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     scope: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00]*$")
-    kind: Literal["contradiction", "deletion", "revert", "value"] | None = None
+    kind: ReviewKind | None = None
     expected_items: int = Field(
         ge=0, le=MAX_OFFSET, description="`items` of GET /v1/review/items/count for the same filter."
     )
@@ -482,9 +482,10 @@ def create_app(
         who: Annotated[TokenInfo, Depends(reviewer)],
         scope: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_TEXT)] = None,
         kind: Annotated[
-            Literal["contradiction", "deletion", "revert", "value"] | None,
+            ReviewKind | None,
             Query(
-                description="contradiction: a newer fact retires an older note; value: any other held value."
+                description="contradiction: a newer fact retires an older note; correction: a reviewer's "
+                "value instead of a model's, for a second reviewer; value: any other held value."
             ),
         ] = None,
         limit: Annotated[int, Query(ge=1, le=100, description="How many items.")] = 20,
@@ -501,7 +502,7 @@ def create_app(
     def count_review_items(
         who: Annotated[TokenInfo, Depends(reviewer)],
         scope: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_TEXT)] = None,
-        kind: Annotated[Literal["contradiction", "deletion", "revert", "value"] | None, Query()] = None,
+        kind: Annotated[ReviewKind | None, Query()] = None,
     ) -> MatchCount:
         """How many items and proposals match a filter, and a fingerprint of that exact set: what
         "approve all matching" would decide (reviewer tokens only)."""

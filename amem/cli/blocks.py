@@ -87,6 +87,9 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
             if p.proposer.model:
                 source += f", model {p.proposer.model}"
             rows = [("current", field.current_words), ("proposed", field.proposed_words)]
+            if field.corrected is not None:
+                c = field.corrected
+                rows.append(("corrects", f"{c.proposed_words} ({c.proposer}, proposal {c.proposal_id})"))
             if field.older is not None:
                 rows.append(("older fact", f"{field.older.content} (said {when(field.older.said_at)})"))
             rows.append(("reason", p.reason))

@@ -129,7 +129,9 @@ def history(note_id: Annotated[str, typer.Argument(help="Note id.")], as_json: J
 
 KindOpt = Annotated[
     str | None,
-    typer.Option("--kind", help="Only items holding this kind: contradiction, deletion, revert, value."),
+    typer.Option(
+        "--kind", help="Only items holding this kind: contradiction, deletion, correction, revert, value."
+    ),
 ]
 
 

@@ -19,8 +19,8 @@ from amem.domain.models import ActorKind, Note, ProposalStatus, RawLog
 from amem.ledger.store import LedgerTx, _note, _proposal
 from amem.ledger.tables import notes, proposals, raw_logs
 
-ReviewKind = Literal["contradiction", "deletion", "revert", "value"]
-REVIEW_KINDS: tuple[ReviewKind, ...] = ("contradiction", "deletion", "revert", "value")
+ReviewKind = Literal["contradiction", "deletion", "correction", "revert", "value"]
+REVIEW_KINDS: tuple[ReviewKind, ...] = ("contradiction", "deletion", "correction", "revert", "value")
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,8 @@ class ReviewFilter:
     """Which pending proposals (and so which items) a reviewer looks at.
 
     ``kind``: ``contradiction`` (an invalid_at proposal: a newer fact retires an older note),
-    ``deletion``, ``revert`` (restores an earlier value) or ``value`` (any other held value).
+    ``deletion``, ``correction`` (a reviewer's value instead of a model's, waiting for a second
+    reviewer), ``revert`` (restores an earlier value) or ``value`` (any other held value).
     """
 
     scope: str | None = None
@@ -52,9 +53,12 @@ def _kind_clause(kind: ReviewKind) -> Any:
         return proposals.c.attribute == "invalid_at"
     if kind == "deletion":
         return proposals.c.attribute == "deleted"
+    values = proposals.c.attribute.not_in(["invalid_at", "deleted"])
+    if kind == "correction":  # a reviewer's value instead of a model's, waiting for a second look
+        return sa.and_(values, proposals.c.corrects.is_not(None))
     if kind == "revert":
         return proposals.c.revert_of.is_not(None)
-    return sa.and_(proposals.c.attribute.not_in(["invalid_at", "deleted"]), proposals.c.revert_of.is_(None))
+    return sa.and_(values, proposals.c.revert_of.is_(None), proposals.c.corrects.is_(None))
 
 
 def _where(f: ReviewFilter) -> list[Any]:

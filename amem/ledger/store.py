@@ -720,6 +720,13 @@ class LedgerTx:
         row = self.conn.execute(sa.select(proposals).where(proposals.c.id == proposal_id)).one_or_none()
         return _proposal(row) if row is not None else None
 
+    def get_proposals(self, proposal_ids: Sequence[str]) -> list[Proposal]:
+        if not proposal_ids:
+            return []
+        self._write_rows()
+        stmt = sa.select(proposals).where(proposals.c.id.in_(list(proposal_ids)))
+        return [_proposal(r) for r in self.conn.execute(stmt)]
+
     def decide_proposal(
         self,
         proposal_id: str,

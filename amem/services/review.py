@@ -69,6 +69,15 @@ class OlderFact(BaseModel):
     said_by: str | None = None
 
 
+class CorrectedValue(BaseModel):
+    """For a correction: the value it replaces, who proposed that one, and who corrected it."""
+
+    proposal_id: str
+    proposed_words: str
+    proposer: str
+    corrected_by: str | None = None
+
+
 class ReviewField(BaseModel):
     """One held value of an item: one pending proposal, in words."""
 
@@ -88,6 +97,8 @@ class ReviewField(BaseModel):
     value_type: AttributeType = "text"
     #: Whether a reviewer may correct the value (Governance.correct), not only approve or reject it.
     correctable: bool = True
+    #: For a correction: the value it replaces (a second reviewer reads both).
+    corrected: CorrectedValue | None = None
 
     @property
     def attribute(self) -> str:
@@ -266,6 +277,7 @@ class ReviewService:
         notes = {n.id: n for n in tx.get_notes(list(dict.fromkeys(p.note_id for p in pending)))}
         raw = {r.id: r for r in tx.get_raw_logs([k for k in keys])}
         older_raw = q.first_raw_logs(tx, list(notes.values()))
+        corrected = {c.id: c for c in tx.get_proposals([p.corrects for p in pending if p.corrects])}
         by_key: dict[str, list[Proposal]] = {}
         for p in pending:
             by_key.setdefault(p.raw_log_ids[0] if p.raw_log_ids else p.id, []).append(p)
@@ -274,7 +286,10 @@ class ReviewService:
             if key not in by_key:
                 continue
             log = raw.get(key)
-            fields = [self._field(p, notes.get(p.note_id), log, older_raw) for p in by_key[key]]
+            fields = [
+                self._field(p, notes.get(p.note_id), log, older_raw, corrected.get(p.corrects or ""))
+                for p in by_key[key]
+            ]
             items.append(
                 ReviewItem(
                     key=key,
@@ -287,7 +302,12 @@ class ReviewService:
         return items
 
     def _field(
-        self, p: Proposal, note: Note | None, log: RawLog | None, first_raw: dict[str, RawLog]
+        self,
+        p: Proposal,
+        note: Note | None,
+        log: RawLog | None,
+        first_raw: dict[str, RawLog],
+        corrected: Proposal | None = None,
     ) -> ReviewField:
         attr_type = self.policy.type_of(p.attribute) if self.policy.knows(p.attribute) else "text"
         now = current_value(note, p.attribute, attr_type) if note is not None else p.old_value
@@ -321,6 +341,14 @@ class ReviewService:
             older=older,
             value_type=attr_type,
             correctable=p.attribute not in UNCORRECTABLE,
+            corrected=None
+            if corrected is None
+            else CorrectedValue(
+                proposal_id=corrected.id,
+                proposed_words=value_words(corrected.new_value, attr_type),
+                proposer=f"{corrected.proposer.kind.value}:{corrected.proposer.id}",
+                corrected_by=corrected.reviewer,
+            ),
         )
 
 
@@ -329,6 +357,8 @@ def _kind(p: Proposal) -> ReviewKind:
         return "contradiction"
     if p.attribute == "deleted":
         return "deletion"
+    if p.corrects is not None:
+        return "correction"
     if p.revert_of is not None:
         return "revert"
     return "value"

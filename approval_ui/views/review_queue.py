@@ -331,6 +331,13 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
         if field.correctable:
             with head[3].popover("Correct", icon=":material/edit:", width="stretch"):
                 _correction(field)
+    if field.corrected is not None:
+        c = field.corrected
+        by = f"{c.corrected_by} corrected" if c.corrected_by else "Corrects"
+        st.markdown(
+            md_escape(f"{by} the value {c.proposer} proposed ({c.proposal_id}): ")
+            + f"~~{md_escape(short(c.proposed_words, 200))}~~"
+        )
     if field.older is not None:
         older, newer = st.columns(2)
         with older:

@@ -306,6 +306,12 @@ def test_a_reviewer_corrects_a_held_value_and_another_reviewer_approves_it(mem: 
     at = open_console("bob")
     page = plain(texts(at))
     assert "4 March 2027" in [c.value for c in at.code] and f"correction of {when.id}" in page
+    assert f"alice corrected the value llm:offline proposed ({when.id}): ~~4 March 2026~~" in page
+    other = hold(mem, said(mem, "Globex call", scope="globex"), "next_step", "call back")
+    at.selectbox(key="queue_kind").select("correction").run()
+    items = [b.key for b in at.button if b.key and b.key.startswith("approve_item_")]
+    assert items == [f"approve_item_{note.raw_log_ids[0]}"] and other.raw_log_ids[0] not in "".join(items)
+    at.selectbox(key="queue_kind").select("any").run()
     at.button(key=f"approve_{fix.id}").click().run()
     assert mem.read(note.id).valid_at == datetime(2027, 3, 4, tzinfo=UTC)
 
@@ -313,7 +319,9 @@ def test_a_reviewer_corrects_a_held_value_and_another_reviewer_approves_it(mem: 
     at.text_area(key=f"correct_value_{steps.id}").input("send the quote\ncall their IT lead").run()
     at.button(key=f"correct_{steps.id}").click().run()
     assert mem.proposal(steps.id).status == ProposalStatus.REJECTED
-    assert [p.new_value for p in mem.pending(attribute="next_step")] == ["send the quote\ncall their IT lead"]
+    assert [p.new_value for p in mem.pending(attribute="next_step", note_id=note.id)] == [
+        "send the quote\ncall their IT lead"
+    ]
 
 
 def test_an_auditor_and_a_deletion_get_no_correction(mem: Memory) -> None:

@@ -139,3 +139,24 @@ def test_a_downgrade_below_0021_is_refused_while_a_correction_is_on_the_record(m
         schema.downgrade(memory.ledger.engine, "0020")
     assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
     assert memory.verify().ok
+
+
+def test_the_second_reviewer_reads_the_correction_beside_the_value_it_replaces(memory: Memory) -> None:
+    from amem.services.review import ReviewFilter
+
+    _, wrong = _wrong_date(memory)
+    fix = memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, "alice")).correction
+    (item,) = memory.review_items(ReviewFilter(kind="correction")).items
+    (field,) = item.fields
+    assert (field.proposal.id, field.kind, field.proposed_words) == (fix.id, "correction", "1 March 2027")
+    c = field.corrected
+    assert c is not None
+    assert (c.proposal_id, c.proposed_words, c.proposer, c.corrected_by) == (
+        wrong,
+        "1 March 2026",
+        "llm:offline",
+        "alice",
+    )
+    assert field.located_by == "evidence"  # the span the model read, still highlighted
+    assert memory.review_items(ReviewFilter(kind="value")).items == []
+    assert memory.count_review_items(ReviewFilter(kind="correction")).items == 1
