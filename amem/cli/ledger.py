@@ -436,6 +436,9 @@ def review_stats(
                     soft_wrap=True,
                 )
             out.print()
+        said = v.noisy_words()
+        if said is not None:
+            out.print(said, markup=False, soft_wrap=True)
 
     emit(verdicts, as_json, render)
 

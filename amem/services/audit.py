@@ -534,12 +534,43 @@ class VerdictRow(BaseModel):
         return self.approved / judged if judged else None
 
 
+#: An attribute or a source whose held values reviewers approve as proposed less often than this,
+#: over at least ``NOISY_AFTER`` judged values, is worth a policy change or another model.
+NOISY_SHARE = 0.3
+NOISY_AFTER = 20
+
+
 class ReviewVerdicts(BaseModel):
     """Per attribute and per source: decisions of the last ``days`` days, and what waits now."""
 
     days: int
     by_attribute: list[VerdictRow]
     by_source: list[VerdictRow]
+
+    def noisy(self) -> list[VerdictRow]:
+        """The attributes, then the sources, whose values reviewers mostly turn down."""
+        return [
+            r
+            for r in [*self.by_attribute, *self.by_source]
+            if r.approved_share is not None
+            and r.approved + r.corrected + r.rejected >= NOISY_AFTER
+            and r.approved_share < NOISY_SHARE
+        ]
+
+    def noisy_words(self) -> str | None:
+        """What the console and `amem review-stats` say about them, or None."""
+        noisy = [
+            f"{r.name} ({r.approved_share:.0%} of {r.approved + r.corrected + r.rejected})"
+            for r in self.noisy()
+        ]
+        if not noisy:
+            return None
+        return (
+            "Reviewers approve few held values of "
+            + ", ".join(noisy)
+            + " as proposed. A policy that applies or freezes that attribute, or a better model, would "
+            "spare them those reviews."
+        )
 
 
 def _source(row: dict[str, Any]) -> str:

@@ -148,12 +148,6 @@ def _charts(mem: Memory) -> None:
     _verdicts(mem, days)
 
 
-#: An attribute or a model whose held values reviewers turn down this often, over at least
-#: ``_NOISY_AFTER`` judged values, is named under the tables.
-_NOISY_SHARE = 0.3
-_NOISY_AFTER = 20
-
-
 def _verdicts(mem: Memory, days: int) -> None:
     """What reviewers did with held values, per attribute and per model: which of them fill the
     queue with values people turn down (a policy that holds fewer, or a better model, spares them)."""
@@ -198,23 +192,9 @@ def _verdicts(mem: Memory, days: int) -> None:
         column_config={"approved as proposed": share},
         key="audit_verdicts_source",
     )
-    noisy = [
-        f"{r.name} ({r.approved_share:.0%} of {r.approved + r.corrected + r.rejected})"
-        for r in [*verdicts.by_attribute, *verdicts.by_source]
-        if r.approved_share is not None
-        and r.approved + r.corrected + r.rejected >= _NOISY_AFTER
-        and r.approved_share < _NOISY_SHARE
-    ]
-    if noisy:
-        st.warning(
-            md_escape(
-                "Reviewers approve few held values of "
-                + ", ".join(noisy)
-                + " as proposed. A policy that applies or freezes that attribute, or a better model, "
-                "would spare them those reviews."
-            ),
-            icon=":material/filter_alt:",
-        )
+    said = verdicts.noisy_words()
+    if said is not None:
+        st.warning(md_escape(said), icon=":material/filter_alt:")
 
 
 def _query(mem: Memory) -> AuditQuery:

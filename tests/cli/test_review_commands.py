@@ -372,3 +372,24 @@ def test_reject_all_of_one_proposer(memory: Memory, capsys) -> None:
         memory, capsys, "reject", guess.id, "--proposer", "llm:x", "--comment", "c", "--reviewer", "bob"
     )
     assert code != 0 and "only go with --all" in err
+
+
+def test_review_stats_say_what_reviewers_did_per_attribute_and_model(memory: Memory, capsys) -> None:
+    note = said(memory, "Acme will renew in March", at=datetime(2026, 11, 30, tzinfo=UTC))
+    for value in ("call back", "send the quote"):  # the second supersedes the first: no verdict
+        p = memory.propose(note.id, "next_step", value, reason="r", proposer=LLM)
+    memory.reject(p.id, reviewer=signed_in(memory, "bob"), comment="not said")
+    memory.propose(note.id, "valid_at", "2026-03-01", reason="r", proposer=LLM)
+    code, out, _ = run(memory, capsys, "review-stats")
+    assert code == 0 and "held values by attribute, decided in the last 30 days" in out
+    assert "llm:offline · test/1 1 waiting, 0 approved, 0 corrected, 1 rejected, 0 conflict; 0%" in flat(out)
+    assert "Reviewers approve few" not in out  # one decision is no pattern
+    code, out, _ = run(memory, capsys, "review-stats", "--json", "--days", "7")
+    stats = json.loads(out)
+    rows = {r["name"]: (r["waiting"], r["rejected"]) for r in stats["by_attribute"]}
+    assert stats["days"] == 7 and rows == {"next_step": (0, 1), "valid_at": (1, 0)}
+    for n in range(20):
+        p = memory.propose(note.id, "next_step", f"call {n}", reason="r", proposer=LLM)
+        memory.reject(p.id, reviewer=signed_in(memory, "bob"), comment="not said")
+    code, out, _ = run(memory, capsys, "review-stats")
+    assert "Reviewers approve few held values of next_step (0% of 21)" in flat(out)
