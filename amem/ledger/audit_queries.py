@@ -220,6 +220,16 @@ def proposals_per_day(tx: LedgerTx, since: datetime | None) -> list[dict[str, An
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
+#: What reviewers' verdicts and the waiting values are counted by: an attribute and a proposer.
+_VERDICT_GROUP = (
+    proposals.c.attribute,
+    proposals.c.proposer_kind,
+    proposals.c.proposer_id,
+    proposals.c.model,
+    proposals.c.prompt_version,
+)
+
+
 def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
     """What people decided on held values since ``since``, counted per attribute, proposer (kind,
     model, prompt version), status, and whether a correction replaced a rejected one. Decisions
@@ -227,16 +237,7 @@ def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
     later = proposals.alias("correction")
     corrected = sa.exists().where(later.c.corrects == proposals.c.id).label("corrected")
     stmt = (
-        sa.select(
-            proposals.c.attribute,
-            proposals.c.proposer_kind,
-            proposals.c.proposer_id,
-            proposals.c.model,
-            proposals.c.prompt_version,
-            proposals.c.status,
-            corrected,
-            sa.func.count().label("n"),
-        )
+        sa.select(*_VERDICT_GROUP, proposals.c.status, corrected, sa.func.count().label("n"))
         .where(
             proposals.c.status.in_(
                 [ProposalStatus.APPROVED.value, ProposalStatus.REJECTED.value, ProposalStatus.CONFLICT.value]
@@ -246,15 +247,7 @@ def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
             proposals.c.reviewed_at > proposals.c.created_at,
             proposals.c.rule != ERASURE_RULE,
         )
-        .group_by(
-            proposals.c.attribute,
-            proposals.c.proposer_kind,
-            proposals.c.proposer_id,
-            proposals.c.model,
-            proposals.c.prompt_version,
-            proposals.c.status,
-            corrected,
-        )
+        .group_by(*_VERDICT_GROUP, proposals.c.status, corrected)
     )
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
@@ -262,22 +255,9 @@ def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
 def waiting(tx: LedgerTx) -> list[dict[str, Any]]:
     """Proposals waiting for a person now, counted per attribute and proposer."""
     stmt = (
-        sa.select(
-            proposals.c.attribute,
-            proposals.c.proposer_kind,
-            proposals.c.proposer_id,
-            proposals.c.model,
-            proposals.c.prompt_version,
-            sa.func.count().label("n"),
-        )
+        sa.select(*_VERDICT_GROUP, sa.func.count().label("n"))
         .where(proposals.c.status == ProposalStatus.PENDING.value)
-        .group_by(
-            proposals.c.attribute,
-            proposals.c.proposer_kind,
-            proposals.c.proposer_id,
-            proposals.c.model,
-            proposals.c.prompt_version,
-        )
+        .group_by(*_VERDICT_GROUP)
     )
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
