@@ -15,27 +15,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sqlalchemy as sa
-from decided_by import build
-
-
-def timed(read: Callable[[], object], repeat: int) -> float:
-    read()  # warm
-    runs = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        read()
-        runs.append(time.perf_counter() - started)
-    return statistics.median(runs)
+from decided_by import build, timed
 
 
 def main() -> None:
