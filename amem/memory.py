@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     )
     from amem.services.backup import BackupReport
     from amem.services.erasure import ErasureReport
+    from amem.services.export import ChangeFeed
     from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
     from amem.services.queue import InputQueue
@@ -774,6 +775,15 @@ class Memory:
         from amem.services.export import iter_export
 
         return iter_export(self.ledger, kind, scope=scope, since=_moment(since), until=_moment(until))
+
+    def change_feed(
+        self, *, after: int = 0, scopes: Sequence[str] | None = None, limit: int = 100
+    ) -> ChangeFeed:
+        """Applied changes after change ``after``, oldest first, in ``scopes`` (None: all): what a
+        CRM or an agent polls to learn each value as it lands (``next_after`` for the next poll)."""
+        from amem.services.export import change_feed
+
+        return change_feed(self.ledger, after=after, scopes=scopes, limit=limit)
 
     def changes(
         self, f: ChangeFilter | None = None, *, limit: int = 100, offset: int = 0, newest_first: bool = False

@@ -24,6 +24,7 @@ from amem.domain.models import InputStatus, Note, Proposal
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
 from amem.memory import Memory
 from amem.services.authentication import AuthenticatedReviewer
+from amem.services.export import FEED_LIMIT, MAX_SEQ, ChangeFeed
 from amem.services.facts import MAX_OFFSET, FactPage
 from amem.services.governance import Correction, DecisionReport, HistoryEvent
 from amem.services.review import MatchCount, ReviewFilter, ReviewKind, ReviewPage
@@ -442,6 +443,26 @@ def create_app(
         review are not in the notes yet. `total` counts them all; page with `offset`."""
         who.grant.require(scope)
         return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired)
+
+    @app.get("/v1/changes", response_model=ChangeFeed, responses=_OUT_OF_SCOPE, tags=["notes"])
+    def change_feed(
+        who: Caller,
+        after: Annotated[
+            int,
+            Query(ge=0, le=MAX_SEQ, description="The last change seen (`next_after`); 0: from the first."),
+        ] = 0,
+        scope: Annotated[
+            str | None,
+            Query(min_length=1, max_length=200, pattern=_TEXT, description="Only this account."),
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=FEED_LIMIT, description="How many changes.")] = 100,
+    ) -> ChangeFeed:
+        """Every value applied to memory after change `after`, oldest first: a note made, a value the
+        policy applied at once, one a reviewer approved or corrected, a retirement, a revert. Each
+        says who applied it and from which input, so a CRM sync learns what became of what it sent
+        as it lands. Poll again with `after=next_after`; the numbers only grow, so nothing is
+        missed or seen twice. A token limited to some accounts sees theirs."""
+        return memory.change_feed(after=after, scopes=who.grant.narrowed(scope), limit=limit)
 
     @app.get("/v1/notes/{note_id}", response_model=Note, responses=_NOT_FOUND, tags=["notes"])
     def read_note(note_id: NoteId, who: Caller) -> Note:

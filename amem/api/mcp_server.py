@@ -285,6 +285,20 @@ def create_mcp_server(
         return [event.model_dump(mode="json") for event in memory.history(note_id)]
 
     @server.tool(annotations=_READ_ONLY)
+    def changes_since(after: int = 0, scope: str | None = None, limit: int = 50) -> dict[str, Any]:
+        """Every value applied to memory after change number `after` (0: from the first), oldest
+        first: a note made, a value applied at once, one a reviewer approved or corrected, a fact
+        retired. Each says who applied it (`person:NAME` for a reviewer) and from which input
+        (`raw_log_ids`). Use it to learn what became of what you sent, or what changed since you
+        last looked; call again with `after` = the `next_after` it gave (limit 1 to 200)."""
+        if not 1 <= limit <= 200:
+            raise ToolError(f"limit must be 1 to 200, not {limit}")
+        scopes = _guard(lambda: reach().narrowed(scope))
+        return _guard(lambda: memory.change_feed(after=after, scopes=scopes, limit=limit)).model_dump(
+            mode="json"
+        )
+
+    @server.tool(annotations=_READ_ONLY)
     def pending_review_count(scope: str | None = None) -> dict[str, int]:
         """How many proposed values wait for a person's review (optionally in one scope). Read-only:
         you cannot approve or reject; tell the user a reviewer must look if it matters."""

@@ -14,7 +14,7 @@ event found in the chain.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -131,6 +131,43 @@ def iter_rows(
             data = r._mapping
             yield {c: data[c] for c in columns}
         last = rows[-1].seq
+
+
+def change_feed(
+    tx: LedgerTx, *, after: int, scopes: Sequence[str] | None, limit: int
+) -> list[dict[str, Any]]:
+    """Applied changes after change ``after``, in chain order, in ``scopes`` (None: every scope), with
+    the account, who applied each, and the proposal's raw logs and the proposal it corrects: what a
+    CRM or an agent polls to learn each value as it lands."""
+    actor = (changes.c.actor_kind + ":" + changes.c.actor_id).label("actor")
+    stmt = (
+        sa.select(
+            changes.c.seq,
+            changes.c.applied_at,
+            notes.c.scope,
+            changes.c.note_id,
+            changes.c.attribute,
+            changes.c.old_value,
+            changes.c.new_value,
+            actor,
+            changes.c.kind,
+            changes.c.proposal_id,
+            proposals.c.raw_log_ids,
+            proposals.c.corrects,
+            changes.c.hash,
+        )
+        .select_from(
+            changes.join(notes, notes.c.id == changes.c.note_id).join(
+                proposals, proposals.c.id == changes.c.proposal_id
+            )
+        )
+        .where(changes.c.seq > after)
+        .order_by(changes.c.seq)
+        .limit(limit)
+    )
+    if scopes is not None:
+        stmt = stmt.where(notes.c.scope.in_(list(scopes)))
+    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
 def _erasure_rows(

@@ -69,6 +69,11 @@ class ScopeGrant:
             return [scope]
         return [None] if self.scopes is None else sorted(self.scopes)
 
+    def narrowed(self, scope: str | None) -> list[str] | None:
+        """``within`` as a filter of one query: the scopes covered, or None for every scope."""
+        covered = self.within(scope)
+        return None if covered == [None] else [s for s in covered if s is not None]
+
     def _reach(self) -> str:
         assert self.scopes is not None
         shown = ", ".join(repr(s) for s in sorted(self.scopes)[:10])

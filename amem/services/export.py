@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, Literal, TextIO
+
+from pydantic import BaseModel
 
 from amem.errors import InvalidInputError
 from amem.ledger import export_queries
@@ -96,3 +98,60 @@ def _cell(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+# -- the change feed: applied values as they land, for machines ----------------------------------
+
+
+class FeedChange(BaseModel):
+    """One applied change: which value of which note became what, who applied it (a person who
+    approved or corrected it, or the model where the policy applies at once), and from which input."""
+
+    seq: int
+    applied_at: datetime
+    scope: str
+    note_id: str
+    attribute: str
+    old_value: Any = None
+    new_value: Any = None
+    #: ``person:alice`` (approved, corrected or reverted by her), ``llm:MODEL``, ``agent:NAME``.
+    actor: str
+    #: ``create`` (the note made), ``apply``, ``revert``.
+    kind: str
+    proposal_id: str
+    raw_log_ids: list[str] = []
+    #: The model's proposal this value corrected, when a reviewer corrected it.
+    corrects: str | None = None
+    #: The change's hash in the chain (`amem verify` recomputes it).
+    hash: str
+
+
+class ChangeFeed(BaseModel):
+    """A page of the feed; ask again with ``after=next_after`` for what landed since."""
+
+    changes: list[FeedChange]
+    next_after: int
+    #: The page was full: more may follow at once.
+    more: bool
+
+
+#: The most changes one page of the feed holds.
+FEED_LIMIT = 1000
+#: The largest change number (a 32-bit column on PostgreSQL).
+MAX_SEQ = 2**31 - 1
+
+
+def change_feed(
+    ledger: Ledger, *, after: int = 0, scopes: Sequence[str] | None = None, limit: int = 100
+) -> ChangeFeed:
+    """Changes applied after change ``after`` (0: from the first), oldest first, in ``scopes``
+    (None: every scope). The seq only grows, so a poller keeping ``next_after`` misses nothing and
+    sees nothing twice."""
+    if not 0 <= after <= MAX_SEQ:
+        raise InvalidInputError(f"after={after}: a change number is 0 to {MAX_SEQ}")
+    if not 1 <= limit <= FEED_LIMIT:
+        raise InvalidInputError(f"limit={limit}: 1 to {FEED_LIMIT} changes a page")
+    with ledger.read() as tx:
+        rows = export_queries.change_feed(tx, after=after, scopes=scopes, limit=limit)
+    page = [FeedChange(**{**r, "raw_log_ids": r["raw_log_ids"] or []}) for r in rows]
+    return ChangeFeed(changes=page, next_after=page[-1].seq if page else after, more=len(page) == limit)

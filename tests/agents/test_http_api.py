@@ -652,3 +652,64 @@ def test_a_reviewer_limited_to_some_accounts_reads_and_decides_in_those(database
             refused = api.post(f"/v1/review/proposals/{theirs.id}/approve", json={}, headers=alice)
             assert refused.status_code == 403 and "not in globex" in refused.json()["detail"]
         assert [p.scope for p in memory.pending(limit=10)] == ["globex"]
+
+
+def test_the_change_feed_tells_a_crm_each_value_as_it_lands_in_its_accounts(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """A CRM sync polls `GET /v1/changes?after=N`: each applied value once, in order, with who
+    applied it (the model, the reviewer who approved, the one who corrected) and from which input;
+    a token limited to one account sees that account's changes only."""
+    note = said(memory, "Acme will renew in March", scope="acme")
+    other = said(memory, "Globex pays $55 per seat", scope="globex")
+    rationale = memory.propose(
+        note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+    )
+    memory.approve(rationale.id, reviewer=signed_in(memory, "alice"))
+    wrong = memory.propose(
+        note.id, "valid_at", "2026-03-01", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+    )
+    fix = memory.correct(wrong.id, "2027-03-01", reviewer=signed_in(memory, "alice")).correction
+    memory.approve(fix.id, reviewer=signed_in(memory, "bob"))
+
+    feed = client.get("/v1/changes", headers=agent).json()
+    assert feed["more"] is False and feed["next_after"] == feed["changes"][-1]["seq"]
+    rows = [(c["scope"], c["attribute"], c["actor"], c["kind"]) for c in feed["changes"]]
+    assert rows == [
+        ("acme", "content", "agent:sales-agent", "create"),
+        ("globex", "content", "agent:sales-agent", "create"),
+        ("acme", "decision_rationale", "person:alice", "apply"),
+        ("acme", "valid_at", "person:bob", "apply"),
+    ]
+    last = feed["changes"][-1]
+    assert (last["new_value"], last["corrects"], last["proposal_id"]) == (
+        "2027-03-01T00:00:00+00:00",
+        wrong.id,
+        fix.id,
+    )
+    assert last["raw_log_ids"] == note.raw_log_ids  # what became of that input
+    seqs = [c["seq"] for c in feed["changes"]]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+    paged, after = [], 0  # one a page: the same changes, each once
+    while True:
+        page = client.get("/v1/changes", params={"after": after, "limit": 1}, headers=agent).json()
+        paged += [c["seq"] for c in page["changes"]]
+        after = page["next_after"]
+        if not page["more"]:
+            break
+    assert paged == seqs
+    assert client.get("/v1/changes", params={"after": after}, headers=agent).json() == {
+        "changes": [],
+        "next_after": after,
+        "more": False,
+    }
+
+    token, _ = memory.tokens.create("acme-sync", "agent", scopes=["acme"])
+    acme = {"Authorization": f"Bearer {token}"}
+    mine = client.get("/v1/changes", headers=acme).json()["changes"]
+    assert {c["scope"] for c in mine} == {"acme"} and len(mine) == 3
+    assert client.get("/v1/changes", params={"scope": "globex"}, headers=acme).status_code == 403
+    assert client.get("/v1/changes", params={"after": -1}, headers=agent).status_code == 422
+    assert client.get("/v1/changes").status_code == 401
+    assert other.scope == "globex"

@@ -23,6 +23,7 @@ from amem.memory import Memory
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = {
     "add_note",
+    "changes_since",
     "input_status",
     "search",
     "search_agentic",
@@ -74,6 +75,11 @@ async def exercise(client: Client, scope: str) -> dict[str, Any]:
     assert too_many.is_error and "limit must be 1 to 100" in too_many.content[0].text
     count = data(await client.call_tool("pending_review_count", {}))
     assert isinstance(count["pending"], int)
+    feed = data(await client.call_tool("changes_since", {"scope": scope}))
+    made = [c for c in feed["changes"] if c["note_id"] == status["note_id"] and c["kind"] == "create"]
+    assert [c["raw_log_ids"] for c in made] == [[added["raw_log_id"]]]  # what became of that input
+    later = data(await client.call_tool("changes_since", {"scope": scope, "after": feed["next_after"]}))
+    assert later["changes"] == [] and later["next_after"] == feed["next_after"]
 
     timed = {"content": "Globex renewed", "scope": scope, "at": "2026-03-01T10:00:00Z"}
     kept = data(await client.call_tool("add_note", timed))
@@ -260,6 +266,7 @@ async def _reach(client: Client, theirs: str) -> dict[str, str]:
         "search_agentic": {"query": "price", "scope": "globex"},
         "account_facts": {"scope": "globex"},
         "pending_review_count": {"scope": "globex"},
+        "changes_since": {"scope": "globex"},
         "read_note": {"note_id": theirs},
         "note_history": {"note_id": theirs},
     }
@@ -270,12 +277,22 @@ async def _reach(client: Client, theirs: str) -> dict[str, str]:
     ours = data(await client.call_tool("add_note", {"content": "Acme adds 5 seats", "scope": "acme"}))
     assert ours["status"] == "queued"
     errors["count"] = str(data(await client.call_tool("pending_review_count", {}))["pending"])
+    seen = data(await client.call_tool("changes_since", {}))["changes"]
+    errors["changes seen in"] = ",".join(sorted({c["scope"] for c in seen}))
     return errors
 
 
 def _expect_limited(errors: dict[str, str], theirs: str, holder: str) -> None:
-    for tool in ("add_note", "search", "search_agentic", "account_facts", "pending_review_count"):
+    for tool in (
+        "add_note",
+        "search",
+        "search_agentic",
+        "account_facts",
+        "pending_review_count",
+        "changes_since",
+    ):
         assert f"{holder} may not use scope 'globex'" in errors[tool], (tool, errors[tool])
+    assert errors["changes seen in"] in ("", "acme")  # never globex's, whatever acme holds yet
     for tool in ("read_note", "note_history"):
         assert errors[tool].endswith(f": note {theirs} does not exist"), (tool, errors[tool])
 
