@@ -36,6 +36,8 @@ PAGE_SIZES = (5, 10, 25, 50)
 ANY = "any"
 ORDERS = ("oldest first", "newest first")
 CONFIRM_KEY = "queue_confirm_all"
+#: The held value whose correction form is open (one at a time).
+CORRECTING_KEY = "queue_correcting"
 _YOUR_ACCOUNTS = (
     "The policy limits your decisions to these accounts (reviewers.yaml, `scopes`): the queue shows "
     "their items only, and approving all matching approves in them only."
@@ -129,6 +131,7 @@ def _on_correct(pid: str, value_type: str) -> None:
     except AmemError as exc:
         state.flash("error", f"Not corrected: {exc}")
         return
+    st.session_state[CORRECTING_KEY] = None
     fix = done.correction
     outcome = {
         "pending": "your value waits for another reviewer (the policy does not let reviewers approve "
@@ -141,6 +144,13 @@ def _on_correct(pid: str, value_type: str) -> None:
         f"Corrected {fix.attribute} of {fix.note_id}: the proposed value is rejected and {outcome} "
         f"({fix.id}).",
     )
+
+
+def _toggle_correction(pid: str) -> None:
+    """Open the correction form of one value (closing any other), or close it: the form's widgets
+    are drawn for that value only, so a page of held values stays as quick as before."""
+    open_now = st.session_state.get(CORRECTING_KEY) == pid
+    st.session_state[CORRECTING_KEY] = None if open_now else pid
 
 
 def _typed(raw: object, value_type: str) -> object:
@@ -329,8 +339,17 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             width="stretch",
         )
         if field.correctable:
-            with head[3].popover("Correct", icon=":material/edit:", width="stretch"):
-                _correction(field)
+            head[3].button(
+                "Correct",
+                key=f"correcting_{p.id}",
+                icon=":material/edit:",
+                on_click=_toggle_correction,
+                args=(p.id,),
+                width="stretch",
+            )
+    if st.session_state.get(CORRECTING_KEY) == p.id and not account.read_only:
+        with st.container(border=True):
+            _correction(field)
     if field.corrected is not None:
         c = field.corrected
         by = f"{c.corrected_by} corrected" if c.corrected_by else "Corrects"

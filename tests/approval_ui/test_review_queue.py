@@ -290,6 +290,8 @@ def test_a_reviewer_corrects_a_held_value_and_another_reviewer_approves_it(mem: 
     note, proposals = call_item(mem)
     when = proposals[2]
     at = open_console("alice")
+    assert not [w for w in at.date_input if w.key == f"correct_value_{when.id}"]  # drawn when asked for
+    at.button(key=f"correcting_{when.id}").click().run()
     assert at.date_input(key=f"correct_value_{when.id}").value == datetime(2026, 3, 4).date()
     at.date_input(key=f"correct_value_{when.id}").set_value(datetime(2027, 3, 4).date())
     at.text_input(key=f"correct_comment_{when.id}").input("the call is about next year")
@@ -316,6 +318,7 @@ def test_a_reviewer_corrects_a_held_value_and_another_reviewer_approves_it(mem: 
     assert mem.read(note.id).valid_at == datetime(2027, 3, 4, tzinfo=UTC)
 
     steps = proposals[1]
+    at.button(key=f"correcting_{steps.id}").click().run()
     at.text_area(key=f"correct_value_{steps.id}").input("send the quote\ncall their IT lead").run()
     at.button(key=f"correct_{steps.id}").click().run()
     assert mem.proposal(steps.id).status == ProposalStatus.REJECTED
@@ -328,9 +331,9 @@ def test_an_auditor_and_a_deletion_get_no_correction(mem: Memory) -> None:
     note, proposals = call_item(mem)
     gone = hold(mem, note, "deleted", True, reason="duplicate")
     keys = {b.key for b in open_console("audrey").button}
-    assert not any(k.startswith("correct_") for k in keys)
+    assert not any(k.startswith("correct") for k in keys)
     keys = {b.key for b in open_console("alice").button}
-    assert {f"correct_{p.id}" for p in proposals} <= keys and f"correct_{gone.id}" not in keys
+    assert {f"correcting_{p.id}" for p in proposals} <= keys and f"correcting_{gone.id}" not in keys
 
 
 def test_a_models_held_values_are_looked_at_and_rejected_on_their_own(mem: Memory) -> None:
