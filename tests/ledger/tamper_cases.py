@@ -63,6 +63,8 @@ class Scene:
     revoked_token: str = ""
     #: An agent token limited to acme's memory.
     scoped_token: str = ""
+    #: A reviewer's correction of a model's valid_at (it names the proposal it replaced).
+    correction: str = ""
 
 
 def build(mem: Memory, *, tokens: bool = True) -> Scene:
@@ -92,6 +94,8 @@ def build(mem: Memory, *, tokens: bool = True) -> Scene:
     with mem.ledger.read() as tx:
         scene.cut_event_seq = tx.event_head()[0]
     third = make_note(mem, "Initech wants SSO first", tags=["sso"], keywords=["initech"])
+    guessed = mem.propose(third.id, "valid_at", "2026-03-01", reason="r", proposer=LLM)
+    scene.correction = mem.correct(guessed.id, "2027-03-01", reviewer=signed_in(mem, "alice")).correction.id
     if tokens:
         mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
         scene.revoked_token = mem.tokens.create("crm-sync", "agent")[1].id
@@ -408,6 +412,13 @@ def token_scope_limit_lifted(conn: sa.Connection, s: Scene) -> str:
     return f"api_tokens {s.scoped_token}"
 
 
+def correction_unlinked(conn: sa.Connection, s: Scene) -> str:
+    """A reviewer's correction passed off as their own idea: the link to the model's value it
+    replaced removed (proposals has no trigger: its status moves)."""
+    conn.execute(sa.update(proposals).where(proposals.c.id == s.correction).values(corrects=None))
+    return f"proposals {s.correction}"
+
+
 def forged_erasure_of_a_raw_log(conn: sa.Connection, s: Scene) -> str:
     """Hide a raw log's text behind a made-up erasure: the triggers let the redaction through once
     erased_rows lists the row, but the erasure itself is not in the event chain."""
@@ -598,6 +609,7 @@ ADDED_CASES: dict[str, Case] = {
     "a reviewer token planted in api_tokens": reviewer_token_planted,
     "a revoked token restored": revoked_token_restored,
     "an agent token's scope limit lifted": token_scope_limit_lifted,
+    "a correction's link to the value it replaced removed": correction_unlinked,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,
 }
