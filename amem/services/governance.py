@@ -460,6 +460,12 @@ class Governance:
                 raise InvalidInputError(
                     f"{new!r} is already the note's {proposal.attribute}: reject proposal {proposal.id}"
                 )
+            routing = self.policy.route(proposal.attribute, note.tags, ActorKind.PERSON, new)
+            if routing.mode == Mode.FROZEN:  # the correction would be refused: lose nothing
+                raise InvalidInputError(
+                    f"the policy freezes {proposal.attribute} for a person's value ({routing.rule}): "
+                    f"approve or reject proposal {proposal.id}"
+                )
             if not tx.decide_proposal(
                 proposal.id,
                 expect=ProposalStatus.PENDING,

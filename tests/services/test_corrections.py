@@ -160,3 +160,27 @@ def test_the_second_reviewer_reads_the_correction_beside_the_value_it_replaces(m
     assert field.located_by == "evidence"  # the span the model read, still highlighted
     assert memory.review_items(ReviewFilter(kind="value")).items == []
     assert memory.count_review_items(ReviewFilter(kind="correction")).items == 1
+
+
+def test_where_the_policy_freezes_a_persons_value_the_correction_is_refused_and_nothing_lost(
+    memory: Memory,
+) -> None:
+    """A rule that takes no person's value for valid_at: correcting would reject the model's value
+    and record the reviewer's as refused, losing both; it is refused before anything is decided."""
+    from amem.policy import AttributePolicy, Condition, Rule
+
+    _, wrong = _wrong_date(memory)
+    people_frozen = AttributePolicy(
+        mode="review", rules=[Rule(when=Condition(proposer_kinds=["person"]), mode="frozen")]
+    )
+    strict = memory.policy.model_copy(
+        update={"attributes": {**memory.policy.attributes, "valid_at": people_frozen}}
+    )
+    memory.install_policy(
+        strict, by=Authentication(strict, fingerprint(strict)).signed_in("alice", method="test")
+    )
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=strict) as mem:
+        with pytest.raises(InvalidInputError, match="freezes valid_at for a person's value"):
+            mem.correct(wrong, "2027-03-01", reviewer=signed_in(mem, "alice"))
+        assert mem.proposal(wrong).status == ProposalStatus.PENDING
+        assert len(mem.proposals()) == len(memory.proposals())  # no correction recorded
