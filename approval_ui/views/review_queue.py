@@ -11,6 +11,7 @@ that follows a click already reflects the decision.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import streamlit as st
@@ -268,7 +269,20 @@ def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCou
     return f, (page - 1) * size, counted
 
 
-def _approve_all_bar(f: ReviewFilter, total: int, held: int) -> None:
+def _second_looks(mem: Memory, account: Account) -> str:
+    """`` · N corrections by other reviewers wait for your second look`` (or nothing): a correction
+    waits for someone other than its author, so the four-eyes loop must not stall unseen."""
+    every = ReviewFilter(kind="correction", within=account.scopes)
+    theirs = mem.count_review_items(every).proposals
+    if theirs:
+        theirs -= mem.count_review_items(replace(every, proposer=f"person:{account.id}")).proposals
+    if theirs <= 0:
+        return ""
+    said = "correction by another reviewer waits" if theirs == 1 else "corrections by other reviewers wait"
+    return f" · {theirs:,} {said} for your second look (Kind: correction)"
+
+
+def _approve_all_bar(f: ReviewFilter, total: int, held: int, note: str = "") -> None:
     pending = st.session_state.get(CONFIRM_KEY)
     if pending is not None and pending[0] == f:
         _, items, proposals, _, action = pending
@@ -293,7 +307,7 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int) -> None:
                 st.text_input("Why they are wrong (required, recorded on each)", key="reject_all_comment")
         return
     row = st.columns([0.5, 0.25, 0.25], vertical_alignment="center")
-    row[0].caption(f"Waiting for these filters: {total:,} items ({held:,} held values)")
+    row[0].caption(f"Waiting for these filters: {total:,} items ({held:,} held values){note}")
     row[1].button(
         f"Approve all {total:,} matching",
         key="approve_all",
@@ -490,7 +504,7 @@ def main() -> None:
     page = mem.review_items(f, limit=size, offset=offset)
     held = counted.proposals
     if not account.read_only:
-        _approve_all_bar(f, page.total, held)
+        _approve_all_bar(f, page.total, held, _second_looks(mem, account))
     else:
         st.caption(f"Waiting: {page.total:,} items ({held:,} held values)")
     if not page.items:

@@ -304,9 +304,10 @@ def test_a_reviewer_corrects_a_held_value_and_another_reviewer_approves_it(mem: 
     assert (fix.corrects, fix.new_value, fix.proposer.id) == (when.id, "2027-03-04T00:00:00+00:00", "alice")
 
     at = open_console("alice")  # their own correction: the ledger refuses a decision by them
-    assert "self-approval" in plain(texts(at))
+    assert "self-approval" in plain(texts(at)) and "second look" not in plain(texts(at))
     at = open_console("bob")
     page = plain(texts(at))
+    assert "1 correction by another reviewer waits for your second look" in page
     assert "4 March 2027" in [c.value for c in at.code] and f"correction of {when.id}" in page
     assert f"alice corrected the value llm:offline proposed ({when.id}): ~~4 March 2026~~" in page
     other = hold(mem, said(mem, "Globex call", scope="globex"), "next_step", "call back")
