@@ -570,6 +570,10 @@ class Memory:
         """The proposals ``reviewer`` (an identity) decided last, newest first."""
         return self.review.decided_by(reviewer, limit=limit)
 
+    def second_looks(self, reviewer: str) -> int:
+        """How many corrections by other reviewers wait for ``reviewer``'s second look."""
+        return self.review.second_looks(reviewer)
+
     def count_review_items(self, f: ReviewFilter | None = None, *, reviewer: str | None = None) -> MatchCount:
         return self.review.count(f, reviewer=reviewer)
 

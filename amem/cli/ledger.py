@@ -190,10 +190,18 @@ def pending(
                 raise InvalidInputError(f"--reviewer {reviewer!r} is not a reviewer of the policy in force")
             whose = account.id
         page = mem.review_items(f, limit=limit, offset=offset, reviewer=whose)
+        second_looks = mem.second_looks(whose) if whose is not None else 0
 
     def render(p: Any) -> None:
         from amem.cli import blocks
 
+        if second_looks:
+            out.print(
+                f"{second_looks} correction(s) by other reviewers wait for your second look "
+                "(--kind correction)",
+                markup=False,
+                soft_wrap=True,
+            )
         if not p.items and not offset:
             out.print(f"nothing pending in {store_label()}", markup=False)
             return

@@ -183,6 +183,17 @@ class ReviewService:
         with self.ledger.read() as tx:
             return q.decided_by(tx, reviewer, limit=limit)
 
+    def second_looks(self, reviewer: str) -> int:
+        """Corrections by other reviewers waiting in ``reviewer``'s queue: a correction waits for
+        someone other than its author, so each reviewer is told how many are theirs to look at."""
+        every = self.for_reviewer(ReviewFilter(kind="correction"), reviewer)
+        with self.ledger.read() as tx:
+            waiting = len(q.matching_proposal_ids(tx, every))
+            if not waiting:
+                return 0
+            own = replace(every, proposer=f"person:{reviewer}")
+            return waiting - len(q.matching_proposal_ids(tx, own))
+
     def item(self, key: str) -> ReviewItem:
         with self.ledger.read() as tx:
             found = self._build(tx, [key])

@@ -11,7 +11,6 @@ that follows a click already reflects the decision.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import date
 
 import streamlit as st
@@ -272,11 +271,8 @@ def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCou
 def _second_looks(mem: Memory, account: Account) -> str:
     """`` · N corrections by other reviewers wait for your second look`` (or nothing): a correction
     waits for someone other than its author, so the four-eyes loop must not stall unseen."""
-    every = ReviewFilter(kind="correction", within=account.scopes)
-    theirs = mem.count_review_items(every).proposals
-    if theirs:
-        theirs -= mem.count_review_items(replace(every, proposer=f"person:{account.id}")).proposals
-    if theirs <= 0:
+    theirs = mem.second_looks(account.id)
+    if not theirs:
         return ""
     said = "correction by another reviewer waits" if theirs == 1 else "corrections by other reviewers wait"
     return f" · {theirs:,} {said} for your second look (Kind: correction)"

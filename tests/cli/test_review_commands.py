@@ -341,8 +341,11 @@ def test_correct_rejects_a_held_value_and_proposes_the_right_one(memory: Memory,
     assert code == 0 and fix.corrects == wrong.id and fix.new_value == "2027-03-01T00:00:00+00:00"
     assert f"proposal {wrong.id}: rejected, corrected by alice" in out
     assert f"proposal {fix.id} (valid_at of {note.id}): pending (another reviewer approves it)" in flat(out)
-    code, out, _ = run(memory, capsys, "pending", "--kind", "correction")
+    code, out, _ = run(memory, capsys, "pending", "--kind", "correction", "--reviewer", "bob")
     assert f"corrects 1 March 2026 (llm:offline, proposal {wrong.id})" in flat(out)
+    assert "1 correction(s) by other reviewers wait for your second look" in flat(out)
+    code, out, _ = run(memory, capsys, "pending", "--reviewer", "alice")
+    assert "second look" not in out  # her own correction is not hers to approve
     code, _, err = run(memory, capsys, "correct", fix.id, "2027-03-01", "--reviewer", "bob")
     assert code != 0 and "approve it" in err
     assert memory.proposal(fix.id).status == ProposalStatus.PENDING

@@ -184,3 +184,10 @@ def test_where_the_policy_freezes_a_persons_value_the_correction_is_refused_and_
             mem.correct(wrong, "2027-03-01", reviewer=signed_in(mem, "alice"))
         assert mem.proposal(wrong).status == ProposalStatus.PENDING
         assert len(mem.proposals()) == len(memory.proposals())  # no correction recorded
+
+
+def test_each_reviewer_is_told_how_many_corrections_wait_for_their_second_look(memory: Memory) -> None:
+    _, wrong = _wrong_date(memory)
+    assert memory.second_looks("bob") == 0
+    memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, "alice"))
+    assert (memory.second_looks("bob"), memory.second_looks("alice")) == (1, 0)  # not her own
