@@ -226,7 +226,7 @@ def create_mcp_server(
         note_id, readable with read_note), failed (with error; the text is kept and retried later) or
         erased (on a data subject's request: its text is gone). `wait_seconds` (0 to 30): wait
         while it is queued or processing, and answer as soon as it is done: one call instead of
-        asking again and again."""
+        asking again and again. What reviewers later do with its values: changes_since."""
         try:
             status = await status_when_settled(memory, raw_log_id, wait_seconds, reach())
         except AmemError as exc:  # as _guard answers
