@@ -67,9 +67,10 @@ class Scene:
     correction: str = ""
 
 
-def build(mem: Memory, *, tokens: bool = True) -> Scene:
+def build(mem: Memory, *, recent: bool = True) -> Scene:
     """Three notes with applied, approved, rejected and pending proposals and a model call; with
-    ``tokens``, alice's reviewer token and an agent's, revoked."""
+    ``recent``, what later schemas record and refuse to downgrade past: alice's reviewer token, an
+    agent's (revoked), one limited to acme (0016, 0019), and a reviewer's correction (0021)."""
     scene = Scene()
     first = make_note(mem, "We agreed on 50 seats at 40 EUR each", tags=["pricing"], keywords=["seats"])
     second = make_note(mem, "Globex renewal is due in March", tags=["renewal"], keywords=["globex"])
@@ -94,9 +95,10 @@ def build(mem: Memory, *, tokens: bool = True) -> Scene:
     with mem.ledger.read() as tx:
         scene.cut_event_seq = tx.event_head()[0]
     third = make_note(mem, "Initech wants SSO first", tags=["sso"], keywords=["initech"])
-    guessed = mem.propose(third.id, "valid_at", "2026-03-01", reason="r", proposer=LLM)
-    scene.correction = mem.correct(guessed.id, "2027-03-01", reviewer=signed_in(mem, "alice")).correction.id
-    if tokens:
+    if recent:
+        guessed = mem.propose(third.id, "valid_at", "2026-03-01", reason="r", proposer=LLM)
+        fix = mem.correct(guessed.id, "2027-03-01", reviewer=signed_in(mem, "alice"))
+        scene.correction = fix.correction.id
         mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
         scene.revoked_token = mem.tokens.create("crm-sync", "agent")[1].id
         mem.tokens.revoke("crm-sync")
