@@ -179,14 +179,14 @@ def _verdicts(mem: Memory, days: int) -> None:
     share = st.column_config.ProgressColumn(
         "approved as proposed", format="percent", min_value=0, max_value=1
     )
-    left, right = st.columns(2, gap="large")
-    left.dataframe(
+    # one above the other, the page's width each: side by side, the share column was cut off
+    st.dataframe(
         frame(verdicts.by_attribute, "attribute"),
         hide_index=True,
         column_config={"approved as proposed": share},
         key="audit_verdicts_attribute",
     )
-    right.dataframe(
+    st.dataframe(
         frame(verdicts.by_source, "proposed by"),
         hide_index=True,
         column_config={"approved as proposed": share},
