@@ -50,3 +50,46 @@ def test_concurrent_double_approval_has_one_winner(memory: Memory) -> None:
         applied = [c for c in memory.changes() if c.proposal_id == p.id]
         assert len(applied) == 1  # applied exactly once
     assert memory.verify().ok
+
+
+def test_a_change_feed_poller_misses_nothing_while_writers_commit(memory: Memory) -> None:
+    """`GET /v1/changes` promises that a poller keeping `next_after` misses no change: a change's
+    number is taken under the chain head's lock, held to commit, so no smaller number can commit
+    after a larger one is seen. Three writers on their own handles apply values while the poller
+    reads small pages; what it saw is every change, in order, each once."""
+    notes = [make_note(memory, f"Acme call {k}") for k in range(3)]
+    stores = [Memory(memory.home, database_url=memory.settings.database_url) for _ in notes]
+    barrier = threading.Barrier(len(stores) + 1)
+    done = threading.Event()
+    finished: list[int] = []
+    counting = threading.Lock()
+
+    def write(k: int) -> None:
+        barrier.wait()
+        for i in range(20):  # tags apply at once: each proposal is a change
+            stores[k].propose(notes[k].id, "tags", [f"topic-{i}"], reason="r", proposer=LLM)
+        with counting:
+            finished.append(k)
+            if len(finished) == len(stores):
+                done.set()
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(len(stores))]
+    for t in threads:
+        t.start()
+    first = memory.change_feed(limit=1000)  # what stood before the writers began
+    seen, after = [c.seq for c in first.changes], first.next_after
+    barrier.wait()
+    while True:
+        last_round = done.is_set()  # read before polling: a final poll after every write
+        page = memory.change_feed(after=after, limit=3)
+        seen += [c.seq for c in page.changes]
+        after = page.next_after
+        if last_round and not page.more:
+            break
+    for t in threads:
+        t.join()
+    for s in stores:
+        s.close()
+    everything = [c.seq for c in memory.change_feed(limit=1000).changes]
+    assert seen == everything and len(everything) == len(set(everything))
+    assert sum(1 for c in memory.change_feed(limit=1000).changes if c.attribute == "tags") == 60
