@@ -73,9 +73,9 @@ def _verify(mem: Memory) -> None:
             ),
             icon=":material/gpp_bad:",
         )
-    left, right, _ = st.columns([1, 1, 4])
-    left.button("Verify again", key="audit_verify_again", on_click=_verify_again, icon=":material/refresh:")
-    if right.button("Write a checkpoint", key="audit_checkpoint", icon=":material/approval:"):
+    row = st.container(horizontal=True)
+    row.button("Verify again", key="audit_verify_again", on_click=_verify_again, icon=":material/refresh:")
+    if row.button("Write a checkpoint", key="audit_checkpoint", icon=":material/approval:"):
         _checkpoint(mem)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import date
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from amem.domain.models import ProposalStatus
 from amem.domain.values import parse_datetime
@@ -236,7 +237,7 @@ def _on_all_cancel() -> None:
 def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCount]:
     choices = mem.review_choices()
     mine = [s for s in choices["scopes"] if account.scopes is None or s in account.scopes]
-    cols = st.columns([1.2, 1.2, 1.0, 1.3, 1.0, 0.7, 0.7], vertical_alignment="bottom")
+    cols = st.columns([1.1, 1.2, 1.0, 1.2, 1.3, 0.7, 0.6], vertical_alignment="bottom")
     scope = cols[0].selectbox("Account", [ANY, *mine], key="queue_scope", on_change=_reset_page)
     attribute = cols[1].selectbox(
         "Attribute", [ANY, *choices["attributes"]], key="queue_attribute", on_change=_reset_page
@@ -302,60 +303,64 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int, note: str = "") -> 
             if action == "reject":
                 st.text_input("Why they are wrong (required, recorded on each)", key="reject_all_comment")
         return
-    row = st.columns([0.5, 0.25, 0.25], vertical_alignment="center")
-    row[0].caption(f"Waiting for these filters: {total:,} items ({held:,} held values){note}")
-    row[1].button(
+    text, actions = st.columns([0.45, 0.55], vertical_alignment="center")
+    text.caption(f"Waiting for these filters: {total:,} items ({held:,} held values){note}")
+    row = _actions(actions)
+    row.button(
         f"Approve all {total:,} matching",
         key="approve_all",
         icon=":material/done_all:",
         on_click=_on_all_request,
         args=(f, "approve"),
         disabled=total == 0,
-        width="stretch",
     )
-    row[2].button(
+    row.button(
         f"Reject all {total:,} matching",
         key="reject_all",
         icon=":material/remove_done:",
         on_click=_on_all_request,
         args=(f, "reject"),
         disabled=total == 0,
-        width="stretch",
     )
+
+
+def _actions(column: DeltaGenerator) -> DeltaGenerator:
+    """A right-aligned row in ``column`` whose buttons take their label's width (a comment box the
+    rest), wrapping to a second line before any label is cut: at 1280 px, equal columns cut
+    "Approve item" to "Approve…"."""
+    return column.container(horizontal=True, horizontal_alignment="right", vertical_alignment="center")
 
 
 def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) -> None:
     p = field.proposal
-    head = st.columns([0.49, 0.17, 0.17, 0.17], vertical_alignment="center")
-    head[0].markdown(
+    text, actions = st.columns([0.45, 0.55], vertical_alignment="center")
+    text.markdown(
         f"**{md_escape(p.attribute)}** · {md_escape(field.kind)} · note `{p.note_id}`"
         + (" · :orange[the note changed since: approving records a conflict]" if field.stale else "")
     )
     if not account.read_only:
-        head[1].button(
+        row = _actions(actions)
+        row.button(
             "Approve",
             key=f"approve_{p.id}",
             icon=":material/check:",
             on_click=_on_field,
             args=(p.id, item.key, "approve"),
-            width="stretch",
         )
-        head[2].button(
+        row.button(
             "Reject",
             key=f"reject_{p.id}",
             icon=":material/close:",
             on_click=_on_field,
             args=(p.id, item.key, "reject"),
-            width="stretch",
         )
         if field.correctable:
-            head[3].button(
+            row.button(
                 "Correct",
                 key=f"correcting_{p.id}",
                 icon=":material/edit:",
                 on_click=_toggle_correction,
                 args=(p.id,),
-                width="stretch",
             )
     if st.session_state.get(CORRECTING_KEY) == p.id and not account.read_only:
         with st.container(border=True):
@@ -404,35 +409,34 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
 
 def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
     with st.container(border=True):
-        head = st.columns([0.42, 0.26, 0.16, 0.16], vertical_alignment="center")
+        text, actions = st.columns([0.4, 0.6], vertical_alignment="center")
         who = f" by {item.said_by}" if item.said_by else ""
-        head[0].markdown(
+        text.markdown(
             f"**{md_escape(item.scope)}** · said {md_escape(_when(item) + who)}  \n"
             f":gray[{md_escape(f'item {item.key} · {len(item.fields)} held value(s)')}]"
         )
         if not account.read_only:
-            head[1].text_input(
+            row = _actions(actions)
+            row.text_input(
                 "Comment",
                 key=f"comment_{item.key}",
                 placeholder="Why (required to reject)",
                 label_visibility="collapsed",
             )
-            head[2].button(
+            row.button(
                 "Approve item",
                 key=f"approve_item_{item.key}",
                 type="primary",
                 icon=":material/check:",
                 on_click=_on_item,
                 args=(item.key, "approve"),
-                width="stretch",
             )
-            head[3].button(
+            row.button(
                 "Reject item",
                 key=f"reject_item_{item.key}",
                 icon=":material/close:",
                 on_click=_on_item,
                 args=(item.key, "reject"),
-                width="stretch",
             )
         if item.raw_log is not None:
             st.markdown(highlighted_markdown(item.pieces))

@@ -317,3 +317,43 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
             browser.close()
     assert mem.count_review_items().items == 0
     assert mem.read(new.id).extra["next_step"] == "send the order form by Friday"
+
+
+#: Every page of the console's navigation, by its link's name.
+PAGES = ("Review queue", "Note explorer", "Account facts", "Audit log", "Policy", "Your tokens")
+#: The labels of the page's buttons that their button cuts (Streamlit ends them with "…").
+CUT_LABELS = """() => [...document.querySelectorAll('button')]
+    .filter(b => [b, ...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1))
+    .map(b => b.innerText.replace(/\\s+/g, ' ').trim())"""
+
+
+def test_no_page_cuts_a_buttons_label_on_a_1280_px_laptop(mem: Memory, console_url: str) -> None:
+    """A lead on a 1280 px laptop read "Approve…" and "Reject it…" on every item: equal columns gave
+    each button a quarter of the row whatever its label."""
+    from playwright.sync_api import expect, sync_playwright
+
+    for n in range(12):  # enough items for a two-digit "Approve all 12 matching"
+        note = said(mem, f"Globex wants a pilot for team {n}", scope="globex")
+        mem.propose(
+            note.id, "next_step", f"plan pilot {n}", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+        )
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(console_url)
+            _sign_in(page, page.get_by_role("button", name="Approve item").first)
+            cut: dict[str, list[str]] = {}
+            for name in PAGES:
+                page.get_by_role("link", name=name).click()
+                expect(page.get_by_role("heading", name=name)).to_be_visible(timeout=30_000)
+                expect(page.get_by_role("button").first).to_be_visible(timeout=30_000)
+                if labels := page.evaluate(CUT_LABELS):
+                    cut[name] = labels
+            page.get_by_role("link", name="Review queue").click()
+            expect(page.get_by_role("button", name="Correct")).to_have_count(10)  # drawn, one a value
+            expect(page.get_by_role("button", name="Approve all 12 matching")).to_be_visible()
+            cut_queue = page.evaluate(CUT_LABELS)
+        finally:
+            browser.close()
+    assert not cut and not cut_queue, f"labels cut at 1280 px: {cut or cut_queue}"
