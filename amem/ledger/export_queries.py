@@ -134,11 +134,11 @@ def iter_rows(
 
 
 def change_feed(
-    tx: LedgerTx, *, after: int, scopes: Sequence[str] | None, limit: int
+    tx: LedgerTx, *, after: int, upto: int, scopes: Sequence[str] | None, limit: int
 ) -> list[dict[str, Any]]:
-    """Applied changes after change ``after``, in chain order, in ``scopes`` (None: every scope), with
-    the account, who applied each, and the proposal's raw logs and the proposal it corrects: what a
-    CRM or an agent polls to learn each value as it lands."""
+    """Applied changes after change ``after`` up to change ``upto``, in chain order, in ``scopes``
+    (None: every scope), with the account, who applied each, and the proposal's raw logs and the
+    proposal it corrects: what a CRM or an agent polls to learn each value as it lands."""
     actor = (changes.c.actor_kind + ":" + changes.c.actor_id).label("actor")
     stmt = (
         sa.select(
@@ -161,7 +161,7 @@ def change_feed(
                 proposals, proposals.c.id == changes.c.proposal_id
             )
         )
-        .where(changes.c.seq > after)
+        .where(changes.c.seq > after, changes.c.seq <= upto)
         .order_by(changes.c.seq)
         .limit(limit)
     )

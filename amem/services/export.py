@@ -146,12 +146,19 @@ def change_feed(
 ) -> ChangeFeed:
     """Changes applied after change ``after`` (0: from the first), oldest first, in ``scopes``
     (None: every scope). The seq only grows, so a poller keeping ``next_after`` misses nothing and
-    sees nothing twice."""
+    sees nothing twice.
+
+    ``next_after`` passes the other scopes' changes the read went over: a poller of a quiet account
+    would otherwise walk every busier account's changes again on each poll. It is the chain head
+    read first, and only changes up to it are returned: a change is numbered under the head's lock,
+    held to its commit, so every change up to a committed head is visible to the read after it."""
     if not 0 <= after <= MAX_SEQ:
         raise InvalidInputError(f"after={after}: a change number is 0 to {MAX_SEQ}")
     if not 1 <= limit <= FEED_LIMIT:
         raise InvalidInputError(f"limit={limit}: 1 to {FEED_LIMIT} changes a page")
     with ledger.read() as tx:
-        rows = export_queries.change_feed(tx, after=after, scopes=scopes, limit=limit)
+        head = tx.chain_head_seq()
+        rows = export_queries.change_feed(tx, after=after, upto=head, scopes=scopes, limit=limit)
     page = [FeedChange(**{**r, "raw_log_ids": r["raw_log_ids"] or []}) for r in rows]
-    return ChangeFeed(changes=page, next_after=page[-1].seq if page else after, more=len(page) == limit)
+    more = len(page) == limit
+    return ChangeFeed(changes=page, next_after=page[-1].seq if more else max(head, after), more=more)

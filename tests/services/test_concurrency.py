@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from amem.domain.models import ProposalStatus
 from amem.errors import ProposalStateError
 from amem.memory import Memory
@@ -52,12 +54,18 @@ def test_concurrent_double_approval_has_one_winner(memory: Memory) -> None:
     assert memory.verify().ok
 
 
-def test_a_change_feed_poller_misses_nothing_while_writers_commit(memory: Memory) -> None:
+@pytest.mark.parametrize("scopes", [None, ["initech"]], ids=["every-account", "one-account"])
+def test_a_change_feed_poller_misses_nothing_while_writers_commit(
+    memory: Memory, scopes: list[str] | None
+) -> None:
     """`GET /v1/changes` promises that a poller keeping `next_after` misses no change: a change's
     number is taken under the chain head's lock, held to commit, so no smaller number can commit
     after a larger one is seen. Three writers on their own handles apply values while the poller
-    reads small pages; what it saw is every change, in order, each once."""
-    notes = [make_note(memory, f"Acme call {k}") for k in range(3)]
+    reads small pages; what it saw is every change, in order, each once. A poller of one account
+    (the third writer's) is moved past the other accounts' changes, and misses none of its own."""
+    notes = [
+        make_note(memory, f"Call {k}", scope=scope) for k, scope in enumerate(("acme", "globex", "initech"))
+    ]
     stores = [Memory(memory.home, database_url=memory.settings.database_url) for _ in notes]
     barrier = threading.Barrier(len(stores) + 1)
     done = threading.Event()
@@ -76,12 +84,13 @@ def test_a_change_feed_poller_misses_nothing_while_writers_commit(memory: Memory
     threads = [threading.Thread(target=write, args=(k,)) for k in range(len(stores))]
     for t in threads:
         t.start()
-    first = memory.change_feed(limit=1000)  # what stood before the writers began
+    first = memory.change_feed(scopes=scopes, limit=1000)  # what stood before the writers began
     seen, after = [c.seq for c in first.changes], first.next_after
     barrier.wait()
     while True:
         last_round = done.is_set()  # read before polling: a final poll after every write
-        page = memory.change_feed(after=after, limit=3)
+        page = memory.change_feed(after=after, scopes=scopes, limit=3)
+        assert page.next_after >= after
         seen += [c.seq for c in page.changes]
         after = page.next_after
         if last_round and not page.more:
@@ -90,6 +99,11 @@ def test_a_change_feed_poller_misses_nothing_while_writers_commit(memory: Memory
         t.join()
     for s in stores:
         s.close()
-    everything = [c.seq for c in memory.change_feed(limit=1000).changes]
+    everything = [c.seq for c in memory.change_feed(scopes=scopes, limit=1000).changes]
     assert seen == everything and len(everything) == len(set(everything))
-    assert sum(1 for c in memory.change_feed(limit=1000).changes if c.attribute == "tags") == 60
+    tags = sum(1 for c in memory.change_feed(scopes=scopes, limit=1000).changes if c.attribute == "tags")
+    assert tags == (60 if scopes is None else 20)
+    if scopes is not None:  # another account's change: the next poll moves past it, finding none
+        memory.propose(notes[0].id, "tags", ["late"], reason="r", proposer=LLM)
+        quiet = memory.change_feed(after=after, scopes=scopes, limit=3)
+        assert quiet.changes == [] and quiet.next_after == memory.changes(limit=1, newest_first=True)[0].seq
