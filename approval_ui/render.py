@@ -57,6 +57,11 @@ def value_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 item``, ``2 items``, ``1,109 held values``: the count with the noun it takes."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def short(text: str, width: int = 90) -> str:
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= width else one_line[: width - 1] + "…"

@@ -31,7 +31,7 @@ from amem.services.review import (
     date_words,
 )
 from approval_ui import state
-from approval_ui.render import age, highlighted_markdown, md_escape, short
+from approval_ui.render import age, counted, highlighted_markdown, md_escape, short
 
 PAGE_SIZES = (5, 10, 25, 50)
 ANY = "any"
@@ -39,6 +39,9 @@ ORDERS = ("oldest first", "newest first")
 CONFIRM_KEY = "queue_confirm_all"
 #: The held value whose correction form is open (one at a time).
 CORRECTING_KEY = "queue_correcting"
+#: Keys that approve and reject the first item on the page, as in labelling tools (Prodigy's A and
+#: X): a reviewer reads the top item, presses A, and the next one is on top. R is Streamlit's own.
+APPROVE_KEY, REJECT_KEY = "A", "X"
 _YOUR_ACCOUNTS = (
     "The policy limits your decisions to these accounts (reviewers.yaml, `scopes`): the queue shows "
     "their items only, and approving all matching approves in them only."
@@ -194,8 +197,8 @@ def _correction(field: ReviewField) -> None:
 
 
 def _on_all_request(f: ReviewFilter, action: str) -> None:
-    counted = state.memory().count_review_items(f)
-    st.session_state[CONFIRM_KEY] = (f, counted.items, counted.proposals, counted.fingerprint, action)
+    matched = state.memory().count_review_items(f)
+    st.session_state[CONFIRM_KEY] = (f, matched.items, matched.proposals, matched.fingerprint, action)
 
 
 def _on_all_confirm() -> None:
@@ -224,7 +227,7 @@ def _on_all_confirm() -> None:
         state.flash("error", str(exc))
         return
     done = "Approved" if action == "approve" else "Rejected"
-    _flash_report(report, f"{done} all {items} matching items")
+    _flash_report(report, f"{done} all {counted(items, 'matching item')}")
 
 
 def _on_all_cancel() -> None:
@@ -261,12 +264,12 @@ def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCou
         newest_first=order == "newest first",
         within=account.scopes,  # a lead limited to the accounts they own sees those only
     )
-    counted = mem.count_review_items(f)
-    pages = max(1, -(-counted.items // size))
+    matched = mem.count_review_items(f)
+    pages = max(1, -(-matched.items // size))
     if st.session_state.get("queue_page", 1) > pages:
         st.session_state["queue_page"] = pages
     page = cols[6].number_input("Page", min_value=1, max_value=pages, step=1, key="queue_page")
-    return f, (page - 1) * size, counted
+    return f, (page - 1) * size, matched
 
 
 def _second_looks(mem: Memory, account: Account) -> str:
@@ -287,7 +290,8 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int, note: str = "") -> 
             row = st.columns([0.64, 0.18, 0.18], vertical_alignment="center")
             row[0].warning(
                 md_escape(
-                    f"{action.title()} all {items} matching items ({proposals} held values), on every page? "
+                    f"{action.title()} all {counted(items, 'matching item')} "
+                    f"({counted(proposals, 'held value')}), on every page? "
                     "Values your roles do not cover are skipped and reported."
                 ),
                 icon=":material/help:",
@@ -304,7 +308,7 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int, note: str = "") -> 
                 st.text_input("Why they are wrong (required, recorded on each)", key="reject_all_comment")
         return
     text, actions = st.columns([0.45, 0.55], vertical_alignment="center")
-    text.caption(f"Waiting for these filters: {total:,} items ({held:,} held values){note}")
+    text.caption(f"Waiting for these filters: {counted(total, 'item')} ({counted(held, 'held value')}){note}")
     row = _actions(actions)
     row.button(
         f"Approve all {total:,} matching",
@@ -407,7 +411,9 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             st.caption(md_escape(f"⚠ {exc}. The ledger will refuse a decision by you."))
 
 
-def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
+def _card(mem: Memory, account: Account, item: ReviewItem, *, top: bool = False) -> None:
+    """``top``: the page's first item, whose Approve and Reject answer the keys A and X (Streamlit
+    ignores them while a text box has the focus, so typing a comment decides nothing)."""
     with st.container(border=True):
         text, actions = st.columns([0.4, 0.6], vertical_alignment="center")
         who = f" by {item.said_by}" if item.said_by else ""
@@ -430,6 +436,7 @@ def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
                 icon=":material/check:",
                 on_click=_on_item,
                 args=(item.key, "approve"),
+                shortcut=APPROVE_KEY if top else None,
             )
             row.button(
                 "Reject item",
@@ -437,6 +444,7 @@ def _card(mem: Memory, account: Account, item: ReviewItem) -> None:
                 icon=":material/close:",
                 on_click=_on_item,
                 args=(item.key, "reject"),
+                shortcut=REJECT_KEY if top else None,
             )
         if item.raw_log is not None:
             st.markdown(highlighted_markdown(item.pieces))
@@ -499,19 +507,19 @@ def main() -> None:
         st.caption(md_escape(f"Your accounts: {', '.join(account.scopes)}"), help=_YOUR_ACCOUNTS)
     if not account.read_only:
         _last_decisions(mem, account)
-    f, offset, counted = _filters(mem, account)
+    f, offset, matched = _filters(mem, account)
     size = st.session_state.get("queue_size", PAGE_SIZES[1])
     page = mem.review_items(f, limit=size, offset=offset)
-    held = counted.proposals
+    held = matched.proposals
     if not account.read_only:
         _approve_all_bar(f, page.total, held, _second_looks(mem, account))
     else:
-        st.caption(f"Waiting: {page.total:,} items ({held:,} held values)")
+        st.caption(f"Waiting: {counted(page.total, 'item')} ({counted(held, 'held value')})")
     if not page.items:
         st.success("Nothing waiting for review here.", icon=":material/done_all:")
         return
-    for item in page.items:
-        _card(mem, account, item)
+    for n, item in enumerate(page.items):
+        _card(mem, account, item, top=n == 0)
     if page.total > len(page.items):
         st.caption(f"Items {offset + 1:,}–{offset + len(page.items):,} of {page.total:,}")
 

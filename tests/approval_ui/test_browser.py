@@ -357,3 +357,47 @@ def test_no_page_cuts_a_buttons_label_on_a_1280_px_laptop(mem: Memory, console_u
         finally:
             browser.close()
     assert not cut and not cut_queue, f"labels cut at 1280 px: {cut or cut_queue}"
+
+
+def test_a_reviewer_decides_the_top_item_from_the_keyboard(mem: Memory, console_url: str) -> None:
+    """A approves the item on top and X rejects it (with the comment typed for it), so the next one
+    comes up; typing those letters into a comment box decides nothing."""
+    from playwright.sync_api import expect, sync_playwright
+
+    held = []
+    for n, text in enumerate(("Globex wants a pilot", "Globex asked for SSO", "Globex wants a discount")):
+        note = said(mem, text, scope="globex", at=datetime(2026, 8, 1 + n, 9, 0, tzinfo=UTC))
+        held.append(
+            mem.propose(
+                note.id, "next_step", f"step {n}", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+            )
+        )
+    first, second, third = held
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(console_url)
+            _sign_in(page, page.locator(f".st-key-approve_item_{first.raw_log_ids[0]} button"))
+            waiting = page.get_by_text("Waiting for these filters: 3 items")
+            expect(waiting).to_be_visible(timeout=30_000)
+            box = page.locator(f".st-key-comment_{first.raw_log_ids[0]} input")
+            box.press_sequentially("a wax")  # key by key, as a reviewer types
+            page.get_by_role("heading", name="Review queue").click()  # the comment is entered
+            expect(waiting).to_be_visible()  # typed, not decided
+            page.keyboard.press("a")
+            expect(page.get_by_text("Waiting for these filters: 2 items")).to_be_visible(timeout=30_000)
+            page.locator(f".st-key-comment_{second.raw_log_ids[0]} input").fill("not what they said")
+            page.get_by_role("heading", name="Review queue").click()
+            page.keyboard.press("x")
+            expect(page.get_by_text("Waiting for these filters: 1 item (")).to_be_visible(timeout=30_000)
+        finally:
+            browser.close()
+    approved, rejected = mem.proposal(first.id), mem.proposal(second.id)
+    assert (approved.status, approved.reviewer, approved.review_comment) == (
+        ProposalStatus.APPROVED,
+        "alice",
+        "a wax",
+    )
+    assert (rejected.status, rejected.review_comment) == (ProposalStatus.REJECTED, "not what they said")
+    assert mem.proposal(third.id).status == ProposalStatus.PENDING
