@@ -617,12 +617,26 @@ class Memory:
         )
 
     def facts(
-        self, scope: str, *, limit: int = 50, offset: int = 0, include_retired: bool = False
+        self,
+        scope: str,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        include_retired: bool = False,
+        as_of: datetime | str | None = None,
     ) -> FactPage:
-        """The account's current facts, newest said first, with decisions and validity dates."""
+        """The account's current facts, newest said first, with decisions and validity dates; with
+        ``as_of``, the facts as the ledger stood then (each note rebuilt as of that moment)."""
         from amem.services.facts import facts
 
-        return facts(self.ledger, scope, limit=limit, offset=offset, include_retired=include_retired)
+        return facts(
+            self.ledger,
+            scope,
+            limit=limit,
+            offset=offset,
+            include_retired=include_retired,
+            as_of=_moment(as_of),
+        )
 
     def revert(
         self, change_seq: int, *, reviewer: AuthenticatedReviewer, reason: str | None = None

@@ -10,6 +10,7 @@ endpoint reverts, erases or edits.
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
@@ -437,12 +438,18 @@ def create_app(
         include_retired: Annotated[
             bool, Query(description="Also notes whose invalid_at has passed.")
         ] = False,
+        as_of: Annotated[
+            datetime | None,
+            Query(description="The facts as the ledger stood then (ISO 8601): what it said that day."),
+        ] = None,
     ) -> FactPage:
         """What holds now about one account, newest said first: each fact's note, when and by whom
         it was said, whether it is retired, and what reviewers decided on it. Values waiting for
-        review are not in the notes yet. `total` counts them all; page with `offset`."""
+        review are not in the notes yet. `total` counts them all; page with `offset`. With
+        `as_of`, the facts as they stood then: the notes made by then, their values, retirements
+        and the decisions taken by then."""
         who.grant.require(scope)
-        return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired)
+        return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired, as_of=as_of)
 
     @app.get("/v1/changes", response_model=ChangeFeed, responses=_OUT_OF_SCOPE, tags=["notes"])
     def change_feed(

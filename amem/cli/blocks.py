@@ -194,10 +194,11 @@ def _contested(waiting: Any) -> list[tuple[str, str | Text]]:
 
 
 def facts(console: Console, page: Any) -> None:
+    then = f" as the ledger held them at {page.as_of:%Y-%m-%d %H:%M:%S} UTC" if page.as_of else ""
     if not page.facts:
-        console.print(f"no current facts for {page.scope}", markup=False)
+        console.print(f"no {'' if then else 'current '}facts for {page.scope}{then}", markup=False)
         return
-    _head(console, f"facts of {page.scope}: {page.total}, newest said first")
+    _head(console, f"facts of {page.scope}{then}: {page.total}, newest said first")
     for i, fact in enumerate(page.facts, 1):
         console.print()
         note = fact.note
@@ -216,4 +217,6 @@ def facts(console: Console, page: Any) -> None:
             comment = f": {d.comment}" if d.comment else ""
             rows.append(("decided", f"{d.attribute} {d.status}{by}{comment}"))
         rows.append(("history", f"amem history {note.id}"))
+        if page.as_of:
+            rows.append(("then", f"amem show {note.id} --as-of {page.as_of.isoformat()}"))
         _rows(console, rows, indent=3)

@@ -102,15 +102,20 @@ def facts(
     ] = False,
     limit: Annotated[int, typer.Option(min=1, help="At most this many.")] = 50,
     offset: Annotated[int, typer.Option(min=0, help="Skip this many.")] = 0,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", help="The facts as the ledger stood then (ISO 8601): what it said that day."),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """An account's current facts, newest said first.
 
     Each with its validity dates, the decision rationale, the decisions people took and their
-    comments, and the command that shows the history."""
+    comments, and the command that shows the history. With --as-of, as they stood then."""
+    moment = parse_time(as_of, "--as-of")
     with open_memory(create=False) as memory:
         chosen = _known_scope(memory, scope) if scope else _only_scope(memory)
-        page = memory.facts(chosen, limit=limit, offset=offset, include_retired=include_retired)
+        page = memory.facts(chosen, limit=limit, offset=offset, include_retired=include_retired, as_of=moment)
 
     def render(p: Any) -> None:
         from amem.cli import blocks

@@ -16,8 +16,8 @@ from typing import Any, Literal
 import sqlalchemy as sa
 
 from amem.domain.models import ActorKind, Note, ProposalStatus, RawLog
-from amem.ledger.store import LedgerTx, _note, _proposal
-from amem.ledger.tables import notes, proposals, raw_logs
+from amem.ledger.store import LedgerTx, _proposal
+from amem.ledger.tables import proposals
 
 ReviewKind = Literal["contradiction", "deletion", "correction", "revert", "value"]
 REVIEW_KINDS: tuple[ReviewKind, ...] = ("contradiction", "deletion", "correction", "revert", "value")
@@ -133,51 +133,3 @@ def first_raw_logs(tx: LedgerTx, note_list: Sequence[Note]) -> dict[str, RawLog]
     wanted = {n.id: n.raw_log_ids[0] for n in note_list if n.raw_log_ids}
     found = {r.id: r for r in tx.get_raw_logs(list(dict.fromkeys(wanted.values())))}
     return {note_id: found[raw_id] for note_id, raw_id in wanted.items() if raw_id in found}
-
-
-def current_notes(
-    tx: LedgerTx, scope: str, *, moment: datetime, include_retired: bool, limit: int, offset: int
-) -> list[tuple[Note, RawLog | None]]:
-    """The scope's notes that hold at ``moment`` (not deleted, not retired), newest said first:
-    ordered by the time of their first raw log (when it was said), else when the note was made."""
-    said = sa.func.coalesce(raw_logs.c.occurred_at, notes.c.created_at)
-    stmt = (
-        sa.select(notes, raw_logs.c.id.label("raw_id"))
-        .select_from(notes.outerjoin(raw_logs, raw_logs.c.id == notes.c.raw_log_ids[0].as_string()))
-        .where(notes.c.scope == scope, notes.c.deleted.is_(False))
-        .order_by(said.desc(), notes.c.id)
-        .limit(limit)
-        .offset(offset)
-    )
-    if not include_retired:
-        stmt = stmt.where(sa.or_(notes.c.invalid_at.is_(None), notes.c.invalid_at > moment))
-    rows = tx.conn.execute(stmt).all()
-    found = {r.id: r for r in tx.get_raw_logs([row.raw_id for row in rows if row.raw_id])}
-    return [(_note(row), found.get(row.raw_id)) for row in rows]
-
-
-def count_current_notes(tx: LedgerTx, scope: str, *, moment: datetime, include_retired: bool) -> int:
-    stmt = (
-        sa.select(sa.func.count())
-        .select_from(notes)
-        .where(notes.c.scope == scope, notes.c.deleted.is_(False))
-    )
-    if not include_retired:
-        stmt = stmt.where(sa.or_(notes.c.invalid_at.is_(None), notes.c.invalid_at > moment))
-    return int(tx.conn.execute(stmt).scalar_one())
-
-
-def decisions_for_notes(tx: LedgerTx, note_ids: Sequence[str]) -> list[Any]:
-    """Proposals a person decided (approved or rejected) on these notes, in the order made."""
-    if not note_ids:
-        return []
-    stmt = (
-        sa.select(proposals)
-        .where(
-            proposals.c.note_id.in_(list(note_ids)),
-            proposals.c.reviewer.is_not(None),
-            proposals.c.status.in_([ProposalStatus.APPROVED.value, ProposalStatus.REJECTED.value]),
-        )
-        .order_by(proposals.c.seq)
-    )
-    return [_proposal(r) for r in tx.conn.execute(stmt)]

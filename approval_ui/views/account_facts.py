@@ -1,11 +1,14 @@
 """Account facts: what holds now for one account, newest said first, with the decisions people
-took on each fact and their reasons, its validity dates and a link to its history.
+took on each fact and their reasons, its validity dates and a link to its history; or, with a
+date, what the ledger held about the account at the end of that day (for an auditor).
 
 Reads Memory.facts (amem.services.facts); retired facts (a newer one set their invalid_at) only
 on request, marked.
 """
 
 from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
 
 import streamlit as st
 
@@ -31,15 +34,31 @@ def main() -> None:
     if not scopes:
         st.info("The ledger has no notes yet.")
         return
-    top = st.columns([3, 2], vertical_alignment="bottom")
+    top = st.columns([3, 1.5, 1.5], vertical_alignment="bottom")
     scope = top[0].selectbox("Account", scopes, key="facts_scope")
-    include_retired = top[1].checkbox("Include retired facts", key="facts_retired")
+    day: date | None = top[1].date_input(
+        "As of",
+        value=None,
+        max_value="today",
+        format="YYYY-MM-DD",
+        key="facts_as_of",
+        help="Empty: now. A day: the facts as the ledger held them at the end of that day (UTC), "
+        "each as it stood then, with the decisions taken by then.",
+    )
+    include_retired = top[2].checkbox("Include retired facts", key="facts_retired")
+    as_of = datetime.combine(day, time.max, tzinfo=UTC) if day is not None else None
     page_number = st.session_state.get("facts_page", 1)
     page = mem.facts(
-        scope, limit=PAGE_SIZE, offset=(page_number - 1) * PAGE_SIZE, include_retired=include_retired
+        scope,
+        limit=PAGE_SIZE,
+        offset=(page_number - 1) * PAGE_SIZE,
+        include_retired=include_retired,
+        as_of=as_of,
     )
     noun = "fact" if page.total == 1 else "facts"
-    st.caption(f"{page.total:,} {noun if include_retired else 'current ' + noun}, newest said first")
+    which = noun if include_retired else ("current " if as_of is None else "") + noun
+    when = f" as the ledger held them at the end of {day.isoformat()} (UTC)" if day is not None else ""
+    st.caption(f"{page.total:,} {which}{when}, newest said first")
     for fact in page.facts:
         note = fact.note
         with st.container(border=True):

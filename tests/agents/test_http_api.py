@@ -280,6 +280,31 @@ def test_an_agent_reads_an_accounts_facts_with_what_is_contested(
     assert huge.status_code == 422
 
 
+def test_an_accounts_facts_as_of_a_past_moment(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """`GET /v1/facts?as_of=`: the facts as the ledger stood then (a CRM's audit of what the
+    memory said the day a quote went out)."""
+    from datetime import UTC, datetime
+
+    from amem.domain.models import utcnow
+    from tests.factories import contradict, said
+
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    moment = utcnow()
+    new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
+    retirement = contradict(memory, old, new, "2026-01-20T00:00:00Z")
+    memory.approve(retirement.id, reviewer=signed_in(memory, "alice"))
+    then = client.get("/v1/facts", params={"scope": "acme", "as_of": moment.isoformat()}, headers=agent)
+    assert then.status_code == 200
+    assert [f["note"]["id"] for f in then.json()["facts"]] == [old.id]
+    assert then.json()["as_of"] is not None
+    now = client.get("/v1/facts", params={"scope": "acme"}, headers=agent).json()
+    assert [f["note"]["id"] for f in now["facts"]] == [new.id] and now["as_of"] is None
+    bad = client.get("/v1/facts", params={"scope": "acme", "as_of": "last tuesday"}, headers=agent)
+    assert bad.status_code == 422
+
+
 @pytest.mark.parametrize("header", [None, "Bearer amem_not-a-real-token", "Basic c2VjcmV0", "Bearer "])
 def test_no_token_or_a_wrong_one_is_401(client: TestClient, header: str | None) -> None:
     headers = {"Authorization": header} if header else {}

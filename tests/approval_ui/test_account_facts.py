@@ -3,7 +3,7 @@ only on request and marked, each fact with its decisions and a link to its histo
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from amem.domain.models import Note
 from amem.memory import Memory
@@ -43,6 +43,24 @@ def test_account_facts_show_what_holds_now_newest_first(mem: Memory) -> None:
     page = plain(texts(at))
     assert page.index("$49") < page.index("$55") < page.index("$42")  # newest said first
     assert page.count(":red[**Retired**]") == 2 and "retired 2 April 2026" in page
+
+
+def test_account_facts_as_the_ledger_held_them_at_the_end_of_a_day(mem: Memory) -> None:
+    """An auditor picks a day: the facts as they stood at its end, each note as it was then, with
+    the decisions taken by then; the prices retired later still hold, the later rationale is not
+    there, and an empty date is now again."""
+    three_prices(mem)
+    at = open_console("alice", "facts")
+    at.date_input(key="facts_as_of").set_value(date(2026, 1, 1)).run()
+    assert "0 facts as the ledger held them at the end of 2026-01-01 (UTC)" in plain(texts(at))
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
+    at.date_input(key="facts_as_of").set_value(yesterday).run()
+    assert "0 facts as the ledger held them" in plain(texts(at))  # made today
+    at.date_input(key="facts_as_of").set_value(datetime.now(UTC).date()).run()
+    page = plain(texts(at))
+    assert "1 fact as the ledger held them at the end of" in page and "$49" in page
+    at.date_input(key="facts_as_of").set_value(None).run()
+    assert "1 current fact, newest said first" in plain(texts(at))
 
 
 def test_search_in_the_explorer_marks_retired_facts_after_the_current_one(mem: Memory) -> None:

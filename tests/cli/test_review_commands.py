@@ -231,6 +231,26 @@ def test_import_says_how_many_items_wait_and_how_to_see_them(memory: Memory, cap
     assert f"review items waiting for a person: {waiting}; see them with `amem pending`" in flat(out)
 
 
+def test_facts_as_of_a_past_moment_in_the_cli(memory: Memory, capsys) -> None:
+    """`amem facts --as-of`: what the memory said about the account then, for an auditor; the
+    retirement approved later does not count, and each fact says how to see it as it stood."""
+    from amem.domain.models import utcnow
+
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    moment = utcnow()
+    new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
+    retirement = contradict(memory, old, new, "2026-01-20T00:00:00Z")
+    memory.approve(retirement.id, reviewer=signed_in(memory, "alice"))
+    code, out, _ = run(memory, capsys, "facts", "--scope", "acme", "--as-of", moment.isoformat())
+    assert code == 0 and "$42 per seat" in out and "$49" not in out
+    assert f"facts of acme as the ledger held them at {moment:%Y-%m-%d %H:%M:%S} UTC: 1" in flat(out)
+    assert f"amem show {old.id} --as-of {moment.isoformat()}" in flat(out)
+    code, out, _ = run(memory, capsys, "facts", "--scope", "acme")
+    assert "$49 per seat" in out and "$42" not in out
+    code, out, err = run(memory, capsys, "facts", "--scope", "acme", "--as-of", "last tuesday")
+    assert code == 2 and "--as-of" in err
+
+
 def test_facts_and_retired_search_hits_in_the_cli(memory: Memory, capsys) -> None:
     old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
     new = said(memory, "Acme pays $49 per seat from now on", at=datetime(2026, 8, 20, tzinfo=UTC))
