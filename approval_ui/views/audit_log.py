@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import partial
 from typing import Any
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -103,6 +104,12 @@ def _hours(value: float) -> str:
     return f"{value / 24:.1f} d"
 
 
+def _still(chart: alt.Chart, *, height: int) -> None:
+    """A chart that keeps its scale: no zoom or pan on the mouse wheel (st.bar_chart's are), so a
+    reviewer scrolling the page over a chart scrolls the page instead of stretching the bars."""
+    st.altair_chart(chart.properties(height=height), width="stretch")
+
+
 def _charts(mem: Memory) -> None:
     head = st.columns([3, 1], vertical_alignment="bottom")
     head[0].subheader("At a glance")
@@ -120,12 +127,19 @@ def _charts(mem: Memory) -> None:
             table = table.reindex(axis, fill_value=0).fillna(0)
             table.index = [d.strftime("%m-%d") for d in axis]
             ordered = [c for c in STATUS_COLORS if c in table.columns]
-            st.bar_chart(
-                table[ordered],
+            stacked = table[ordered].reset_index(names="day").melt("day", var_name="status", value_name="n")
+            colors = alt.Scale(domain=ordered, range=[STATUS_COLORS[c] for c in ordered])
+            _still(
+                alt.Chart(stacked)
+                .mark_bar()
+                .encode(
+                    x=alt.X("day:O", title="day (UTC)"),
+                    y=alt.Y("n:Q", title="proposals", stack=True),
+                    color=alt.Color("status:N", scale=colors, legend=alt.Legend(orient="bottom", title=None)),
+                    order=alt.Order("status:N"),
+                    tooltip=["day", "status", "n"],
+                ),
                 height=260,
-                x_label="day (UTC)",
-                y_label="proposals",
-                color=[STATUS_COLORS[c] for c in ordered],
             )
         else:
             st.caption("No proposals in this window.")
@@ -142,7 +156,16 @@ def _charts(mem: Memory) -> None:
                 index=[t.day for t in times.days],
             ).reindex(axis, fill_value=0.0)
             frame.index = [d.strftime("%m-%d") for d in axis]
-            st.bar_chart(frame, height=170, x_label="decided on (UTC)", y_label="median hours")
+            _still(
+                alt.Chart(frame.reset_index(names="day"))
+                .mark_bar()
+                .encode(
+                    x=alt.X("day:O", title="decided on (UTC)"),
+                    y=alt.Y("median hours:Q", title="median hours"),
+                    tooltip=["day", "median hours"],
+                ),
+                height=170,
+            )
         else:
             st.caption("No reviewer decisions in this window.")
     _verdicts(mem, days)
@@ -199,20 +222,21 @@ def _verdicts(mem: Memory, days: int) -> None:
 
 def _query(mem: Memory) -> AuditQuery:
     st.subheader("Every change and decision")
-    cols = st.columns([1.2, 1.1, 1.3, 1.4, 1.3, 1.5])
-    note_id = cols[0].text_input("Note", key="audit_note", placeholder="n_…", on_change=_reset_page)
+    # two rows: in one, the date range and the multiselects were cut at 1280 px
+    first, second = st.columns([1.0, 1.2, 1.2, 1.6]), st.columns(2)
+    note_id = first[0].text_input("Note", key="audit_note", placeholder="n_…", on_change=_reset_page)
     attributes = [ANY, *mem.policy.attributes.keys()]
     for core in ("content", "keywords", "tags", "context", "category", "links", "deleted"):
         if core not in attributes:
             attributes.append(core)
-    attribute = cols[1].selectbox("Attribute", attributes, key="audit_attribute", on_change=_reset_page)
-    actor = cols[2].selectbox("Actor", [ANY, *mem.audit_actors()], key="audit_actor", on_change=_reset_page)
-    statuses = cols[3].multiselect(
+    attribute = first[1].selectbox("Attribute", attributes, key="audit_attribute", on_change=_reset_page)
+    actor = first[2].selectbox("Actor", [ANY, *mem.audit_actors()], key="audit_actor", on_change=_reset_page)
+    statuses = second[0].multiselect(
         "Status", [s.value for s in ProposalStatus], key="audit_status", on_change=_reset_page
     )
-    kinds = cols[4].multiselect("Events", list(KINDS), key="audit_kinds", on_change=_reset_page)
+    kinds = second[1].multiselect("Events", list(KINDS), key="audit_kinds", on_change=_reset_page)
     today = datetime.now(UTC).date()
-    span = cols[5].date_input(
+    span = first[3].date_input(
         "Between (UTC)",
         value=(today - timedelta(days=30), today),
         key="audit_span",

@@ -135,7 +135,13 @@ def test_charts_count_proposals_and_review_times(mem: Memory) -> None:
     at = open_console("audrey", "audit")
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Decisions"] == "2"
-    assert len(at.get("vega_lite_chart")) == 2  # proposals per day, time to review
+    charts = at.get("vega_lite_chart")
+    assert len(charts) == 2  # proposals per day, time to review
+    for chart in charts:  # the page scrolls over them: the wheel zooms no scale
+        spec = json.loads(chart.proto.spec)
+        assert not [p for p in spec.get("params", []) if p.get("bind") == "scales"], spec["params"]
+    statuses = json.loads(charts[0].proto.spec)["encoding"]["color"]["scale"]["domain"]
+    assert {"approved", "rejected"} <= set(statuses)  # each status its own colour in the stack
 
 
 def test_erasures_are_shown_to_the_auditor(mem: Memory) -> None:
