@@ -76,7 +76,14 @@ def test_an_agent_installing_amem_gets_no_console() -> None:
     import tomllib
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
-    console_stack = {"streamlit", "streamlit-authenticator", "pyjwt", "extra-streamlit-components", "pandas"}
+    console_stack = {
+        "streamlit",
+        "streamlit-authenticator",
+        "pyjwt",
+        "extra-streamlit-components",
+        "pandas",
+        "altair",
+    }
 
     def names(requirements: list[str]) -> set[str]:
         return {re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() for r in requirements}
