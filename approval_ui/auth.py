@@ -8,9 +8,13 @@ applies is configuration, never the user's choice:
 - otherwise: a sign-in form; the password is checked by the library's
   ``Authentication.with_password`` (the reviewer's bcrypt ``password_hash``; the same answer and
   the same time for a wrong name as for a wrong password; after ``MAX_FAILED_SIGN_INS`` failures of
-  one name within ``SIGN_IN_WINDOW`` that name is refused until the window ends). AMEM_UI_COOKIE_KEY
-  (a long random secret) enables a signed re-sign-in cookie for AMEM_UI_COOKIE_DAYS days (default
-  1), read and written with streamlit-authenticator; without it, signing in lasts the session.
+  one name within ``SIGN_IN_WINDOW`` that name is refused until the window ends). A signed
+  re-sign-in cookie, read and written with streamlit-authenticator, keeps the reviewer signed in
+  across a reload or a new tab for AMEM_UI_COOKIE_DAYS days (default 1). Its secret is
+  AMEM_UI_COOKIE_KEY (a long random secret shared by a team's console servers, so the cookie
+  outlives a restart), else one the console's process makes when it starts and keeps in memory
+  only (never in a file or an environment another process can read): the cookie then lasts until
+  the console restarts.
 
 Once signed in, the identity is kept in session_state (server side) under state.ACCOUNT_KEY.
 """
@@ -18,6 +22,7 @@ Once signed in, the identity is kept in session_state (server side) under state.
 from __future__ import annotations
 
 import os
+import secrets
 from datetime import datetime, timedelta
 
 import streamlit as st
@@ -70,14 +75,11 @@ def _from_proxy(policy: Policy, header: str) -> Account:
 def _authenticator(policy: Policy) -> object:
     import streamlit_authenticator as stauth
 
-    cookie_key = os.environ.get("AMEM_UI_COOKIE_KEY") or ""
-    days = float(os.environ.get("AMEM_UI_COOKIE_DAYS", "1")) if cookie_key else 0.0
     return stauth.Authenticate(
         authenticator_credentials(policy),
         cookie_name=COOKIE_NAME,
-        # Without a configured secret no cookie is ever written (expiry 0), so this key signs nothing.
-        cookie_key=cookie_key or os.urandom(32).hex(),
-        cookie_expiry_days=days,
+        cookie_key=_cookie_key(),
+        cookie_expiry_days=_cookie_days(),
         auto_hash=False,
         login_sleep_time=0,
     )
@@ -98,16 +100,16 @@ def _password_form(mem: Memory) -> None:
                 )
             )
             return
-        if _cookie_enabled():  # a re-sign-in cookie signs the reviewer in without the form
-            authenticator = _authenticator(policy)
-            if st.session_state.get("logout"):
-                authenticator.cookie_controller.delete_cookie()  # type: ignore[attr-defined]
-            authenticator.login(location="unrendered")  # type: ignore[attr-defined]
-            if st.session_state.get("authentication_status"):
-                account = account_for(policy, st.session_state.get("username"))
-                if account is not None:
-                    st.session_state[ACCOUNT_KEY] = account.id
-                    st.rerun()
+        # a re-sign-in cookie signs the reviewer in without the form
+        authenticator = _authenticator(policy)
+        if st.session_state.get("logout"):
+            authenticator.cookie_controller.delete_cookie()  # type: ignore[attr-defined]
+        authenticator.login(location="unrendered")  # type: ignore[attr-defined]
+        if st.session_state.get("authentication_status"):
+            account = account_for(policy, st.session_state.get("username"))
+            if account is not None:
+                st.session_state[ACCOUNT_KEY] = account.id
+                st.rerun()
         with st.form("amem_sign_in"):
             st.subheader("Sign in")
             name = st.text_input("Reviewer", autocomplete="off")
@@ -130,24 +132,30 @@ def _password_form(mem: Memory) -> None:
             return
         st.session_state[ACCOUNT_KEY] = account.id
         st.session_state["logout"] = None
-        if _cookie_enabled():
-            st.session_state[_REMEMBER_KEY] = _cookie_token(account.id)
+        st.session_state[_REMEMBER_KEY] = _cookie_token(account.id)
         st.rerun()
 
 
-def _cookie_enabled() -> bool:
-    return bool(os.environ.get("AMEM_UI_COOKIE_KEY"))
+#: The re-sign-in cookie's secret when AMEM_UI_COOKIE_KEY is not set: made once a console process,
+#: when this module is first imported, and held in its memory only.
+_PROCESS_COOKIE_KEY = secrets.token_hex(32)
+
+
+def _cookie_key() -> str:
+    return os.environ.get("AMEM_UI_COOKIE_KEY") or _PROCESS_COOKIE_KEY
+
+
+def _cookie_days() -> float:
+    return float(os.environ.get("AMEM_UI_COOKIE_DAYS", "1"))
 
 
 def _cookie_token(username: str) -> tuple[str, datetime]:
     """A re-sign-in token in streamlit-authenticator's format (HS256 JWT of username and expiry)."""
     import jwt
 
-    expires = datetime.now() + timedelta(days=float(os.environ.get("AMEM_UI_COOKIE_DAYS", "1")))
+    expires = datetime.now() + timedelta(days=_cookie_days())
     token = jwt.encode(
-        {"username": username, "exp_date": expires.timestamp()},
-        os.environ["AMEM_UI_COOKIE_KEY"],
-        algorithm="HS256",
+        {"username": username, "exp_date": expires.timestamp()}, _cookie_key(), algorithm="HS256"
     )
     return token, expires
 
@@ -159,7 +167,7 @@ def remember_sign_in() -> None:
     mounted without writing again, however quickly the reviewer clicks on.
     """
     remembered = st.session_state.get(_REMEMBER_KEY)
-    if not remembered or not _cookie_enabled():
+    if not remembered:
         return
     import extra_streamlit_components as stx
 

@@ -401,3 +401,39 @@ def test_a_reviewer_decides_the_top_item_from_the_keyboard(mem: Memory, console_
     )
     assert (rejected.status, rejected.review_comment) == (ProposalStatus.REJECTED, "not what they said")
     assert mem.proposal(third.id).status == ProposalStatus.PENDING
+
+
+def test_a_reload_keeps_the_reviewer_signed_in_and_a_forged_cookie_does_not(
+    mem: Memory, console_url: str
+) -> None:
+    """With no AMEM_UI_COOKIE_KEY set, a reload or a new tab keeps alice signed in: the cookie is
+    signed with a secret the console's process made and keeps in memory. A cookie for alice signed
+    with any other secret (what someone without that memory could make) gets the password form."""
+    import jwt
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            page = context.new_page()
+            page.goto(console_url)
+            _sign_in(page, page.get_by_role("heading", name="Review queue"))
+            page.wait_for_function(f"() => document.cookie.includes('{COOKIE_NAME}=')", timeout=30_000)
+            page.reload()
+            expect(page.get_by_role("heading", name="Review queue")).to_be_visible(timeout=30_000)
+            expect(page.get_by_text("alice · cs_lead")).to_be_visible(timeout=30_000)
+
+            forged = browser.new_context(viewport={"width": 1440, "height": 900})
+            token = jwt.encode(
+                {"username": "alice", "exp_date": datetime.now().timestamp() + 3600},
+                "a secret the console never made, long enough for HS256",
+                algorithm="HS256",
+            )
+            forged.add_cookies([{"name": COOKIE_NAME, "value": token, "url": console_url}])
+            other = forged.new_page()
+            other.goto(console_url)
+            expect(other.get_by_role("textbox", name="Password")).to_be_visible(timeout=30_000)
+            expect(other.get_by_role("heading", name="Review queue")).to_have_count(0)
+        finally:
+            browser.close()
