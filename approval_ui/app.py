@@ -39,6 +39,7 @@ pages = [
     st.Page("views/my_tokens.py", title="Your tokens", icon=":material/key:"),
 ]
 page = st.navigation(pages)
+auth.resume_address(pages, page)  # a link followed before signing in: its page, now
 
 with st.sidebar:
     st.markdown(f"**{md_escape(account.name)}**")

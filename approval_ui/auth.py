@@ -24,6 +24,8 @@ from __future__ import annotations
 import os
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -37,6 +39,8 @@ from approval_ui.state import ACCOUNT_KEY, signed_in_account
 
 COOKIE_NAME = "amem_console"
 _REMEMBER_KEY = "amem_remember_sign_in"
+#: The page and query a link asked for before the reviewer signed in (resume_address).
+WANTED_KEY = "amem_wanted_address"
 _AUTHENTICATOR_KEYS = ("authentication_status", "username", "name", "email", "roles")
 
 
@@ -54,8 +58,31 @@ def require_sign_in(mem: Memory) -> Account:
     if account is not None:
         return account
     st.session_state.pop(ACCOUNT_KEY, None)
+    _remember_address()
     _password_form(mem)
     st.stop()
+
+
+def _remember_address() -> None:
+    """The page and query a link asked for (a note's history sent in a chat), kept through the
+    sign-in: the console's pages are only routed once a reviewer is signed in."""
+    if WANTED_KEY not in st.session_state:
+        path = urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+        st.session_state[WANTED_KEY] = (path, st.query_params.to_dict())
+
+
+def resume_address(pages: list[Any], current: Any) -> None:
+    """After a sign-in, go to the page and query the link asked for (kept by _remember_address),
+    once; the default page when it named none, or one that does not exist."""
+    wanted = st.session_state.pop(WANTED_KEY, None)
+    if wanted is None:
+        return
+    path, params = wanted
+    target = next((p for p in pages if path and p.url_path == path), None)
+    if target is not None and target.url_path != current.url_path:
+        st.switch_page(target, query_params=params)
+    elif params and not st.query_params.to_dict():
+        st.query_params.from_dict(params)
 
 
 def _from_proxy(policy: Policy, header: str) -> Account:

@@ -437,3 +437,21 @@ def test_a_reload_keeps_the_reviewer_signed_in_and_a_forged_cookie_does_not(
             expect(other.get_by_role("heading", name="Review queue")).to_have_count(0)
         finally:
             browser.close()
+
+
+def test_a_link_to_a_note_opens_it_after_the_sign_in(mem: Memory, console_url: str) -> None:
+    """A lead sends a note's link in a chat; whoever follows it signs in and lands on that note,
+    not on the review queue."""
+    from playwright.sync_api import expect, sync_playwright
+
+    note = said(mem, "Globex renewed for two years because the EU region shipped", scope="globex")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 900})
+            page.goto(f"{console_url}note_explorer?note={note.id}")
+            _sign_in(page, page.get_by_role("heading", name="Note explorer"))
+            expect(page.get_by_text(f"{note.id}", exact=True)).to_be_visible(timeout=30_000)
+            assert page.url.endswith(f"/note_explorer?note={note.id}")
+        finally:
+            browser.close()
