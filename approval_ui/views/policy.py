@@ -42,7 +42,7 @@ def main() -> None:
                 {
                     "attribute": a.attribute,
                     "mode": a.mode,
-                    "narrowed by": "; ".join(f"when {r.when} → {r.mode}" for r in a.rules),
+                    "rules": f"{len(a.rules)} (below)" if a.rules else "",
                     "reviewed by": ", ".join(a.approver_roles)
                     or ("nobody (frozen)" if a.mode == "frozen" else "nobody"),
                     "type": a.type,
@@ -63,9 +63,15 @@ def main() -> None:
             "A rule that matches the note and the proposer wins over the attribute's mode."
         )
     )
+    ruled = [(a.attribute, r) for a in overview.attributes for r in a.rules]
+    if ruled:  # whole, in words: in a table column they were cut after a dozen characters
+        st.markdown(
+            "**Rules**  \n"
+            + "\n".join(f"- **{md_escape(name)}**: when {md_escape(r.when)} → {r.mode}" for name, r in ruled)
+        )
 
-    left, right = st.columns(2)
-    with left:
+    # one above the other, each the page's width: side by side, what a role approves was cut
+    with st.container():
         st.subheader("Roles")
         st.dataframe(
             pd.DataFrame(
@@ -84,7 +90,7 @@ def main() -> None:
             hide_index=True,
             width="stretch",
         )
-    with right:
+    with st.container():
         st.subheader("Reviewers")
         st.dataframe(
             pd.DataFrame(

@@ -13,7 +13,7 @@ def test_the_policy_reads_as_modes_rules_and_roles(mem: Memory) -> None:
     assert rows["content"]["mode"] == "frozen" and rows["content"]["reviewed by"] == "nobody (frozen)"
     assert rows["keywords"]["mode"] == "auto"
     assert rows["context"]["mode"] == "auto"
-    assert rows["context"]["narrowed by"] == "when note tagged contract → review"
+    assert rows["context"]["rules"] == "1 (below)" and rows["keywords"]["rules"] == ""
     assert rows["decision_rationale"]["reviewed by"] == "sales_lead, cs_lead"
     assert rows["next_step"]["kind"] == "team" and "next concrete action" in rows["next_step"]["description"]
     roles = next(d.value for d in at.dataframe if "role" in d.value.columns)
@@ -27,6 +27,7 @@ def test_the_policy_reads_as_modes_rules_and_roles(mem: Memory) -> None:
     }
     assert not any("$2b$" in str(v) for v in reviewers.to_numpy().ravel())  # hashes stay private
     page = plain(texts(at))
+    assert "- **context**: when note tagged contract → review" in page  # whole, not cut in a cell
     assert "You (bob, roles: sales_lead) may decide: context, decision_rationale, valid_at" in page
     assert "deleted" not in page.split("may decide:")[1].split(".")[0]
 
