@@ -47,14 +47,14 @@ def bench_policy(directory: Path) -> Path:
     return path
 
 
-def build(directory: Path, size: int) -> tuple[Memory, object]:
+def build(directory: Path, size: int, *, policy: Path | None = None) -> tuple[Memory, object]:
     """``size`` notes of acme; every tenth retired by a change applied in the next batch. Returns
-    the store and a moment halfway through the build."""
-    directory.mkdir(parents=True)
+    the store and a moment halfway through the build. ``policy``: default ``bench_policy``."""
+    directory.mkdir(parents=True, exist_ok=True)
     mem = Memory(
         directory / "home",
         database_url=f"sqlite:///{directory / 'ledger.sqlite3'}",
-        policy=bench_policy(directory),
+        policy=policy or bench_policy(directory),
     )
     middle = None
     retire: list[str] = []
