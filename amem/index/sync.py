@@ -291,7 +291,14 @@ class IndexSync:
             raise ValueError("a catch-up that records writes in transactions of its own")
         stage = not record if stage is None else stage
         with self._lock:
-            if not stage:
+            if not stage and self._staged:
+                # What searches staged is written first, but only once the ledger has been asked
+                # whether an erasure or a rebuild made it stale: written after an erasure, a
+                # staged note would put the erased text back into the index's files.
+                with nullcontext(tx) if tx is not None else self.ledger.read() as read:
+                    seen = checked if checked is not None else self.check(read)
+                self._notice_erasures(seen.erasures)
+                self._follow_rebuilds(seen.position)
                 self._flush_staged()
             start = self._position.last_seq
             touched = self._rebuild(record=record, progress=progress) if start == 0 else set()
@@ -339,6 +346,17 @@ class IndexSync:
             log.info("%d erasure(s) recorded since this process last looked: its texts go", erasures - seen)
             for forget in self.on_erasure:
                 forget()
+            self._drop_staged()
+
+    def _drop_staged(self) -> None:
+        """Forget what searches staged (it may hold erased texts) and go back to where the index
+        itself holds every change, so the catch-up reads those notes again as they stand now."""
+        if not self._staged:
+            return
+        self._staged.clear()
+        self._unindexed.clear()
+        p = self._position
+        self._position = IndexPosition(self._written_seq, p.ledger, p.built_by, p.instance)
 
     def check(self, tx: LedgerTx) -> LedgerCheck:
         """The index's stored position and the ledger's head (and erasures), in one query: what a

@@ -72,3 +72,29 @@ def test_a_worker_notices_the_erasure_once_before_its_next_analysis(memory: Memo
 
     # called once, after the other hooks emptied the caches (the new note's reading comes after)
     assert noticed == [0]
+
+
+def test_what_a_search_staged_before_an_erasure_never_reaches_the_index_files(memory: Memory) -> None:
+    """A server's searches stage the notes workers wrote, beside the index, and a later recording
+    catch-up writes them in. One staged before an erasure held the erased text: written after it,
+    it put the text back into Chroma's files. The catch-up now asks the ledger first, drops what it
+    staged, and reads those notes again as they stand."""
+    from tests.factories import said
+
+    said(memory, "Acme call about SSO", scope="acme")
+    memory.search("sso", scope="acme")  # this process's view of the index is at the head
+    writer = Memory(memory.home, database_url=memory.settings.database_url)  # a worker, elsewhere
+    gone = said(writer, "Acme's new champion is Zqxwvbrek Oyelaran", scope="acme")
+    writer.close()
+    memory.search("champion", scope="acme")  # a search's catch-up stages the worker's note
+    assert gone.id in memory.search_service.sync.staged()
+
+    erase_elsewhere(memory, gone.raw_log_ids[0])
+    memory.search_service.catch_up()  # a recording catch-up: what was staged is written now
+
+    holding = [
+        str(f) for f in (memory.home / "index").rglob("*") if f.is_file() and b"Zqxwvbrek" in f.read_bytes()
+    ]
+    assert holding == []
+    assert gone.id not in memory.search_service.sync.staged()
+    assert [h.note.id for h in memory.search("Zqxwvbrek Oyelaran champion", scope="acme")] != [gone.id]
