@@ -230,7 +230,12 @@ def erase(
             ):
                 out.print("nothing erased", markup=False)
                 return
-        report = mem.erase(by=who, reason=reason, raw_log_id=raw_log, scope=scope, actor=actor)
+        from amem.cli.progress import reporter
+
+        with reporter(as_json) as progress:  # the index's rebuild takes most of a large store's erasure
+            report = mem.erase(
+                by=who, reason=reason, raw_log_id=raw_log, scope=scope, actor=actor, progress=progress
+            )
     emit(
         report,
         as_json,

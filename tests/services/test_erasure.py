@@ -492,3 +492,26 @@ def test_scope_erasure_and_who_may_erase(memory: Memory, capsys: pytest.CaptureF
     assert "3 raw logs" in capsys.readouterr().out
     assert all(n.content == "[erased]" for n in memory.notes(scope="acme"))
     assert memory.verify().ok
+
+
+def test_an_erasure_reports_how_the_rebuild_of_the_index_goes(memory: Memory) -> None:
+    """Most of a large store's erasure is the index's rebuild (84 of 88 s at 100,000 notes): the
+    operator is told how it goes (`amem erase` draws it), every kept note counted once."""
+    from amem.index.sync import INDEXING
+    from tests.factories import said
+
+    kept = [said(memory, f"Acme call {n} about the renewal", scope="acme") for n in range(3)]
+    gone = said(memory, "Mrs Quibblestone asked about the price", scope="acme")
+    said(memory, "Globex wants a pilot", scope="globex")
+    told: list[tuple[str, int, int | None]] = []
+
+    memory.erase(
+        by=signed_in(memory, "alice"),
+        reason="request",
+        raw_log_id=gone.raw_log_ids[0],
+        progress=lambda task, done, total: told.append((task, done, total)),
+    )
+
+    indexing = [(done, total) for task, done, total in told if task == INDEXING]
+    assert indexing[0] == (0, indexing[0][1]) and indexing[-1][0] == indexing[-1][1]
+    assert indexing[-1][1] >= len(kept) + 1  # every account's kept notes, not the erased one
