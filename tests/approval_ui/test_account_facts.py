@@ -46,19 +46,19 @@ def test_account_facts_show_what_holds_now_newest_first(mem: Memory) -> None:
 
 
 def test_account_facts_as_the_ledger_held_them_at_the_end_of_a_day(mem: Memory) -> None:
-    """An auditor picks a day: the facts as they stood at its end, each note as it was then, with
-    the decisions taken by then; the prices retired later still hold, the later rationale is not
-    there, and an empty date is now again."""
-    three_prices(mem)
+    """An auditor picks a day: the facts as the ledger held them at its end (the day before the
+    notes were made: none); an empty date is now again. What each fact was then is
+    tests/services/test_facts_as_of.py's."""
+    prices = three_prices(mem)
+    made = mem.read(prices[0].id).created_at.astimezone(UTC).date()  # the ledger's day, not said_at
     at = open_console("alice", "facts")
     at.date_input(key="facts_as_of").set_value(date(2026, 1, 1)).run()
     assert "0 facts as the ledger held them at the end of 2026-01-01 (UTC)" in plain(texts(at))
-    yesterday = (datetime.now(UTC) - timedelta(days=1)).date()
-    at.date_input(key="facts_as_of").set_value(yesterday).run()
-    assert "0 facts as the ledger held them" in plain(texts(at))  # made today
-    at.date_input(key="facts_as_of").set_value(datetime.now(UTC).date()).run()
+    at.date_input(key="facts_as_of").set_value(made - timedelta(days=1)).run()
+    assert "0 facts as the ledger held them" in plain(texts(at))
+    at.date_input(key="facts_as_of").set_value(made).run()
     page = plain(texts(at))
-    assert "1 fact as the ledger held them at the end of" in page and "$49" in page
+    assert f"1 fact as the ledger held them at the end of {made.isoformat()} (UTC)" in page and "$49" in page
     at.date_input(key="facts_as_of").set_value(None).run()
     assert "1 current fact, newest said first" in plain(texts(at))
 
