@@ -255,20 +255,31 @@ def create_mcp_server(
 
     @server.tool(annotations=_READ_ONLY)
     def account_facts(
-        scope: str, limit: int = 20, offset: int = 0, include_retired: bool = False
+        scope: str,
+        limit: int = 20,
+        offset: int = 0,
+        include_retired: bool = False,
+        as_of: str | None = None,
     ) -> dict[str, Any]:
         """What holds now about one account or user, newest said first: each fact's content,
         category, decision rationale and validity dates, when and by whom it was said, and what
         reviewers decided on it. Use it to brief yourself on an account ("what do we know about
         Acme?"); use search for a specific question. `total` is how many facts there are: page
-        with offset (limit 1 to 100). Values waiting for a reviewer are not in it yet."""
+        with offset (limit 1 to 100). Values waiting for a reviewer are not in it yet. `as_of`
+        (ISO 8601, e.g. 2026-06-01T00:00:00Z): the facts as memory held them then ("what did we
+        know about Acme on 1 June?"), with only the decisions taken by then."""
         if not 1 <= limit <= 100 or offset < 0:
             raise ToolError(f"limit must be 1 to 100 and offset 0 or more, not {limit} and {offset}")
         _guard(lambda: reach().require(scope))
         page = _guard(
-            lambda: memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired)
+            lambda: memory.facts(
+                scope, limit=limit, offset=offset, include_retired=include_retired, as_of=as_of
+            )
         )
-        return {"scope": page.scope, "total": page.total, "facts": [_fact(f) for f in page.facts]}
+        answer = {"scope": page.scope, "total": page.total, "facts": [_fact(f) for f in page.facts]}
+        if page.as_of is not None:
+            answer["as_of"] = page.as_of.isoformat()
+        return answer
 
     @server.tool(annotations=_READ_ONLY)
     def read_note(note_id: str) -> dict[str, Any]:

@@ -233,6 +233,37 @@ def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: M
     assert "retirement_waiting" not in by_id[new.id]
 
 
+def test_an_agent_reads_an_accounts_facts_as_they_stood_on_a_past_moment(memory: Memory) -> None:
+    """account_facts with as_of: the notes made by then, as they stood then (a retirement applied
+    later does not count), and a clear error for a moment that is not a date."""
+    from datetime import UTC, datetime
+
+    from amem.domain.models import utcnow
+    from tests.factories import said, signed_in
+
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    then = utcnow().isoformat()
+    new = said(memory, "Acme now pays $49 per seat", at=datetime(2026, 8, 20, tzinfo=UTC))
+    retire = memory.propose(
+        old.id, "invalid_at", "2026-08-20T00:00:00Z", reason="newer price", proposer="llm:x"
+    )
+    memory.approve(retire.id, reviewer=signed_in(memory, "alice"))
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any], Any]:
+        async with Client(server) as client:
+            past = data(await client.call_tool("account_facts", {"scope": "acme", "as_of": then}))
+            now = data(await client.call_tool("account_facts", {"scope": "acme"}))
+            wrong = await client.call_tool("account_facts", {"scope": "acme", "as_of": "June 1st"})
+            return past, now, wrong
+
+    past, now, wrong = anyio.run(main)
+    assert [(f["note_id"], f["retired"]) for f in past["facts"]] == [(old.id, False)]
+    assert past["as_of"].startswith(then[:19]) and "as_of" not in now
+    assert [f["note_id"] for f in now["facts"]] == [new.id]
+    assert wrong.is_error and "as_of: 'June 1st' is not an ISO 8601 date-time" in wrong.content[0].text
+
+
 def test_the_mcp_extra_alone_serves_without_fastapi(memory: Memory) -> None:
     """`pip install 'amem[mcp]'` brings no FastAPI: the server must import and build without it
     (before, it imported the HTTP API's module for two helpers and failed)."""
