@@ -48,10 +48,10 @@ class IndexPosition:
 
 @dataclass(frozen=True)
 class IndexEntry:
-    """One note as the vector index stores it: the text embedded and the metadata filtered on."""
+    """One note as the vector index stores it (beside the vector of its document): the metadata
+    filtered on."""
 
     note_id: str
-    document: str
     metadata: Mapping[str, Any]
 
 

@@ -8,6 +8,13 @@ and rebuilt; and each scope has a collection of its own. A search in one
 scope therefore never sees another scope's notes, and needs no metadata filter: in Chroma a filter
 costs time in proportion to the entries it matches (19 ms at 2,000 of 20,000 entries, against
 1.5 ms for a plain nearest-neighbour query), which would grow with the store.
+
+An entry is a note's vector and the metadata a query filters on, never its text: what was said is
+kept in the ledger alone (the keyword side of search reads the ledger's own full-text index), so
+the index's files hold no text to erase or leak, and a write skips Chroma's trigram index of
+documents (a rebuild of 100,000 entries from stored vectors: 74 s instead of 94 s,
+bench/README.md). Each write sends an empty document, which also clears the text an entry
+written by an older amem still holds.
 """
 
 from __future__ import annotations
@@ -245,7 +252,7 @@ class ChromaIndex:
                     collection.upsert(
                         ids=[entries[i].note_id for i in part],
                         embeddings=rows[part],
-                        documents=[entries[i].document for i in part],
+                        documents=[""] * len(part),  # the text stays in the ledger
                         metadatas=[dict(entries[i].metadata) for i in part],
                     )
 

@@ -49,4 +49,4 @@ def index_entry(note: Note) -> IndexEntry:
     }
     if note.tags:  # Chroma refuses empty lists; a note without tags simply has no "tags" key
         metadata["tags"] = list(note.tags)
-    return IndexEntry(note_id=note.id, document=document_text(note), metadata=metadata)
+    return IndexEntry(note_id=note.id, metadata=metadata)

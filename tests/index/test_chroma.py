@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from amem.index.chroma import collection_name
 from amem.memory import Memory
-from tests.factories import make_note
+from tests.factories import LLM, make_note, signed_in
 
 CHROMA = str(Path(sys.executable).with_name("chroma"))
 STARTUP_SECONDS = 60
@@ -72,6 +73,42 @@ def test_a_reopened_collection_embeds_offline_with_amems_own_function(tmp_path: 
 
     with Memory(tmp_path / "home") as memory:
         assert [r.note_id for r in memory.search("tax form", k=1, scope="acme")] == [note.id]
+
+
+def test_the_index_files_never_hold_what_was_said(tmp_path: Path) -> None:
+    """The index keeps vectors and the metadata queries filter on; the text stays in the ledger,
+    so nothing said (a phone number, a name) is copied into Chroma's files."""
+    said = f"Priya's direct line is {uuid.uuid4().int % 10**10:010d}"
+    with Memory(tmp_path / "home") as memory:
+        memory.add_note(f"Call notes: {said}, call after 3pm", actor="agent:crm", scope="acme")
+        make_note(memory, f"Contract note: {said}", tags=["contract"])
+        index_path = memory.settings.chroma_path
+    with Memory(tmp_path / "home") as memory:  # what a new process finds in the files
+        assert memory.search_service.index.count() == 2
+        assert len(memory.search("Priya's direct line", k=2, scope="acme")) == 2
+    files = [p for p in index_path.rglob("*") if p.is_file()]
+    assert any(p.name == "chroma.sqlite3" for p in files)
+    assert not [p for p in files if said.encode() in p.read_bytes()]
+
+
+def test_a_note_written_again_drops_the_text_an_older_amem_left_in_the_index(tmp_path: Path) -> None:
+    """An index written by amem before its entries stopped carrying text still holds each note's
+    document; the next write of the note leaves none."""
+    with Memory(tmp_path / "home") as memory:
+        note = make_note(memory, "Wayne Corp master agreement", tags=["contract"])
+        memory.search("master agreement", k=1, scope="acme")
+        collection = memory.search_service.index._collection("acme", create=True)
+        old = collection.get(ids=[note.id], include=["embeddings", "metadatas"])
+        collection.upsert(  # as an older amem wrote it
+            ids=[note.id],
+            embeddings=old["embeddings"],
+            metadatas=old["metadatas"],
+            documents=["Wayne Corp master agreement"],
+        )
+        p = memory.propose(note.id, "context", "escrow clause agreed", reason="t", proposer=LLM)
+        memory.approve(p.id, reviewer=signed_in(memory, "alice"))
+        memory.search_service.catch_up()
+        assert collection.get(ids=[note.id], include=["documents"])["documents"] == [""]
 
 
 def _free_port() -> int:

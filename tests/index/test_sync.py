@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from amem.domain.models import utcnow
+from amem.index.documents import document_text
 from amem.memory import Memory
 from tests.factories import LLM, make_note, signed_in
 
@@ -30,16 +32,22 @@ def reopen(memory: Memory) -> Memory:
     return Memory(memory.home, database_url=memory.settings.database_url)
 
 
-def entry(memory: Memory, note_id: str) -> tuple[str | None, dict | None]:
-    """The document and metadata the index holds for a note (None when it holds none), once the
+def entry(memory: Memory, note_id: str) -> tuple[np.ndarray | None, dict | None]:
+    """The vector and metadata the index holds for a note (None when it holds none), once the
     notes a search's catch-up staged beside it are written into it (a recording catch-up)."""
     memory.search_service.catch_up()
     collection = memory.search_service.index._collection("acme", create=False)
     assert collection is not None
-    got = collection.get(ids=[note_id], include=["documents", "metadatas"])
+    got = collection.get(ids=[note_id], include=["embeddings", "metadatas"])
     if not got["ids"]:
         return None, None
-    return got["documents"][0], got["metadatas"][0]
+    return np.asarray(got["embeddings"][0]), got["metadatas"][0]
+
+
+def embeds(memory: Memory, vector: np.ndarray | None, text: str) -> bool:
+    """Whether ``vector`` is the embedding of ``text`` (a note's document)."""
+    expected = memory.search_service.sync.embedder.embed([text])[0]
+    return vector is not None and bool(np.allclose(vector, expected, atol=1e-5))
 
 
 def last_change(memory: Memory) -> int:
@@ -86,7 +94,7 @@ def test_the_ledger_never_records_a_staged_note_as_indexed(
     # Written by a process that died before its index write: in the ledger, not in the index.
     orphan = said(memory, "The champion, Priya, adopted a beagle puppy last week")
     assert memory.search("beagle puppy", k=1, scope="acme")[0].note_id == orphan.id  # staged
-    assert entry_without_catch_up(memory, orphan.id) is None
+    assert not held_without_catch_up(memory, orphan.id)
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("no space left on device")
@@ -96,8 +104,8 @@ def test_the_ledger_never_records_a_staged_note_as_indexed(
     memory.close()  # its index writes fail to the end
 
     with reopen(memory) as again:  # opening catches up from the position the ledger keeps
-        document, _ = entry(again, orphan.id)
-        assert document is not None and document.startswith("The champion, Priya")
+        vector, _ = entry(again, orphan.id)
+        assert embeds(again, vector, document_text(again.read(orphan.id)))
         found = again.search("a new dog at home", k=1, scope="acme")
         assert [r.note_id for r in found] == [orphan.id] and found[0].matched_by == ["vector"]
 
@@ -113,22 +121,21 @@ def test_add_notes_own_notes_wait_beside_the_index_and_close_writes_them(memory:
         for text in ("The champion, Priya, adopted a beagle puppy last week", "Initech wants SAML")
     ]
     assert set(added) <= set(memory.search_service.sync.staged())
-    assert all(entry_without_catch_up(memory, i) is None for i in added)
+    assert not any(held_without_catch_up(memory, i) for i in added)
     found = memory.search("a new dog at home", k=1, scope="acme")
     assert [r.note_id for r in found] == [added[0]] and found[0].matched_by == ["vector"]
     memory.close()
 
     with reopen(memory) as again:
         assert again.search_service.sync.stored_position().last_seq == last_change(again)
-        assert all(entry_without_catch_up(again, i) is not None for i in added)
+        assert all(held_without_catch_up(again, i) for i in added)
         found = again.search("a new dog at home", k=1, scope="acme")
         assert [r.note_id for r in found] == [added[0]] and again.search_service.sync.embedded == 0
 
 
-def entry_without_catch_up(memory: Memory, note_id: str) -> str | None:
+def held_without_catch_up(memory: Memory, note_id: str) -> bool:
     collection = memory.search_service.index._collection("acme", create=False)
-    got = collection.get(ids=[note_id], include=["documents"]) if collection is not None else None
-    return got["documents"][0] if got and got["ids"] else None
+    return collection is not None and bool(collection.get(ids=[note_id], include=[])["ids"])
 
 
 def test_a_deleted_index_directory_is_rebuilt_with_the_same_results(memory: Memory) -> None:
@@ -164,15 +171,16 @@ def test_pending_proposals_never_reach_the_index(memory: Memory) -> None:
     assert p.status.value == "pending"
     found = memory.search("escrow", k=1, scope="acme")
     assert found[0].matched_by == ["vector"]  # the only note, but not by the pending word
-    document, _ = entry(memory, note.id)
-    assert document is not None and "escrow" not in document
+    vector, _ = entry(memory, note.id)
+    assert embeds(memory, vector, document_text(note))  # the note as it stood, without "escrow"
 
     memory.approve(
         p.id, reviewer=signed_in(memory, "alice")
     )  # approved elsewhere: the next search catches up
     found = memory.search("escrow", k=1, scope="acme")
     assert found[0].matched_by == ["vector", "keyword"]
-    assert "escrow clause" in (entry(memory, note.id)[0] or "")
+    now = document_text(memory.read(note.id))
+    assert "escrow clause" in now and embeds(memory, entry(memory, note.id)[0], now)
 
 
 def test_metadata_follows_retirement_and_deletion(memory: Memory) -> None:
