@@ -266,6 +266,7 @@ class ChromaIndex:
                 def write(collection: Any, part: list[int] = part) -> None:
                     collection.update(
                         ids=[entries[i].note_id for i in part],
+                        documents=[""] * len(part),  # as upsert: no text left from an older amem
                         metadatas=[dict(entries[i].metadata) for i in part],
                     )
 

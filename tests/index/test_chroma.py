@@ -98,17 +98,19 @@ def test_a_note_written_again_drops_the_text_an_older_amem_left_in_the_index(tmp
         note = make_note(memory, "Wayne Corp master agreement", tags=["contract"])
         memory.search("master agreement", k=1, scope="acme")
         collection = memory.search_service.index._collection("acme", create=True)
-        old = collection.get(ids=[note.id], include=["embeddings", "metadatas"])
-        collection.upsert(  # as an older amem wrote it
-            ids=[note.id],
-            embeddings=old["embeddings"],
-            metadatas=old["metadatas"],
-            documents=["Wayne Corp master agreement"],
-        )
-        p = memory.propose(note.id, "context", "escrow clause agreed", reason="t", proposer=LLM)
-        memory.approve(p.id, reviewer=signed_in(memory, "alice"))
-        memory.search_service.catch_up()
-        assert collection.get(ids=[note.id], include=["documents"])["documents"] == [""]
+        # a retirement changes the entry's metadata only, a new context its vector: each clears it
+        for attribute, value in (("invalid_at", "2030-01-01T00:00:00Z"), ("context", "escrow agreed")):
+            held = collection.get(ids=[note.id], include=["embeddings", "metadatas"])
+            collection.upsert(  # as an older amem wrote it
+                ids=[note.id],
+                embeddings=held["embeddings"],
+                metadatas=held["metadatas"],
+                documents=["Wayne Corp master agreement"],
+            )
+            p = memory.propose(note.id, attribute, value, reason="t", proposer=LLM)
+            memory.approve(p.id, reviewer=signed_in(memory, "alice"))
+            memory.search_service.catch_up()
+            assert collection.get(ids=[note.id], include=["documents"])["documents"] == [""], attribute
 
 
 def _free_port() -> int:
