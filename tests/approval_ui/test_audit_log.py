@@ -53,6 +53,26 @@ def test_verification_is_shown_first(mem: Memory) -> None:
     assert "3 changes and 1 raw logs verified" in plain(at.success[0].value)
 
 
+def test_the_trail_is_on_screen_before_the_verification_runs(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verifying reads the whole ledger again (seconds in a large store): the page draws its charts
+    and trail first, and the verification's result still leads the page."""
+    _history(mem)
+    order: list[str] = []
+    for name in ("verify", "audit_events"):
+        real = getattr(Memory, name)
+
+        def traced(self: Memory, *args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            order.append(_name)
+            return _real(self, *args, **kw)
+
+        monkeypatch.setattr(Memory, name, traced)
+    at = open_console("audrey", "audit")
+    assert order == ["audit_events", "verify"]
+    assert "Ledger intact" in at.success[0].value and not at.exception
+
+
 def test_a_tampered_ledger_is_shown_prominently(mem: Memory) -> None:
     _history(mem)
     with mem.ledger.engine.begin() as conn:
