@@ -1,9 +1,11 @@
 """What an erasure does to another process open on the store: a server's searches while the eraser
 rebuilds the vector index, and the erasure's own time with and without that process.
 
-Each process keeps its own view of the index (docs/architecture.md, "Vectors are embedded once"):
-when another process starts a new build (`amem erase`, `amem reindex`), a follower's next catch-up
-adopts it and applies every change again into it. This measures what that costs a server.
+Each process keeps its own view of the index (docs/architecture.md, "Vectors are embedded once").
+Until the forty-third session a new build (`amem erase`, `amem reindex`) replaced the old one in
+the same collections, and a follower's next catch-up applied every change again into it; now the
+build is written beside the one in use, which the follower goes on searching, and adopted once
+complete ("Builds side by side"). This measures what a rebuild costs a server open on the store.
 
 One SQLite store of N notes in one account is built as in `bench/erasure_scale.py` (stored
 vectors, nothing embedded). Then, in the same run:

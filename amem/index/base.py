@@ -64,8 +64,35 @@ class VectorHit:
 class VectorIndex(Protocol):
     """A vector store holding one entry per live (not deleted) note, kept apart by scope."""
 
-    def instance(self) -> str:
-        """The id of this build of the index ("" when the index holds no build: new or deleted)."""
+    def has_build(self, build: str) -> bool:
+        """Whether ``build`` is complete in this index (false for a build never made, abandoned
+        half-way, or lost with the index's files)."""
+        ...
+
+    def building(self, build: str) -> VectorIndex:
+        """A view of the same index that reads and writes ``build``, written beside the build in
+        use (which other processes go on searching) until it is complete."""
+        ...
+
+    def use(self, build: str) -> None:
+        """Read and write ``build`` from now on."""
+        ...
+
+    def publish(self, head: int) -> None:
+        """Mark this view's build complete (``has_build``), filled from the ledger as it stood at
+        change ``head``."""
+        ...
+
+    def built_from(self, build: str) -> int | None:
+        """The ledger's last change when ``build`` began to be filled (None: no such build)."""
+        ...
+
+    def drop_builds(self, *, keep: str | None) -> int:
+        """Delete every build but ``keep`` (None: all). Returns how many parts were deleted."""
+        ...
+
+    def drop(self) -> None:
+        """Delete this view's build."""
         ...
 
     def upsert(self, entries: Sequence[IndexEntry], vectors: NDArray[Any]) -> None: ...
@@ -91,10 +118,6 @@ class VectorIndex(Protocol):
         ...
 
     def count(self) -> int: ...
-
-    def reset(self) -> str:
-        """Drop every entry and start a new build. Returns its instance id."""
-        ...
 
     def compact(self) -> int:
         """Remove what an erasure left in the index's files. Returns the parts it could not check."""

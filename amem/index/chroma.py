@@ -1,13 +1,21 @@
 """The vector index in ChromaDB: persistent collections under AMEM_HOME/index, or on a Chroma server.
 
 The only module that imports chromadb. One store is a family of collections named after it
-(``amem_notes`` by default): the store's own collection holds no entries, only the id of this
-build of the index in its metadata (the position itself is kept in the ledger, see
-IndexPosition), so an index directory deleted or a server emptied is noticed on the next open
-and rebuilt; and each scope has a collection of its own. A search in one
-scope therefore never sees another scope's notes, and needs no metadata filter: in Chroma a filter
-costs time in proportion to the entries it matches (19 ms at 2,000 of 20,000 entries, against
-1.5 ms for a plain nearest-neighbour query), which would grow with the store.
+(``amem_notes`` by default). Each build of the index (a first build, a rebuild after an erasure,
+``amem reindex``) has collections of its own, named after the build's id: a collection per scope,
+so a search in one scope never sees another scope's notes and needs no metadata filter (in Chroma
+a filter costs time in proportion to the entries it matches: 19 ms at 2,000 of 20,000 entries,
+against 1.5 ms for a plain nearest-neighbour query); and an empty marker collection, made once
+the build is complete, so an index directory deleted or a server emptied is noticed on the next
+open and rebuilt. Which build is current is the ledger's to say (IndexPosition).
+
+Builds apart, because the embedded Chroma never shows a process what another process wrote into
+a collection it has loaded: a new build is written beside the current one, which every other
+process goes on searching, and each adopts it once it is complete by opening its collections,
+which it never loaded before, so it reads them whole. Written into the same collections, the new
+build had to be applied again by every process open on the store, stalling each one's next search
+for about as long as the build (bench/README.md, "What an erasure does to a server open on the
+store").
 
 An entry is a note's vector and the metadata a query filters on, never its text: what was said is
 kept in the ledger alone (the keyword side of search reads the ledger's own full-text index), so
@@ -50,7 +58,7 @@ log = logging.getLogger(__name__)
 _CHROMA_FTS = "embedding_fulltext_search"
 
 DEFAULT_STORE = "amem_notes"
-_INSTANCE, _SCOPE = "amem_instance", "amem_scope"
+_SCOPE, _HEAD = "amem_scope", "amem_built_from"
 #: Draw this many extra neighbours so that retired notes can be dropped without a metadata filter.
 RETIRED_MARGIN = 10
 #: Write each collection's HNSW index to disk after every write. Chroma keeps writes in one log for
@@ -148,11 +156,21 @@ def open_chroma(settings: Settings, embedder: Embedder) -> ChromaIndex:
     return index
 
 
-def collection_name(store: str, scope: str) -> str:
-    """``<store>.<readable part of the scope>.<digest of the scope>``: valid for Chroma, unique."""
+def collection_name(store: str, build: str, scope: str) -> str:
+    """``<store>.<build>.<readable part of the scope>.<digest of the scope>``: valid for Chroma,
+    unique, and never the name of another build's collection."""
     readable = re.sub(r"[^a-zA-Z0-9_-]+", "-", scope)[:40].strip("-_") or "scope"
     digest = hashlib.sha256(scope.encode()).hexdigest()[:16]
-    return f"{store}.{readable}.{digest}"
+    return f"{store}.{build}.{readable}.{digest}"
+
+
+def marker_name(store: str, build: str) -> str:
+    """The empty collection whose presence says that ``build`` is complete in this Chroma."""
+    return f"{store}.{build}"
+
+
+def new_build_id() -> str:
+    return uuid.uuid4().hex[:16]
 
 
 class ChromaIndex:
@@ -161,25 +179,24 @@ class ChromaIndex:
     #: The directory of a local, persistent Chroma (None with a server).
     path: Path | None = None
 
-    def __init__(self, client: Any, store: str, embedder: Embedder) -> None:
+    def __init__(self, client: Any, store: str, embedder: Embedder, build: str = "") -> None:
         self.client = client
         self.store = store
         self.embedder = embedder
+        #: The build this object reads and writes ("" before the sync has chosen one: no entries).
+        self.build = build
         self._function = AmemEmbeddingFunction(embedder.model_id, embedder)
         self._batch = max(1, min(1000, int(client.get_max_batch_size())))
-        self._scopes: dict[str, Any] = {}
-
-    def _state(self) -> Any | None:
-        try:
-            return self.client.get_collection(self.store, embedding_function=self._function)
-        except (NotFoundError, ValueError):
-            return None
+        #: Collection handles by (build, scope): a thread that read the build just before ``use``
+        #: switched it never files another build's handle under the new one.
+        self._scopes: dict[tuple[str, str], Any] = {}
 
     def _collection(self, scope: str, *, create: bool) -> Any | None:
-        found = self._scopes.get(scope)
-        if found is not None:
+        build = self.build
+        found = self._scopes.get((build, scope))
+        if found is not None or not build:
             return found
-        name = collection_name(self.store, scope)
+        name = collection_name(self.store, build, scope)
         if create:
             found = self.client.get_or_create_collection(
                 name,
@@ -192,53 +209,104 @@ class ChromaIndex:
                 found = self.client.get_collection(name, embedding_function=self._function)
             except (NotFoundError, ValueError):
                 return None
-        self._scopes[scope] = found
+        self._scopes[(build, scope)] = found
         return found
 
     def _in_scope(self, scope: str, create: bool, work: Callable[[Any], T], empty: T) -> T:
-        """Run ``work`` on the scope's collection; once more with a fresh handle if it was dropped
-        meanwhile (a reindex in another process)."""
+        """Run ``work`` on the scope's collection; when the collection was dropped meanwhile (the
+        build was replaced, by this or another process), once more with a fresh handle of the
+        build this object uses now, never creating it again: a dropped build stays dropped, and
+        what was written into it is applied again to the build that replaced it."""
         for attempt in (1, 2):
-            collection = self._collection(scope, create=create)
+            collection = self._collection(scope, create=create and attempt == 1)
             if collection is None:
                 return empty
             try:
                 return work(collection)
             except NotFoundError:
-                self._scopes.pop(scope, None)
+                self._scopes.pop((self.build, scope), None)
+                self._scopes = {k: v for k, v in self._scopes.items() if v is not collection}
                 if attempt == 2:
-                    raise
+                    return empty
         return empty
 
-    def _store_collections(self) -> list[Any]:
+    def _store_collections(self, *, legacy: bool = False) -> list[Any]:
+        """The store's collections (``legacy``: with the one an older amem named after the store
+        alone, which kept its build's id)."""
         prefix = f"{self.store}."
         found, offset, page = [], 0, 100
         while True:
             batch = self.client.list_collections(limit=page, offset=offset)
-            found += [c for c in batch if c.name.startswith(prefix)]
+            found += [c for c in batch if c.name.startswith(prefix) or (legacy and c.name == self.store)]
             if len(batch) < page:
                 return found
             offset += page
 
-    # -- the build -------------------------------------------------------------------------------
+    # -- builds ---------------------------------------------------------------------------------
 
-    def instance(self) -> str:
-        state = self._state()
-        return str((state.metadata or {}).get(_INSTANCE, "")) if state is not None else ""
+    def has_build(self, build: str) -> bool:
+        """Whether ``build`` is complete in this Chroma (its marker was made)."""
+        if not build:
+            return False
+        try:
+            self.client.get_collection(marker_name(self.store, build), embedding_function=self._function)
+        except (NotFoundError, ValueError):
+            return False
+        return True
 
-    def reset(self) -> str:
-        """Drop every entry of the store and start a new build; returns its id."""
-        for collection in self._store_collections():
-            with contextlib.suppress(NotFoundError):
-                self.client.delete_collection(collection.name)
-        with contextlib.suppress(NotFoundError):
-            self.client.delete_collection(self.store)
-        self._scopes.clear()
-        instance = uuid.uuid4().hex
+    def building(self, build: str) -> ChromaIndex:
+        """A view of the same Chroma that reads and writes ``build``'s collections (a new build,
+        written beside the current one)."""
+        view = ChromaIndex(self.client, self.store, self.embedder, build)
+        view.path = self.path
+        return view
+
+    def use(self, build: str) -> None:
+        """Read and write ``build``'s collections from now on (a build adopted: made by this process
+        or another one)."""
+        self.build = build
+        self._scopes = {k: v for k, v in self._scopes.items() if k[0] == build}
+
+    def publish(self, head: int) -> None:
+        """Mark this object's build complete, filled from the ledger as it stood at change ``head``."""
         self.client.get_or_create_collection(
-            self.store, metadata={_INSTANCE: instance}, embedding_function=self._function
+            marker_name(self.store, self.build), metadata={_HEAD: head}, embedding_function=self._function
         )
-        return instance
+
+    def built_from(self, build: str) -> int | None:
+        """The ledger's last change when ``build`` began to be filled (None: no such build)."""
+        try:
+            marker = self.client.get_collection(
+                marker_name(self.store, build), embedding_function=self._function
+            )
+        except (NotFoundError, ValueError):
+            return None
+        return int((marker.metadata or {}).get(_HEAD, -1))
+
+    def drop_builds(self, *, keep: str | None) -> int:
+        """Delete every collection of the store but ``keep``'s (None: all of them): the build it
+        replaced, builds abandoned by a process that died, and those of an older amem, which named
+        its collections after the store alone. Returns how many were deleted."""
+        own = (f"{self.store}.{keep}.", marker_name(self.store, keep)) if keep else None
+        dropped = 0
+        for collection in self._store_collections(legacy=True):
+            name = collection.name
+            if own is not None and (name.startswith(own[0]) or name == own[1]):
+                continue
+            with contextlib.suppress(NotFoundError, ValueError):
+                self.client.delete_collection(name)
+                dropped += 1
+        self._scopes = {k: v for k, v in self._scopes.items() if k[0] == keep}
+        return dropped
+
+    def drop(self) -> None:
+        """Delete this object's build (a build that lost the race to another one)."""
+        prefix = f"{self.store}.{self.build}."
+        for collection in self._store_collections():
+            if collection.name.startswith(prefix) or collection.name == marker_name(self.store, self.build):
+                with contextlib.suppress(NotFoundError, ValueError):
+                    self.client.delete_collection(collection.name)
+        self._scopes.clear()
 
     # -- entries --------------------------------------------------------------------------------
 
@@ -278,7 +346,11 @@ class ChromaIndex:
             self._in_scope(scope, False, lambda c, part=part: c.delete(ids=part), None)
 
     def count(self) -> int:
-        return sum(int(c.count()) for c in self._store_collections())
+        """The entries of this object's build."""
+        if not self.build:
+            return 0
+        prefix = f"{self.store}.{self.build}."
+        return sum(int(c.count()) for c in self._store_collections() if c.name.startswith(prefix))
 
     def query(
         self,

@@ -10,12 +10,17 @@ embedding model's identity and the sha256 of the document it is of. A process ca
 changes another process made, and a rebuild, load those vectors instead of embedding again. The
 position also lives in the ledger and only moves forward; an index built by another model is
 refused (IndexModelChangedError) until ``amem reindex`` rebuilds it, never mixed or dropped.
+
+A rebuild (an erasure's, ``amem reindex``) is written beside the build in use and replaces it in
+the ledger once complete (``_build``); every process adopts it from there (``_follow_rebuilds``)
+instead of applying the ledger's changes again.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -54,6 +59,8 @@ REMEMBERED_VECTORS = 4096
 #: Notes a catch-up holds beside the index, in memory, before writing them into it at once (a
 #: search's: other processes' changes; add_note's: its own notes).
 STAGED_LIMIT = 512
+#: Builds a rebuild makes before it gives up, when other processes' rebuilds keep replacing them.
+BUILD_ATTEMPTS = 3
 
 
 class IndexModelChangedError(AmemError):
@@ -231,11 +238,11 @@ class IndexSync:
         """Check the index against the ledger's record of it, on open.
 
         Refuses (IndexModelChangedError) an index built with another embedding model while the
-        ledger holds notes: nothing is dropped, ``reindex`` rebuilds it explicitly. Starts a new
-        build when the index is missing or not the one the ledger records (deleted, built from
-        another ledger, ahead of it); the vectors come from the ledger. Returns True then."""
+        ledger holds notes: nothing is dropped, ``reindex`` rebuilds it explicitly. Builds the
+        index anew when the build the ledger records is missing from it (an index directory
+        deleted, a server emptied, an older amem's layout) or was made from another ledger or
+        ahead of it; the vectors come from the ledger. Returns True then."""
         with self._lock:
-            instance = self.index.instance()
             with self.ledger.read() as tx:
                 row = index_queries.position(tx, self.name)
                 ledger_id = _fingerprint(tx)
@@ -244,19 +251,19 @@ class IndexSync:
                 raise IndexModelChangedError(row.built_by, self.built_by)
             same = (
                 row is not None
-                and instance
-                and row.instance == instance
                 and row.built_by == self.built_by
                 and row.ledger_id in ("", ledger_id)
                 and row.last_seq <= last
+                and self.index.has_build(row.instance)
             )
             if same:
                 assert row is not None
+                self.index.use(row.instance)
                 self._absorbed(_position(row))
                 self._saved_seq = row.last_seq
                 return False
-            self._start_build(ledger_id)
-            return True
+        self._build()
+        return True
 
     def catch_up(
         self,
@@ -387,15 +394,13 @@ class IndexSync:
             return frozenset(i for i in note_ids if (at := retired.get(i)) is not None and at <= moment)
 
     def reindex(self, *, progress: Progress = no_progress) -> int:
-        """Drop the index and build it again from the ledger, under this process's embedding model
-        (the vectors kept for it are reused; the rest are embedded and kept). Returns the number
-        of notes indexed."""
-        with self._lock:
-            with self.ledger.read() as tx:
-                ledger_id = _fingerprint(tx)
-            self._start_build(ledger_id)
-            self.catch_up(progress=progress)
-            return self.index.count()
+        """Build the index again from the ledger, under this process's embedding model (the vectors
+        kept for it are reused; the rest are embedded and kept), beside the build in use, which
+        this process's other threads and other processes go on searching until the new one
+        replaces it. Returns the number of notes indexed."""
+        self._build(progress=progress)
+        self.catch_up()
+        return self.index.count()
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -445,30 +450,78 @@ class IndexSync:
         self._unindexed.clear()
         self._written_seq = self._position.last_seq
 
-    def _start_build(self, ledger_id: str) -> None:
-        """A new, empty build of the index, recorded in the ledger at position 0."""
+    def _build(self, *, progress: Progress = no_progress) -> None:
+        """A new build of the index, written beside the one in use from the notes as they stand
+        (with the vectors the ledger keeps), then recorded in the ledger in place of the build it
+        replaces, if that is still the one recorded, and adopted; the replaced build is dropped.
+
+        Other processes, and this one's other threads, go on searching and writing the build in
+        use meanwhile, and adopt the new one at their next catch-up, from the position it was
+        recorded at (``_follow_rebuilds``): none applies the ledger's changes again. A build that
+        another one replaced first (two rebuilds at once) is dropped; the other is adopted when it
+        read the ledger at or after this one's start, else this one is made again: the build that
+        stays read every change made before the rebuild was asked for (an erasure's rebuild keeps
+        none of the erased notes). A build abandoned half-way (its process died) is never
+        recorded, and the next build drops it."""
+        for _ in range(BUILD_ATTEMPTS):
+            with self.ledger.read() as tx:
+                row = index_queries.position(tx, self.name)
+                ledger_id = _fingerprint(tx)
+            build = uuid.uuid4().hex[:16]
+            target = self.index.building(build)
+            head, kept = self._fill(target, progress=progress)
+            target.publish(head)
+            with self._lock:
+                with index_queries.derived_write(self.ledger) as tx:
+                    index_queries.put_vectors(tx, self.model, kept, utcnow())
+                    won = index_queries.switch(
+                        tx,
+                        self.name,
+                        row.instance if row is not None else None,
+                        StoredPosition(head, build, self.built_by, ledger_id),
+                        utcnow(),
+                    )
+                if won:
+                    self._adopt(IndexPosition(head, ledger_id, self.built_by, build))
+                    self.index.drop_builds(keep=build)
+                    return
+            target.drop()
+            with self.ledger.read() as tx:
+                winner = index_queries.position(tx, self.name)
+            began = self.index.built_from(winner.instance) if winner is not None else None
+            if winner is not None and winner.built_by == self.built_by and (began or 0) >= head > 0:
+                # it read the ledger at or after this build's start, so it holds all this one would
+                # (its position may have moved further since; what it began from is what counts: a
+                # note written into a build and then deleted leaves its vector in the build's files)
+                log.info("another process rebuilt the index meanwhile, from a later ledger: adopted")
+                with self._lock:
+                    if self._position.instance != winner.instance:
+                        self._adopt(_position(winner))
+                return
+            log.info("another process replaced the index while this one rebuilt it: building again")
+        raise AmemError(
+            f"the vector index could not be rebuilt: other processes replaced it {BUILD_ATTEMPTS} times "
+            "while this one was building it; run `amem reindex` again"
+        )
+
+    def _adopt(self, position: IndexPosition) -> None:
+        """Read and write ``position``'s build from now on, from its position: what this view
+        staged or wrote beyond it is read from the ledger again by the next catch-up."""
+        self.index.use(position.instance)
         self._staged.clear()
         self._unindexed.clear()
-        instance = self.index.reset()
-        self._absorbed(IndexPosition(0, ledger_id, self.built_by, instance))
-        self._saved_seq = 0
-        with index_queries.derived_write(self.ledger) as tx:
-            index_queries.start_instance(
-                tx, self.name, StoredPosition(0, instance, self.built_by, ledger_id), utcnow()
-            )
+        self._absorbed(position)
+        self._saved_seq = position.last_seq
 
     def _follow_rebuilds(self, row: StoredPosition | None) -> bool:
-        """Another process rebuilt the index (``amem reindex``): under another model, refuse to
-        write this model's vectors into it or query it; under the same model, follow the new
-        build from its position. Returns True when the position moved."""
+        """Another process rebuilt the index (an erasure, ``amem reindex``): under another model,
+        refuse to write this model's vectors into it or query it; under the same model, adopt the
+        new build from its recorded position. Returns True when the position moved."""
         if row is None or row.instance == self._position.instance:
             return False
         if row.built_by != self.built_by:
             raise IndexModelChangedError(row.built_by, self.built_by)
-        self._staged.clear()  # the new build is followed from its own position
-        self._unindexed.clear()
-        self._absorbed(_position(row))
-        self._saved_seq = row.last_seq
+        self._adopt(_position(row))
         return True
 
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
@@ -477,46 +530,65 @@ class IndexSync:
             self._advance(tx)
 
     def _rebuild(self, *, record: bool, progress: Progress = no_progress) -> set[str]:
-        """From zero, index the notes as they stand instead of replaying every change, with the
-        vectors the ledger keeps (the others are embedded, and kept when ``record``). The position
-        is set only at the end, so an interrupted rebuild restarts."""
+        """From position 0 (a build of a ledger that was empty then), index the notes as they
+        stand instead of replaying every change. The position is set only at the end, so an
+        interrupted rebuild restarts."""
         with self.ledger.read() as tx:
-            head = tx.last_change_seq()
             ledger_id = _fingerprint(tx)
-            total = tx.count_notes() if head else 0
+        done: set[str] = set()
+        head, kept = self._fill(self.index, progress=progress, done=done)
         if head == 0:
             return set()
-        progress(INDEXING, 0, total)
-        done: set[str] = set()
-        after = ""
+        self._absorbed(IndexPosition(head, ledger_id, self.built_by, self._position.instance))
+        if record:
+            self._record(kept)
+        return done
+
+    def _fill(
+        self, index: VectorIndex, *, progress: Progress = no_progress, done: set[str] | None = None
+    ) -> tuple[int, list[tuple[str, str, NDArray[np.float32]]]]:
+        """Write the notes as they stand into ``index``, a page at a time, with the vectors the
+        ledger keeps (the others are embedded). Returns the ledger's last change seq before the
+        first page (every change up to it is in ``index``) and the vectors embedded here, to keep."""
+        with self.ledger.read() as tx:
+            head = tx.last_change_seq()
+            total = tx.count_notes() if head else 0
         kept: list[tuple[str, str, NDArray[np.float32]]] = []
+        if head == 0:
+            return 0, kept
+        progress(INDEXING, 0, total)
+        done = set() if done is None else done
+        after = ""
         while True:
             with self.ledger.read() as tx:
                 notes = search_queries.live_notes_page(tx, after=after, limit=NOTES_PER_PAGE)
                 vectors = _Vectors(index_queries.vectors(tx, self.model, [n.id for n in notes]))
             if not notes:
                 break
-            done |= self._apply(notes, _Plan(embed={n.id for n in notes}), vectors)
+            done |= self._apply(notes, _Plan(embed={n.id for n in notes}), vectors, index=index)
             kept += vectors.new
             after = notes[-1].id
             progress(INDEXING, min(len(done), total), total)
         progress(INDEXING, total, total)
-        self._absorbed(IndexPosition(head, ledger_id, self.built_by, self._position.instance))
-        if record:
-            self._record(kept)
-        return done
+        return head, kept
 
-    def _apply(self, notes: Sequence[Note], plan: _Plan, vectors: _Vectors) -> set[str]:
-        self._keep_retirements(notes)
-        gone = [n for n in notes if n.deleted]
-        embed = [n for n in notes if not n.deleted and n.id in plan.embed]
-        relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
+    def _apply(
+        self, notes: Sequence[Note], plan: _Plan, vectors: _Vectors, *, index: VectorIndex | None = None
+    ) -> set[str]:
+        """Write notes into ``index`` (the build in use by default; a new build's view)."""
+        index = self.index if index is None else index
+        with self._lock:
+            self._keep_retirements(notes)
+            gone = [n for n in notes if n.deleted]
+            embed = [n for n in notes if not n.deleted and n.id in plan.embed]
+            relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
+            found = self._vectors(embed, vectors) if embed else None
         if embed:
-            self.index.upsert([index_entry(n) for n in embed], self._vectors(embed, vectors))
+            index.upsert([index_entry(n) for n in embed], found)
         if relabel:
-            self.index.update_metadata([index_entry(n) for n in relabel])
+            index.update_metadata([index_entry(n) for n in relabel])
         for scope in sorted({n.scope for n in gone}):
-            self.index.delete(scope, [n.id for n in gone if n.scope == scope])
+            index.delete(scope, [n.id for n in gone if n.scope == scope])
         return {n.id for n in [*embed, *relabel, *gone]}
 
     def _vectors(self, notes: Sequence[Note], vectors: _Vectors) -> NDArray[Any]:

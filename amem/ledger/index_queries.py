@@ -96,19 +96,30 @@ def ledger_check(tx: LedgerTx, name: str) -> LedgerCheck:
     return LedgerCheck(position, int(row.head), int(row.erasures), int(row.events))
 
 
-def start_instance(tx: LedgerTx, name: str, start: StoredPosition, now: datetime) -> None:
-    """Record a new build of the index (a rebuild, a reindex): the one place a position is set
-    rather than moved forward."""
+def switch(tx: LedgerTx, name: str, expected: str | None, to: StoredPosition, now: datetime) -> bool:
+    """Compare-and-set: make ``to`` the index's build, if the build recorded is still ``expected``
+    (None: none is recorded yet). The one place a position is set rather than moved forward: a
+    build made beside the one in use becomes the index here, once complete. False (nothing
+    written) when another build took its place meanwhile."""
     values = {
-        "last_seq": start.last_seq,
-        "instance": start.instance,
-        "built_by": start.built_by,
-        "ledger_id": start.ledger_id,
+        "last_seq": to.last_seq,
+        "instance": to.instance,
+        "built_by": to.built_by,
+        "ledger_id": to.ledger_id,
         "updated_at": now,
     }
-    updated = tx.conn.execute(sa.update(index_state).where(index_state.c.name == name).values(**values))
-    if updated.rowcount == 0:
-        tx.conn.execute(sa.insert(index_state).values(name=name, **values))
+    if expected is None:
+        insert = postgresql.insert(index_state) if tx.dialect == "postgresql" else sqlite.insert(index_state)
+        statement = insert.values(name=name, **values).on_conflict_do_nothing().returning(index_state.c.name)
+        # RETURNING, not rowcount: psycopg reports no row count for an INSERT ... ON CONFLICT
+        return tx.conn.execute(statement).first() is not None
+    else:
+        done = tx.conn.execute(
+            sa.update(index_state)
+            .where(index_state.c.name == name, index_state.c.instance == expected)
+            .values(**values)
+        )
+    return done.rowcount == 1
 
 
 def advance(tx: LedgerTx, name: str, instance: str, built_by: str, last_seq: int, now: datetime) -> bool:

@@ -121,7 +121,7 @@ def test_the_position_never_moves_backwards_under_two_writers(database_url: str)
     ledgers = [Ledger(database_url), Ledger(database_url)]
     name, built_by = "chroma:test", "model@sha256:x/doc2"
     with index_queries.derived_write(ledgers[0]) as tx:
-        index_queries.start_instance(tx, name, StoredPosition(0, "build-1", built_by, ""), utcnow())
+        index_queries.switch(tx, name, None, StoredPosition(0, "build-1", built_by, ""), utcnow())
 
     def writer(ledger: Ledger, seqs: list[int]) -> None:
         for seq in seqs:

@@ -1,0 +1,306 @@
+"""A rebuild of the index (an erasure's, `amem reindex`) is written beside the build in use: other
+processes go on searching that one and adopt the new build when it is complete, without applying
+the ledger's changes again; two rebuilds at once, or one that dies half-way, leave one build."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amem.domain.models import utcnow
+from amem.index.chroma import collection_name, marker_name
+from amem.ledger import index_queries
+from amem.memory import Memory
+from tests.factories import make_note
+
+REPO = Path(__file__).resolve().parents[2]
+TEXTS = [
+    "Stark renewed for three years at $49 per seat",
+    "Stark asked for a security questionnaire before renewal",
+    "Stark's admin left the company in May",
+    "Stark expands to the Berlin office next quarter",
+    "Invoice 1234 for Stark is overdue",
+    "Stark wants SSO for the whole support team",
+]
+QUERY = "renewal price per seat"
+
+#: Another process open on the store, as a server is: searches when asked (a line on stdin) and
+#: prints what it found and what its view of the index did.
+FOLLOWER = """
+import json, sys
+from amem.memory import Memory
+
+home, url, query = sys.argv[1:4]
+with Memory(home, database_url=url) as memory:
+    search, sync = memory.search_service, memory.search_service.sync
+    written = []
+    upsert = search.index.upsert
+
+    def counted(entries, vectors):
+        written.extend(e.note_id for e in entries)
+        upsert(entries, vectors)
+
+    search.index.upsert = counted
+
+    def look():
+        hits = memory.search(query, k=10, scope="acme")
+        print(json.dumps({
+            "hits": sorted(h.note_id for h in hits),
+            "vector": sorted(h.note_id for h in hits if "vector" in h.matched_by),
+            "build": search.index.build,
+            "staged": len(sync.staged()),
+            "embedded": sync.embedded,
+            "written": len(written),
+        }), flush=True)
+
+    look()
+    for line in sys.stdin:
+        if line.strip() == "record":
+            search.catch_up()  # a recording catch-up: what a worker's write makes
+        look()
+"""
+
+
+class Follower:
+    """The FOLLOWER script in a process of its own, asked to search line by line."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", FOLLOWER, str(memory.home), memory.settings.database_url, QUERY],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+        self.first = self._read()
+
+    def look(self, *, record: bool = False) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write("record\n" if record else "look\n")
+        self.process.stdin.flush()
+        return self._read()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            _, err = self.process.communicate(timeout=60)
+            raise AssertionError(f"the follower process ended: {err[-2000:]}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        assert self.process.stdin is not None and self.process.stderr is not None
+        self.process.stdin.close()  # the follower's loop ends, and it closes its memory
+        err = self.process.stderr.read()
+        assert self.process.wait(timeout=120) == 0, err[-2000:]
+
+
+@pytest.fixture
+def stored(memory: Memory) -> Iterator[list[str]]:
+    """Six notes of one account, indexed."""
+    notes = [make_note(memory, text).id for text in TEXTS]
+    memory.search(QUERY, k=1, scope="acme")
+    yield sorted(notes)
+
+
+@pytest.fixture
+def follower(memory: Memory, stored: list[str]) -> Iterator[Follower]:
+    process = Follower(memory)
+    try:
+        yield process
+    finally:
+        if process.process.poll() is None:
+            process.close()
+
+
+def recorded_build(memory: Memory) -> str:
+    with memory.ledger.read() as tx:
+        row = index_queries.position(tx, memory.search_service.sync.name)
+    assert row is not None
+    return row.instance
+
+
+def store_collections(memory: Memory) -> set[str]:
+    client = memory.search_service.index.client
+    return {c.name for c in client.list_collections() if c.name.startswith("amem_notes")}
+
+
+def one_build(memory: Memory, build: str) -> set[str]:
+    """The collections a single build of the store's one account consists of."""
+    return {collection_name("amem_notes", build, "acme"), marker_name("amem_notes", build)}
+
+
+def test_searches_go_on_from_the_build_in_use_while_another_process_rebuilds(
+    memory: Memory, stored: list[str], follower: Follower
+) -> None:
+    old = memory.search_service.index.build
+    assert follower.first["hits"] == stored and follower.first["build"] == old
+    during: list[dict[str, Any]] = []
+
+    def progress(task: str, done: int, total: int | None) -> None:
+        if done and not during:  # the new build holds the notes; the old one is still recorded
+            during.append(follower.look())
+
+    assert memory.reindex(progress=progress) == len(stored)
+    new = memory.search_service.index.build
+    assert new != old and recorded_build(memory) == new
+
+    # While the rebuild ran, the other process searched the build in use, whole, and did nothing else.
+    assert during and during[0]["build"] == old
+    assert during[0]["hits"] == stored and during[0]["vector"] == stored
+    assert during[0]["staged"] == 0 and during[0]["written"] == 0
+
+    # After it, the other process adopts the new build where it was recorded: nothing is applied
+    # again, staged, written or embedded, and every note is still found by meaning.
+    after = follower.look()
+    assert after["build"] == new and after["hits"] == stored and after["vector"] == stored
+    assert after["staged"] == 0 and after["written"] == 0
+    assert after["embedded"] == follower.first["embedded"]
+    recorded = follower.look(record=True)
+    assert recorded["written"] == 0 and recorded["build"] == new
+    assert store_collections(memory) == one_build(memory, new)
+
+
+def test_a_process_adopting_a_rebuild_applies_only_what_came_after_it(
+    memory: Memory, stored: list[str], follower: Follower
+) -> None:
+    memory.reindex()
+    added = make_note(memory, "Stark's renewal price per seat goes to $55 next year")
+    after = follower.look()
+    assert after["build"] == memory.search_service.index.build
+    assert added.id in after["vector"] and set(stored) <= set(after["hits"])
+    assert after["staged"] == 1 and after["written"] == 0  # the one note after the rebuild, beside it
+
+
+def test_of_two_rebuilds_at_once_the_one_that_read_the_later_ledger_stays(
+    memory: Memory, stored: list[str]
+) -> None:
+    """Another process's rebuild that began after this one's is recorded first: it holds all this
+    one would, and is adopted."""
+    other = Memory(memory.home, database_url=memory.settings.database_url)
+    builds: list[str] = []
+
+    def progress(task: str, done: int, total: int | None) -> None:
+        if done and not builds:  # another rebuild starts and ends while this one is half-way
+            other.reindex()
+            builds.append(other.search_service.index.build)
+
+    try:
+        assert memory.reindex(progress=progress) == len(stored)
+    finally:
+        other.close()
+    assert builds and memory.search_service.index.build == builds[0] == recorded_build(memory)
+    assert store_collections(memory) == one_build(memory, builds[0])
+    assert sorted(r.note_id for r in memory.search(QUERY, k=10, scope="acme")) == stored
+
+
+def test_a_rebuild_is_made_again_when_one_that_read_an_older_ledger_replaced_it(
+    memory: Memory, stored: list[str]
+) -> None:
+    """As an erasure's rebuild must: another process's rebuild that read the ledger before this
+    one's change (there, a new note) is recorded first; it lacks that change, so this one builds
+    again and its build stays."""
+    other = Memory(memory.home, database_url=memory.settings.database_url)
+    other_reading, other_may_finish = threading.Event(), threading.Event()
+    builds: list[str] = []
+
+    def held(task: str, done: int, total: int | None) -> None:
+        if done and not other_reading.is_set():
+            other_reading.set()
+            assert other_may_finish.wait(timeout=120)
+
+    def other_rebuild() -> None:
+        other.reindex(progress=held)
+        builds.append(other.search_service.index.build)
+
+    thread = threading.Thread(target=other_rebuild)
+    thread.start()
+    try:
+        assert other_reading.wait(timeout=120)
+        added = make_note(memory, "Stark's renewal price per seat goes to $55 next year")
+
+        def progress(task: str, done: int, total: int | None) -> None:
+            if done and not other_may_finish.is_set():  # the other rebuild is recorded now
+                other_may_finish.set()
+                thread.join(timeout=120)
+
+        assert memory.reindex(progress=progress) == len(stored) + 1
+    finally:
+        other_may_finish.set()
+        thread.join(timeout=120)
+        other.close()
+    final = memory.search_service.index.build
+    assert builds and final != builds[0] and recorded_build(memory) == final
+    assert store_collections(memory) == one_build(memory, final)
+    hits = memory.search(QUERY, k=10, scope="acme")
+    assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == sorted([*stored, added.id])
+
+
+def test_a_rebuild_that_dies_half_way_leaves_the_build_in_use(memory: Memory, stored: list[str]) -> None:
+    old = memory.search_service.index.build
+    before = [(r.note_id, r.score) for r in memory.search(QUERY, k=10, scope="acme")]
+
+    def progress(task: str, done: int, total: int | None) -> None:
+        if done:
+            raise KeyboardInterrupt  # the process is stopped
+
+    with pytest.raises(KeyboardInterrupt):
+        memory.reindex(progress=progress)
+    assert memory.search_service.index.build == old and recorded_build(memory) == old
+    assert [(r.note_id, r.score) for r in memory.search(QUERY, k=10, scope="acme")] == before
+    assert len(store_collections(memory)) == 3  # the abandoned build's collection, the old build's two
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        assert again.search_service.index.build == old  # a new process uses the recorded build
+        assert [(r.note_id, r.score) for r in again.search(QUERY, k=10, scope="acme")] == before
+    memory.reindex()
+    assert store_collections(memory) == one_build(memory, memory.search_service.index.build)
+
+
+def test_an_index_in_an_older_amems_layout_is_rebuilt_in_this_one(memory: Memory, stored: list[str]) -> None:
+    """An older amem named the store's collections after the store and the scope, and kept the
+    build's id in a collection named after the store: a new open rebuilds and drops them."""
+    index = memory.search_service.index
+    vectors = index.client.get_collection(collection_name("amem_notes", index.build, "acme")).get(
+        include=["embeddings", "metadatas"]
+    )
+    name = memory.search_service.sync.name
+    with memory.ledger.read() as tx:
+        row = index_queries.position(tx, name)
+    assert row is not None
+    with index_queries.derived_write(memory.ledger) as tx:
+        legacy_row = index_queries.StoredPosition(row.last_seq, "0" * 32, row.built_by, row.ledger_id)
+        assert index_queries.switch(tx, name, row.instance, legacy_row, utcnow())
+    memory.close()
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(
+        path=str(memory.settings.chroma_path), settings=Settings(anonymized_telemetry=False)
+    )
+    try:
+        for c in client.list_collections():
+            client.delete_collection(c.name)
+        client.create_collection("amem_notes", metadata={"amem_instance": "0" * 32}, embedding_function=None)
+        legacy = client.create_collection(
+            "amem_notes.acme.0123456789abcdef",
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
+        legacy.add(ids=vectors["ids"], embeddings=vectors["embeddings"], metadatas=vectors["metadatas"])
+    finally:
+        client.close()
+
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        build = again.search_service.index.build
+        assert build != "0" * 32 and recorded_build(again) == build
+        assert store_collections(again) == one_build(again, build)
+        assert sorted(r.note_id for r in again.search(QUERY, k=10, scope="acme")) == stored
