@@ -297,6 +297,8 @@ class ChromaIndex:
                 self.client.delete_collection(name)
                 dropped += 1
         self._scopes = {k: v for k, v in self._scopes.items() if k[0] == keep}
+        if dropped:
+            self._remove_dropped_segments()  # else each rebuild would leave a copy of the vectors
         return dropped
 
     def drop(self) -> None:
@@ -307,6 +309,7 @@ class ChromaIndex:
                 with contextlib.suppress(NotFoundError, ValueError):
                     self.client.delete_collection(collection.name)
         self._scopes.clear()
+        self._remove_dropped_segments()
 
     # -- entries --------------------------------------------------------------------------------
 
@@ -436,7 +439,7 @@ class ChromaIndex:
 
         from amem.index import hnsw_files
 
-        candidates = [p for p in self.path.iterdir() if p.is_dir() and _is_uuid(p.name)]
+        candidates = self._segment_directories()
         db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
         try:
             live = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
@@ -460,6 +463,29 @@ class ChromaIndex:
                 )
                 unchecked += 1
         return unchecked
+
+    def _segment_directories(self) -> list[Path]:
+        assert self.path is not None
+        return [p for p in self.path.iterdir() if p.is_dir() and _is_uuid(p.name)]
+
+    def _remove_dropped_segments(self) -> int:
+        """Remove the vector segment directories of deleted collections (Chroma leaves them on
+        disk): listed before the live segments are read, as in ``compact``. Returns how many."""
+        if self.path is None:
+            return 0
+        import shutil
+        import sqlite3
+
+        candidates = self._segment_directories()
+        db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
+        try:
+            live = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
+        finally:
+            db.close()
+        dropped = [d for d in candidates if d.name not in live]
+        for directory in dropped:
+            shutil.rmtree(directory, ignore_errors=True)
+        return len(dropped)
 
     def close(self) -> None:
         close = getattr(self.client, "close", None)

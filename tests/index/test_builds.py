@@ -134,6 +134,11 @@ def store_collections(memory: Memory) -> set[str]:
     return {c.name for c in client.list_collections() if c.name.startswith("amem_notes")}
 
 
+def vector_files(memory: Memory) -> list[Path]:
+    """Chroma's vector segment directories (one per collection that holds entries)."""
+    return [p for p in memory.settings.chroma_path.iterdir() if p.is_dir()]
+
+
 def one_build(memory: Memory, build: str) -> set[str]:
     """The collections a single build of the store's one account consists of."""
     return {collection_name("amem_notes", build, "acme"), marker_name("amem_notes", build)}
@@ -168,6 +173,7 @@ def test_searches_go_on_from_the_build_in_use_while_another_process_rebuilds(
     recorded = follower.look(record=True)
     assert recorded["written"] == 0 and recorded["build"] == new
     assert store_collections(memory) == one_build(memory, new)
+    assert len(vector_files(memory)) == 1  # the replaced build's vectors left the disk too
 
 
 def test_a_process_adopting_a_rebuild_applies_only_what_came_after_it(
@@ -263,6 +269,7 @@ def test_a_rebuild_that_dies_half_way_leaves_the_build_in_use(memory: Memory, st
         assert [(r.note_id, r.score) for r in again.search(QUERY, k=10, scope="acme")] == before
     memory.reindex()
     assert store_collections(memory) == one_build(memory, memory.search_service.index.build)
+    assert len(vector_files(memory)) == 1
 
 
 def test_an_index_in_an_older_amems_layout_is_rebuilt_in_this_one(memory: Memory, stored: list[str]) -> None:
