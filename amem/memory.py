@@ -730,14 +730,12 @@ class Memory:
         )
         forget_texts()  # what this process cached of the erased texts goes too
         self.search_service.hit_rows.clear()
-        self.reindex(progress=progress)
+        try:
+            self.reindex(progress=progress)
+        finally:  # the erased rows leave the ledger's files even when the index could not be rebuilt
+            older = self.ledger.compact(wait_s=wait_s)
         unchecked = self.search_service.index.compact()
-        return report.model_copy(
-            update={
-                "older_sessions_open": self.ledger.compact(wait_s=wait_s),
-                "index_segments_unchecked": unchecked,
-            }
-        )
+        return report.model_copy(update={"older_sessions_open": older, "index_segments_unchecked": unchecked})
 
     def count_erasable(
         self, *, raw_log_id: str | None = None, scope: str | None = None, actor: str | None = None

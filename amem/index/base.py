@@ -11,6 +11,23 @@ from typing import Any, Protocol
 from numpy.typing import NDArray
 
 from amem.domain.models import Note
+from amem.errors import AmemError
+
+
+class BuildDroppedError(AmemError):
+    """The build being written was dropped meanwhile (another build replaced the one it was to
+    replace): what it holds can never be recorded, and writing on would only recreate it."""
+
+
+@dataclass(frozen=True)
+class BuildOrigin:
+    """What a build of the index is made from, recorded with it when it begins: the build it is
+    to replace ("" when none was recorded), and the ledger's last change and erasure count read
+    before the build read anything else (it holds every change and erasure up to them)."""
+
+    replaces: str
+    head: int
+    erasures: int
 
 
 class NeighbourFinder(Protocol):
@@ -65,30 +82,27 @@ class VectorIndex(Protocol):
     """A vector store holding one entry per live (not deleted) note, kept apart by scope."""
 
     def has_build(self, build: str) -> bool:
-        """Whether ``build`` is complete in this index (false for a build never made, abandoned
-        half-way, or lost with the index's files)."""
+        """Whether ``build`` exists in this index (false for one never made, dropped, or lost
+        with the index's files)."""
         ...
 
-    def building(self, build: str) -> VectorIndex:
-        """A view of the same index that reads and writes ``build``, written beside the build in
-        use (which other processes go on searching) until it is complete."""
+    def building(self, build: str, origin: BuildOrigin) -> VectorIndex:
+        """Begin ``build``, made from ``origin``, beside the build in use (which other processes
+        go on searching): a view that reads and writes it, and raises BuildDroppedError once the
+        build has been dropped."""
+        ...
+
+    def origin(self, build: str) -> BuildOrigin | None:
+        """What ``build`` was made from (None: no such build)."""
         ...
 
     def use(self, build: str) -> None:
         """Read and write ``build`` from now on."""
         ...
 
-    def publish(self, head: int) -> None:
-        """Mark this view's build complete (``has_build``), filled from the ledger as it stood at
-        change ``head``."""
-        ...
-
-    def built_from(self, build: str) -> int | None:
-        """The ledger's last change when ``build`` began to be filled (None: no such build)."""
-        ...
-
-    def drop_builds(self, *, keep: str | None) -> int:
-        """Delete every build but ``keep`` (None: all). Returns how many parts were deleted."""
+    def drop_builds(self, *, keep: str) -> int:
+        """Delete every build that can no longer be recorded now that ``keep`` is: all but
+        ``keep`` and the builds begun to replace it. Returns how many parts were deleted."""
         ...
 
     def drop(self) -> None:

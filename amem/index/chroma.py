@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 from amem.config import Settings
 from amem.domain.models import as_utc
 from amem.errors import AmemError, ConfigError
-from amem.index.base import IndexEntry, VectorHit
+from amem.index.base import BuildDroppedError, BuildOrigin, IndexEntry, VectorHit
 from amem.index.embedders import Embedder, embedder_from_id
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,9 @@ log = logging.getLogger(__name__)
 _CHROMA_FTS = "embedding_fulltext_search"
 
 DEFAULT_STORE = "amem_notes"
-_SCOPE, _HEAD = "amem_scope", "amem_built_from"
+_SCOPE = "amem_scope"
+#: A build's marker's metadata: its BuildOrigin.
+_REPLACES, _HEAD, _ERASURES = "amem_replaces", "amem_built_from", "amem_erasures"
 #: Draw this many extra neighbours so that retired notes can be dropped without a metadata filter.
 RETIRED_MARGIN = 10
 #: Write each collection's HNSW index to disk after every write. Chroma keeps writes in one log for
@@ -165,8 +167,17 @@ def collection_name(store: str, build: str, scope: str) -> str:
 
 
 def marker_name(store: str, build: str) -> str:
-    """The empty collection whose presence says that ``build`` is complete in this Chroma."""
+    """The empty collection made when ``build`` begins, with its BuildOrigin in its metadata."""
     return f"{store}.{build}"
+
+
+def build_of(store: str, name: str) -> str | None:
+    """The build a collection of ``store`` belongs to (its marker or an entry collection); None for
+    a collection an older amem named (``<store>``, ``<store>.<scope>.<digest>``)."""
+    parts = name.split(".")
+    if parts[0] != store or len(parts) not in (2, 4):
+        return None
+    return parts[1]
 
 
 def new_build_id() -> str:
@@ -185,6 +196,9 @@ class ChromaIndex:
         self.embedder = embedder
         #: The build this object reads and writes ("" before the sync has chosen one: no entries).
         self.build = build
+        #: A view of a build being made (``building``): a write into a dropped collection raises
+        #: BuildDroppedError instead of being let go.
+        self._making = False
         self._function = AmemEmbeddingFunction(embedder.model_id, embedder)
         self._batch = max(1, min(1000, int(client.get_max_batch_size())))
         #: Collection handles by (build, scope): a thread that read the build just before ``use``
@@ -197,6 +211,8 @@ class ChromaIndex:
         if found is not None or not build:
             return found
         name = collection_name(self.store, build, scope)
+        if create and self._making and not self.has_build(build):
+            raise BuildDroppedError(f"build {build} was dropped while being made")
         if create:
             found = self.client.get_or_create_collection(
                 name,
@@ -224,6 +240,8 @@ class ChromaIndex:
             try:
                 return work(collection)
             except NotFoundError:
+                if self._making:
+                    raise BuildDroppedError(f"build {self.build} was dropped while being made") from None
                 self._scopes.pop((self.build, scope), None)
                 self._scopes = {k: v for k, v in self._scopes.items() if v is not collection}
                 if attempt == 2:
@@ -245,21 +263,32 @@ class ChromaIndex:
     # -- builds ---------------------------------------------------------------------------------
 
     def has_build(self, build: str) -> bool:
-        """Whether ``build`` is complete in this Chroma (its marker was made)."""
-        if not build:
-            return False
-        try:
-            self.client.get_collection(marker_name(self.store, build), embedding_function=self._function)
-        except (NotFoundError, ValueError):
-            return False
-        return True
+        """Whether ``build`` exists in this Chroma (its marker does)."""
+        return self.origin(build) is not None
 
-    def building(self, build: str) -> ChromaIndex:
-        """A view of the same Chroma that reads and writes ``build``'s collections (a new build,
-        written beside the current one)."""
+    def building(self, build: str, origin: BuildOrigin) -> ChromaIndex:
+        """Begin ``build`` (its marker, holding ``origin``, comes before any of its entries) and
+        return a view of the same Chroma that reads and writes it."""
+        self.client.get_or_create_collection(
+            marker_name(self.store, build),
+            metadata={_REPLACES: origin.replaces, _HEAD: origin.head, _ERASURES: origin.erasures},
+            embedding_function=self._function,
+        )
         view = ChromaIndex(self.client, self.store, self.embedder, build)
         view.path = self.path
+        view._making = True
         return view
+
+    def origin(self, build: str) -> BuildOrigin | None:
+        if not build:
+            return None
+        try:
+            marker = self.client.get_collection(
+                marker_name(self.store, build), embedding_function=self._function
+            )
+        except (NotFoundError, ValueError):
+            return None
+        return _origin(marker.metadata)
 
     def use(self, build: str) -> None:
         """Read and write ``build``'s collections from now on (a build adopted: made by this process
@@ -267,34 +296,31 @@ class ChromaIndex:
         self.build = build
         self._scopes = {k: v for k, v in self._scopes.items() if k[0] == build}
 
-    def publish(self, head: int) -> None:
-        """Mark this object's build complete, filled from the ledger as it stood at change ``head``."""
-        self.client.get_or_create_collection(
-            marker_name(self.store, self.build), metadata={_HEAD: head}, embedding_function=self._function
-        )
-
-    def built_from(self, build: str) -> int | None:
-        """The ledger's last change when ``build`` began to be filled (None: no such build)."""
-        try:
-            marker = self.client.get_collection(
-                marker_name(self.store, build), embedding_function=self._function
-            )
-        except (NotFoundError, ValueError):
-            return None
-        return int((marker.metadata or {}).get(_HEAD, -1))
-
-    def drop_builds(self, *, keep: str | None) -> int:
-        """Delete every collection of the store but ``keep``'s (None: all of them): the build it
-        replaced, builds abandoned by a process that died, and those of an older amem, which named
-        its collections after the store alone. Returns how many were deleted."""
-        own = (f"{self.store}.{keep}.", marker_name(self.store, keep)) if keep else None
+    def drop_builds(self, *, keep: str) -> int:
+        """Delete every collection of the store that belongs to no build which can still be
+        recorded now that ``keep`` is: the build it replaced, builds begun to replace an earlier
+        one (their compare-and-set can only fail; a process that died left them), and the
+        collections of an older amem, named after the store alone. A build begun to replace
+        ``keep`` stays: it may be recorded next. Returns how many collections were deleted."""
+        collections = self._store_collections(legacy=True)
+        origins: dict[str, BuildOrigin | None] = {}
+        for c in collections:
+            build = build_of(self.store, c.name)
+            if build is not None and c.name == marker_name(self.store, build):
+                origins[build] = _origin(c.metadata)
         dropped = 0
-        for collection in self._store_collections(legacy=True):
-            name = collection.name
-            if own is not None and (name.startswith(own[0]) or name == own[1]):
+        for c in collections:
+            build = build_of(self.store, c.name)
+            if build == keep:
                 continue
+            if build is not None:
+                if build not in origins:  # a marker made after the listing
+                    origins[build] = self.origin(build)
+                found = origins[build]
+                if found is not None and found.replaces == keep:
+                    continue
             with contextlib.suppress(NotFoundError, ValueError):
-                self.client.delete_collection(name)
+                self.client.delete_collection(c.name)
                 dropped += 1
         self._scopes = {k: v for k, v in self._scopes.items() if k[0] == keep}
         if dropped:
@@ -302,9 +328,11 @@ class ChromaIndex:
         return dropped
 
     def drop(self) -> None:
-        """Delete this object's build (a build that lost the race to another one)."""
+        """Delete this object's build (a build that lost the race to another one), its marker last."""
         prefix = f"{self.store}.{self.build}."
-        for collection in self._store_collections():
+        found = self._store_collections()
+        found.sort(key=lambda c: c.name == marker_name(self.store, self.build))
+        for collection in found:
             if collection.name.startswith(prefix) or collection.name == marker_name(self.store, self.build):
                 with contextlib.suppress(NotFoundError, ValueError):
                     self.client.delete_collection(collection.name)
@@ -424,7 +452,8 @@ class ChromaIndex:
         directories of the collections the rebuild deleted (Chroma leaves them on disk, with the
         erased notes' vectors); and clear
         the unused capacity of the live segments' files, which Chroma writes from memory it never
-        zeroed (amem.index.hnsw_files). A local, persistent Chroma only: a server compacts itself.
+        zeroed (amem.index.hnsw_files). A local, persistent Chroma only: a server's files are out of
+        amem's reach (README, erasure: what it does not reach).
 
         Returns the live segments whose files were not checked, their layout being one this code
         does not know (a Chroma release that changed it).
@@ -491,6 +520,11 @@ class ChromaIndex:
         close = getattr(self.client, "close", None)
         if close is not None:
             close()
+
+
+def _origin(metadata: Mapping[str, Any] | None) -> BuildOrigin:
+    meta = metadata or {}
+    return BuildOrigin(str(meta.get(_REPLACES, "")), int(meta.get(_HEAD, -1)), int(meta.get(_ERASURES, -1)))
 
 
 def _is_uuid(name: str) -> bool:

@@ -35,7 +35,7 @@ from amem.domain.hashing import sha256_text
 from amem.domain.models import Change, ChangeKind, Note, as_utc, utcnow
 from amem.domain.progress import Progress, no_progress
 from amem.errors import AmemError
-from amem.index.base import IndexPosition, VectorIndex
+from amem.index.base import BuildDroppedError, BuildOrigin, IndexPosition, VectorIndex
 from amem.index.documents import (
     DOCUMENT_FORMAT,
     EMBEDDED_ATTRIBUTES,
@@ -215,6 +215,11 @@ class IndexSync:
         nothing."""
         with self._lock:
             flushed, self._deferred = self._deferred, False
+            if flushed and self._staged and self._position.instance:
+                with self.ledger.read() as tx:  # as catch_up: never after an erasure or a rebuild
+                    seen = self.check(tx)
+                self._notice_erasures(seen.erasures)
+                self._follow_rebuilds(seen.position)
             if flushed:
                 self._flush_staged()
             if (self._owed or flushed) and self._written_seq > self._saved_seq and self._position.instance:
@@ -243,25 +248,28 @@ class IndexSync:
         deleted, a server emptied, an older amem's layout) or was made from another ledger or
         ahead of it; the vectors come from the ledger. Returns True then."""
         with self._lock:
-            with self.ledger.read() as tx:
-                row = index_queries.position(tx, self.name)
-                ledger_id = _fingerprint(tx)
-                last = tx.last_change_seq()
-            if row is not None and row.built_by and row.built_by != self.built_by and last > 0:
-                raise IndexModelChangedError(row.built_by, self.built_by)
-            same = (
-                row is not None
-                and row.built_by == self.built_by
-                and row.ledger_id in ("", ledger_id)
-                and row.last_seq <= last
-                and self.index.has_build(row.instance)
-            )
-            if same:
-                assert row is not None
-                self.index.use(row.instance)
-                self._absorbed(_position(row))
-                self._saved_seq = row.last_seq
-                return False
+            for _ in range(2):  # again when another process replaced the build it found meanwhile
+                with self.ledger.read() as tx:
+                    row = index_queries.position(tx, self.name)
+                    ledger_id = _fingerprint(tx)
+                    last = tx.last_change_seq()
+                if row is not None and row.built_by and row.built_by != self.built_by and last > 0:
+                    raise IndexModelChangedError(row.built_by, self.built_by)
+                usable = (
+                    row is not None
+                    and row.built_by == self.built_by
+                    and row.ledger_id in ("", ledger_id)
+                    and row.last_seq <= last
+                )
+                if usable and row is not None and self.index.has_build(row.instance):
+                    self.index.use(row.instance)
+                    self._absorbed(_position(row))
+                    self._saved_seq = row.last_seq
+                    return False
+                with self.ledger.read() as tx:
+                    now = index_queries.position(tx, self.name)
+                if not usable or now is None or row is None or now.instance == row.instance:
+                    break
         self._build()
         return True
 
@@ -459,44 +467,60 @@ class IndexSync:
         use meanwhile, and adopt the new one at their next catch-up, from the position it was
         recorded at (``_follow_rebuilds``): none applies the ledger's changes again. A build that
         another one replaced first (two rebuilds at once) is dropped; the other is adopted when it
-        read the ledger at or after this one's start, else this one is made again: the build that
-        stays read every change made before the rebuild was asked for (an erasure's rebuild keeps
-        none of the erased notes). A build abandoned half-way (its process died) is never
-        recorded, and the next build drops it."""
+        began from a ledger holding every change and erasure this one began from, else this one
+        is made again: the build that stays holds every change and erasure made before the
+        rebuild was asked for (an erasure may add no change: the erasure count is compared too).
+        A build abandoned half-way (its process died) is never recorded, and a later build drops
+        it once it can no longer be recorded."""
         for _ in range(BUILD_ATTEMPTS):
             with self.ledger.read() as tx:
-                row = index_queries.position(tx, self.name)
+                seen = index_queries.ledger_check(tx, self.name)
                 ledger_id = _fingerprint(tx)
+            row = seen.position
+            origin = BuildOrigin(row.instance if row is not None else "", seen.head, seen.erasures)
             build = uuid.uuid4().hex[:16]
-            target = self.index.building(build)
-            head, kept = self._fill(target, progress=progress)
-            target.publish(head)
-            with self._lock:
-                with index_queries.derived_write(self.ledger) as tx:
-                    index_queries.put_vectors(tx, self.model, kept, utcnow())
-                    won = index_queries.switch(
-                        tx,
-                        self.name,
-                        row.instance if row is not None else None,
-                        StoredPosition(head, build, self.built_by, ledger_id),
-                        utcnow(),
-                    )
-                if won:
-                    self._adopt(IndexPosition(head, ledger_id, self.built_by, build))
-                    self.index.drop_builds(keep=build)
-                    return
+            target = self.index.building(build, origin)
+            won = False
+            try:
+                head, kept = self._fill(target, progress=progress)
+            except BuildDroppedError:
+                log.info("this rebuild of the index was dropped by another one recorded first")
+            else:
+                with self._lock:
+                    with index_queries.derived_write(self.ledger) as tx:
+                        index_queries.put_vectors(tx, self.model, kept, utcnow())
+                        won = index_queries.switch(
+                            tx,
+                            self.name,
+                            row.instance if row is not None else None,
+                            StoredPosition(head, build, self.built_by, ledger_id),
+                            utcnow(),
+                        )
+                    if won:
+                        self._adopt(IndexPosition(head, ledger_id, self.built_by, build))
+            if won:
+                self.index.drop_builds(keep=build)
+                return
             target.drop()
             with self.ledger.read() as tx:
                 winner = index_queries.position(tx, self.name)
-            began = self.index.built_from(winner.instance) if winner is not None else None
-            if winner is not None and winner.built_by == self.built_by and (began or 0) >= head > 0:
-                # it read the ledger at or after this build's start, so it holds all this one would
-                # (its position may have moved further since; what it began from is what counts: a
-                # note written into a build and then deleted leaves its vector in the build's files)
+            theirs = self.index.origin(winner.instance) if winner is not None else None
+            if (
+                winner is not None
+                and theirs is not None
+                and winner.built_by == self.built_by
+                and theirs.head >= origin.head
+                and theirs.erasures >= origin.erasures
+            ):
+                # It began from a ledger holding every change and erasure this one began from, so
+                # it holds all this one would. (Its position may be further on by now: what it
+                # began from is what counts, as a note written into a build and deleted later
+                # leaves its vector in the build's files.)
                 log.info("another process rebuilt the index meanwhile, from a later ledger: adopted")
                 with self._lock:
                     if self._position.instance != winner.instance:
                         self._adopt(_position(winner))
+                self.index.drop_builds(keep=winner.instance)  # what it replaced, before a compaction
                 return
             log.info("another process replaced the index while this one rebuilt it: building again")
         raise AmemError(
@@ -576,13 +600,15 @@ class IndexSync:
         self, notes: Sequence[Note], plan: _Plan, vectors: _Vectors, *, index: VectorIndex | None = None
     ) -> set[str]:
         """Write notes into ``index`` (the build in use by default; a new build's view)."""
+        building = index is not None and index is not self.index
         index = self.index if index is None else index
         with self._lock:
             self._keep_retirements(notes)
-            gone = [n for n in notes if n.deleted]
-            embed = [n for n in notes if not n.deleted and n.id in plan.embed]
-            relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
-            found = self._vectors(embed, vectors) if embed else None
+        gone = [n for n in notes if n.deleted]
+        embed = [n for n in notes if not n.deleted and n.id in plan.embed]
+        relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]
+        # a build embeds outside the lock, and leaves add_note's vectors to the write they are for
+        found = self._vectors(embed, vectors, ahead=not building) if embed else None
         if embed:
             index.upsert([index_entry(n) for n in embed], found)
         if relabel:
@@ -591,25 +617,28 @@ class IndexSync:
             index.delete(scope, [n.id for n in gone if n.scope == scope])
         return {n.id for n in [*embed, *relabel, *gone]}
 
-    def _vectors(self, notes: Sequence[Note], vectors: _Vectors) -> NDArray[Any]:
+    def _vectors(self, notes: Sequence[Note], vectors: _Vectors, *, ahead: bool = True) -> NDArray[Any]:
         """Each note's vector: kept in the ledger for its current document, else computed by
-        add_note ahead of the write, else embedded now (all the missing ones in one call)."""
+        add_note ahead of the write (``ahead``), else embedded now (all the missing ones in one
+        call)."""
         digests = [sha256_text(document_text(n)) for n in notes]
         found: list[NDArray[Any] | None] = []
         for note, digest in zip(notes, digests, strict=True):
             stored = vectors.stored.get(note.id)
-            ahead = self._remembered.pop(note.id, None)
+            with self._lock:
+                computed = self._remembered.pop(note.id, None) if ahead else None
             if stored is not None and stored.document_sha256 == digest:
                 found.append(stored.vector)
-            elif ahead is not None and ahead[0] == digest:
-                found.append(ahead[1])
-                vectors.new.append((note.id, digest, np.asarray(ahead[1], dtype=np.float32)))
+            elif computed is not None and computed[0] == digest:
+                found.append(computed[1])
+                vectors.new.append((note.id, digest, np.asarray(computed[1], dtype=np.float32)))
             else:
                 found.append(None)
         missing = [i for i, v in enumerate(found) if v is None]
         if missing:
             fresh = self.embedder.embed([document_text(notes[i]) for i in missing])
-            self.embedded += len(missing)
+            with self._lock:
+                self.embedded += len(missing)
             for slot, i in enumerate(missing):
                 found[i] = fresh[slot]
                 vectors.new.append((notes[i].id, digests[i], np.asarray(fresh[slot], dtype=np.float32)))

@@ -19,7 +19,7 @@ from amem.domain.models import utcnow
 from amem.index.chroma import collection_name, marker_name
 from amem.ledger import index_queries
 from amem.memory import Memory
-from tests.factories import make_note
+from tests.factories import make_note, signed_in
 
 REPO = Path(__file__).resolve().parents[2]
 TEXTS = [
@@ -263,7 +263,7 @@ def test_a_rebuild_that_dies_half_way_leaves_the_build_in_use(memory: Memory, st
         memory.reindex(progress=progress)
     assert memory.search_service.index.build == old and recorded_build(memory) == old
     assert [(r.note_id, r.score) for r in memory.search(QUERY, k=10, scope="acme")] == before
-    assert len(store_collections(memory)) == 3  # the abandoned build's collection, the old build's two
+    assert len(store_collections(memory)) == 4  # the abandoned build's two collections, the old build's two
     with Memory(memory.home, database_url=memory.settings.database_url) as again:
         assert again.search_service.index.build == old  # a new process uses the recorded build
         assert [(r.note_id, r.score) for r in again.search(QUERY, k=10, scope="acme")] == before
@@ -311,3 +311,117 @@ def test_an_index_in_an_older_amems_layout_is_rebuilt_in_this_one(memory: Memory
         assert build != "0" * 32 and recorded_build(again) == build
         assert store_collections(again) == one_build(again, build)
         assert sorted(r.note_id for r in again.search(QUERY, k=10, scope="acme")) == stored
+
+
+def test_a_rebuild_begun_just_after_another_was_recorded_is_not_dropped_by_it(
+    memory: Memory, stored: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorded build drops the builds that can no longer be recorded, not one begun to
+    replace it: that one is recorded next, whole."""
+    other = Memory(memory.home, database_url=memory.settings.database_url)
+    other.search(QUERY, k=1, scope="acme")
+    index = memory.search_service.index
+    drop_builds = index.drop_builds
+    begun: list[str] = []
+
+    def while_the_other_builds(task: str, done: int, total: int | None) -> None:
+        if done and not begun:  # the other rebuild has written its first page: drop now
+            begun.append(recorded_build(memory))
+            drop_builds(keep=begun[0])
+
+    def drop_late(*, keep: str) -> int:
+        other.reindex(progress=while_the_other_builds)  # begins once this one is recorded
+        return drop_builds(keep=keep)
+
+    made: list[str] = []
+    building = other.search_service.index.building
+
+    def counted(build: str, origin: Any) -> Any:
+        made.append(build)
+        return building(build, origin)
+
+    monkeypatch.setattr(index, "drop_builds", drop_late)
+    monkeypatch.setattr(other.search_service.index, "building", counted)
+    try:
+        memory.reindex()
+        final = other.search_service.index.build
+        assert begun and begun[0] != final and made == [final]  # made once, never dropped
+        assert memory.search_service.index.build == final  # the first builder adopted it too
+    finally:
+        other.close()
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        assert again.search_service.index.build == final == recorded_build(again)
+        hits = again.search(QUERY, k=10, scope="acme")
+        assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == stored
+
+
+def test_a_rebuild_for_an_erasure_that_added_no_change_is_made_again(
+    memory: Memory, stored: list[str], reviewer_passwords: dict[str, str]
+) -> None:
+    """An erasure need not add a change (an input erased before it was analysed): a rebuild that
+    began before it is not taken for the erasure's, though it read the same last change."""
+    other = Memory(memory.home, database_url=memory.settings.database_url)
+    other_reading, other_may_finish = threading.Event(), threading.Event()
+    builds: list[str] = []
+
+    def held(task: str, done: int, total: int | None) -> None:
+        if done and not other_reading.is_set():
+            other_reading.set()
+            assert other_may_finish.wait(timeout=120)
+
+    def other_rebuild() -> None:
+        other.reindex(progress=held)
+        builds.append(other.search_service.index.build)
+
+    thread = threading.Thread(target=other_rebuild)
+    thread.start()
+    try:
+        assert other_reading.wait(timeout=120)
+        queued = memory.add_note(
+            "Mrs Quibblestone asked us to call", actor="agent:x", scope="acme", wait=False
+        )
+        with memory.ledger.read() as tx:
+            head = tx.last_change_seq()
+
+        def progress(task: str, done: int, total: int | None) -> None:
+            if done and not other_may_finish.is_set():  # the other rebuild is recorded now
+                other_may_finish.set()
+                thread.join(timeout=120)
+
+        memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=queued, progress=progress)
+        with memory.ledger.read() as tx:
+            assert tx.last_change_seq() == head  # the erasure added no change
+    finally:
+        other_may_finish.set()
+        thread.join(timeout=120)
+        other.close()
+    final = memory.search_service.index.build
+    assert builds and final != builds[0] and recorded_build(memory) == final
+    assert store_collections(memory) == one_build(memory, final)
+
+
+def test_processes_building_a_new_stores_index_at_once_settle_on_one_build(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes open a new, empty store together and both build its index: the one whose
+    build is recorded second adopts the first's, as both began from the same empty ledger."""
+    from amem.index.chroma import ChromaIndex
+
+    other = Memory(memory.home, database_url=memory.settings.database_url)
+    building = ChromaIndex.building
+    others: list[str] = []
+
+    def with_another(self: ChromaIndex, build: str, origin: Any) -> ChromaIndex:
+        view = building(self, build, origin)
+        if not others:
+            others.append("")
+            others[0] = str(other.search_service.index.build)  # opens: builds and is recorded first
+        return view
+
+    monkeypatch.setattr(ChromaIndex, "building", with_another)
+    try:
+        memory.search(QUERY, k=1, scope="acme")  # opens: builds, loses, adopts the other's
+    finally:
+        other.close()
+    assert others[0] and memory.search_service.index.build == others[0] == recorded_build(memory)
+    assert store_collections(memory) == {marker_name("amem_notes", others[0])}

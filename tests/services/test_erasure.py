@@ -524,3 +524,67 @@ def test_an_erasure_reports_how_the_rebuild_of_the_index_goes(memory: Memory) ->
     indexing = [(done, total) for task, done, total in told if task == INDEXING]
     assert indexing[0] == (0, indexing[0][1]) and indexing[-1][0] == indexing[-1][1]
     assert indexing[-1][1] >= len(kept) + 1  # every account's kept notes, not the erased one
+
+
+#: A server open on the store through the erasure: it searched the erased note before, adds a note
+#: after (a write into the build it adopts), then closes (Chroma persists what it holds).
+SERVER = """
+import sys
+from amem.memory import Memory
+
+home, url = sys.argv[1:3]
+with Memory(home, database_url=url) as memory:
+    print(len(memory.search("call her before the renewal", k=5, scope="acme")), flush=True)
+    sys.stdin.readline()  # the erasure is done
+    found = memory.search("call her before the renewal", k=5, scope="acme")
+    memory.add_note("Acme's buyer wants the SSO add-on quoted", actor="agent:crm", scope="acme")
+    print(len(found), memory.search_service.index.build, flush=True)
+"""
+
+
+def test_a_server_open_through_the_erasure_leaves_no_erased_vector_in_the_index_files(
+    memory: Memory,
+) -> None:
+    """The server had the erased note's vector loaded in the build it was using: that build is
+    dropped under it, it adopts the rebuilt one, and nothing it writes or keeps on closing brings
+    the vector back into the files."""
+    import os
+    import subprocess
+    import sys
+
+    text = f"Mrs Quibblestone-{uuid.uuid4().hex[:8]} asked us to call her before the renewal"
+    note_id = memory.add_note(text, actor="agent:sales-agent", scope="acme")
+    memory.add_note("Acme renewal in March with SSO, said the buyer", actor="agent:sales-agent", scope="acme")
+    memory.search("renewal", k=1, scope="acme")
+    with memory.ledger.engine.connect() as conn:
+        vector = bytes(
+            conn.execute(
+                sa.text("SELECT vector FROM note_vectors WHERE note_id = :i"), {"i": note_id}
+            ).scalar_one()
+        )
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(memory.home), memory.settings.database_url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    try:
+        assert int(server.stdout.readline()) == 2, server.stderr.read()[-2000:]
+        raw = memory.read(note_id).raw_log_ids[0]
+        assert run(memory, "erase", "--raw-log", raw, "--reviewer", "alice", "--reason", "GDPR") == 0
+        server.stdin.write("erased\n")
+        server.stdin.flush()
+        found, build = server.stdout.readline().split()
+        server.stdin.close()
+        err = server.stderr.read()
+        assert server.wait(timeout=120) == 0, err[-2000:]
+    finally:
+        if server.poll() is None:
+            server.kill()
+    assert len(memory.search("SSO add-on quote", k=5, scope="acme")) >= 1  # this process adopts it too
+    assert int(found) == 1 and build == memory.search_service.index.build
+    for needle in (vector[:64], _as_hnsw_keeps(vector)[:64]):
+        assert _hits([memory.settings.chroma_path], needle) == []
