@@ -34,6 +34,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -211,15 +212,23 @@ class ChromaIndex:
         if found is not None or not build:
             return found
         name = collection_name(self.store, build, scope)
-        if create and self._making and not self.has_build(build):
-            raise BuildDroppedError(f"build {build} was dropped while being made")
         if create:
+            # Never into a build that was dropped: a write a process began before an erasure
+            # would leave the erased notes' vectors in a collection no compaction removes. The
+            # marker is checked before and after (drop_builds deletes it before it lists the
+            # collections to delete: a collection made after that listing finds it gone).
+            if not self.has_build(build):
+                return self._dropped(build)
             found = self.client.get_or_create_collection(
                 name,
                 configuration={"hnsw": dict(HNSW)},
                 metadata={_SCOPE: scope},
                 embedding_function=self._function,
             )
+            if not self.has_build(build):
+                with contextlib.suppress(NotFoundError, ValueError):
+                    self.client.delete_collection(name)
+                return self._dropped(build)
         else:
             try:
                 found = self.client.get_collection(name, embedding_function=self._function)
@@ -227,6 +236,11 @@ class ChromaIndex:
                 return None
         self._scopes[(build, scope)] = found
         return found
+
+    def _dropped(self, build: str) -> None:
+        if self._making:
+            raise BuildDroppedError(f"build {build} was dropped while being made")
+        return None
 
     def _in_scope(self, scope: str, create: bool, work: Callable[[Any], T], empty: T) -> T:
         """Run ``work`` on the scope's collection; when the collection was dropped meanwhile (the
@@ -298,40 +312,54 @@ class ChromaIndex:
 
     def drop_builds(self, *, keep: str) -> int:
         """Delete every collection of the store that belongs to no build which can still be
-        recorded now that ``keep`` is: the build it replaced, builds begun to replace an earlier
-        one (their compare-and-set can only fail; a process that died left them), and the
-        collections of an older amem, named after the store alone. A build begun to replace
-        ``keep`` stays: it may be recorded next. Returns how many collections were deleted."""
-        collections = self._store_collections(legacy=True)
-        origins: dict[str, BuildOrigin | None] = {}
-        for c in collections:
-            build = build_of(self.store, c.name)
-            if build is not None and c.name == marker_name(self.store, build):
-                origins[build] = _origin(c.metadata)
+        recorded now that ``keep`` is (the build the ledger records): the builds it replaced,
+        builds begun to replace one of those (their compare-and-set can only fail; a process that
+        died left them), and the collections of an older amem, named after the store alone.
+        ``keep`` stays, and so do the builds begun to replace it or one of those, which may be
+        recorded next. Each doomed build's marker goes first, then the collections are listed
+        again: a process about to make a collection of a doomed build finds its marker gone
+        (``_collection``), or made it before that listing. Returns how many were deleted."""
+        kept = self._kept(self._store_collections(legacy=True), keep)
         dropped = 0
+        for build in list(kept.doomed_markers):
+            with contextlib.suppress(NotFoundError, ValueError):
+                self.client.delete_collection(marker_name(self.store, build))
+                dropped += 1
+        collections = self._store_collections(legacy=True)
+        kept = self._kept(collections, keep)
         for c in collections:
             build = build_of(self.store, c.name)
-            if build == keep:
+            if build is not None and build in kept.builds:
                 continue
-            if build is not None:
-                if build not in origins:  # a marker made after the listing
-                    origins[build] = self.origin(build)
-                found = origins[build]
-                if found is not None and found.replaces == keep:
-                    continue
             with contextlib.suppress(NotFoundError, ValueError):
                 self.client.delete_collection(c.name)
                 dropped += 1
-        self._scopes = {k: v for k, v in self._scopes.items() if k[0] == keep}
+        self._scopes = {k: v for k, v in self._scopes.items() if k[0] in kept.builds}
         if dropped:
             self._remove_dropped_segments()  # else each rebuild would leave a copy of the vectors
         return dropped
 
+    def _kept(self, collections: Sequence[Any], keep: str) -> _Kept:
+        """``keep`` and the builds descended from it (begun to replace it, or one of those), and
+        the other builds' markers among ``collections``."""
+        origins: dict[str, BuildOrigin] = {}
+        for c in collections:
+            build = build_of(self.store, c.name)
+            if build is not None and c.name == marker_name(self.store, build):
+                origins[build] = _origin(c.metadata)
+        builds = {keep}
+        grew = True
+        while grew:
+            more = {b for b, o in origins.items() if o.replaces in builds} - builds
+            builds |= more
+            grew = bool(more)
+        return _Kept(frozenset(builds), frozenset(set(origins) - builds))
+
     def drop(self) -> None:
-        """Delete this object's build (a build that lost the race to another one), its marker last."""
+        """Delete this object's build (a build that lost the race to another one), its marker first."""
         prefix = f"{self.store}.{self.build}."
         found = self._store_collections()
-        found.sort(key=lambda c: c.name == marker_name(self.store, self.build))
+        found.sort(key=lambda c: c.name != marker_name(self.store, self.build))
         for collection in found:
             if collection.name.startswith(prefix) or collection.name == marker_name(self.store, self.build):
                 with contextlib.suppress(NotFoundError, ValueError):
@@ -377,11 +405,16 @@ class ChromaIndex:
             self._in_scope(scope, False, lambda c, part=part: c.delete(ids=part), None)
 
     def count(self) -> int:
-        """The entries of this object's build."""
+        """The entries of this object's build (a collection dropped meanwhile counts none)."""
         if not self.build:
             return 0
         prefix = f"{self.store}.{self.build}."
-        return sum(int(c.count()) for c in self._store_collections() if c.name.startswith(prefix))
+        total = 0
+        for c in self._store_collections():
+            if c.name.startswith(prefix):
+                with contextlib.suppress(NotFoundError):
+                    total += int(c.count())
+        return total
 
     def query(
         self,
@@ -520,6 +553,12 @@ class ChromaIndex:
         close = getattr(self.client, "close", None)
         if close is not None:
             close()
+
+
+@dataclass(frozen=True)
+class _Kept:
+    builds: frozenset[str]
+    doomed_markers: frozenset[str]
 
 
 def _origin(metadata: Mapping[str, Any] | None) -> BuildOrigin:

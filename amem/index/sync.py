@@ -157,6 +157,10 @@ class IndexSync:
         self._unindexed: set[str] = set()
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
+        #: The builds this view has left for a newer one: a check read before another thread
+        #: adopted the newer one (a search reads its check outside the lock) never takes the view
+        #: back to a build that was dropped.
+        self._left: set[str] = set()
         #: When each live note this view holds was retired (its invalid_at), for the notes that have
         #: one: a search drops retired neighbours with it instead of asking the ledger each time.
         #: Read from the ledger once (``_retirements``), then kept by every catch-up from the notes
@@ -499,7 +503,7 @@ class IndexSync:
                     if won:
                         self._adopt(IndexPosition(head, ledger_id, self.built_by, build))
             if won:
-                self.index.drop_builds(keep=build)
+                self._drop_replaced()
                 return
             target.drop()
             with self.ledger.read() as tx:
@@ -518,9 +522,9 @@ class IndexSync:
                 # leaves its vector in the build's files.)
                 log.info("another process rebuilt the index meanwhile, from a later ledger: adopted")
                 with self._lock:
-                    if self._position.instance != winner.instance:
+                    if self._position.instance != winner.instance and winner.instance not in self._left:
                         self._adopt(_position(winner))
-                self.index.drop_builds(keep=winner.instance)  # what it replaced, before a compaction
+                self._drop_replaced()  # what it replaced, before an erasure's compaction
                 return
             log.info("another process replaced the index while this one rebuilt it: building again")
         raise AmemError(
@@ -528,20 +532,32 @@ class IndexSync:
             "while this one was building it; run `amem reindex` again"
         )
 
+    def _drop_replaced(self) -> None:
+        """Drop the builds that can no longer be recorded, as the ledger records the index now (a
+        build recorded since this one was is kept, with what was begun to replace it)."""
+        with self.ledger.read() as tx:
+            row = index_queries.position(tx, self.name)
+        if row is not None:
+            self.index.drop_builds(keep=row.instance)
+
     def _adopt(self, position: IndexPosition) -> None:
         """Read and write ``position``'s build from now on, from its position: what this view
         staged or wrote beyond it is read from the ledger again by the next catch-up."""
+        left = self._position.instance
+        if left and left != position.instance:
+            self._left.add(left)
         self.index.use(position.instance)
         self._staged.clear()
         self._unindexed.clear()
         self._absorbed(position)
         self._saved_seq = position.last_seq
+        self._retired = None  # read again as the adopted build stands, when next asked
 
     def _follow_rebuilds(self, row: StoredPosition | None) -> bool:
         """Another process rebuilt the index (an erasure, ``amem reindex``): under another model,
         refuse to write this model's vectors into it or query it; under the same model, adopt the
         new build from its recorded position. Returns True when the position moved."""
-        if row is None or row.instance == self._position.instance:
+        if row is None or row.instance == self._position.instance or row.instance in self._left:
             return False
         if row.built_by != self.built_by:
             raise IndexModelChangedError(row.built_by, self.built_by)
@@ -602,8 +618,9 @@ class IndexSync:
         """Write notes into ``index`` (the build in use by default; a new build's view)."""
         building = index is not None and index is not self.index
         index = self.index if index is None else index
-        with self._lock:
-            self._keep_retirements(notes)
+        if not building:  # a build's notes may be older than the view's: it reads them on adoption
+            with self._lock:
+                self._keep_retirements(notes)
         gone = [n for n in notes if n.deleted]
         embed = [n for n in notes if not n.deleted and n.id in plan.embed]
         relabel = [n for n in notes if not n.deleted and n.id in plan.metadata]

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from amem.domain.models import utcnow
@@ -425,3 +426,47 @@ def test_processes_building_a_new_stores_index_at_once_settle_on_one_build(
         other.close()
     assert others[0] and memory.search_service.index.build == others[0] == recorded_build(memory)
     assert store_collections(memory) == {marker_name("amem_notes", others[0])}
+
+
+def test_a_check_read_before_the_view_moved_on_never_takes_it_back(memory: Memory, stored: list[str]) -> None:
+    """A search reads its check of the ledger before it takes the view's lock: read before
+    another thread adopted a rebuild, it names the build that rebuild dropped."""
+    sync = memory.search_service.sync
+    with memory.ledger.read() as tx:
+        stale = sync.check(tx)
+    memory.reindex()  # the view adopts the new build; the old one is dropped
+    new = memory.search_service.index.build
+    with memory.ledger.read() as tx:
+        sync.catch_up(record=False, tx=tx, checked=stale)
+    assert memory.search_service.index.build == new
+    hits = memory.search(QUERY, k=10, scope="acme")
+    assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == stored
+
+
+def test_builds_descended_from_the_recorded_one_are_kept_and_the_rest_dropped(memory: Memory) -> None:
+    from amem.index.base import BuildOrigin
+
+    index = memory.search_service.index
+    chain = {"a0": "", "b1": "a0", "c2": "b1", "d3": "c2", "x1": "a0", "y9": "gone"}
+    for build, replaces in chain.items():
+        view = index.building(build, BuildOrigin(replaces, 0, 0))
+        view.upsert([], np.zeros((0, 384), dtype=np.float32))
+    index.drop_builds(keep="b1")  # b1 recorded: a0 and what replaced a0 otherwise can never be
+    assert {n for n in store_collections(memory) if n.count(".") == 1} == {
+        marker_name("amem_notes", b) for b in ("b1", "c2", "d3")
+    }
+
+
+def test_a_write_into_a_dropped_build_makes_no_collection(memory: Memory, stored: list[str]) -> None:
+    """A write a process began before another process's rebuild (an erasure's) dropped its build,
+    into an account it had not written before, leaves nothing behind in the index's files."""
+    from amem.index.base import IndexEntry
+
+    old = memory.search_service.index.build
+    with Memory(memory.home, database_url=memory.settings.database_url) as other:
+        other.reindex()
+    index = memory.search_service.index
+    assert index.build == old  # this process has not looked at the ledger since
+    vector = np.ones((1, 384), dtype=np.float32) / np.sqrt(384)
+    index.upsert([IndexEntry("n_late", {"scope": "globex", "invalid_at": 1e12})], vector)
+    assert not [n for n in store_collections(memory) if n.startswith(f"amem_notes.{old}")]
