@@ -100,9 +100,10 @@ class VectorIndex(Protocol):
         """Read and write ``build`` from now on."""
         ...
 
-    def drop_builds(self, *, keep: str) -> int:
-        """Delete every build that can no longer be recorded now that ``keep`` is: all but
-        ``keep`` and the builds begun to replace it. Returns how many parts were deleted."""
+    def drop_builds(self, recorded: Callable[[], str | None]) -> int:
+        """Delete every build that can no longer be recorded: all but the one ``recorded()``
+        names (the ledger's, asked after each look at the builds) and those begun to replace it
+        or one of them. Returns how many parts were deleted."""
         ...
 
     def drop(self) -> None:

@@ -34,7 +34,6 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -310,50 +309,58 @@ class ChromaIndex:
         self.build = build
         self._scopes = {k: v for k, v in self._scopes.items() if k[0] == build}
 
-    def drop_builds(self, *, keep: str) -> int:
+    def drop_builds(self, recorded: Callable[[], str | None]) -> int:
         """Delete every collection of the store that belongs to no build which can still be
-        recorded now that ``keep`` is (the build the ledger records): the builds it replaced,
-        builds begun to replace one of those (their compare-and-set can only fail; a process that
-        died left them), and the collections of an older amem, named after the store alone.
-        ``keep`` stays, and so do the builds begun to replace it or one of those, which may be
-        recorded next. Each doomed build's marker goes first, then the collections are listed
-        again: a process about to make a collection of a doomed build finds its marker gone
-        (``_collection``), or made it before that listing. Returns how many were deleted."""
-        kept = self._kept(self._store_collections(legacy=True), keep)
+        recorded: all but the build ``recorded()`` names (the ledger's, read after each listing of
+        the collections, so a build recorded meanwhile is not taken for a doomed one) and the
+        builds descended from it (begun to replace it, or one of those), which may be recorded
+        next. So the builds it replaced go, builds begun to replace one of those (their
+        compare-and-set can only fail; a process that died left them), and the collections of an
+        older amem, named after the store alone. Each doomed build's marker goes first, then the
+        collections are listed again: a process about to make a collection of a doomed build finds
+        its marker gone (``_collection``), or made it before that listing. Returns how many
+        collections were deleted."""
         dropped = 0
-        for build in list(kept.doomed_markers):
-            with contextlib.suppress(NotFoundError, ValueError):
-                self.client.delete_collection(marker_name(self.store, build))
-                dropped += 1
-        collections = self._store_collections(legacy=True)
-        kept = self._kept(collections, keep)
-        for c in collections:
-            build = build_of(self.store, c.name)
-            if build is not None and build in kept.builds:
-                continue
-            with contextlib.suppress(NotFoundError, ValueError):
-                self.client.delete_collection(c.name)
-                dropped += 1
-        self._scopes = {k: v for k, v in self._scopes.items() if k[0] in kept.builds}
+        for doomed_markers in (True, False):
+            collections = self._store_collections(legacy=True)
+            keep = recorded()
+            if keep is None:
+                return dropped
+            kept = self._kept(collections, keep)
+            for c in collections:
+                build = build_of(self.store, c.name)
+                if build is not None and build in kept:
+                    continue
+                if doomed_markers and (build is None or c.name != marker_name(self.store, build)):
+                    continue
+                with contextlib.suppress(NotFoundError, ValueError):
+                    self.client.delete_collection(c.name)
+                    dropped += 1
+            self._scopes = {k: v for k, v in self._scopes.items() if k[0] in kept}
         if dropped:
             self._remove_dropped_segments()  # else each rebuild would leave a copy of the vectors
         return dropped
 
-    def _kept(self, collections: Sequence[Any], keep: str) -> _Kept:
-        """``keep`` and the builds descended from it (begun to replace it, or one of those), and
-        the other builds' markers among ``collections``."""
+    def _kept(self, collections: Sequence[Any], keep: str) -> set[str]:
+        """``keep`` and the builds descended from it (begun to replace it, or one of those), by the
+        origins in the markers among ``collections`` (or read, for a build whose marker was made
+        after the listing read that part of it)."""
         origins: dict[str, BuildOrigin] = {}
+        unmarked: set[str] = set()
         for c in collections:
             build = build_of(self.store, c.name)
             if build is not None and c.name == marker_name(self.store, build):
                 origins[build] = _origin(c.metadata)
-        builds = {keep}
-        grew = True
-        while grew:
-            more = {b for b, o in origins.items() if o.replaces in builds} - builds
-            builds |= more
-            grew = bool(more)
-        return _Kept(frozenset(builds), frozenset(set(origins) - builds))
+            elif build is not None:
+                unmarked.add(build)
+        for build in unmarked - set(origins):
+            found = self.origin(build)
+            if found is not None:
+                origins[build] = found
+        kept = {keep}
+        while more := {b for b, o in origins.items() if o.replaces in kept} - kept:
+            kept |= more
+        return kept
 
     def drop(self) -> None:
         """Delete this object's build (a build that lost the race to another one), its marker first."""
@@ -489,11 +496,7 @@ class ChromaIndex:
         amem's reach (README, erasure: what it does not reach).
 
         Returns the live segments whose files were not checked, their layout being one this code
-        does not know (a Chroma release that changed it).
-
-        The directories are listed before the live segments are read: Chroma records a segment before
-        it writes its directory, so a directory another process is creating is never taken for one
-        left behind."""
+        does not know (a Chroma release that changed it)."""
         if self.path is None:
             return 0
         import shutil
@@ -501,10 +504,9 @@ class ChromaIndex:
 
         from amem.index import hnsw_files
 
-        candidates = self._segment_directories()
+        dropped, live = self._segment_directories()
         db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
         try:
-            live = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
             if db.execute(f"SELECT 1 FROM sqlite_master WHERE name = '{_CHROMA_FTS}'").fetchone():
                 # FTS5 deletes a document by adding a tombstone; its terms and their positions (the
                 # text, trigram by trigram) stay in the index until its segments are merged
@@ -515,10 +517,10 @@ class ChromaIndex:
         finally:
             db.close()
         unchecked = 0
-        for directory in candidates:
-            if directory.name not in live:
-                shutil.rmtree(directory, ignore_errors=True)
-            elif hnsw_files.is_segment(directory) and hnsw_files.clear_unused_capacity(directory) is None:
+        for directory in dropped:
+            shutil.rmtree(directory, ignore_errors=True)
+        for directory in live:
+            if hnsw_files.is_segment(directory) and hnsw_files.clear_unused_capacity(directory) is None:
                 log.warning(
                     "index segment %s: unknown file layout, its unused capacity was not cleared",
                     directory.name,
@@ -526,25 +528,29 @@ class ChromaIndex:
                 unchecked += 1
         return unchecked
 
-    def _segment_directories(self) -> list[Path]:
-        assert self.path is not None
-        return [p for p in self.path.iterdir() if p.is_dir() and _is_uuid(p.name)]
-
-    def _remove_dropped_segments(self) -> int:
-        """Remove the vector segment directories of deleted collections (Chroma leaves them on
-        disk): listed before the live segments are read, as in ``compact``. Returns how many."""
-        if self.path is None:
-            return 0
-        import shutil
+    def _segment_directories(self) -> tuple[list[Path], list[Path]]:
+        """The vector segment directories of deleted collections (Chroma leaves them on disk) and
+        of live ones. Listed before the live segments are read: Chroma records a segment before it
+        writes its directory, so a directory another process is creating is never taken for one
+        left behind."""
         import sqlite3
 
-        candidates = self._segment_directories()
+        assert self.path is not None
+        candidates = [p for p in self.path.iterdir() if p.is_dir() and _is_uuid(p.name)]
         db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
         try:
             live = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
         finally:
             db.close()
-        dropped = [d for d in candidates if d.name not in live]
+        return [d for d in candidates if d.name not in live], [d for d in candidates if d.name in live]
+
+    def _remove_dropped_segments(self) -> int:
+        """Remove the vector segment directories of deleted collections. Returns how many."""
+        if self.path is None:
+            return 0
+        import shutil
+
+        dropped, _ = self._segment_directories()
         for directory in dropped:
             shutil.rmtree(directory, ignore_errors=True)
         return len(dropped)
@@ -553,12 +559,6 @@ class ChromaIndex:
         close = getattr(self.client, "close", None)
         if close is not None:
             close()
-
-
-@dataclass(frozen=True)
-class _Kept:
-    builds: frozenset[str]
-    doomed_markers: frozenset[str]
 
 
 def _origin(metadata: Mapping[str, Any] | None) -> BuildOrigin:

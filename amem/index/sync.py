@@ -157,10 +157,6 @@ class IndexSync:
         self._unindexed: set[str] = set()
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
-        #: The builds this view has left for a newer one: a check read before another thread
-        #: adopted the newer one (a search reads its check outside the lock) never takes the view
-        #: back to a build that was dropped.
-        self._left: set[str] = set()
         #: When each live note this view holds was retired (its invalid_at), for the notes that have
         #: one: a search drops retired neighbours with it instead of asking the ledger each time.
         #: Read from the ledger once (``_retirements``), then kept by every catch-up from the notes
@@ -521,9 +517,6 @@ class IndexSync:
                 # began from is what counts, as a note written into a build and deleted later
                 # leaves its vector in the build's files.)
                 log.info("another process rebuilt the index meanwhile, from a later ledger: adopted")
-                with self._lock:
-                    if self._position.instance != winner.instance and winner.instance not in self._left:
-                        self._adopt(_position(winner))
                 self._drop_replaced()  # what it replaced, before an erasure's compaction
                 return
             log.info("another process replaced the index while this one rebuilt it: building again")
@@ -533,19 +526,20 @@ class IndexSync:
         )
 
     def _drop_replaced(self) -> None:
-        """Drop the builds that can no longer be recorded, as the ledger records the index now (a
-        build recorded since this one was is kept, with what was begun to replace it)."""
-        with self.ledger.read() as tx:
-            row = index_queries.position(tx, self.name)
-        if row is not None:
-            self.index.drop_builds(keep=row.instance)
+        """Adopt the build the ledger records now (this one's, or one recorded since), and drop the
+        builds that can no longer be recorded."""
+        self._follow_recorded()
+
+        def recorded() -> str | None:
+            with self.ledger.read() as tx:
+                row = index_queries.position(tx, self.name)
+            return row.instance if row is not None else None
+
+        self.index.drop_builds(recorded)
 
     def _adopt(self, position: IndexPosition) -> None:
         """Read and write ``position``'s build from now on, from its position: what this view
         staged or wrote beyond it is read from the ledger again by the next catch-up."""
-        left = self._position.instance
-        if left and left != position.instance:
-            self._left.add(left)
         self.index.use(position.instance)
         self._staged.clear()
         self._unindexed.clear()
@@ -557,12 +551,24 @@ class IndexSync:
         """Another process rebuilt the index (an erasure, ``amem reindex``): under another model,
         refuse to write this model's vectors into it or query it; under the same model, adopt the
         new build from its recorded position. Returns True when the position moved."""
-        if row is None or row.instance == self._position.instance or row.instance in self._left:
+        if row is None or row.instance == self._position.instance:
             return False
-        if row.built_by != self.built_by:
-            raise IndexModelChangedError(row.built_by, self.built_by)
-        self._adopt(_position(row))
-        return True
+        return self._follow_recorded()
+
+    def _follow_recorded(self) -> bool:
+        """Adopt the build the ledger records now, read afresh: a check may be older than the
+        view (a search reads its check before it takes the lock, and another thread may have
+        adopted a newer build meanwhile), and the build it names may be dropped already. Returns
+        True when the view moved."""
+        with self._lock:
+            with self.ledger.read() as tx:
+                row = index_queries.position(tx, self.name)
+            if row is None or row.instance == self._position.instance:
+                return False
+            if row.built_by != self.built_by:
+                raise IndexModelChangedError(row.built_by, self.built_by)
+            self._adopt(_position(row))
+            return True
 
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
         with index_queries.derived_write(self.ledger) as tx:

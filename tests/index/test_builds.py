@@ -210,41 +210,53 @@ def test_of_two_rebuilds_at_once_the_one_that_read_the_later_ledger_stays(
     assert sorted(r.note_id for r in memory.search(QUERY, k=10, scope="acme")) == stored
 
 
+class HeldRebuild:
+    """Another process's rebuild (a second Memory, in a thread), held after its first page until
+    ``release`` is called from this one's progress: it read the ledger first, and is recorded
+    first."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.other = Memory(memory.home, database_url=memory.settings.database_url)
+        self.reading, self.may_finish = threading.Event(), threading.Event()
+        self.builds: list[str] = []
+        self.thread = threading.Thread(target=self._rebuild)
+        self.thread.start()
+        assert self.reading.wait(timeout=120)
+
+    def _held(self, task: str, done: int, total: int | None) -> None:
+        if done and not self.reading.is_set():
+            self.reading.set()
+            assert self.may_finish.wait(timeout=120)
+
+    def _rebuild(self) -> None:
+        self.other.reindex(progress=self._held)
+        self.builds.append(self.other.search_service.index.build)
+
+    def release(self, task: str, done: int, total: int | None) -> None:
+        """A progress callback: once this process's rebuild has written a page, the other ends."""
+        if done and not self.may_finish.is_set():
+            self.may_finish.set()
+            self.thread.join(timeout=120)
+
+    def close(self) -> None:
+        self.may_finish.set()
+        self.thread.join(timeout=120)
+        self.other.close()
+
+
 def test_a_rebuild_is_made_again_when_one_that_read_an_older_ledger_replaced_it(
     memory: Memory, stored: list[str]
 ) -> None:
     """As an erasure's rebuild must: another process's rebuild that read the ledger before this
     one's change (there, a new note) is recorded first; it lacks that change, so this one builds
     again and its build stays."""
-    other = Memory(memory.home, database_url=memory.settings.database_url)
-    other_reading, other_may_finish = threading.Event(), threading.Event()
-    builds: list[str] = []
-
-    def held(task: str, done: int, total: int | None) -> None:
-        if done and not other_reading.is_set():
-            other_reading.set()
-            assert other_may_finish.wait(timeout=120)
-
-    def other_rebuild() -> None:
-        other.reindex(progress=held)
-        builds.append(other.search_service.index.build)
-
-    thread = threading.Thread(target=other_rebuild)
-    thread.start()
+    other = HeldRebuild(memory)
     try:
-        assert other_reading.wait(timeout=120)
         added = make_note(memory, "Stark's renewal price per seat goes to $55 next year")
-
-        def progress(task: str, done: int, total: int | None) -> None:
-            if done and not other_may_finish.is_set():  # the other rebuild is recorded now
-                other_may_finish.set()
-                thread.join(timeout=120)
-
-        assert memory.reindex(progress=progress) == len(stored) + 1
+        assert memory.reindex(progress=other.release) == len(stored) + 1
     finally:
-        other_may_finish.set()
-        thread.join(timeout=120)
         other.close()
+    builds = other.builds
     final = memory.search_service.index.build
     assert builds and final != builds[0] and recorded_build(memory) == final
     assert store_collections(memory) == one_build(memory, final)
@@ -328,11 +340,11 @@ def test_a_rebuild_begun_just_after_another_was_recorded_is_not_dropped_by_it(
     def while_the_other_builds(task: str, done: int, total: int | None) -> None:
         if done and not begun:  # the other rebuild has written its first page: drop now
             begun.append(recorded_build(memory))
-            drop_builds(keep=begun[0])
+            drop_builds(lambda: begun[0])
 
-    def drop_late(*, keep: str) -> int:
+    def drop_late(recorded: Any) -> int:
         other.reindex(progress=while_the_other_builds)  # begins once this one is recorded
-        return drop_builds(keep=keep)
+        return drop_builds(recorded)
 
     made: list[str] = []
     building = other.search_service.index.building
@@ -361,41 +373,21 @@ def test_a_rebuild_for_an_erasure_that_added_no_change_is_made_again(
 ) -> None:
     """An erasure need not add a change (an input erased before it was analysed): a rebuild that
     began before it is not taken for the erasure's, though it read the same last change."""
-    other = Memory(memory.home, database_url=memory.settings.database_url)
-    other_reading, other_may_finish = threading.Event(), threading.Event()
-    builds: list[str] = []
-
-    def held(task: str, done: int, total: int | None) -> None:
-        if done and not other_reading.is_set():
-            other_reading.set()
-            assert other_may_finish.wait(timeout=120)
-
-    def other_rebuild() -> None:
-        other.reindex(progress=held)
-        builds.append(other.search_service.index.build)
-
-    thread = threading.Thread(target=other_rebuild)
-    thread.start()
+    other = HeldRebuild(memory)
     try:
-        assert other_reading.wait(timeout=120)
         queued = memory.add_note(
             "Mrs Quibblestone asked us to call", actor="agent:x", scope="acme", wait=False
         )
         with memory.ledger.read() as tx:
             head = tx.last_change_seq()
-
-        def progress(task: str, done: int, total: int | None) -> None:
-            if done and not other_may_finish.is_set():  # the other rebuild is recorded now
-                other_may_finish.set()
-                thread.join(timeout=120)
-
-        memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=queued, progress=progress)
+        memory.erase(
+            by=signed_in(memory, "alice"), reason="request", raw_log_id=queued, progress=other.release
+        )
         with memory.ledger.read() as tx:
             assert tx.last_change_seq() == head  # the erasure added no change
     finally:
-        other_may_finish.set()
-        thread.join(timeout=120)
         other.close()
+    builds = other.builds
     final = memory.search_service.index.build
     assert builds and final != builds[0] and recorded_build(memory) == final
     assert store_collections(memory) == one_build(memory, final)
@@ -443,6 +435,26 @@ def test_a_check_read_before_the_view_moved_on_never_takes_it_back(memory: Memor
     assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == stored
 
 
+def test_a_check_naming_a_build_dropped_since_takes_the_view_to_the_recorded_one(
+    memory: Memory, stored: list[str]
+) -> None:
+    """A search's check, read before its lock, names a build that another rebuild has replaced
+    and dropped since, while another thread already moved the view on: the view stays on, or
+    goes to, the build the ledger records."""
+    sync = memory.search_service.sync
+    with Memory(memory.home, database_url=memory.settings.database_url) as other:
+        other.reindex()
+        with memory.ledger.read() as tx:
+            stale = sync.check(tx)  # names the build just made
+        other.reindex()  # replaces it, and drops it
+    sync.catch_up(record=False)  # another thread's search: the view moves to the recorded build
+    with memory.ledger.read() as tx:
+        sync.catch_up(record=False, tx=tx, checked=stale)
+    assert memory.search_service.index.build == recorded_build(memory)
+    hits = memory.search(QUERY, k=10, scope="acme")
+    assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == stored
+
+
 def test_builds_descended_from_the_recorded_one_are_kept_and_the_rest_dropped(memory: Memory) -> None:
     from amem.index.base import BuildOrigin
 
@@ -451,7 +463,7 @@ def test_builds_descended_from_the_recorded_one_are_kept_and_the_rest_dropped(me
     for build, replaces in chain.items():
         view = index.building(build, BuildOrigin(replaces, 0, 0))
         view.upsert([], np.zeros((0, 384), dtype=np.float32))
-    index.drop_builds(keep="b1")  # b1 recorded: a0 and what replaced a0 otherwise can never be
+    index.drop_builds(lambda: "b1")  # b1 recorded: a0 and what replaced a0 otherwise can never be
     assert {n for n in store_collections(memory) if n.count(".") == 1} == {
         marker_name("amem_notes", b) for b in ("b1", "c2", "d3")
     }
