@@ -244,6 +244,13 @@ class HeldRebuild:
         self.other.close()
 
 
+def made_again(memory: Memory, other: HeldRebuild) -> None:
+    """This process's rebuild was made again after the other's was recorded, and alone stays."""
+    final = memory.search_service.index.build
+    assert other.builds and final != other.builds[0] and recorded_build(memory) == final
+    assert store_collections(memory) == one_build(memory, final)
+
+
 def test_a_rebuild_is_made_again_when_one_that_read_an_older_ledger_replaced_it(
     memory: Memory, stored: list[str]
 ) -> None:
@@ -256,10 +263,7 @@ def test_a_rebuild_is_made_again_when_one_that_read_an_older_ledger_replaced_it(
         assert memory.reindex(progress=other.release) == len(stored) + 1
     finally:
         other.close()
-    builds = other.builds
-    final = memory.search_service.index.build
-    assert builds and final != builds[0] and recorded_build(memory) == final
-    assert store_collections(memory) == one_build(memory, final)
+    made_again(memory, other)
     hits = memory.search(QUERY, k=10, scope="acme")
     assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == sorted([*stored, added.id])
 
@@ -387,10 +391,7 @@ def test_a_rebuild_for_an_erasure_that_added_no_change_is_made_again(
             assert tx.last_change_seq() == head  # the erasure added no change
     finally:
         other.close()
-    builds = other.builds
-    final = memory.search_service.index.build
-    assert builds and final != builds[0] and recorded_build(memory) == final
-    assert store_collections(memory) == one_build(memory, final)
+    made_again(memory, other)
 
 
 def test_processes_building_a_new_stores_index_at_once_settle_on_one_build(
