@@ -18,6 +18,8 @@ part and the held-out part are printed apart; the targets are the issue's, for t
     python bench/review_burden.py --json > out.json; python bench/review_burden.py --baseline out.json
     python bench/review_burden.py --llm openai/gpt-4o-mini   # the litellm analyst on the same labels
     python bench/review_burden.py --samples my-history --explain  # your own labelled accounts
+    python bench/review_burden.py --desk /tmp/desk --accounts globex --part tuned  # answered by hand
+    python bench/review_burden.py --replay bench/desk_answers/globex.jsonl --accounts globex --part tuned
 
 ``--part tuned`` ingests and scores only the tuned accounts (the held-out inputs never go through
 the analyst, and no held-out figure is printed): what anyone tuning the analyst runs. ``--part
@@ -191,6 +193,18 @@ def main() -> None:
         "(its key from the environment; AMEM_LLM_CONCURRENCY calls at once)",
     )
     parser.add_argument(
+        "--desk",
+        type=Path,
+        default=None,
+        help="the litellm analyst, its requests answered by hand at this folder (bench/llm_desk.py)",
+    )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        help="the litellm analyst, answered from answers recorded at a desk (bench/llm_desk.py export)",
+    )
+    parser.add_argument(
         "--labels",
         choices=("first", "second"),
         default="first",
@@ -211,6 +225,13 @@ def main() -> None:
     accounts = {a.strip() for a in args.accounts.split(",") if a.strip()} if args.accounts else None
     score_only = {a.strip() for a in args.score_only.split(",") if a.strip()} if args.score_only else None
 
+    if args.desk is not None or args.replay is not None:
+        sys.path.insert(0, str(REPO / "bench"))
+        import llm_desk
+
+        args.llm = llm_desk.install(args.desk, args.replay)
+        # a batch's requests all wait at the desk at once, to be answered together
+        os.environ.setdefault("AMEM_LLM_CONCURRENCY", "64")
     home = args.home or Path(tempfile.mkdtemp(prefix="amem-review-burden-"))
     scores, per_account, info, misses = run(
         home,
@@ -224,6 +245,8 @@ def main() -> None:
         args.batch_size,
         args.samples,
     )
+    if args.desk is not None:
+        (args.desk / "done").touch()
     if args.json:
         out: dict[str, Any] = dict(info)
         for part in parts:
