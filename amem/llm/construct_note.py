@@ -32,7 +32,7 @@ from amem.llm.json_answer import data_block, describe_errors, extract_json, vali
 from amem.policy import AttributePolicy, Mode
 
 TASK = "construct_note"
-PROMPT_VERSION = "construct_note/3"
+PROMPT_VERSION = "construct_note/4"
 
 CATEGORY_EXAMPLES = (
     "pricing",
@@ -191,7 +191,11 @@ Answer with ONE JSON object and nothing else, with exactly these fields:
 topics), most important first.
 - "tags": list of 1 to 5 short lowercase labels useful for filtering (e.g. "pricing", "acme").
 - "context": string, one or two sentences: what this note is about and why it matters.
-- "category": string or null: one short label such as {categories}.
+- "category": string or null: the topic of the text's main fact, one of {categories}. For a \
+decision, the topic of what was decided (choosing a billing plan is pricing, renewing is renewal, \
+signing an order form is contract); "decision" only for a decision on none of these topics. null \
+when the text holds nothing worth remembering (small talk, logistics, thanks, an instruction with \
+no fact).
 - "decision_rationale": string or null. ONLY when the text states a decision AND the reason \
 for it: the reason alone, copied exactly from the text without its connective ("because", \
 "since", "as", "due to", "Reason:", ":", "so"). Otherwise null.

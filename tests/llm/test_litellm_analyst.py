@@ -56,13 +56,13 @@ def test_a_good_answer_is_validated_and_recorded_as_one_call(scripted_llm, polic
     }
     assert result.attempts == [result.call]
     call = result.call
-    assert (call.task, call.model, call.prompt_version) == ("construct_note", MODEL, "construct_note/3")
+    assert (call.task, call.model, call.prompt_version) == ("construct_note", MODEL, "construct_note/4")
     assert call.raw_log_id == raw.id
     assert call.error is None and call.response_text == _answer()
     assert call.prompt_sha256 == prompt_sha256(scripted_llm.requests[0])
     assert call.prompt_tokens > 0 and call.completion_tokens > 0
     assert result.usage.prompt_tokens == call.prompt_tokens
-    assert (result.model, result.prompt_version) == (MODEL, "construct_note/3")
+    assert (result.model, result.prompt_version) == (MODEL, "construct_note/4")
 
 
 def test_a_fenced_json_answer_is_accepted(scripted_llm, policy: Policy) -> None:
@@ -454,7 +454,7 @@ def test_construct_asks_for_evidence_spans_and_gets_the_raw_log_time(scripted_ll
     assert '"occurred_on": "Monday 2026-11-30"' in user  # and its weekday, to count "next Tuesday" from
     assert result.answer.evidence == spans
     assert result.answer.valid_at == "2027-03-01T00:00:00+00:00"
-    assert result.prompt_version == "construct_note/3"
+    assert result.prompt_version == "construct_note/4"
 
 
 def test_link_evolve_asks_for_restatements_and_contradiction_evidence(scripted_llm) -> None:

@@ -87,7 +87,7 @@ def test_note_construction_becomes_routed_proposals(mem: Memory, scripted_llm) -
     p = pending["decision_rationale"]
     assert p.evidence == "their auditor requires it"  # the span of the raw log behind the value
     assert p.proposer.kind.value == "llm" and p.proposer.model == MODEL
-    assert p.proposer.prompt_version == "construct_note/3"
+    assert p.proposer.prompt_version == "construct_note/4"
     assert p.raw_log_ids == note.raw_log_ids
     assert p.proposer.usage is not None and p.proposer.usage.prompt_tokens > 0
     with mem.ledger.read() as tx:
