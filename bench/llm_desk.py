@@ -17,6 +17,7 @@ find the same answers, and ``--replay`` reproduces a scored run without anyone a
     python bench/llm_desk.py show /tmp/desk/globex          # the prompts waiting, once complete
     python bench/llm_desk.py answer /tmp/desk/globex answers.json   # {key: answer object or text}
     python bench/llm_desk.py export /tmp/desk/globex bench/desk_answers/globex.jsonl
+    python bench/llm_desk.py seed /tmp/desk2/globex bench/desk_answers/globex.jsonl --task construct_note
     python bench/review_burden.py --replay bench/desk_answers/globex.jsonl --accounts globex --part tuned
 """
 
@@ -242,6 +243,18 @@ def export(desk: Desk, out: Path) -> None:
     print(f"{len(rows)} answers written to {out}")
 
 
+def seed(desk: Desk, path: Path, tasks: set[str] | None) -> None:
+    """Give the desk answers recorded before (an export), of ``tasks`` only when given: a prompt
+    changed for one task is answered again while the other task's requests find theirs."""
+    rows = [
+        row for row in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line)
+    ]
+    kept = [row for row in rows if tasks is None or row.get("task") in tasks]
+    for row in kept:
+        desk.put_answer(row["key"], row["answer"], row.get("task", ""))
+    print(f"{len(kept)} of {len(rows)} recorded answers given to the desk")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -256,12 +269,18 @@ def main() -> None:
     p_export = sub.add_parser("export", help="write every answer given at the desk as JSONL (for --replay)")
     p_export.add_argument("desk", type=Path)
     p_export.add_argument("out", type=Path)
+    p_seed = sub.add_parser("seed", help="give the desk answers recorded before (an export's JSONL)")
+    p_seed.add_argument("desk", type=Path)
+    p_seed.add_argument("file", type=Path)
+    p_seed.add_argument("--task", action="append", default=None, help="only this task's answers (repeatable)")
     args = parser.parse_args()
     desk = Desk(args.desk)
     if args.command == "show":
         show(desk, args.wait)
     elif args.command == "answer":
         answer(desk, args.file)
+    elif args.command == "seed":
+        seed(desk, args.file, set(args.task) if args.task else None)
     else:
         export(desk, args.out)
 

@@ -20,7 +20,7 @@ from amem.llm.json_answer import data_block, extract_json, validate
 log = logging.getLogger(__name__)
 
 TASK = "link_evolve"
-PROMPT_VERSION = "link_evolve/3"
+PROMPT_VERSION = "link_evolve/4"
 
 #: Per-neighbour and new-note content caps (characters): they bound the prompt at any k.
 NEIGHBOUR_CONTENT_CHARS = 600
@@ -125,15 +125,20 @@ def keep_known(answer: LinkEvolveAnswer, neighbour_ids: Iterable[str], source: s
 _SYSTEM = """\
 You maintain a memory of notes. A new note has just been written. Compare it with its nearest \
 existing notes (the neighbours) and decide four things:
-1. links: which neighbours are genuinely related to the new note (same customer, topic, thread or \
-fact), each with a short reason naming what they share. Do not link unrelated notes.
+1. links: which neighbours are genuinely related to the new note (same topic, thread or fact), each \
+with a short reason naming what they share. The neighbours are all of the new note's own scope (one \
+customer, say), so sharing it alone is no reason. Do not link unrelated notes.
 2. updates: memory evolution. Where the new note adds understanding to a neighbour, give better \
 values for that neighbour's "context", "tags", "keywords" or "decision_rationale" (only the \
 fields that should change), with a reason. Most neighbours need no update.
 3. contradictions: neighbours that state a fact the new note makes untrue (a different price per \
 seat, seat count, plan, renewal date or decision-maker for the same thing, "no longer wants X" \
-for a note that said X, or a reversed decision), each with a reason and the evidence: the exact \
-span of the new note's content that states it otherwise, copied character for character.
+for a note that said X, a reversed decision, a fix confirmed for a reported fault), each with a \
+reason and the evidence: the exact span of the new note's content that states it otherwise, copied \
+character for character. Only a fact that still holds can be made untrue: where several \
+neighbours give the same fact different values, only the one said last (occurred_at) still holds; \
+the older ones were replaced already and are not contradicted again. More on another fact \
+contradicts nothing.
 4. restates: the id of a neighbour whose facts the new note only repeats with nothing new (a \
 recap, a CRM entry logging a known fact), else null.
 
@@ -158,13 +163,12 @@ def _clip(text: str | None, limit: int) -> str | None:
 
 
 def _view(note: Note, content_chars: int) -> dict[str, object]:
-    view: dict[str, object] = {
-        "content": _clip(note.content, content_chars),
-        "keywords": note.keywords[:12],
-        "tags": note.tags[:8],
-        "context": _clip(note.context, 400),
-        "category": note.category,
-    }
+    # a field with no value is left out, not shown as null: a held context waits for a person,
+    # and a null read as "missing" invites the model to propose another
+    view: dict[str, object] = {"content": _clip(note.content, content_chars), "keywords": note.keywords[:12]}
+    view |= {"tags": note.tags[:8]} if note.tags else {}
+    view |= {"context": _clip(note.context, 400)} if note.context else {}
+    view |= {"category": note.category} if note.category else {}
     if note.decision_rationale:
         view["decision_rationale"] = _clip(note.decision_rationale, 400)
     if note.valid_at is not None:
@@ -183,8 +187,11 @@ def build_messages(
     new_note = {"occurred_at": as_utc(raw_log.occurred_at).isoformat(), **_view(note, NOTE_CONTENT_CHARS)}
     said = said or {}
     shown = [
-        {"id": n.id, **({"occurred_at": as_utc(said[n.id]).isoformat()} if n.id in said else {}),
-         **_view(n, NEIGHBOUR_CONTENT_CHARS)}
+        {
+            "id": n.id,
+            **({"occurred_at": as_utc(said[n.id]).isoformat()} if n.id in said else {}),
+            **_view(n, NEIGHBOUR_CONTENT_CHARS),
+        }
         for n in neighbours
     ]
     user = (

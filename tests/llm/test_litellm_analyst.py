@@ -286,7 +286,7 @@ def test_link_evolve_shows_real_ids_and_keeps_answers_about_them(scripted_llm) -
     assert [link.note_id for link in result.answer.links] == ["n_neighbour_0"]
     assert result.answer.updates[0].tags == ["pricing", "acme"]
     assert result.answer.contradictions[0].reason == "$60/seat replaces $50/seat"
-    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/3")
+    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/4")
 
 
 def test_ids_not_among_the_neighbours_are_dropped_and_logged(scripted_llm, caplog) -> None:
@@ -350,6 +350,20 @@ def test_each_neighbour_is_shown_with_the_time_it_was_said(scripted_llm) -> None
     user = _user_prompt(scripted_llm.requests[0])
     shown = json.loads(re.search(r"<neighbours>(.*)</neighbours>", user, re.S)[1])
     assert [n.get("occurred_at") for n in shown] == [None, "2026-06-16T14:22:00+00:00"]
+
+
+def test_a_neighbour_field_with_no_value_is_left_out_of_the_prompt() -> None:
+    """A context held for a person's review is not shown as null, which a model reads as missing
+    and proposes another for."""
+    held = note("Initech signed the order form.", note_id="n_signed", category="contract", tags=["contract"])
+    told = note(
+        "Initech wants SSO.", note_id="n_sso", context="Initech asks for SSO.", category="feature request"
+    )
+    messages = link_evolve.build_messages(_new_note(), raw_log("Acme."), [held, told])
+    shown = json.loads(re.search(r"<neighbours>(.*)</neighbours>", messages[-1]["content"], re.S)[1])
+    assert "context" not in shown[0] and shown[0]["category"] == "contract"
+    assert shown[1]["context"] == "Initech asks for SSO."
+    assert "null" not in messages[-1]["content"]
 
 
 def _link_prompt_chars(neighbours: list, new_content: str = "Acme: the price is now $60/seat.") -> int:
