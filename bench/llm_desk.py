@@ -117,37 +117,28 @@ class Desk:
 
 
 def install(root: Path | None, replay_file: Path | None = None) -> str:
-    """Register the desk provider with litellm; returns the model string to give the analyst."""
+    """Register the desk provider with litellm; returns the model string to give the analyst.
+    The provider is the tests' scripted one (tests/scripted_llm.py: an answer as a provider sends
+    it, its usage counted), answered by the desk or the replay file."""
     import litellm
-    from litellm import CustomLLM
-    from litellm.types.utils import ModelResponse
+
+    from tests.scripted_llm import ScriptedLLM
 
     desk = Desk(root) if root is not None else None
     replay = load_replay(replay_file) if replay_file is not None else None
 
-    class DeskLLM(CustomLLM):
-        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
-            if replay is not None:
-                text = _replayed(messages, replay)
-            elif desk is not None:
-                text = desk.ask(messages)
-            else:
-                raise RuntimeError("the desk provider has neither a desk nor a replay file")
-            prompt = litellm.token_counter(model="gpt-4o-mini", messages=messages)
-            completion = litellm.token_counter(model="gpt-4o-mini", text=text, count_response_tokens=True)
-            return ModelResponse(
-                model=model,
-                choices=[
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
-                ],
-                usage=litellm.Usage(
-                    prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
-                ),
-            )
+    def answer(messages: list[dict[str, Any]]) -> str:
+        if replay is not None:
+            return _replayed(messages, replay)
+        if desk is not None:
+            return desk.ask(messages)
+        raise RuntimeError("the desk provider has neither a desk nor a replay file")
 
+    handler = ScriptedLLM()
+    handler.default = answer
     litellm.custom_provider_map = [
         *[p for p in litellm.custom_provider_map if p.get("provider") != PROVIDER],
-        {"provider": PROVIDER, "custom_handler": DeskLLM()},
+        {"provider": PROVIDER, "custom_handler": handler},
     ]
     return f"{PROVIDER}/{'replay' if replay is not None else 'answered'}"
 

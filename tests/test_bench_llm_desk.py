@@ -29,6 +29,9 @@ def _load(name: str) -> ModuleType:
     return module
 
 
+scripted_answers = _load("scripted_answers")
+
+
 @pytest.fixture(scope="module")
 def desk_module() -> ModuleType:
     return _load("llm_desk")
@@ -74,20 +77,10 @@ def test_a_request_waits_until_a_reader_answers_it_and_comes_back_with_the_runs_
 
 
 def _pricing_model(messages: list[dict[str, str]]) -> str:
-    """Every input is pricing; a new note stating a price contradicts its nearest priced neighbour."""
+    """A new note stating a price contradicts its nearest priced neighbour."""
     user = messages[-1]["content"]
     if "<neighbours>" not in user:
-        return json.dumps(
-            {
-                "keywords": ["account"],
-                "tags": ["account"],
-                "context": "A customer conversation.",
-                "category": "pricing",
-                "decision_rationale": None,
-                "valid_at": None,
-                "extra": {},
-            }
-        )
+        return scripted_answers.construct(user)
     new_note = json.loads(user.split("<new_note>", 1)[1].split("</new_note>", 1)[0])
     neighbours = json.loads(user.split("<neighbours>", 1)[1].split("</neighbours>", 1)[0])
     price = re.search(r"\$\d+", new_note["content"])
