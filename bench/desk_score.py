@@ -9,9 +9,10 @@ It prints the tuned and held-out parts apart, summed over their accounts, then a
     python bench/desk_score.py                        # every file in bench/desk_answers/
     python bench/desk_score.py --answers DIR --json   # another recording; one JSON object
 
-The answers in bench/desk_answers/ were given on 2026-12-06 by LLM agents (Claude, one agent an
+The answers in bench/desk_answers/ (and a second reading of the same prompts in
+bench/desk_answers/second_reading/) were given on 2026-12-06 by LLM agents (Claude, one agent an
 account, each seeing only the prompts, never the labels or the code) acting as the model at a
-desk: see bench/README.md, "The litellm analyst, answered by a model".
+desk: see bench/README.md, "Review burden", forty-fourth session.
 """
 
 from __future__ import annotations
