@@ -8,6 +8,7 @@ It prints the tuned and held-out parts apart, summed over their accounts, then a
 
     python bench/desk_score.py                        # every file in bench/desk_answers/
     python bench/desk_score.py --answers DIR --json   # another recording; one JSON object
+    python bench/desk_score.py --labels second        # read against the second annotator's labels
 
 The answers in bench/desk_answers/ (and a second reading of the same prompts in
 bench/desk_answers/second_reading/) were given on 2026-12-06 by LLM agents (Claude, one agent an
@@ -56,10 +57,10 @@ def summed(part: str, scores: list[PartScore]) -> PartScore:
     return total
 
 
-def score_account(account: str, part: str, llm: str, root: Path) -> PartScore:
+def score_account(account: str, part: str, llm: str, root: Path, second_labels: bool = False) -> PartScore:
     home = Path(tempfile.mkdtemp(prefix=f"amem-desk-{account}-", dir=root))
     _, per_account, info, _ = review_burden.run(
-        home, None, review_burden.DEFAULT_POLICY, (part,), {account}, llm
+        home, None, review_burden.DEFAULT_POLICY, (part,), {account}, llm, second_labels
     )
     if info["failed"]:
         raise SystemExit(
@@ -76,19 +77,28 @@ def main() -> None:
         "--answers", type=Path, default=ANSWERS, help="a folder of <account>.jsonl recordings"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the tables")
+    parser.add_argument(
+        "--labels",
+        choices=("first", "second"),
+        default="first",
+        help="score against the first annotator's labels (default) or the second's (amem/samples/labels_b)",
+    )
     args = parser.parse_args()
     parts = {label.account: label.part for label in load_labels().values()}
     files = sorted(args.answers.glob("*.jsonl"))
     unknown = [f.stem for f in files if f.stem not in parts]
     if unknown:
         raise SystemExit(f"{args.answers}: no sample account named {', '.join(unknown)}")
+    second = args.labels == "second"
     model: dict[str, dict[str, PartScore]] = {"tuned": {}, "heldout": {}}
     offline: dict[str, dict[str, PartScore]] = {"tuned": {}, "heldout": {}}
     with tempfile.TemporaryDirectory(prefix="amem-desk-score-") as root:
         for file in files:
             account, part = file.stem, parts[file.stem]
-            model[part][account] = score_account(account, part, llm_desk.install(None, file), Path(root))
-            offline[part][account] = score_account(account, part, "offline", Path(root))
+            model[part][account] = score_account(
+                account, part, llm_desk.install(None, file), Path(root), second
+            )
+            offline[part][account] = score_account(account, part, "offline", Path(root), second)
     if args.json:
         out: dict[str, Any] = {}
         for part in ("tuned", "heldout"):
