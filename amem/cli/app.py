@@ -119,6 +119,26 @@ def sign_in(mem: Any, reviewer: str, password_stdin: bool) -> Any:
     return authenticate(mem.authentication, reviewer, password_stdin)
 
 
+def editor(mem: Any, actor: str, password_stdin: bool) -> Any:
+    """Who edits a note: an agent (``agent:NAME``) by its name; a person only signed in, as for a
+    decision. A policy may apply a person's edits without review (``proposer_kinds``), and history
+    names them: a name typed on the command line would let anyone act as that person."""
+    from amem.domain.identity import split_kind
+    from amem.domain.models import ActorKind
+    from amem.errors import PermissionDeniedError
+
+    kind, name = split_kind(actor.strip())
+    if not actor.strip() or (kind is not None and kind != ActorKind.PERSON.value):
+        return actor  # an agent, or nobody (refused by the library with its own message)
+    try:
+        mem.authentication.person(actor)
+    except PermissionDeniedError:
+        raise PermissionDeniedError(
+            f"{name.strip()} is an agent in the policy: edit as agent:{name.strip()}"
+        ) from None
+    return sign_in(mem, actor, password_stdin).actor
+
+
 def authenticate(authentication: Any, reviewer: str, password_stdin: bool) -> Any:
     """``reviewer`` proven by their password under ``authentication``'s policy."""
     from amem.errors import AuthenticationError

@@ -17,6 +17,7 @@ from amem.cli.app import (
     authenticate,
     cell,
     db_app,
+    editor,
     emit,
     emit_json,
     fmt_value,
@@ -512,10 +513,17 @@ def propose(
     attribute: Annotated[str, typer.Argument(help="Attribute name.")],
     value: Annotated[str, typer.Argument(help="New value as JSON (a bare word is taken as text).")],
     reason: Annotated[str, typer.Option("--reason", help="Why.")],
-    actor: Annotated[str, typer.Option("--actor", help="Who proposes (name, or agent:name).")],
+    actor: Annotated[
+        str,
+        typer.Option(
+            "--actor", help="Who proposes: agent:NAME, or a person's name (their password is asked for)."
+        ),
+    ],
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Propose a new value for one attribute; the policy routes it."""
+    """Propose a new value for one attribute; the policy routes it. A person signs in as for a
+    decision; an agent proposes as agent:NAME."""
     import json
 
     try:
@@ -523,7 +531,9 @@ def propose(
     except json.JSONDecodeError:
         parsed = value
     with open_memory() as mem:
-        p = mem.propose(note_id, attribute, parsed, reason=reason, proposer=actor)
+        p = mem.propose(
+            note_id, attribute, parsed, reason=reason, proposer=editor(mem, actor, password_stdin)
+        )
     emit(p, as_json, lambda p: out.print(f"proposal {p.id}: {p.status.value} ({p.rule})", markup=False))
 
 

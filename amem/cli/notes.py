@@ -11,7 +11,19 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from amem.cli.app import JsonOpt, app, cell, emit, fmt_value, open_memory, out, settings, store_label
+from amem.cli.app import (
+    JsonOpt,
+    PasswordStdinOpt,
+    app,
+    cell,
+    editor,
+    emit,
+    fmt_value,
+    open_memory,
+    out,
+    settings,
+    store_label,
+)
 
 
 @app.command()
@@ -260,11 +272,18 @@ def reprocess(
 def update(
     note_id: Annotated[str, typer.Argument(help="Note id.")],
     values: Annotated[list[str], typer.Argument(help="attribute=value pairs (value as JSON, or text).")],
-    actor: Annotated[str, typer.Option("--actor", help="Who edits: a person's name or agent:NAME.")],
+    actor: Annotated[
+        str,
+        typer.Option(
+            "--actor", help="Who edits: agent:NAME, or a person's name (their password is asked for)."
+        ),
+    ],
     reason: Annotated[str | None, typer.Option("--reason", help="Why.")] = None,
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Edit attributes of a note: each becomes a proposal routed by the policy."""
+    """Edit attributes of a note: each becomes a proposal routed by the policy. A person signs in
+    (AMEM_REVIEWER_TOKEN, or their password) as for a decision; an agent edits as agent:NAME."""
     attributes: dict[str, Any] = {}
     for item in values:
         name, sep, raw = item.partition("=")
@@ -275,7 +294,8 @@ def update(
         except json.JSONDecodeError:
             attributes[name] = raw
     with open_memory() as mem:
-        proposals = mem.update(note_id, actor=actor, reason=reason, **attributes)
+        who = editor(mem, actor, password_stdin)
+        proposals = mem.update(note_id, actor=who, reason=reason, **attributes)
     emit(
         proposals,
         as_json,
@@ -286,13 +306,20 @@ def update(
 @app.command()
 def delete(
     note_id: Annotated[str, typer.Argument(help="Note id.")],
-    actor: Annotated[str, typer.Option("--actor", help="Who deletes.")],
+    actor: Annotated[
+        str,
+        typer.Option(
+            "--actor", help="Who deletes: agent:NAME, or a person's name (their password is asked for)."
+        ),
+    ],
     reason: Annotated[str, typer.Option("--reason", help="Why (kept in history).")],
+    password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Propose a tombstone for a note: hidden from search once applied, kept in history."""
+    """Propose a tombstone for a note: hidden from search once applied, kept in history. A person
+    signs in as for a decision; an agent proposes as agent:NAME."""
     with open_memory() as mem:
-        p = mem.delete(note_id, actor=actor, reason=reason)
+        p = mem.delete(note_id, actor=editor(mem, actor, password_stdin), reason=reason)
     emit(p, as_json, lambda p: out.print(f"deletion {p.id}: {p.status.value}", markup=False))
 
 

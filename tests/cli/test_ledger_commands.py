@@ -112,14 +112,18 @@ def test_user_mistakes_exit_non_zero_without_traceback(
         assert "does not exist" in err and "Traceback" not in err
 
 
-def test_propose_command_routes_by_policy(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+def test_propose_command_routes_by_policy(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
     note = make_note(memory, "x")
+    bob = ["--actor", "bob", "--password-stdin"]
+    password = reviewer_passwords["bob"] + "\n"
     code, out, _ = run(
-        memory, capsys, "propose", note.id, "tags", '["a","b"]', "--reason", "r", "--actor", "bob"
+        memory, capsys, "propose", note.id, "tags", '["a","b"]', "--reason", "r", *bob, stdin=password
     )
     assert code == 0 and "auto_applied" in out
     code, out, _ = run(
-        memory, capsys, "propose", note.id, "content", "new", "--reason", "r", "--actor", "bob"
+        memory, capsys, "propose", note.id, "content", "new", "--reason", "r", "--actor", "agent:crm"
     )
     assert code == 0 and "rejected" in out and "frozen" in out
     assert memory.read(note.id).tags == ["a", "b"]

@@ -7,9 +7,11 @@ elsewhere the offline default analyses.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from unittest.mock import patch
 
 import litellm
 import pytest
@@ -55,16 +57,17 @@ class Cli:
         self.memory = memory
         self.capsys = capsys
 
-    def __call__(self, *args: str, llm: str | None = None) -> tuple[int, str, str]:
+    def __call__(self, *args: str, llm: str | None = None, stdin: str = "") -> tuple[int, str, str]:
         options = ["--database-url", self.memory.settings.database_url, "--home", str(self.memory.home)]
         if llm:
             options += ["--llm", llm]
-        code = main([*options, *args])
+        with patch("sys.stdin", io.StringIO(stdin)):
+            code = main([*options, *args])
         captured = self.capsys.readouterr()
         return code, captured.out, captured.err
 
-    def json(self, *args: str, llm: str | None = None) -> object:
-        code, out, err = self(*args, "--json", llm=llm)
+    def json(self, *args: str, llm: str | None = None, stdin: str = "") -> object:
+        code, out, err = self(*args, "--json", llm=llm, stdin=stdin)
         assert code == 0, err
         return json.loads(out)
 
@@ -154,12 +157,14 @@ def test_outage_keeps_the_raw_log_and_reprocess_exits_1_until_done(amem: Cli, sc
     assert len(amem.memory.notes()) == 1 and raw_log_count(amem.memory) == 1
 
 
-def test_update_and_delete_become_routed_proposals(amem: Cli) -> None:
+def test_update_and_delete_become_routed_proposals(reviewer_passwords: dict[str, str], amem: Cli) -> None:
     added = amem.json("add", "Globex churn risk: usage fell", "--scope", "globex")  # offline analyst
     note_id = added["note_id"]
+    bob = ["--actor", "bob", "--password-stdin"]
+    password = reviewer_passwords["bob"] + "\n"
 
     proposals = amem.json(
-        "update", note_id, 'tags=["churn-risk", "globex"]', "next_step=Call their VP", "--actor", "bob"
+        "update", note_id, 'tags=["churn-risk", "globex"]', "next_step=Call their VP", *bob, stdin=password
     )
     by_attribute = {p["attribute"]: p for p in proposals}
     assert by_attribute["tags"]["status"] == ProposalStatus.AUTO_APPLIED.value
@@ -168,7 +173,7 @@ def test_update_and_delete_become_routed_proposals(amem: Cli) -> None:
     assert by_attribute["tags"]["proposer"]["id"] == "bob"
     assert amem.memory.read(note_id).tags == ["churn-risk", "globex"]
 
-    code, out, _ = amem("update", note_id, "content=rewritten", "--actor", "bob")
+    code, out, _ = amem("update", note_id, "content=rewritten", *bob, stdin=password)
     assert code == 0 and "content: rejected" in out  # frozen: recorded as refused
     assert amem.memory.read(note_id).content == "Globex churn risk: usage fell"
 
@@ -181,12 +186,49 @@ def test_update_and_delete_become_routed_proposals(amem: Cli) -> None:
     assert amem.memory.history(note_id)[-1].attribute == "deleted"  # kept in history
 
 
+def test_a_person_edits_only_signed_in_and_an_agent_edits_by_its_name(
+    reviewer_passwords: dict[str, str], amem: Cli
+) -> None:
+    """A name typed after --actor is not proof: a policy may apply a person's edits by themselves,
+    and history would name someone who never acted. An agent edits, deletes and proposes as
+    agent:NAME, its edits routed as an agent's."""
+    note_id = amem.json("add", "Initech renews in March", "--scope", "initech")["note_id"]
+    before = (len(amem.memory.changes()), len(amem.memory.pending(limit=100)))
+    tags = 'tags=["renewal"]'
+    for args in (
+        ["update", note_id, tags, "--actor", "bob", "--password-stdin"],
+        ["delete", note_id, "--actor", "Bob", "--reason", "dup", "--password-stdin"],
+        ["propose", note_id, "tags", '["x"]', "--reason", "r", "--actor", "bob", "--password-stdin"],
+    ):
+        code, _out, err = amem(*args, stdin="not-bobs\n")
+        assert code == 2 and one_error_line(err) == "error: wrong reviewer name or password", args
+    code, _out, _err = amem("update", note_id, tags, "--actor", "bob")  # asked for, none given
+    assert code != 0
+    code, _out, err = amem("update", note_id, tags, "--actor", "mallory", "--password-stdin", stdin="x\n")
+    assert code == 2 and "wrong reviewer name or password" in err  # nobody of that name signs in
+    assert (len(amem.memory.changes()), len(amem.memory.pending(limit=100))) == before
+
+    (edit,) = amem.json("update", note_id, tags, "--actor", "agent:crm-sync")  # no password asked
+    assert (edit["proposer"]["kind"], edit["proposer"]["id"]) == ("agent", "crm-sync")
+    (signed,) = amem.json(
+        "update",
+        note_id,
+        'tags=["renewal", "q1"]',
+        "--actor",
+        "Bob",
+        "--password-stdin",
+        stdin=reviewer_passwords["bob"] + "\n",
+    )
+    assert signed["proposer"]["kind"] == "person" and signed["proposer"]["id"] == "bob"
+    assert amem.memory.read(note_id).tags == ["renewal", "q1"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["update", "NOTE", "tags", "--actor", "bob"], "attribute=value"),
-        (["update", "n_nope", "tags=[]", "--actor", "bob"], "does not exist"),
-        (["delete", "n_nope", "--actor", "bob", "--reason", "x"], "does not exist"),
+        (["update", "NOTE", "tags", "--actor", "agent:crm"], "attribute=value"),
+        (["update", "n_nope", "tags=[]", "--actor", "agent:crm"], "does not exist"),
+        (["delete", "n_nope", "--actor", "agent:crm", "--reason", "x"], "does not exist"),
     ],
 )
 def test_update_and_delete_mistakes(amem: Cli, args: list[str], message: str) -> None:
