@@ -3,11 +3,12 @@
 ``amem/samples/labels/`` is the first annotator's labelling of the sample account history;
 ``amem/samples/labels_b/`` a second annotator's, made independently (they read LABELS.md and the
 history only, never the first labels, the analyst or its figures) for the fields the hardest
-figures are scored on: category, decision, reason, valid_at, invalidates, restates. Each
-annotator's labels are scored against the other's exactly as the analyst's proposals are
-(``amem.samples.scoring.as_proposals`` + ``score_part``), so the agreement of two people is the
-ceiling the analyst's figures can be read against: a target above it asks the analyst to agree
-with one annotator more than a second one does.
+figures are scored on: category, decision, reason, valid_at, invalidates, restates, and (since
+the forty-fifth session) next_step and customer_priorities. Each annotator's labels are scored
+against the other's exactly as the analyst's proposals are (``amem.samples.scoring.as_proposals``
++ ``score_part``), the queue's figures included (the queue each labelling would fill), so the
+agreement of two people is the ceiling the analyst's figures can be read against: a target above
+it asks the analyst to agree with one annotator more than a second one does.
 
     python bench/label_agreement.py            # tables: each part, then account by account
     python bench/label_agreement.py --json
@@ -36,6 +37,9 @@ FIGURES = (
     "contradiction precision",
     "contradiction recall",
     "category accuracy",
+    "items per reviewable input",
+    "queue precision (items)",
+    "queue precision (proposals)",
 )
 PARTS = ("tuned", "heldout")
 
@@ -45,7 +49,7 @@ def agreement(
 ) -> PartScore:
     """``other``'s labels of ``accounts`` (in ``part``) scored against ``reference``'s."""
     ids = [sid for sid, label in other.items() if label.part == part and label.account in accounts]
-    records, categories = as_proposals(other, ids)
+    records, categories = as_proposals(other, ids, queue=True)
     return score_part(part, reference, records, categories, [], accounts)
 
 
@@ -58,6 +62,12 @@ def counts(first: dict[str, SampleLabel], second: dict[str, SampleLabel], ids: l
         "category": sum(first[i].category == second[i].category for i in ids),
         "valid_at (same day, or both none)": sum(first[i].valid_at == second[i].valid_at for i in ids),
         "invalidates (same set)": sum(set(first[i].invalidates) == set(second[i].invalidates) for i in ids),
+        "next_step (both one, or both none)": sum(
+            (first[i].next_step is None) == (second[i].next_step is None) for i in ids
+        ),
+        "customer_priorities (both some, or both none)": sum(
+            bool(first[i].customer_priorities) == bool(second[i].customer_priorities) for i in ids
+        ),
     }
     return {name: f"{k} of {n} ({k / n:.2f})" for name, k in same.items()}
 

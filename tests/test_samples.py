@@ -16,8 +16,19 @@ from amem.domain.models import NoteInput
 from amem.samples import SampleError, SampleLabel, history_files, load_inputs, load_labels, load_samples
 
 TUNED = {
-    "globex", "initech", "soylent", "wonka", "tyrell", "umbrella", "oscorp", "nakatomi", "massive",
-    "prestige", "duff", "sterling", "bluth",
+    "globex",
+    "initech",
+    "soylent",
+    "wonka",
+    "tyrell",
+    "umbrella",
+    "oscorp",
+    "nakatomi",
+    "massive",
+    "prestige",
+    "duff",
+    "sterling",
+    "bluth",
 }
 HELDOUT = {"hooli", "vandelay", "cyberdyne", "waystar", "krusty"}
 RECURRING = re.compile(
@@ -158,24 +169,33 @@ def test_a_missing_labels_file_is_named(tmp_path: Path) -> None:
 
 
 def test_reviewable_follows_the_conventions() -> None:
-    base = {"sample_id": "x-001", "part": "tuned", "category": None, "decision": False, "reason": None,
-            "valid_at": None}
+    base = {
+        "sample_id": "x-001",
+        "part": "tuned",
+        "category": None,
+        "decision": False,
+        "reason": None,
+        "valid_at": None,
+    }
     assert not SampleLabel.model_validate(base).reviewable
     assert not SampleLabel.model_validate({**base, "decision": True}).reviewable  # no reason
     assert SampleLabel.model_validate({**base, "decision": True, "reason": "why"}).reviewable
     assert SampleLabel.model_validate({**base, "valid_at": "2026-03-01"}).reviewable
     assert SampleLabel.model_validate({**base, "category": "contract"}).reviewable
     assert SampleLabel.model_validate({**base, "next_step": "call back"}).reviewable
-    assert not SampleLabel.model_validate(
-        {**base, "valid_at": "2026-03-01", "restates": "x-000"}
-    ).reviewable
+    assert not SampleLabel.model_validate({**base, "valid_at": "2026-03-01", "restates": "x-000"}).reviewable
 
 
-def _second(root: Path, edit: dict[int, dict[str, object]] | None = None, drop: int | None = None) -> None:
-    """A second labelling of globex: the first's SECOND_FIELDS, with ``edit`` by line."""
+def _second(
+    root: Path,
+    edit: dict[int, dict[str, object]] | None = None,
+    drop: int | None = None,
+    fields: tuple[str, ...] = samples.SECOND_FIELDS,
+) -> None:
+    """A second labelling of globex: the first's ``fields`` (default SECOND_FIELDS), with ``edit`` by line."""
     first = (root / "labels" / "globex.jsonl").read_text(encoding="utf-8")
     rows = [json.loads(x) for x in first.splitlines()]
-    rows = [{k: r[k] for k in ("sample_id", *samples.SECOND_FIELDS)} for r in rows]
+    rows = [{k: r[k] for k in ("sample_id", *fields)} for r in rows]
     for line, changes in (edit or {}).items():
         rows[line - 1].update(changes)
     if drop is not None:
@@ -188,14 +208,22 @@ def _second(root: Path, edit: dict[int, dict[str, object]] | None = None, drop: 
 def test_a_second_labelling_takes_its_fields_over_the_first(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     assert samples.load_second_labels(root=root) == {}
-    _second(root, {3: {"category": "meeting", "valid_at": "2026-04-01"}})
+    # a labelling of the fields of the eighteenth session: next steps and priorities are the first's
+    older = tuple(f for f in samples.SECOND_FIELDS if f not in ("next_step", "customer_priorities"))
+    _second(root, {3: {"category": "meeting", "valid_at": "2026-04-01"}}, fields=older)
     first, second = load_labels(root=root), samples.load_second_labels(root=root)
     assert samples.second_accounts(root=root) == ["globex"]
     assert set(second) == set(first)
     changed = [sid for sid in first if first[sid] != second[sid]]
     assert changed == ["globex-003"]
     assert second["globex-003"].category == "meeting" and str(second["globex-003"].valid_at) == "2026-04-01"
-    assert second["globex-003"].next_step == first["globex-003"].next_step  # not a second field
+    assert second["globex-003"].next_step == first["globex-003"].next_step  # left out: the first's
+
+    content = json.loads((root / "history" / "globex.jsonl").read_text("utf-8").splitlines()[3])["content"]
+    _second(root, {4: {"next_step": None, "customer_priorities": [content[:12]]}})
+    again = samples.load_second_labels(root=root)
+    assert [sid for sid in first if first[sid] != again[sid]] == ["globex-004"]
+    assert again["globex-004"].next_step is None and again["globex-004"].customer_priorities == [content[:12]]
 
 
 @pytest.mark.parametrize(
@@ -203,7 +231,8 @@ def test_a_second_labelling_takes_its_fields_over_the_first(tmp_path: Path) -> N
     [
         ({9: {"reason": "because it is cheap"}}, None, "labels_b/globex.jsonl, line 9"),
         ({3: {"invalidates": ["globex-004"]}}, None, "globex-004 is not an earlier input of globex"),
-        ({3: {"next_step": "call"}}, None, "labels_b/globex.jsonl, line 3: unknown fields ['next_step']"),
+        ({3: {"hostile": True}}, None, "labels_b/globex.jsonl, line 3: unknown fields ['hostile']"),
+        ({3: {"next_step": "call them back"}}, None, "labels_b/globex.jsonl, line 3"),
         ({3: {"category": "billing"}}, None, "labels_b/globex.jsonl, line 3: category"),
         (None, 5, "labels_b/globex.jsonl has 59 lines but the account has 60 inputs"),
     ],

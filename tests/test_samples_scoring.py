@@ -220,6 +220,28 @@ def test_one_labelling_scored_against_another_in_the_analysts_figures() -> None:
     assert other["rationale precision"] == other["rationale recall"] == 1.0
 
 
+def test_a_labelling_as_a_review_queue_gives_the_queue_figures_their_ceiling() -> None:
+    """With ``queue``, a labelling fills the queue a perfect analyst would: read against itself every
+    item is backed, one item per reviewable input; a second annotator's extra next step is an
+    unbacked item, as an analyst's would be. The other figures do not move."""
+    ids = [sid for sid, lab in LABELS.items() if lab.part == "heldout"]
+    records, categories = as_proposals(LABELS, ids, queue=True)
+    itself = score_part("heldout", LABELS, records, categories, [])
+    assert (itself.items, itself.backed_items, itself.reviewable) == (3, 3, 3)  # a-002, a-004, a-005
+    assert itself.pending_by_attribute == {"invalid_at": 2, "valid_at": 1, "decision_rationale": 1,
+                                           "next_step": 1, "context": 1}  # a-003 restates: nothing held
+    plain = score_part("heldout", LABELS, *as_proposals(LABELS, ids), []).figures
+    assert {k: v for k, v in itself.figures.items() if "queue" not in k and "item" not in k
+            and "pending" not in k and "correction" not in k} == {
+        k: v for k, v in plain.items() if "queue" not in k and "item" not in k
+        and "pending" not in k and "correction" not in k}
+
+    second = {**LABELS, "a-007": label("a-007", category="support issue", next_step="restart the job")}
+    other = score_part("heldout", LABELS, *as_proposals(second, ids, queue=True), [])
+    assert (other.items, other.backed_items) == (4, 3)
+    assert other.figures["queue precision (items)"] == 3 / 4
+
+
 def test_a_near_miss_is_an_unbacked_value_whose_labels_hold_another_for_it() -> None:
     """A date on the wrong day or a rationale cut wrong is corrected, not lost: counted apart from
     values the labels hold nothing for, and from restatements (which should link, not propose)."""

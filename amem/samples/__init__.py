@@ -246,7 +246,16 @@ def load_labels(part: Part | None = None, *, root: Root | None = None) -> dict[s
 
 #: The fields a second annotator labelled again (``labels_b/``), independently of the first: the
 #: ones the bench's hardest figures (dates, retirements, reasons, categories) are scored on.
-SECOND_FIELDS = ("category", "decision", "reason", "valid_at", "invalidates", "restates")
+SECOND_FIELDS = (
+    "category",
+    "decision",
+    "reason",
+    "valid_at",
+    "invalidates",
+    "restates",
+    "next_step",
+    "customer_priorities",
+)
 
 
 def second_accounts(root: Root | None = None) -> list[str]:
@@ -259,9 +268,10 @@ def second_accounts(root: Root | None = None) -> list[str]:
 
 def load_second_labels(root: Root | None = None) -> dict[str, SampleLabel]:
     """sample_id -> the second annotator's label, for the accounts they labelled: their
-    ``SECOND_FIELDS`` over the first annotator's other fields (next step, priorities, hostile
-    spans, part), checked as the first labels are. Used to measure how far two careful people
-    agree (``bench/label_agreement.py``), and to score an analyst against either."""
+    ``SECOND_FIELDS`` over the first annotator's other fields (hostile spans, part; a field a
+    line leaves out is the first annotator's), checked as the first labels are. Used to measure
+    how far two careful people agree (``bench/label_agreement.py``), and to score an analyst
+    against either."""
     base = _root(root)
     out: dict[str, SampleLabel] = {}
     for account in second_accounts(root):

@@ -354,12 +354,18 @@ def score_part(
 
 
 def as_proposals(
-    labels: Mapping[str, SampleLabel], sample_ids: Collection[str]
+    labels: Mapping[str, SampleLabel], sample_ids: Collection[str], *, queue: bool = False
 ) -> tuple[list[ProposalRecord], dict[str, str | None]]:
     """One labeller's labels of ``sample_ids`` as if an analyst had proposed them (a reason, a date
     and a retirement each an applied proposal, the category the note's), so ``score_part`` scores
     one annotator against another in the very figures an analyst gets: how far two careful people
-    agree is the ceiling those figures can be read against."""
+    agree is the ceiling those figures can be read against.
+
+    With ``queue``, also the review queue this labeller would fill under the default policy: each
+    held value pending (reason, date, retirements, next step, priorities, and the context of a note
+    they file under contract), none on an input they call a restatement (it links instead), so
+    the queue's figures get their ceiling too. The other figures do not move: a pending value
+    repeats an applied one."""
     records: list[ProposalRecord] = []
     for sid in sample_ids:
         label = labels[sid]
@@ -368,7 +374,29 @@ def as_proposals(
         if label.valid_at is not None:
             records.append(ProposalRecord("valid_at", "approved", sid, sid, label.valid_at.isoformat()))
         records += [ProposalRecord("invalid_at", "approved", old, sid) for old in label.invalidates]
+        if queue:
+            records += _held(label)
     return records, {sid: labels[sid].category for sid in sample_ids}
+
+
+def _held(label: SampleLabel) -> list[ProposalRecord]:
+    """What a labelling holds for a person about one input, as pending proposals."""
+    sid = label.sample_id
+    held = [ProposalRecord("invalid_at", "pending", old, sid) for old in label.invalidates]
+    if label.restates is not None:
+        return held
+    own = {
+        "decision_rationale": label.reason,
+        "valid_at": label.valid_at.isoformat() if label.valid_at is not None else None,
+        "next_step": label.next_step,
+        "customer_priorities": list(label.customer_priorities) or None,
+        "context": "(the note's context)" if label.category == "contract" else None,
+    }
+    return held + [
+        ProposalRecord(attribute, "pending", sid, sid, value)
+        for attribute, value in own.items()
+        if value is not None
+    ]
 
 
 def explain(
