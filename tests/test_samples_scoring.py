@@ -220,6 +220,21 @@ def test_one_labelling_scored_against_another_in_the_analysts_figures() -> None:
     assert other["rationale precision"] == other["rationale recall"] == 1.0
 
 
+def test_retirements_the_ledger_set_aside_are_counted_apart() -> None:
+    """A later retirement of a note whose earlier retirement waits is recorded as superseded and
+    never reaches a person: the pair still counts in contradiction precision, and the figure
+    beside it leaves it out."""
+    proposals = [
+        pending("invalid_at", "a-001", "a-002"),  # labelled: $55 retires $42
+        ProposalRecord("invalid_at", "superseded", "a-001", "a-004"),  # $49 retires $42 again: set aside
+        pending("invalid_at", "a-002", "a-004"),  # labelled
+    ]
+    figures = score_part("heldout", LABELS, proposals, {}, []).figures
+    assert figures["contradiction precision"] == 2 / 3
+    assert figures["contradiction precision (not superseded)"] == 1.0
+    assert figures["contradiction recall"] == 1.0
+
+
 def test_a_labelling_as_a_review_queue_gives_the_queue_figures_their_ceiling() -> None:
     """With ``queue``, a labelling fills the queue a perfect analyst would: read against itself every
     item is backed, one item per reviewable input; a second annotator's extra next step is an

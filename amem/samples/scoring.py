@@ -170,6 +170,10 @@ class PartScore:
     unlabelled_with_valid_at: int = 0
     pairs_proposed: int = 0
     pairs_correct: int = 0
+    #: The pairs of retirements the ledger did not set aside as superseded (an earlier retirement of
+    #: the same note waits, so a person never sees these): what reaches a reviewer or applies.
+    pairs_live: int = 0
+    pairs_live_correct: int = 0
     pairs_labelled: int = 0
     pairs_found: int = 0
     self_retired: int = 0
@@ -200,6 +204,7 @@ class PartScore:
             "valid_at exact (labelled)": _ratio(self.valid_at_exact, self.valid_at_labelled),
             "valid_at on unlabelled inputs": _ratio(self.unlabelled_with_valid_at, self.unlabelled),
             "contradiction precision": _ratio(self.pairs_correct, self.pairs_proposed),
+            "contradiction precision (not superseded)": _ratio(self.pairs_live_correct, self.pairs_live),
             "contradiction recall": _ratio(self.pairs_found, self.pairs_labelled),
             "notes retiring themselves": self.self_retired,
             "category accuracy": _ratio(self.category_correct, self.categorised),
@@ -330,6 +335,13 @@ def score_part(
     score.self_retired = sum(old == new for old, new in pairs)
     score.pairs_proposed = len(pairs)
     score.pairs_correct = sum(retires_correctly(old, new, labels) for old, new in pairs)
+    live = {
+        (p.note_sample, p.cause_sample)
+        for p in proposals
+        if p.attribute == "invalid_at" and p.status != "superseded" and p.cause_sample in mine
+    }
+    score.pairs_live = len(live)
+    score.pairs_live_correct = sum(retires_correctly(old, new, labels) for old, new in live)
     labelled_pairs = {(old, sid) for sid in mine for old in labels[sid].invalidates}
     score.pairs_labelled = len(labelled_pairs)
     found = {(canonical(old, labels), canonical(new, labels)) for old, new in pairs if old != new}
@@ -499,7 +511,8 @@ def markdown_table(score: PartScore, *, baseline: PartScore | None = None) -> st
         f"Rationales: {score.rationales_proposed} proposed, {score.rationales_labelled} labelled, "
         f"{score.rationales_matched} matched. valid_at: {score.valid_at_exact}/{score.valid_at_labelled} "
         f"exact, {score.unlabelled_with_valid_at}/{score.unlabelled} unlabelled given one. Contradictions: "
-        f"{score.pairs_correct}/{score.pairs_proposed} proposed pairs right, {score.pairs_found}/"
+        f"{score.pairs_correct}/{score.pairs_proposed} proposed pairs right ({score.pairs_live_correct}/"
+        f"{score.pairs_live} of those not superseded), {score.pairs_found}/"
         f"{score.pairs_labelled} labelled pairs found. Hostile text in pending values: "
         f"{score.hostile_pending}."
     )
