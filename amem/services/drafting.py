@@ -42,12 +42,15 @@ class Snapshot:
     contradictions), as they stand now (deleted ones, and a batch's notes whose analysis failed,
     absent); drafting looks at no other. ``restated``: the note the link step says this raw
     log only restates, if it exists; ``restated_pending``: the attributes it has proposals pending
-    for. ``said_at``: when each neighbour's first raw log was said (for contradictions)."""
+    for. ``said_at``: when each neighbour's first raw log was said (for contradictions).
+    ``shown``: the neighbours as the analyst was shown them, when that may differ from now (another
+    input's analysis, made at the same time, changed one since)."""
 
     neighbours: Mapping[str, Note] = field(default_factory=dict)
     restated: Note | None = None
     restated_pending: frozenset[str] = frozenset()
     said_at: Mapping[str, datetime] = field(default_factory=dict)
+    shown: Mapping[str, Note] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -229,7 +232,19 @@ def _link_drafts(
                     log.warning("raw log %s: dropped %s of %s, injected", raw.id, attribute, neighbour.id)
                     continue
             attr_type = policy.type_of(attribute)
-            if normalize(attribute, attr_type, value) == current_value(neighbour, attribute, attr_type):
+            now = current_value(neighbour, attribute, attr_type)
+            if normalize(attribute, attr_type, value) == now:
+                continue
+            seen = snapshot.shown.get(neighbour.id)
+            if seen is not None and current_value(seen, attribute, attr_type) != now:
+                # rewritten from a value that is no longer there: applied, it would drop what the
+                # change since added (two inputs analysed at once evolving the same neighbour)
+                log.info(
+                    "raw log %s: dropped %s of %s: it changed after the analyst read it",
+                    raw.id,
+                    attribute,
+                    neighbour.id,
+                )
                 continue
             if valid is None and policy.holds(attribute, neighbour.tags, ActorKind.LLM):
                 log.info("raw log %s: dropped %s of %s without evidence", raw.id, attribute, neighbour.id)

@@ -518,7 +518,9 @@ class WritePipeline:
             firsts = [n.raw_log_ids[0] for n in neighbours.values() if n.raw_log_ids and n.id in contradicted]
             said_at = {r.id: r.occurred_at for r in tx.get_raw_logs(firsts)}
         pending = tx.pending_attributes(restated.id) if restated is not None else frozenset()
-        return Snapshot(neighbours, restated, frozenset(pending), said_at)
+        updated = {u.note_id for u in answer.updates}
+        shown = {n.id: n for n in analysis.neighbours if n.id in updated}
+        return Snapshot(neighbours, restated, frozenset(pending), said_at, shown)
 
     # -- failure and the index ---------------------------------------------------------------------
 

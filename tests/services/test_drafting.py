@@ -226,3 +226,40 @@ def test_a_team_s_own_date_attribute_is_read_again_like_valid_at() -> None:
     )
     (go_live,) = [d for d in draft(NEW, raw, given, Snapshot(), policy) if d.attribute == "go_live"]
     assert go_live.new_value == "2026-12-01T00:00:00+00:00" and "the model said 2026-12-08" in go_live.reason
+
+
+def test_an_evolution_made_from_a_value_that_changed_since_is_dropped() -> None:
+    """The analyst rewrote a neighbour's context as it was shown; another input's analysis, made at
+    the same time, changed that context since: the rewrite would drop what was added, so it is not
+    proposed. Other attributes of the same answer, unchanged since, still are."""
+    raw = raw_log("Acme escalated the SSO request to their CISO")
+    shown = neighbour(
+        "n_00000000000known", "Acme asked about SSO", context="Acme asked for SSO.", tags=["acme"]
+    )
+    now = replace_note(shown, context="Acme asked for SSO; it blocks the renewal.")
+    given = answers(
+        link={
+            "updates": [
+                {
+                    "note_id": shown.id,
+                    "context": "Acme's SSO request, escalated to the CISO.",
+                    "tags": ["acme", "sso"],
+                    "reason": "escalated",
+                }
+            ]
+        }
+    )
+    stale = by_attribute(
+        draft(NEW, raw, given, Snapshot(neighbours={now.id: now}, shown={shown.id: shown}), POLICY)
+    )
+    assert (shown.id, "context") not in stale and stale[(shown.id, "tags")] == ["acme", "sso"]
+    fresh = by_attribute(
+        draft(NEW, raw, given, Snapshot(neighbours={now.id: now}, shown={now.id: now}), POLICY)
+    )
+    assert fresh[(shown.id, "context")] == "Acme's SSO request, escalated to the CISO."
+    unknown = by_attribute(draft(NEW, raw, given, Snapshot(neighbours={now.id: now}), POLICY))
+    assert (shown.id, "context") in unknown  # nothing says what was shown: drafted as before
+
+
+def replace_note(note: Note, **values: object) -> Note:
+    return note.model_copy(update=values)
