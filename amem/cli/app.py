@@ -125,11 +125,14 @@ def editor(mem: Any, actor: str, password_stdin: bool) -> Any:
     names them: a name typed on the command line would let anyone act as that person."""
     from amem.domain.identity import split_kind
     from amem.domain.models import ActorKind
-    from amem.errors import PermissionDeniedError
+    from amem.errors import InvalidInputError, PermissionDeniedError
 
     kind, name = split_kind(actor.strip())
-    if not actor.strip() or (kind is not None and kind != ActorKind.PERSON.value):
+    if not actor.strip() or kind == ActorKind.AGENT.value:
         return actor  # an agent, or nobody (refused by the library with its own message)
+    if kind is not None and kind != ActorKind.PERSON.value:
+        # what the model proposes, and what amem does itself, are recorded by amem, never typed
+        raise InvalidInputError(f"--actor {actor.strip()}: edit as agent:NAME or as a person, not as {kind}:")
     try:
         mem.authentication.person(actor)
     except PermissionDeniedError:

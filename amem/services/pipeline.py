@@ -397,11 +397,14 @@ class WritePipeline:
             linked_all.append(linked)
             if isinstance(linked, AnalystError):
                 continue
+            # the answers exactly as the write will draft them (the same checks), so the notes a
+            # later link step is shown are the notes that will be written
             answers = Answers(
                 construct=constructed.answer,
                 link=linked.answer,
                 construct_by=_proposer(self.analyst.model, constructed),
                 link_by=_proposer(self.analyst.model, linked),
+                checked=self.analyst.checked,
             )
             current = {n.id: n for n in seen} | {note.id: views.get(note.id, applied)}
             views |= preview(

@@ -204,6 +204,9 @@ def test_a_person_edits_only_signed_in_and_an_agent_edits_by_its_name(
         assert code == 2 and one_error_line(err) == "error: wrong reviewer name or password", args
     code, _out, _err = amem("update", note_id, tags, "--actor", "bob")  # asked for, none given
     assert code != 0
+    for kind in ("llm:gpt-4o", "system:amem", "LLM:x"):  # amem records these itself, never typed
+        code, _out, err = amem("update", note_id, tags, "--actor", kind)
+        assert code == 2 and "edit as agent:NAME or as a person" in err, kind
     code, _out, err = amem("update", note_id, tags, "--actor", "mallory", "--password-stdin", stdin="x\n")
     assert code == 2 and "wrong reviewer name or password" in err  # nobody of that name signs in
     assert (len(amem.memory.changes()), len(amem.memory.pending(limit=100))) == before
