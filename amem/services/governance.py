@@ -263,7 +263,7 @@ class Governance:
                 note = notes.get(d.note_id)
                 if note is None:
                     raise NotFoundError(f"note {d.note_id} does not exist")
-                if note.deleted and d.proposer.kind != ActorKind.LLM and _erased(tx, note):
+                if note.deleted and _erased(tx, note):
                     # restoring it would put "[erased]" back in search; its history stays readable
                     raise InvalidInputError(
                         f"note {note.id} was erased on a data subject's request: it takes no more changes"

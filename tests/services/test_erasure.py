@@ -353,8 +353,9 @@ def test_an_erased_note_leaves_search_and_the_facts_as_a_recorded_deletion(memor
 
 def test_an_erased_note_cannot_be_restored_or_changed(memory: Memory) -> None:
     """Reverting the erasure's deletion would put the erased note back in search as "[erased]", and
-    an edit would give it values again: both are refused, for a person as for an agent. A note
-    deleted by a person, not erased, can still be restored."""
+    an edit would give it values again: both are refused, for a person, an agent and a model (whose
+    value could only come from what it read of the erased input). A note deleted by a person, not
+    erased, can still be restored."""
     from amem.errors import InvalidInputError
 
     gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
@@ -367,9 +368,11 @@ def test_an_erased_note_cannot_be_restored_or_changed(memory: Memory) -> None:
 
     with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
         memory.revert(tombstone, reviewer=alice, reason="by mistake")
-    for actor in ("person:alice", "agent:x"):
+    for actor in ("person:alice", "agent:x", "llm:scripted"):
         with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
             memory.update(gone, actor=actor, context="Quibblestone again")
+    with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
+        memory.propose(gone, "tags", ["quibblestone"], reason="evolved", proposer="llm:scripted")
 
     assert memory.read(gone).deleted and len(memory.pending()) == proposals_before
     assert [h.note.id for h in memory.search("renewal", scope="acme")] == [other]
