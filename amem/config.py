@@ -89,7 +89,7 @@ class Settings:
     def database_url(self) -> str:
         if self.database_url_override:
             return self.database_url_override
-        return f"sqlite:///{(self.home / 'ledger.sqlite3').resolve()}"
+        return sqlite_url((self.home / "ledger.sqlite3").resolve())
 
     @property
     def shown_database_url(self) -> str:
@@ -146,3 +146,11 @@ def _positive(env: Mapping[str, str], name: str, default: float, *, allow_zero: 
     if number < 0 or (number == 0 and not allow_zero):
         raise ConfigError(f"{name}={value!r}: give a {'non-negative' if allow_zero else 'positive'} number")
     return number
+
+
+def sqlite_url(path: Path) -> str:
+    """The SQLAlchemy URL of the SQLite file ``path``, escaped: in ``f"sqlite:///{path}"`` a "?"
+    of the path starts the options, and "%41" reads as "A", so another file would be opened. Only
+    those characters are escaped (and "#"): a path with spaces still reads as itself."""
+    escaped = str(path).replace("%", "%25").replace("?", "%3F").replace("#", "%23")
+    return f"sqlite:///{escaped}"

@@ -40,7 +40,7 @@ SHAPES = {
 
 
 def measure(ledger: Path, queries: int) -> tuple[int, dict[str, float]]:
-    db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+    db = sqlite3.connect(f"{ledger.resolve().as_uri()}?mode=ro", uri=True)
     blocks = dict(db.execute("SELECT scope, number FROM fts_scopes"))
     notes = db.execute("SELECT count(*) FROM notes").fetchone()[0]
     rng = random.Random(5)

@@ -94,6 +94,7 @@ def demo(
     The history goes through the real pipeline; the demo reviewer's sign-in is printed here."""
     from amem.cli.progress import reporter
     from amem.cli.ui import require_console, ui
+    from amem.config import sqlite_url
     from amem.errors import InvalidInputError
     from amem.memory import Memory
 
@@ -107,7 +108,7 @@ def demo(
     store.mkdir(parents=True, exist_ok=True)
     (store / MARKER).write_text("made by `amem demo`; `amem demo --reset` deletes this directory\n")
     policy_path, password = write_demo_policy(store)
-    ledger = f"sqlite:///{store / 'ledger.sqlite3'}"
+    ledger = sqlite_url(store / "ledger.sqlite3")
 
     with Memory(store, database_url=ledger, policy=policy_path) as mem:
         if mem.notes(limit=1):

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from amem.domain.models import ActorKind, Note, Proposal, RawLog, as_utc, utcnow
+from amem.domain.spreadsheet import spreadsheet_safe
 from amem.domain.values import current_value
 from amem.ledger import audit_queries as q
 from amem.ledger.audit_queries import AuditQuery
@@ -204,7 +205,6 @@ CSV_COLUMNS = [
     "model",
     "hash",
 ]
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _csv_cell(name: str, value: Any) -> str:
@@ -214,9 +214,8 @@ def _csv_cell(name: str, value: Any) -> str:
         return as_utc(value).isoformat()
     if name in ("old_value", "new_value") and not isinstance(value, str):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    text = str(value)
     # A spreadsheet would run a cell starting like a formula; the JSON Lines export stays exact.
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    return spreadsheet_safe(str(value))
 
 
 def export_csv(ledger: Ledger, query: AuditQuery) -> bytes:

@@ -14,7 +14,9 @@ it is derived, and ``amem reindex`` rebuilds it from the ledger's stored vectors
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import sqlite3
 import time
 import uuid
@@ -26,6 +28,7 @@ from typing import Any
 import sqlalchemy as sa
 from pydantic import BaseModel
 
+from amem.config import sqlite_url
 from amem.domain.progress import Progress, no_progress
 from amem.errors import ConfigError, InvalidInputError
 from amem.ledger.store import Ledger
@@ -55,33 +58,36 @@ def back_up(
     """Copy the ledger to ``dest`` (a new file) in one consistent snapshot, then verify the copy:
     its chains, its rows, and each of ``checkpoints`` (signed with ``public_key``). The file is
     written under a temporary name and renamed when complete, so ``dest`` never names half a copy;
-    a copy that does not verify is kept (the evidence of what was there) and its report says why."""
+    a copy that does not verify is kept (the evidence of what was there) and its report says why.
+    A file that appears at ``dest`` meanwhile is never overwritten (InvalidInputError)."""
     dest = dest.expanduser().resolve()
     if dest.exists():
         raise InvalidInputError(f"{dest} exists: a backup never overwrites a file; name a new one")
     if not dest.parent.is_dir():
         raise InvalidInputError(f"{dest.parent} is not a directory: create it first")
-    partial = dest.with_name(dest.name + ".partial")
-    partial.unlink(missing_ok=True)
+    partial = _claimed_beside(dest)
     started = time.perf_counter()
     progress("copying the ledger", 0, 1)
     postgres = ledger.dialect == "postgresql"
-    if postgres:
-        _dump_postgres(ledger, partial)
-    else:
-        _copy_sqlite(ledger, partial)
-    fsync(partial)
-    copied = time.perf_counter() - started
     try:
-        with _restored_postgres(ledger, partial) if postgres else _opened_sqlite(partial) as copy:
-            verified = verify_ledger(copy, checkpoints, public_key, progress=progress)
-            with copy.read() as tx:
-                heads = tx.chain_state()
-    except _CannotRestore as exc:  # the dump is whole: keep it, and say it is not proven
-        os.replace(partial, dest)
-        raise ConfigError(f"{dest} is written but not verified: {exc}") from None
-    os.replace(partial, dest)
-    fsync(dest.parent)
+        if postgres:
+            _dump_postgres(ledger, partial)
+        else:
+            _copy_sqlite(ledger, partial)
+        fsync(partial)
+        copied = time.perf_counter() - started
+        try:
+            with _restored_postgres(ledger, partial) if postgres else _opened_sqlite(partial) as copy:
+                verified = verify_ledger(copy, checkpoints, public_key, progress=progress)
+                with copy.read() as tx:
+                    heads = tx.chain_state()
+        except _CannotRestore as exc:  # the dump is whole: keep it, and say it is not proven
+            _placed(partial, dest)
+            raise ConfigError(f"{dest} is written but not verified: {exc}") from None
+        _placed(partial, dest)
+    finally:  # a copy not placed (a failure, or dest taken meanwhile) leaves nothing behind
+        for leftover in (partial, *(partial.with_name(partial.name + end) for end in ("-wal", "-shm"))):
+            leftover.unlink(missing_ok=True)
     return BackupReport(
         path=str(dest),
         bytes=dest.stat().st_size,
@@ -90,6 +96,59 @@ def back_up(
         heads=heads,
         verified=verified,
     )
+
+
+def _claimed_beside(dest: Path) -> Path:
+    """A new file of this backup's own beside ``dest``: two backups naming the same file never
+    write into one copy (each is placed whole, or refused)."""
+    while True:
+        partial = dest.with_name(f"{dest.name}.{secrets.token_hex(4)}.partial")
+        try:
+            os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return partial
+
+
+def _placed(partial: Path, dest: Path) -> None:
+    """``partial`` named ``dest``, or InvalidInputError when a file appeared there while the backup
+    was made (it is left as it is)."""
+    try:
+        place(partial, dest)
+    except FileExistsError:
+        raise InvalidInputError(
+            f"{dest} was created while the backup was being made: it is left as it is and this "
+            "backup was not written (a backup never overwrites a file); name a new one"
+        ) from None
+
+
+#: What os.link raises where the file system has no hard links (FAT, some network shares).
+_NO_HARD_LINKS = frozenset(
+    {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV, errno.EINVAL}
+)
+
+
+def place(partial: Path, dest: Path) -> None:
+    """Give the finished file ``partial`` the name ``dest``, unless something holds that name by
+    now: FileExistsError then, ``dest`` untouched. A check for ``dest`` made before minutes of
+    copying and verifying proves nothing at the end, and ``os.replace`` would silently drop what
+    appeared there meanwhile (a store opened at a restore's target, with acknowledged inputs).
+
+    A hard link is made only if the name is free, in one step. Where the file system has none, the
+    name is claimed by an exclusive create and the copy renamed over that empty claim: only the
+    instant between the two is open to a writer that opens the empty claim itself."""
+    try:
+        os.link(partial, dest)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        os.close(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # FileExistsError if taken
+        os.replace(partial, dest)
+    else:
+        partial.unlink()
+    fsync(dest.parent)
 
 
 # -- SQLite ----------------------------------------------------------------------------------------
@@ -110,7 +169,7 @@ def _copy_sqlite(ledger: Ledger, partial: Path) -> None:
 
 @contextmanager
 def _opened_sqlite(partial: Path) -> Iterator[Ledger]:
-    copy = Ledger(f"sqlite:///{partial}", create_if_empty=False)
+    copy = Ledger(sqlite_url(partial), create_if_empty=False)
     try:
         yield copy
     finally:

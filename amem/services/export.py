@@ -16,6 +16,7 @@ from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel
 
+from amem.domain.spreadsheet import spreadsheet_safe
 from amem.errors import InvalidInputError
 from amem.ledger import export_queries
 from amem.ledger.store import Ledger
@@ -91,12 +92,15 @@ def _plain(value: Any) -> Any:
 
 
 def _cell(value: Any) -> str:
+    """A CSV cell: text made safe to open in a spreadsheet (an agent's input or a model's answer
+    can start like a formula), lists and objects as JSON (never read as a formula), times in ISO
+    8601. JSON Lines is the exact form."""
     if value is None:
         return ""
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, str):
-        return value
+        return spreadsheet_safe(value)
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -8,11 +8,11 @@ acknowledged after it, and history is never rewritten. The restored ledger is ve
 verify` does (both chains, every row, each signed checkpoint given) before it is called restored.
 
 SQLite: the backup is copied with SQLite's backup API to a temporary name beside the target (the
-backup file itself is only read), verified there, and renamed into place; a copy that does not
-verify is removed and nothing is restored. PostgreSQL: ``pg_restore`` into the target database (the
-dump's schema, made there unless it exists empty), then verified; one that does not verify is left
-there for inspection, and the report says so. The vector index is derived: the CLI rebuilds it from
-the restored ledger's stored vectors.
+backup file itself is only read), verified there, and renamed into place if the target is still
+free; a copy that does not verify is removed and nothing is restored. PostgreSQL: ``pg_restore``
+into the target database (the dump's schema, made there unless it exists empty), then verified; one
+that does not verify is left there for inspection, and the report says so. The vector index is
+derived: the CLI rebuilds it from the restored ledger's stored vectors.
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
+from amem.config import sqlite_url
 from amem.domain.progress import Progress, no_progress
 from amem.errors import InvalidInputError
 from amem.ledger import schema
 from amem.ledger.store import Ledger, create_engine
 from amem.services import pg_client
-from amem.services.backup import fsync
+from amem.services.backup import place
 from amem.services.integrity import VerifyResult, verify_ledger
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -129,37 +130,40 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
     if not target.database or target.database == ":memory:":
         raise InvalidInputError(f"{_shown(target)}: restore a SQLite backup into a file")
     dest = Path(target.database).expanduser().resolve()
-    for path in (dest, dest.with_name(dest.name + "-wal")):
-        if path.exists() and path.stat().st_size > 0:
-            raise InvalidInputError(
-                f"{path} holds a ledger already: a restore never overwrites one (it would lose what was "
-                "kept after the backup); restore into a new place (--home DIR or --database-url) and "
-                "point amem at it"
-            )
+    _refuse_a_ledger(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".restoring", dir=dest.parent)
     os.close(fd)
     partial = Path(name)
     try:
-        source = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)  # the backup is only read
         try:
-            copy = sqlite3.connect(partial)
+            _copy_backup(backup, partial)
+            upgraded_from = _brought_up_to_date(sqlite_url(partial), backup)
+            opened = Ledger(sqlite_url(partial), create_if_empty=False)
             try:
-                source.backup(copy)
+                verified, heads = proof.verify(opened)
             finally:
-                copy.close()
-        finally:
-            source.close()
-        upgraded_from = _brought_up_to_date(f"sqlite:///{partial}", backup)
-        opened = Ledger(f"sqlite:///{partial}", create_if_empty=False)
-        try:
-            verified, heads = proof.verify(opened)
-        finally:
-            opened.close()
+                opened.close()
+        except (sqlite3.DatabaseError, sa.exc.DatabaseError) as exc:
+            damaged = _damaged(backup, exc)
+            if damaged is None:
+                raise
+            raise damaged from None
         if verified.ok:
             _checkpointed(partial)
-            os.replace(partial, dest)
-            fsync(dest.parent)
+            # minutes may have passed: a store opened at the target meanwhile holds acknowledged
+            # inputs, so look again, then take the name only if it is still free
+            _refuse_a_ledger(dest)
+            if dest.exists():  # empty (a store opened and never written): nothing to lose
+                dest.unlink()
+            try:
+                place(partial, dest)
+            except FileExistsError:
+                _refuse_a_ledger(dest)
+                raise InvalidInputError(
+                    f"{dest} was created while the backup was being restored: it is left as it is and "
+                    "nothing was restored; restore into a new place (--home DIR or --database-url)"
+                ) from None
     finally:
         for leftover in (
             partial,
@@ -170,13 +174,77 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
     return RestoreReport(
         backup=str(backup),
         kind="sqlite",
-        database_url=f"sqlite:///{dest}",
+        database_url=sqlite_url(dest),
         seconds=proof.seconds(),
         heads=heads,
         verified=verified,
         restored=verified.ok,
-        ledger_url=f"sqlite:///{dest}",
+        ledger_url=sqlite_url(dest),
         upgraded_from=upgraded_from,
+    )
+
+
+def _refuse_a_ledger(dest: Path) -> None:
+    """InvalidInputError when ``dest`` (or its write-ahead log) holds anything: a restore never
+    overwrites a ledger, which may hold inputs acknowledged after the backup."""
+    for path in (dest, dest.with_name(dest.name + "-wal")):
+        if path.exists() and path.stat().st_size > 0:
+            raise InvalidInputError(
+                f"{path} holds a ledger already: a restore never overwrites one (it would lose what was "
+                "kept after the backup); restore into a new place (--home DIR or --database-url) and "
+                "point amem at it"
+            )
+
+
+def _copy_backup(backup: Path, partial: Path) -> None:
+    """The backup copied page by page into ``partial``, then checked whole: SQLite reads only the
+    pages a query needs, so a file cut short could otherwise verify and fail later, in service."""
+    short = _cut_short(backup)
+    if short:
+        raise sqlite3.DatabaseError(short)
+    # an escaped URI: in "file:{path}" a "#", "?" or "%41" of the name makes SQLite open another file
+    source = sqlite3.connect(f"{backup.as_uri()}?mode=ro", uri=True)  # the backup is only read
+    try:
+        copy = sqlite3.connect(partial)
+        try:
+            source.backup(copy)
+            problems = [row[0] for row in copy.execute("PRAGMA quick_check(1)")]
+        finally:
+            copy.close()
+    finally:
+        source.close()
+    if problems != ["ok"]:
+        raise sqlite3.DatabaseError("; ".join(problems))
+
+
+def _cut_short(backup: Path) -> str | None:
+    """Why ``backup`` is shorter than its header says it is, or None. SQLite reads a missing tail as
+    zeros, and zeros where no row was kept pass every check: the header's size is the proof."""
+    with backup.open("rb") as f:
+        header = f.read(100)
+    if len(header) < 100:
+        return f"{len(header)} bytes, shorter than a SQLite header"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if header[24:28] != header[92:96] or not pages:  # the size is valid only when both counters agree
+        return None
+    size = backup.stat().st_size
+    if size < pages * page_size:
+        return f"{size} bytes where its header says {pages} pages of {page_size} bytes: the end is missing"
+    return None
+
+
+def _damaged(backup: Path, exc: sqlite3.DatabaseError | sa.exc.DatabaseError) -> InvalidInputError | None:
+    """A backup SQLite cannot read as a database ("malformed", "not a database") is the user's
+    problem, not amem's (a file cut short by a full disk or an interrupted copy): said so, with the
+    file. None for anything else (a full disk or a lock here), which goes on as it came."""
+    cause = exc.orig if isinstance(exc, sa.exc.DatabaseError) else exc
+    if isinstance(cause, sqlite3.OperationalError) or not isinstance(cause, sqlite3.DatabaseError):
+        return None
+    return InvalidInputError(
+        f"the backup {backup} is damaged or incomplete ({cause}): nothing restored; restore another "
+        "copy of it"
     )
 
 

@@ -159,3 +159,20 @@ def test_the_cli_and_the_console_show_the_same_mode_for_each_attribute(
         console = {a.attribute: a.mode for a in mem.policy_overview().attributes}
     assert cli["context"] == console["context"] == "review"
     assert cli == console
+
+
+@pytest.mark.parametrize("name", ["store?mode=ro", "store%41", "store #2 copy"])
+def test_a_store_whose_path_reads_as_url_syntax_opens_its_own_ledger(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A "?", "%41" or "#" in the store's path once pointed the ledger URL at another file (or
+    options); the ledger is the file in the store, whatever the directory is called."""
+    from sqlalchemy import make_url
+
+    home = tmp_path / name
+    assert main(["--home", str(home), "add", "Acme renews in March", "--scope", "acme"]) == 0
+    capsys.readouterr()
+    found = where(capsys, "--home", str(home))
+    assert make_url(str(found["ledger"])).database == str((home / "ledger.sqlite3").resolve())
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no stray ledger beside it
+    assert (home / "ledger.sqlite3").stat().st_size > 0

@@ -8,6 +8,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -168,3 +169,58 @@ def test_a_ledger_in_the_public_schema_of_its_own_database_is_dumped_and_verifie
         report = team.backup(tmp_path / "ledger.dump")
     assert report.verified.ok, report.verified.problems
     assert report.heads["counts"]["raw_log"] == 1
+
+
+def _writing_at(dest: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Someone else writes ``dest`` while the copy is being verified (after the check that it is free)."""
+    from amem.services import backup as backing_up
+
+    verify = backing_up.verify_ledger
+
+    def verify_while_dest_is_written(*args: Any, **kwargs: Any) -> Any:
+        dest.write_text("another run's backup")
+        return verify(*args, **kwargs)
+
+    monkeypatch.setattr(backing_up, "verify_ledger", verify_while_dest_is_written)
+
+
+def test_a_file_written_at_the_destination_during_a_backup_is_never_overwritten(
+    lite: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_note(lite, "Acme pays $42 per seat")
+    dest = tmp_path / "b.sqlite3"
+    _writing_at(dest, monkeypatch)
+
+    code, out, err = _cli(lite, "backup", str(dest))
+
+    assert code == 2 and out == ""
+    assert err.strip() == (
+        f"error: {dest} was created while the backup was being made: it is left as it is and this "
+        "backup was not written (a backup never overwrites a file); name a new one"
+    )
+    assert dest.read_text() == "another run's backup"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.sqlite3", "home"]  # no copy left behind
+
+
+def test_where_the_file_system_has_no_hard_links_a_backup_is_placed_but_never_over_a_file(
+    lite: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    def no_hard_links(src: object, dst: object, **_: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted", str(dst))
+
+    monkeypatch.setattr(os, "link", no_hard_links)
+    note = make_note(lite, "Acme pays $42 per seat")
+    report = lite.backup(tmp_path / "first.sqlite3")
+    assert report.verified.ok
+    with Memory(tmp_path / "restored", database_url=f"sqlite:///{report.path}", create=False) as copy:
+        assert copy.read(note.id).content == "Acme pays $42 per seat" and copy.verify().ok
+
+    dest = tmp_path / "second.sqlite3"
+    _writing_at(dest, monkeypatch)
+    with pytest.raises(InvalidInputError, match="was created while the backup was being made"):
+        lite.backup(dest)
+    assert dest.read_text() == "another run's backup"
+    assert list(tmp_path.glob("*.partial")) == []

@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -140,12 +141,16 @@ def test_a_ledger_of_the_public_schema_comes_back_into_a_new_databases_public(
         assert back.count_raw_logs() == 1
 
 
-def test_a_backup_an_older_amem_wrote_is_migrated_as_it_is_restored(tmp_path: Path) -> None:
+def test_a_backup_an_older_amem_wrote_is_migrated_as_it_is_restored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Backups outlive versions: one taken at schema 0018 comes back at this amem's schema, its
     rows and chains intact, instead of a ledger `amem` refuses to open."""
     from amem.ledger import schema
     from amem.ledger.store import create_engine
+    from tests.factories import record_tokens_as_before_0022
 
+    record_tokens_as_before_0022(monkeypatch)  # its token as the amem of 0018 recorded it
     with Memory(tmp_path / "old") as old:
         note = make_note(old, "Initech renewed for two years", scope="initech")
         old.tokens.create("crm-sync", "agent")
@@ -165,3 +170,87 @@ def test_a_backup_an_older_amem_wrote_is_migrated_as_it_is_restored(tmp_path: Pa
         assert [t.name for t in back.tokens.list()] == ["crm-sync"] and back.verify().ok
     with sqlite3.connect(backup) as conn:  # the backup itself is as it was
         assert conn.execute("SELECT version_num FROM alembic_version").fetchone() == ("0018",)
+
+
+@pytest.mark.parametrize(
+    ("name", "misread_as"),
+    [("ledger#2026-12-06.db", "ledger"), ("ledger?v2.db", "ledger"), ("ledger%41.db", "ledgerA.db")],
+)
+def test_the_backup_named_is_the_one_restored_whatever_its_file_is_called(
+    lite: Memory, tmp_path: Path, name: str, misread_as: str
+) -> None:
+    """A "#", "?" or "%41" in a backup's name once made SQLite read another file beside it."""
+    renewal = make_note(lite, "Initech renewed for two years", scope="initech")
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    lite.backup(shelf / name)
+    with Memory(tmp_path / "other") as other:  # another store's backup, at the name misread
+        make_note(other, "Globex wants a pilot", scope="globex")
+        other.backup(shelf / misread_as)
+
+    code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(shelf / name), "--json")
+
+    assert code == 0, err
+    assert json.loads(out)["backup"] == str(shelf / name)
+    with Memory(tmp_path / "new", create=False) as back:
+        assert [n.id for n in back.notes(scope="initech")] == [renewal.id]
+        assert back.notes(scope="globex") == [] and back.verify().ok
+
+
+def test_a_restore_goes_into_the_file_its_url_names_whatever_the_file_is_called(
+    lite: Memory, tmp_path: Path
+) -> None:
+    note = make_note(lite, "Initech renewed for two years", scope="initech")
+    backup = Path(lite.backup(tmp_path / "b.sqlite3").path)
+    dest = tmp_path / "new?#%41" / "ledger.sqlite3"
+
+    report = restore(backup, sa.URL.create("sqlite", database=str(dest)).render_as_string())
+
+    assert report.restored and dest.is_file() and sa.make_url(report.database_url).database == str(dest)
+    with Memory(tmp_path / "home2", database_url=report.ledger_url, create=False) as back:
+        assert back.read(note.id).content == "Initech renewed for two years" and back.verify().ok
+
+
+def test_a_store_opened_at_the_target_while_a_restore_verifies_keeps_what_it_acknowledged(
+    lite: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restore takes minutes on a large ledger; a server started on the new store meanwhile
+    acknowledges inputs, which the restored copy must not replace."""
+    from amem.services import restore as restoring
+
+    make_note(lite, "Acme pays $42 per seat")
+    backup = Path(lite.backup(tmp_path / "b.sqlite3").path)
+    acknowledged: list[str] = []
+    verify = restoring.verify_ledger
+
+    def verify_while_a_store_opens_at_the_target(*args: Any, **kwargs: Any) -> Any:
+        with Memory(tmp_path / "new") as meanwhile:
+            acknowledged.extend(make_note(meanwhile, "Initech signed today", scope="initech").raw_log_ids)
+        return verify(*args, **kwargs)
+
+    monkeypatch.setattr(restoring, "verify_ledger", verify_while_a_store_opens_at_the_target)
+    with pytest.raises(InvalidInputError, match="holds a ledger already: a restore never overwrites"):
+        restore(backup, f"sqlite:///{tmp_path / 'new' / 'ledger.sqlite3'}")
+
+    with Memory(tmp_path / "new", create=False) as kept:
+        assert kept.count_raw_logs() == 1 and [n.raw_log_ids for n in kept.notes(scope="initech")] == [
+            acknowledged
+        ]
+        assert kept.notes(scope="acme") == [] and kept.verify().ok
+    assert list((tmp_path / "new").glob("*restoring*")) == []
+
+
+def test_a_damaged_backup_is_refused_as_damaged_not_as_a_bug(lite: Memory, tmp_path: Path) -> None:
+    for i in range(5):
+        make_note(lite, f"Acme call {i}: the renewal is on track")
+    whole = Path(lite.backup(tmp_path / "b.sqlite3").path).read_bytes()
+    for size in (len(whole) // 2, len(whole) - 4096, len(whole) - 1000):  # a copy cut short
+        cut = tmp_path / f"cut-{size}.sqlite3"
+        cut.write_bytes(whole[:size])
+
+        code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(cut))
+
+        assert code == 2 and out == "", err
+        assert err.startswith(f"error: the backup {cut} is damaged or incomplete (") and "bug" not in err
+        assert not (tmp_path / "new" / "ledger.sqlite3").exists()
+        assert list((tmp_path / "new").glob("*restoring*")) == []
