@@ -60,7 +60,7 @@ def run_case(name: str, backend: str, postgres_url: str | None) -> list[tuple[st
             ledger as url,
             Memory(work / "home", database_url=url, policy=str(REPO / "policies.yaml")) as mem,
         ):
-            scene = tc.build(mem)
+            scene = tc.build(mem, erased=name in tc.NEEDS_ERASURE)
             key, log = work / "key.pem", work / "checkpoints.jsonl"
             checkpoints.init_key(key)
             mem.checkpoint(key=key, log=log)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, Note, Proposal, Proposer, RawLog, new_id, utcnow
@@ -80,3 +83,16 @@ def policy_with_scopes(directory: Path, **scopes: list[str] | None) -> Path:
         data["reviewers"][name]["scopes"] = limited
     (directory / "reviewers.yaml").write_text(yaml.safe_dump(data), "utf-8")
     return directory / "policies.yaml"
+
+
+def record_tokens_as_before_0022(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens made from here on are recorded as the code before migration 0022 recorded them: a
+    creation without its token's digest (0022's own downgrade refuses once one records it)."""
+    from amem.ledger import token_queries
+
+    record = token_queries.record_event
+
+    def as_before(tx: Any, row: dict[str, Any]) -> None:
+        record(tx, {k: v for k, v in row.items() if k != "token_sha256"})
+
+    monkeypatch.setattr(token_queries, "record_event", as_before)

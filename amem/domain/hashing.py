@@ -174,9 +174,14 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
 
 #: Columns added to a kind after ledgers held rows of it: covered only where a row has a value, so
 #: every row made before keeps the digest its event recorded. A token's scopes (migration 0019):
-#: the accounts an agent token is limited to; none, every account, as before. A proposal's
-#: ``corrects`` (migration 0021): the proposal a reviewer's correction replaces.
-OPTIONAL_PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {"token": ("scopes",), "proposal": ("corrects",)}
+#: the accounts an agent token is limited to; none, every account, as before. A token creation's
+#: ``token_sha256`` (migration 0022): the digest of the token it made, so a digest swapped in
+#: api_tokens (someone else's token acting as its name) is told. A proposal's ``corrects``
+#: (migration 0021): the proposal a reviewer's correction replaces.
+OPTIONAL_PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
+    "token": ("scopes", "token_sha256"),
+    "proposal": ("corrects",),
+}
 
 
 def erased_rows_digest(entries: list[dict[str, Any]]) -> str:
@@ -190,6 +195,23 @@ def erased_rows_digest(entries: list[dict[str, Any]]) -> str:
 
 #: What an erased text becomes, everywhere it was (raw logs, derived values, proposals, model answers).
 REDACTED = "[erased]"
+
+#: An erased change's entry (erased_rows.detail): the digests of the values it was written with,
+#: which its hash covers (verify hashes it from these), and of the values the erasure left in the
+#: row, which verify holds the row to. Erasures made before the latter were recorded lack them.
+ORIGINAL_VALUE_DIGESTS = ("old_value_sha256", "new_value_sha256")
+REDACTED_VALUE_DIGESTS = ("redacted_old_value_sha256", "redacted_new_value_sha256")
+
+
+def erased_change_detail(original: dict[str, Any], old_value: Any, new_value: Any) -> dict[str, str]:
+    """What an erasure records of a change it redacts: ``original``'s value digests (kept from the
+    change's first erasure, since its hash covers them) and those of the values it leaves, so a row
+    rewritten after the erasure is told."""
+    return {
+        **{name: original[name] for name in ORIGINAL_VALUE_DIGESTS},
+        REDACTED_VALUE_DIGESTS[0]: value_digest(old_value),
+        REDACTED_VALUE_DIGESTS[1]: value_digest(new_value),
+    }
 
 
 def payload_digest(kind: str, row: Any) -> str:

@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql
 
 from amem.domain.models import CREATE_RULE, ERASURE_RULE, ActorKind, ProposalStatus
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import changes, erased_rows, erasures, notes, proposals
+from amem.ledger.tables import chain_head, changes, erased_rows, erasures, notes, proposals
 
 #: The rule recorded on the proposal that creates a note (see amem.services.governance).
 
@@ -430,3 +430,12 @@ def incoming_links(tx: LedgerTx, note_id: str, scope: str) -> list[dict[str, Any
         .order_by(notes.c.id)
     )
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+
+
+def change_head(tx: LedgerTx) -> tuple[int, str]:
+    """The change chain's head (chain_head): its last change's seq and hash, which the next change
+    links to (verify holds them to the last change)."""
+    row = tx.conn.execute(
+        sa.select(chain_head.c.last_seq, chain_head.c.last_hash).where(chain_head.c.id == 1)
+    ).one()
+    return int(row.last_seq), str(row.last_hash)

@@ -57,7 +57,7 @@ COLUMNS: dict[str, list[str]] = {
     ],
     "tokens": [
         "event_seq", "id", "token_id", "action", "name", "role", "by", "at", "expires_at", "scopes",
-        "event_hash",
+        "token_sha256", "event_hash",
     ],
 }  # fmt: skip
 

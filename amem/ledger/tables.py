@@ -95,6 +95,9 @@ input_keys = sa.Table(
     sa.Column("actor_kind", sa.String(16), primary_key=True),
     sa.Column("actor_id", sa.String(200), primary_key=True),
     sa.Column("key_sha256", sa.String(200), primary_key=True),
+    # migration 0023: a key names one input per (author, scope), so tokens of one name limited to
+    # different scopes never meet; after the key in the primary key, so a lookup by key reads its index
+    sa.Column("scope", sa.String(200), primary_key=True),
     sa.Column("raw_log_id", sa.String(40), sa.ForeignKey("raw_logs.id"), nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
 )
@@ -339,6 +342,8 @@ token_events = sa.Table(
     sa.Column("at", UTCDateTime, nullable=False),
     sa.Column("expires_at", UTCDateTime, nullable=True),
     sa.Column("scopes", OptionalJSON, nullable=True),  # migration 0019, as api_tokens.scopes
+    # a creation's token digest, as api_tokens.token_sha256 (0022; NULL: a revocation, or made before)
+    sa.Column("token_sha256", sa.String(64), nullable=True),
 )
 
 APPEND_ONLY_TABLES = (

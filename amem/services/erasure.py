@@ -11,7 +11,8 @@ on another note, goes too when it holds a word only the erased inputs held (``er
 value, its answer's entry, and a reviewer's comment written since that quotes such a word. An
 earlier erasure's own record (its tombstones' reasons) stays. It records who erased what and why as
 an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event digest before and after;
-for a change, its values' original digests; for a reviewer's comment, its decision's) and an
+for a change, its values' original digests and those of the values left; for a reviewer's comment,
+its decision's) and an
 ``erasure`` event, all in one transaction, so `verify` still proves the chain: it commits to
 digests, not to payloads.
 The vector index is rebuilt afterwards and the databases compacted by the caller
@@ -29,7 +30,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.hashing import REDACTED, erased_rows_digest, payload_digest, value_digest
+from amem.domain.hashing import (
+    REDACTED,
+    erased_change_detail,
+    erased_rows_digest,
+    payload_digest,
+    value_digest,
+)
 from amem.domain.models import CORE_TYPES, ERASURE_RULE, Actor, ActorKind, ProposalStatus, new_id, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
@@ -222,10 +229,13 @@ def erase(
             if after == c:
                 continue
             key = str(c["seq"])
-            detail = (originals.get(key) or {}).get("detail") or {
+            # the values it was written with (its hash covers them; a change erased before keeps its
+            # first erasure's), and those left now, which verify holds the row to
+            original = (originals.get(key) or {}).get("detail") or {
                 "old_value_sha256": value_digest(c["old_value"]),
                 "new_value_sha256": value_digest(c["new_value"]),
             }
+            detail = erased_change_detail(original, after["old_value"], after["new_value"])
             change_updates.append(
                 {"seq": c["seq"], "old_value": after["old_value"], "new_value": after["new_value"]}
             )

@@ -2,10 +2,13 @@
 
 Three layers, each catching what the one before cannot:
 
-1. The change chain and the event chain are recomputed from the first row (amem.domain.hashing).
+1. The change chain and the event chain are recomputed from the first row (amem.domain.hashing),
+   and each chain's head must hold its last row's sequence number and hash.
 2. Every row is compared with the digest its event recorded (raw logs, LLM calls, proposals and
-   their decisions, changes), every event must still have its row, each raw log's text must match
-   its sha256, and each note must equal the replay of its changes. A mismatch names the row.
+   their decisions, changes, tokens), every event must still have its row, each raw log's text must
+   match its sha256, an erased row must be what its erasure recorded leaving, and each note must
+   equal the replay of its changes (and every note a change names must have its row). A mismatch
+   names the row.
 3. Signed checkpoints (amem.services.checkpoints), kept outside the database, prove that the chain
    still extends what was signed: a writer who rewrites or truncates the chain and recomputes every
    hash passes 1 and 2, not 3.
@@ -24,6 +27,7 @@ from pydantic import BaseModel
 from amem.domain.hashing import (
     GENESIS_HASH,
     REDACTED,
+    REDACTED_VALUE_DIGESTS,
     change_hash_of_digests,
     erased_rows_digest,
     event_hash,
@@ -34,7 +38,7 @@ from amem.domain.hashing import (
 from amem.domain.models import CORE_ATTRIBUTES, Note
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
-from amem.ledger import erasure_queries
+from amem.ledger import audit_queries, erasure_queries
 from amem.ledger.store import Ledger, LedgerTx
 
 #: Progress tasks of verify (amem.domain.progress).
@@ -112,7 +116,8 @@ def verify_ledger(
     with ledger.read(snapshot=True) as read:
         tx = cast(LedgerTx, _Reporting(read, progress))  # each long scan says how far it is
         erased = _erased(tx)
-        changes_ok, change_hashes = _change_chain(tx, f, erased.get("changes", {}))
+        changed_notes: set[str] = set()  # every note a change names, read on the chain's one pass
+        changes_ok, change_hashes = _change_chain(tx, f, erased.get("changes", {}), changed_notes)
         events_ok, event_hashes, recorded = _event_chain(tx, f)
         raw_checked = _raw_logs(tx, f, recorded, erased)
         _check_rows(tx, f, recorded, erased, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
@@ -133,7 +138,7 @@ def verify_ledger(
         _check_rows(tx, f, recorded, erased, kind="token", table="token_events", key="id", noun="token event")
         _tokens(tx, f)
         _erasures(tx, f, recorded)
-        notes_checked = _notes(tx, f, creations)
+        notes_checked = _notes(tx, f, creations, changed_notes)
         proofs = [
             _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
             for line, st in checkpoints
@@ -221,14 +226,18 @@ def _erased(tx: LedgerTx) -> dict[str, dict[str, list[dict[str, Any]]]]:
 
 
 def _change_chain(
-    tx: LedgerTx, f: _Findings, erased: dict[str, list[dict[str, Any]]]
+    tx: LedgerTx, f: _Findings, erased: dict[str, list[dict[str, Any]]], changed_notes: set[str]
 ) -> tuple[bool, list[str]]:
-    """Recompute the change chain; returns whether it holds and the hashes of its intact prefix.
+    """Recompute the change chain; returns whether it holds and the hashes of its intact prefix, and
+    adds the note of each change to ``changed_notes`` (a note's row deleted is found from them).
 
-    An erased change is hashed from its values' original digests, kept by its erasure."""
+    An erased change is hashed from its values' original digests, kept by its erasure; its values
+    must be those its latest erasure left (where that erasure recorded them), else they were
+    rewritten after it, which its hash alone cannot tell."""
     prev = GENESIS_HASH
     hashes: list[str] = []
     for c in tx.iter_changes(0):
+        changed_notes.add(c.note_id)
         entries = erased.get(str(c.seq))
         detail = (entries[0]["detail"] or {}) if entries else {}
         expected = change_hash_of_digests(
@@ -252,9 +261,11 @@ def _change_chain(
             f.first_bad_change = c.seq
             f.add(f"changes {c.seq}", f"change {c.seq} does not match the chain: {what} was altered")
             return False, hashes
+        if entries:
+            _erased_values_match(f, c, entries[-1])
         prev = c.hash
         hashes.append(c.hash)
-    head_seq = tx.chain_head_seq()
+    head_seq, head_hash = audit_queries.change_head(tx)
     if head_seq != len(hashes):
         f.first_bad_change = len(hashes) + 1
         f.add(
@@ -262,7 +273,28 @@ def _change_chain(
             f"the chain head says {head_seq} changes but {len(hashes)} are present",
         )
         return False, hashes
+    if head_hash != prev:
+        # the rows hold; the head the next write links to does not: that write would be blamed
+        last = f"change {len(hashes)}'s hash" if hashes else "the genesis hash"
+        f.add("chain_head", f"the change chain's head (chain_head) was altered: its hash is not {last}")
     return True, hashes
+
+
+def _erased_values_match(f: _Findings, c: Any, entry: dict[str, Any]) -> None:
+    """An erased change holds the values its latest erasure left, where that erasure recorded their
+    digests (erasures made before it did are checked by the change's hash alone)."""
+    detail = entry["detail"] or {}
+    recorded = [detail.get(name) for name in REDACTED_VALUE_DIGESTS]
+    if None in recorded:
+        return
+    if recorded != [value_digest(c.old_value), value_digest(c.new_value)]:
+        _bad(
+            f,
+            "change",
+            str(c.seq),
+            f"change {c.seq} does not hold the values erasure {entry['erasure_id']} left: "
+            "it was rewritten after the erasure",
+        )
 
 
 def _event_chain(tx: LedgerTx, f: _Findings) -> tuple[bool, list[str], dict[str, dict[str, list[str]]]]:
@@ -300,10 +332,11 @@ def _event_chain(tx: LedgerTx, f: _Findings) -> tuple[bool, list[str], dict[str,
     head_seq, head_hash = tx.event_head()
     if ok and (head_seq != len(hashes) or head_hash != prev):
         f.first_bad_event = len(hashes) + 1
-        f.add(
-            f"events {len(hashes) + 1}",
-            f"the event chain's head says {head_seq} events but {len(hashes)} are present",
-        )
+        said = f"says {head_seq} events but {len(hashes)} are present"
+        if head_seq == len(hashes):  # only its hash: the rows hold, the head was edited
+            last = f"event {head_seq}'s hash" if hashes else "the genesis hash"
+            said = f"(chain_head) was altered: its hash is not {last}"
+        f.add(f"events {len(hashes) + 1}", f"the event chain's head {said}")
         ok = False
     return ok, hashes, recorded
 
@@ -485,11 +518,19 @@ def _proposals(
     )
 
 
-def _notes(tx: LedgerTx, f: _Findings, creations: dict[str, tuple[str, list[str]]], batch: int = 500) -> int:
+def _notes(
+    tx: LedgerTx,
+    f: _Findings,
+    creations: dict[str, tuple[str, list[str]]],
+    changed_notes: set[str],
+    batch: int = 500,
+) -> int:
     """Each note must equal the replay of its changes, and keep the scope and raw logs its creation
     proposal (checked against the event chain) recorded: a note moved to another account, or given
-    other sources, is named."""
+    other sources, is named. A note the changes name that has no row was deleted (a note is never
+    deleted, only marked so by a change)."""
     checked = 0
+    present: set[str] = set()
     page: list[Note] = []
 
     def flush() -> None:
@@ -522,10 +563,13 @@ def _notes(tx: LedgerTx, f: _Findings, creations: dict[str, tuple[str, list[str]
 
     for row in tx.iter_rows("notes", "id"):
         page.append(tx.note_from_row(row))
+        present.add(page[-1].id)
         checked += 1
         if len(page) >= batch:
             flush()
     flush()
+    for note_id in sorted(changed_notes - present):
+        f.add(f"notes {note_id}", f"note {note_id} has changes but no row: it was deleted")
     return checked
 
 
@@ -597,9 +641,9 @@ def _extends(
 
 def _tokens(tx: LedgerTx, f: _Findings) -> None:
     """Each token (api_tokens, its current state) against its chained record (token_events): made
-    as it stands (name, role, term, scopes), revoked if and only if a revocation is recorded. A token row
-    no recorded creation backs was inserted behind amem's back: it would let its holder act as its
-    name."""
+    as it stands (name, role, term, scopes, and its digest where recorded), revoked if and only if
+    a revocation is recorded. A token row no recorded creation backs was inserted behind amem's
+    back: it would let its holder act as its name."""
     made: dict[str, Any] = {}
     revoked: set[str] = set()
     for event in tx.iter_rows("token_events", "id"):
@@ -628,6 +672,13 @@ def _tokens(tx: LedgerTx, f: _Findings) -> None:
                 where,
                 f"token {row['id']} is not the token its recorded creation made: its name, role, "
                 "term or scopes were altered",
+            )
+        elif creation.get("token_sha256") is not None and creation["token_sha256"] != row["token_sha256"]:
+            # a creation before migration 0022 recorded no digest: there is nothing to compare
+            f.add(
+                where,
+                f"token {row['id']} ({row['name']}) is not the token its recorded creation made: its "
+                "digest was swapped, so another token acts as its name",
             )
         elif (row["revoked_at"] is not None) != (row["id"] in revoked):
             state = (

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -36,6 +36,7 @@ from amem.domain.text import check_name, is_visible
 from amem.errors import AmemError, InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import token_queries
 from amem.ledger.store import Ledger
+from amem.policy import Policy
 from amem.services.access import ScopeGrant
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
@@ -109,8 +110,11 @@ def identity_of(name: str, role: TokenRole) -> str:
 
 
 class TokenService:
-    def __init__(self, ledger: Ledger) -> None:
+    def __init__(self, ledger: Ledger, policy: Callable[[], Policy] | None = None) -> None:
+        """``policy``: the policy in force, asked on each use (a process follows a new installed
+        version): a reviewer token whose reviewer it no longer names is refused."""
         self.ledger = ledger
+        self.policy = policy
 
     def create(
         self,
@@ -129,7 +133,8 @@ class TokenService:
         a token stands in for it, so no one else may make one). ``expires_in_days``: it is refused
         from that many days on; 0: never; None: the role's default (a reviewer token
         ``REVIEWER_TOKEN_DAYS``, an agent token never). ``replace``: the name's other active
-        tokens are revoked in the same transaction (a rotation: no moment with neither or both).
+        tokens of the same role are revoked in the same transaction (a rotation: no moment with
+        neither or both).
         ``scopes``: an agent token reads and adds to these scopes only; None: every scope, or, with
         ``replace``, the scopes of the tokens it replaces (a rotation keeps a token's reach)."""
         if not _NAME.match(name or ""):
@@ -176,9 +181,10 @@ class TokenService:
         }
         with self.ledger.write() as tx:  # the chains' head: the creation is an event
             if replace:
-                replaced = token_queries.revoke(tx, name_or_id=name, at=now)
+                # the name's tokens of this role only: an agent may share a reviewer's name
+                replaced = token_queries.revoke(tx, name_or_id=name, at=now, role=chosen.value)
                 if scopes is None:  # a rotation never widens a token's reach unasked
-                    row["scopes"] = _inherited_scopes(name, replaced)
+                    row["scopes"] = _scopes(_inherited_scopes(name, replaced), chosen)
                 for old in replaced:
                     token_queries.record_event(tx, _event(old, "revoked", created_by, now))
             token_queries.insert(tx, row)
@@ -233,7 +239,8 @@ class TokenService:
 
     def authenticate(self, token: str | None) -> TokenInfo:
         """The token's record, if it is known, not revoked and not expired; NotAuthenticatedError
-        otherwise."""
+        otherwise. PermissionDeniedError for a reviewer token whose reviewer the policy in force no
+        longer names (the one check, so no route or interface reads it as anyone's)."""
         if not token or not token.startswith(PREFIX):
             raise NotAuthenticatedError("a bearer token is required (amem tokens create NAME --role agent)")
         with self.ledger.read(one_statement=True) as tx:  # every request checks: one round trip
@@ -246,10 +253,23 @@ class TokenService:
                 f"this token expired on {row['expires_at']:%Y-%m-%d %H:%M} UTC: create another "
                 "(amem tokens create)"
             )
+        info = _info(row)
+        self._check_reviewer(info)
         if row["last_used_at"] is None or now - row["last_used_at"] > TOUCH_EVERY:
             with self.ledger.write(lock_head=False) as tx:
                 token_queries.touch(tx, row["id"], now)
-        return _info(row)
+        return info
+
+    def _check_reviewer(self, info: TokenInfo) -> None:
+        """A reviewer token acts as its reviewer: once the policy in force no longer names them (they
+        left the team), it is refused, never read as someone of every scope."""
+        if info.role != TokenRole.REVIEWER or self.policy is None:
+            return
+        if self.policy().reviewer(info.identity) is None:  # no file path: an API client reads this
+            raise PermissionDeniedError(
+                f"the reviewer token {info.name!r} is refused: {info.identity} is not a reviewer of the "
+                "policy in force"
+            )
 
     def authenticate_token(self, token: str | None) -> tuple[str, TokenRole]:
         """(identity, role) of a bearer token: ``agent:NAME`` for an agent, ``NAME`` for a reviewer."""
@@ -268,6 +288,8 @@ def _event(token: dict[str, Any], action: str, by: str | None, at: datetime) -> 
         "at": at,
         "expires_at": token.get("expires_at"),
         "scopes": token.get("scopes"),
+        # a creation commits to the token it made: a digest swapped into api_tokens later is told
+        "token_sha256": token["token_sha256"] if action == "created" else None,
     }
 
 

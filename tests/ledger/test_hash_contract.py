@@ -16,10 +16,13 @@ from amem.domain.hashing import (
     GENESIS_HASH,
     OPTIONAL_PAYLOAD_FIELDS,
     PAYLOAD_FIELDS,
+    REDACTED,
     canonical_json,
     change_hash,
     checkpoint_message,
     checkpoint_signature_ok,
+    erased_change_detail,
+    erased_rows_digest,
     event_hash,
     payload_digest,
     sha256_text,
@@ -134,6 +137,43 @@ def test_token_scopes_are_covered_where_given() -> None:
     assert payload_digest("token", {**token, "scopes": ["acme"]}) != payload_digest("token", token)
 
 
+def test_a_token_creation_commits_to_its_tokens_digest_where_it_records_one() -> None:
+    """Migration 0022: a creation recorded before (no token_sha256) keeps its digest; one made since
+    commits to the token's digest, so another token's digest in its api_tokens row is told."""
+    token = {
+        "id": "tev_1",
+        "token_id": "tok_1",
+        "action": "created",
+        "name": "alice",
+        "role": "reviewer",
+        "by": "alice",
+        "at": AT,
+        "expires_at": None,
+    }
+    before = "4e4ade875e5a87e800c08ab2104f6e1e25f8dcf7b1d0bdc231ff7befab392222"  # pinned above
+    assert payload_digest("token", {**token, "token_sha256": None}) == before
+    recorded = payload_digest("token", {**token, "token_sha256": sha256_text("amem_x")})
+    assert recorded == "015e4790039a8faf75aec971b49def018f1ec69ff6e59afa876180c5980c4656"
+    assert payload_digest("token", {**token, "token_sha256": sha256_text("amem_y")}) != recorded
+
+
+def test_an_erased_changes_entry_is_pinned() -> None:
+    """An erasure commits (rows_sha256) to each erased change's entry: the digests its hash covers,
+    and those of the values it left, which verify holds the row to."""
+    original = {"old_value_sha256": value_digest(None), "new_value_sha256": value_digest("Jane Doe")}
+    detail = erased_change_detail({**original, "redacted_new_value_sha256": "x"}, None, REDACTED)
+    assert detail == {
+        **original,
+        "redacted_old_value_sha256": value_digest(None),
+        "redacted_new_value_sha256": value_digest(REDACTED),
+    }
+    entry = {"table_name": "changes", "row_key": "3", "digest_before": None, "digest_after": None}
+    assert (
+        erased_rows_digest([{**entry, "detail": detail}])
+        == "bbc44300a9000ad91e480780c6981f3acd5b3277c2d66eba56b383bd14f62e2e"
+    )
+
+
 def test_a_proposal_commits_to_the_proposal_it_corrects_where_it_corrects_one() -> None:
     """Migration 0021: a proposal without ``corrects`` (every one made before) keeps its digest; a
     reviewer's correction commits to the proposal it replaces."""
@@ -155,9 +195,10 @@ def test_payload_fields_are_pinned() -> None:
     before_tokens = {kind: fields for kind, fields in PAYLOAD_FIELDS.items() if kind != "token"}
     assert value_digest(before_tokens) == "2ad8a6c1a093a0a54890505ae9f39d0997a7f5a6224538611138d24c3801f826"
     assert value_digest(PAYLOAD_FIELDS) == "008130c0220b3a5d4071ca104cca864e066afb89ed6672e6d211b559b43b69b3"
+    # 0022 added the token creation's token_sha256 (optional: no digest made before changes)
     assert (
         value_digest(OPTIONAL_PAYLOAD_FIELDS)
-        == "f5fa94c2172ca0d4652b3f1738e6ab8ab3200e474e01235ef831412479a77fb6"
+        == "231103eb76212617bfdb9f75ad86c2cfeba5bd8fcc84f8dc494c063faea602c9"
     )
 
 

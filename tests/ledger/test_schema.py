@@ -12,7 +12,7 @@ from amem.errors import MigrationRefusedError, SchemaMismatchError
 from amem.ledger import schema
 from amem.ledger.store import create_engine
 from amem.memory import Memory
-from tests.factories import make_note
+from tests.factories import make_note, record_tokens_as_before_0022
 
 
 def test_upgrade_from_empty_creates_every_table(database_url: str) -> None:
@@ -136,6 +136,12 @@ def test_tokens_made_before_their_events_were_recorded_are_chained_by_the_upgrad
         assert memory.verify().ok, memory.verify().problems
 
 
+@pytest.fixture
+def made_before_0022(monkeypatch: pytest.MonkeyPatch) -> None:
+    record_tokens_as_before_0022(monkeypatch)
+
+
+@pytest.mark.usefixtures("made_before_0022")
 def test_a_downgrade_below_0016_is_refused_once_tokens_are_on_the_record(memory: Memory) -> None:
     """Dropping token_events would leave the chain's token events without the records they commit
     to: history is never rewritten, so the downgrade says why it will not run, and changes nothing."""
@@ -208,6 +214,7 @@ def test_a_downgrade_below_0017_is_refused_once_keys_are_kept_as_digests(memory:
     assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
 
 
+@pytest.mark.usefixtures("made_before_0022")
 def test_a_downgrade_below_0019_is_refused_while_a_token_is_limited_to_some_scopes(memory: Memory) -> None:
     """0018 has no scopes: a limited token would reach every account, and its record not verify."""
     memory.tokens.create("acme-sync", "agent", scopes=["acme"])
@@ -217,8 +224,12 @@ def test_a_downgrade_below_0019_is_refused_while_a_token_is_limited_to_some_scop
     assert memory.verify().ok
 
 
-def test_0019_goes_down_and_up_with_token_records_still_append_only(memory: Memory) -> None:
-    memory.tokens.create("crm-sync", "agent")
+def test_0019_goes_down_and_up_with_token_records_still_append_only(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as before:
+        record_tokens_as_before_0022(before)
+        memory.tokens.create("crm-sync", "agent")
     schema.downgrade(memory.ledger.engine, "0018")
     # SQLite rebuilt the table: its guard must be back
     with memory.ledger.engine.connect() as conn, pytest.raises(sa.exc.DatabaseError):
@@ -227,3 +238,30 @@ def test_0019_goes_down_and_up_with_token_records_still_append_only(memory: Memo
     assert memory.verify().ok, memory.verify().problems
     memory.tokens.create("acme-sync", "agent", scopes=["acme"])
     assert [t.scopes for t in memory.tokens.list()] == [None, ["acme"]]
+
+
+def test_a_downgrade_below_0022_is_refused_once_a_token_creation_records_its_digest(memory: Memory) -> None:
+    """0021 has no token_sha256 on the record: the creation's event would no longer verify."""
+    memory.tokens.create("crm-sync", "agent")
+    with pytest.raises(MigrationRefusedError, match="below 0022: 1 token creation"):
+        schema.downgrade(memory.ledger.engine, "0021")
+    assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
+    assert memory.verify().ok
+
+
+def test_a_token_made_before_0022_still_verifies_beside_one_made_since(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A creation recorded without its token's digest has nothing to compare the row's with: verify
+    holds, and still tells a digest swapped on a token made since."""
+    from amem.ledger.tables import api_tokens
+
+    with monkeypatch.context() as before:
+        record_tokens_as_before_0022(before)
+        memory.tokens.create("crm-sync", "agent")
+    made = memory.tokens.create("acme-sync", "agent")[1]
+    result = memory.verify()
+    assert result.ok, result.problems
+    with memory.ledger.engine.begin() as conn:
+        conn.execute(sa.update(api_tokens).where(api_tokens.c.id == made.id).values(token_sha256="0" * 64))
+    assert memory.verify().bad_row == f"api_tokens {made.id}"

@@ -19,7 +19,7 @@ CASES = {**tc.ISSUE_CASES, **tc.ADDED_CASES}
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_tampering_is_detected_and_the_row_named(memory: Memory, tmp_path: Path, name: str) -> None:
-    scene = tc.build(memory)
+    scene = tc.build(memory, erased=name in tc.NEEDS_ERASURE)
     key, log = tmp_path / "key.pem", tmp_path / "checkpoints.jsonl"
     checkpoints.init_key(key)
     memory.checkpoint(key=key, log=log)

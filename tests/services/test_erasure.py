@@ -490,6 +490,25 @@ def test_erasure_keeps_append_only_for_everything_else(memory: Memory) -> None:
     assert not result.ok and result.bad_row and result.bad_row.startswith("proposals ")
 
 
+def test_an_erasure_recorded_before_it_kept_the_values_it_left_still_verifies(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Erasures made before verify held an erased change to the values left recorded only the digests
+    its hash covers: those changes are checked by their hash alone, and the ledger is intact."""
+    from amem.domain.hashing import ORIGINAL_VALUE_DIGESTS
+    from amem.services import erasure
+
+    def as_before(original: dict[str, str], old_value: object, new_value: object) -> dict[str, str]:
+        return {name: original[name] for name in ORIGINAL_VALUE_DIGESTS}
+
+    monkeypatch.setattr(erasure, "erased_change_detail", as_before)
+    scene = tc.build(memory, recent=False, erased=True)
+    changes = [c for c in memory.history(scene.erased_note) if c.attribute == "content"]
+    assert changes and changes[0].new_value == "[erased]"
+    result = memory.verify()
+    assert result.ok and result.message.startswith("intact"), result.problems
+
+
 def test_scope_erasure_and_who_may_erase(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
     tc.build(memory)
     args = ("erase", "--scope", "acme", "--reason", "the account left", "--yes")
