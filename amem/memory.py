@@ -194,7 +194,7 @@ class Memory:
         def build() -> TokenService:
             from amem.services.tokens import TokenService
 
-            return TokenService(self.ledger)
+            return TokenService(self.ledger, policy=lambda: self.governance.policy)  # the one it follows
 
         return self._part("tokens", build)
 
@@ -578,12 +578,16 @@ class Memory:
         return self.review.count(f, reviewer=reviewer)
 
     def approve_item(
-        self, key: str, *, reviewer: AuthenticatedReviewer, comment: str | None = None
+        self, key: str, *, reviewer: AuthenticatedReviewer, shown: Sequence[str], comment: str | None = None
     ) -> DecisionReport:
-        return self.review.approve_item(key, reviewer, comment)
+        """Approve the item's held values, if they are still the ones the reviewer was shown
+        (``shown``: the item's ``proposal_ids`` as displayed); refused, nothing decided, if not."""
+        return self.review.approve_item(key, reviewer, comment, shown=shown)
 
-    def reject_item(self, key: str, *, reviewer: AuthenticatedReviewer, comment: str) -> DecisionReport:
-        return self.review.reject_item(key, reviewer, comment)
+    def reject_item(
+        self, key: str, *, reviewer: AuthenticatedReviewer, shown: Sequence[str], comment: str
+    ) -> DecisionReport:
+        return self.review.reject_item(key, reviewer, comment, shown=shown)
 
     def approve_matching(
         self,
@@ -591,7 +595,7 @@ class Memory:
         *,
         reviewer: AuthenticatedReviewer,
         expected_items: int,
-        fingerprint: str | None = None,
+        fingerprint: str,
         comment: str | None = None,
     ) -> DecisionReport:
         """Approve every pending proposal matching ``f``; refused, nothing decided, when the set
@@ -607,7 +611,7 @@ class Memory:
         *,
         reviewer: AuthenticatedReviewer,
         expected_items: int,
-        fingerprint: str | None = None,
+        fingerprint: str,
         comment: str,
     ) -> DecisionReport:
         """Reject every pending proposal matching ``f``, saying why; refused, nothing decided, when

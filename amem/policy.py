@@ -228,9 +228,13 @@ class Policy(_Strict):
         return list(entry.roles) if entry else []
 
     def scopes_of(self, reviewer: str) -> tuple[str, ...] | None:
-        """The scopes ``reviewer`` decides in, sorted; None: every scope (and for a non-reviewer)."""
+        """The scopes ``reviewer`` decides in, sorted; None: every scope. A name that is no reviewer
+        of this policy (one removed from it, whose token may outlive them) decides in none: ``()``,
+        never "every scope"."""
         entry = self.reviewer(reviewer)
-        return tuple(sorted(set(entry.scopes))) if entry is not None and entry.scopes is not None else None
+        if entry is None:
+            return ()
+        return tuple(sorted(set(entry.scopes))) if entry.scopes is not None else None
 
     def decides_in(self, reviewer: str, scope: str) -> bool:
         """Whether ``reviewer``'s decisions may touch ``scope``'s memory (their roles aside)."""

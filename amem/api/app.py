@@ -50,9 +50,10 @@ queued, processing, done (with the note id), failed (with why) or erased (on a d
 request). An acknowledged input is never lost.
 
 **Retries keep nothing twice**: name an input with an `Idempotency-Key` header (or its
-`idempotency_key` field, per input of a batch), unique per token; a request whose answer was lost
-(a timeout) can be sent again as it was, and answers `recorded_before` with the raw log that holds
-the input. An input that gives its `at` is kept once even without a key.
+`idempotency_key` field, per input of a batch), unique per token name and scope; a request whose
+answer was lost (a timeout) can be sent again as it was, and answers `recorded_before` with the raw
+log that holds the input. An input that gives its `at` is kept once even without a key (the same
+text, scope and metadata at that time).
 """
 
 
@@ -94,9 +95,10 @@ class InputIn(BaseModel):
         None,
         min_length=1,
         max_length=200,
-        description="Your own name for this input (a CRM record id, a message id), unique per token: "
-        "sent again with the same key, the input is kept once and answers `recorded_before`. A key "
-        "names one input: given with another scope or text, the request is refused (422).",
+        description="Your own name for this input (a CRM record id, a message id), unique per token "
+        "name and scope: sent again with the same key, the input is kept once and answers "
+        "`recorded_before`. A key names one input of a scope: given there with another text, the "
+        "request is refused (422).",
     )
 
 
@@ -105,7 +107,7 @@ class Accepted(BaseModel):
     status: Literal["queued", "recorded_before"] = Field(
         "queued",
         description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
-        "kept this input (the same idempotency key, or the same `at`, scope, actor and text), and "
+        "kept this input (the same idempotency key, or the same `at`, scope, actor, text and metadata), and "
         "raw_log_id is the raw log holding it: a retry keeps nothing twice.",
     )
     status_url: str
@@ -123,7 +125,7 @@ class AcceptedInput(BaseModel):
     raw_log_id: str
     status: Literal["queued", "recorded_before"] = Field(
         description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
-        "kept this input (the same idempotency key, or the same scope, at, actor and text), and "
+        "kept this input (the same idempotency key, or the same scope, at, actor, text and metadata), and "
         "raw_log_id is the raw log holding it."
     )
     status_url: str
@@ -157,6 +159,26 @@ class RejectIn(BaseModel):
     comment: str = Field(
         min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why it is wrong: required."
     )
+
+
+class _Shown(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    proposals: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,40}$")]] = Field(
+        min_length=1,
+        max_length=1000,
+        description="The ids of the held values the reviewer was shown (`fields[].proposal.id` of the "
+        "item): if the item holds others now (another reviewer's correction, a newer suggestion), "
+        "nothing is decided (409).",
+    )
+
+
+class ApproveItemIn(ApproveIn, _Shown):
+    pass
+
+
+class RejectItemIn(RejectIn, _Shown):
+    pass
 
 
 _Text = Annotated[str, StringConstraints(min_length=1, max_length=20_000, pattern=r"^[^\x00]*$")]
@@ -323,8 +345,8 @@ def create_app(
                 alias="Idempotency-Key",
                 min_length=1,
                 max_length=200,
-                description="Your name for this input, unique per token: a retry with it keeps "
-                "nothing twice (as the body's `idempotency_key`).",
+                description="Your name for this input, unique per token name and scope: a retry "
+                "with it keeps nothing twice (as the body's `idempotency_key`).",
             ),
         ] = None,
     ) -> Accepted:
@@ -503,7 +525,9 @@ def create_app(
         """The proposals waiting for review (reviewer tokens only), in the accounts the reviewer
         decides in, as `/v1/review/items`. Read-only: decide in the console or the CLI, or here with
         `amem serve --decisions`."""
-        return memory.pending(limit=limit, scopes=memory.policy.scopes_of(who.identity))
+        # the scopes of her queue as /v1/review/items reads them: under the policy governance follows
+        mine = memory.review.for_reviewer(ReviewFilter(), who.identity).within
+        return memory.pending(limit=limit, scopes=mine)
 
     @app.get("/v1/review/items", response_model=ReviewPage, responses=_FORBIDDEN, tags=["review"])
     def review_items(
@@ -561,17 +585,18 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
     @app.post(
         "/v1/review/items/{key}/approve", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
     )
-    def approve_item(key: ItemKey, body: ApproveIn, who: Decider) -> DecisionReport:
-        """Approve every value the item holds; one the reviewer's role may not decide is skipped
-        and said in `skipped`."""
-        return memory.approve_item(key, reviewer=who, comment=body.comment)
+    def approve_item(key: ItemKey, body: ApproveItemIn, who: Decider) -> DecisionReport:
+        """Approve every value the item holds, if they are still the ones in `proposals` (else 409,
+        nothing decided); one the reviewer's role may not decide is skipped and said in `skipped`."""
+        return memory.approve_item(key, reviewer=who, shown=body.proposals, comment=body.comment)
 
     @app.post(
         "/v1/review/items/{key}/reject", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
     )
-    def reject_item(key: ItemKey, body: RejectIn, who: Decider) -> DecisionReport:
-        """Reject every value the item holds, saying why."""
-        return memory.reject_item(key, reviewer=who, comment=body.comment)
+    def reject_item(key: ItemKey, body: RejectItemIn, who: Decider) -> DecisionReport:
+        """Reject every value the item holds, saying why, if they are still the ones in `proposals`
+        (else 409, nothing decided)."""
+        return memory.reject_item(key, reviewer=who, shown=body.proposals, comment=body.comment)
 
     @app.post(
         "/v1/review/proposals/{proposal_id}/approve",

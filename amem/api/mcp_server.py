@@ -14,6 +14,7 @@ over stdio, ``amem mcp --scope`` limits the server itself.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -29,12 +30,14 @@ from mcp.types import ToolAnnotations
 
 from amem.api.inputs import add_once, report_embedded, status_when_settled
 from amem.domain.models import Note, RetirementWaiting
-from amem.errors import AmemError
+from amem.errors import AmemError, PermissionDeniedError
 from amem.memory import Memory
 from amem.services.access import ScopeGrant
 from amem.services.facts import Fact
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -111,6 +114,17 @@ def _guard(call: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from None
 
 
+#: The most hits one search may ask for, as the HTTP API's ``k``.
+MAX_K = 100
+
+
+def _check_k(k: int) -> None:
+    """A ``k`` outside 1 to ``MAX_K`` is the caller's mistake, said as such (a huge one reached the
+    index and came back as an opaque error)."""
+    if not 1 <= k <= MAX_K:
+        raise ToolError(f"k must be 1 to {MAX_K}, not {k}")
+
+
 class LedgerTokens:
     """The MCP SDK's token verifier over the ledger's bearer tokens: the same tokens, revocation
     and hashing as the HTTP API's (amem/services/tokens.py)."""
@@ -122,6 +136,9 @@ class LedgerTokens:
         try:
             info = await anyio.to_thread.run_sync(self.memory.tokens.authenticate, token)
         except NotAuthenticatedError:
+            return None  # the SDK answers 401 before any tool runs
+        except PermissionDeniedError as exc:  # a reviewer's token whose reviewer left the policy
+            log.warning("MCP request refused: %s", exc)  # the SDK's 401 cannot say why; the log does
             return None
         expires = int(info.expires_at.timestamp()) if info.expires_at is not None else None
         return AccessToken(
@@ -239,7 +256,9 @@ def create_mcp_server(
         first for a direct question ("what price did Acme agree?"). Notes whose fact was
         superseded (invalid_at passed) are left out unless include_retired is true; a hit with
         retirement_waiting is contradicted by a newer note (its words in evidence) whose
-        retirement a reviewer has not decided yet: prefer the newer fact, say it is unconfirmed."""
+        retirement a reviewer has not decided yet: prefer the newer fact, say it is unconfirmed.
+        `k`: how many hits, 1 to 100."""
+        _check_k(k)
         _guard(lambda: reach().require(scope))
         results = _guard(lambda: memory.search(query, k, scope=scope, include_retired=include_retired))
         return [_hit(r) for r in results]
@@ -248,7 +267,8 @@ def create_mcp_server(
     def search_agentic(query: str, scope: str, k: int = 5) -> list[dict[str, Any]]:
         """Like search, then also the notes each hit links to and is linked from (marked with
         linked_from and link_reason). Use it for questions that need context or a chain of facts
-        ("why did Acme change plans, and what happened next?")."""
+        ("why did Acme change plans, and what happened next?"). `k`: how many hits, 1 to 100."""
+        _check_k(k)
         _guard(lambda: reach().require(scope))
         results = _guard(lambda: memory.search_agentic(query, k, scope=scope))
         return [_hit(r) for r in results]

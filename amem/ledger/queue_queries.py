@@ -199,47 +199,64 @@ class Recorded:
 
 def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]:
     """Of ``raws`` (not yet written), those recorded before: a raw log of the same scope, time,
-    author and text (the oldest, when several are). Keyed by the new raw log's id; found through
-    the text's digest (the index of migration 0013), a few hundred digests a statement."""
+    author, text and metadata (the oldest, when several are). Keyed by the new raw log's id; found
+    through the text's digest (the index of migration 0013), a few hundred digests a statement, the
+    metadata compared in the rows read: two CRM records said at one moment in the same words are two
+    inputs. An erased raw log's metadata is gone, so it matches by the rest: an erased input is
+    never kept again."""
 
     def key(scope: str, sha: str, at: datetime, kind: str, actor: str) -> tuple[str, str, datetime, str, str]:
         return scope, sha, as_utc(at), kind, actor
 
-    wanted = {key(r.scope, r.sha256, r.occurred_at, r.actor.kind.value, r.actor.id): r.id for r in raws}
+    wanted: dict[tuple[str, str, datetime, str, str], list[RawLog]] = {}
+    for r in raws:
+        wanted.setdefault(key(r.scope, r.sha256, r.occurred_at, r.actor.kind.value, r.actor.id), []).append(r)
     digests = sorted({r.sha256 for r in raws})
     found: dict[str, Recorded] = {}
     for start in range(0, len(digests), 500):
         rows = tx.conn.execute(
-            _with_state(raw_logs.c.occurred_at, raw_logs.c.actor_kind, raw_logs.c.actor_id)
+            _with_state(
+                raw_logs.c.occurred_at, raw_logs.c.actor_kind, raw_logs.c.actor_id, raw_logs.c.metadata
+            )
             .where(raw_logs.c.sha256.in_(digests[start : start + 500]))
             .order_by(raw_logs.c.seq)
         ).all()
         for row in rows:
-            new = wanted.get(key(row.scope, row.sha256, row.occurred_at, row.actor_kind, row.actor_id))
-            if new is not None and new not in found:
-                found[new] = Recorded(row.id, row.state, row.note_id, row.error)
+            erased = row.state == RawLogState.ERASED.value
+            for new in wanted.get(
+                key(row.scope, row.sha256, row.occurred_at, row.actor_kind, row.actor_id), []
+            ):
+                if new.id not in found and (erased or new.metadata == row.metadata):
+                    found[new.id] = Recorded(row.id, row.state, row.note_id, row.error)
     return found
 
 
 @dataclass(frozen=True)
-class Keyed:
-    """The input an author's idempotency key names: what it was (scope, text digest), and what
-    became of it so far."""
+class KeyedInput:
+    """The input an author's idempotency key names in one scope: what it was (its text digest), and
+    what became of it so far."""
 
     recorded: Recorded
-    scope: str
     sha256: str
 
 
+@dataclass(frozen=True)
+class Keyed:
+    """What an author's idempotency key names: one input per scope (migration 0023), so tokens of
+    one name limited to different scopes never meet, and none learns of another scope's input."""
+
+    by_scope: dict[str, KeyedInput]
+
+
 def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str, Keyed]:
-    """Of ``actor``'s idempotency ``keys``, those recorded before: key -> the input it names. By
-    the table's primary key, a few hundred keys a statement."""
+    """Of ``actor``'s idempotency ``keys``, those recorded before: key -> the inputs it names, by
+    scope. By the table's primary key (author, key, scope), a few hundred keys a statement."""
     by_digest = {sha256_text(key): key for key in keys}
     wanted = sorted(by_digest)
     found: dict[str, Keyed] = {}
     for start in range(0, len(wanted), 500):
         rows = tx.conn.execute(
-            _with_state(input_keys.c.key_sha256)
+            _with_state(input_keys.c.key_sha256)  # the raw log's scope is the key's
             .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
             .where(
                 input_keys.c.actor_kind == actor.kind.value,
@@ -248,8 +265,9 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
             )
         ).all()
         for row in rows:
-            found[by_digest[row.key_sha256]] = Keyed(
-                Recorded(row.id, row.state, row.note_id, row.error), row.scope, row.sha256
+            named = found.setdefault(by_digest[row.key_sha256], Keyed(by_scope={}))
+            named.by_scope[row.scope] = KeyedInput(
+                Recorded(row.id, row.state, row.note_id, row.error), row.sha256
             )
     return found
 
@@ -257,13 +275,14 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
 def insert_input_keys(tx: LedgerTx, raws: Sequence[RawLog], keys: dict[str, str]) -> None:
     """Record the idempotency key of each raw log of ``raws`` that has one (``keys``: raw log id
     -> key), as its sha256 (a key can hold what an erasure must remove), in the transaction that
-    records the raw logs. A key its author recorded meanwhile (a racing retry) raises
-    InputKeyTakenError: nothing of the transaction is kept."""
+    records the raw logs, in the raw log's scope. A key its author recorded meanwhile in that scope
+    (a racing retry) raises InputKeyTakenError: nothing of the transaction is kept."""
     rows = [
         {
             "actor_kind": raw.actor.kind.value,
             "actor_id": raw.actor.id,
             "key_sha256": sha256_text(keys[raw.id]),
+            "scope": raw.scope,
             "raw_log_id": raw.id,
             "created_at": raw.received_at,
         }

@@ -31,9 +31,13 @@ def all_tokens(tx: LedgerTx) -> list[dict[str, Any]]:
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
-def revoke(tx: LedgerTx, *, name_or_id: str, at: datetime) -> list[dict[str, Any]]:
-    """Revoke the active tokens of that name (or with that id); the rows revoked, as they now are."""
+def revoke(tx: LedgerTx, *, name_or_id: str, at: datetime, role: str | None = None) -> list[dict[str, Any]]:
+    """Revoke the active tokens of that name (or with that id); the rows revoked, as they now are.
+    ``role``: only tokens of that role (a rotation replaces its own kind: an agent and a reviewer
+    may share a name)."""
     named = sa.or_(api_tokens.c.name == name_or_id, api_tokens.c.id == name_or_id)
+    if role is not None:
+        named = sa.and_(named, api_tokens.c.role == role)
     active = [
         dict(r._mapping)
         for r in tx.conn.execute(sa.select(api_tokens).where(named, api_tokens.c.revoked_at.is_(None)))

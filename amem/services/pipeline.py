@@ -673,23 +673,26 @@ def _recorded_before(
     skip_recorded: bool,
 ) -> dict[str, queue_queries.Recorded]:
     """Of ``raws`` (checked, not written), those recorded before, keyed by the new raw log's id:
-    by the sender's idempotency key (always: a key names one input), then with ``skip_recorded``
-    by scope, time, author and text (inputs that give ``at``). A key used before for another input
-    (another scope or text) is refused, naming each such input."""
+    by the sender's idempotency key (always: a key names one input of its author in a scope), then
+    with ``skip_recorded`` by scope, time, author and text (inputs that give ``at``). A key used
+    before in the same scope for another text is refused, naming each such input (of a scope the
+    sender is adding to; another scope's input under the same key is never looked at)."""
     before: dict[str, queue_queries.Recorded] = {}
     if keys:
         found = queue.recorded_by_key(raws[0].actor, list(keys.values()))
         reused: list[tuple[int, str]] = []
         for position, raw in enumerate(raws, start=1):
-            keyed = found.get(keys.get(raw.id, ""))
+            named = found.get(keys.get(raw.id, ""))
+            keyed = named.by_scope.get(raw.scope) if named is not None else None
             if keyed is None:
                 continue
-            if (keyed.scope, keyed.sha256) != (raw.scope, raw.sha256):
+            if keyed.sha256 != raw.sha256:
                 reused.append(
                     (
                         position,
-                        f"idempotency_key {keys[raw.id]!r} names another input, kept before as raw "
-                        f"log {keyed.recorded.raw_log_id} (another scope or text): a key names one input",
+                        f"idempotency_key {keys[raw.id]!r} names another input of {raw.scope}, kept "
+                        f"before as raw log {keyed.recorded.raw_log_id} (another text): a key names "
+                        "one input",
                     )
                 )
             before[raw.id] = keyed.recorded
@@ -734,26 +737,26 @@ def raw_logs_of(
     that is not one, by 1-based position: all of them, so a caller names every one."""
     raws: list[RawLog] = []
     problems: list[tuple[int, str]] = []
-    keyed: dict[str, int] = {}
+    keyed: dict[tuple[str, str], int] = {}  # (scope, key) -> the input given it first
     for i, item in enumerate(items, start=1):
         try:
             raw = raw_log_from(
                 settings, item.content, at=item.at, actor=actor, scope=item.scope, metadata=item.metadata
             )
             if item.idempotency_key is not None:
-                _check_key(item.idempotency_key, keyed, i)
+                _check_key(item.idempotency_key, raw.scope, keyed, i)
             raws.append(raw)
         except InvalidInputError as exc:
             problems.append((i, str(exc)))
     return raws, problems
 
 
-def _check_key(key: str, keyed: dict[str, int], position: int) -> None:
-    """An idempotency key is one line of visible text, given to one input of a batch."""
+def _check_key(key: str, scope: str, keyed: dict[tuple[str, str], int], position: int) -> None:
+    """An idempotency key is one line of visible text, given to one input of a batch in a scope."""
     check_name(check_text(key, "idempotency_key"), "idempotency_key")
     if not is_visible(key):
         raise InvalidInputError("idempotency_key shows nothing (only spaces or invisible characters)")
-    first = keyed.setdefault(key, position)
+    first = keyed.setdefault((scope, key), position)
     if first != position:
         raise InvalidInputError(
             f"idempotency_key {key!r} is given to input {first} too: a key names one input"

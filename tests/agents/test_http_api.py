@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -191,6 +192,26 @@ def test_a_retried_input_with_its_time_is_kept_once(
         assert len(list(tx.iter_raw_logs())) == 3
     bad = client.post("/v1/inputs", json={**sent, "at": "next week"}, headers=agent)
     assert bad.status_code == 422 and bad.json()["detail"].startswith("at: 'next week' is not an ISO 8601")
+
+
+def test_inputs_differing_only_in_metadata_are_two_inputs(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """Two CRM records said at one moment in the same words (a voicemail left for the CFO and for
+    the CTO) are two inputs, each kept with its own metadata; a retry of either answers with its
+    own raw log, as a re-run of an import skips its lines."""
+    said = {"content": "Left a voicemail, no answer", "scope": "acme", "at": "2026-03-01T10:00:00Z"}
+    cfo, cto = said | {"metadata": {"contact": "CFO"}}, said | {"metadata": {"contact": "CTO"}}
+    first = [client.post("/v1/inputs", json=body, headers=agent).json() for body in (cfo, cto)]
+    assert [f["status"] for f in first] == ["queued", "queued"]
+    kept = memory.raw_logs([f["raw_log_id"] for f in first])
+    assert sorted(r.metadata["contact"] for r in kept) == ["CFO", "CTO"]
+    again = client.post("/v1/inputs/batch", json={"inputs": [cto, cfo]}, headers=agent).json()["inputs"]
+    assert [(a["status"], a["raw_log_id"]) for a in again] == [
+        ("recorded_before", first[1]["raw_log_id"]),
+        ("recorded_before", first[0]["raw_log_id"]),
+    ]
+    assert memory.count_raw_logs() == 2
 
 
 def test_an_input_named_by_an_idempotency_key_is_kept_once_without_its_time(
@@ -538,16 +559,27 @@ def test_with_decisions_on_a_reviewer_decides_through_the_api_as_in_the_console(
     held = [f.proposal.id for f in item.fields]
     assert item.key == memory.read(note_id).raw_log_ids[0] and held
 
-    refused = deciding.post(f"/v1/review/items/{item.key}/approve", json={}, headers=agent)
+    shown = {"proposals": held}
+    refused = deciding.post(f"/v1/review/items/{item.key}/approve", json=shown, headers=agent)
     assert refused.status_code == 403 and "agents can never approve" in refused.json()["detail"]
     audrey = _reviewer_token(memory, "audrey")  # an auditor: approves nothing
     refused = deciding.post(f"/v1/review/proposals/{held[0]}/approve", json={}, headers=audrey)
     assert refused.status_code == 403
-    no_reason = deciding.post(f"/v1/review/items/{item.key}/reject", json={}, headers=reviewer)
+    no_reason = deciding.post(f"/v1/review/items/{item.key}/reject", json=shown, headers=reviewer)
     assert no_reason.status_code == 422
+    unseen = deciding.post(f"/v1/review/items/{item.key}/approve", json={}, headers=reviewer)
+    assert unseen.status_code == 422 and "proposals" in str(unseen.json()["detail"])
+    # shown one value of the item only: the others were never seen, so nothing is decided
+    part = deciding.post(
+        f"/v1/review/items/{item.key}/approve", json={"proposals": held[:1]}, headers=reviewer
+    )
+    assert len(held) > 1 and part.status_code == 409
+    assert "changed since it was shown" in part.json()["detail"]
     assert memory.count_pending("acme") == len(held)  # nothing decided by any of these
 
-    approved = deciding.post(f"/v1/review/items/{item.key}/approve", json={"comment": "ok"}, headers=reviewer)
+    approved = deciding.post(
+        f"/v1/review/items/{item.key}/approve", json={"comment": "ok", **shown}, headers=reviewer
+    )
     assert approved.status_code == 200 and "Amem-Token-Expires" in approved.headers  # as every answer
     decided = approved.json()["decided"]
     assert sorted(p["id"] for p in decided) == sorted(held)
@@ -556,7 +588,7 @@ def test_with_decisions_on_a_reviewer_decides_through_the_api_as_in_the_console(
     }
     applied = {c.proposal_id for c in memory.note_versions(note_id)}
     assert set(held) <= applied  # the values are in the note now, each a change of its proposal
-    again = deciding.post(f"/v1/review/items/{item.key}/approve", json={}, headers=reviewer)
+    again = deciding.post(f"/v1/review/items/{item.key}/approve", json=shown, headers=reviewer)
     assert again.status_code == 404 and "was decided" in again.json()["detail"]
     again = deciding.post(f"/v1/review/proposals/{held[0]}/reject", json={"comment": "no"}, headers=reviewer)
     assert again.status_code == 409 and "not pending" in again.json()["detail"]
@@ -738,3 +770,86 @@ def test_the_change_feed_tells_a_crm_each_value_as_it_lands_in_its_accounts(
     assert client.get("/v1/changes", params={"after": -1}, headers=agent).status_code == 422
     assert client.get("/v1/changes").status_code == 401
     assert other.scope == "globex"
+
+
+def installed_elsewhere(memory_home: Path, database_url: str, policy: Path) -> None:
+    """``policy`` installed in the ledger by another process (an admin's), as `amem policy install`."""
+    from amem.policy import fingerprint, load_policy
+    from amem.services.authentication import Authentication
+
+    new = load_policy(policy)
+    carol = Authentication(new, fingerprint(new)).signed_in("carol", method="test")
+    with Memory(memory_home, database_url=database_url, policy=policy) as admin:
+        admin.install_policy(new, by=carol)
+
+
+def policy_without(directory: Path, name: str) -> Path:
+    """The policy of ``policy_with_scopes`` without the reviewer ``name`` (they left the team)."""
+    import yaml
+
+    from tests.factories import policy_with_scopes
+
+    policy = policy_with_scopes(directory)
+    listed = directory / "reviewers.yaml"
+    data = yaml.safe_load(listed.read_text("utf-8"))
+    del data["reviewers"][name]
+    listed.write_text(yaml.safe_dump(data), "utf-8")
+    return policy
+
+
+def test_a_reviewer_token_is_refused_once_its_reviewer_left_the_policy(
+    database_url: str, tmp_path: Path
+) -> None:
+    """alice, limited to acme, is removed from the policy: her token (valid for 90 days) is refused
+    with a 403 that says why, on every route, instead of showing her every account's queue."""
+    from tests.factories import policy_with_scopes
+
+    home, before = tmp_path / "home", policy_with_scopes(tmp_path / "p1", alice=["acme"])
+    with Memory(home, database_url=database_url, policy=before) as memory:
+        for scope in ("acme", "globex"):
+            note = said(memory, f"{scope.title()} renews in March", scope=scope)
+            memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+        alice = _reviewer_token(memory, "alice")
+        with TestClient(create_app(memory)) as api:
+            assert [p["scope"] for p in api.get("/v1/review/pending", headers=alice).json()] == ["acme"]
+    after = policy_without(tmp_path / "p2", "alice")
+    installed_elsewhere(home, database_url, after)
+    with Memory(home, database_url=database_url, policy=after) as memory:  # the server started again
+        with TestClient(create_app(memory, decisions=True)) as api:
+            held = memory.pending(limit=10)
+            for method, path in [
+                ("get", "/v1/review/items"),
+                ("get", "/v1/review/pending"),
+                ("get", "/v1/review/count"),
+                ("get", "/v1/review/items/count"),
+                ("get", "/v1/queue"),
+                ("post", f"/v1/review/proposals/{held[0].id}/approve"),
+            ]:
+                answer = api.request(method, path, headers=alice, json={})
+                assert answer.status_code == 403, (method, path, answer.text)
+                assert "alice is not a reviewer of the policy in force" in answer.json()["detail"]
+            carol = _reviewer_token(memory, "carol")  # a reviewer still in it reads on
+            assert len(api.get("/v1/review/pending", headers=carol).json()) == 2
+        assert len(memory.pending(limit=10)) == 2  # nothing decided
+
+
+def test_the_pending_list_follows_a_policy_installed_while_the_server_runs(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A new policy limits alice to acme while the API server runs: /v1/review/pending narrows her
+    list as /v1/review/items does, by the policy the server now follows (not the one it opened with)."""
+    from tests.factories import policy_with_scopes
+
+    home = tmp_path / "home"
+    with Memory(home, database_url=database_url, policy=policy_with_scopes(tmp_path / "p1")) as memory:
+        for scope in ("acme", "globex"):
+            note = said(memory, f"{scope.title()} renews in March", scope=scope)
+            memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+        alice = _reviewer_token(memory, "alice")
+        with TestClient(create_app(memory)) as api:
+            assert len(api.get("/v1/review/pending", headers=alice).json()) == 2
+            installed_elsewhere(home, database_url, policy_with_scopes(tmp_path / "p2", alice=["acme"]))
+            said(memory, "Acme asked for a quote", scope="acme")  # the server's worker writes a note
+            items = api.get("/v1/review/items", headers=alice).json()["items"]
+            pending = api.get("/v1/review/pending", headers=alice).json()
+            assert [p["scope"] for p in pending] == [i["scope"] for i in items] == ["acme"]

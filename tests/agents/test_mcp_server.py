@@ -357,3 +357,48 @@ def test_a_token_limited_to_one_account_reaches_no_other_over_http(http_mcp: str
 
     _expect_limited(anyio.run(main), theirs.id, "token 'acme-mcp'")
     assert memory.count_raw_logs() == 2  # globex's, and the one acme input
+
+
+def test_a_search_asking_for_more_hits_than_allowed_is_refused_saying_the_limit(memory: Memory) -> None:
+    """k outside 1 to 100 is the agent's mistake, said as such (a huge one came back as an opaque
+    index error), for search and search_agentic alike."""
+    from tests.factories import said
+
+    said(memory, "Acme pays $40 per seat")
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
+
+    async def main() -> dict[tuple[str, int], Any]:
+        async with Client(server) as client:
+            return {
+                (tool, k): await client.call_tool(tool, {"query": "price", "scope": "acme", "k": k})
+                for tool in ("search", "search_agentic")
+                for k in (0, 101, 10**9, 100)
+            }
+
+    answers = anyio.run(main)
+    for (tool, k), answer in answers.items():
+        if k == 100:
+            assert len(data(answer)) == 1, tool
+        else:
+            assert answer.is_error and f"k must be 1 to 100, not {k}" in answer.content[0].text, (tool, k)
+
+
+def test_a_reviewer_token_is_refused_once_its_reviewer_left_the_policy(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The MCP server checks tokens as the HTTP API does: a reviewer token whose reviewer the policy
+    in force no longer names is no token (401 before any tool runs), not one that reads every account."""
+    from amem.api.mcp_server import LedgerTokens
+    from tests.agents.test_http_api import installed_elsewhere, policy_without
+    from tests.factories import policy_with_scopes, signed_in
+
+    home, before = tmp_path / "home", policy_with_scopes(tmp_path / "p1", alice=["acme"])
+    with Memory(home, database_url=database_url, policy=before) as memory:
+        alice, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
+        assert anyio.run(LedgerTokens(memory).verify_token, alice) is not None
+    after = policy_without(tmp_path / "p2", "alice")
+    installed_elsewhere(home, database_url, after)
+    with Memory(home, database_url=database_url, policy=after) as memory:
+        assert anyio.run(LedgerTokens(memory).verify_token, alice) is None
+        carol, _ = memory.tokens.create("carol", "reviewer", by=signed_in(memory, "carol"))
+        assert anyio.run(LedgerTokens(memory).verify_token, carol) is not None
