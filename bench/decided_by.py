@@ -59,9 +59,9 @@ def build(directory: Path, decided: int) -> Memory:
     page = mem.review_items(ReviewFilter(), limit=decided)  # once: each reviewer takes every other item
     for i, reviewer in enumerate(REVIEWERS):
         who = mem.authentication.signed_in(reviewer, method="test")
-        keys = [item.key for n, item in enumerate(page.items) if n % len(REVIEWERS) == i]
-        for key in keys:
-            mem.approve_item(key, reviewer=who)
+        items = [item for n, item in enumerate(page.items) if n % len(REVIEWERS) == i]
+        for item in items:
+            mem.approve_item(item.key, reviewer=who, shown=item.proposal_ids)
     return mem
 
 

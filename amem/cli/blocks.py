@@ -116,6 +116,8 @@ def decision_report(console: Console, report: Any) -> None:
         console.print(Text(line), soft_wrap=False)
         if p.status.value == "conflict":
             console.print(Text(f"    {p.review_comment}; propose again against the current value"))
+        elif p.status.value == "rejected" and p.review_comment:  # the policy's refusal, or the comment
+            console.print(Text(f"    {p.review_comment}"))
     for s in report.skipped:
         console.print(Text(f"  skipped {s.proposal_id}: {s.reason}"), soft_wrap=False)
 

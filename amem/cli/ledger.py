@@ -350,6 +350,15 @@ def _decide(
     if not every and (f.scope or f.attribute or f.kind or f.proposer):
         raise InvalidInputError("--scope, --attribute, --kind and --proposer only go with --all")
     with open_memory(warn=False) as mem:  # a decision says it itself
+        shown = None
+        if ident is not None and not _is_proposal(mem, ident):
+            # what the reviewer is about to decide, said before they sign in to decide it: if the
+            # item holds other values by then, nothing is decided
+            shown = mem.review_item(ident)
+            if not as_json:
+                held = ", ".join(f.proposal.attribute for f in shown.fields)
+                values = "held value" if len(shown.fields) == 1 else "held values"
+                out.print(f"item {ident} ({shown.scope}), {len(shown.fields)} {values}: {held}", markup=False)
         who = sign_in(mem, reviewer, password_stdin)
         if every:
             counted = mem.count_review_items(f, reviewer=who.id)  # in the scopes they decide in
@@ -378,7 +387,7 @@ def _decide(
             _finish_report(report, as_json)
             return
         assert ident is not None
-        if _is_proposal(mem, ident):
+        if shown is None:
             if verb == "approve":
                 decided = mem.approve(ident, reviewer=who, comment=comment)
             else:
@@ -388,9 +397,9 @@ def _decide(
                 raise typer.Exit(3)
             return
         if verb == "approve":
-            report = mem.approve_item(ident, reviewer=who, comment=comment)
+            report = mem.approve_item(ident, reviewer=who, shown=shown.proposal_ids, comment=comment)
         else:
-            report = mem.reject_item(ident, reviewer=who, comment=comment)
+            report = mem.reject_item(ident, reviewer=who, shown=shown.proposal_ids, comment=comment)
     _finish_report(report, as_json)
 
 

@@ -801,11 +801,15 @@ class Governance:
 
 def _each(proposal_ids: Sequence[str], decide: Callable[[str], Proposal]) -> DecisionReport:
     """``decide`` each proposal in its own transaction; one refused (the policy, someone else decided
-    it meanwhile, gone) is skipped and reported, never decided, and the others still are."""
+    it meanwhile, gone) is skipped and reported, never decided, and the others still are. One whose
+    attribute the policy froze meanwhile was decided (recorded as rejected): it is reported so."""
     report = DecisionReport()
     for proposal_id in proposal_ids:
         try:
             report.decided.append(decide(proposal_id))
+        except FrozenAttributeError as exc:
+            assert isinstance(exc.proposal, Proposal)
+            report.decided.append(exc.proposal)
         except (PermissionDeniedError, ProposalStateError, NotFoundError) as exc:
             report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
     return report

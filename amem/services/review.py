@@ -211,13 +211,19 @@ class ReviewService:
     # -- deciding ----------------------------------------------------------------------------------
 
     def approve_item(
-        self, key: str, reviewer: AuthenticatedReviewer, comment: str | None = None
+        self, key: str, reviewer: AuthenticatedReviewer, comment: str | None, *, shown: Sequence[str]
     ) -> DecisionReport:
-        """Approve every pending proposal of the item ``key`` (a raw log id)."""
-        return self.governance.approve_many(self._pending_ids(key), reviewer, comment)
+        """Approve the pending proposals of the item ``key`` (a raw log id), if they are still the
+        ones the reviewer was shown (``shown``: ``ReviewItem.proposal_ids``). A value that joined the
+        item since (another reviewer's correction, a newer input's suggestion) was never seen:
+        ReviewSetChangedError, nothing decided."""
+        return self.governance.approve_many(self._still_shown(key, shown), reviewer, comment)
 
-    def reject_item(self, key: str, reviewer: AuthenticatedReviewer, comment: str) -> DecisionReport:
-        return self.governance.reject_many(self._pending_ids(key), reviewer, comment)
+    def reject_item(
+        self, key: str, reviewer: AuthenticatedReviewer, comment: str, *, shown: Sequence[str]
+    ) -> DecisionReport:
+        """Reject the item's pending proposals, if they are still the ones shown (as ``approve_item``)."""
+        return self.governance.reject_many(self._still_shown(key, shown), reviewer, comment)
 
     def approve_matching(
         self,
@@ -225,12 +231,12 @@ class ReviewService:
         reviewer: AuthenticatedReviewer,
         *,
         expected_items: int,
-        fingerprint: str | None = None,
+        fingerprint: str,
         comment: str | None = None,
     ) -> DecisionReport:
         """Approve every pending proposal matching ``f``, however many pages they fill.
 
-        ``expected_items`` (and ``fingerprint``, when given) are what the reviewer was shown by
+        ``expected_items`` and ``fingerprint`` are what the reviewer was shown by
         ``count``: if the matching set changed since, nothing is decided. Each proposal then goes
         through governance's single approval, so one the reviewer may not decide is skipped and
         reported. Only the scopes the reviewer decides in match (count with the same ``reviewer``)."""
@@ -244,7 +250,7 @@ class ReviewService:
         reviewer: AuthenticatedReviewer,
         *,
         expected_items: int,
-        fingerprint: str | None = None,
+        fingerprint: str,
         comment: str,
     ) -> DecisionReport:
         """Reject every pending proposal matching ``f`` (a run of wrong values: a bad import's dates,
@@ -256,7 +262,7 @@ class ReviewService:
         return self.governance.reject_many([pid for _, pid in rows], reviewer, comment)
 
     def _counted(
-        self, f: ReviewFilter, reviewer: AuthenticatedReviewer, expected_items: int, fingerprint: str | None
+        self, f: ReviewFilter, reviewer: AuthenticatedReviewer, expected_items: int, fingerprint: str
     ) -> Sequence[tuple[str, str]]:
         """The (item, proposal) pairs matching ``f`` in the reviewer's scopes, if they are still what
         the reviewer was shown (``expected_items``, ``fingerprint``); ReviewSetChangedError if not."""
@@ -265,18 +271,27 @@ class ReviewService:
         with self.ledger.read() as tx:
             rows = q.matching_proposal_ids(tx, f)
         now = _count(rows)
-        if now.items != expected_items or (fingerprint is not None and now.fingerprint != fingerprint):
+        # The fingerprint, not the count alone: a correction replacing a value inside an item, or one
+        # item decided while another arrived, keeps the count and changes what would be decided.
+        if now.items != expected_items or now.fingerprint != fingerprint:
             raise ReviewSetChangedError(
                 f"the matching items changed since they were counted ({expected_items} then, "
                 f"{now.items} items / {now.proposals} proposals now): nothing was decided; count again"
             )
         return rows
 
-    def _pending_ids(self, key: str) -> list[str]:
+    def _still_shown(self, key: str, shown: Sequence[str]) -> list[str]:
+        """The item's pending proposal ids, if they are exactly ``shown``."""
         with self.ledger.read() as tx:
             ids = [p.id for p in q.pending_in_items(tx, [key])]
         if not ids:
             raise NotFoundError(f"no pending review item or proposal {key}: it does not exist or was decided")
+        if set(ids) != set(shown):
+            joined, gone = len(set(ids) - set(shown)), len(set(shown) - set(ids))
+            raise ReviewSetChangedError(
+                f"item {key} changed since it was shown ({len(shown)} held values then, {len(ids)} now: "
+                f"{joined} joined, {gone} decided or replaced): nothing was decided; look at it again"
+            )
         return ids
 
     # -- building items ----------------------------------------------------------------------------

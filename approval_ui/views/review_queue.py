@@ -69,6 +69,9 @@ def _flash_report(report: DecisionReport, what: str) -> None:
             lines.append(
                 f"Conflict on {p.attribute} of {p.note_id}: the note changed since; nothing applied."
             )
+        elif p.status == ProposalStatus.REJECTED and p.review_comment and what.startswith("Approved"):
+            # approving finds the attribute frozen by the policy now: rejected, said why
+            lines.append(f"Rejected {p.attribute} of {p.note_id}: {p.review_comment}.")
     lines += [f"Skipped {s.proposal_id}: {s.reason}" for s in report.skipped]
     if report.skipped and not report.decided:
         kind = "error"
@@ -79,15 +82,16 @@ def _flash_report(report: DecisionReport, what: str) -> None:
     state.flash(kind, "\n".join(lines))  # type: ignore[arg-type]
 
 
-def _on_item(key: str, action: str) -> None:
+def _on_item(key: str, action: str, shown: list[str]) -> None:
+    """``shown``: the held values the item showed; if it holds others now, nothing is decided."""
     mem, account = state.memory(), state.current_account()
     comment = (st.session_state.get(f"comment_{key}") or "").strip()
     try:
         reviewer = state.authenticated(mem, account)
         if action == "approve":
-            report = mem.approve_item(key, reviewer=reviewer, comment=comment or None)
+            report = mem.approve_item(key, reviewer=reviewer, shown=shown, comment=comment or None)
         else:
-            report = mem.reject_item(key, reviewer=reviewer, comment=comment)
+            report = mem.reject_item(key, reviewer=reviewer, shown=shown, comment=comment)
     except AmemError as exc:
         state.flash("error", str(exc))
         return
@@ -435,7 +439,7 @@ def _card(mem: Memory, account: Account, item: ReviewItem, *, top: bool = False)
                 type="primary",
                 icon=":material/check:",
                 on_click=_on_item,
-                args=(item.key, "approve"),
+                args=(item.key, "approve", item.proposal_ids),
                 shortcut=APPROVE_KEY if top else None,
             )
             row.button(
@@ -443,7 +447,7 @@ def _card(mem: Memory, account: Account, item: ReviewItem, *, top: bool = False)
                 key=f"reject_item_{item.key}",
                 icon=":material/close:",
                 on_click=_on_item,
-                args=(item.key, "reject"),
+                args=(item.key, "reject", item.proposal_ids),
                 shortcut=REJECT_KEY if top else None,
             )
         if item.raw_log is not None:

@@ -173,6 +173,8 @@ def test_an_item_value_the_reviewer_may_not_decide_is_reported(memory: Memory, c
     )
     code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "bob")
     assert code == 2 and f"skipped {gone.id}" in out and "may not decide changes to deleted" in flat(out)
+    # said before the password is asked: what the reviewer is about to decide
+    assert out.startswith(f"item {note.raw_log_ids[0]} (acme), 1 held value: deleted\n")
     assert memory.proposal(gone.id).status == ProposalStatus.PENDING
 
 

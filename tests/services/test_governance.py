@@ -333,8 +333,12 @@ def test_as_of_rebuilds_the_note_at_each_instant(memory: Memory) -> None:
 
 
 def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory: Memory) -> None:
+    """One approval raises, the rejection committed; a bulk approval reports it among the decided
+    (rejected, saying why), not as skipped: it was decided, and the ledger says so."""
     note = make_note(memory, "We chose Postgres because the team knows it")
     p = memory.propose(note.id, "decision_rationale", "team knows it", reason="stated", proposer=LLM)
+    other = make_note(memory, "We chose Chroma because it runs embedded")
+    q = memory.propose(other.id, "decision_rationale", "runs embedded", reason="stated", proposer=LLM)
     attributes = {**memory.policy.attributes, "decision_rationale": AttributePolicy(mode="frozen")}
     frozen = memory.policy.model_copy(update={"attributes": attributes})
     # the ledger's policy since: installed over the new ledger's version 1 (no admin has a password)
@@ -346,8 +350,13 @@ def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory
         pytest.raises(FrozenAttributeError, match=refused),
     ):
         later.approve(p.id, reviewer=signed_in(later, "alice"), comment="fine")
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later:
+        report = later.approve_item(q.id, reviewer=signed_in(later, "alice"), shown=[q.id])
+    assert [(d.id, d.status) for d in report.decided] == [(q.id, ProposalStatus.REJECTED)]
+    assert report.skipped == [] and report.summary() == "1 rejected"
     decided = memory.proposal(p.id)  # another connection: the rejection was committed
     assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"
     assert "refused by policy: decision_rationale is frozen" in (decided.review_comment or "")
     assert memory.pending() == [] and memory.read(note.id).decision_rationale is None
+    assert memory.read(other.id).decision_rationale is None
     assert memory.verify().ok

@@ -108,7 +108,10 @@ def test_approve_a_whole_item_and_skip_what_the_reviewer_may_not_decide(memory: 
     note = said(memory, "Acme will not renew. Reason: the new CFO wants one vendor")
     why = held(memory, note, "decision_rationale", "the new CFO wants one vendor")
     gone = held(memory, note, "deleted", True)  # sales_lead may not decide deletions
-    report = memory.approve_item(note.raw_log_ids[0], reviewer=signed_in(memory, "bob"), comment="as said")
+    key = note.raw_log_ids[0]
+    report = memory.approve_item(
+        key, reviewer=signed_in(memory, "bob"), shown=[why.id, gone.id], comment="as said"
+    )
     assert [p.id for p in report.decided] == [why.id]
     assert [s.proposal_id for s in report.skipped] == [gone.id]
     assert "may not decide changes to deleted" in report.skipped[0].reason
@@ -117,7 +120,7 @@ def test_approve_a_whole_item_and_skip_what_the_reviewer_may_not_decide(memory: 
     assert memory.read(note.id).decision_rationale == "the new CFO wants one vendor"
     # the item stays in the queue with what is left; alice (cs_lead) finishes it
     assert [f.attribute for f in memory.review_item(note.raw_log_ids[0]).fields] == ["deleted"]
-    memory.approve_item(note.raw_log_ids[0], reviewer=signed_in(memory, "alice"))
+    memory.approve_item(key, reviewer=signed_in(memory, "alice"), shown=[gone.id])
     with pytest.raises(NotFoundError):
         memory.review_item(note.raw_log_ids[0])
 
@@ -129,7 +132,10 @@ def test_field_by_field_and_reject_the_rest(memory: Memory, call: tuple[Note, li
     item = memory.review_item(note.raw_log_ids[0])
     assert "valid_at" not in [f.attribute for f in item.fields] and len(item.fields) == 3
     report = memory.reject_item(
-        note.raw_log_ids[0], reviewer=signed_in(memory, "alice"), comment="not what was agreed"
+        note.raw_log_ids[0],
+        reviewer=signed_in(memory, "alice"),
+        shown=item.proposal_ids,
+        comment="not what was agreed",
     )
     assert report.count(ProposalStatus.REJECTED) == 3
     assert memory.review_items().total == 0
@@ -164,7 +170,12 @@ def test_approve_all_matching_refuses_when_the_set_changed(memory: Memory) -> No
     late = said(memory, "three")
     held(memory, late, "next_step", "visit")  # arrives after the count
     with pytest.raises(ReviewSetChangedError, match="nothing was decided"):
-        memory.approve_matching(f, reviewer=signed_in(memory, "alice"), expected_items=counted.items)
+        memory.approve_matching(
+            f,
+            reviewer=signed_in(memory, "alice"),
+            expected_items=counted.items,
+            fingerprint=counted.fingerprint,
+        )
     # the same number of items, but not the same ones: the fingerprint tells
     memory.approve(pa.id, reviewer=signed_in(memory, "alice"))
     again = memory.count_review_items(f)
@@ -186,7 +197,56 @@ def test_approve_all_matching_refuses_when_the_set_changed(memory: Memory) -> No
 def test_an_agent_can_never_approve_an_item(memory: Memory, call: tuple[Note, list]) -> None:
     from amem.errors import PermissionDeniedError
 
-    note, _ = call
+    note, proposals = call
     with pytest.raises(PermissionDeniedError, match="can never approve"):
-        memory.approve_item(note.raw_log_ids[0], reviewer=signed_in(memory, "agent:sales-agent"))
+        memory.approve_item(
+            note.raw_log_ids[0],
+            reviewer=signed_in(memory, "agent:sales-agent"),
+            shown=[p.id for p in proposals],
+        )
     assert len(memory.review_item(note.raw_log_ids[0]).fields) == 4
+
+
+def test_an_item_is_decided_as_it_was_shown_or_not_at_all(memory: Memory) -> None:
+    """Another reviewer's correction joins the item the reviewer is looking at (it keeps the raw
+    log of the value it replaces): approving the item as shown must not approve the correction
+    unseen. Nothing is decided; shown again, the item is decided as shown."""
+    note = said(memory, "Acme: next step is a pricing call with Dana on Friday")
+    model = held(memory, note, "next_step", "pricing call with Dana on Friday")
+    key = note.raw_log_ids[0]
+    alice, bob = signed_in(memory, "alice"), signed_in(memory, "bob")
+    seen = memory.review_item(key).proposal_ids
+    assert seen == [model.id]
+    correction = memory.correct(model.id, "send Dana a 40% discount", reviewer=bob).correction
+    assert correction.status == ProposalStatus.PENDING  # waits for a second person
+    for decide in (memory.approve_item, memory.reject_item):
+        with pytest.raises(ReviewSetChangedError, match="1 joined, 1 decided or replaced"):
+            decide(key, reviewer=alice, shown=seen, comment="as shown")
+    assert memory.proposal(correction.id).status == ProposalStatus.PENDING
+    assert "next_step" not in memory.read(note.id).extra
+    now = memory.review_item(key)
+    assert [f.proposal.new_value for f in now.fields] == ["send Dana a 40% discount"]
+    report = memory.approve_item(key, reviewer=alice, shown=now.proposal_ids)
+    assert [p.id for p in report.decided] == [correction.id]
+    assert memory.read(note.id).extra["next_step"] == "send Dana a 40% discount"
+
+
+def test_approve_all_matching_needs_the_fingerprint_of_the_count(memory: Memory) -> None:
+    """A count alone cannot tell a value replaced inside an item: the decision needs the count's
+    fingerprint, so a correction that joined since is never approved unseen."""
+    note = said(memory, "Acme: next step is a pricing call")
+    model = held(memory, note, "next_step", "pricing call")
+    f = ReviewFilter(attribute="next_step")
+    counted = memory.count_review_items(f)
+    memory.correct(model.id, "a discount call", reviewer=signed_in(memory, "bob"))
+    assert memory.count_review_items(f).items == counted.items
+    with pytest.raises(TypeError):
+        memory.approve_matching(f, reviewer=signed_in(memory, "alice"), expected_items=counted.items)  # type: ignore[call-arg]
+    with pytest.raises(ReviewSetChangedError):
+        memory.approve_matching(
+            f,
+            reviewer=signed_in(memory, "alice"),
+            expected_items=counted.items,
+            fingerprint=counted.fingerprint,
+        )
+    assert "next_step" not in memory.read(note.id).extra

@@ -67,7 +67,8 @@ def test_the_queue_of_a_reviewer_holds_their_accounts_and_approve_all_stays_in_t
 
 def test_an_item_of_another_account_is_skipped_and_said(owned: Memory) -> None:
     theirs = _held(owned, "globex", "Globex renews")
-    report = owned.approve_item(theirs, reviewer=signed_in(owned, "alice"))
+    shown = owned.review_item(theirs).proposal_ids
+    report = owned.approve_item(theirs, reviewer=signed_in(owned, "alice"), shown=shown)
     assert not report.decided and "not in globex" in report.skipped[0].reason
 
 
@@ -90,3 +91,15 @@ def test_a_policy_without_scopes_keeps_its_text_and_one_with_them_records_them(o
     plain = load_policy(REPO / "policies.yaml")
     assert "scopes" not in canonical_text(plain)
     assert "scopes:\n    - acme" in canonical_text(owned.policy)
+
+
+def test_a_name_the_policy_does_not_list_has_an_empty_queue_not_every_account(owned: Memory) -> None:
+    """A reviewer removed from the policy (their name still on a token, a bookmark) is no one: their
+    queue holds nothing, where it used to hold every account's; asking for no one's queue (None)
+    still reads them all."""
+    _held(owned, "acme", "Acme renews")
+    _held(owned, "globex", "Globex renews")
+    assert owned.count_review_items(reviewer="zoe").items == 0
+    assert owned.review_items(reviewer="zoe").items == []
+    assert owned.second_looks("zoe") == 0
+    assert owned.count_review_items().items == 2
