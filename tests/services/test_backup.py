@@ -39,11 +39,23 @@ def _cli(memory: Memory, *args: str) -> tuple[int, str, str]:
 
 
 def test_a_backup_taken_while_an_agent_writes_holds_every_input_acknowledged_before_it(
-    memory: Memory, tmp_path: Path
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The agent's inputs still being written when the copy starts must not tear it: the copy opens,
     verifies, and holds every input acknowledged before the backup began (a PostgreSQL dump is
-    restored into a scratch database to be verified)."""
+    restored into a scratch database to be verified, and dropped)."""
+    from amem.services import backup as backup_service
+
+    scratch: list[str] = []  # this backup's scratch databases (other tests' may exist meanwhile)
+
+    class _Ids:
+        @staticmethod
+        def uuid4() -> uuid.UUID:
+            made = uuid.uuid4()
+            scratch.append(f"amem_backup_check_{made.hex[:12]}")
+            return made
+
+    monkeypatch.setattr(backup_service, "uuid", _Ids)
     lite = memory
     before = [
         o.raw_log_id
@@ -74,8 +86,14 @@ def test_a_backup_taken_while_an_agent_writes_holds_every_input_acknowledged_bef
     assert not Path(report.path + ".partial").exists()
     if memory.ledger.dialect == "postgresql":
         assert report.heads["counts"]["raw_log"] >= len(before)
+        assert scratch
         with memory.ledger.engine.connect() as conn:  # the scratch database is gone
-            left = conn.execute(sa.text("SELECT count(*) FROM pg_database WHERE datname LIKE 'amem_backup%'"))
+            left = conn.execute(
+                sa.text("SELECT count(*) FROM pg_database WHERE datname IN :names").bindparams(
+                    sa.bindparam("names", expanding=True)
+                ),
+                {"names": scratch},
+            )
             assert left.scalar_one() == 0
         return
     with Memory(tmp_path / "restored", database_url=f"sqlite:///{report.path}", create=False) as copy:
