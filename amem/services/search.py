@@ -284,7 +284,8 @@ class SearchService:
         ``tags``: a note must carry all of them. ``as_of``: search the notes as they stood then
         (a note created later is not found; its tags and retirement are read at that moment).
         Retired notes (invalid_at at or before now, or before ``as_of``) only with
-        ``include_retired``. Deleted notes never.
+        ``include_retired``: after the ``k`` current hits, those of them that rank among them (at
+        most ``k``). Deleted notes never.
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
         with self._searched(query, k, filters) as (_, hits):
@@ -302,7 +303,8 @@ class SearchService:
     ) -> list[SearchResult]:
         """``search``'s best ``k`` hits, then every note they link to or are linked from (same
         filters), each marked with the hit and the link reason that brought it in. The linked notes
-        come after the hits and are never cut to ``k``."""
+        come after the hits and are never cut to ``k``; retired notes (``include_retired``) come
+        after every current one, linked ones included."""
         filters = _check(query, k, scope, tags, as_of, include_retired)
         with self._searched(query, k, filters) as (tx, hits):
             if not hits:
@@ -313,7 +315,10 @@ class SearchService:
                 if linked and filters.as_of is None
                 else {}
             )
-            return hits + self._with_currency(tx, linked, filters, waiting=waiting)
+            found = hits + self._with_currency(tx, linked, filters, waiting=waiting)
+            # a retired hit after every current note, linked ones included: the fact that retired
+            # it often comes in through its link
+            return sorted(found, key=lambda h: h.retired)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -460,6 +465,11 @@ class SearchService:
         # Notes are read from the ledger best first, k of them, then twice as many at a time:
         # both sides already dropped retired, deleted and untagged candidates, so the first k
         # nearly always pass and the rest of the pool is never loaded.
+        # A search asked for retired facts too answers the k current hits it would answer without
+        # them, and adds after them the retired ones that rank among those (at most k): a retired
+        # price that matches the question best never takes the place of the price that holds now.
+        apart = currency is not None and filters.include_retired
+        retired: list[SearchResult] = []
         start, chunk = 0, k
         while start < len(fused) and len(results) < k:
             part = fused[start : start + chunk]
@@ -476,20 +486,20 @@ class SearchService:
                 note = then.get(f.note_id)
                 if note is None or not filters.admits(note, now.get(f.note_id)):
                     continue
-                results.append(
-                    SearchResult(
-                        note_id=f.note_id,
-                        note=note,
-                        score=round(f.score, 6),
-                        matched_by=list(f.matched_by),
-                    )
+                hit = SearchResult(
+                    note_id=f.note_id, note=note, score=round(f.score, 6), matched_by=list(f.matched_by)
                 )
+                if apart and _retired_at(note, filters.moment):
+                    if len(retired) < k:
+                        retired.append(hit)
+                    continue
+                results.append(hit)
                 if len(results) == k:
                     break
             start, chunk = start + chunk, chunk * 2
         if currency is None:
             return results
-        return self._with_currency(tx, results, filters, said=said, waiting=waiting)
+        return self._with_currency(tx, results + retired, filters, said=said, waiting=waiting)
 
     def _notes_said(
         self, tx: LedgerTx, checked: LedgerCheck, note_ids: list[str]
@@ -532,7 +542,7 @@ class SearchService:
                     "valid_at": h.note.valid_at,
                     "invalid_at": h.note.invalid_at,
                     "said_at": said.get(first.get(h.note_id, "")),
-                    "retired": h.note.invalid_at is not None and as_utc(h.note.invalid_at) <= moment,
+                    "retired": _retired_at(h.note, moment),
                     "retirement_waiting": _waiting(waiting, h.note_id) if filters.as_of is None else None,
                 }
             )
@@ -605,3 +615,8 @@ def _states_at(tx: LedgerTx, notes: Iterable[Note], moment: datetime) -> dict[st
         if past is not None:
             out[note.id] = past
     return out
+
+
+def _retired_at(note: Note, moment: datetime) -> bool:
+    """Whether ``note`` no longer holds at ``moment`` (its invalid_at has passed)."""
+    return note.invalid_at is not None and as_utc(note.invalid_at) <= as_utc(moment)

@@ -59,6 +59,36 @@ def test_retired_prices_come_below_the_current_one_marked(memory: Memory, prices
     assert agentic[0].note_id == prices[2].id and agentic[0].retired is False
 
 
+def test_asking_for_retired_facts_too_never_pushes_out_the_current_ones(memory: Memory) -> None:
+    """The retired price words the question best; the one that replaced it does not. Asked with
+    ``include_retired``, a search still answers the current hits it gives without it, and adds the
+    retired ones after them: the old price never takes the new one's place, at any k, nor ranks
+    above it when the new one comes in through its link (agentic search)."""
+    old = said(memory, "Acme pays $42 per seat on the Pro plan", at=datetime(2026, 1, 10, tzinfo=UTC))
+    new = said(memory, "Renewal signed: the contract moved to $49", at=datetime(2026, 8, 20, tzinfo=UTC))
+    said(memory, "Acme's champion is Priya, the head of IT", at=datetime(2026, 2, 1, tzinfo=UTC))
+    retire(memory, old, new, "2026-08-20T00:00:00Z")
+    linked = memory.propose(
+        new.id, "links", [{"note_id": old.id, "reason": "replaces the old price"}], reason="r", proposer=LLM
+    )
+    if linked.status.value == "pending":
+        memory.approve(linked.id, reviewer=signed_in(memory, "alice"))
+    question = "how much does Acme pay per seat on the Pro plan"
+    assert (
+        memory.search(question, k=1, scope="acme", include_retired=True)[-1].note_id == old.id
+    )  # best words
+    for k in (1, 2, 3):
+        current = [h.note_id for h in memory.search(question, k=k, scope="acme")]
+        both = memory.search(question, k=k, scope="acme", include_retired=True)
+        assert [h.note_id for h in both if not h.retired] == current
+        assert [h.note_id for h in both if h.retired] == [old.id]
+        assert not both[-1].retired or both[-1].note_id == old.id
+        assert [h.retired for h in both] == sorted(h.retired for h in both)
+        agentic = memory.search_agentic(question, k=k, scope="acme", include_retired=True)
+        assert new.id in [h.note_id for h in agentic]
+        assert [h.retired for h in agentic] == sorted(h.retired for h in agentic)
+
+
 def test_facts_are_the_current_ones_newest_first_with_decisions(memory: Memory, prices: list[Note]) -> None:
     p = memory.propose(
         prices[2].id,
