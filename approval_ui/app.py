@@ -44,7 +44,13 @@ auth.resume_address(pages, page)  # a link followed before signing in: its page,
 with st.sidebar:
     st.markdown(f"**{md_escape(account.name)}**")
     roles = ", ".join(account.roles) or "no role"
-    accounts_of = f" · accounts {', '.join(account.scopes)}" if account.scopes is not None else ""
+    accounts_of = (
+        ""
+        if account.scopes is None
+        else f" · accounts {', '.join(account.scopes)}"
+        if account.scopes
+        else " · no account"  # `scopes: []`: governance refuses their decisions everywhere
+    )
     st.caption(
         md_escape(f"{account.id} · {roles}{accounts_of}" + (" · read-only" if account.read_only else ""))
     )

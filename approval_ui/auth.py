@@ -16,7 +16,15 @@ applies is configuration, never the user's choice:
   only (never in a file or an environment another process can read): the cookie then lasts until
   the console restarts.
 
-Once signed in, the identity is kept in session_state (server side) under state.ACCOUNT_KEY.
+Once signed in, the identity is kept in session_state (server side) under state.ACCOUNT_KEY,
+with a state.SignIn: the digest of the password hash it was checked against and when. Every run,
+and every decision before it is made, checks it against the policy in force
+(state.signed_in_account): a changed password, a reviewer no longer listed, or a sign-out since
+(in any tab) ends the session, saying why. The cookie carries the same digest and time, and is
+refused on the same grounds. A sign-out ends the reviewer's sessions and earlier cookies in this
+console process only: it is remembered in memory, so another console server sharing
+AMEM_UI_COOKIE_KEY, or this one after a restart, still accepts a cookie copied before the
+sign-out until it expires (the browser that signed out deletes its own).
 """
 
 from __future__ import annotations
@@ -35,13 +43,23 @@ from amem.policy import Policy
 from amem.services.accounts import Account, account_for, authenticator_credentials, identity_from_headers
 from amem.services.authentication import client_address
 from approval_ui.render import md_escape
-from approval_ui.state import ACCOUNT_KEY, signed_in_account
+from approval_ui.state import (
+    ACCOUNT_KEY,
+    NOTICE_KEY,
+    REMEMBER_KEY,
+    end_session,
+    note_sign_out,
+    record_sign_in,
+    sign_in_problem,
+    signed_in_account,
+)
 
 COOKIE_NAME = "amem_console"
-_REMEMBER_KEY = "amem_remember_sign_in"
 #: The page and query a link asked for before the reviewer signed in (resume_address).
 WANTED_KEY = "amem_wanted_address"
-_AUTHENTICATOR_KEYS = ("authentication_status", "username", "name", "email", "roles")
+#: The cookie's claims beside streamlit-authenticator's username and exp_date.
+_DIGEST_CLAIM = "password_digest"
+_SIGNED_IN_CLAIM = "signed_in_at"
 
 
 def trusted_header() -> str | None:
@@ -131,12 +149,10 @@ def _password_form(mem: Memory) -> None:
         authenticator = _authenticator(policy)
         if st.session_state.get("logout"):
             authenticator.cookie_controller.delete_cookie()  # type: ignore[attr-defined]
-        authenticator.login(location="unrendered")  # type: ignore[attr-defined]
-        if st.session_state.get("authentication_status"):
-            account = account_for(policy, st.session_state.get("username"))
-            if account is not None:
-                st.session_state[ACCOUNT_KEY] = account.id
-                st.rerun()
+        _sign_in_from_cookie(policy, authenticator)
+        notice = st.session_state.pop(NOTICE_KEY, None)
+        if notice:
+            st.warning(md_escape(notice), icon=":material/logout:")
         with st.form("amem_sign_in"):
             st.subheader("Sign in")
             name = st.text_input("Reviewer", autocomplete="off")
@@ -157,10 +173,66 @@ def _password_form(mem: Memory) -> None:
         if account is None:
             st.error("Wrong reviewer name or password.")
             return
-        st.session_state[ACCOUNT_KEY] = account.id
+        sign_in = record_sign_in(account)
         st.session_state["logout"] = None
-        st.session_state[_REMEMBER_KEY] = _cookie_token(account.id)
+        st.session_state[REMEMBER_KEY] = _cookie_token(account.id, account.password_digest, sign_in.at)
         st.rerun()
+
+
+def _sign_in_from_cookie(policy: Policy, authenticator: Any) -> None:
+    """Sign in with the re-sign-in cookie (read by streamlit-authenticator), when it still holds
+    as a password sign-in would: its reviewer is in the policy in force with the password hash the
+    cookie's digest names, and has not signed out since it was made. Otherwise the cookie is
+    deleted and forgotten, the form is shown, and it says why."""
+    from streamlit_authenticator.utilities.exceptions import LoginError
+
+    try:
+        authenticator.login(location="unrendered")
+    except LoginError:  # the cookie names no reviewer with a password in the policy any more
+        claims = _cookie_claims()
+        who = claims.get("username") if claims else None
+        _refuse_cookie(
+            authenticator, f"{who or 'Its reviewer'} is no longer a reviewer with a password here."
+        )
+        return
+    if not st.session_state.get("authentication_status"):
+        return
+    account = account_for(policy, st.session_state.get("username"))
+    claims = _cookie_claims()
+    if account is None or claims is None:
+        _refuse_cookie(authenticator, "it names no reviewer of the policy.")
+        return
+    digest, at = claims.get(_DIGEST_CLAIM), claims.get(_SIGNED_IN_CLAIM)
+    if not isinstance(digest, str) or not isinstance(at, int | float):  # made before cookies carried them
+        _refuse_cookie(authenticator, "it was made by an older console.")
+        return
+    problem = sign_in_problem(account, digest, float(at))
+    if problem is not None:
+        _refuse_cookie(authenticator, problem)
+        return
+    record_sign_in(account, at=float(at))
+    st.rerun()
+
+
+def _refuse_cookie(authenticator: Any, why: str) -> None:
+    """Forget a re-sign-in cookie that no longer holds: the session stays signed out, the form says
+    why, and the browser's copy is deleted."""
+    end_session(f"Your saved sign-in has ended: {why[:1].lower()}{why[1:]}" if why else None)
+    authenticator.cookie_controller.delete_cookie()
+
+
+def _cookie_claims() -> dict[str, Any] | None:
+    """The re-sign-in cookie's claims, if it is one this console signed and unexpired."""
+    import jwt
+
+    token = st.context.cookies.get(COOKIE_NAME)
+    if not isinstance(token, str):
+        return None
+    try:
+        claims = jwt.decode(token, _cookie_key(), algorithms=["HS256"])
+    except jwt.PyJWTError:
+        return None
+    return claims if isinstance(claims, dict) else None
 
 
 #: The re-sign-in cookie's secret when AMEM_UI_COOKIE_KEY is not set: made once a console process,
@@ -176,14 +248,20 @@ def _cookie_days() -> float:
     return float(os.environ.get("AMEM_UI_COOKIE_DAYS", "1"))
 
 
-def _cookie_token(username: str) -> tuple[str, datetime]:
-    """A re-sign-in token in streamlit-authenticator's format (HS256 JWT of username and expiry)."""
+def _cookie_token(username: str, password_digest: str, signed_in_at: float) -> tuple[str, datetime]:
+    """A re-sign-in token in streamlit-authenticator's format (HS256 JWT of username and expiry),
+    with the digest of the password hash it was signed in with and when, so that a password change
+    or a sign-out since ends it (_sign_in_from_cookie)."""
     import jwt
 
     expires = datetime.now() + timedelta(days=_cookie_days())
-    token = jwt.encode(
-        {"username": username, "exp_date": expires.timestamp()}, _cookie_key(), algorithm="HS256"
-    )
+    claims = {
+        "username": username,
+        "exp_date": expires.timestamp(),
+        _DIGEST_CLAIM: password_digest,
+        _SIGNED_IN_CLAIM: signed_in_at,
+    }
+    token = jwt.encode(claims, _cookie_key(), algorithm="HS256")
     return token, expires
 
 
@@ -193,7 +271,7 @@ def remember_sign_in() -> None:
     A small browser component writes it; the same arguments on every run keep that component
     mounted without writing again, however quickly the reviewer clicks on.
     """
-    remembered = st.session_state.get(_REMEMBER_KEY)
+    remembered = st.session_state.get(REMEMBER_KEY)
     if not remembered:
         return
     import extra_streamlit_components as stx
@@ -203,12 +281,13 @@ def remember_sign_in() -> None:
 
 
 def sign_out() -> None:
-    """Forget the signed-in reviewer (button callback). A proxy identity cannot sign out here."""
-    st.session_state.pop(ACCOUNT_KEY, None)
-    st.session_state.pop(_REMEMBER_KEY, None)
-    for key in _AUTHENTICATOR_KEYS:
-        st.session_state[key] = None
-    st.session_state["logout"] = True  # streamlit-authenticator: ignore its cookie from now on
+    """Sign the reviewer out (button callback): this session, and in this console process their
+    other sessions and every re-sign-in cookie made before now, which a copied cookie or a tab
+    left open would otherwise keep using. A proxy identity cannot sign out here."""
+    reviewer = st.session_state.get(ACCOUNT_KEY)
+    if isinstance(reviewer, str):
+        note_sign_out(reviewer)
+    end_session()
 
 
 def _client_address() -> str | None:

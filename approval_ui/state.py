@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+import time
+from dataclasses import dataclass
 from typing import Literal
 
 import streamlit as st
@@ -17,6 +20,14 @@ from approval_ui.render import md_escape
 
 #: session_state key holding the signed-in reviewer's identity (set by approval_ui.auth).
 ACCOUNT_KEY = "amem_reviewer"
+#: session_state key holding how that reviewer signed in (a SignIn), checked on every run.
+SIGN_IN_KEY = "amem_signed_in"
+#: session_state key holding why a sign-in ended, for the sign-in form to say once.
+NOTICE_KEY = "amem_sign_in_notice"
+#: session_state key holding the re-sign-in cookie to write (approval_ui.auth.remember_sign_in).
+REMEMBER_KEY = "amem_remember_sign_in"
+#: streamlit-authenticator's own session_state keys; "logout" set makes it ignore the cookie.
+AUTHENTICATOR_KEYS = ("authentication_status", "username", "name", "email", "roles")
 FLASH_KEY = "amem_flash"
 FLASH_SHOWN_KEY = "amem_flash_shown"
 
@@ -50,18 +61,104 @@ def memory() -> Memory:
     return mem
 
 
+@dataclass(frozen=True)
+class SignIn:
+    """How a session signed in: whom, the digest of the password hash it was checked against
+    (accounts.password_digest, never the hash), and when (seconds since the epoch; a re-sign-in
+    cookie keeps the time of the password sign-in it came from)."""
+
+    reviewer: str
+    password_digest: str
+    at: float
+
+
+#: Reviewer -> when they last signed out of this console process. A sign-out ends every session
+#: and re-sign-in cookie of theirs made before it, here; it lives in this process's memory only.
+_SIGNED_OUT: dict[str, float] = {}
+_SIGNED_OUT_LOCK = threading.Lock()
+
+
+def note_sign_out(reviewer: str) -> None:
+    """Record that ``reviewer`` signed out now, ending their earlier sign-ins in this process."""
+    with _SIGNED_OUT_LOCK:
+        _SIGNED_OUT[reviewer] = time.time()
+
+
+def sign_in_problem(account: Account, password_digest: str, at: float) -> str | None:
+    """Why a sign-in of ``account`` made at ``at`` against ``password_digest`` no longer holds
+    under the policy in force (the account comes from it), or None while it holds."""
+    if password_digest != account.password_digest:
+        return f"The password of {account.id} was changed since this sign-in: sign in with the new one."
+    with _SIGNED_OUT_LOCK:
+        signed_out = _SIGNED_OUT.get(account.id)
+    if signed_out is not None and at <= signed_out:
+        return (
+            f"{account.id} signed out of the console (in this or another tab) since this sign-in: "
+            "sign in again."
+        )
+    return None
+
+
+def record_sign_in(account: Account, at: float | None = None) -> SignIn:
+    """Sign this session in as ``account``, tied to its password hash as it is now."""
+    sign_in = SignIn(account.id, account.password_digest, time.time() if at is None else at)
+    st.session_state[ACCOUNT_KEY] = account.id
+    st.session_state[SIGN_IN_KEY] = sign_in
+    return sign_in
+
+
+def end_session(notice: str | None = None) -> None:
+    """Sign this session out: identity, the cookie it would write, streamlit-authenticator's keys
+    (set to None, as its own logout does) and "logout", so the saved cookie is ignored and deleted
+    by the sign-in form. ``notice``: why, said once by that form."""
+    for key in (ACCOUNT_KEY, SIGN_IN_KEY, REMEMBER_KEY):
+        st.session_state.pop(key, None)
+    for key in AUTHENTICATOR_KEYS:
+        st.session_state[key] = None
+    st.session_state["logout"] = True
+    if notice:
+        st.session_state[NOTICE_KEY] = notice
+
+
 def signed_in_account(policy: Policy) -> Account | None:
-    """The reviewer this session signed in as, if they are still a reviewer of the policy."""
-    return account_for(policy, st.session_state.get(ACCOUNT_KEY))
+    """The reviewer this session signed in as, while that sign-in holds under ``policy`` (the
+    policy in force): still a reviewer, with the password hash they signed in with, not signed out
+    since. One that no longer holds ends the session here, keeping why for the sign-in form.
+
+    Behind a trusted proxy, which vouches for every request itself, only the first is checked.
+    """
+    account = account_for(policy, st.session_state.get(ACCOUNT_KEY))
+    if account is None or os.environ.get("AMEM_UI_TRUSTED_HEADER"):
+        return account
+    sign_in = st.session_state.get(SIGN_IN_KEY)
+    if not isinstance(sign_in, SignIn):  # an identity put into session_state directly (tests, bench)
+        sign_in = record_sign_in(account)
+    problem = (
+        f"This session signed in as {sign_in.reviewer}, not {account.id}: sign in again."
+        if sign_in.reviewer != account.id
+        else sign_in_problem(account, sign_in.password_digest, sign_in.at)
+    )
+    if problem is not None:
+        end_session(problem)
+        return None
+    return account
 
 
 def current_account() -> Account:
     """The signed-in reviewer; the entry script stops before any page runs without one."""
     account = signed_in_account(memory().policy)
     if account is None:  # a page opened on its own (tests) without signing in
-        st.error("Sign in first.")
+        st.error(md_escape(st.session_state.get(NOTICE_KEY) or "Sign in first."))
         st.stop()
     return account
+
+
+def callback_account() -> Account | None:
+    """The signed-in reviewer for a button's callback (a decision, a token), checked against the
+    policy in force: callbacks run before the page, so before the entry script's check. None when
+    the sign-in no longer holds: the callback then does nothing, and the run that follows shows
+    the sign-in form and why."""
+    return signed_in_account(memory().policy)
 
 
 def authenticated(mem: Memory, account: Account) -> AuthenticatedReviewer:

@@ -163,8 +163,9 @@ def pending(
     kind: KindOpt = None,
     proposer: Annotated[str | None, typer.Option(help="Only this proposer (name or kind:name).")] = None,
     newest_first: Annotated[bool, typer.Option("--newest-first", help="Newest first.")] = False,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many items.")] = 20,
-    offset: Annotated[int, typer.Option(min=0, help="Skip this many items.")] = 0,
+    # the bounds of `amem facts` (services.facts MAX_PAGE, MAX_OFFSET): past them the ledger overflows
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many items (1 to 1,000).")] = 20,
+    offset: Annotated[int, typer.Option(min=0, max=2**62, help="Skip this many items.")] = 0,
     reviewer: Annotated[
         str | None,
         typer.Option(

@@ -235,16 +235,26 @@ def reviewers_list(as_json: JsonOpt = False) -> None:
         for col in ("reviewer", "name", "roles", "decides", "password sign-in"):
             table.add_column(col)
         for r in items:
-            roles = r["roles"]
+            roles, scopes = r["roles"], r["scopes"]
             table.add_row(
                 cell(r["reviewer"]),
                 cell(r["name"]),
                 cell(", ".join(roles) if isinstance(roles, list) else roles),
-                "no (read-only)"
-                if r["read_only"]
-                else "yes" + (f", in {', '.join(r['scopes'])} only" if r["scopes"] else ""),  # type: ignore[arg-type]
+                _decides(bool(r["read_only"]), scopes if isinstance(scopes, list) else None),
                 "yes" if r["password"] else "no",
             )
         out.print(table)
 
     emit(rows, as_json, render)
+
+
+def _decides(read_only: bool, scopes: list[str] | None) -> str:
+    """The list's "decides" cell: `scopes: []` in the policy limits a reviewer to no account, so
+    governance refuses them everywhere; None means every account."""
+    if read_only:
+        return "no (read-only)"
+    if scopes is None:
+        return "yes"
+    if not scopes:
+        return "no (in no account)"
+    return f"yes, in {', '.join(scopes)} only"

@@ -7,6 +7,7 @@ as bcrypt hashes (``password_hash``); this module never stores, logs or returns 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,11 @@ class Account:
     def can_sign_in_with_password(self) -> bool:
         return bool(self.password_hash)
 
+    @property
+    def password_digest(self) -> str:
+        """The digest a console sign-in is tied to (password_digest): a new password changes it."""
+        return password_digest(self.password_hash)
+
 
 def accounts(policy: Policy) -> dict[str, Account]:
     """Every reviewer of ``policy`` as an account, keyed by identity."""
@@ -82,6 +88,13 @@ def account_for(policy: Policy, identity: str | None) -> Account | None:
     if split_kind(identity.strip())[0] not in (None, ActorKind.PERSON.value):
         return None
     return accounts(policy).get(wanted)
+
+
+def password_digest(password_hash: str | None) -> str:
+    """A digest of a bcrypt ``password_hash`` (sha256, hex): what a console session and its
+    re-sign-in cookie carry to end when the password changes. The cookie is readable by whoever
+    holds it, so it carries this and never the hash, from which a password could be guessed offline."""
+    return hashlib.sha256((password_hash or "").encode("utf-8")).hexdigest()
 
 
 def hash_password(password: str, *, rounds: int = DEFAULT_ROUNDS) -> str:

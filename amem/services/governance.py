@@ -586,6 +586,10 @@ class Governance:
         lead owns): every decision, revert and erasure of theirs stays in their accounts."""
         if not self.policy.decides_in(reviewer, scope):
             mine = ", ".join(self.policy.scopes_of(reviewer) or ())
+            if not mine:  # `scopes: []`: an empty list limits them to no account at all
+                raise PermissionDeniedError(
+                    f"{reviewer} decides in no account (the policy gives them no scope), not in {scope}"
+                )
             raise PermissionDeniedError(f"{reviewer} decides in {mine} only, not in {scope}")
 
     def _pending(self, tx: LedgerTx, proposal_id: str) -> Proposal:

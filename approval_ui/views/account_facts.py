@@ -9,6 +9,7 @@ on request, marked.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
+from functools import partial
 
 import streamlit as st
 
@@ -23,6 +24,11 @@ def _when(moment: object) -> str:
     return date_words(moment) if moment is not None else "unknown time"  # type: ignore[arg-type]
 
 
+def _reset_page() -> None:
+    """Another account, day or choice of facts lists other facts: start at their first page."""
+    st.session_state["facts_page"] = 1
+
+
 def main() -> None:
     mem = state.memory()
     account = state.current_account()
@@ -35,26 +41,26 @@ def main() -> None:
         st.info("The ledger has no notes yet.")
         return
     top = st.columns([3, 1.5, 1.5], vertical_alignment="bottom")
-    scope = top[0].selectbox("Account", scopes, key="facts_scope")
+    scope = top[0].selectbox("Account", scopes, key="facts_scope", on_change=_reset_page)
     day: date | None = top[1].date_input(
         "As of",
         value=None,
         max_value="today",
         format="YYYY-MM-DD",
         key="facts_as_of",
+        on_change=_reset_page,
         help="Empty: now. A day: the facts as the ledger held them at the end of that day (UTC), "
         "each as it stood then, with the decisions taken by then.",
     )
-    include_retired = top[2].checkbox("Include retired facts", key="facts_retired")
+    include_retired = top[2].checkbox("Include retired facts", key="facts_retired", on_change=_reset_page)
     as_of = datetime.combine(day, time.max, tzinfo=UTC) if day is not None else None
     page_number = st.session_state.get("facts_page", 1)
-    page = mem.facts(
-        scope,
-        limit=PAGE_SIZE,
-        offset=(page_number - 1) * PAGE_SIZE,
-        include_retired=include_retired,
-        as_of=as_of,
-    )
+    facts = partial(mem.facts, scope, limit=PAGE_SIZE, include_retired=include_retired, as_of=as_of)
+    page = facts(offset=(page_number - 1) * PAGE_SIZE)
+    pages = max(1, -(-page.total // PAGE_SIZE))
+    if page_number > pages:  # fewer facts than when that page was chosen (retired, erased meanwhile)
+        st.session_state["facts_page"] = page_number = pages
+        page = facts(offset=(page_number - 1) * PAGE_SIZE)
     noun = "fact" if page.total == 1 else "facts"
     which = noun if include_retired else ("current " if as_of is None else "") + noun
     when = f" as the ledger held them at the end of {day.isoformat()} (UTC)" if day is not None else ""

@@ -28,7 +28,9 @@ def _status(token: TokenInfo) -> str:
 
 
 def _create(days: int, rotate: bool) -> None:
-    mem, account = state.memory(), state.current_account()
+    mem, account = state.memory(), state.callback_account()
+    if account is None:  # signed out meanwhile: the page says so instead
+        return
     try:
         token, info = mem.tokens.create(
             account.id,
@@ -45,7 +47,9 @@ def _create(days: int, rotate: bool) -> None:
 
 
 def _revoke(token_id: str) -> None:
-    mem, account = state.memory(), state.current_account()
+    mem, account = state.memory(), state.callback_account()
+    if account is None:  # signed out meanwhile: the page says so instead
+        return
     try:
         mem.tokens.revoke_own(token_id, by=state.authenticated(mem, account))
     except AmemError as exc:

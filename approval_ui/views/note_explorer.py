@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 from datetime import UTC, datetime, time
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -50,6 +51,11 @@ def _attributes(mem: Memory, note: Note) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _reset_page() -> None:
+    """Another scope or filter lists other notes: start at their first page (as the review queue)."""
+    st.session_state["explorer_page"] = 1
+
+
 def _note_list(mem: Memory) -> None:
     scopes = mem.scopes()
     if not scopes:
@@ -57,12 +63,16 @@ def _note_list(mem: Memory) -> None:
         return
     search = _search_available()
     top = st.columns([3, 2], vertical_alignment="bottom")
-    scope = top[0].selectbox("Scope", scopes, key="explorer_scope")
+    scope = top[0].selectbox("Scope", scopes, key="explorer_scope", on_change=_reset_page)
     semantic = search and top[1].toggle(
         "Semantic", key="explorer_semantic", value=False, help="Rank notes by meaning (Memory.search)"
     )
     text = st.text_input(
-        "Find", key="explorer_text", placeholder="words in the note, or a note id", icon=":material/search:"
+        "Find",
+        key="explorer_text",
+        placeholder="words in the note, or a note id",
+        icon=":material/search:",
+        on_change=_reset_page,
     )
     status: dict[str, str] = {}
     if semantic:
@@ -85,15 +95,16 @@ def _note_list(mem: Memory) -> None:
         }
         total = len(found)
     else:
-        include_deleted = st.checkbox("Include deleted notes", key="explorer_deleted")
+        include_deleted = st.checkbox("Include deleted notes", key="explorer_deleted", on_change=_reset_page)
         page = st.session_state.get("explorer_page", 1)
-        result = mem.find_notes(
-            scope=scope,
-            text=text,
-            include_deleted=include_deleted,
-            limit=PAGE_SIZE,
-            offset=(page - 1) * PAGE_SIZE,
+        find = partial(
+            mem.find_notes, scope=scope, text=text, include_deleted=include_deleted, limit=PAGE_SIZE
         )
+        result = find(offset=(page - 1) * PAGE_SIZE)
+        pages = max(1, -(-result.total // PAGE_SIZE))
+        if page > pages:  # fewer notes than when that page was chosen (deleted, erased meanwhile)
+            st.session_state["explorer_page"] = page = pages
+            result = find(offset=(page - 1) * PAGE_SIZE)
         found, total = result.notes, result.total
     st.caption(f"{total:,} notes" + (" · select a row to open it" if total else ""))
     if found:
@@ -199,7 +210,9 @@ def _on_revert(change_seq: int) -> None:
     """Propose the value a change replaced, as the signed-in reviewer (a misclicked approval, a
     value that turned out wrong): routed by the policy like any proposal, so a held attribute waits
     for a reviewer again, and history keeps both."""
-    mem, account = state.memory(), state.current_account()
+    mem, account = state.memory(), state.callback_account()
+    if account is None:  # signed out meanwhile: the page says so instead
+        return
     reason = (st.session_state.get(f"revert_reason_{change_seq}") or "").strip() or None
     try:
         proposal = mem.revert(change_seq, reviewer=state.authenticated(mem, account), reason=reason)

@@ -84,7 +84,9 @@ def _flash_report(report: DecisionReport, what: str) -> None:
 
 def _on_item(key: str, action: str, shown: list[str]) -> None:
     """``shown``: the held values the item showed; if it holds others now, nothing is decided."""
-    mem, account = state.memory(), state.current_account()
+    mem, account = state.memory(), state.callback_account()
+    if account is None:  # signed out meanwhile: the page says so instead
+        return
     comment = (st.session_state.get(f"comment_{key}") or "").strip()
     try:
         reviewer = state.authenticated(mem, account)
@@ -100,7 +102,9 @@ def _on_item(key: str, action: str, shown: list[str]) -> None:
 
 
 def _on_field(pid: str, key: str, action: str) -> None:
-    mem, account = state.memory(), state.current_account()
+    mem, account = state.memory(), state.callback_account()
+    if account is None:  # signed out meanwhile: the page says so instead
+        return
     comment = (st.session_state.get(f"comment_{key}") or "").strip()
     try:
         reviewer = state.authenticated(mem, account)
@@ -128,7 +132,9 @@ def _on_field(pid: str, key: str, action: str) -> None:
 def _on_correct(pid: str, value_type: str) -> None:
     """The reviewer's value instead of the proposed one (Governance.correct): the proposal is
     rejected and theirs proposed from the same input, routed by the policy."""
-    mem, account = state.memory(), state.current_account()
+    mem, account = state.memory(), state.callback_account()
+    if account is None:  # signed out meanwhile: the page says so instead
+        return
     value = _typed(st.session_state.get(f"correct_value_{pid}"), value_type)
     comment = (st.session_state.get(f"correct_comment_{pid}") or "").strip() or None
     try:
@@ -206,7 +212,9 @@ def _on_all_request(f: ReviewFilter, action: str) -> None:
 
 
 def _on_all_confirm() -> None:
-    mem, account = state.memory(), state.current_account()
+    mem, account = state.memory(), state.callback_account()
+    if account is None:  # signed out meanwhile: the page says so instead
+        return
     pending = st.session_state.get(CONFIRM_KEY)
     if pending is None:
         return

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from amem.domain.models import Note, ProposalStatus
 from amem.memory import Memory
 from amem.services.accounts import hash_password
 from approval_ui.state import ACCOUNT_KEY
@@ -91,6 +92,16 @@ def open_console(reviewer: str | None, page: str = "queue", **query_params: str)
         at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def delete_notes(mem: Memory, notes: list[Note]) -> None:
+    """Tombstones for ``notes``, proposed by bob and approved by alice where the policy holds them."""
+    from tests.factories import signed_in
+
+    for note in notes:
+        p = mem.delete(note.id, actor="bob", reason="duplicate")
+        if p.status == ProposalStatus.PENDING:
+            mem.approve(p.id, reviewer=signed_in(mem, "alice"))
 
 
 def texts(at: AppTest) -> str:

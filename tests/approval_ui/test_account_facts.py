@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from amem.domain.models import Note
 from amem.memory import Memory
-from tests.approval_ui.conftest import open_console, plain, texts
+from tests.approval_ui.conftest import delete_notes, open_console, plain, texts
 from tests.factories import LLM, said, signed_in
 
 
@@ -100,3 +100,28 @@ def test_a_lead_limited_to_their_accounts_sees_them_first_and_can_read_the_rest(
     assert "carol · sales_lead · accounts acme" in plain(texts(at))
     scope.select("globex").run()
     assert "Globex wants a pilot" in plain(texts(at))
+
+
+#: approval_ui/views/account_facts.py's PAGE_SIZE (importing a page runs it)
+PAGE_SIZE = 25
+
+
+def test_another_account_starts_at_its_first_page_and_a_page_past_the_end_shows_the_last(mem: Memory) -> None:
+    notes = [said(mem, f"Acme fact {i}") for i in range(2 * PAGE_SIZE + 5)]
+    for i in range(3):
+        said(mem, f"Globex fact {i}", scope="globex")
+    at = open_console("audrey", "facts")
+    at.selectbox(key="facts_scope").select("acme").run()
+    at.number_input(key="facts_page").set_value(3).run()
+    assert plain(texts(at)).count("Acme fact") == 5
+    at.selectbox(key="facts_scope").select("globex").run()  # its facts, not "3 current facts" and none
+    shown = plain(texts(at))
+    assert "3 current facts" in shown and shown.count("Globex fact") == 3
+    at.selectbox(key="facts_scope").select("acme").run()
+    assert plain(texts(at)).count("Acme fact") == PAGE_SIZE  # acme again: its first page
+    at.number_input(key="facts_page").set_value(3).run()
+    delete_notes(mem, notes[:10])  # meanwhile, by another reviewer: page 3 of acme is gone
+    at.run()
+    assert (
+        plain(texts(at)).count("Acme fact") == PAGE_SIZE - 5 and at.number_input(key="facts_page").value == 2
+    )

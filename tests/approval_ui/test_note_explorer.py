@@ -8,7 +8,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from amem.memory import Memory
-from tests.approval_ui.conftest import open_console, plain, texts
+from tests.approval_ui.conftest import delete_notes, open_console, plain, texts
 from tests.factories import LLM, make_note, signed_in
 
 
@@ -135,3 +135,30 @@ def test_a_reviewer_reverts_an_approved_value_from_its_history(mem: Memory) -> N
     (revert,) = [q for q in mem.pending(note_id=note.id, limit=10) if q.revert_of == change.seq]
     assert (revert.new_value, revert.proposer.id) == (None, "bob") and "approved by mistake" in revert.reason
     assert mem.read(note.id).decision_rationale == "Okta is mandated"  # until a reviewer approves it
+
+
+#: approval_ui/views/note_explorer.py's PAGE_SIZE (importing a page runs it)
+PAGE_SIZE = 25
+
+
+def test_another_scope_starts_at_its_first_page_and_a_page_past_the_end_shows_the_last(mem: Memory) -> None:
+    notes = [make_note(mem, f"Acme note {i}") for i in range(2 * PAGE_SIZE + 5)]
+    for i in range(PAGE_SIZE + 3):
+        make_note(mem, f"Globex note {i}", scope="globex")
+    make_note(mem, "Initech note", scope="initech")
+    at = open_console("audrey", "explorer")
+    at.selectbox(key="explorer_scope").select("acme").run()
+    at.number_input(key="explorer_page").set_value(3).run()
+    assert len(_frames(at)[0]) == 5
+    at.selectbox(key="explorer_scope").select("globex").run()  # two pages: its first, not nothing
+    assert len(_frames(at)[0]) == PAGE_SIZE and at.number_input(key="explorer_page").value == 1
+    at.number_input(key="explorer_page").set_value(2).run()
+    at.selectbox(key="explorer_scope").select("initech").run()  # one page, no page number
+    assert list(_frames(at)[0]["content"]) == ["Initech note"]
+    at.selectbox(key="explorer_scope").select("acme").run()
+    assert len(_frames(at)[0]) == PAGE_SIZE  # acme again: its first page
+    at.number_input(key="explorer_page").set_value(3).run()
+    delete_notes(mem, notes[:10])  # meanwhile, by another reviewer: page 3 of acme is gone
+    at.run()
+    assert len(_frames(at)[0]) == PAGE_SIZE - 5 and at.number_input(key="explorer_page").value == 2
+    assert not at.exception

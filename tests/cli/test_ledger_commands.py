@@ -306,3 +306,22 @@ def test_a_reviewer_is_told_before_their_token_expires_and_rotates_it_in_one_ste
     history = [(e.action, e.token_id, e.by) for e in memory.tokens.history()]
     assert history[-2:] == [("revoked", old["id"], "bob"), ("created", new["id"], "bob")]
     assert memory.verify().ok
+
+
+def test_pending_pages_have_the_bounds_of_facts_pages(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A huge offset or limit is refused with what the bounds are, not an internal error."""
+    from amem.services.facts import MAX_OFFSET, MAX_PAGE
+
+    memory.propose(
+        make_note(memory, "Acme renewed").id, "decision_rationale", "price", reason="r", proposer=LLM
+    )
+    for option, value in (("--limit", str(MAX_PAGE + 1)), ("--offset", str(10**20)), ("--limit", "0")):
+        code, out, err = run(memory, capsys, "pending", option, value)
+        assert code == 2 and out == "", (option, value, err)
+        assert f"Invalid value for '{option}'" in err and "internal error" not in err
+    code, out, err = run(
+        memory, capsys, "pending", "--limit", str(MAX_PAGE), "--offset", str(MAX_OFFSET), "--json"
+    )
+    assert code == 0 and json.loads(out) == {"items": [], "total": 1}, err

@@ -21,7 +21,7 @@ from amem.cli import main
 from amem.domain.models import ProposalStatus, RawLogState
 from amem.ledger.tables import raw_logs
 from amem.memory import Memory
-from tests.factories import signed_in
+from tests.factories import make_note, signed_in
 
 MODEL = "scripted/test-model"
 TEXT = "Acme will renew only with SSO; their auditor requires it. Next: send the SAML guide."
@@ -128,6 +128,26 @@ def test_add_json_names_the_note_and_what_waits_for_review(amem: Cli, scripted_l
     assert [n["id"] for n in listed] == [added["note_id"]]
     code, out, _ = amem("notes")
     assert code == 0 and added["note_id"] in out and "globex" in out
+
+
+def test_notes_pages_have_the_bounds_of_facts_pages(amem: Cli) -> None:
+    """A negative limit is refused, not read as "no limit"; a huge one is refused with what the
+    bounds are, not an internal error."""
+    from amem.services.facts import MAX_OFFSET, MAX_PAGE
+
+    for scope in ("acme", "globex"):
+        make_note(amem.memory, f"{scope} renewed", scope=scope)
+    for option, value in (
+        ("--limit", "-1"),
+        ("--limit", str(MAX_PAGE + 1)),
+        ("--offset", "-3"),
+        ("--offset", str(10**20)),
+    ):
+        code, out, err = amem("notes", option, value)
+        assert code == 2 and out == "", (option, value, err)
+        assert f"Invalid value for '{option}'" in err and "internal error" not in err
+    assert len(amem.json("notes", "--limit", "1")) == 1
+    assert amem.json("notes", "--limit", str(MAX_PAGE), "--offset", str(MAX_OFFSET)) == []
 
 
 def test_outage_keeps_the_raw_log_and_reprocess_exits_1_until_done(amem: Cli, scripted_llm) -> None:

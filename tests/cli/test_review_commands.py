@@ -316,6 +316,32 @@ def test_pending_for_a_reviewer_shows_the_accounts_they_decide_in(
     assert code == 2 and "'mallory' is not a reviewer" in err
 
 
+def test_a_reviewer_given_no_accounts_is_listed_and_refused_as_deciding_in_none(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`scopes: []` limits a reviewer to no account: the reviewers list says so, and a decision
+    of theirs is refused saying so, not "decides in  only"."""
+    import os
+
+    import yaml
+
+    n = said(memory, "acme call")
+    held = memory.propose(n.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+    reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
+    data = yaml.safe_load(reviewers.read_text("utf-8"))
+    data["reviewers"]["alice"]["scopes"] = []
+    reviewers.write_text(yaml.safe_dump(data), "utf-8")
+    memory.install_policy(load_policy(os.environ["AMEM_POLICY"]), by=signed_in(memory, "alice"))
+
+    code, out, err = run(memory, capsys, "reviewers", "list")
+    assert code == 0, err
+    alice = next(line for line in out.splitlines() if "alice" in line)
+    assert "no (in no account)" in alice and "yes" not in alice.split("│")[4]
+    code, out, err = run(memory, capsys, "approve", held.id, "--reviewer", "alice")
+    assert code != 0 and "alice decides in no account" in flat(out + err)
+    assert memory.proposal(held.id).status == ProposalStatus.PENDING
+
+
 def test_reject_all_matching_counts_asks_and_says_why_on_each(memory: Memory, capsys) -> None:
     """A run of wrong values (a bad import's dates) goes in one step, with the reviewer's reason on
     every one; what does not match stays, and without a reason nothing is rejected."""
