@@ -90,10 +90,17 @@ def scope_texts(tx: LedgerTx, scopes: Sequence[str]) -> Iterator[tuple[str, str]
 
 def values_since(tx: LedgerTx, scopes: Sequence[str], since: Any, task: str) -> Iterator[dict[str, Any]]:
     """Proposals of ``scopes`` made at or after ``since`` by a model call of ``task``, or by a person
-    or an agent (an edit), with their note, attribute and proposed value: the values a later link
-    step, or someone who had read an erased input, could have written from it. Streamed."""
+    or an agent (an edit), with their note, attribute, proposed value, reason and evidence: what a
+    later link step, or someone who had read an erased input, could have written from it. Streamed."""
     stmt = (
-        sa.select(proposals.c.id, proposals.c.note_id, proposals.c.attribute, proposals.c.new_value)
+        sa.select(
+            proposals.c.id,
+            proposals.c.note_id,
+            proposals.c.attribute,
+            proposals.c.new_value,
+            proposals.c.reason,
+            proposals.c.evidence,
+        )
         .outerjoin(llm_calls, llm_calls.c.id == proposals.c.llm_call_id)
         .where(
             proposals.c.scope.in_(sorted(set(scopes))),

@@ -4,8 +4,8 @@ A later model call that saw an erased note as a neighbour can write what it read
 note's values in its own words, without naming the erased note: "Mrs Quibblestone wants Okta" as a
 kept note's new context. Such a value can only have come from the erased input when it holds a word
 that identifies it (a name, an address, a long number) and that no kept raw log of the same account
-holds. Those words are the erasure's ``marks``; a value, a stored answer or a reviewer's comment
-made after the erased input that holds one is erased too.
+holds. Those words are the erasure's ``marks``; a value, a stored answer, a proposal's reason or
+evidence, or a reviewer's comment made after the erased input that holds one is erased too.
 
 Which words identify: a capitalised word inside a sentence (a name, a product, a place; a word
 that starts a sentence is capitalised for that reason alone; titles, months and days identify no

@@ -8,8 +8,9 @@ values, and the model answers about them: their own calls' answers whole, and in
 link step the entries that answered about an erased note as a neighbour (its evolved context, tags,
 the reason for a link to it). What a later link step wrote about an erased note in its own words,
 on another note, goes too when it holds a word only the erased inputs held (``erased_words``): the
-value, its answer's entry, and a reviewer's comment written since that quotes such a word. An
-earlier erasure's own record (its tombstones' reasons) stays. It records who erased what and why as
+value, its answer's entry, a proposal's reason or evidence (the proposal withdrawn if pending) and a
+reviewer's comment written since that quotes such a word. An earlier erasure's own record (its
+tombstones' reasons) stays. It records who erased what and why as
 an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event digest before and after;
 for a change, its values' original digests and those of the values left; for a reviewer's comment,
 its decision's) and an
@@ -83,6 +84,9 @@ class ErasureReport(BaseModel):
     # long number, an address: ``erased_words``): a later model call wrote what it read of an
     # erased neighbour. Erased as well, wherever they appear.
     values_quoting: int = 0
+    # Proposals made since, on notes that stay, whose reason or evidence held such a word (a person's
+    # edit "per Mrs X on the call"): those fields redacted, and the proposal withdrawn if pending.
+    reasons_quoting: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:
@@ -159,13 +163,22 @@ def erase(
         # may have written what it read into another note (erased_words)
         marks = _marks(tx, raw, scopes)
         quoting, commented = 0, set()
+        # proposals on kept notes whose reason or evidence quotes such a word, and which of the two:
+        # beside a value erased for quoting it, or on its own ("Mrs X confirmed it on the call")
+        explained: dict[str, set[str]] = {}
         for p in q.values_since(tx, scopes, since, link_evolve.TASK) if marks else ():
+            if p["note_id"] in erased_notes:
+                continue  # reached: its value, reason and evidence all go
             key = (p["note_id"], p["attribute"])
             textual = type_of.get(p["attribute"], "text") in _TEXTUAL
-            if p["note_id"] not in erased_notes and textual and erased_words.quotes(p["new_value"], marks):
+            if textual and erased_words.quotes(p["new_value"], marks):
                 digest = value_digest(p["new_value"])
                 quoting += digest not in gone[key]
                 gone[key].add(digest)
+            said = {f for f in ("reason", "evidence") if erased_words.quotes(p[f], marks)}
+            if said:
+                explained[p["id"]] = said
+                gone.setdefault(key, set())
         for p in q.comments_since(tx, scopes, since) if marks else ():
             if erased_words.quotes(p["review_comment"], marks):
                 commented.add(p["id"])
@@ -185,6 +198,7 @@ def erase(
             return value
 
         reached_ids = {p["id"] for p in reached}
+        reasons_quoting = 0
         proposal_updates, proposal_entries, decision_entries, withdrawn = [], [], [], []
         for p in q.pair_rows(tx, "proposals", pairs):
             after = {**p, "old_value": scrub(p, "old_value"), "new_value": scrub(p, "new_value")}
@@ -193,6 +207,9 @@ def erase(
                 after["reason"] = REDACTED
                 # the evidence is a span of the erased raw log itself
                 after["evidence"] = REDACTED if p["evidence"] is not None else None
+            elif not own_words and p["id"] in explained:
+                after |= dict.fromkeys(explained[p["id"]], REDACTED)
+                reasons_quoting += 1
             derived = p["id"] in reached_ids or after["new_value"] != p["new_value"]
             reviewed = p["reviewer"] is not None and bool(p["review_comment"]) and not own_words
             if (derived and reviewed) or p["id"] in commented:
@@ -216,9 +233,9 @@ def erase(
                 # the decision's event committed to the comment: its digests go where verify looks
                 decision_entries.append(_entry(erasure_id, "decisions", p["id"], "decision", p, after))
             if p["status"] == ProposalStatus.PENDING.value and (
-                p["id"] in reached_ids or after["new_value"] != p["new_value"]
+                p["id"] in reached_ids or any(after[f] != p[f] for f in ("new_value", "reason", "evidence"))
             ):
-                # what it proposes, or the input behind it, is gone: no reviewer can check it
+                # what it proposes, why, or the input behind it, is gone: no reviewer can check it
                 withdrawn.append(p["id"])
 
         change_rows = q.pair_rows(tx, "changes", pairs)
@@ -300,7 +317,10 @@ def erase(
         q.redact(tx, "proposals", "id", proposal_updates)
         q.redact(tx, "changes", "seq", change_updates)
         q.mark_erased(tx, ids, now)
-        why = f"withdrawn by erasure {erasure_id}: the input behind it, or the value it proposed, was erased"
+        why = (
+            f"withdrawn by erasure {erasure_id}: the input behind it, the value it proposed or its reason,"
+            " was erased"
+        )
         q.withdraw(tx, withdrawn, why, now)
         # each note touched is its redacted changes replayed: verify's replay check still holds
         touched = sorted({c["note_id"] for c in redacted_changes.values()} | erased_notes)
@@ -333,6 +353,7 @@ def erase(
         notes_deleted=deleted,
         review_comments=len(decision_entries),
         values_quoting=quoting,
+        reasons_quoting=reasons_quoting,
     )
 
 

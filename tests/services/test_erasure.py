@@ -20,6 +20,7 @@ import pytest
 import sqlalchemy as sa
 
 from amem.cli import main
+from amem.domain.hashing import REDACTED
 from amem.memory import Memory
 from tests.conftest import REVIEWER_PASSWORDS
 from tests.factories import signed_in
@@ -347,6 +348,72 @@ def test_an_erased_note_leaves_search_and_the_facts_as_a_recorded_deletion(memor
     assert (last.attribute, last.new_value, last.actor) == ("deleted", True, "person:alice")
     decided = memory.proposal(last.proposal_id or "")
     assert report.erasure_id in decided.reason and decided.reviewer == "alice"
+    result = memory.verify()
+    assert result.ok, result.problems
+
+
+def _what_users_see(memory: Memory, note_id: str, proposal_ids: list[str]) -> dict[str, str]:
+    """Each place a person or an agent reads a kept note's proposals, as text."""
+    from amem.ledger.audit_queries import AuditQuery
+
+    return {
+        "history": repr(memory.history(note_id)),
+        "proposals": repr([memory.proposal(p) for p in proposal_ids]),
+        "facts": repr(memory.facts(scope="acme")),
+        "search": repr(memory.search("price per seat", scope="acme")),
+        "review items": repr(memory.review_items()),
+        "audit events": repr(memory.audit_events(AuditQuery())),
+        "export": memory.export_audit_jsonl(AuditQuery()).decode(),
+    }
+
+
+def test_a_reason_on_a_kept_note_quoting_the_erased_input_is_erased_and_its_proposal_withdrawn(
+    memory: Memory,
+) -> None:
+    """Someone who had read the erased input edited a kept note and gave its name as the reason, or
+    as the evidence for a retirement still waiting: the values stay (they do not quote it), the
+    reasons and evidence go wherever they are shown, and the retirement, its grounds gone, is
+    withdrawn. A reason that quotes no such word stays."""
+    from tests.factories import said
+
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    gone = said(memory, f"Acme's champion is Mrs {secret}, she approves the budget")
+    kept = said(memory, "Acme pays $42 per seat on the Pro plan")
+    alice = signed_in(memory, "alice")
+    (edit,) = memory.update(
+        kept.id, actor="person:bob", reason=f"{secret} confirmed it on the call", decision_rationale="budget"
+    )
+    memory.approve(edit.id, reviewer=alice)
+    (plain,) = memory.update(kept.id, actor="person:bob", reason="said on the call", next_step="renew")
+    retire = memory.propose(
+        kept.id,
+        "invalid_at",
+        "2027-03-01T00:00:00Z",
+        reason=f"{secret} said the price changes",
+        evidence=f"{secret}: we will pay more from March",
+        proposer="person:bob",
+    )
+    ids = [edit.id, plain.id, retire.id]
+    assert retire.status.value == "pending"
+    before = _what_users_see(memory, kept.id, ids)
+    assert [place for place, text in before.items() if secret not in text] == [], "the test must see it"
+
+    report = memory.erase(by=alice, reason="GDPR art. 17", raw_log_id=gone.raw_log_ids[0])
+
+    after = _what_users_see(memory, kept.id, ids)
+    assert [place for place, text in after.items() if secret in text] == []
+    assert (memory.proposal(edit.id).reason, memory.proposal(retire.id).evidence) == (REDACTED, REDACTED)
+    assert (memory.proposal(plain.id).reason, memory.proposal(plain.id).status) == (
+        "said on the call",
+        plain.status,
+    )
+    assert memory.proposal(retire.id).status.value == "superseded"
+    assert [f.retirement_waiting for f in memory.facts(scope="acme").facts] == [None]
+    assert memory.read(kept.id).decision_rationale == "budget"
+    assert report.reasons_quoting == 2 and report.proposals_withdrawn == 1
+    with memory.ledger.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM proposals")).all()
+    assert not [r for r in rows if secret in str(tuple(r))]
     result = memory.verify()
     assert result.ok, result.problems
 
