@@ -250,6 +250,11 @@ def erase(
                 else ""
             )
             + (
+                f"{r.reasons_quoting} later reasons or evidence that quoted the erased words redacted; "
+                if r.reasons_quoting
+                else ""
+            )
+            + (
                 f"{r.proposals_withdrawn} pending proposals withdrawn, their proposed values erased; "
                 if r.proposals_withdrawn
                 else ""
