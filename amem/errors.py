@@ -119,3 +119,13 @@ class AnalysisPendingError(AmemError):
     def __init__(self, message: str, raw_log_id: str) -> None:
         super().__init__(message)
         self.raw_log_id = raw_log_id
+
+
+class AnalysisStoppedError(AnalysisPendingError):
+    """Analysis of kept inputs stopped on an error other than the model's, and even marking them
+    failed could not be written (the ledger refused): the raw logs are kept, held until their lease
+    ends, then taken again by a worker or `amem reprocess`. ``raw_log_ids``: every one of them."""
+
+    def __init__(self, message: str, raw_log_ids: list[str]) -> None:
+        super().__init__(message, raw_log_ids[0])
+        self.raw_log_ids = list(raw_log_ids)

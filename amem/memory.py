@@ -292,7 +292,9 @@ class Memory:
         same scope, author and text, is not recorded again (an import run a second time); its
         outcome, ``recorded_before=True``, names the raw log that holds it; so is, always, an input
         whose ``idempotency_key`` (the sender's own name for it, unique per actor) was recorded
-        before, with or without its time. ``wait=False``, as for
+        before, with or without its time. With ``skip_recorded``, such an input still queued that
+        nobody holds (an import interrupted) is analysed now, and its outcome is that analysis
+        (``recorded_before`` False); one that failed is left to ``reprocess``. ``wait=False``, as for
         add_note: returns as soon as the raw logs are committed (in one transaction), queued for the
         workers; each outcome then has no note yet, and ``input_status`` follows it.
         """

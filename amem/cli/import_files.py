@@ -79,6 +79,10 @@ def read_csv(data: bytes, *, content: str, scope: str, at: str, key: str | None 
         raise InvalidInputError(
             f"line 1: no column {key!r} for each row's id (columns: {shown}); see --key-column"
         )
+    # Columns a row's cells cannot go under: unnamed, or repeating an earlier column's name (the
+    # metadata keeps one cell a name). Harmless while empty; a cell under one refuses the file.
+    extra = _unkeyed_columns(names)
+    filled: dict[int, int] = {}  # extra column (0-based) -> the first line with a cell under it
     read = ImportFile()
     start = reader.line_num + 1
     while True:
@@ -96,7 +100,10 @@ def read_csv(data: bytes, *, content: str, scope: str, at: str, key: str | None 
         if len(row) > len(names):
             read.unread.append((number, f"{len(row)} cells, more than the header's {len(names)} columns"))
             continue
-        cells = dict(zip(names, row, strict=False))
+        for column in extra:
+            if column < len(row) and row[column].strip():
+                filled.setdefault(column, number)
+        cells = {names[i]: cell for i, cell in enumerate(row) if i not in extra}
         item: dict[str, Any] = {"content": cells.get(content, "")}
         if cells.get(scope, "").strip():
             item["scope"] = cells[scope]
@@ -109,4 +116,28 @@ def read_csv(data: bytes, *, content: str, scope: str, at: str, key: str | None 
             item["metadata"] = metadata
         read.numbers.append(number)
         read.items.append(item)
+    if filled:
+        raise InvalidInputError(
+            "; ".join(
+                f"line 1: column {c + 1} {extra[c]}, and line {line} has a cell under it"
+                for c, line in sorted(filled.items())
+            )
+            + ": give each column a name of its own"
+        )
     return read
+
+
+def _unkeyed_columns(names: list[str]) -> dict[int, str]:
+    """The header's columns no cell can be kept under, by 0-based position, with what is wrong:
+    those with no name, and those repeating an earlier column's name (the metadata keeps one cell
+    a name: the others were dropped without a word)."""
+    first: dict[str, int] = {}
+    extra: dict[int, str] = {}
+    for i, name in enumerate(names):
+        if not name:
+            extra[i] = "has no name"
+        elif name in first:
+            extra[i] = f"repeats the name {name!r} (column {first[name] + 1})"
+        else:
+            first[name] = i
+    return extra

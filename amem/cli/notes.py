@@ -169,8 +169,17 @@ def import_notes(
         except InvalidBatchInputError as exc:
             raise _wrong_lines(path, [(numbers[i - 1], problem) for i, problem in exc.problems]) from None
         waiting = mem.count_review_items().items
-    skipped = [o for o in outcomes if o.recorded_before]
-    failed = [o for o in outcomes if o.note_id is None and not o.recorded_before]
+        # a line recorded before and still not analysed (failed, or held elsewhere) is pending, not
+        # skipped: `amem reprocess` is what completes it; an erased one has nothing left to do
+        unsettled = {
+            o.raw_log_id
+            for o in outcomes
+            if o.recorded_before and o.note_id is None and mem.input_status(o.raw_log_id).status != "erased"
+        }
+    failed = [
+        o for o in outcomes if o.note_id is None and (not o.recorded_before or o.raw_log_id in unsettled)
+    ]
+    skipped = [o for o in outcomes if o.recorded_before and o.raw_log_id not in unsettled]
     data = {
         "added": len(outcomes) - len(failed) - len(skipped),
         "pending": len(failed),
@@ -326,8 +335,9 @@ def delete(
 @app.command("notes")
 def list_notes(
     scope: Annotated[str | None, typer.Option(help="Only this scope.")] = None,
-    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
-    offset: Annotated[int, typer.Option(help="Skip this many.")] = 0,
+    # the bounds of `amem facts` (services.facts MAX_PAGE, MAX_OFFSET): past them the ledger overflows
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many (1 to 1,000).")] = 50,
+    offset: Annotated[int, typer.Option(min=0, max=2**62, help="Skip this many.")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
     """List notes, oldest first."""

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, RawLog, RawLogState, as_utc
+from amem.domain.text import storable
 from amem.errors import InputKeyTakenError
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import input_keys, raw_log_states, raw_logs
@@ -87,6 +88,32 @@ def claim(
     )
 
 
+def claim_these(
+    tx: LedgerTx, *, owner: str, until: datetime, now: datetime, raw_log_ids: Sequence[str]
+) -> list[str]:
+    """Take, for ``owner`` until ``until``, those of these inputs still pending that nobody holds (an
+    import run again takes up what an interruption left); the others are left to whoever holds them.
+    Returns the ids taken."""
+    if not raw_log_ids:
+        return []
+    free = sa.or_(raw_log_states.c.lease_until.is_(None), raw_log_states.c.lease_until <= now)
+    stmt = sa.select(raw_log_states.c.raw_log_id).where(
+        raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
+        raw_log_states.c.state == RawLogState.PENDING.value,
+        free,
+    )
+    if tx.dialect == "postgresql":
+        stmt = stmt.with_for_update(skip_locked=True)
+    taken = list(tx.conn.execute(stmt).scalars())
+    if taken:
+        tx.conn.execute(
+            sa.update(raw_log_states)
+            .where(raw_log_states.c.raw_log_id.in_(taken))
+            .values(lease_owner=owner, lease_until=until, claims=raw_log_states.c.claims + 1, updated_at=now)
+        )
+    return taken
+
+
 #: States no claim stands on: the input's analysis was applied, or the input was erased.
 _FINISHED = (RawLogState.PROCESSED.value, RawLogState.ERASED.value)
 
@@ -149,6 +176,35 @@ def release(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str]) -> int:
             raw_log_states.c.state == RawLogState.PENDING.value,
         )
         .values(lease_owner=None, lease_until=None)
+    )
+    return int(result.rowcount or 0)
+
+
+def fail(tx: LedgerTx, *, owner: str | None, raw_log_ids: Sequence[str], error: str, now: datetime) -> int:
+    """Mark failed, saying why, inputs whose analysis stopped on an error other than the model's
+    (an embedder or index down, a ledger error): only those still pending and, with ``owner``,
+    still held by it (another worker's claim, or an input finished meanwhile, is left alone).
+    Failed, they leave the workers' queue, so a broken step is not met again claim after claim,
+    and ``amem status`` says why; ``amem reprocess`` retries them."""
+    if not raw_log_ids:
+        return 0
+    where = [
+        raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
+        raw_log_states.c.state == RawLogState.PENDING.value,
+    ]
+    if owner is not None:
+        where.append(raw_log_states.c.lease_owner == owner)
+    result = tx.conn.execute(
+        sa.update(raw_log_states)
+        .where(*where)
+        .values(
+            state=RawLogState.FAILED.value,
+            error=storable(error[:2000]),
+            lease_owner=None,
+            lease_until=None,
+            updated_at=now,
+            attempts=raw_log_states.c.attempts + 1,
+        )
     )
     return int(result.rowcount or 0)
 

@@ -43,6 +43,7 @@ from amem.domain.values import parse_datetime
 from amem.errors import (
     AmemError,
     AnalysisPendingError,
+    AnalysisStoppedError,
     InputKeyTakenError,
     InvalidBatchInputError,
     InvalidInputError,
@@ -161,19 +162,46 @@ class WritePipeline:
         earlier notes of its scope (those by vector similarity only). When the link calls run one
         at a time (the offline analyst), each note sees them as the earlier link steps left them
         (``_link_in_order``); concurrent model calls see them as drafted, before the batch's
-        evolution."""
+        evolution.
+
+        With ``skip_recorded`` (an import run again after an interruption), an input recorded
+        before and still queued, that nobody holds, is analysed now: its outcome is this call's
+        analysis of the raw log kept before. One recorded before and failed is left to ``reprocess``
+        and comes back with its error."""
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be at least 1, got {batch_size}")
         kept = keep_inputs(
             self.settings, self.queue, items, actor=actor, skip_recorded=skip_recorded, hold=wait
         )
+        if not wait:
+            return outcomes_in_order(kept, {})
+        owner = kept.lease.owner if kept.lease is not None else owner_id("add")
+        resumed = self._resume(kept, owner) if skip_recorded else {}
+        # in input order: the new raw logs, and those kept before taken up now
+        todo: dict[str, RawLog] = {}
+        for raw in kept.raws:
+            old = kept.before.get(raw.id)
+            if old is None:
+                todo[raw.id] = raw
+            elif old.raw_log_id in resumed:
+                todo.setdefault(old.raw_log_id, resumed[old.raw_log_id])
         analysed: dict[str, AddOutcome] = {}
-        if kept.lease is not None:
-            done = self.process_many(
-                kept.new, batch_size=batch_size, owner=kept.lease.owner, progress=progress
-            )
-            analysed = {raw.id: outcome for raw, outcome in zip(kept.new, done, strict=True)}
+        if todo:
+            work = list(todo.values())
+            done = self.process_many(work, batch_size=batch_size, owner=owner, progress=progress)
+            analysed = {raw.id: outcome for raw, outcome in zip(work, done, strict=True)}
         return outcomes_in_order(kept, analysed)
+
+    def _resume(self, kept: Kept, owner: str) -> dict[str, RawLog]:
+        """The raw logs kept before (by id) that are still queued and that nobody holds, now held
+        by ``owner``: an interrupted import left them (its claims given back, ``_stopped``). One
+        extra write, only when such inputs were met."""
+        queued = list(
+            dict.fromkeys(
+                old.raw_log_id for old in kept.before.values() if old.state == RawLogState.PENDING.value
+            )
+        )
+        return {raw.id: raw for raw in self.queue.claim_these(owner, queued)} if queued else {}
 
     def record(
         self,
@@ -210,31 +238,39 @@ class WritePipeline:
         """Analyse committed raw logs, ``batch_size`` at a time, in order; ``progress`` after each
         batch. With ``owner`` (the claim they are held under), an analysis is applied only while that
         claim stands. With ``commit_each`` each note is written in its own transaction (workers),
-        else a batch in one."""
-        outcomes: list[AddOutcome] = []
+        else a batch in one.
+
+        Should any other step fail (the embedder, the index, the ledger, a bug), the inputs not
+        written yet are marked failed with the cause and come back with it, beside the outcomes of
+        the batches written before (``_stopped``); on an interruption (KeyboardInterrupt) they are
+        given back to the queue and it is raised again."""
+        settled: dict[str, AddOutcome] = {}  # by raw log id, as each transaction commits
         progress(ANALYSING, 0, len(raws))
         starts = list(range(0, len(raws), batch_size))
-        # The next batch is constructed, and its documents embedded in a thread (the embedding
-        # model runs outside the GIL), while this one is linked, written and indexed: neither needs
-        # the ledger. With one batch there is nothing to overlap, and no thread.
-        with (
-            ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
-            if len(starts) > 1
-            else (nullcontext()) as ahead
-        ):
-            prepared = self._prepare(raws[:batch_size], ahead)
-            for n, start in enumerate(starts):
-                following = starts[n + 1] if n + 1 < len(starts) else None
-                upcoming = (
-                    self._prepare(raws[following : following + batch_size], ahead) if following else None
-                )
-                # A long import keeps holding what is left: renewed in each batch's write.
-                rest = [r.id for r in raws[start + batch_size :]] if owner is not None else []
-                outcomes += self._process_batch(prepared, owner, commit_each, rest)
-                progress(ANALYSING, len(outcomes), len(raws))
-                if upcoming is not None:
-                    prepared = upcoming
-        return outcomes
+        try:
+            # The next batch is constructed, and its documents embedded in a thread (the embedding
+            # model runs outside the GIL), while this one is linked, written and indexed: neither
+            # needs the ledger. With one batch there is nothing to overlap, and no thread.
+            with (
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
+                if len(starts) > 1
+                else (nullcontext()) as ahead
+            ):
+                prepared = self._prepare(raws[:batch_size], ahead)
+                for n, start in enumerate(starts):
+                    following = starts[n + 1] if n + 1 < len(starts) else None
+                    upcoming = (
+                        self._prepare(raws[following : following + batch_size], ahead) if following else None
+                    )
+                    # A long import keeps holding what is left: renewed in each batch's write.
+                    rest = [r.id for r in raws[start + batch_size :]] if owner is not None else []
+                    self._process_batch(prepared, owner, commit_each, rest, settled)
+                    progress(ANALYSING, len(settled), len(raws))
+                    if upcoming is not None:
+                        prepared = upcoming
+        except BaseException as exc:
+            return self._stopped(raws, settled, owner, exc)
+        return [settled[raw.id] for raw in raws]
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Analyse raw logs left failed or queued (an outage, a crash) that nobody holds: an input a
@@ -306,13 +342,17 @@ class WritePipeline:
         owner: str | None = None,
         commit_each: bool = False,
         rest: Sequence[str] = (),
+        settled: dict[str, AddOutcome] | None = None,
     ) -> list[AddOutcome]:
         """Find all neighbours (the new notes embedded in one call by ``_prepare``), link and evolve
         each, draft (pure), embed the documents the drafts change (one call), then write the whole
         batch in one transaction (failed analyses included) and index it in one catch-up.
 
         Nothing is written between the raw logs' commit and this batch's transaction: a crash
-        before it leaves every raw log of the batch pending, for ``reprocess``."""
+        before it leaves every raw log of the batch pending, for ``reprocess``. Each input's outcome
+        goes into ``settled`` once its transaction commits, so a failure later in the batch (a
+        worker's next note, the catch-up) knows what was written."""
+        settled = {} if settled is None else settled
         raws, failed = prepared.raws, prepared.failed
         ready = prepared.ready
         drafts, asks = _stamped(prepared.drafts, prepared.asks, ready)
@@ -365,9 +405,13 @@ class WritePipeline:
                     self.index.keep_vectors(tx, touched)
                 if owner is not None and rest and group is groups[-1]:
                     self.queue.renew_in(tx, owner, rest)
+            for raw in group:
+                settled[raw.id] = AddOutcome(
+                    raw_log_id=raw.id, note_id=note_ids.get(raw.id), error=errors.get(raw.id)
+                )
         if analyses:
             self._catch_up_index()
-        return [AddOutcome(raw_log_id=r.id, note_id=note_ids.get(r.id), error=errors.get(r.id)) for r in raws]
+        return [settled[raw.id] for raw in raws]
 
     def _link_in_order(
         self,
@@ -535,6 +579,62 @@ class WritePipeline:
         tx.set_raw_log_state(raw.id, RawLogState.FAILED, utcnow(), error=str(error)[:2000])
         return f"raw log {raw.id} is kept, but analysis failed: {error}. Run `amem reprocess` to retry."
 
+    def _stopped(
+        self, raws: Sequence[RawLog], settled: Mapping[str, AddOutcome], owner: str | None, exc: BaseException
+    ) -> list[AddOutcome]:
+        """``process_many`` after a step other than the model call failed: the raw logs are kept,
+        and what became of each input not written yet is recorded in a short write of its own.
+
+        An error (embedder, index, ledger, a bug): each is marked failed with the cause, its claim
+        ended, and comes back with it, beside the outcomes already written; ``amem status`` says
+        why, ``amem reprocess`` retries. Failed rather than queued again: a worker would claim it
+        at once and meet the same broken step, claim after claim, as the model's outage is met
+        (marked failed too). An interruption (KeyboardInterrupt): nothing is wrong with the inputs,
+        so they are given back to the queue, and it is raised again. When even that write fails,
+        the inputs are taken again once their lease ends: the error raised names them."""
+        left = [raw.id for raw in raws if raw.id not in settled]
+        if not left:
+            raise exc  # everything was written: the failure came after (a catch-up refusing)
+        if not isinstance(exc, Exception):
+            try:
+                if owner is not None:
+                    self.queue.release(owner, left)
+            except Exception:
+                log.exception("could not give back raw logs %s; taken again when their lease ends", left)
+            exc.add_note(
+                f"raw logs kept, not analysed yet: {', '.join(left)} (`amem reprocess` retries them)"
+            )
+            raise exc
+        cause = _cause(exc)
+        # every caller reports the outcomes (and `amem status` the cause): the traceback on demand
+        log.info(
+            "analysis of raw logs %s stopped: %s",
+            ", ".join(left),
+            cause,
+            exc_info=exc if log.isEnabledFor(logging.DEBUG) else None,
+        )
+        try:
+            self.queue.fail(owner, left, f"analysis stopped: {cause}")
+        except Exception as refused:
+            log.exception("could not mark raw logs %s failed", left)
+            raise AnalysisStoppedError(
+                f"raw logs {', '.join(left)} are kept, but their analysis stopped: {cause}; and it could "
+                f"not be recorded ({_cause(refused)}). They are taken again by a worker or `amem reprocess` "
+                f"once their lease ends; `amem status {left[0]}` says what became of one",
+                left,
+            ) from exc
+        stopped = {
+            raw_id: AddOutcome(
+                raw_log_id=raw_id,
+                error=(
+                    f"raw log {raw_id} is kept, but its analysis stopped before it was written: {cause}. "
+                    f"Run `amem reprocess` to retry (`amem status {raw_id}` says what became of it)."
+                ),
+            )
+            for raw_id in left
+        }
+        return [settled.get(raw.id) or stopped[raw.id] for raw in raws]
+
     def _catch_up_index(self) -> None:
         """The index is derived: if it fails now, the next open or search catches up."""
         if self.index is None:
@@ -568,6 +668,15 @@ def _stamped(
     return stamped, [
         (n.model_copy(update={"created_at": by_note[n.id], "updated_at": by_note[n.id]}), q) for n, q in asks
     ]
+
+
+def _cause(exc: BaseException) -> str:
+    """An exception in one line for a user and the ledger: its first line (litellm's carry a
+    traceback after it), named by its type unless it names it already, at most 500 characters."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    name = type(exc).__name__
+    text = first if name in first else f"{name}: {first}" if first else name
+    return text[:500]
 
 
 def _lost_claim(tx: LedgerTx, raw_log_id: str) -> str:
@@ -652,9 +761,13 @@ def keep_inputs(
 
 def outcomes_in_order(kept: Kept, analysed: Mapping[str, AddOutcome]) -> list[AddOutcome]:
     """What became of each input, in order: ``analysed`` (by raw log id) for the new ones analysed,
-    queued for the others new, and what became so far of those recorded before."""
+    queued for the others new, and for those recorded before, their analysis now (``analysed``
+    holds their raw log kept before: an interrupted import taken up) or what became of them so far."""
     outcomes = {raw.id: analysed.get(raw.id) or AddOutcome(raw_log_id=raw.id) for raw in kept.new}
     for raw_id, old in kept.before.items():
+        if old.raw_log_id in analysed:
+            outcomes[raw_id] = analysed[old.raw_log_id]
+            continue
         error = old.error if old.state == RawLogState.FAILED.value else None
         if old.state == RawLogState.ERASED.value:
             error = f"raw log {old.raw_log_id} holding this input was erased on a data subject's request"

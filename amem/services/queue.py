@@ -216,6 +216,22 @@ class InputQueue:
             )
             return tx.get_raw_logs(claimed.raw_log_ids), claimed.last_seq
 
+    def claim_these(self, owner: str, raw_log_ids: list[str]) -> list[RawLog]:
+        """Those of these inputs still queued, nobody holding them, now held by ``owner``, in the
+        order given (``queue_queries.claim_these``)."""
+        now = self.clock()
+        with self.ledger.write(lock_head=False) as tx:
+            taken = set(
+                queue_queries.claim_these(
+                    tx,
+                    owner=owner,
+                    until=now + timedelta(seconds=self.lease_seconds),
+                    now=now,
+                    raw_log_ids=raw_log_ids,
+                )
+            )
+            return tx.get_raw_logs([i for i in raw_log_ids if i in taken])
+
     def holds(self, tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
         return queue_queries.holds(tx, raw_log_id, owner)
 
@@ -235,6 +251,12 @@ class InputQueue:
     def release(self, owner: str, raw_log_ids: list[str]) -> int:
         with self.ledger.write(lock_head=False) as tx:
             return queue_queries.release(tx, owner=owner, raw_log_ids=raw_log_ids)
+
+    def fail(self, owner: str | None, raw_log_ids: list[str], error: str) -> int:
+        """Mark failed, with ``error``, the inputs ``owner`` holds whose analysis stopped on an
+        error other than the model's (``queue_queries.fail``); a short write of its own."""
+        with self.ledger.write(lock_head=False) as tx:
+            return queue_queries.fail(tx, owner=owner, raw_log_ids=raw_log_ids, error=error, now=self.clock())
 
     # -- what callers see -----------------------------------------------------------------------
 

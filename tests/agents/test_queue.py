@@ -22,6 +22,7 @@ from amem.errors import InvalidInputError, NotFoundError
 from amem.ledger.tables import llm_calls, notes
 from amem.memory import Memory
 from tests.agents.scripted_answers import answer
+from tests.scripted_llm import bag_of_words
 
 MODEL = "scripted/test-model"
 
@@ -276,3 +277,64 @@ def test_reprocess_tries_each_input_once_per_call_even_when_they_fail_again(
     scripted_llm.default = answer
     assert len(mem.reprocess(limit=3)) == 3
     assert [mem.input_status(i).status for i in ids] == ["done"] * 3 + ["failed"] * 2
+
+
+def test_a_worker_whose_embedder_fails_records_the_cause_and_does_not_take_the_input_again(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the batch raised, the input stayed "processing" under the worker's lease with no
+    error, was taken again each time the lease ended, and after 5 claims was marked failed "by
+    workers that stopped ... (a crash or a kill each time)"."""
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    scripted_llm.default = answer
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
+        mem.add_note("Acme renews in May", actor="agent:sales", scope="acme")  # the index is open
+        raw_id = mem.add_note("Acme wants SSO", actor="agent:sales", scope="acme", wait=False)
+
+        def down(texts: list[str]) -> list[list[float]]:
+            raise RuntimeError("embedding service down")
+
+        scripted_llm.embedder = down
+        worker = mem.worker()
+        (outcome,) = worker.run_once()
+        assert outcome.note_id is None and outcome.error is not None and raw_id in outcome.error
+        status = mem.input_status(raw_id)
+        assert status.status == "failed" and status.claims == 1
+        assert status.error is not None and "embedding service down" in status.error
+        assert worker.stats.failed == 1
+        later_still = mem.queue.clock() + timedelta(seconds=10 * mem.queue.lease_seconds)
+        mem.queue.clock = lambda: later_still
+        assert worker.run_once() == []  # failed leaves the workers' queue: `amem reprocess` retries
+        assert mem.input_status(raw_id).claims == 1
+
+        scripted_llm.embedder = bag_of_words
+        (note_id,) = mem.reprocess()
+        assert mem.input_status(raw_id).note_id == note_id and note_rows(mem) == 2
+
+
+def test_a_worker_s_failing_note_write_keeps_the_notes_written_before_it(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker writes note by note: the second note's write failing leaves the first done, and
+    only the second failed, with the cause."""
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    scripted_llm.default = answer
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
+        first = mem.add_note("Globex signed", actor="agent:sales", scope="globex", wait=False)
+        second = mem.add_note("Globex wants SAML", actor="agent:sales", scope="globex", wait=False)
+        keep = mem.search_service.keep_vectors
+        writes: list[int] = []
+
+        def second_write_refused(tx: Any, note_ids: Any) -> None:
+            writes.append(1)
+            if len(writes) == 2:
+                raise sa.exc.OperationalError("INSERT", {}, RuntimeError("disk I/O error"))
+            keep(tx, note_ids)
+
+        monkeypatch.setattr(mem.search_service, "keep_vectors", second_write_refused)
+        done, refused = mem.worker().run_once()
+        assert done.note_id is not None and mem.input_status(first).status == "done"
+        assert refused.note_id is None and refused.raw_log_id == second
+        status = mem.input_status(second)
+        assert status.status == "failed" and status.error is not None and "disk I/O error" in status.error
+        assert note_rows(mem) == 1

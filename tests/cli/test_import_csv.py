@@ -183,3 +183,46 @@ def test_rows_named_by_their_crm_id_are_imported_once_even_without_a_time(
         assert len(list(tx.iter_raw_logs())) == 3
     missing = run(memory, capsys, "import", str(path), *columns[:4], "--key-column", "Id")
     assert missing[0] == 2 and "no column 'Id' for each row's id" in missing[2]
+
+
+@pytest.mark.parametrize(
+    ("header", "row", "problem"),
+    [
+        (
+            "content,scope,Email,Email",
+            "Acme call,acme,ann@acme.test,bob@acme.test",
+            "line 1: column 4 repeats the name 'Email' (column 3), and line 3 has a cell under it",
+        ),
+        (
+            "content,scope,Email,",
+            "Acme call,acme,ann@acme.test,PO 4471 signed",
+            "line 1: column 4 has no name, and line 3 has a cell under it",
+        ),
+    ],
+)
+def test_a_cell_under_a_repeated_or_unnamed_column_refuses_the_file(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path, header: str, row: str, problem: str
+) -> None:
+    """Before: the cell was dropped without a word (the metadata keeps one cell a name), though the
+    row was "imported"."""
+    path = tmp_path / "contacts.csv"
+    path.write_text(f"{header}\nGlobex call,globex,,\n{row}\n", encoding="utf-8")
+    code, _, err = run(memory, capsys, "import", str(path))
+    assert code == 2
+    message = " ".join(err.split())
+    assert f"error: {path}, {problem}" in message and "nothing was recorded" in message
+    assert memory.count_raw_logs() == 0
+
+
+def test_a_repeated_or_unnamed_column_left_empty_is_no_problem(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A spreadsheet's trailing comma, a column exported twice and left empty: nothing is lost, and
+    the first column of a name keeps its cell."""
+    path = tmp_path / "contacts.csv"
+    path.write_text("content,scope,Email,Email,\nAcme call,acme,ann@acme.test,,\n", encoding="utf-8")
+    code, out, err = run(memory, capsys, "import", str(path))
+    assert code == 0 and out.startswith("1 notes added"), err
+    with memory.ledger.read() as tx:
+        (raw,) = tx.iter_raw_logs()
+    assert raw.metadata == {"Email": "ann@acme.test"}

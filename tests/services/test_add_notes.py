@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from datetime import timedelta
 from pathlib import Path
 
 import litellm
@@ -224,11 +223,13 @@ def test_a_remote_models_calls_run_at_once_and_land_in_input_order(
     assert len(scripted_llm.requests) == 12
 
 
-def test_a_crash_before_the_batch_commits_leaves_every_raw_log_pending_for_reprocess(
+def test_a_failure_before_the_batch_commits_applies_nothing_and_says_how_to_finish_each_input(
     mem: Memory, scripted_llm, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The batch is written in one transaction after its raw logs: a failure half-way through it
-    (the second note's write) applies nothing of the batch, and every input stays to be done."""
+    (the second note's write) applies nothing of the batch. Every input is kept, marked failed with
+    the cause (no lease left to wait out), each outcome names its raw log and how to finish it, and
+    reprocess completes each input once."""
     scripted_llm.default = lambda messages: (
         link() if "nearest neighbours" in messages[-1]["content"] else construct()
     )
@@ -243,20 +244,20 @@ def test_a_crash_before_the_batch_commits_leaves_every_raw_log_pending_for_repro
 
     monkeypatch.setattr(mem.governance, "propose_in", crash_on_the_second)
     texts = [f"Stark wants {n} more seats" for n in (10, 20, 30)]
-    with pytest.raises(RuntimeError):
-        mem.add_notes([{"content": t, "scope": "stark"} for t in texts], actor="agent:x")
+    outcomes = mem.add_notes([{"content": t, "scope": "stark"} for t in texts], actor="agent:x")
     monkeypatch.undo()
+    assert [o.note_id for o in outcomes] == [None, None, None]
+    for o in outcomes:
+        assert o.error is not None and o.raw_log_id in o.error and "killed in the middle" in o.error
+        assert "amem reprocess" in o.error
     assert mem.notes(scope="stark") == [] and _raw_log_count(mem) == 3
     with mem.ledger.read() as tx:
-        pending = tx.raw_log_states([RawLogState.PENDING])
+        failed = tx.raw_log_states([RawLogState.FAILED])
         assert tx.last_change_seq() == 0  # not even the first note's creation
-    assert len(pending) == 3
+    assert sorted(r["raw_log_id"] for r in failed) == sorted(o.raw_log_id for o in outcomes)
+    assert all(mem.input_status(o.raw_log_id).lease_until is None for o in outcomes)
 
-    # The dead call's lease still stands until it ends; then reprocess completes each input once.
-    lease_end = mem.input_status(pending[0]["raw_log_id"]).lease_until
-    assert lease_end is not None
-    mem.queue.clock = lambda: lease_end + timedelta(seconds=1)
-    done = mem.reprocess()
+    done = mem.reprocess()  # at once: nothing holds them
     assert sorted(mem.read(n).content for n in done) == sorted(texts)
     assert mem.unprocessed_count() == 0 and mem.verify().ok
 

@@ -11,6 +11,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,10 @@ import pytest
 import sqlalchemy as sa
 
 from amem.domain.models import RawLogState
+from amem.errors import AnalysisPendingError
 from amem.ledger.tables import raw_logs
 from amem.memory import Memory
+from tests.scripted_llm import bag_of_words
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -206,3 +209,113 @@ def test_two_processes_adding_notes_to_one_sqlite_ledger(tmp_path: Path) -> None
         assert verified.raw_logs_checked == 20
         hits = memory.search("Hooli seats renewal", k=50, scope="hooli")
         assert sorted(h.note_id for h in hits) == sorted(ids)
+
+
+# -- a step other than the model call failing after the claim ------------------------------------
+
+
+@pytest.fixture
+def remote(
+    database_url: str, tmp_path: Path, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Memory]:
+    """A Memory whose model and embedder both answer through litellm (tests/scripted_llm.py), so a
+    test can take the embedding service down and bring it back."""
+    from tests.agents.scripted_answers import answer
+
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    scripted_llm.default = answer
+    m = Memory(tmp_path / "home", database_url=database_url, llm="scripted/test-model")
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+def embedder_down(scripted_llm: Any, when: str = "", error: BaseException | None = None) -> None:
+    """The embedding service refuses every text holding ``when`` (every text: ``""``)."""
+
+    def refuse(texts: list[str]) -> list[list[float]]:
+        if any(when in text for text in texts):
+            raise error or RuntimeError("embedding service down")
+        return bag_of_words(texts)
+
+    scripted_llm.embedder = refuse
+
+
+def raw_text(memory: Memory, raw_log_id: str) -> str:
+    with memory.ledger.read() as tx:
+        (raw,) = tx.get_raw_logs([raw_log_id])
+    return raw.text
+
+
+@pytest.mark.parametrize("broken", ["embedder", "index write"])
+def test_a_step_after_the_model_call_failing_names_the_kept_input_and_reprocess_completes_it(
+    remote: Memory, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch, broken: str
+) -> None:
+    """Before: the input stayed "processing" under the dead add's lease with no error, reprocess
+    skipped it, and the caller got an exception without its raw log id (so it sent it again)."""
+    remote.add_note("Acme renews in May", actor="agent:a", scope="acme")  # the index is open
+    if broken == "embedder":
+        embedder_down(scripted_llm)
+    else:  # the vectors kept in the note's transaction: the whole write rolls back
+
+        def refuse(*args: Any, **kwargs: Any) -> None:
+            raise RuntimeError("the vector store refused the write")
+
+        monkeypatch.setattr(remote.search_service, "keep_vectors", refuse)
+    text = "Acme wants SSO before the renewal"
+    with pytest.raises(AnalysisPendingError) as stopped:
+        remote.add_note(text, actor="agent:a", scope="acme")
+    raw_id = stopped.value.raw_log_id
+    message = str(stopped.value)
+    assert raw_id in message and "kept" in message and "amem reprocess" in message
+    assert f"amem status {raw_id}" in message
+    cause = "embedding service down" if broken == "embedder" else "the vector store refused the write"
+    assert cause in message
+    status = remote.input_status(raw_id)
+    assert status.status == "failed" and status.error is not None and cause in status.error
+    assert raw_text(remote, raw_id) == text and remote.count_notes("acme") == 1
+
+    scripted_llm.embedder = bag_of_words
+    monkeypatch.undo()
+    (note_id,) = remote.reprocess()
+    assert remote.input_status(raw_id).note_id == note_id and remote.read(note_id).content == text
+    assert remote.reprocess() == [] and remote.count_notes("acme") == 2  # nothing twice
+    assert remote.verify().ok
+
+
+def test_an_interrupted_add_gives_its_input_back_to_the_queue(remote: Memory, scripted_llm: Any) -> None:
+    """Ctrl-C while add_note embeds: the raw log stays, queued (not held by the add that stopped),
+    so reprocess takes it at once."""
+    remote.add_note("Acme renews in May", actor="agent:a", scope="acme")
+    embedder_down(scripted_llm, "SSO", KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        remote.add_note("Acme wants SSO before the renewal", actor="agent:a", scope="acme")
+    assert remote.queue_depth() == {"queued": 1, "processing": 0, "failed": 0}
+
+    scripted_llm.embedder = bag_of_words
+    (note_id,) = remote.reprocess()
+    assert remote.read(note_id).content == "Acme wants SSO before the renewal"
+    assert remote.unprocessed_count() == 0
+
+
+def test_add_notes_keeps_the_batches_written_before_one_that_fails(remote: Memory, scripted_llm: Any) -> None:
+    """The second batch's embedding fails: the first batch's notes are answered, not lost behind an
+    exception; the second batch's inputs come back with their raw log and the cause."""
+    embedder_down(scripted_llm, "second batch")
+    lines = [
+        *({"content": f"Acme first batch, call {i}", "scope": "acme"} for i in range(2)),
+        *({"content": f"Acme second batch, call {i}", "scope": "acme"} for i in range(2)),
+    ]
+    outcomes = remote.add_notes(lines, actor="agent:import", batch_size=2)
+    assert [o.note_id is not None for o in outcomes] == [True, True, False, False]
+    for o in outcomes[2:]:
+        assert o.error is not None and o.raw_log_id in o.error and "amem reprocess" in o.error
+        assert "embedding service down" in o.error
+        assert remote.input_status(o.raw_log_id).status == "failed"
+    assert [remote.read(o.note_id).content for o in outcomes[:2] if o.note_id] == [
+        line["content"] for line in lines[:2]
+    ]
+
+    scripted_llm.embedder = bag_of_words
+    assert len(remote.reprocess()) == 2 and remote.count_notes("acme") == 4

@@ -1,0 +1,126 @@
+"""`amem add` and `amem import` when analysis stops part-way (a step after the model call fails, or
+Ctrl-C): the caller is told which raw logs are kept and how to finish them, and running the import
+again finishes what the interruption left, never reporting it done while it is not."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amem.memory import Memory
+from tests.agents.scripted_answers import answer, text_of
+from tests.cli.test_note_commands import MODEL, Cli, outage
+from tests.scripted_llm import bag_of_words
+
+
+@pytest.fixture
+def amem(
+    database_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    scripted_llm: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Cli]:
+    """The CLI on one ledger, its model and its embedder answering through litellm."""
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    scripted_llm.default = answer
+    memory = Memory(tmp_path / "home", database_url=database_url)
+    try:
+        yield Cli(memory, capsys)
+    finally:
+        memory.close()
+
+
+def write_lines(path: Path, count: int) -> list[str]:
+    texts = [f"Acme call {i}: they want {i} more seats" for i in range(1, count + 1)]
+    lines = [{"content": t, "scope": "acme", "at": f"2026-03-0{i}T10:00:00Z"} for i, t in enumerate(texts, 1)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return texts
+
+
+def test_add_with_the_embedder_down_names_the_kept_raw_log_and_how_to_finish_it(
+    amem: Cli, scripted_llm: Any
+) -> None:
+    """Before: "internal error ... this is a bug in amem" (exit 70) without the raw log's id, so the
+    caller sent the input again; and the input stayed held, so `amem reprocess` skipped it."""
+    assert amem("add", "Acme renews in May", "--scope", "acme", llm=MODEL)[0] == 0
+
+    def down(texts: list[str]) -> list[list[float]]:  # for the new note (the store opens first)
+        if any("SSO" in text for text in texts):
+            raise RuntimeError("embedding service down")
+        return bag_of_words(texts)
+
+    scripted_llm.embedder = down
+    code, out, err = amem("add", "Acme wants SSO", "--scope", "acme", "--json", llm=MODEL)
+    assert code == 4, err
+    said = json.loads(err)
+    raw_id = said["raw_log_id"]
+    assert raw_id in said["pending"] and "embedding service down" in said["pending"]
+    assert "amem reprocess" in said["pending"] and f"amem status {raw_id}" in said["pending"]
+
+    code, out, _ = amem("status", raw_id, "--json")
+    assert code == 0 and json.loads(out)["status"] == "failed"
+    scripted_llm.embedder = bag_of_words
+    code, out, err = amem("reprocess", "--json", llm=MODEL)
+    assert code == 0, err
+    assert len(json.loads(out)["processed"]) == 1 and amem.memory.count_notes("acme") == 2
+
+
+def test_an_import_interrupted_and_run_again_analyses_what_was_left(
+    amem: Cli, scripted_llm: Any, tmp_path: Path
+) -> None:
+    """Before: the second run said "3 lines recorded before: skipped" and exit 0, "pending": 0, and
+    analysed nothing; the inputs stayed held by the run that was interrupted."""
+    path = tmp_path / "calls.jsonl"
+    texts = write_lines(path, 3)
+
+    def interrupted_at_the_third(messages: list[dict[str, Any]]) -> str:
+        if text_of(messages) == texts[2]:
+            raise KeyboardInterrupt
+        return answer(messages)
+
+    scripted_llm.default = interrupted_at_the_third
+    assert amem("import", str(path), "--batch-size", "1", llm=MODEL)[0] == 130  # Ctrl-C
+    assert amem.memory.count_notes("acme") == 1  # the first batch was written
+    assert amem.memory.queue_depth() == {"queued": 2, "processing": 0, "failed": 0}
+
+    scripted_llm.default = answer
+    code, out, err = amem("import", str(path), "--batch-size", "1", "--json", llm=MODEL)
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["added"], result["pending"], result["skipped"]) == (2, 0, 1)
+    notes = amem.memory.notes(scope="acme")
+    assert sorted(n.content for n in notes) == sorted(texts) and amem.memory.count_raw_logs() == 3
+    assert amem.memory.unprocessed_count() == 0
+
+    code, out, _ = amem("import", str(path), "--json", llm=MODEL)  # and once more: nothing to do
+    assert code == 0 and json.loads(out)["skipped"] == 3 and amem.memory.count_notes("acme") == 3
+
+
+def test_an_import_run_again_reports_a_line_whose_analysis_failed_as_pending(
+    amem: Cli, scripted_llm: Any, tmp_path: Path
+) -> None:
+    """A line recorded before whose analysis failed is not "skipped": it is pending, for
+    `amem reprocess`, and the run says so (exit 4), as when it failed the first time."""
+    path = tmp_path / "calls.jsonl"
+    texts = write_lines(path, 2)
+
+    def model_down_for_the_second(messages: list[dict[str, Any]]) -> str:
+        if text_of(messages) == texts[1]:
+            raise outage()
+        return answer(messages)
+
+    scripted_llm.default = model_down_for_the_second
+    code, _, err = amem("import", str(path), llm=MODEL)
+    assert code == 4, err
+
+    scripted_llm.default = answer
+    code, out, err = amem("import", str(path), llm=MODEL)
+    assert code == 4, err
+    assert "1 raw logs kept but not analysed (run `amem reprocess`)" in out
+    assert "1 lines recorded before" in out
+    assert amem.memory.count_raw_logs() == 2 and amem.memory.unprocessed_count() == 1
