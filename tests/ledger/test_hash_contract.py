@@ -31,6 +31,17 @@ from amem.domain.hashing import (
 )
 
 AT = datetime(2026, 11, 30, 12, 0, 0, 123456, tzinfo=UTC)
+#: A reviewer token's creation event as recorded before migration 0019 (no scopes, no digest).
+REVIEWER_TOKEN_CREATED = {
+    "id": "tev_1",
+    "token_id": "tok_1",
+    "action": "created",
+    "name": "alice",
+    "role": "reviewer",
+    "by": "alice",
+    "at": AT,
+    "expires_at": None,
+}
 RAW = {
     "id": "r_1",
     "seq": 1,
@@ -100,16 +111,7 @@ def test_event_payloads_and_hash_are_pinned() -> None:
         at=AT,
     )
     assert digest == "30a2151a482d7fd1e58e70caf04b569d78e2b1878aeb599443b13beb101c0a0c"
-    token = {
-        "id": "tev_1",
-        "token_id": "tok_1",
-        "action": "created",
-        "name": "alice",
-        "role": "reviewer",
-        "by": "alice",
-        "at": AT,
-        "expires_at": None,
-    }
+    token = dict(REVIEWER_TOKEN_CREATED)
     assert (
         payload_digest("token", token) == "4e4ade875e5a87e800c08ab2104f6e1e25f8dcf7b1d0bdc231ff7befab392222"
     )
@@ -140,16 +142,7 @@ def test_token_scopes_are_covered_where_given() -> None:
 def test_a_token_creation_commits_to_its_tokens_digest_where_it_records_one() -> None:
     """Migration 0022: a creation recorded before (no token_sha256) keeps its digest; one made since
     commits to the token's digest, so another token's digest in its api_tokens row is told."""
-    token = {
-        "id": "tev_1",
-        "token_id": "tok_1",
-        "action": "created",
-        "name": "alice",
-        "role": "reviewer",
-        "by": "alice",
-        "at": AT,
-        "expires_at": None,
-    }
+    token = dict(REVIEWER_TOKEN_CREATED)
     before = "4e4ade875e5a87e800c08ab2104f6e1e25f8dcf7b1d0bdc231ff7befab392222"  # pinned above
     assert payload_digest("token", {**token, "token_sha256": None}) == before
     recorded = payload_digest("token", {**token, "token_sha256": sha256_text("amem_x")})
