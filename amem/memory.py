@@ -194,7 +194,8 @@ class Memory:
         def build() -> TokenService:
             from amem.services.tokens import TokenService
 
-            return TokenService(self.ledger, policy=lambda: self.governance.policy)  # the one it follows
+            # a reviewer's token is checked against the policy installed now (agents' never read it)
+            return TokenService(self.ledger, policy=lambda: self.governance.followed_policy())
 
         return self._part("tokens", build)
 

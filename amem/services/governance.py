@@ -162,6 +162,14 @@ class Governance:
                 f"{head.version if head else '?'}): start it again to decide under the new one"
             )
 
+    def followed_policy(self) -> Policy:
+        """The newest installed policy, followed now: a reviewer's request to a process that may not
+        write for hours (a read-only API server) is answered under the policy in force, not the one
+        it opened with. One read of the installed version; the policy's text only when it changed."""
+        with self.ledger.read() as tx:
+            self._follow_installed_policy(tx)
+        return self.policy
+
     def _follow_installed_policy(self, tx: LedgerTx) -> None:
         """Route under the newest installed policy, even in a long-running process (an agent's)."""
         if tx.installed_policy_sha256() == self.installed_sha256:

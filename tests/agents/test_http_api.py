@@ -833,6 +833,27 @@ def test_a_reviewer_token_is_refused_once_its_reviewer_left_the_policy(
         assert len(memory.pending(limit=10)) == 2  # nothing decided
 
 
+def test_a_reviewer_removed_while_a_read_only_server_runs_is_refused_at_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The server writes nothing (no input arrives): alice's removal, installed by another process,
+    still refuses her token on her next request, not at the server's next write or restart."""
+    from tests.factories import policy_with_scopes
+
+    home = tmp_path / "home"
+    with Memory(home, database_url=database_url, policy=policy_with_scopes(tmp_path / "p1")) as memory:
+        note = said(memory, "Acme renews in March", scope="acme")
+        memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+        alice, carol = _reviewer_token(memory, "alice"), _reviewer_token(memory, "carol")
+        with TestClient(create_app(memory)) as api:
+            assert api.get("/v1/review/items", headers=alice).status_code == 200
+            installed_elsewhere(home, database_url, policy_without(tmp_path / "p2", "alice"))
+            refused = api.get("/v1/review/items", headers=alice)
+            assert refused.status_code == 403
+            assert "alice is not a reviewer of the policy in force" in refused.json()["detail"]
+            assert api.get("/v1/review/items", headers=carol).status_code == 200
+
+
 def test_the_pending_list_follows_a_policy_installed_while_the_server_runs(
     database_url: str, tmp_path: Path
 ) -> None:
