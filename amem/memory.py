@@ -654,7 +654,7 @@ class Memory:
         return self.governance.history(note_id)
 
     def as_of(self, note_id: str, at: datetime | str) -> Note | None:
-        return self.governance.as_of(note_id, _moment(at))
+        return self.governance.as_of(note_id, _moment(at, "at"))
 
     def verify(
         self,
@@ -800,7 +800,9 @@ class Memory:
         by page from one consistent read (amem/services/export.py)."""
         from amem.services.export import iter_export
 
-        return iter_export(self.ledger, kind, scope=scope, since=_moment(since), until=_moment(until))
+        return iter_export(
+            self.ledger, kind, scope=scope, since=_moment(since, "since"), until=_moment(until, "until")
+        )
 
     def change_feed(
         self, *, after: int = 0, scopes: Sequence[str] | None = None, limit: int = 100
@@ -943,13 +945,14 @@ def _check_query(query: str, scope: str, tags: Sequence[str] | None) -> None:
             check_text(value, what)
 
 
-def _moment(value: datetime | str | None) -> datetime | None:
-    """A time given as a datetime or ISO 8601 text (as add_note's ``at``), in UTC."""
+def _moment(value: datetime | str | None, what: str = "as_of") -> datetime | None:
+    """A time given as a datetime or ISO 8601 text (as add_note's ``at``), in UTC; a bad one is
+    refused naming ``what`` was given."""
     if value is None:
         return None
     from amem.domain.values import parse_datetime
 
-    return parse_datetime(value, what="as_of")
+    return parse_datetime(value, what=what)
 
 
 def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:

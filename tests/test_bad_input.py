@@ -108,6 +108,17 @@ def test_a_nul_in_a_search_is_refused_alike(memory: Memory) -> None:
         memory.search("a\x00", scope="acme")
 
 
+def test_a_bad_time_is_refused_naming_the_parameter_that_held_it(memory: Memory) -> None:
+    note = make_note(memory, "Acme renewed")
+    for parameter in ("since", "until"):
+        with pytest.raises(InvalidInputError, match=rf"^{parameter}: 'last week' is not an ISO 8601"):
+            list(memory.export("changes", **{parameter: "last week"}))
+    with pytest.raises(InvalidInputError, match=r"^at: 'yesterday' is not an ISO 8601"):
+        memory.as_of(note.id, "yesterday")
+    with pytest.raises(InvalidInputError, match=r"^as_of: 'yesterday' is not an ISO 8601"):
+        memory.search("renewed", scope="acme", as_of="yesterday")
+
+
 @pytest.mark.parametrize(("bad", "message"), BAD_INPUTS[:3] + BAD_INPUTS[8:10])
 def test_the_cli_refuses_bad_input_in_one_line_with_exit_2(
     memory: Memory, capsys: pytest.CaptureFixture[str], bad: dict[str, Any], message: str

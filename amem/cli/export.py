@@ -1,5 +1,5 @@
-"""``amem export``: the auditors' export of changes, proposals, raw logs, events, erasures or tokens,
-streamed."""
+"""``amem export``: the auditors' export of changes, proposals, raw logs, model calls, events,
+erasures or tokens, streamed."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ class ExportKind(StrEnum):
     changes = "changes"
     proposals = "proposals"
     raw_logs = "raw-logs"
+    llm_calls = "llm-calls"
     events = "events"
     erasures = "erasures"
     tokens = "tokens"
@@ -39,15 +40,17 @@ def export(
         str | None, typer.Option("--output", "-o", help="Write to this file (default: standard output).")
     ] = None,
 ) -> None:
-    """Export every change, proposal or raw log, the event chain itself, the erasures, or the tokens
-    made and revoked, oldest first.
+    """Export every change, proposal, raw log or model call, the event chain itself, the erasures,
+    or the tokens made and revoked, oldest first.
 
-    Changes carry prev_hash and hash (to check the chain elsewhere), proposals and raw logs their
-    own event's seq and hash; erasures one row per row they redacted, with its digests before and
+    Changes carry prev_hash and hash (to check the chain elsewhere), proposals, raw logs and model
+    calls (llm-calls: the prompt's digest, the answer, tokens, errors) their own event's seq and
+    hash; erasures one row per row they redacted, with its digests before and
     after and the erasure's own record and event; tokens each made or revoked, with its event. Any
     size of ledger: rows are read and written page by page.
 
-    Times: changes by applied_at, proposals by created_at, raw logs by received_at, events by at,
+    Times: changes by applied_at, proposals by created_at, raw logs by received_at, model calls by
+    created_at, events by at,
     erasures by erased_at, tokens by at.
     """
     from amem.cli.app import parse_time

@@ -5,7 +5,9 @@ Each page is one bounded query, so an export of any size holds one page in memor
 dicts of the ledger's columns (actor and proposer as ``kind:id``); the service writes them out.
 Changes carry their own chain's hashes; a raw log or a proposal carries the seq and hash of its own
 event in the event chain (``event_seq``, ``event_hash``), and ``events`` is that chain itself, so an
-auditor can recompute every link from the export alone; ``tokens`` are the tokens made and
+auditor can recompute every link from the export alone; ``llm_calls`` are the model calls (the
+prompt's digest, the answer, the tokens), each with its event, so the call behind a proposal's
+``llm_call_id`` can be read and checked from the export too; ``tokens`` are the tokens made and
 revoked, each with its event, so the chain's token events can be recomputed too. ``erasures`` is
 one row per row an erasure redacted (its digests before and after), with its erasure's record and
 event: what that erasure's ``rows_sha256`` commits to can be recomputed from the export, and its
@@ -26,6 +28,7 @@ from amem.ledger.tables import (
     erased_rows,
     erasures,
     events,
+    llm_calls,
     notes,
     proposals,
     raw_logs,
@@ -42,8 +45,13 @@ COLUMNS: dict[str, list[str]] = {
     ],
     "proposals": [
         "seq", "id", "created_at", "scope", "note_id", "attribute", "old_value", "new_value",
-        "base_version", "reason", "proposer", "model", "prompt_version", "llm_call_id", "raw_log_ids",
-        "rule", "status", "reviewer", "review_comment", "reviewed_at", "revert_of", "corrects", "event_seq",
+        "base_version", "reason", "evidence", "proposer", "model", "prompt_version", "usage", "llm_call_id",
+        "raw_log_ids", "rule", "policy_sha256", "status", "reviewer", "review_comment", "reviewed_at",
+        "revert_of", "corrects", "event_seq", "event_hash",
+    ],
+    "llm_calls": [
+        "event_seq", "id", "created_at", "scope", "raw_log_id", "task", "model", "prompt_version",
+        "prompt_sha256", "response_text", "prompt_tokens", "completion_tokens", "latency_ms", "error",
         "event_hash",
     ],
     "raw_logs": [
@@ -61,8 +69,8 @@ COLUMNS: dict[str, list[str]] = {
     ],
 }  # fmt: skip
 
-#: The event kind a raw log's or a proposal's own event has (amem.ledger.store.append_event).
-_OWN_EVENT = {"raw_logs": "raw_log", "proposals": "proposal"}
+#: The event kind a raw log's, a proposal's or a model call's own event has (append_event).
+_OWN_EVENT = {"raw_logs": "raw_log", "proposals": "proposal", "llm_calls": "llm_call"}
 
 
 def _select(kind: str) -> tuple[sa.Select[Any], Any, Any, Any]:
@@ -83,6 +91,18 @@ def _select(kind: str) -> tuple[sa.Select[Any], Any, Any, Any]:
             token_events, events.c.seq, events.c.seq.label("event_seq"), events.c.hash.label("event_hash")
         ).select_from(token_events.join(events, chained))
         return stmt, events.c.seq, token_events.c.at, None
+    if kind == "llm_calls":  # each model call in chain order; its account is its raw log's
+        chained = sa.and_(events.c.kind == "llm_call", events.c.subject == llm_calls.c.id)
+        stmt = sa.select(
+            llm_calls,
+            raw_logs.c.scope,
+            events.c.seq,
+            events.c.seq.label("event_seq"),
+            events.c.hash.label("event_hash"),
+        ).select_from(
+            llm_calls.join(events, chained).outerjoin(raw_logs, raw_logs.c.id == llm_calls.c.raw_log_id)
+        )
+        return stmt, events.c.seq, llm_calls.c.created_at, raw_logs.c.scope
     own = sa.and_(
         events.c.kind == _OWN_EVENT[kind],
         events.c.subject == (proposals.c.id if kind == "proposals" else raw_logs.c.id),

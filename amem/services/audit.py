@@ -83,23 +83,13 @@ def _event(row: dict[str, Any]) -> AuditEvent:
         status=row["status"],
         proposal_id=row["proposal_id"],
         change_seq=row["change_seq"],
-        old_value=_json_value(row["old_value"]),
-        new_value=_json_value(row["new_value"]),
+        old_value=row["old_value"],
+        new_value=row["new_value"],
         reason=row["reason"],
         comment=row["comment"],
         model=row["model"],
         hash=row["hash"],
     )
-
-
-def _json_value(value: Any) -> Any:
-    """JSON columns reached through a UNION come back as text on SQLite: decode them."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
 
 
 def audit_events(

@@ -1,5 +1,5 @@
-"""Auditors' export: changes (with their chain hashes), proposals and raw logs (with their own
-event's hash), the event chain itself, the erasures (each row they redacted, with its digests), or
+"""Auditors' export: changes (with their chain hashes), proposals, raw logs and model calls (with
+their own event's hash), the event chain itself, the erasures (each row they redacted, with its digests), or
 the tokens made and revoked (each with its event), as CSV or JSON Lines.
 
 Streams: rows come page by page from one read transaction (a consistent snapshot of the ledger)
@@ -21,7 +21,7 @@ from amem.errors import InvalidInputError
 from amem.ledger import export_queries
 from amem.ledger.store import Ledger
 
-Kind = Literal["changes", "proposals", "raw_logs", "events", "erasures", "tokens"]
+Kind = Literal["changes", "proposals", "raw_logs", "llm_calls", "events", "erasures", "tokens"]
 Format = Literal["csv", "jsonl"]
 KINDS: tuple[str, ...] = tuple(export_queries.COLUMNS)
 FORMATS: tuple[str, ...] = ("csv", "jsonl")
@@ -42,8 +42,8 @@ def iter_export(
     until: datetime | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Rows of ``kind`` (changes by applied_at, proposals by created_at, raw logs by received_at,
-    events by their time, erasures by erased_at, tokens by when each was made or revoked;
-    ``since`` inclusive, ``until`` exclusive), oldest first, in ledger order.
+    model calls by created_at, events by their time, erasures by erased_at, tokens by when each
+    was made or revoked; ``since`` inclusive, ``until`` exclusive), oldest first, in ledger order.
 
     Mistakes are raised here, before the first row, so a writer never starts an export it cannot end.
     """

@@ -82,6 +82,19 @@ def test_exports_are_exact_and_spreadsheet_safe(memory: Memory) -> None:
     assert rows[0]["actor"] == "person:bob" and rows[0]["comment"] == "not said"
 
 
+def test_text_that_reads_as_json_stays_text_in_the_trail_and_its_exports(memory: Memory) -> None:
+    note = make_note(memory, "Acme call", context="null", category="50", keywords=["true", "[1]"])
+    for kinds in (["change"], ["change", "proposal", "decision"]):
+        q = AuditQuery(note_id=note.id, kinds=kinds)
+        trail = {e.attribute: e.new_value for e in audit.audit_events(memory.ledger, q)}
+        assert (trail["context"], trail["category"], trail["keywords"]) == ("null", "50", ["true", "[1]"])
+        lines = [json.loads(x) for x in audit.export_jsonl(memory.ledger, q).decode().splitlines()]
+        exported = {x["attribute"]: x["new_value"] for x in lines}
+        assert (exported["context"], exported["category"]) == ("null", "50")
+    rows = csv.DictReader(io.StringIO(audit.export_csv(memory.ledger, q).decode("utf-8-sig")))
+    assert {r["attribute"]: r["new_value"] for r in rows}["context"] == "null"
+
+
 def test_incoming_links_come_from_the_database_with_their_reasons(memory: Memory) -> None:
     target = make_note(memory, "target")
     make_note(memory, "source", links=[{"note_id": target.id, "reason": "same deal"}])

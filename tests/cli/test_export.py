@@ -223,6 +223,42 @@ def test_each_token_event_can_be_recomputed_from_the_export(
     assert code == 2 and "--scope does not apply to tokens" in err
 
 
+def test_each_proposal_and_model_call_event_can_be_recomputed_from_the_export(
+    ledger: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A proposal's evidence, usage and policy digest, and the model call behind it, are on the
+    record: an auditor recomputes each one's event from the export alone, and reads the answer of
+    the call a proposal names."""
+    from amem.domain.hashing import payload_digest
+
+    for scope in ("acme", "globex"):  # analysed: the offline analyst's calls are recorded too
+        text = f"{scope} renews in March because the SSO blocker is gone"
+        ledger.add_note(text, scope=scope, actor="agent:a")
+    code, out, _ = run(ledger, capsys, "export", "events", "--format", "jsonl")
+    chain = {row["seq"]: row for row in map(json.loads, out.splitlines())}
+    code, out, err = run(ledger, capsys, "export", "llm-calls", "--format", "jsonl")
+    assert code == 0, err
+    calls = {row["id"]: row for row in map(json.loads, out.splitlines())}
+    assert calls and all(c["response_text"] for c in calls.values())
+    for call in calls.values():
+        event = chain[call["event_seq"]]
+        record = call | {"created_at": datetime.fromisoformat(call["created_at"])}
+        own = ("llm_call", call["id"], call["event_hash"])
+        assert (event["kind"], event["subject"], event["hash"]) == own
+        assert event["payload_digest"] == payload_digest("llm_call", record)
+    code, out, err = run(ledger, capsys, "export", "proposals", "--format", "jsonl")
+    proposals = [json.loads(line) for line in out.splitlines()]
+    assert {p["llm_call_id"] for p in proposals if p["llm_call_id"]} <= set(calls)
+    for proposal in proposals:
+        kind, _, ident = proposal["proposer"].partition(":")
+        record = proposal | {"proposer_kind": kind, "proposer_id": ident}
+        record["created_at"] = datetime.fromisoformat(proposal["created_at"])
+        assert chain[proposal["event_seq"]]["payload_digest"] == payload_digest("proposal", record)
+    code, out, _ = run(ledger, capsys, "export", "llm-calls", "--scope", "globex", "--format", "jsonl")
+    globex = [json.loads(line) for line in out.splitlines()]
+    assert globex and {c["scope"] for c in globex} == {"globex"} and len(globex) < len(calls)
+
+
 def test_csv_cells_an_agent_wrote_never_run_as_formulas_in_a_spreadsheet(
     memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
