@@ -230,10 +230,22 @@ _VERDICT_GROUP = (
 )
 
 
+#: How governance words a decision the policy took in a person's place: an approval of a value the
+#: policy has since frozen (or no longer declares) is recorded as rejected, with that person named
+#: as the one who asked. The review statistics leave such decisions out: not a verdict on the value.
+POLICY_REFUSAL = "refused by policy:"
+
+
+def _a_person_s_verdict() -> Any:
+    comment = proposals.c.review_comment
+    return sa.or_(comment.is_(None), sa.not_(comment.startswith(POLICY_REFUSAL, autoescape=True)))
+
+
 def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
     """What people decided on held values since ``since``, counted per attribute, proposer (kind,
     model, prompt version), status, and whether a correction replaced a rejected one. Decisions
-    taken with the proposal (an erasure's, a frozen attribute's) are not a person's verdict."""
+    taken with the proposal (an erasure's, a frozen attribute's) are not a person's verdict, nor
+    an approval the policy refused (the person wanted the value; the policy decided)."""
     later = proposals.alias("correction")
     corrected = sa.exists().where(later.c.corrects == proposals.c.id).label("corrected")
     stmt = (
@@ -246,6 +258,7 @@ def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
             proposals.c.reviewed_at >= since,
             proposals.c.reviewed_at > proposals.c.created_at,
             proposals.c.rule != ERASURE_RULE,
+            _a_person_s_verdict(),
         )
         .group_by(*_VERDICT_GROUP, proposals.c.status, corrected)
     )

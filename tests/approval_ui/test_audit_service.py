@@ -10,8 +10,9 @@ from datetime import timedelta
 from amem.domain.models import utcnow
 from amem.ledger.audit_queries import AuditQuery
 from amem.memory import Memory
-from amem.policy import load_policy
+from amem.policy import Mode, fingerprint, load_policy
 from amem.services import audit
+from amem.services.authentication import Authentication
 from tests.conftest import REPO
 from tests.factories import LLM, make_note, signed_in
 
@@ -193,5 +194,23 @@ def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory:
     share = {r.name: r.approved_share for r in v.by_source}
     assert share["llm:offline · test/1"] == 2 / 3 and share["people's edits"] is None
     assert audit.verdicts(memory.ledger, now=utcnow() + timedelta(days=60)).by_attribute[0].decided == 0
+    # an approval the policy refused (the attribute frozen meanwhile) is no one's verdict on the value
+    held = memory.policy.attributes["customer_priorities"]
+    attributes = {
+        **memory.policy.attributes,
+        "customer_priorities": held.model_copy(update={"mode": Mode.FROZEN}),
+    }
+    frozen = memory.policy.model_copy(update={"attributes": attributes})
+    memory.install_policy(
+        frozen, by=Authentication(frozen, fingerprint(frozen)).signed_in("alice", method="test")
+    )
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later:
+        waiting = later.pending(attribute="customer_priorities")[0].id
+        report = later.approve_item(waiting, reviewer=signed_in(later, "alice"), shown=[waiting])
+        assert report.summary() == "1 rejected"
+        again = {
+            r.name: (r.waiting, r.approved, r.rejected) for r in audit.verdicts(later.ledger).by_attribute
+        }
+    assert again.get("customer_priorities", (0, 0, 0)) == (0, 0, 0)
     # a conflict (approved after the note changed) was judged by no one: it counts apart
     assert audit.VerdictRow(name="x", approved=1, rejected=1, conflict=5).approved_share == 0.5
