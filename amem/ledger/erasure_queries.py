@@ -7,11 +7,14 @@ The raw_logs and changes triggers let an UPDATE through only for rows erased_row
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from typing import Any
 
 import sqlalchemy as sa
 
+from amem.domain.identity import canonical_identity, split_kind
 from amem.domain.models import ActorKind, ProposalStatus, RawLogState
+from amem.errors import InvalidInputError
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import (
     changes,
@@ -37,12 +40,24 @@ def raw_log_ids(tx: LedgerTx, *, raw_log_id: str | None, scope: str | None, acto
     if scope is not None:
         stmt = stmt.where(raw_logs.c.scope == scope)
     if actor is not None:
-        kind, sep, ident = actor.partition(":")
-        if sep:
-            stmt = stmt.where(raw_logs.c.actor_kind == kind, raw_logs.c.actor_id == ident)
-        else:
-            stmt = stmt.where(raw_logs.c.actor_id == actor)
+        kind, names = _actor_selector(actor)
+        if kind is not None:
+            stmt = stmt.where(raw_logs.c.actor_kind == kind)
+        stmt = stmt.where(raw_logs.c.actor_id.in_(names))
     return list(tx.conn.execute(stmt).scalars())
+
+
+def _actor_selector(actor: str) -> tuple[str | None, list[str]]:
+    """The kind (None: any) and the names an ``--actor`` selector matches. Stored actors are
+    canonical (``Actor.parse``: NFKC, case-folded), so the typed name is put in that form too:
+    "Jane Doe" and "Agent:jane doe" find ``agent:jane doe``. The name as typed is kept beside it,
+    for an actor stored before identities were canonical."""
+    kind, ident = split_kind(actor)
+    names = [ident]
+    # no canonical form (an invisible character): only a name stored as typed matches
+    with suppress(InvalidInputError):
+        names.append(canonical_identity(ident, what="actor"))
+    return kind, sorted(set(names))
 
 
 def _chunks(ids: Sequence[str]) -> list[list[str]]:
@@ -134,10 +149,27 @@ def notes_of_raw_logs(tx: LedgerTx, ids: Sequence[str], scopes: Sequence[str]) -
     return sorted(n for n, raw in tx.conn.execute(stmt) if wanted & set(raw or []))
 
 
-def proposals_reached(tx: LedgerTx, note_ids: Sequence[str], call_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """Proposals of the erased notes, and those on other notes made by the erased raw logs' model calls."""
+def proposals_reached(
+    tx: LedgerTx,
+    note_ids: Sequence[str],
+    call_ids: Sequence[str],
+    raw_log_ids: Sequence[str],
+    scopes: Sequence[str],
+    since: Any,
+) -> list[dict[str, Any]]:
+    """Proposals of the erased notes, those on other notes made by the erased raw logs' model calls,
+    and those made from the erased raw logs by no model call: a reviewer's correction carries the
+    corrected proposal's raw logs and evidence (a span of the input), not its model call."""
     by_id = {p["id"]: p for p in rows(tx, "proposals", "note_id", note_ids)}
     by_id |= {p["id"]: p for p in rows(tx, "proposals", "llm_call_id", call_ids)}
+    wanted = set(raw_log_ids)
+    # made after the earliest erased input was received, in its scopes (a proposal cites raw logs
+    # of its own scope): only their ids and sources are read, the rows of those that cite one
+    stmt = sa.select(proposals.c.id, proposals.c.raw_log_ids).where(
+        proposals.c.scope.in_(sorted(set(scopes))), proposals.c.created_at >= since
+    )
+    citing = [pid for pid, raw in tx.conn.execute(stmt) if pid not in by_id and wanted & set(raw or [])]
+    by_id |= {p["id"]: p for p in rows(tx, "proposals", "id", citing)}
     return sorted(by_id.values(), key=lambda p: p["seq"])
 
 

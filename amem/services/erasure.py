@@ -9,8 +9,11 @@ link step the entries that answered about an erased note as a neighbour (its evo
 the reason for a link to it). What a later link step wrote about an erased note in its own words,
 on another note, goes too when it holds a word only the erased inputs held (``erased_words``): the
 value, its answer's entry, a proposal's reason or evidence (the proposal withdrawn if pending) and a
-reviewer's comment written since that quotes such a word. An earlier erasure's own record (its
-tombstones' reasons) stays. It records who erased what and why as
+reviewer's comment written since that quotes such a word. A proposal made from the erased inputs
+by no model call (a reviewer's correction, which carries the corrected proposal's raw logs and
+evidence) is reached as theirs. Of a kept note's list (tags, keywords) only the items the erased
+inputs added or that quote such a word go: its other tags, and the rules they bring, stay. An
+earlier erasure's own record (its tombstones' reasons) stays. It records who erased what and why as
 an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event digest before and after;
 for a change, its values' original digests and those of the values left; for a reviewer's comment,
 its decision's) and an
@@ -102,6 +105,27 @@ def _redacted(attr_type: str, value: Any) -> Any:
     return value
 
 
+def _items_redacted(items: list[Any], derived: AbstractSet[str], marks: set[str]) -> list[Any]:
+    """A kept note's list (tags, keywords) with only the items the erased inputs added
+    (``derived``) or that quote one of ``marks`` replaced by the marker, once: its other items, its
+    ``contract`` tag and the review the policy's rules give it, are no one's erased words."""
+    out: list[Any] = []
+    for item in items:
+        if (isinstance(item, str) and item in derived) or erased_words.quotes(item, marks):
+            if REDACTED in out:
+                continue
+            item = REDACTED
+        out.append(item)
+    return out
+
+
+def _check_may_erase(policy: Policy, by: str) -> None:
+    if not policy.may_erase(by):
+        roles = ", ".join(policy.roles_of(by)) or "none"
+        need = ", ".join(policy.erasers) or "no role: the policy names no erasers"
+        raise PermissionDeniedError(f"{by} (roles: {roles}) may not erase; needs: {need}")
+
+
 def erase(
     ledger: Ledger,
     policy: Policy,
@@ -119,21 +143,25 @@ def erase(
 
     ``by``: the canonical identity of an authenticated reviewer (``Memory.erase`` takes the
     AuthenticatedReviewer and checks it as governance checks a decision); here, whether their roles
-    may erase."""
+    may erase, and in which scopes: with ``governance``, under the ledger's installed policy as it is
+    in the erasure's transaction (PolicyMismatchError when another process installed a newer one)."""
     chosen = [x for x in (raw_log_id, scope, actor) if x is not None]
     if len(chosen) != 1:
         raise InvalidInputError("name exactly one of a raw log, a scope or an actor to erase")
     if not reason or not reason.strip():
         raise InvalidInputError("an erasure needs a reason (the data subject's request)")
-    if not policy.may_erase(by):
-        roles = ", ".join(policy.roles_of(by)) or "none"
-        need = ", ".join(policy.erasers) or "no role: the policy names no erasers"
-        raise PermissionDeniedError(f"{by} (roles: {roles}) may not erase; needs: {need}")
+    _check_may_erase(policy, by)
 
-    type_of = {**CORE_TYPES, **{n: a.type for n, a in policy.attributes.items() if a.type}}
     now = utcnow()
     erasure_id = new_id("e")
     with ledger.write(head_first=True) as tx:  # no input is acknowledged meanwhile
+        if governance is not None:
+            # as a decision is: under the ledger's policy as it is now, not the one this process
+            # opened with (another process may have installed one that takes the right away)
+            governance._check_policy_in_force(tx)
+            policy = governance.policy
+            _check_may_erase(policy, by)
+        type_of = {**CORE_TYPES, **{n: a.type for n, a in policy.attributes.items() if a.type}}
         ids = q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor)
         if not ids:
             raise NotFoundError(f"no raw log matches {chosen[0]!r}")
@@ -145,20 +173,25 @@ def erase(
                 f"{by} decides in {mine} only: {chosen[0]!r} reaches raw logs of {', '.join(outside)}"
             )
         calls = q.rows(tx, "llm_calls", "raw_log_id", ids)
-        erased_notes = set(q.notes_of_raw_logs(tx, ids, [r["scope"] for r in raw]))
-        reached = q.proposals_reached(tx, sorted(erased_notes), [c["id"] for c in calls])
+        scopes = sorted({r["scope"] for r in raw})
+        since = min(r["received_at"] for r in raw)
+        erased_notes = set(q.notes_of_raw_logs(tx, ids, scopes))
+        reached = q.proposals_reached(tx, sorted(erased_notes), [c["id"] for c in calls], ids, scopes, since)
         # the values the erased raw logs produced, per (note, attribute): wherever they appear, they go
         gone: dict[tuple[str, str], set[str]] = defaultdict(set)
+        # of a list they proposed for a note that stays, the items they added: only those go
+        added: dict[tuple[str, str], set[str]] = defaultdict(set)
         for p in reached:
             gone[(p["note_id"], p["attribute"])].add(value_digest(p["new_value"]))
+            if type_of.get(p["attribute"]) == "list[str]" and isinstance(p["new_value"], list):
+                before = set(p["old_value"]) if isinstance(p["old_value"], list) else set()
+                added[(p["note_id"], p["attribute"])] |= {x for x in p["new_value"] if x not in before}
         # links other notes made to an erased note give a reason that may quote it
         linking = {
             x["note_id"]
             for n in tx.get_notes(sorted(erased_notes))
             for x in incoming_links(tx, n.id, n.scope)
         }
-        scopes = sorted({r["scope"] for r in raw})
-        since = min(r["received_at"] for r in raw)
         # later values in the erased inputs' words: a model that saw an erased note as a neighbour
         # may have written what it read into another note (erased_words)
         marks = _marks(tx, raw, scopes)
@@ -187,9 +220,14 @@ def erase(
 
         def scrub(row: dict[str, Any], field: str) -> Any:
             value = row[field]
-            whole = row["note_id"] in erased_notes
-            if whole or value_digest(value) in gone[(row["note_id"], row["attribute"])]:
-                return _redacted(type_of.get(row["attribute"], "text"), value)
+            key = (row["note_id"], row["attribute"])
+            attr_type = type_of.get(row["attribute"], "text")
+            if row["note_id"] in erased_notes:
+                return _redacted(attr_type, value)
+            if value_digest(value) in gone[key]:
+                if attr_type == "list[str]" and isinstance(value, list):
+                    return _items_redacted(value, added[key], marks)
+                return _redacted(attr_type, value)
             if row["attribute"] == "links" and value:
                 return [
                     {**link, "reason": REDACTED} if link.get("note_id") in erased_notes else link

@@ -18,6 +18,7 @@ TEXT_CACHES = (
     ("amem.llm.offline.contradictions", "facts"),
     ("amem.llm.offline.restatements", "values"),
     ("amem.services.answer_checks", "_injection_runs"),
+    ("amem.services.answer_checks", "_payloads"),
 )
 
 

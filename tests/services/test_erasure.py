@@ -677,3 +677,127 @@ def test_a_server_open_through_the_erasure_leaves_no_erased_vector_in_the_index_
     assert int(found) == 1 and build == memory.search_service.index.build
     for needle in (vector[:64], _as_hnsw_keeps(vector)[:64]):
         assert _hits([memory.settings.chroma_path], needle) == []
+
+
+def test_a_reviewers_correction_made_from_an_erased_input_loses_its_evidence_and_leaves_the_queue(
+    memory: Memory,
+) -> None:
+    """A reviewer's correction of a retirement carries the retirement's raw logs and evidence (a
+    sentence of the newer input) but no model call: erasing that input redacts its evidence and
+    reason as the retirement's, and withdraws it from the queue."""
+    from tests.factories import contradict, said
+
+    old = said(memory, "Acme pays $40 per seat per month for the Pro plan")
+    new = said(memory, "Acme now pays $45 per seat per month for the Pro plan from March 2025")
+    retire = contradict(memory, old, new, "2025-03-01T00:00:00Z")
+    done = memory.correct(
+        retire.id, "2025-04-01T00:00:00Z", reviewer=signed_in(memory, "bob"), comment="April, per contract"
+    )
+    fix = done.correction
+    assert fix.status.value == "pending" and fix.evidence == new.content
+    assert fix.id in {p.id for p in memory.pending()}
+
+    report = memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=new.raw_log_ids[0])
+
+    after = memory.proposal(fix.id)
+    assert (after.status.value, after.evidence, after.reason) == ("superseded", REDACTED, REDACTED)
+    assert fix.id not in {p.id for p in memory.pending()}
+    assert report.proposals_withdrawn >= 1
+    with memory.ledger.engine.connect() as conn:
+        rows = conn.execute(sa.text("SELECT * FROM proposals")).all()
+    assert not [r for r in rows if "$45 per seat" in str(tuple(r)) or "per contract" in str(tuple(r))]
+    result = memory.verify()
+    assert result.ok, result.problems
+
+
+def test_erasing_by_actor_finds_the_name_as_it_is_written(memory: Memory) -> None:
+    """Actors are stored canonical (case-folded, NFKC): a data subject's name typed as it is
+    written, with or without its kind, finds their inputs; another kind does not."""
+    (jane,) = memory.add_notes(
+        [{"content": "I want my account closed; call me on 0612345678.", "scope": "acme"}], actor="Jane Doe"
+    )
+    memory.add_note("Acme renewal in March", actor="agent:sales-agent", scope="acme")
+    for typed in ("Jane Doe", "agent:Jane Doe", "Agent:jane doe", "ＪＡＮＥ ＤＯＥ"):
+        assert memory.count_erasable(actor=typed) == 1, typed
+    assert memory.count_erasable(actor="person:Jane Doe") == 0
+
+    report = memory.erase(by=signed_in(memory, "alice"), reason="GDPR request", actor="Agent:Jane Doe")
+
+    assert report.raw_logs == 1
+    assert memory.raw_logs([jane.raw_log_id])[0].text == REDACTED
+    assert [n.content for n in memory.notes(scope="acme") if not n.deleted] == ["Acme renewal in March"]
+
+
+def test_a_kept_notes_list_loses_only_the_items_quoting_the_erased_input(memory: Memory) -> None:
+    """A tag naming the erased input's subject goes; the note's other tags stay, "contract" among
+    them, and with it the review the policy gives a contract note's context."""
+    from tests.factories import said
+
+    kept = said(memory, "Acme signed the order form for 40 seats of the Pro plan")
+    gone = said(memory, "Call with Mrs Quibblestone of Acme: she is the new buyer, reach her on 0612345678")
+    memory.update(kept.id, actor="agent:sales-agent", tags=["acme", "contract", "quibblestone"])
+    assert memory.read(kept.id).tags == ["acme", "contract", "quibblestone"]
+
+    memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=gone.raw_log_ids[0])
+
+    assert memory.read(kept.id).tags == ["acme", "contract", REDACTED]
+    (edit,) = memory.update(kept.id, actor="agent:sales-agent", context="Acme asked for a 30% discount")
+    assert edit.status.value == "pending" and "contract" in edit.rule
+    result = memory.verify()
+    assert result.ok, result.problems
+
+
+def test_the_ledger_is_compacted_even_when_the_index_cannot_be_opened(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The erasure commits, the index's rebuild fails (its server is down): the ledger's files are
+    compacted all the same, so no free page or old row version keeps the erased text."""
+    from amem.index.chroma import IndexUnavailableError
+    from tests.factories import said
+
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    gone = said(memory, f"Call with Mrs {secret} of Acme: reach her on 0612345678")
+    said(memory, "Acme wants SSO before the renewal")
+    monkeypatch.setenv("AMEM_CHROMA_URL", "http://127.0.0.1:9")  # nothing listens there
+    with Memory(memory.home, database_url=memory.settings.database_url) as eraser:
+        with pytest.raises(IndexUnavailableError):
+            eraser.erase(by=signed_in(eraser, "alice"), reason="request", raw_log_id=gone.raw_log_ids[0])
+        assert eraser.raw_logs(gone.raw_log_ids)[0].text == REDACTED
+        assert _hits(_database_files(eraser), secret.encode()) == []
+
+
+#: The process-wide caches that hold no input's text, and what each is keyed by. Every other cache
+#: in the packages that read inputs must be in text_caches.TEXT_CACHES, which an erasure empties.
+KEYED_BY_NO_INPUT = {
+    ("amem.index.embedders", "_file_digest"): "the embedding model's file path",
+    ("amem.index.embedders", "_minilm_session"): "a thread count",
+    ("amem.index.embedders", "_minilm_tokenizer"): "a token limit",
+    ("amem.llm.construct_note", "_extra_model"): "the policy's extra attributes: names and types",
+    ("amem.llm.offline.cues", "cue_pattern"): "a policy attribute's name and description",
+}
+
+
+def test_every_cache_of_the_packages_that_read_inputs_is_emptied_by_an_erasure_or_holds_none() -> None:
+    """A cache keyed by an input's text keeps that text in memory after its erasure unless
+    ``forget_texts`` empties it: each functools cache of the services, the model adapters and the
+    index is listed in TEXT_CACHES or said above to hold no input, so a new one must be placed."""
+    import importlib
+    import pkgutil
+
+    import amem.index
+    import amem.llm
+    import amem.services
+    from amem.services.text_caches import TEXT_CACHES
+
+    found = set()
+    for package in (amem.services, amem.llm, amem.index):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            module = importlib.import_module(info.name)
+            for name, value in vars(module).items():
+                cache = callable(getattr(value, "cache_clear", None)) and callable(
+                    getattr(value, "cache_info", None)
+                )
+                if cache and getattr(value, "__module__", None) == module.__name__:
+                    found.add((module.__name__, name))
+    assert found - set(TEXT_CACHES) - set(KEYED_BY_NO_INPUT) == set(), "a new cache: can it hold input text?"
+    assert set(TEXT_CACHES) <= found and set(KEYED_BY_NO_INPUT) <= found  # nothing listed is stale

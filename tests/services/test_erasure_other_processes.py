@@ -98,3 +98,30 @@ def test_what_a_search_staged_before_an_erasure_never_reaches_the_index_files(me
     assert holding == []
     assert gone.id not in memory.search_service.sync.staged()
     assert [h.note.id for h in memory.search("Zqxwvbrek Oyelaran champion", scope="acme")] != [gone.id]
+
+
+@pytest.mark.parametrize("taken", ["eraser role", "account"])
+def test_a_process_opened_before_a_policy_install_erases_nothing_the_new_policy_forbids(
+    memory: Memory, taken: str
+) -> None:
+    """Another process installs a policy that takes alice's eraser role, or the account, away: this
+    process, opened before, erases nothing for her, as it approves and reverts nothing, until it is
+    started again under the policy in force."""
+    from amem.errors import PolicyMismatchError
+    from tests.factories import said, signed_in
+
+    gone = said(memory, "Mrs Quibblestone of Acme asked about the renewal price")
+    alice = signed_in(memory, "alice")
+    if taken == "eraser role":
+        newer = memory.policy.model_copy(update={"erasers": ["sales_lead"]})
+    else:  # carol, a cs_lead of every account, stays the policy admin who can install the next
+        before = memory.policy.reviewers["alice"]
+        reviewers = {**memory.policy.reviewers, "alice": before.model_copy(update={"scopes": ["globex"]})}
+        newer = memory.policy.model_copy(update={"reviewers": {**reviewers, "carol": before}})
+    with Memory(memory.home, database_url=memory.settings.database_url) as admin:
+        assert admin.install_policy(newer, by=signed_in(admin, "alice"))[1]
+
+    with pytest.raises(PolicyMismatchError, match="policy changed since this process started"):
+        memory.erase(by=alice, reason="request", raw_log_id=gone.raw_log_ids[0])
+
+    assert memory.raw_logs(gone.raw_log_ids)[0].text == gone.content and memory.erasures() == []
