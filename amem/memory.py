@@ -52,7 +52,7 @@ from amem.services.governance import (
 from amem.services.review import MatchCount, ReviewFilter, ReviewItem, ReviewPage, ReviewService
 
 if TYPE_CHECKING:
-    from amem.domain.models import RawLog
+    from amem.domain.models import LlmCall, RawLog
     from amem.ledger.settled import SettledListener
     from amem.llm.base import Analyst
     from amem.services.audit import (
@@ -656,6 +656,14 @@ class Memory:
     def as_of(self, note_id: str, at: datetime | str) -> Note | None:
         return self.governance.as_of(note_id, _moment(at, "at"))
 
+    def as_of_version(self, note_id: str, version: int) -> Note:
+        """The note at its ``version`` (``Change.note_version``), whatever changes shared its moment."""
+        return self.governance.as_of_version(note_id, version)
+
+    def llm_call(self, call_id: str) -> LlmCall:
+        """The recorded model call behind a proposed value (``HistoryEvent.llm_call_id``)."""
+        return self.governance.llm_call(call_id)
+
     def verify(
         self,
         *,
@@ -736,8 +744,9 @@ class Memory:
             governance=self.governance,
         )
         forget_texts()  # what this process cached of the erased texts goes too
-        self.search_service.hit_rows.clear()
-        try:
+        try:  # a search service never built holds no hit rows: none is opened for it
+            if "search_service" in self._parts:
+                self.search_service.hit_rows.clear()
             self.reindex(progress=progress)
         finally:  # the erased rows leave the ledger's files even when the index could not be rebuilt
             older = self.ledger.compact(wait_s=wait_s)
@@ -940,7 +949,8 @@ class Memory:
 
 def _check_query(query: str, scope: str, tags: Sequence[str] | None) -> None:
     """The same answer on both backends for text PostgreSQL cannot hold (a NUL, a lone surrogate)."""
-    for what, value in (("query", query), ("scope", scope), *(("tag", t) for t in tags or ())):
+    listed = tags if isinstance(tags, list | tuple) else ()  # not a list: the service says so
+    for what, value in (("query", query), ("scope", scope), *(("tag", t) for t in listed)):
         if isinstance(value, str):
             check_text(value, what)
 

@@ -135,6 +135,8 @@ def history(console: Console, note_id: str, events: Sequence[Any], words: Any) -
         if e.event in ("proposed", "applied", "reverted", "created"):
             rows.append(("value", words(e.attribute, e.new_value)))
         rows.append(("by", e.actor + (f", model {e.model}" if e.model else "")))
+        if e.llm_call_id:
+            rows.append(("model call", e.llm_call_id))
         if e.reason:
             rows.append(("reason", e.reason))
         if e.comment:

@@ -308,8 +308,16 @@ def update(
     emit(
         proposals,
         as_json,
-        lambda ps: [out.print(f"{p.attribute}: {p.status.value} ({p.id})", markup=False) for p in ps],
+        lambda ps: [
+            out.print(f"{p.attribute}: {p.status.value} ({p.id}){_why(p)}", markup=False) for p in ps
+        ],
     )
+
+
+def _why(p: Any) -> str:
+    """When the policy refused an edit, why (": refused by policy: content is frozen"): "rejected"
+    alone leaves the editor guessing."""
+    return f": {p.review_comment}" if p.status.value == "rejected" and p.review_comment else ""
 
 
 @app.command()
@@ -329,7 +337,7 @@ def delete(
     signs in as for a decision; an agent proposes as agent:NAME."""
     with open_memory() as mem:
         p = mem.delete(note_id, actor=editor(mem, actor, password_stdin), reason=reason)
-    emit(p, as_json, lambda p: out.print(f"deletion {p.id}: {p.status.value}", markup=False))
+    emit(p, as_json, lambda p: out.print(f"deletion {p.id}: {p.status.value}{_why(p)}", markup=False))
 
 
 @app.command("notes")

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.hashing import change_hash
+from amem.domain.hashing import ORIGINAL_VALUE_DIGESTS, change_hash, value_digest
 from amem.domain.identity import same_identity
 from amem.domain.models import (
     CREATE_RULE,
@@ -23,6 +23,7 @@ from amem.domain.models import (
     ActorKind,
     Change,
     ChangeKind,
+    LlmCall,
     Note,
     PolicyVersion,
     Proposal,
@@ -46,6 +47,7 @@ from amem.errors import (
     PolicyMismatchError,
     ProposalStateError,
 )
+from amem.ledger import erasure_queries
 from amem.ledger.store import Ledger, LedgerTx, ProposalFilter
 from amem.policy import Mode, Policy, fingerprint
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
@@ -86,6 +88,8 @@ class HistoryEvent(BaseModel):
     rule: str | None = None
     model: str | None = None
     prompt_version: str | None = None
+    #: The recorded model call behind a proposed value (``Memory.llm_call``): its answer, its tokens.
+    llm_call_id: str | None = None
 
 
 class SkippedDecision(BaseModel):
@@ -284,6 +288,7 @@ class Governance:
                 if not d.reason or not d.reason.strip():
                     raise InvalidInputError(f"a proposal to change {d.attribute!r} needs a reason")
                 check_text(d.reason, "reason")
+                self._check_edits_in(d.proposer, note.scope)
                 attr_type = self.policy.type_of(d.attribute)
                 new = normalize(d.attribute, attr_type, d.new_value)
                 if attr_type == "links":
@@ -350,6 +355,14 @@ class Governance:
             tx.save_note(notes[note_id])
         return out
 
+    def _check_edits_in(self, proposer: Proposer, scope: str) -> None:
+        """A person the policy names as a reviewer edits only in the accounts it gives them, as they
+        decide there only: a limit that an edit (applied by itself where a rule lets a person's
+        value through) could step around would limit nothing. A person it does not name has no
+        limit to keep (nothing of theirs signs in), nor do agents, whose tokens carry their own."""
+        if proposer.kind == ActorKind.PERSON and self.policy.reviewer(proposer.id) is not None:
+            self.check_decides_in(proposer.id, scope)
+
     def _check_links(self, tx: LedgerTx, note: Note, links: list[dict[str, str]]) -> list[dict[str, str]]:
         targets = {n.id: n for n in tx.get_notes([x["note_id"] for x in links])}
         for link in links:
@@ -368,7 +381,8 @@ class Governance:
         self, proposal_id: str, reviewer: AuthenticatedReviewer, comment: str | None = None
     ) -> Proposal:
         """Approve and apply a pending proposal. Raises FrozenAttributeError, after recording the
-        rejection, when the policy now freezes the attribute; a conflict is returned, not raised."""
+        rejection, when the policy now freezes the attribute or no longer declares it; a conflict is
+        returned, not raised."""
         who = self._reviewer(reviewer)
         if comment is not None:
             check_text(comment, "comment")
@@ -376,12 +390,12 @@ class Governance:
             self._check_policy_in_force(tx)
             proposal = self._pending(tx, proposal_id)
             self._check_may_decide(proposal, who)
-            decided, frozen_rule = self._approve_in(tx, proposal, who, comment)
-        if frozen_rule is None:
+            decided, refusal = self._approve_in(tx, proposal, who, comment)
+        if refusal is None:
             return decided
         raise FrozenAttributeError(
-            f"{decided.attribute} is frozen by the policy now ({frozen_rule}): proposal {decided.id} "
-            "was rejected, not approved, and nothing was applied",
+            f"{decided.attribute} {refusal}: proposal {decided.id} was rejected, not approved, and "
+            "nothing was applied",
             proposal=decided,
         )
 
@@ -389,25 +403,34 @@ class Governance:
         self, tx: LedgerTx, proposal: Proposal, who: Actor, comment: str | None
     ) -> tuple[Proposal, str | None]:
         """Decide a pending proposal ``who`` may decide, inside ``tx``: approved and applied, a
-        conflict, or rejected when the policy now freezes the attribute (then the freezing rule is
-        returned too, and the caller raises after the transaction commits the rejection)."""
+        conflict, or rejected when the policy now freezes the attribute or no longer declares it
+        (a newer policy dropped it: no type to write the value with). A rejection returns why too,
+        and the caller raises after the transaction commits it."""
         note = tx.get_note(proposal.note_id)
         assert note is not None
-        attr_type = self.policy.type_of(proposal.attribute)
         now = utcnow()
-        routing = self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind)
-        if routing.mode == Mode.FROZEN:
+        refusal, why = None, None  # what the reviewer is told, and the proposal's recorded comment
+        if not self.policy.knows(proposal.attribute):
+            refusal = f"is no longer declared by the policy in force ({self.policy.source or 'the policy'})"
+            why = f"refused by policy: {proposal.attribute} is no longer declared by the policy"
+        else:
+            routing = self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind)
+            if routing.mode == Mode.FROZEN:
+                refusal = f"is frozen by the policy now ({routing.rule})"
+                why = f"refused by policy: {proposal.attribute} is frozen ({routing.rule})"
+        if refusal is not None:
             # Recorded and committed before the caller hears of it: the proposal leaves the queue.
             if not tx.decide_proposal(
                 proposal.id,
                 expect=ProposalStatus.PENDING,
                 status=ProposalStatus.REJECTED,
                 reviewer=who.id,
-                comment=f"refused by policy: {proposal.attribute} is frozen ({routing.rule})",
+                comment=why,
                 at=now,
             ):
                 raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
-            return self._get(tx, proposal.id), routing.rule
+            return self._get(tx, proposal.id), refusal
+        attr_type = self.policy.type_of(proposal.attribute)
         if current_value(note, proposal.attribute, attr_type) != proposal.old_value:
             tx.decide_proposal(
                 proposal.id,
@@ -457,6 +480,11 @@ class Governance:
             if proposal.attribute in UNCORRECTABLE:
                 raise InvalidInputError(
                     f"proposal {proposal.id} {UNCORRECTABLE[proposal.attribute]}: approve or reject it"
+                )
+            if not self.policy.knows(proposal.attribute):  # a newer policy dropped it: no type to check
+                raise InvalidInputError(
+                    f"{proposal.attribute} is no longer declared by the policy in force: no value of it "
+                    f"can be written; reject proposal {proposal.id}"
                 )
             attr_type = self.policy.type_of(proposal.attribute)
             new = normalize(proposal.attribute, attr_type, new_value)
@@ -719,6 +747,11 @@ class Governance:
             reverted = tx.get_note(change.note_id)
             if reverted is not None:
                 self.check_decides_in(who.id, reverted.scope)
+            if _old_value_erased(tx, change):
+                raise InvalidInputError(
+                    f"the value change {change_seq} replaced was erased on a data subject's request: "
+                    f"it cannot be put back; propose the value {change.attribute} should hold instead"
+                )
             why = f"revert of change {change_seq}" + (
                 f": {reason.strip()}" if reason and reason.strip() else ""
             )
@@ -752,6 +785,7 @@ class Governance:
                         rule=p.rule,
                         model=p.proposer.model,
                         prompt_version=p.proposer.prompt_version,
+                        llm_call_id=p.proposer.llm_call_id,
                     ),
                 )
             )
@@ -804,6 +838,30 @@ class Governance:
             chg = tx.changes_for_note(note_id, until=moment)
         return replay(current, chg)
 
+    def as_of_version(self, note_id: str, version: int) -> Note:
+        """The note exactly as it stood at its ``version``, rebuilt from its changes up to that one.
+        Not by time: every change of one transaction (an add_note's attributes) shares its moment,
+        and a moment would fold the later versions in."""
+        with self.ledger.read() as tx:
+            current = tx.get_note(note_id)
+            if current is None:
+                raise NotFoundError(f"note {note_id} does not exist")
+            chg = tx.changes_for_note(note_id)
+        upto = [c for c in chg if c.note_version <= version]
+        past = replay(current, upto)
+        if past is None or past.version != version:
+            raise NotFoundError(f"note {note_id} has no version {version} (versions 1 to {current.version})")
+        return past
+
+    def llm_call(self, call_id: str) -> LlmCall:
+        """The recorded model call behind a value (``HistoryEvent.llm_call_id``): what the model was
+        asked (its prompt's digest), answered, and spent; an erasure leaves its answer redacted."""
+        with self.ledger.read() as tx:
+            call = tx.get_llm_call(call_id)
+        if call is None:
+            raise NotFoundError(f"model call {call_id} does not exist")
+        return call
+
     # -- integrity -----------------------------------------------------------------------------
 
     def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
@@ -844,6 +902,17 @@ def _earlier_retirement(tx: LedgerTx, note_id: str, invalid_at: Any) -> str | No
         if p.new_value is not None and as_utc(parse_datetime(p.new_value, what="invalid_at")) <= end:
             return p.id
     return None
+
+
+def _old_value_erased(tx: LedgerTx, change: Change) -> bool:
+    """Whether an erasure redacted the value ``change`` replaced: its erased_rows entry records the
+    digest of the value the change was written with, which the row no longer holds. Putting it back
+    would write the marker ("[erased]") into a kept note, not the value."""
+    entry = erasure_queries.earlier_entries(tx, "changes", [str(change.seq)]).get(str(change.seq))
+    if entry is None:
+        return False
+    written = (entry.get("detail") or {}).get(ORIGINAL_VALUE_DIGESTS[0])
+    return written is None or written != value_digest(change.old_value)
 
 
 def _erased(tx: LedgerTx, note: Note) -> bool:

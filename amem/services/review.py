@@ -335,8 +335,14 @@ class ReviewService:
         first_raw: dict[str, RawLog],
         corrected: Proposal | None = None,
     ) -> ReviewField:
-        attr_type = self.policy.type_of(p.attribute) if self.policy.knows(p.attribute) else "text"
-        now = current_value(note, p.attribute, attr_type) if note is not None else p.old_value
+        declared = self.policy.knows(p.attribute)
+        attr_type = self.policy.type_of(p.attribute) if declared else _shape_of(p.new_value, p.old_value)
+        if note is None:
+            now = p.old_value
+        elif declared:
+            now = current_value(note, p.attribute, attr_type)
+        else:  # a newer policy dropped the attribute: the value as stored, no type to put it in
+            now = note.extra.get(p.attribute)
         span, located_by = None, None
         if log is not None:
             if p.evidence:
@@ -366,7 +372,7 @@ class ReviewService:
             span=span,
             older=older,
             value_type=attr_type,
-            correctable=p.attribute not in UNCORRECTABLE,
+            correctable=declared and p.attribute not in UNCORRECTABLE,
             corrected=None
             if corrected is None
             else CorrectedValue(
@@ -376,6 +382,21 @@ class ReviewService:
                 corrected_by=corrected.reviewer,
             ),
         )
+
+
+def _shape_of(*values: Any) -> AttributeType:
+    """The type a value of an attribute the policy no longer declares reads as, from the first value
+    given (a list of words, a flag, a number): the queue still shows it, and approving rejects it."""
+    for value in values:
+        if isinstance(value, list):
+            return "list[str]"
+        if isinstance(value, bool):
+            return "bool"
+        if isinstance(value, int | float):
+            return "number"
+        if value is not None:
+            return "text"
+    return "text"
 
 
 def _kind(p: Proposal) -> ReviewKind:

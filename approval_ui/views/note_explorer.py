@@ -251,6 +251,8 @@ def _history(mem: Memory, note: Note, decides: bool) -> None:
             details = [f"why: {why}"] if why else []
             if e.model:
                 details.append(f"model {e.model}" + (f" ({e.prompt_version})" if e.prompt_version else ""))
+            if e.llm_call_id:  # the recorded call: `amem export llm-calls`, Memory.llm_call
+                details.append(f"model call {e.llm_call_id}")
             if e.raw_log_ids and e.event in ("created", "proposed"):
                 details.append("raw logs " + ", ".join(e.raw_log_ids))
             if e.rule and e.event in ("created", "proposed"):
@@ -286,21 +288,31 @@ def _as_of(mem: Memory, note: Note) -> None:
                 f"v{c.note_version} · {fmt_time(c.applied_at)} · {c.attribute} by {c.actor}"
             ),
         )
-        moment = change.applied_at
+        # by version, not by its time: the changes of one write (an add_note's attributes) share it
+        past = mem.as_of_version(note.id, change.note_version)
+        st.markdown(
+            md_escape(
+                f"As it stood after change {change.seq} ({fmt_time(change.applied_at)}): "
+                f"version {past.version} (now {note.version})."
+            )
+        )
     else:
         cols = st.columns(2, vertical_alignment="bottom")
         day = cols[0].date_input("Date (UTC)", value=datetime.now(UTC).date(), key="explorer_asof_day")
         clock = cols[1].time_input("Time (UTC)", value=time(23, 59), key="explorer_asof_time")
         moment = datetime.combine(day, clock, tzinfo=UTC)  # type: ignore[arg-type]
-    past = mem.as_of(note.id, moment)
-    if past is None:
-        st.info(
-            md_escape(
-                f"The note did not exist yet on {fmt_time(moment)} (created {fmt_time(note.created_at)})."
+        at_moment = mem.as_of(note.id, moment)
+        if at_moment is None:
+            st.info(
+                md_escape(
+                    f"The note did not exist yet on {fmt_time(moment)} (created {fmt_time(note.created_at)})."
+                )
             )
+            return
+        past = at_moment
+        st.markdown(
+            md_escape(f"As it stood on {fmt_time(moment)}: version {past.version} (now {note.version}).")
         )
-        return
-    st.markdown(md_escape(f"As it stood on {fmt_time(moment)}: version {past.version} (now {note.version})."))
     then, now = _attributes(mem, past), _attributes(mem, note)
     merged = then.merge(now, on="attribute", how="outer", suffixes=(" then", " now")).fillna("")
     merged["changed since"] = merged["value then"] != merged["value now"]

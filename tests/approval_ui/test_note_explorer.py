@@ -82,6 +82,34 @@ def test_as_of_shows_the_note_as_it_stood(mem: Memory) -> None:
     assert "version 2 (now 3)" in plain(texts(at))
 
 
+def test_a_version_shows_that_version_though_its_changes_share_a_moment(mem: Memory) -> None:
+    """One edit of three attributes applies them in one write, at one moment: choosing the version
+    after the first shows that one alone, not the three."""
+    note = make_note(mem, "Acme call")
+    mem.update(note.id, actor="agent:sales-agent", keywords=["acme"], tags=["call"], category="meeting")
+    changes = mem.note_versions(note.id)
+    assert [c.attribute for c in changes[-3:]] == ["keywords", "tags", "category"]
+    assert len({c.applied_at for c in changes[-3:]}) == 1
+    at = open_console("alice", "explorer", note=note.id)
+    at.radio(key="explorer_asof_mode").set_value("at a version").run()
+    versions = at.selectbox(key="explorer_asof_version")
+    first = changes[-3].note_version
+    versions.select(next(o for o in versions.options if o.startswith(f"v{first} "))).run()
+    assert not at.exception
+    compared = next(f for f in _frames(at) if "value then" in f.columns).set_index("attribute")
+    assert compared.loc["keywords", "value then"] == "• acme"
+    assert (compared.loc["tags", "value then"], compared.loc["category", "value then"]) == ("", "")
+    assert f"version {first} (now {first + 2})" in plain(texts(at))
+
+
+def test_history_names_the_model_call_behind_a_proposed_value(mem: Memory) -> None:
+    note_id = mem.add_note("Acme needs SSO via Okta.", actor="agent:sales-agent", scope="acme")
+    calls = {e.llm_call_id for e in mem.history(note_id) if e.llm_call_id}
+    assert calls  # the analysis's model calls, recorded
+    shown = plain(texts(open_console("audrey", "explorer", note=note_id)))
+    assert all(f"model call {call}" in shown for call in calls)
+
+
 def test_an_unknown_note_id_says_so(mem: Memory) -> None:
     make_note(mem, "x")
     at = open_console("alice", "explorer", note="n_missing")

@@ -246,6 +246,77 @@ def test_a_person_edits_only_signed_in_and_an_agent_edits_by_its_name(
     assert amem.memory.read(note_id).tags == ["renewal", "q1"]
 
 
+@pytest.fixture
+def bob_owns_acme(reviewer_passwords: dict[str, str]) -> dict[str, str]:
+    """The reviewers' passwords, bob limited to the acme account (``scopes``), set before the store
+    opens (request it before ``amem``)."""
+    import os
+
+    import yaml
+
+    folder = Path(os.environ["AMEM_POLICY"]).parent
+    data = yaml.safe_load((folder / "reviewers.yaml").read_text("utf-8"))
+    data["reviewers"]["bob"]["scopes"] = ["acme"]
+    (folder / "reviewers.yaml").write_text(yaml.safe_dump(data), "utf-8")
+    return reviewer_passwords
+
+
+def test_a_person_edits_only_in_the_accounts_the_policy_gives_them(
+    bob_owns_acme: dict[str, str], amem: Cli
+) -> None:
+    """Signing in proves who edits, and the policy's limit follows them: bob, owning acme, is
+    refused an update, a deletion and a proposal on a globex note (his tags would apply by
+    themselves), and nothing is recorded; in acme his edit applies."""
+    theirs = amem.json("add", "Globex pays $55 per seat", "--scope", "globex")["note_id"]
+    ours = amem.json("add", "Acme pays $40 per seat", "--scope", "acme")["note_id"]
+    before = (len(amem.memory.changes()), len(amem.memory.proposals(limit=1000)))
+    tags = amem.memory.read(theirs).tags
+    bob = ["--actor", "bob", "--password-stdin"]
+    password = bob_owns_acme["bob"] + "\n"
+    for args in (
+        ["update", theirs, 'tags=["hacked"]', *bob],
+        ["delete", theirs, "--reason", "not mine to delete", *bob],
+        ["propose", theirs, "tags", '["hacked"]', "--reason", "r", *bob],
+    ):
+        code, _out, err = amem(*args, stdin=password)
+        assert code == 2 and one_error_line(err) == "error: bob decides in acme only, not in globex", args
+    assert (len(amem.memory.changes()), len(amem.memory.proposals(limit=1000))) == before
+    assert amem.memory.read(theirs).tags == tags and not amem.memory.read(theirs).deleted
+
+    (edit,) = amem.json("update", ours, 'tags=["pricing"]', *bob, stdin=password)
+    assert edit["status"] == ProposalStatus.AUTO_APPLIED.value and edit["proposer"]["id"] == "bob"
+
+
+@pytest.fixture
+def frozen_deletions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The repository's policy with ``deleted`` frozen, in force before the store opens (request it
+    before ``amem``)."""
+    import yaml
+
+    from tests.conftest import REPO
+
+    folder = tmp_path / "frozen-deletions"
+    folder.mkdir()
+    data = yaml.safe_load((REPO / "policies.yaml").read_text("utf-8"))
+    data["attributes"]["deleted"] = {"mode": "frozen"}
+    (folder / "policies.yaml").write_text(yaml.safe_dump(data), "utf-8")
+    (folder / "reviewers.yaml").write_text((REPO / "reviewers.yaml").read_text("utf-8"), "utf-8")
+    monkeypatch.setenv("AMEM_POLICY", str(folder / "policies.yaml"))
+
+
+def test_an_edit_the_policy_refuses_says_why(frozen_deletions: None, amem: Cli) -> None:
+    """ "rejected" alone leaves the editor guessing: the policy's reason is printed with it."""
+    note_id = amem.json("add", "Globex pays $55 per seat", "--scope", "globex")["note_id"]
+    code, out, _ = amem("update", note_id, "content=Globex pays $60", "--actor", "agent:crm")
+    (line,) = out.strip().splitlines()
+    assert code == 0 and line.startswith("content: rejected (p_")
+    assert line.endswith("): refused by policy: content is frozen")
+    code, out, _ = amem("delete", note_id, "--actor", "agent:crm", "--reason", "duplicate")
+    assert code == 0 and out.strip().endswith(": rejected: refused by policy: deleted is frozen")
+    assert amem.memory.read(note_id).content == "Globex pays $55 per seat"
+    assert not amem.memory.read(note_id).deleted
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

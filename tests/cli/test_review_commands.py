@@ -154,6 +154,21 @@ def test_the_history_command_prints_blocks(memory: Memory, item, capsys) -> None
     assert_readable_at_80(out, [LONG_VALUE, LONG_REASON, "• EU data residency"])
 
 
+def test_the_history_command_names_the_model_call_behind_each_value(memory: Memory, capsys) -> None:
+    """An auditor reads a value back to the recorded model call that proposed it (its id, to read
+    with `amem export llm-calls`), in the blocks and in --json."""
+    note_id = memory.add_note("Acme renews if we ship SSO by March.", actor="agent:sales-agent", scope="acme")
+    calls = {e.proposal_id: e.llm_call_id for e in memory.history(note_id) if e.llm_call_id}
+    keywords = next(c for c in memory.note_versions(note_id) if c.attribute == "keywords")
+    call_id = calls[keywords.proposal_id]
+    assert call_id == memory.proposal(keywords.proposal_id).proposer.llm_call_id
+    code, out, _ = run(memory, capsys, "history", note_id)
+    assert code == 0 and re.search(rf"model call\s+{call_id}", out)
+    code, out, _ = run(memory, capsys, "history", note_id, "--json")
+    events = json.loads(out)
+    assert {e["proposal_id"]: e["llm_call_id"] for e in events if e["llm_call_id"]} == calls
+
+
 def test_approve_takes_an_item_or_a_proposal(memory: Memory, item, capsys) -> None:
     note, proposals = item
     code, out, _ = run(memory, capsys, "approve", proposals[1].id, "--reviewer", "alice")

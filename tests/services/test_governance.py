@@ -293,6 +293,37 @@ def test_revert_of_creation_is_refused(memory: Memory) -> None:
         memory.revert(first.seq, reviewer=signed_in(memory, "bob"))
 
 
+def test_a_revert_never_puts_back_a_value_an_erasure_redacted(memory: Memory) -> None:
+    """The value a change replaced quoted an erased input: reverting it would write the marker
+    "[erased]" into a kept note, applied and searchable. Refused, saying so; nothing is proposed."""
+    kept = memory.add_note(
+        "Acme renewal call went well; they want SSO before signing.",
+        actor="agent:sales-agent",
+        scope="acme",
+        at="2025-01-10T10:00:00Z",
+    )
+    gone = memory.add_note(
+        "Call with Mrs Quibblestone of Acme: she is the new buyer, reach her on 0612345678.",
+        actor="agent:sales-agent",
+        scope="acme",
+        at="2025-01-11T10:00:00Z",
+    )
+    memory.update(
+        kept, actor="agent:sales-agent", context="Mrs Quibblestone is the buyer for the SSO renewal"
+    )
+    memory.update(kept, actor="agent:sales-agent", context="Buyer to confirm the SSO renewal")
+    last = [c for c in memory.note_versions(kept) if c.attribute == "context"][-1]
+    alice = signed_in(memory, "alice")
+    memory.erase(by=alice, reason="data subject request", raw_log_id=memory.read(gone).raw_log_ids[0])
+    proposals = len(memory.proposals(limit=1000))
+
+    with pytest.raises(InvalidInputError, match=f"the value change {last.seq} replaced was erased"):
+        memory.revert(last.seq, reviewer=alice, reason="the earlier context was better")
+    assert memory.read(kept).context == "Buyer to confirm the SSO renewal"
+    assert len(memory.proposals(limit=1000)) == proposals
+    assert memory.verify().ok
+
+
 def test_history_says_who_what_when_why_and_from_which_raw_logs(memory: Memory) -> None:
     note = make_note(memory, "We picked vendor X because of price", tags=["vendor"])
     p = memory.propose(
@@ -330,6 +361,87 @@ def test_as_of_rebuilds_the_note_at_each_instant(memory: Memory) -> None:
     assert before_retire.invalid_at is None
     now = memory.as_of(note.id, retired.applied_at)
     assert now.invalid_at is not None and now.model_dump() == memory.read(note.id).model_dump()
+
+
+def test_a_version_shows_that_version_though_its_changes_share_a_moment(memory: Memory) -> None:
+    """An add_note applies its attributes in one write, at one moment: "version 2" is the note after
+    its second change, not everything applied at that moment."""
+    note_id = memory.add_note(
+        "Call with Acme: they renew only if we ship SSO by March. Price is $40 per seat.",
+        actor="agent:sales-agent",
+        scope="acme",
+    )
+    changes = memory.note_versions(note_id)
+    assert len(changes) >= 3 and len({c.applied_at for c in changes[1:]}) == 1  # one moment
+    for change in changes:
+        past = memory.as_of_version(note_id, change.note_version)
+        assert past.version == change.note_version
+        newer = [c.attribute for c in changes if c.note_version > change.note_version]
+        for attribute in newer:  # what later versions set is not there yet
+            assert getattr(past, attribute) in (None, [], ""), (change.note_version, attribute)
+    assert memory.as_of_version(note_id, changes[-1].note_version) == memory.read(note_id)
+    with pytest.raises(NotFoundError, match="has no version 0"):
+        memory.as_of_version(note_id, 0)
+    with pytest.raises(NotFoundError, match=f"has no version {len(changes) + 1}"):
+        memory.as_of_version(note_id, len(changes) + 1)
+
+
+def test_history_names_the_model_call_behind_a_value(memory: Memory) -> None:
+    """From a note's value to the model call that proposed it: the history event carries its id,
+    and the recorded call (task, model, answer) is read by it."""
+    note_id = memory.add_note("Acme renews if we ship SSO by March.", actor="agent:sales-agent", scope="acme")
+    keywords = next(c for c in memory.note_versions(note_id) if c.attribute == "keywords")
+    proposed = next(
+        e for e in memory.history(note_id) if e.event == "proposed" and e.proposal_id == keywords.proposal_id
+    )
+    assert proposed.llm_call_id is not None
+    assert proposed.llm_call_id == memory.proposal(keywords.proposal_id).proposer.llm_call_id
+    call = memory.llm_call(proposed.llm_call_id)
+    assert call.id == proposed.llm_call_id and call.model == proposed.model and call.response_text
+    with pytest.raises(NotFoundError, match="model call llm_nope does not exist"):
+        memory.llm_call("llm_nope")
+
+
+def test_a_value_of_an_attribute_a_newer_policy_dropped_is_rejected_when_approved(memory: Memory) -> None:
+    """A ledger whose installed policy dropped a team attribute while values of it were pending (the
+    install refuses that now; older ledgers hold such values): approving one rejects it, saying
+    why, as for a frozen attribute; approving many decides the rest; a correction is refused."""
+    from amem.domain.models import utcnow
+    from amem.services.policy_registry import record_install
+
+    note = make_note(memory, "Acme call: Leo drafts the ROI summary")
+    step = memory.propose(note.id, "next_step", "Leo drafts the ROI summary", reason="r", proposer=LLM)
+    other = make_note(memory, "Globex call: Ann sends the quote")
+    again = memory.propose(other.id, "next_step", "Ann sends the quote", reason="r", proposer=LLM)
+    why = memory.propose(note.id, "decision_rationale", "auditor asked", reason="r", proposer=LLM)
+    attributes = {k: v for k, v in memory.policy.attributes.items() if k != "next_step"}
+    roles = {
+        name: role.model_copy(update={"approves": [a for a in role.approves if a != "next_step"]})
+        for name, role in memory.policy.roles.items()
+    }
+    dropped = memory.policy.model_copy(update={"attributes": attributes, "roles": roles})
+    with memory.ledger.write() as tx:  # as an install before it refused this
+        record_install(tx, dropped, installed_by="alice", now=utcnow(), previous=tx.installed_policy())
+
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=dropped) as later:
+        alice = signed_in(later, "alice")
+        with pytest.raises(InvalidInputError, match="next_step is no longer declared by the policy"):
+            later.correct(step.id, "Leo sends the ROI summary", reviewer=alice)
+        with pytest.raises(
+            FrozenAttributeError, match=rf"no longer declared .* proposal {step.id} was rejected"
+        ):
+            later.approve(step.id, reviewer=alice)
+        report = later.governance.approve_many([again.id, why.id], reviewer=alice)
+    assert [(d.id, d.status) for d in report.decided] == [
+        (again.id, ProposalStatus.REJECTED),
+        (why.id, ProposalStatus.APPROVED),
+    ]
+    assert report.skipped == []
+    decided = memory.proposal(step.id)
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"
+    assert decided.review_comment == "refused by policy: next_step is no longer declared by the policy"
+    assert "next_step" not in memory.read(note.id).extra and memory.read(note.id).decision_rationale
+    assert memory.verify().ok
 
 
 def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory: Memory) -> None:

@@ -250,3 +250,34 @@ def test_approve_all_matching_needs_the_fingerprint_of_the_count(memory: Memory)
             fingerprint=counted.fingerprint,
         )
     assert "next_step" not in memory.read(note.id).extra
+
+
+def test_values_of_an_attribute_a_newer_policy_dropped_still_show_and_approving_rejects_them(
+    memory: Memory,
+) -> None:
+    """A ledger whose installed policy dropped a list attribute while a value of it waited (older
+    ledgers hold such values: the install refuses it now): the queue still loads, the value read
+    from its own shape, not correctable; approving the item rejects it, saying why."""
+    from amem.domain.models import utcnow
+    from amem.services.policy_registry import record_install
+
+    note = said(memory, "Acme call: uptime matters most, then price")
+    alice = signed_in(memory, "alice")
+    first = held(memory, note, "customer_priorities", ["uptime"])
+    memory.approve(first.id, reviewer=alice)
+    p = held(memory, note, "customer_priorities", ["uptime", "price"])
+    attributes = {k: v for k, v in memory.policy.attributes.items() if k != "customer_priorities"}
+    dropped = memory.policy.model_copy(update={"attributes": attributes})
+    with memory.ledger.write() as tx:  # as an install before it refused this
+        record_install(tx, dropped, installed_by="alice", now=utcnow(), previous=tx.installed_policy())
+
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=dropped) as later:
+        (item,) = later.review_items().items
+        (shown,) = item.fields
+        assert (shown.proposal.id, shown.current_value, shown.stale) == (p.id, ["uptime"], False)
+        assert (shown.current_words, shown.proposed_words) == ("• uptime", "• uptime\n• price")
+        assert shown.value_type == "list[str]" and not shown.correctable
+        report = later.approve_item(item.key, reviewer=signed_in(later, "alice"), shown=item.proposal_ids)
+        assert [(d.id, d.status) for d in report.decided] == [(p.id, ProposalStatus.REJECTED)]
+        assert "no longer declared by the policy" in (report.decided[0].review_comment or "")
+        assert later.review_items().items == []

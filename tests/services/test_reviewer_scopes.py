@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from amem.domain.models import Actor, ActorKind
 from amem.errors import PermissionDeniedError, ReviewSetChangedError
 from amem.memory import Memory
 from amem.policy import canonical_text, load_policy
@@ -103,3 +104,30 @@ def test_a_name_the_policy_does_not_list_has_an_empty_queue_not_every_account(ow
     assert owned.review_items(reviewer="zoe").items == []
     assert owned.second_looks("zoe") == 0
     assert owned.count_review_items().items == 2
+
+
+def test_a_reviewers_own_edits_stay_in_their_accounts(owned: Memory) -> None:
+    """A person's edit may apply by itself (tags do): alice, limited to acme, neither edits, deletes
+    nor proposes on a globex note, however the library is called; in acme she does, and carol,
+    of every account, edits anywhere. A person the policy does not name has no limit to keep."""
+    theirs = make_note(owned, "Globex pays $55 per seat", scope="globex", tags=["pricing"])
+    ours = make_note(owned, "Acme pays $40 per seat", tags=["pricing"])
+    before = (len(owned.changes()), len(owned.proposals(limit=1000)))
+    for who in ("alice", "Alice", Actor(kind=ActorKind.PERSON, id="alice")):
+        with pytest.raises(PermissionDeniedError, match="alice decides in acme only, not in globex"):
+            owned.update(theirs.id, actor=who, tags=["hacked"])
+        with pytest.raises(PermissionDeniedError, match="not in globex"):
+            owned.delete(theirs.id, actor=who, reason="not mine to delete")
+        with pytest.raises(PermissionDeniedError, match="not in globex"):
+            owned.propose(theirs.id, "decision_rationale", "price", reason="r", proposer=who)
+    assert (len(owned.changes()), len(owned.proposals(limit=1000))) == before
+    assert owned.read(theirs.id).tags == ["pricing"] and not owned.read(theirs.id).deleted
+
+    (mine,) = owned.update(ours.id, actor="alice", tags=["pricing", "seats"])
+    assert mine.status.value == "auto_applied"
+    (anywhere,) = owned.update(theirs.id, actor="carol", tags=["pricing", "seats"])
+    assert anywhere.status.value == "auto_applied"
+    (named_nowhere,) = owned.update(theirs.id, actor="dave", tags=["pricing"])
+    assert named_nowhere.status.value == "auto_applied"
+    by_agent = owned.propose(theirs.id, "tags", ["x"], reason="r", proposer="agent:sales-agent")
+    assert by_agent.status.value == "auto_applied"  # agents: their tokens carry their own limits
