@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from amem.domain.identity import canonical_identity, identity_key
 from amem.domain.models import CORE_ATTRIBUTES, CORE_TYPES, ActorKind, AttributeType
@@ -80,6 +89,50 @@ class Role(_Strict):
         return "*" in self.approves or attribute in self.approves
 
 
+#: A bcrypt hash as bcrypt writes it: $2a$/$2b$/$2y$, a two-digit cost, 53 characters of salt and digest.
+_BCRYPT_HASH = re.compile(r"\$2[aby]\$(0[4-9]|[12][0-9]|3[01])\$[./A-Za-z0-9]{53}")
+
+
+def is_bcrypt_hash(value: str) -> bool:
+    """Whether ``value`` is a bcrypt hash someone can sign in with (a pasted password is not)."""
+    return _BCRYPT_HASH.fullmatch(value) is not None
+
+
+def _installed(info: ValidationInfo) -> bool:
+    """Whether the text validated is an installed version read back from the ledger: the checks
+    added since (hash format, attribute names) must not make a ledger's own history unreadable."""
+    return bool((info.context or {}).get("installed"))
+
+
+class _Problem(ValueError):
+    """A cross-check's refusal and where it is in the file (a path ``_line_of`` maps to a line)."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+#: Names a team attribute may not take: pydantic's own (the model the analyst's answer is read
+#: into, amem/llm/construct_note.py, would ignore or refuse a field so named).
+_RESERVED_NAMES = frozenset(n for n in dir(BaseModel) if not n.startswith("_"))
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def _attribute_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a team attribute's name, or None when it can."""
+    if not _ATTRIBUTE_NAME.fullmatch(name):
+        return (
+            f"attribute name {name!r} is not allowed: a team attribute's name starts with a letter "
+            "and holds only letters, digits and underscores (e.g. deal_size)"
+        )
+    if name.startswith("model_") or name in _RESERVED_NAMES:
+        return (
+            f"attribute name {name!r} is reserved (pydantic's own: model_..., json, dict, copy, schema, "
+            "validate, construct, ...): choose another"
+        )
+    return None
+
+
 class Reviewer(_Strict):
     roles: list[str] = Field(default_factory=list)
     scopes: list[str] | None = Field(
@@ -90,6 +143,18 @@ class Reviewer(_Strict):
     name: str | None = None
     email: str | None = None
     password_hash: str | None = Field(default=None, description="bcrypt hash for the console's sign-in")
+
+    @field_validator("password_hash")
+    @classmethod
+    def _a_bcrypt_hash(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """A pasted password (or a cut hash) would let no one sign in, and would count as a
+        password for the first-install claim; the value itself is never echoed."""
+        if value is not None and not _installed(info) and not is_bcrypt_hash(value):
+            raise ValueError(
+                "is not a bcrypt hash ($2b$..., 60 characters): make one with `amem reviewers "
+                "hash-password`, or set it with `amem reviewers set-password NAME`"
+            )
+        return value
 
 
 class Policy(_Strict):
@@ -112,40 +177,58 @@ class Policy(_Strict):
     source: str | None = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
-    def _consistent(self) -> Policy:
+    def _consistent(self, info: ValidationInfo) -> Policy:
+        """Checks across settings; each refusal says where it is, so the error names its line."""
         for name, attr in self.attributes.items():
+            if name not in CORE_ATTRIBUTES and not _installed(info):
+                problem = _attribute_name_problem(name)
+                if problem:
+                    raise _Problem(("attributes", name), problem)
             if name not in CORE_ATTRIBUTES and attr.type is None:
-                raise ValueError(f"attribute {name!r} is not a core attribute and declares no type")
+                raise _Problem(
+                    ("attributes", name), f"attribute {name!r} is not a core attribute and declares no type"
+                )
             if name in CORE_ATTRIBUTES and attr.type is not None and attr.type != CORE_TYPES[name]:
-                raise ValueError(f"attribute {name!r} is a core attribute of type {CORE_TYPES[name]}")
+                raise _Problem(
+                    ("attributes", name, "type"),
+                    f"attribute {name!r} is a core attribute of type {CORE_TYPES[name]}",
+                )
         for rname, role in self.roles.items():
-            for attribute in role.approves:
+            for i, attribute in enumerate(role.approves):
                 if attribute != "*" and not self.knows(attribute):
-                    raise ValueError(f"role {rname!r} approves unknown attribute {attribute!r}")
-        for role in self.erasers:
+                    raise _Problem(
+                        ("roles", rname, "approves", i),
+                        f"role {rname!r} approves unknown attribute {attribute!r}",
+                    )
+        for i, role in enumerate(self.erasers):
             if role not in self.roles:
-                raise ValueError(f"erasers names unknown role {role!r}")
-        for role in self.policy_admins or []:
+                raise _Problem(("erasers", i), f"erasers names unknown role {role!r}")
+        for i, role in enumerate(self.policy_admins or []):
             if role not in self.roles:
-                raise ValueError(f"policy_admins names unknown role {role!r}")
+                raise _Problem(("policy_admins", i), f"policy_admins names unknown role {role!r}")
         # Identities in their canonical form (amem.domain.identity), so a lookup cannot be dodged by
         # a name variant and two entries cannot name one person.
-        agents = [_identity(a, "agents") for a in self.agents]
+        agents = [_identity(a, ("agents", i), "agents") for i, a in enumerate(self.agents)]
         reviewers: dict[str, Reviewer] = {}
         for who, reviewer in self.reviewers.items():
-            key = _identity(who, "reviewers")
+            key = _identity(who, ("reviewers", who), "reviewers")
             if key in reviewers:
-                raise ValueError(f"reviewers {who!r} and another entry are the same identity {key!r}")
-            for role in reviewer.roles:
+                raise _Problem(
+                    ("reviewers", who), f"reviewers {who!r} and another entry are the same identity {key!r}"
+                )
+            for i, role in enumerate(reviewer.roles):
                 if role not in self.roles:
-                    raise ValueError(f"reviewer {who!r} has unknown role {role!r}")
+                    raise _Problem(
+                        ("reviewers", who, "roles", i), f"reviewer {who!r} has unknown role {role!r}"
+                    )
             if reviewer.scopes is not None and not all(s and s == s.strip() for s in reviewer.scopes):
-                raise ValueError(
+                raise _Problem(
+                    ("reviewers", who, "scopes"),
                     f"reviewer {who!r}: each of scopes is a scope as agents send it (no empty one, "
-                    "no space at either end); leave scopes out for every scope"
+                    "no space at either end); leave scopes out for every scope",
                 )
             if key in agents:
-                raise ValueError(f"{who!r} is listed as an agent and cannot be a reviewer")
+                raise _Problem(("reviewers", who), f"{who!r} is listed as an agent and cannot be a reviewer")
             reviewers[key] = reviewer
         self.agents, self.reviewers = agents, reviewers
         return self
@@ -251,7 +334,11 @@ class Policy(_Strict):
         return [name for name, role in self.roles.items() if "*" in role.approves]
 
     def may_install(self, identity: str) -> bool:
-        return bool(set(self.roles_of(identity)) & set(self.admin_roles()))
+        """A policy admin with no scope limit: a reviewer limited to some accounts could otherwise
+        install a policy that lifts their own limit."""
+        return self.scopes_of(identity) is None and bool(
+            set(self.roles_of(identity)) & set(self.admin_roles())
+        )
 
     def approver_roles(self, attribute: str) -> list[str]:
         return [name for name, role in self.roles.items() if role.covers(attribute)]
@@ -270,11 +357,11 @@ class Policy(_Strict):
         return self.approver_roles(attribute)
 
 
-def _identity(name: str, where: str) -> str:
+def _identity(name: str, loc: tuple[str | int, ...], where: str) -> str:
     try:
         return canonical_identity(name, what=f"{where}: {name!r}")
     except AmemError as exc:
-        raise ValueError(str(exc)) from None
+        raise _Problem(loc, str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -316,17 +403,81 @@ def load_policy(path: str | os.PathLike[str] | None = None) -> Policy:
         except OSError as exc:
             raise PolicyError(f"{reviewers_path}: cannot read reviewers file: {exc.strerror or exc}") from exc
         rdata, rnode = _parse_yaml(rtext, reviewers_path)
-        reviewers = _validate(_ReviewersFile, rdata, rnode, reviewers_path).reviewers
-        merged = {**policy.reviewers, **reviewers}
-        data = dict(data or {})
-        data["reviewers"] = {k: v.model_dump(exclude_none=True) for k, v in merged.items()}
-        policy = _validate(Policy, data, node, policy_path)
+        _validate(_ReviewersFile, rdata, rnode, reviewers_path)
+        own = _Source(data.get("reviewers") or {}, node, policy_path)
+        listed = _Source(rdata.get("reviewers") or {}, rnode, reviewers_path)
+        merged, spelled = _merge_reviewers(own, listed)
+        data = {**data, "reviewers": merged}
+        policy = _validate(
+            Policy, data, node, policy_path, elsewhere=lambda loc: _blame(loc, spelled, listed)
+        )
     return policy.model_copy(update={"source": str(policy_path)})
 
 
-def parse_policy(text: str, source: str = "<policy>") -> Policy:
+def parse_policy(text: str, source: str = "<policy>", *, installed: bool = False) -> Policy:
+    """A policy from its text. ``installed``: a version read back from the ledger, held to the checks
+    it was installed under (a check added since must not make the ledger's history unreadable)."""
     data, node = _parse_yaml(text, Path(source))
-    return _validate(Policy, data, node, Path(source)).model_copy(update={"source": source})
+    policy = _validate(Policy, data, node, Path(source), context={"installed": installed})
+    return policy.model_copy(update={"source": source})
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The ``reviewers:`` mapping of one file, with the file's YAML node and path (for its lines)."""
+
+    entries: dict[str, Any]
+    node: yaml.Node | None
+    path: Path
+
+    def line(self, *loc: str | int) -> int:
+        return _line_of(self.node, ["reviewers", *loc])
+
+
+def _merge_reviewers(own: _Source, listed: _Source) -> tuple[dict[str, Any], dict[str, tuple[str, set[str]]]]:
+    """The policy file's reviewers and the reviewers file's, merged field by field.
+
+    A reviewer may be named in both (roles and scopes in policies.yaml, the password hash the
+    reviewers file keeps): each field comes from the one file that gives it, so a password set in
+    the reviewers file never takes a reviewer's roles or scope limit away. A field given in both
+    files is refused, saying where: which one counts would otherwise be a silent choice.
+
+    Returns the merged entries and, for each, the reviewers file's spelling of its name and the
+    fields it gave (an error about those is reported in the reviewers file)."""
+    merged: dict[str, Any] = {name: dict(entry or {}) for name, entry in own.entries.items()}
+    by_key = {identity_key(name): name for name in own.entries}
+    spelled: dict[str, tuple[str, set[str]]] = {}
+    for name, entry in listed.entries.items():
+        fields = dict(entry or {})
+        match = by_key.get(identity_key(name))
+        if match is None:
+            merged[name] = fields
+            spelled[name] = (name, set(fields) | {""})
+            continue
+        both = sorted(set(merged[match]) & set(fields))
+        if both:
+            raise PolicyError(
+                f"{listed.path}:{listed.line(name, both[0])}: reviewers.{name}: {', '.join(both)} "
+                f"given both here and in {own.path}:{own.line(match, both[0])}; give each field of a "
+                "reviewer in one file only"
+            )
+        merged[match] = {**merged[match], **fields}
+        spelled[match] = (name, set(fields))
+    return merged, spelled
+
+
+def _blame(
+    loc: list[Any], spelled: dict[str, tuple[str, set[str]]], listed: _Source
+) -> tuple[Path, int, list[Any]] | None:
+    """Where an error at ``loc`` of the merged policy is, when it is in the reviewers file: the
+    entry came from there (or, for an entry named in both, the field did)."""
+    if len(loc) < 2 or loc[0] != "reviewers" or loc[1] not in spelled:
+        return None
+    name, fields = spelled[loc[1]]
+    if (loc[2] if len(loc) > 2 else "") not in fields:
+        return None
+    at = ["reviewers", name, *loc[2:]]
+    return listed.path, _line_of(listed.node, at), at
 
 
 def canonical_text(policy: Policy) -> str:
@@ -359,16 +510,64 @@ def _parse_yaml(text: str, path: Path) -> tuple[Any, yaml.Node | None]:
         data = {}
     if not isinstance(data, dict):
         raise PolicyError(f"{path}:1: the policy must be a mapping of settings, not {type(data).__name__}")
+    _refuse_duplicate_keys(node, path)
     return data, node
 
 
-def _validate(model: type[M], data: Any, node: yaml.Node | None, path: Path) -> M:
+def _refuse_duplicate_keys(node: yaml.Node | None, path: Path) -> None:
+    """A key given twice in one mapping: YAML keeps the last silently, so a reader of the file (who
+    sees the first) and amem would disagree on what the policy says."""
+    seen: set[int] = set()
+
+    def walk(node: yaml.Node, where: list[str]) -> None:
+        if id(node) in seen:  # an alias: the anchored node was walked already
+            return
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    line = key.start_mark.line + 1
+                    if (key.tag, key.value) in first:
+                        at = ".".join(where) or "(top level)"
+                        raise PolicyError(
+                            f"{path}:{line}: {at}: {key.value!r} is given twice (first on line "
+                            f"{first[(key.tag, key.value)]}); keep one"
+                        )
+                    first[(key.tag, key.value)] = line
+                walk(value, [*where, str(key.value)])
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                walk(item, [*where, str(i)])
+
+    if node is not None:
+        walk(node, [])
+
+
+def _validate(
+    model: type[M],
+    data: Any,
+    node: yaml.Node | None,
+    path: Path,
+    *,
+    context: dict[str, Any] | None = None,
+    elsewhere: Callable[[list[Any]], tuple[Path, int, list[Any]] | None] | None = None,
+) -> M:
+    """``data`` as ``model``; an error names the file, line and setting. ``elsewhere`` says when an
+    error's location is in another file (the reviewers file's entries)."""
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=context)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = [p for p in err["loc"] if not isinstance(p, str) or not p.startswith("function-")]
-        line = _line_of(node, loc)
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, _Problem):
+            loc = [*loc, *cause.loc]
+        where_else = elsewhere(loc) if elsewhere is not None else None
+        if where_else is not None:
+            path, line, loc = where_else
+        else:
+            line = _line_of(node, loc)
         where = ".".join(str(p) for p in loc) or "(top level)"
         msg = err["msg"].removeprefix("Value error, ")
         more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""

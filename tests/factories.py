@@ -11,6 +11,8 @@ import pytest
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, Note, Proposal, Proposer, RawLog, new_id, utcnow
 from amem.memory import Memory
+from amem.policy import Policy
+from amem.services.accounts import hash_password
 from amem.services.authentication import AuthenticatedReviewer
 
 AGENT = Actor(kind="agent", id="sales-agent")
@@ -55,6 +57,15 @@ def signed_in(mem: Memory, name: str) -> AuthenticatedReviewer:
     return mem.authentication.signed_in(name, method="test")
 
 
+def admin_can_sign_in(policy: Policy, who: str = "alice") -> Policy:
+    """``policy`` with a password for ``who``, a policy admin: installing refuses a policy whose
+    admins could not sign in to install the next one."""
+    entry = policy.reviewers[who].model_copy(
+        update={"password_hash": hash_password("admin-password", rounds=4)}
+    )
+    return policy.model_copy(update={"reviewers": {**policy.reviewers, who: entry}})
+
+
 def contradict(mem: Memory, old: Note, new: Note, when: str, *, reason: str = "a newer fact") -> Proposal:
     """The analyst's retirement of ``old`` by the newer ``new`` (its content the evidence), routed by
     the policy: held for review under the repository's policy."""
@@ -78,7 +89,12 @@ def policy_with_scopes(directory: Path, **scopes: list[str] | None) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "policies.yaml").write_text((repo / "policies.yaml").read_text("utf-8"), "utf-8")
     data = yaml.safe_load((repo / "reviewers.yaml").read_text("utf-8"))
-    data["reviewers"]["carol"] = {"name": "Carol", "roles": ["cs_lead"]}
+    # an admin who can sign in: a policy whose admins have no password is not installed
+    data["reviewers"]["carol"] = {
+        "name": "Carol",
+        "roles": ["cs_lead"],
+        "password_hash": hash_password("carol-password-1", rounds=4),
+    }
     for name, limited in scopes.items():
         data["reviewers"][name]["scopes"] = limited
     (directory / "reviewers.yaml").write_text(yaml.safe_dump(data), "utf-8")

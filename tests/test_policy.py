@@ -9,7 +9,8 @@ import pytest
 from amem.cli import main
 from amem.domain.models import ActorKind
 from amem.errors import PolicyError
-from amem.policy import Mode, load_policy
+from amem.policy import Mode, load_policy, parse_policy
+from amem.services.accounts import hash_password
 from tests.conftest import REPO
 
 
@@ -107,3 +108,120 @@ def test_cli_reports_policy_error_without_traceback(
     assert main(["--policy", str(path), "--home", str(tmp_path / "h"), "pending"]) == 2
     err = capsys.readouterr().err
     assert f"{path}:1: default_mode" in err and "Traceback" not in err
+
+
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys silently: the reader sees content frozen, amem would
+    have enforced auto, and alice would have lost the role written first."""
+    path = _write(
+        tmp_path,
+        "attributes:\n"
+        "  content: {mode: frozen}\n"
+        "  tags: {mode: auto}\n"
+        "  content: {mode: auto}\n"
+        "roles:\n"
+        "  lead: {approves: ['*']}\n",
+    )
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert str(info.value) == f"{path}:4: attributes: 'content' is given twice (first on line 2); keep one"
+    (tmp_path / "reviewers.yaml").write_text(
+        "reviewers:\n  alice: {roles: [lead]}\n  bob: {roles: []}\n  alice: {roles: []}\n"
+    )
+    path = _write(tmp_path, "roles:\n  lead: {approves: ['*']}\nreviewers_file: reviewers.yaml\n")
+    with pytest.raises(
+        PolicyError, match=rf"^{tmp_path / 'reviewers.yaml'}:4: reviewers: 'alice' is given twice"
+    ):
+        load_policy(path)
+
+
+def test_cross_check_errors_name_their_file_and_line(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "version: 1\n"
+        "roles:\n"
+        "  cs_lead: {approves: ['*']}\n"
+        "  sales_lead: {approves: [decision_rationale, nextstep]}\n"
+        "erasers: [cs_lead, ghosts]\n"
+        "reviewers_file: reviewers.yaml\n",
+    )
+    reviewers = tmp_path / "reviewers.yaml"
+    reviewers.write_text("reviewers:\n  alice: {roles: [cs_lead]}\n")
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert str(info.value).startswith(f"{path}:4: roles.sales_lead.approves.1: ")
+    assert "unknown attribute 'nextstep'" in str(info.value)
+    path.write_text(path.read_text().replace(", nextstep", ""))
+    with pytest.raises(PolicyError, match=rf"^{path}:5: erasers.1: erasers names unknown role 'ghosts'"):
+        load_policy(path)
+    path.write_text(path.read_text().replace(", ghosts", ""))
+    # an entry of the reviewers file is blamed on the reviewers file, at its own line
+    reviewers.write_text("reviewers:\n  alice: {roles: [cs_lead]}\n\n  bob: {roles: [cs-lead]}\n")
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert str(info.value).startswith(f"{reviewers}:4: reviewers.bob.roles.0: ")
+    assert "unknown role 'cs-lead'" in str(info.value)
+
+
+def test_a_reviewer_named_in_both_files_is_merged_field_by_field(tmp_path: Path) -> None:
+    """roles and scopes in policies.yaml, the password in the reviewers file (where `amem reviewers
+    set-password` puts it): a password never takes a reviewer's roles or scope limit away, and a
+    field given in both files is refused, naming both places."""
+    digest = hash_password("carol-password", rounds=4)
+    path = _write(
+        tmp_path,
+        "roles:\n  lead: {approves: ['*']}\n"
+        "reviewers:\n  carol: {name: Carol, roles: [lead], scopes: [acme]}\n"
+        "reviewers_file: reviewers.yaml\n",
+    )
+    reviewers = tmp_path / "reviewers.yaml"
+    reviewers.write_text(f"reviewers:\n  alice: {{roles: [lead]}}\n  Carol: {{password_hash: '{digest}'}}\n")
+    carol = load_policy(path).reviewer("carol")
+    assert carol is not None and (carol.roles, carol.scopes, carol.password_hash) == (
+        ["lead"],
+        ["acme"],
+        digest,
+    )
+    reviewers.write_text(f"reviewers:\n  carol: {{roles: [], password_hash: '{digest}'}}\n")
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert str(info.value).startswith(
+        f"{reviewers}:2: reviewers.carol: roles given both here and in {path}:4"
+    )
+    reviewers.write_text("reviewers:\n  carol: {scopes: null}\n")  # never a silent widening
+    with pytest.raises(PolicyError, match="scopes given both here"):
+        load_policy(path)
+
+
+def test_a_password_hash_that_is_no_bcrypt_hash_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    """A plain password pasted where the hash goes lets no one sign in (and would have counted as a
+    password, so a new store's version 1 could not be claimed either)."""
+    path = _write(
+        tmp_path,
+        "roles:\n  lead: {approves: ['*']}\nreviewers:\n  alice:\n    roles: [lead]\n"
+        "    password_hash: alice-secret-1\n",
+    )
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:6: reviewers.alice.password_hash: is not a bcrypt hash")
+    assert "alice-secret-1" not in message
+    path.write_text(path.read_text().replace("alice-secret-1", hash_password("alice-secret-1", rounds=4)))
+    assert load_policy(path).reviewer("alice").password_hash.startswith("$2b$04$")
+
+
+@pytest.mark.parametrize("name", ["_deal_size", "model_config", "deal-size", "json", "2fa"])
+def test_a_team_attribute_name_the_model_answer_cannot_carry_is_refused(tmp_path: Path, name: str) -> None:
+    """Such an attribute was offered to the model, and every answer filling it was refused."""
+    path = _write(
+        tmp_path, f"version: 1\nattributes:\n  next_step: {{type: text}}\n  '{name}':\n    type: number\n"
+    )
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert str(info.value).startswith(f"{path}:4: attributes.{name}: attribute name {name!r} is ")
+    assert "letters, digits and underscores" in str(info.value) or "reserved" in str(info.value)
+    # a version installed before the check still reads (the ledger's history stays readable)
+    text = f"attributes:\n  '{name}': {{type: number}}\n"
+    assert name in parse_policy(text, installed=True).attributes
+    with pytest.raises(PolicyError):
+        parse_policy(text)

@@ -605,7 +605,8 @@ def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
                 )
             )
         out.print(table)
-        out.print(f"may install the next policy: {', '.join(d['policy_admins']) or 'no role'}", markup=False)
+        admins = ", ".join(d["policy_admins"]) or "no role"
+        out.print(f"may install the next policy: {admins} (a reviewer limited to no accounts)", markup=False)
 
     emit(data, as_json, render)
 
@@ -652,14 +653,48 @@ def policy_install(
 
 
 @policy_app.command("export")
-def policy_export() -> None:
-    """Print the installed policy's text, reviewers included.
+def policy_export(
+    version: Annotated[
+        int | None,
+        typer.Option("--version", min=1, help="The installed version to print (amem policy history)."),
+    ] = None,
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="ISO 8601 time: the version that was in force then.")
+    ] = None,
+) -> None:
+    """Print an installed policy's text, reviewers included: the one in force now, or --version N,
+    or the one in force at --as-of (for an auditor: the policy as it was).
 
     To start processes with the policy in force: `amem policy export > policies.yaml`."""
-    from amem.errors import NotFoundError
+    from amem.errors import InvalidInputError
+    from amem.services.policy_registry import chosen_version
 
+    if version is not None and as_of is not None:
+        raise InvalidInputError("give --version or --as-of, not both")
+    moment = parse_time(as_of, "--as-of")
     with open_memory() as mem:
-        installed = mem.policy_in_force.installed
-    if installed is None:
-        raise NotFoundError("no policy is installed in this ledger (made before amem installed one)")
-    sys.stdout.write(installed.text)
+        versions = mem.policy_versions()
+    sys.stdout.write(chosen_version(versions, number=version, moment=moment).text)
+
+
+@policy_app.command("history")
+def policy_history(as_json: JsonOpt = False) -> None:
+    """Every policy version installed in the ledger, oldest first: its sha256 (what each proposal's
+    policy_sha256 names), who installed it and when. `amem policy export --version N` prints one."""
+    with open_memory() as mem:
+        versions = mem.policy_versions()
+    rows = [
+        v.model_dump(mode="json", include={"version", "sha256", "installed_by", "installed_at"})
+        for v in versions
+    ]
+
+    def render(items: list[dict[str, Any]]) -> None:
+        table = Table(title="installed policy versions")
+        for col in ("version", "sha256", "installed by", "installed at"):
+            table.add_column(col)
+        for r in items:  # the full sha256 in --json; 12 characters name a version here
+            shown = (r["version"], str(r["sha256"])[:12], r["installed_by"], str(r["installed_at"])[:19])
+            table.add_row(*(cell(x) for x in shown))
+        out.print(table)
+
+    emit(rows, as_json, render)

@@ -159,15 +159,17 @@ def set_password_cmd(
 ) -> None:
     """Store a bcrypt hash of a reviewer's password in the policy's reviewers file.
 
-    With the packaged default policy in force, its policies.yaml and reviewers.yaml are first
-    copied into the current directory (where amem finds them next time) and the copy is changed.
+    A reviewer whose entry is in policies.yaml keeps it there (roles, scopes): the reviewers file
+    gets their password_hash alone, merged field by field when the policy loads. With the packaged
+    default policy in force, its policies.yaml and reviewers.yaml are first copied into the current
+    directory (where amem finds them next time) and the copy is changed.
     """
     from pathlib import Path
 
     import yaml
 
-    from amem.domain.identity import canonical_identity
-    from amem.errors import InvalidInputError
+    from amem.domain.identity import canonical_identity, identity_key
+    from amem.errors import InvalidInputError, PolicyError
     from amem.policy import DEFAULT_POLICY_PATH, load_policy, resolve_policy_path
     from amem.services.accounts import hash_password
 
@@ -188,6 +190,12 @@ def set_password_cmd(
         raise InvalidInputError(
             f"{path} lists its reviewers itself: put the hash there (amem reviewers hash-password)"
         )
+    own = (yaml.safe_load(path.read_text("utf-8")) or {}).get("reviewers") or {}
+    if any(identity_key(k) == who and "password_hash" in (v or {}) for k, v in own.items()):
+        raise InvalidInputError(
+            f"{who}'s password_hash is in {path} itself: replace it there (amem reviewers hash-password "
+            "prints one)"
+        )
     if stdin:
         password = sys.stdin.readline().rstrip("\r\n")
     else:
@@ -197,10 +205,22 @@ def set_password_cmd(
     text = file.read_text("utf-8")
     header = "".join(line + "\n" for line in text.splitlines() if line.startswith("#"))  # keep the header
     data = yaml.safe_load(text) or {}
-    entries = data.setdefault("reviewers", {})
-    key = next((k for k in entries if canonical_identity(k) == who), who)
-    entries.setdefault(key, {})["password_hash"] = digest
+    entries = data.get("reviewers") or {}
+    data["reviewers"] = entries
+    key = next((k for k in entries if identity_key(k) == who), who)
+    entries[key] = {**(entries.get(key) or {}), "password_hash": digest}
     file.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True), "utf-8")
+    try:  # the policy must still load as it did, the reviewer's roles and scopes untouched
+        after = load_policy(path).reviewer(who)
+    except PolicyError:
+        file.write_text(text, "utf-8")
+        raise
+    before = policy.reviewer(who)
+    if after is None or before is None or (after.roles, after.scopes) != (before.roles, before.scopes):
+        file.write_text(text, "utf-8")
+        raise InvalidInputError(
+            f"setting {who}'s password would change their roles or scopes; nothing changed"
+        )
     out.print(f"password set for {who} in {file}", markup=False)
 
 

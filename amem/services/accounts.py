@@ -17,7 +17,7 @@ import bcrypt
 from amem.domain.identity import canonical_identity, split_kind
 from amem.domain.models import Actor, ActorKind
 from amem.errors import InvalidInputError
-from amem.policy import Policy
+from amem.policy import Policy, is_bcrypt_hash
 
 #: bcrypt's work factor for new hashes (2^12 rounds, about a quarter of a second here).
 DEFAULT_ROUNDS = 12
@@ -50,7 +50,9 @@ class Account:
 
     @property
     def can_sign_in_with_password(self) -> bool:
-        return bool(self.password_hash)
+        """A malformed hash (a pasted password, in a version installed before hashes were checked)
+        lets no one in."""
+        return bool(self.password_hash) and is_bcrypt_hash(self.password_hash or "")
 
     @property
     def password_digest(self) -> str:
@@ -115,10 +117,6 @@ def check_password(password: str, password_hash: str | None) -> bool:
         return bcrypt.checkpw(password.encode("utf-8"), password_hash.encode("ascii"))
     except ValueError:
         return False
-
-
-def is_bcrypt_hash(value: str) -> bool:
-    return value.startswith(("$2a$", "$2b$", "$2y$")) and len(value) == 60
 
 
 def authenticator_credentials(policy: Policy) -> dict[str, Any]:

@@ -13,10 +13,14 @@ transaction under the writers' lock, so processes opening a new ledger together 
 version 1. A ledger that holds data and no installed policy (made before amem did this) decides
 nothing until `amem policy install`.
 
-Only a reviewer holding one of the ``policy_admins`` roles of the policy in force may install the
-next one. A first install bootstraps (the installer must be an admin of the policy installed, signed
-in under it) in two cases only: on a ledger with data and no installed policy, and over an
-*unclaimed* version 1, one that gives no policy admin a password (the packaged default policy),
+Only a reviewer holding one of the ``policy_admins`` roles of the policy in force, and limited to no
+scopes, may install the next one (a reviewer limited to some accounts could otherwise lift their own
+limit). A policy is refused when none of its admins could sign in to install the next (no valid bcrypt
+password_hash), and when it drops a team attribute, or changes its type, while notes or pending
+proposals hold values of it. A first install bootstraps (the installer must be an admin of the
+policy installed, signed in under it) in two cases only: on a ledger with data and no installed
+policy, and over an *unclaimed* version 1, one that gives no policy admin a usable password (the
+packaged default policy),
 which no one could sign in under to replace otherwise; that claim is open only to a policy admin
 version 1 itself names. ``record_install`` is the one place that writes an installed version.
 """
@@ -28,9 +32,17 @@ from datetime import datetime
 from pathlib import Path
 
 from amem.domain.models import PolicyVersion, utcnow
-from amem.errors import InvalidInputError, PermissionDeniedError
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.ledger import policy_queries
 from amem.ledger.store import Ledger, LedgerTx
-from amem.policy import DEFAULT_POLICY_PATH, Policy, canonical_text, fingerprint, parse_policy
+from amem.policy import (
+    DEFAULT_POLICY_PATH,
+    Policy,
+    canonical_text,
+    fingerprint,
+    is_bcrypt_hash,
+    parse_policy,
+)
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 
 
@@ -70,16 +82,25 @@ BOOTSTRAP_ACTOR = "system:bootstrap"
 
 
 def policy_of(version: PolicyVersion) -> Policy:
-    return parse_policy(version.text, source=f"installed policy version {version.version}")
+    return parse_policy(version.text, source=f"installed policy version {version.version}", installed=True)
+
+
+def signing_admins(policy: Policy) -> list[str]:
+    """The policy admins of ``policy`` who can sign in to install the next one: a valid bcrypt
+    password_hash (a pasted password or a cut hash lets no one in)."""
+    return sorted(
+        who
+        for who, entry in policy.reviewers.items()
+        if policy.may_install(who) and entry.password_hash and is_bcrypt_hash(entry.password_hash)
+    )
 
 
 def is_unclaimed(version: PolicyVersion) -> bool:
     """Whether ``version`` is a bootstrap version no one can sign in under to replace: installed by
-    ``system:bootstrap`` and giving no policy admin a password. The next install claims it."""
+    ``system:bootstrap`` and giving no policy admin a usable password. The next install claims it."""
     if version.installed_by != BOOTSTRAP_ACTOR:
         return False
-    policy = policy_of(version)
-    return not any(policy.may_install(who) and entry.password_hash for who, entry in policy.reviewers.items())
+    return not signing_admins(policy_of(version))
 
 
 def _unchosen(file_policy: Policy) -> bool:
@@ -166,11 +187,7 @@ def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[
     policy admin it names may claim). Returns (the version in force, whether it is new)."""
     if not is_authenticated(by):
         raise PermissionDeniedError("installing a policy needs an authenticated reviewer, not a bare name")
-    if not any(policy.may_install(who) for who in policy.reviewers):
-        raise InvalidInputError(
-            f"{policy.source or 'the policy'}: no reviewer holds a policy_admins role "
-            f"({', '.join(policy.admin_roles()) or 'none'}), so no one could install the next policy"
-        )
+    _refuse_locking(policy)
     with ledger.write() as tx:
         current = tx.installed_policy()
         governing = current if current is not None and not is_unclaimed(current) else None
@@ -183,6 +200,12 @@ def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[
             )
         if not authority.may_install(by.id):
             roles = ", ".join(authority.roles_of(by.id)) or "none"
+            scopes = authority.scopes_of(by.id)
+            if scopes is not None and set(authority.roles_of(by.id)) & set(authority.admin_roles()):
+                raise PermissionDeniedError(
+                    f"{by.id} (roles: {roles}) is limited to the accounts {', '.join(scopes) or '(none)'} "
+                    "and may not install a policy: only a policy admin with no scope limit may"
+                )
             raise PermissionDeniedError(
                 f"{by.id} (roles: {roles}) may not install a policy; needs one of: "
                 f"{', '.join(authority.admin_roles()) or 'no role'} (policy_admins)"
@@ -198,4 +221,78 @@ def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[
             )
         if current is not None and current.sha256 == fingerprint(policy):
             return current, False
+        if current is not None:
+            _refuse_orphaned_values(tx, policy_of(current), policy)
         return record_install(tx, policy, installed_by=by.id, now=utcnow(), previous=current), True
+
+
+def _refuse_locking(policy: Policy) -> None:
+    """Refuse a policy under which no one could install the next: no policy admin (with no scope
+    limit), or none with a password to sign in with (`amem policy install` signs in by password)."""
+    where = policy.source or "the policy"
+    admins = sorted(who for who in policy.reviewers if policy.may_install(who))
+    if not admins:
+        raise InvalidInputError(
+            f"{where}: no reviewer holds a policy_admins role "
+            f"({', '.join(policy.admin_roles()) or 'none'}) with no scope limit, so no one could install "
+            "the next policy"
+        )
+    if not signing_admins(policy):
+        raise InvalidInputError(
+            f"{where}: no policy admin ({', '.join(admins)}) has a valid password_hash, so no one could "
+            "sign in to install the next policy: set one first (`amem reviewers set-password NAME`)"
+        )
+
+
+def _refuse_orphaned_values(tx: LedgerTx, before: Policy, after: Policy) -> None:
+    """Refuse dropping a team attribute, or changing its type, while the ledger holds values of it:
+    values of the old type would make the review queue and every change to it fail."""
+    changed: dict[str, str] = {}
+    for name, attr in before.declared_attributes().items():
+        now = after.declared_attributes().get(name)
+        if now is None:
+            changed[name] = "drops it"
+        elif now.type != attr.type:
+            changed[name] = f"changes its type from {attr.type} to {now.type}"
+    held = policy_queries.values_held(tx, list(changed))
+    if held:
+        name = sorted(held)[0]
+        count = held[name]
+        more = sorted(held)[1:]
+        others = f" (as do {', '.join(more)}, which it drops or retypes too)" if more else ""
+        raise InvalidInputError(
+            f"{after.source or 'the policy'}: team attribute {name!r}: the policy {changed[name]}, but "
+            f"{_count(count.notes, 'note')} and {_count(count.pending, 'pending proposal')} hold values "
+            f"of it{others}: keep "
+            "it as it is, or declare a new attribute under another name"
+        )
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def chosen_version(
+    versions: list[PolicyVersion], *, number: int | None = None, moment: datetime | None = None
+) -> PolicyVersion:
+    """The installed version an auditor asks for: ``number``, or the one in force at ``moment`` (the
+    newest installed by then), else the newest. ``versions`` in installation order."""
+    if not versions:
+        raise NotFoundError("no policy is installed in this ledger (made before amem installed one)")
+    if number is not None:
+        found = next((v for v in versions if v.version == number), None)
+        if found is None:
+            raise NotFoundError(
+                f"no policy version {number}: versions 1 to {versions[-1].version} are installed"
+            )
+        return found
+    if moment is not None:
+        then = [v for v in versions if v.installed_at <= moment]
+        if not then:
+            first = versions[0]
+            raise NotFoundError(
+                f"no policy was installed by {moment.isoformat()}: the first, version {first.version}, "
+                f"was installed at {first.installed_at.isoformat()}"
+            )
+        return then[-1]
+    return versions[-1]

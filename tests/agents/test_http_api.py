@@ -774,13 +774,12 @@ def test_the_change_feed_tells_a_crm_each_value_as_it_lands_in_its_accounts(
 
 def installed_elsewhere(memory_home: Path, database_url: str, policy: Path) -> None:
     """``policy`` installed in the ledger by another process (an admin's), as `amem policy install`."""
-    from amem.policy import fingerprint, load_policy
-    from amem.services.authentication import Authentication
+    from amem.policy import load_policy
 
     new = load_policy(policy)
-    carol = Authentication(new, fingerprint(new)).signed_in("carol", method="test")
     with Memory(memory_home, database_url=database_url, policy=policy) as admin:
-        admin.install_policy(new, by=carol)
+        # carol, an admin with a password, signs in under the installed policy (tests/factories.py)
+        admin.install_policy(new, by=admin.authentication.signed_in("carol", method="test"))
 
 
 def policy_without(directory: Path, name: str) -> Path:

@@ -14,7 +14,7 @@ from amem.policy import Mode, fingerprint, load_policy
 from amem.services import audit
 from amem.services.authentication import Authentication
 from tests.conftest import REPO
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import LLM, admin_can_sign_in, make_note, signed_in
 
 
 def _decided(memory: Memory) -> tuple[str, str, str]:
@@ -200,7 +200,7 @@ def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory:
         **memory.policy.attributes,
         "customer_priorities": held.model_copy(update={"mode": Mode.FROZEN}),
     }
-    frozen = memory.policy.model_copy(update={"attributes": attributes})
+    frozen = admin_can_sign_in(memory.policy).model_copy(update={"attributes": attributes})
     memory.install_policy(
         frozen, by=Authentication(frozen, fingerprint(frozen)).signed_in("alice", method="test")
     )

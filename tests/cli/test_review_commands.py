@@ -318,6 +318,11 @@ def test_pending_for_a_reviewer_shows_the_accounts_they_decide_in(
     reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
     data = yaml.safe_load(reviewers.read_text("utf-8"))
     data["reviewers"]["alice"]["scopes"] = ["acme"]  # alice owns acme
+    # a policy admin of every account (one limited to some may not install a policy)
+    data["reviewers"]["carol"] = {
+        "roles": ["cs_lead"],
+        "password_hash": data["reviewers"]["bob"]["password_hash"],
+    }
     reviewers.write_text(yaml.safe_dump(data), "utf-8")
     owned = load_policy(os.environ["AMEM_POLICY"])
     memory.install_policy(owned, by=signed_in(memory, "alice"))  # the policy in force from now on
@@ -345,6 +350,11 @@ def test_a_reviewer_given_no_accounts_is_listed_and_refused_as_deciding_in_none(
     reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
     data = yaml.safe_load(reviewers.read_text("utf-8"))
     data["reviewers"]["alice"]["scopes"] = []
+    # a policy admin of every account (one limited to some may not install a policy)
+    data["reviewers"]["carol"] = {
+        "roles": ["cs_lead"],
+        "password_hash": data["reviewers"]["bob"]["password_hash"],
+    }
     reviewers.write_text(yaml.safe_dump(data), "utf-8")
     memory.install_policy(load_policy(os.environ["AMEM_POLICY"]), by=signed_in(memory, "alice"))
 

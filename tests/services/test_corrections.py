@@ -14,7 +14,7 @@ from amem.ledger import schema
 from amem.memory import Memory
 from amem.policy import fingerprint
 from amem.services.authentication import Authentication
-from tests.factories import LLM, said, signed_in
+from tests.factories import LLM, admin_can_sign_in, said, signed_in
 
 RENEWAL = "Acme will renew in March, said on the call of 30 November"
 
@@ -71,7 +71,7 @@ def test_a_correction_rejects_the_value_and_proposes_the_reviewers_for_a_second_
 
 def test_where_the_policy_allows_self_approval_the_correction_applies_at_once(memory: Memory) -> None:
     note_id, wrong = _wrong_date(memory)
-    looser = memory.policy.model_copy(update={"self_approval": True})
+    looser = admin_can_sign_in(memory.policy).model_copy(update={"self_approval": True})
     admin = Authentication(looser, fingerprint(looser)).signed_in("alice", method="test")
     memory.install_policy(looser, by=admin)
     with Memory(memory.home, database_url=memory.settings.database_url, policy=looser) as mem:
@@ -173,7 +173,7 @@ def test_where_the_policy_freezes_a_persons_value_the_correction_is_refused_and_
     people_frozen = AttributePolicy(
         mode="review", rules=[Rule(when=Condition(proposer_kinds=["person"]), mode="frozen")]
     )
-    strict = memory.policy.model_copy(
+    strict = admin_can_sign_in(memory.policy).model_copy(
         update={"attributes": {**memory.policy.attributes, "valid_at": people_frozen}}
     )
     memory.install_policy(

@@ -18,7 +18,7 @@ from amem.memory import Memory
 from amem.policy import AttributePolicy, fingerprint
 from amem.services.authentication import Authentication
 from tests.conftest import REPO
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import LLM, admin_can_sign_in, make_note, signed_in
 
 AGENT = Proposer(kind="agent", id="sales-agent")
 
@@ -452,7 +452,7 @@ def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory
     other = make_note(memory, "We chose Chroma because it runs embedded")
     q = memory.propose(other.id, "decision_rationale", "runs embedded", reason="stated", proposer=LLM)
     attributes = {**memory.policy.attributes, "decision_rationale": AttributePolicy(mode="frozen")}
-    frozen = memory.policy.model_copy(update={"attributes": attributes})
+    frozen = admin_can_sign_in(memory.policy).model_copy(update={"attributes": attributes})
     # the ledger's policy since: installed over the new ledger's version 1 (no admin has a password)
     by = Authentication(frozen, fingerprint(frozen)).signed_in("alice", method="test")
     assert memory.install_policy(frozen, by=by)[0].version == 2

@@ -107,9 +107,10 @@ def test_a_ledger_with_data_and_no_installed_policy_decides_nothing_until_one_is
         with pytest.raises(PolicyMismatchError, match="decides nothing"):
             mem.approve(p.id, reviewer=signed_in(mem, "alice"))
         assert [v.version for v in mem.policy_versions()] == []  # opening it installed nothing
-        version = _bootstrap(mem, mem.policy)  # the first install bootstraps, as before
+        claimed = _with_password(mem.policy)  # an admin who can sign in to install the next
+        version = _bootstrap(mem, claimed)  # the first install bootstraps, as before
         assert (version.version, version.installed_by) == (1, "alice")
-    with Memory(home, database_url=database_url) as mem:
+    with Memory(home, database_url=database_url, policy=claimed) as mem:
         assert mem.approve(p.id, reviewer=signed_in(mem, "alice")).status == ProposalStatus.APPROVED
         assert mem.verify().ok
 
@@ -271,7 +272,7 @@ def test_cli_install_and_policy_flag_cannot_widen_rights(
     assert code == 0 and "installed version 1" in text and BOOTSTRAP_ACTOR in text
     stricter = policy_file.with_name("stricter.yaml")
     stricter.write_text(
-        policy_file.read_text("utf-8") + "\nself_approval: false\ndefault_mode: frozen\n", "utf-8"
+        policy_file.read_text("utf-8").replace("default_mode: review", "default_mode: frozen"), "utf-8"
     )
     install = ["policy", "install", str(stricter), "--reviewer", "alice", "--password-stdin"]
     code, text = _cli(memory, capsys, *install, stdin="wrong\n")
@@ -358,8 +359,9 @@ def test_a_new_ledger_whose_policy_gives_no_admin_a_password_is_claimed_by_the_f
         "set-password",
         "bob",
         "--password-stdin",
-        stdin="bob-pw\n",
+        stdin="bob-password\n",
     )
+    assert code == 0, text
     rogue = _rogue(claim)
     code, text = _cli(
         memory,
@@ -372,7 +374,7 @@ def test_a_new_ledger_whose_policy_gives_no_admin_a_password_is_claimed_by_the_f
         "--reviewer",
         "mallory",
         "--password-stdin",
-        stdin="bob-pw\n",
+        stdin="bob-password\n",
     )
     assert code == 2 and "wrong reviewer name or password" in text
     mallory = load_policy(rogue)
@@ -462,3 +464,93 @@ def test_a_process_given_no_policy_works_under_the_installed_one(
     )
     with Memory(home, database_url=database_url) as chose:
         assert "decides nothing" in (chose.policy_in_force.mismatch or "")
+
+
+def test_a_policy_that_drops_or_retypes_an_attribute_the_ledger_holds_is_refused(memory: Memory) -> None:
+    """Values of the old type would have made the review queue and every change to that attribute
+    fail; the refusal names the attribute and how many notes and pending proposals hold it."""
+    base = _with_password(memory.policy)
+    _bootstrap(memory, base)
+    with _open(memory, base) as mem:
+        alice = signed_in(mem, "alice")
+        note = make_note(mem, "Acme: uptime matters most")
+        held = mem.propose(note.id, "customer_priorities", ["uptime"], reason="r", proposer=LLM)
+        mem.approve(held.id, reviewer=alice)
+        mem.propose(note.id, "customer_priorities", ["uptime", "price"], reason="r", proposer=LLM)
+        attributes = dict(base.attributes)
+        retyped = attributes["customer_priorities"].model_copy(update={"type": "text"})
+        with pytest.raises(InvalidInputError) as info:
+            mem.install_policy(
+                _variant(base, attributes={**attributes, "customer_priorities": retyped}), by=alice
+            )
+        assert "'customer_priorities'" in str(info.value) and "from list[str] to text" in str(info.value)
+        assert "1 note and 1 pending proposal hold values of it" in str(info.value)
+        dropped = {k: v for k, v in attributes.items() if k != "customer_priorities"}
+        roles = {
+            k: v.model_copy(update={"approves": [a for a in v.approves if a != "customer_priorities"]})
+            for k, v in base.roles.items()
+        }
+        with pytest.raises(
+            InvalidInputError, match=r"'customer_priorities': the policy drops it, but 1 note"
+        ):
+            mem.install_policy(_variant(base, attributes=dropped, roles=roles), by=alice)
+        assert [v.version for v in mem.policy_versions()] == [1, 2]
+        assert mem.review_items().items  # the queue reads as before
+        # an attribute no note or proposal holds may change its type
+        next_step = attributes["next_step"].model_copy(update={"type": "list[str]"})
+        version, new = mem.install_policy(
+            _variant(base, attributes={**attributes, "next_step": next_step}), by=alice
+        )
+        assert new and version.version == 3
+
+
+def test_a_reviewer_limited_to_some_accounts_may_not_install_a_policy(memory: Memory) -> None:
+    """carol, a cs_lead limited to acme, would otherwise install a policy lifting her own limit."""
+    carol = memory.policy.reviewers["alice"].model_copy(
+        update={"name": "Carol", "scopes": ["acme"], "password_hash": hash_password("carol-pw-1", rounds=4)}
+    )
+    base = _with_password(_variant(memory.policy, reviewers={**memory.policy.reviewers, "carol": carol}))
+    _bootstrap(memory, base)
+    unlimited = _variant(
+        base, reviewers={**base.reviewers, "carol": carol.model_copy(update={"scopes": None})}
+    )
+    with _open(memory, base) as mem:
+        with pytest.raises(
+            PermissionDeniedError, match=r"carol .*limited to the accounts acme .*no scope limit"
+        ):
+            mem.install_policy(unlimited, by=signed_in(mem, "carol"))
+        assert [v.version for v in mem.policy_versions()] == [1, 2]
+        # a policy whose only admin is limited to some accounts could never be replaced
+        only_carol = _variant(base, reviewers={k: v for k, v in base.reviewers.items() if k != "alice"})
+        with pytest.raises(InvalidInputError, match="no scope limit, so no one could install the next"):
+            mem.install_policy(only_carol, by=signed_in(mem, "alice"))
+
+
+def test_a_policy_whose_admins_cannot_sign_in_is_refused(memory: Memory) -> None:
+    """`amem policy install` signs in by password: a policy giving no admin a valid password_hash
+    (sign-in moved to a proxy header, or a plain password pasted) would lock the store's policy."""
+    base = _with_password(memory.policy)
+    _bootstrap(memory, base)
+    pasted = base.reviewers["alice"].model_copy(update={"password_hash": "alice-password"})
+    with _open(memory, base) as mem:
+        alice = signed_in(mem, "alice")
+        for locked in (memory.policy, _variant(base, reviewers={**base.reviewers, "alice": pasted})):
+            with pytest.raises(
+                InvalidInputError, match=r"no policy admin \(alice\) has a valid password_hash"
+            ):
+                mem.install_policy(locked, by=alice)
+        assert [v.version for v in mem.policy_versions()] == [1, 2]
+
+
+def test_a_version_1_whose_admin_hash_is_malformed_stays_claimable(database_url: str, tmp_path: Path) -> None:
+    """A plain password where the hash goes (a policy built in code; files refuse it at load) lets no
+    one sign in: version 1 is unclaimed, and an admin it names claims it with a real password."""
+    repo = load_policy(Path(os.environ["AMEM_POLICY"]))
+    pasted = repo.reviewers["alice"].model_copy(update={"password_hash": "alice-password"})
+    with Memory(
+        tmp_path / "home",
+        database_url=database_url,
+        policy=_variant(repo, reviewers={**repo.reviewers, "alice": pasted}),
+    ) as mem:
+        assert policy_registry.is_unclaimed(mem.policy_in_force.installed)
+        assert _bootstrap(mem, _with_password(repo)).version == 2
