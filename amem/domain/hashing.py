@@ -177,10 +177,12 @@ PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
 #: the accounts an agent token is limited to; none, every account, as before. A token creation's
 #: ``token_sha256`` (migration 0022): the digest of the token it made, so a digest swapped in
 #: api_tokens (someone else's token acting as its name) is told. A proposal's ``corrects``
-#: (migration 0021): the proposal a reviewer's correction replaces.
+#: (migration 0021): the proposal a reviewer's correction replaces. A model call's
+#: ``served_model`` (migration 0024): the model the provider says answered, where not the one asked.
 OPTIONAL_PAYLOAD_FIELDS: dict[str, tuple[str, ...]] = {
     "token": ("scopes", "token_sha256"),
     "proposal": ("corrects",),
+    "llm_call": ("served_model",),
 }
 
 

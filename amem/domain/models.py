@@ -326,6 +326,9 @@ class LlmCall(_Frozen):
     latency_ms: float = 0.0
     error: str | None = None
     created_at: datetime
+    #: The model the provider says answered, where it names another than ``model`` (an alias served
+    #: by a dated snapshot); None when it named the same, or none, or the call predates 0024.
+    served_model: str | None = None
 
     @field_validator("created_at")
     @classmethod

@@ -52,7 +52,7 @@ COLUMNS: dict[str, list[str]] = {
     "llm_calls": [
         "event_seq", "id", "created_at", "scope", "raw_log_id", "task", "model", "prompt_version",
         "prompt_sha256", "response_text", "prompt_tokens", "completion_tokens", "latency_ms", "error",
-        "event_hash",
+        "served_model", "event_hash",
     ],
     "raw_logs": [
         "seq", "id", "occurred_at", "received_at", "scope", "actor", "text", "sha256", "metadata",

@@ -950,6 +950,7 @@ class LedgerTx:
         # A model's answer is evidence, recorded as it came; a NUL or lone surrogate in it is escaped
         # so that recording it never fails (and both backends keep the same text).
         row["response_text"], row["error"] = storable(row["response_text"]), storable(row["error"])
+        row["served_model"] = storable(row["served_model"])  # the provider's word, as it came
         self.conn.execute(sa.insert(llm_calls), [row])
         self.append_event("llm_call", call.id, row, call.created_at)
 

@@ -148,6 +148,8 @@ llm_calls = sa.Table(
     sa.Column("latency_ms", sa.Float, nullable=False, server_default="0"),
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("created_at", UTCDateTime, nullable=False),
+    # The model the provider says answered, where not the one asked for (migration 0024).
+    sa.Column("served_model", sa.String(200), nullable=True),
 )
 
 proposals = sa.Table(

@@ -48,17 +48,29 @@ def extract_json(text: str | None) -> Any:
     if 0 <= start < end:
         candidates.append(text[start : end + 1])
     error: json.JSONDecodeError | None = None
+    unreadable: ValueError | RecursionError | None = None
     for candidate in candidates:
         try:
             data = json.loads(candidate)
+            problem = json_problem(data, "the answer") if isinstance(data, dict) else None
         except json.JSONDecodeError as exc:
             error = error or exc
             continue
+        except (ValueError, RecursionError) as exc:
+            # an integer over Python's digit limit, or nesting deeper than the parser's stack: a
+            # malformed answer like any other (sent back to the model and recorded), never an error
+            # that stops the whole batch
+            unreadable = unreadable or exc
+            continue
         if isinstance(data, dict):
-            problem = json_problem(data, "the answer")
             if problem:  # NaN, a NUL or a lone surrogate: the ledger could not store it
                 raise InvalidAnswer(f"{problem}; reply with plain text values and finite numbers")
             return data
+    if unreadable is not None:
+        raise InvalidAnswer(
+            f"the answer could not be read ({type(unreadable).__name__}: {str(unreadable)[:120]}); reply "
+            "with one JSON object of plain values, no number longer than 4,300 digits, little nesting"
+        ) from unreadable
     detail = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
     raise InvalidAnswer(f"the answer is not a JSON object{detail}; reply with one JSON object only")
 

@@ -231,8 +231,19 @@ class LiteLLMAnalyst:
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             latency_ms=latency,
+            served_model=self._served(response),
         )
         return text, call
+
+    def _served(self, response: Any) -> str | None:
+        """The model the provider says answered, where it names another than the one asked for (an
+        alias served by a dated snapshot: ``gpt-4o`` by ``gpt-4o-2024-08-06``), so the record says
+        which one wrote the answer. litellm gives the name without its provider prefix."""
+        served = getattr(response, "model", None)
+        if not isinstance(served, str) or not served.strip():
+            return None
+        served = served.strip()[:200]
+        return None if served in (self.model, self.model.split("/", 1)[-1]) else served
 
     def _supports_json_mode(self, litellm: Any) -> bool:
         """JSON mode only where litellm says the provider takes response_format."""

@@ -80,9 +80,10 @@ def safe_time(value: Any) -> datetime | None:
         return None
 
 
-def fact_time(raw: RawLog, construct: ConstructedNote) -> datetime:
-    """When the new note's fact holds from: its dated value, else when it was said."""
-    return safe_time(construct.valid_at) or raw.occurred_at
+def fact_time(raw: RawLog, valid_at: datetime | None) -> datetime:
+    """When the new note's fact holds from: the valid_at drafting kept (not the model's own, which
+    a check may have dropped for lacking evidence), else when it was said."""
+    return as_utc(valid_at or raw.occurred_at)
 
 
 def draft_note(note_id: str, raw: RawLog, construct: ConstructedNote) -> Note:
@@ -124,10 +125,8 @@ def draft(note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, polic
         dated = [name for name, attr in policy.declared_attributes().items() if attr.type == "datetime"]
         construct, notes = check_answer(answers.construct, raw, dated)
         answers = replace(answers, construct=construct)
-    return [
-        *_construct_drafts(note_id, raw, answers, snapshot, policy, notes),
-        *_link_drafts(note_id, raw, answers, snapshot, policy),
-    ]
+    constructed, valid_at = _construct_drafts(note_id, raw, answers, snapshot, policy, notes)
+    return [*constructed, *_link_drafts(note_id, raw, answers, snapshot, policy, valid_at)]
 
 
 _FILLS = "a restatement gives a value the note it restates lacks"
@@ -138,12 +137,16 @@ _OF_THE_FACT = frozenset({"valid_at", "decision_rationale"})
 
 def _construct_drafts(
     note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy, notes: Mapping[str, str]
-) -> list[Draft]:
+) -> tuple[list[Draft], datetime | None]:
     """A value the policy holds for a person needs its evidence span in the raw log (else it is
     dropped); a restatement does not propose again the held values the note it restates carries
     or has pending, and proposes when the fact took effect and why on that note: the fact is that
     note's, and a reviewer then sees one note for it, not two. ``notes``: what the answer check
-    changed, by attribute, said in the proposal's reason."""
+    changed, by attribute, said in the proposal's reason.
+
+    Also returns the valid_at these checks kept (None when there was none, or it was dropped):
+    the only date the contradictions may take as the new fact's, so a date thrown out here, for
+    lacking evidence say, never dates a neighbour's retirement."""
     answer = answers.construct
     tags = list(answer.tags) if policy.applies("tags", answer.tags, ActorKind.LLM) else []
     known = _carried(snapshot.restated, snapshot.restated_pending) if snapshot.restated else set()
@@ -153,8 +156,14 @@ def _construct_drafts(
         if attribute not in declared:
             log.warning("raw log %s: dropped undeclared attribute %r", raw.id, attribute)
             continue
+        try:  # asked for under a version installed before this one, which typed it otherwise
+            normalize(attribute, policy.type_of(attribute), value)
+        except (InvalidInputError, KeyError):
+            log.warning("raw log %s: dropped %r: not of the type the policy declares", raw.id, attribute)
+            continue
         values.append((attribute, value))
     drafts: list[Draft] = []
+    kept_valid_at: datetime | None = None
     why = "note construction from the raw log"
     for attribute, value in values:
         if value in (None, "", []):
@@ -171,15 +180,18 @@ def _construct_drafts(
                 value = cleaned
         span = answer.evidence.get(attribute)
         valid = span if evidence_in(span, raw.text) else None
-        if policy.holds(attribute, tags, ActorKind.LLM):
-            if valid is None:
-                log.info(
-                    "raw log %s: dropped %s held for review without evidence in the raw log (%r)",
-                    raw.id,
-                    attribute,
-                    span,
-                )
-                continue
+        held = policy.holds(attribute, tags, ActorKind.LLM)
+        if held and valid is None:
+            log.info(
+                "raw log %s: dropped %s held for review without evidence in the raw log (%r)",
+                raw.id,
+                attribute,
+                span,
+            )
+            continue
+        if attribute == "valid_at":
+            kept_valid_at = safe_time(value)
+        if held:
             if snapshot.restated is not None and attribute in known:
                 log.info("raw log %s: %s already stated by %s", raw.id, attribute, snapshot.restated.id)
                 continue
@@ -193,12 +205,19 @@ def _construct_drafts(
                 continue
         said = f"{why}; {notes[attribute]}" if attribute in notes else why
         drafts.append(Draft(note_id, attribute, value, said, answers.construct_by, [raw.id], evidence=valid))
-    return drafts
+    return drafts, kept_valid_at
 
 
 def _link_drafts(
-    note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy
+    note_id: str,
+    raw: RawLog,
+    answers: Answers,
+    snapshot: Snapshot,
+    policy: Policy,
+    valid_at: datetime | None,
 ) -> list[Draft]:
+    """Links, the neighbours' evolution and the contradictions. ``valid_at``: the new fact's date
+    as the construct drafts kept it (else the fact holds from when it was said)."""
     answer, proposer, current = answers.link, answers.link_by, snapshot.neighbours
     drafts: list[Draft] = []
     links = []
@@ -260,7 +279,7 @@ def _link_drafts(
     # October 1 to September 15"), so comparing fact dates would make the newer statement retire
     # itself. The input retires its own note only when it was said before the note it
     # contradicts (a late import of an older record); said at the same time, nobody can tell.
-    new_time = fact_time(raw, answers.construct)
+    new_time = fact_time(raw, valid_at)
     new_said = as_utc(raw.occurred_at)
     for c in answer.contradictions:
         old = current.get(c.note_id)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
 from pydantic import ValidationError
 
 from amem.config import Settings
@@ -28,6 +29,7 @@ from amem.domain.hashing import sha256_text
 from amem.domain.models import (
     Actor,
     AddOutcome,
+    LlmCall,
     Note,
     NoteInput,
     ProposalStatus,
@@ -50,11 +52,13 @@ from amem.errors import (
 )
 from amem.index.base import NeighbourFinder
 from amem.index.documents import document_text
-from amem.ledger import queue_queries, search_queries
+from amem.ledger import index_queries, queue_queries, search_queries
 from amem.ledger.store import Ledger, LedgerTx
+from amem.llm import link_evolve
 from amem.llm.base import Analyst, AnalystError, TaskResult
 from amem.llm.construct_note import ConstructedNote
 from amem.llm.link_evolve import LinkEvolveAnswer
+from amem.policy import Policy
 from amem.services.drafting import Answers, Snapshot, as_applied, draft, draft_note, preview
 from amem.services.governance import Draft, Governance
 from amem.services.queue import InputQueue, Lease, owner_id
@@ -117,7 +121,6 @@ class WritePipeline:
         self.settings = settings
         self.ledger = ledger
         self.governance = governance
-        self.policy = governance.policy
         self.analyst = analyst
         # How many neighbours the analyst reads (optional: the offline analyst reads a wider pool than
         # it links to, for the note holding a fact's current value; others read link_k).
@@ -125,6 +128,13 @@ class WritePipeline:
         self.neighbours = neighbours
         self.index = index
         self.queue = queue or InputQueue(ledger, lease_seconds=settings.worker_lease_seconds)
+
+    @property
+    def policy(self) -> Policy:
+        """The policy governance routes under: the installed version it last followed, never a copy
+        taken at start-up, so the attributes asked for, the drafting and the routing agree (a
+        process that stays up drafts under a version installed by another process meanwhile)."""
+        return self.governance.policy
 
     # -- entry points ----------------------------------------------------------------------------
 
@@ -316,7 +326,8 @@ class WritePipeline:
         """Construct each note (call 1) and start embedding the new notes' documents as they will
         be applied (one call; in ``ahead``'s thread when given). Reads and writes nothing."""
         failed: dict[str, tuple[AnalystError, list[Any]]] = {}
-        declared = self.policy.declared_attributes()
+        # the newest installed policy, read now: the attributes the model is asked for are its own
+        declared = self.governance.followed_policy().declared_attributes()
         constructed_all = self._calls(lambda r: self.analyst.construct(r, declared), raws)
         drafts: dict[str, tuple[TaskResult[ConstructedNote], Note]] = {}
         for raw, constructed in zip(raws, constructed_all, strict=True):
@@ -343,6 +354,8 @@ class WritePipeline:
         commit_each: bool = False,
         rest: Sequence[str] = (),
         settled: dict[str, AddOutcome] | None = None,
+        *,
+        relinks: int = 1,
     ) -> list[AddOutcome]:
         """Find all neighbours (the new notes embedded in one call by ``_prepare``), link and evolve
         each, draft (pure), embed the documents the drafts change (one call), then write the whole
@@ -351,7 +364,11 @@ class WritePipeline:
         Nothing is written between the raw logs' commit and this batch's transaction: a crash
         before it leaves every raw log of the batch pending, for ``reprocess``. Each input's outcome
         goes into ``settled`` once its transaction commits, so a failure later in the batch (a
-        worker's next note, the catch-up) knows what was written."""
+        worker's next note, the catch-up) knows what was written.
+
+        An input whose link step was shown a note erased since (``_shown_erased``) is not applied:
+        its answer may carry the erased words. It is linked again (``relinks`` times; its
+        construct answer, which saw its own raw log alone, kept), then given back to the queue."""
         settled = {} if settled is None else settled
         raws, failed = prepared.raws, prepared.failed
         ready = prepared.ready
@@ -359,6 +376,7 @@ class WritePipeline:
         # An analyst may read more neighbours than it links to (the offline one checks a wider pool
         # for the note holding a fact's current value); one that says nothing reads link_k.
         pool = max(self.settings.link_k, self.analyst_pool)
+        erasures = self._erasures()  # before the neighbours are read: the write looks for one since
         found = self.neighbours.nearest_many(asks, pool, vectors=prepared.vectors.result())
         shown = [
             [n for n in neighbours if n.scope == raw.scope and not n.deleted][:pool]
@@ -374,6 +392,7 @@ class WritePipeline:
                 ),
                 range(len(ready)),
             )
+        shown_to = {raw.id: neighbours for raw, neighbours in zip(ready, shown, strict=True)}
         analyses: dict[str, Analysis] = {}
         for raw, neighbours, linked in zip(ready, shown, linked_all, strict=True):
             constructed, note = drafts[raw.id]
@@ -388,16 +407,32 @@ class WritePipeline:
         # is then never held for a whole batch; on PostgreSQL an acknowledgement waits only for the
         # chain head, which a note transaction takes for its last statements (Ledger.write).
         groups = [[raw] for raw in raws] if commit_each else [list(raws)]
+        batch_notes = {note.id for note, _ in asks}
+        again: list[RawLog] = []  # linked again: shown a note erased meanwhile
         for group in groups:
             with self.ledger.write() as tx:
                 held = self.queue.held(tx, [r.id for r in group], owner) if owner is not None else None
+                shown_here = {r.id: shown_to[r.id] for r in group if r.id in shown_to}
+                stale = self._shown_erased(tx, erasures, shown_here, batch_notes)
                 touched: list[str] = []
                 for raw in group:
                     if held is not None and raw.id not in held:
                         # its lease ended and another took it, or it was erased meanwhile
                         errors[raw.id] = _lost_claim(tx, raw.id)
                     elif raw.id in failed:
-                        errors[raw.id] = self._failed(tx, raw, *failed[raw.id])
+                        error, calls = failed[raw.id]
+                        calls = _unread(calls) if raw.id in stale else calls
+                        errors[raw.id] = self._failed(tx, raw, error, calls)
+                    elif raw.id in stale:
+                        analysis = analyses[raw.id]
+                        for call in _unread(_attempts(analysis.link)):  # asked, its answer not kept
+                            tx.insert_llm_call(call)
+                        if relinks > 0:
+                            again.append(raw)
+                            if owner is not None:
+                                self.queue.renew_in(tx, owner, [raw.id])
+                        else:
+                            errors[raw.id] = self._given_back(tx, raw, analysis, owner)
                     elif raw.id in analyses:
                         note_ids[raw.id], changed = self._apply(tx, raw, analyses[raw.id])
                         touched += changed
@@ -406,12 +441,61 @@ class WritePipeline:
                 if owner is not None and rest and group is groups[-1]:
                     self.queue.renew_in(tx, owner, rest)
             for raw in group:
-                settled[raw.id] = AddOutcome(
-                    raw_log_id=raw.id, note_id=note_ids.get(raw.id), error=errors.get(raw.id)
-                )
+                if raw not in again:
+                    settled[raw.id] = AddOutcome(
+                        raw_log_id=raw.id, note_id=note_ids.get(raw.id), error=errors.get(raw.id)
+                    )
         if analyses:
             self._catch_up_index()
+        if again:
+            self._process_batch(
+                _relinked(prepared, again), owner, commit_each, (), settled, relinks=relinks - 1
+            )
         return [settled[raw.id] for raw in raws]
+
+    def _erasures(self, tx: LedgerTx | None = None) -> int:
+        """How many erasures the ledger has recorded (in ``tx``, else in a read of its own): the
+        ledger check's count (no index is named "", so it reads the heads alone)."""
+        if tx is not None:
+            return index_queries.ledger_check(tx, "").erasures
+        with self.ledger.read(read_committed=True) as read:
+            return index_queries.ledger_check(read, "").erasures
+
+    def _shown_erased(
+        self, tx: LedgerTx, erasures: int, shown: Mapping[str, Sequence[Note]], batch_notes: set[str]
+    ) -> set[str]:
+        """The inputs (by raw log id) whose link step was shown something an erasure recorded since
+        the neighbours were read took away: a note now erased (deleted) or redacted (what the model
+        read of it changed), or a note of the batch whose raw log was erased. Such an answer may
+        carry the erased words into another note's value and into its stored answer, and the
+        erasure's scan of those ran before it was written. One query while no erasure came."""
+        if not shown or self._erasures(tx) == erasures:
+            return set()
+        stored = sorted({n.id for notes in shown.values() for n in notes if n.id not in batch_notes})
+        now = {n.id: n for n in tx.get_notes(stored)}
+        ours = {r for notes in shown.values() for n in notes if n.id in batch_notes for r in n.raw_log_ids}
+        erased = {r for r in ours if (tx.raw_log_state(r) or {}).get("state") == RawLogState.ERASED.value}
+
+        def gone(note: Note) -> bool:
+            if note.id in batch_notes:
+                return any(r in erased for r in note.raw_log_ids)
+            current = now.get(note.id)
+            return current is None or current.deleted or _as_shown(current) != _as_shown(note)
+
+        return {raw_id for raw_id, notes in shown.items() if any(gone(n) for n in notes)}
+
+    def _given_back(self, tx: LedgerTx, raw: RawLog, analysis: Analysis, owner: str | None) -> str:
+        """An input shown an erased note again: queued for a worker or ``reprocess`` (its model
+        calls recorded, the link answer's text left out), and what the caller is told."""
+        for call in _attempts(analysis.construct):
+            tx.insert_llm_call(call)
+        if owner is not None:
+            queue_queries.release(tx, owner=owner, raw_log_ids=[raw.id])
+        return (
+            f"raw log {raw.id} is kept and queued again: notes shown to the model while it analysed it "
+            "were erased on a data subject's request meanwhile, so its answer was not used. A worker "
+            f"or `amem reprocess` analyses it again (`amem status {raw.id}`)."
+        )
 
     def _link_in_order(
         self,
@@ -528,6 +612,8 @@ class WritePipeline:
         for call in [*_attempts(analysis.construct), *_attempts(analysis.link)]:
             tx.insert_llm_call(call)
         with tx.batched():  # the note's proposals and changes: one multi-row INSERT per table
+            # create_note follows the installed policy in this transaction: the drafting below and
+            # governance's routing then read the same version (self.policy is governance's)
             note = self.governance.create_note(
                 tx,
                 scope=raw.scope,
@@ -667,6 +753,51 @@ def _stamped(
     by_note = {n.id: when[rid] for rid, (_, n) in drafts.items()}
     return stamped, [
         (n.model_copy(update={"created_at": by_note[n.id], "updated_at": by_note[n.id]}), q) for n, q in asks
+    ]
+
+
+def _relinked(prepared: _Prepared, raws: Sequence[RawLog]) -> _Prepared:
+    """``raws`` of a prepared batch, to be linked again: their construct answers and their documents'
+    vectors are kept (both came from their own raw logs alone)."""
+    position = {raw.id: i for i, raw in enumerate(prepared.ready)}
+    picked = [position[raw.id] for raw in raws]
+    vectors: Future[Any] = Future()
+    embedded = prepared.vectors.result()
+    vectors.set_result(None if embedded is None else np.asarray(embedded)[picked])
+    return _Prepared(
+        raws=list(raws),
+        failed={},
+        drafts={raw.id: prepared.drafts[raw.id] for raw in raws},
+        ready=list(raws),
+        asks=[prepared.asks[i] for i in picked],
+        vectors=vectors,
+    )
+
+
+def _as_shown(note: Note) -> tuple[Any, ...]:
+    """What the link step reads of a neighbour (``link_evolve``'s view of it)."""
+    return (
+        note.content,
+        note.keywords,
+        note.tags,
+        note.context,
+        note.category,
+        note.decision_rationale,
+        note.valid_at,
+    )
+
+
+#: What a model call whose answer was not kept records in place of the answer.
+_NOT_KEPT = (
+    "answer not kept: a note shown to the model was erased on a data subject's request while it answered"
+)
+
+
+def _unread(calls: Sequence[LlmCall]) -> list[LlmCall]:
+    """``calls`` with the link step's answers left out: they read notes erased since."""
+    return [
+        c.model_copy(update={"response_text": None, "error": _NOT_KEPT}) if c.task == link_evolve.TASK else c
+        for c in calls
     ]
 
 

@@ -188,10 +188,11 @@ def test_payload_fields_are_pinned() -> None:
     before_tokens = {kind: fields for kind, fields in PAYLOAD_FIELDS.items() if kind != "token"}
     assert value_digest(before_tokens) == "2ad8a6c1a093a0a54890505ae9f39d0997a7f5a6224538611138d24c3801f826"
     assert value_digest(PAYLOAD_FIELDS) == "008130c0220b3a5d4071ca104cca864e066afb89ed6672e6d211b559b43b69b3"
-    # 0022 added the token creation's token_sha256 (optional: no digest made before changes)
+    # 0022 added the token creation's token_sha256 (optional: no digest made before changes);
+    # 0024 added the model call's served_model (optional too)
     assert (
         value_digest(OPTIONAL_PAYLOAD_FIELDS)
-        == "231103eb76212617bfdb9f75ad86c2cfeba5bd8fcc84f8dc494c063faea602c9"
+        == "63cfe5803035295bade1302369682e8c6a156e1507e63f1f8fadd4d5b7579b3e"
     )
 
 

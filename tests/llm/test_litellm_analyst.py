@@ -106,6 +106,28 @@ def test_always_malformed_raises_with_every_attempt_recorded(scripted_llm, polic
 
 
 @pytest.mark.parametrize(
+    "unreadable",
+    [
+        pytest.param('{"keywords": ' + "1" * 5000 + "}", id="an integer over 4,300 digits"),
+        pytest.param('{"keywords": ' + "[" * 100_000 + "]" * 100_000 + "}", id="nesting past the stack"),
+    ],
+)
+def test_an_answer_python_cannot_read_is_sent_back_and_recorded_like_malformed_json(
+    scripted_llm, policy: Policy, unreadable: str
+) -> None:
+    """Not an error that stops the batch: the model is asked again, and the bad attempt is a call."""
+    scripted_llm.push(unreadable, _answer())
+
+    result = LiteLLMAnalyst(MODEL).construct(raw_log("Acme call."), policy.declared_attributes())
+
+    assert result.answer.keywords == ["Acme", "price", "Pro plan"]
+    first, second = result.attempts
+    assert first.error and first.error.startswith("invalid answer: the answer could not be read")
+    assert first.response_text == unreadable and second.error is None
+    assert "not valid" in scripted_llm.requests[1][-1]["content"]
+
+
+@pytest.mark.parametrize(
     ("bad", "named"),
     [
         pytest.param(_answer(approved=True), "approved", id="approve-like top-level field"),

@@ -193,6 +193,23 @@ def test_a_retired_fact_holds_until_the_checked_date_of_the_one_retiring_it() ->
     assert drafts[(old.id, "invalid_at")] == datetime(2027, 3, 1, tzinfo=UTC)  # not when it was said
 
 
+def test_a_date_dropped_for_lacking_evidence_does_not_date_a_neighbour_s_retirement() -> None:
+    """The model's valid_at, held for review and citing words the raw log lacks, is not proposed
+    for the new note: the older price it contradicts is retired from when the change was said."""
+    old = neighbour("n_000000000000old", "Acme pays $50 per seat", raw_log_ids=["r_old"])
+    raw = raw_log("Acme now pays $40 per seat.", at=datetime(2026, 4, 1, 10, tzinfo=UTC))
+    unfounded = {"valid_at": "2099-12-31T00:00:00Z", "evidence": {"valid_at": "from Dec 31 2099"}}
+    contradiction = {
+        "contradictions": [
+            {"note_id": old.id, "reason": "new price", "evidence": "Acme now pays $40 per seat."}
+        ]
+    }
+    snapshot = Snapshot(neighbours={old.id: old}, said_at={"r_old": datetime(2026, 3, 2, tzinfo=UTC)})
+    drafts = by_attribute(draft(NEW, raw, answers(unfounded, contradiction), snapshot, POLICY))
+    assert (NEW, "valid_at") not in drafts
+    assert drafts[(old.id, "invalid_at")] == raw.occurred_at
+
+
 def test_an_evolved_neighbour_s_rationale_is_cut_to_its_reason() -> None:
     old = neighbour("n_000000000000old", "Acme paused the rollout", tags=["acme"])
     raw = raw_log("Acme paused the rollout because their IT team is frozen until Q2.")
