@@ -103,7 +103,7 @@ def show(
 ) -> None:
     """Show a note now, or as it stood at --as-of."""
     moment = parse_time(as_of, "--as-of")
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         note = mem.as_of(note_id, moment) if moment else mem.read(note_id)
     emit(note, as_json, _render_note)
 
@@ -111,7 +111,7 @@ def show(
 @app.command()
 def history(note_id: Annotated[str, typer.Argument(help="Note id.")], as_json: JsonOpt = False) -> None:
     """Every proposal, decision and change of a note, oldest first, one block per event."""
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         events = mem.history(note_id)
         policy = mem.policy
 
@@ -181,7 +181,7 @@ def pending(
     Each shows every value it holds for review, current and proposed in full, the reason, the
     evidence marked in the raw log, and the source."""
     f = _review_filter(scope, attribute, kind, proposer, newest_first)
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         whose = None
         if reviewer is not None:
             from amem.errors import InvalidInputError
@@ -350,7 +350,7 @@ def _decide(
         raise InvalidInputError(f"{verb} takes an item or proposal id, or --all (with filters), not both")
     if not every and (f.scope or f.attribute or f.kind or f.proposer):
         raise InvalidInputError("--scope, --attribute, --kind and --proposer only go with --all")
-    with open_memory(warn=False) as mem:  # a decision says it itself
+    with open_memory(create=False, warn=False) as mem:  # a decision says it itself
         shown = None
         if ident is not None and not _is_proposal(mem, ident):
             # what the reviewer is about to decide, said before they sign in to decide it: if the
@@ -415,7 +415,7 @@ def revert(
     as_json: JsonOpt = False,
 ) -> None:
     """Propose restoring the value a change replaced; routed by the policy like any proposal."""
-    with open_memory(warn=False) as mem:  # a decision says it itself
+    with open_memory(create=False, warn=False) as mem:  # a decision says it itself
         proposal = mem.revert(change, reviewer=sign_in(mem, reviewer, password_stdin), reason=reason)
     emit(
         proposal,
@@ -436,7 +436,7 @@ def review_stats(
 
     An attribute or a model whose values reviewers mostly turn down is a policy to change (apply
     or freeze it) or a model to replace: every such value costs a person a look."""
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         verdicts = mem.review_verdicts(days=days)
 
     def render(v: Any) -> None:
@@ -483,7 +483,7 @@ def correct(
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
-    with open_memory(warn=False) as mem:  # a decision says it itself
+    with open_memory(create=False, warn=False) as mem:  # a decision says it itself
         done = mem.correct(
             proposal_id, parsed, reviewer=sign_in(mem, reviewer, password_stdin), comment=comment
         )
@@ -507,7 +507,7 @@ def verify(
     Every row is compared with its event and every note replayed; the first bad row is named."""
     from amem.cli.progress import reporter
 
-    with open_memory() as mem, reporter(as_json) as progress:
+    with open_memory(create=False) as mem, reporter(as_json) as progress:
         result = mem.verify(checkpoints=checkpoints, public_key=public_key, progress=progress)
     if as_json:
         emit_json(result)
@@ -540,7 +540,7 @@ def propose(
         parsed = json.loads(value)
     except json.JSONDecodeError:
         parsed = value
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         p = mem.propose(
             note_id, attribute, parsed, reason=reason, proposer=editor(mem, actor, password_stdin)
         )
@@ -559,8 +559,23 @@ def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     (installed in the ledger, or the policy file while none is installed)."""
     if ctx.invoked_subcommand is not None:
         return
-    with open_memory() as mem:
-        pol, in_force, overview = mem.policy, mem.policy_in_force, mem.policy_overview()
+    cfg = settings()
+    if cfg.database_url_override is None and not (cfg.home / "ledger.sqlite3").exists():
+        # no store yet: show the file the first `amem add` would install, and create nothing (a
+        # store made now would install it as version 1 before any reviewer has a password)
+        from amem.policy import load_policy
+        from amem.services.audit import policy_overview
+
+        pol = load_policy(cfg.policy_path)
+        overview, installed, mismatch = policy_overview(pol), None, None
+        described = (
+            f"the policy file {pol.source} (no store yet at {cfg.home.resolve()}: the first "
+            "`amem add` or `amem init` installs it as version 1; set reviewers' passwords first)"
+        )
+    else:
+        with open_memory(create=False) as mem:
+            pol, in_force, overview = mem.policy, mem.policy_in_force, mem.policy_overview()
+        installed, mismatch, described = in_force.installed, in_force.mismatch, in_force.describe()
     rows = [
         {
             "attribute": a.attribute,
@@ -573,11 +588,9 @@ def policy_show(ctx: typer.Context, as_json: JsonOpt = False) -> None:
     ]
     data = {
         "source": pol.source,
-        "in_force": in_force.describe(),
-        "installed": in_force.installed.model_dump(mode="json", exclude={"text"})
-        if in_force.installed
-        else None,
-        "mismatch": in_force.mismatch,
+        "in_force": described,
+        "installed": installed.model_dump(mode="json", exclude={"text"}) if installed else None,
+        "mismatch": mismatch,
         "default_mode": pol.default_mode.value,
         "self_approval": pol.self_approval,
         "policy_admins": pol.admin_roles(),
@@ -672,7 +685,7 @@ def policy_export(
     if version is not None and as_of is not None:
         raise InvalidInputError("give --version or --as-of, not both")
     moment = parse_time(as_of, "--as-of")
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         versions = mem.policy_versions()
     sys.stdout.write(chosen_version(versions, number=version, moment=moment).text)
 
@@ -681,7 +694,7 @@ def policy_export(
 def policy_history(as_json: JsonOpt = False) -> None:
     """Every policy version installed in the ledger, oldest first: its sha256 (what each proposal's
     policy_sha256 names), who installed it and when. `amem policy export --version N` prints one."""
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         versions = mem.policy_versions()
     rows = [
         v.model_dump(mode="json", include={"version", "sha256", "installed_by", "installed_at"})

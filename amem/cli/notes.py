@@ -261,7 +261,7 @@ def reprocess(
     """Retry analysis of raw logs that an LLM outage or a crash left unprocessed."""
     from amem.cli.progress import reporter
 
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         with reporter(as_json) as progress:
             done = mem.reprocess(limit=limit, progress=progress)
         left = mem.unprocessed_count()
@@ -302,7 +302,7 @@ def update(
             attributes[name] = json.loads(raw)
         except json.JSONDecodeError:
             attributes[name] = raw
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         who = editor(mem, actor, password_stdin)
         proposals = mem.update(note_id, actor=who, reason=reason, **attributes)
     emit(
@@ -335,7 +335,7 @@ def delete(
 ) -> None:
     """Propose a tombstone for a note: hidden from search once applied, kept in history. A person
     signs in as for a decision; an agent proposes as agent:NAME."""
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         p = mem.delete(note_id, actor=editor(mem, actor, password_stdin), reason=reason)
     emit(p, as_json, lambda p: out.print(f"deletion {p.id}: {p.status.value}{_why(p)}", markup=False))
 
@@ -349,7 +349,7 @@ def list_notes(
     as_json: JsonOpt = False,
 ) -> None:
     """List notes, oldest first."""
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         items = mem.notes(scope=scope, limit=limit, offset=offset)
 
     def render(ns: list[Any]) -> None:

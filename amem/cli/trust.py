@@ -59,7 +59,7 @@ def checkpoint(
     as_json: JsonOpt = False,
 ) -> None:
     """Sign the ledger's chain heads and append the statement to the checkpoint log."""
-    with open_memory() as mem:
+    with open_memory(create=False) as mem:
         statement = mem.checkpoint(key=key, log=log)
     emit(
         statement,
@@ -215,7 +215,7 @@ def erase(
     ask for confirmation (with --password-stdin, the answer is the line after the password)."""
     from amem.errors import InvalidInputError
 
-    with open_memory(warn=False) as mem:
+    with open_memory(create=False, warn=False) as mem:
         who = sign_in(mem, reviewer, password_stdin)
         bulk = scope if scope is not None else actor
         if bulk is not None and raw_log is None and not yes:

@@ -51,21 +51,26 @@ def test_without_a_store_nearby_the_per_user_directory_is_used(
     }
     assert not (somewhere / ".amem").exists(), "`amem where` creates nothing"
 
-    assert main(["notes"]) == 0
-    assert f"no notes in {tmp_path / 'user-data' / 'amem'}" in capsys.readouterr().out
-    assert not (somewhere / ".amem").exists()
+    assert main(["add", "Acme renewed", "--scope", "acme"]) == 0  # the first add makes it there
+    assert (tmp_path / "user-data" / "amem").is_dir() and not (somewhere / ".amem").exists()
 
 
 def test_a_command_that_only_reads_names_the_missing_store_and_creates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """search, facts, export on no store at all: one line naming the store it looked for and how to
-    make one; not "run `amem db upgrade`", and no empty ledger file left behind."""
+    """search, facts, export, the queue, verify, the policy... on no store at all: one line naming the
+    store it looked for and how to make one; not "run `amem db upgrade`", and no empty ledger file
+    left behind (which would also install the default policy as version 1 before any password)."""
     somewhere = tmp_path / "elsewhere"
     somewhere.mkdir()
     monkeypatch.chdir(somewhere)
     user_store = tmp_path / "user-data" / "amem"
-    for command in (["search", "renewal"], ["facts", "--scope", "acme"], ["export", "changes"]):
+    reads = (
+        ["search", "renewal"], ["facts", "--scope", "acme"], ["export", "changes"], ["pending"], ["notes"],
+        ["verify"], ["policy", "export"], ["policy", "history"], ["review-stats"],
+        ["history", "n_1"], ["show", "n_1"], ["checkpoint"], ["reprocess"],
+    )  # fmt: skip
+    for command in reads:
         assert main(command) == 2
         line = capsys.readouterr().err.strip()
         assert line == (
@@ -73,6 +78,8 @@ def test_a_command_that_only_reads_names_the_missing_store_and_creates_nothing(
             "`amem init` makes one in this directory; `amem where` says how the store is chosen"
         )
     assert not user_store.exists() and not (somewhere / ".amem").exists()
+    assert main(["policy"]) == 0  # the file the first `amem add` would install, creating nothing
+    assert "no store yet" in capsys.readouterr().out and not user_store.exists()
     assert main(["search", "renewal", "--json"]) == 2
     assert json.loads(capsys.readouterr().err)["error"].startswith(f"no amem store at {user_store}")
 
@@ -117,6 +124,7 @@ def test_a_missing_note_names_the_store_that_was_searched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    assert main(["--home", "st", "add", "Acme renewed", "--scope", "acme"]) == 0
     assert main(["--home", "st", "show", "n_nosuchnote"]) == 2
     err = capsys.readouterr().err
     assert f"note n_nosuchnote does not exist in {(tmp_path / 'st').resolve()}" in err
