@@ -71,7 +71,6 @@ class FreshMachine:
             "LANG": "C.UTF-8",
             "PYTHONPATH": str(guard),
             "QUICKSTART_NETWORK_LOG": str(self.network_log),
-            "AMEM_HOME": str(root / "amem-home"),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
@@ -124,11 +123,12 @@ def test_the_readme_quick_start_works_offline_on_a_fresh_machine(tmp_path: Path)
     text, scope, actor, query = quick_start_inputs()
     amem = FreshMachine(tmp_path)
 
-    # the README first sets alice's password (the default policy is copied here), then adds: the
-    # command that creates the store installs the policy it runs with as the ledger's version 1
+    # the README first sets alice's password (the default policy is copied here), then makes the
+    # store: the command that creates it installs the policy it runs with as the ledger's version 1
     assert "password set for alice" in amem.ok(
         "reviewers", "set-password", "alice", "--password-stdin", stdin="s3cret-pw\n"
     )
+    assert "ready" in amem.ok("init")  # the store in ./.amem, which every later command finds
     added = amem.json("add", text, "--scope", scope, "--actor", actor)
     installed = amem.json("policy")["installed"]
     assert (installed["version"], installed["installed_by"]) == (1, "system:bootstrap")
@@ -177,6 +177,10 @@ def test_the_readme_quick_start_works_offline_on_a_fresh_machine(tmp_path: Path)
     applied = sum(e["event"] == "applied" for e in events)
     assert verified["ok"] is True and verified["changes_checked"] == applied
     assert verified["raw_logs_checked"] == 1
+    assert "signing key" in amem.ok("keys", "init")
+    assert "appended to" in amem.ok("checkpoint")
+    proved = amem.json("verify", "--checkpoints", ".amem/checkpoints.jsonl")  # the README's path
+    assert proved["ok"] is True
 
     assert amem.network_attempts() == []
     probe = subprocess.run(

@@ -59,14 +59,18 @@ def checkpoint(
     as_json: JsonOpt = False,
 ) -> None:
     """Sign the ledger's chain heads and append the statement to the checkpoint log."""
+    from amem.services import checkpoints as cp
+
     with open_memory(create=False) as mem:
         statement = mem.checkpoint(key=key, log=log)
+        written_to = Path(log) if log else cp.default_log_path(mem.home)
     emit(
         statement,
         as_json,
         lambda s: out.print(
             f"checkpoint signed by key {s['key_id']}: {s['event_seq']} events (head {s['event_hash'][:12]}), "
-            f"{s['change_seq']} changes, at {s['at']}",
+            f"{s['change_seq']} changes, at {s['at']}; appended to {written_to} "
+            f"(`amem verify --checkpoints {written_to}` proves the ledger still extends it)",
             markup=False,
         ),
     )
