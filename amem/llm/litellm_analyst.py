@@ -147,6 +147,14 @@ class LiteLLMAnalyst:
             ) from exc
         except _ProviderFailure as failure:
             calls.append(failure.call)
+            missing = missing_credentials(failure.cause, self.model)
+            if missing:
+                raise AnalystError(
+                    f"{task}: {self.model} has no credentials: set {' and '.join(missing)} in the "
+                    f"environment, then `amem reprocess` analyses the inputs kept meanwhile "
+                    f"({failure.cause})",
+                    calls,
+                ) from failure.cause
             tries = f" ({self.transient_retries + 1} tries)" if is_transient(failure.cause) else ""
             raise AnalystError(
                 f"{task}: {self.model} failed{tries}: {failure.cause}", calls
@@ -179,7 +187,13 @@ class LiteLLMAnalyst:
         retrying = Retrying(
             stop=stop_after_attempt(self.transient_retries + 1),
             wait=wait_exponential(multiplier=self.retry_wait, max=30),
-            retry=retry_if_exception(lambda e: isinstance(e, _ProviderFailure) and is_transient(e.cause)),
+            retry=retry_if_exception(
+                lambda e: (
+                    isinstance(e, _ProviderFailure)
+                    and is_transient(e.cause)
+                    and not missing_credentials(e.cause, self.model)
+                )
+            ),
             before_sleep=keep_failed,
             reraise=True,
         )
@@ -269,6 +283,26 @@ def is_transient(exc: BaseException) -> bool:
         litellm.BadGatewayError,
     )
     return isinstance(exc, transient)
+
+
+#: How providers' SDKs word a request made with no key (OpenAI's client: "Missing credentials").
+_NO_KEY_WORDS = ("credential", "api key", "api_key", "apikey")
+
+
+def missing_credentials(exc: BaseException, model: str) -> list[str]:
+    """The environment variables ``model`` needs and lacks, when ``exc`` says a key is missing: a
+    request made with no key fails the same way however often it is tried, though litellm reports
+    OpenAI's as a server error (5xx, otherwise retried). Both signs are needed: litellm names
+    variables some providers can do without (Ollama's base URL, AWS keys beside an IAM role)."""
+    if not any(word in str(exc).lower() for word in _NO_KEY_WORDS):
+        return []
+    import litellm
+
+    try:
+        missing = litellm.validate_environment(model).get("missing_keys") or []
+    except Exception:  # a provider litellm cannot check: not a diagnosis it can make
+        return []
+    return [str(key) for key in missing]
 
 
 def _content(response: Any) -> str | None:

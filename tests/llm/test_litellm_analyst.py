@@ -280,6 +280,19 @@ def test_every_request_to_a_provider_is_a_recorded_attempt(
     assert len(seen) == 2, seen
 
 
+def test_a_provider_with_no_key_fails_at_once_naming_the_variable_to_set(
+    policy: Policy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenAI's client refuses a request made with no key, and litellm reports that as a server
+    error: retrying it would only make the caller wait (five tries, about a minute) for the same
+    answer, then advise a reprocess that fails again. One attempt, recorded, and what to set."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    analyst = LiteLLMAnalyst("openai/gpt-4o-mini", transient_retries=4, retry_wait=5, timeout=10)
+    with pytest.raises(AnalystError, match="has no credentials: set OPENAI_API_KEY") as caught:
+        analyst.construct(raw_log("Acme call."), policy.declared_attributes())
+    assert len(caught.value.calls) == 1 and caught.value.calls[0].error
+
+
 # -- link and evolve ---------------------------------------------------------------------------
 
 
