@@ -151,6 +151,13 @@ def authenticate(authentication: Any, reviewer: str, password_stdin: bool) -> An
         password = sys.stdin.readline().rstrip("\r\n")
         if not password:
             raise AuthenticationError("--password-stdin: standard input held no password")
+    elif not sys.stdin.isatty():  # no terminal to hide typing on: one line of input, as getpass would
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise AuthenticationError(
+                f"no terminal to ask {reviewer.strip()}'s password on: give it as one line on standard "
+                "input with --password-stdin, or set AMEM_REVIEWER_TOKEN to their personal token"
+            )
     else:
         password = typer.prompt(f"Password for {reviewer.strip()}", hide_input=True, err=True)
     return authentication.with_password(reviewer, password)

@@ -68,8 +68,13 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
         console.print("nothing pending", markup=False)
         return
     shown = f"{offset + 1}-{offset + len(page.items)}"
+    more = offset + len(page.items) < page.total
+    paging = f"; --offset {offset + len(page.items)} shows the next" if more else ""
     console.print(
-        Text(f"review items waiting: {page.total} (showing {shown}); «» marks the evidence", style="dim")
+        Text(
+            f"review items waiting: {page.total} (showing {shown}{paging}); «» marks the evidence",
+            style="dim",
+        )
     )
     for item in page.items:
         console.print()

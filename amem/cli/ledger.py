@@ -360,11 +360,14 @@ def _decide(
                 held = ", ".join(f.proposal.attribute for f in shown.fields)
                 values = "held value" if len(shown.fields) == 1 else "held values"
                 out.print(f"item {ident} ({shown.scope}), {len(shown.fields)} {values}: {held}", markup=False)
+        if every and mem.count_review_items(f, reviewer=reviewer).items == 0:
+            _nothing_matches(mem, f, reviewer, as_json)  # counted first: no password asked in vain
+            return
         who = sign_in(mem, reviewer, password_stdin)
         if every:
             counted = mem.count_review_items(f, reviewer=who.id)  # in the scopes they decide in
             if counted.items == 0:
-                emit({"matched": 0}, as_json, lambda _: out.print("nothing pending matches", markup=False))
+                _nothing_matches(mem, f, who.id, as_json)
                 return
             what = f"{counted.items} review items ({counted.proposals} held values) match"
             if not yes:
@@ -402,6 +405,23 @@ def _decide(
         else:
             report = mem.reject_item(ident, reviewer=who, shown=shown.proposal_ids, comment=comment)
     _finish_report(report, as_json)
+
+
+def _nothing_matches(mem: Any, f: Any, reviewer: str, as_json: bool) -> None:
+    """Nothing for ``reviewer`` to decide under filter ``f``; where items match in accounts they do
+    not decide in, say so, as a single decision there is refused saying so."""
+    elsewhere = mem.count_review_items(f).items
+    scopes = mem.governance.policy.scopes_of(reviewer)
+    data: dict[str, Any] = {"matched": 0, "matched_elsewhere": elsewhere}
+    if elsewhere and scopes is not None:
+        where = ", ".join(scopes) or "no account"
+        line = (
+            f"nothing pending matches in the accounts {reviewer} decides in ({where}); "
+            f"{elsewhere} review items match in others"
+        )
+    else:
+        line = "nothing pending matches"
+    emit(data, as_json, lambda _: out.print(line, markup=False))
 
 
 @app.command()

@@ -336,6 +336,54 @@ def test_pending_for_a_reviewer_shows_the_accounts_they_decide_in(
     assert code == 2 and "'mallory' is not a reviewer" in err
 
 
+def test_approve_all_counts_before_asking_and_names_the_accounts_the_reviewer_decides_in(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing to decide: said before any password is asked (none is given here), and where items
+    match only in accounts the reviewer does not decide in, said so, as a single decision would."""
+    import os
+
+    import yaml
+
+    n = said(memory, "initech call", scope="initech")
+    memory.propose(n.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+    reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
+    data = yaml.safe_load(reviewers.read_text("utf-8"))
+    data["reviewers"]["bob"]["scopes"] = ["acme", "globex"]
+    reviewers.write_text(yaml.safe_dump(data), "utf-8")
+    memory.install_policy(load_policy(os.environ["AMEM_POLICY"]), by=signed_in(memory, "alice"))
+
+    home = ["--database-url", memory.settings.database_url, "--home", str(memory.home)]
+    with patch("sys.stdin", io.StringIO("")):  # no password on stdin: none may be asked for
+        code = main([*home, "approve", "--all", "--scope", "initech", "--reviewer", "bob"])
+    out = flat(capsys.readouterr().out)
+    assert code == 0
+    assert "nothing pending matches in the accounts bob decides in (acme, globex)" in out
+    assert "1 review items match in others" in out
+    with patch("sys.stdin", io.StringIO("")):
+        code = main([*home, "approve", "--all", "--scope", "nowhere", "--reviewer", "bob"])
+    assert code == 0 and flat(capsys.readouterr().out) == "nothing pending matches"
+    assert memory.count_review_items().items == 1
+
+
+def test_pending_says_how_to_see_the_next_page_and_a_decision_with_no_terminal_how_to_sign_in(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for i in range(3):
+        n = said(memory, f"Acme call {i}")
+        memory.propose(n.id, "next_step", f"step {i}", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+    code, out, _ = run(memory, capsys, "pending", "--limit", "2")
+    assert code == 0 and "showing 1-2; --offset 2 shows the next" in flat(out)
+    code, out, _ = run(memory, capsys, "pending", "--limit", "2", "--offset", "2")
+    assert code == 0 and "showing 3-3)" in flat(out) and "--offset" not in out
+    home = ["--database-url", memory.settings.database_url, "--home", str(memory.home)]
+    with patch("sys.stdin", io.StringIO("")):  # a script, no terminal, and no password given
+        code = main([*home, "approve", "--all", "--reviewer", "alice", "--yes"])
+    err = flat(capsys.readouterr().err)
+    assert code == 2 and "no terminal to ask alice's password on" in err and "--password-stdin" in err
+    assert memory.count_review_items().items == 3
+
+
 def test_a_reviewer_given_no_accounts_is_listed_and_refused_as_deciding_in_none(
     memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
