@@ -375,7 +375,9 @@ def erase(
             eraser = Actor(kind=ActorKind.PERSON, id=by)
             why = f"erasure {erasure_id}"
             deleted = governance.tombstone_in(tx, sorted(erased_notes), by=eraser, reason=why)
-        q.drop_vectors(tx, sorted(erased_notes))
+        # a note redacted in place had its vector embedded from the erased words: it goes too (a
+        # rebuild would not reuse it, its digest no longer matching, but it would stay in the ledger)
+        q.drop_vectors(tx, touched)
         tx.append_event("erasure", erasure_id, erasure, now)
         q.compact_fulltext(tx)
     return ErasureReport(

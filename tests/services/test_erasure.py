@@ -766,6 +766,37 @@ def test_the_ledger_is_compacted_even_when_the_index_cannot_be_opened(
         assert _hits(_database_files(eraser), secret.encode()) == []
 
 
+def test_a_kept_note_redacted_in_place_loses_its_stored_vector_with_the_erasure(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its vector was embedded from the erased words: it leaves the ledger in the erasure's own
+    transaction, not only when the index's rebuild (which can fail or be cut short) replaces it."""
+    import sqlalchemy as sa
+
+    from amem.index.chroma import IndexUnavailableError
+    from amem.ledger.tables import note_vectors
+    from tests.factories import said
+
+    kept = said(memory, "Acme signed the order form for 40 seats of the Pro plan")
+    gone = said(memory, "Call with Mrs Quibblestone of Acme: she is the new buyer, reach her on 0612345678")
+    memory.update(kept.id, actor="agent:sales-agent", tags=["acme", "contract", "quibblestone"])
+    memory.search("order form", scope="acme")  # the index catches up: the tags' vector is stored
+
+    def stored() -> list[str]:
+        with memory.ledger.engine.connect() as conn:
+            where = note_vectors.c.note_id == kept.id
+            return list(conn.execute(sa.select(note_vectors.c.document_sha256).where(where)).scalars())
+
+    assert stored()
+    monkeypatch.setenv("AMEM_CHROMA_URL", "http://127.0.0.1:9")  # the rebuild cannot run
+    with (
+        Memory(memory.home, database_url=memory.settings.database_url) as eraser,
+        pytest.raises(IndexUnavailableError),
+    ):
+        eraser.erase(by=signed_in(eraser, "alice"), reason="request", raw_log_id=gone.raw_log_ids[0])
+    assert stored() == []
+
+
 #: The process-wide caches that hold no input's text, and what each is keyed by. Every other cache
 #: in the packages that read inputs must be in text_caches.TEXT_CACHES, which an erasure empties.
 KEYED_BY_NO_INPUT = {
