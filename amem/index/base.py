@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -12,6 +13,16 @@ from numpy.typing import NDArray
 
 from amem.domain.models import Note
 from amem.errors import AmemError
+
+
+class IndexUnavailableError(AmemError):
+    """The vector index cannot answer: a Chroma server out of reach, or the build the ledger records
+    gone from it (the ledger is unaffected; search needs the index)."""
+
+
+class BuildMissingError(IndexUnavailableError):
+    """The build in use, still the one the ledger records, is gone from the index (its collections
+    deleted by something else than a rebuild): answering from it would be answering nothing."""
 
 
 class BuildDroppedError(AmemError):
@@ -28,6 +39,9 @@ class BuildOrigin:
     replaces: str
     head: int
     erasures: int
+    #: The identity of the ledger the build is of ("" for a build made before builds recorded it):
+    #: a ledger never drops nor uses a build another ledger made on the same index location.
+    ledger: str = ""
 
 
 class NeighbourFinder(Protocol):
@@ -52,9 +66,10 @@ class IndexPosition:
 
     Kept in the ledger (``index_state``), never in the index itself, and moved only forward.
     ``instance`` names the build (a rebuild or a reindex starts a new one; an index directory
-    deleted is noticed as a missing instance); ``ledger`` fingerprints the ledger it was built
-    from (the hash of its first change); ``built_by`` is the embedding model's identity and the
-    document format: vectors from another model are never mixed in.
+    deleted is noticed as a missing instance); ``ledger`` identifies the ledger it was built
+    from (a random identity made with its first build, "" for an older amem's); ``built_by`` is
+    the embedding model's identity and the document format: vectors from another model are never
+    mixed in.
     """
 
     last_seq: int = 0
@@ -100,10 +115,32 @@ class VectorIndex(Protocol):
         """Read and write ``build`` from now on."""
         ...
 
-    def drop_builds(self, recorded: Callable[[], str | None]) -> int:
-        """Delete every build that can no longer be recorded: all but the one ``recorded()``
-        names (the ledger's, asked after each look at the builds) and those begun to replace it
-        or one of them. Returns how many parts were deleted."""
+    def drop_builds(self, recorded: Callable[[], str | None], *, ledger: str = "") -> int:
+        """Delete every build of the ledger identified by ``ledger`` that can no longer be
+        recorded: all but the one ``recorded()`` names (the ledger's, asked after each look at the
+        builds) and those begun to replace it or one of them. Another ledger's builds stay.
+        Returns how many parts were deleted."""
+        ...
+
+    def builds_replacing(self, build: str) -> list[BuildOrigin]:
+        """The origins of the builds begun to replace ``build`` (being made, or abandoned)."""
+        ...
+
+    def writing(self) -> AbstractContextManager[object]:
+        """Held around catching a view up with the ledger and writing it: processes that keep a
+        copy of the index in memory and write it back whole (a local Chroma) take turns, each
+        writing only a view that holds every change the others wrote."""
+        ...
+
+    def watch(self, recorded: Callable[[], str | None]) -> None:
+        """Who to ask which build the ledger records, when the build in use is found missing: a
+        build replaced meanwhile answers nothing for a moment; one still recorded raises
+        BuildMissingError."""
+        ...
+
+    def unanswering(self) -> list[str]:
+        """The scopes of the build in use whose part holds entries but answers no neighbour (or
+        fails to answer): files corrupted on disk. Loads each part once."""
         ...
 
     def drop(self) -> None:
@@ -125,11 +162,13 @@ class VectorIndex(Protocol):
         tags: Sequence[str] = (),
         alive_at: datetime | None = None,
         retired: Callable[[Sequence[str]], AbstractSet[str]] | None = None,
+        created_by: datetime | None = None,
     ) -> list[VectorHit]:
         """The ``k`` entries of ``scope`` nearest ``vector``, carrying every tag in ``tags`` and, with
         ``alive_at``, not retired then (no invalid_at at or before it), best first. ``retired``:
         the caller's answer to which of some ids are retired at ``alive_at`` (the ledger's), used
-        instead of reading each entry's metadata from the index."""
+        instead of reading each entry's metadata from the index. ``created_by``: only entries of
+        notes created at or before it (a search as of a past moment)."""
         ...
 
     def count(self) -> int: ...

@@ -31,9 +31,11 @@ import contextlib
 import hashlib
 import logging
 import re
+import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,14 +45,21 @@ import chromadb
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import NotFoundError
+from chromadb.errors import ChromaError, NotFoundError
 from chromadb.utils.embedding_functions import register_embedding_function
 from numpy.typing import NDArray
 
 from amem.config import Settings
 from amem.domain.models import as_utc
-from amem.errors import AmemError, ConfigError
-from amem.index.base import BuildDroppedError, BuildOrigin, IndexEntry, VectorHit
+from amem.errors import ConfigError
+from amem.index.base import (
+    BuildDroppedError,
+    BuildMissingError,
+    BuildOrigin,
+    IndexEntry,
+    IndexUnavailableError,
+    VectorHit,
+)
 from amem.index.embedders import Embedder, embedder_from_id
 
 log = logging.getLogger(__name__)
@@ -60,7 +69,7 @@ _CHROMA_FTS = "embedding_fulltext_search"
 DEFAULT_STORE = "amem_notes"
 _SCOPE = "amem_scope"
 #: A build's marker's metadata: its BuildOrigin.
-_REPLACES, _HEAD, _ERASURES = "amem_replaces", "amem_built_from", "amem_erasures"
+_REPLACES, _HEAD, _ERASURES, _LEDGER = "amem_replaces", "amem_built_from", "amem_erasures", "amem_ledger"
 #: Draw this many extra neighbours so that retired notes can be dropped without a metadata filter.
 RETIRED_MARGIN = 10
 #: Write each collection's HNSW index to disk after every write. Chroma keeps writes in one log for
@@ -111,10 +120,6 @@ class AmemEmbeddingFunction(EmbeddingFunction[Documents]):
 
     def is_legacy(self) -> bool:
         return False
-
-
-class IndexUnavailableError(AmemError):
-    """The Chroma server cannot be reached (the ledger is unaffected; search needs the index)."""
 
 
 def open_chroma(settings: Settings, embedder: Embedder) -> ChromaIndex:
@@ -204,6 +209,8 @@ class ChromaIndex:
         #: Collection handles by (build, scope): a thread that read the build just before ``use``
         #: switched it never files another build's handle under the new one.
         self._scopes: dict[tuple[str, str], Any] = {}
+        #: Asks the ledger which build it records (``watch``): None, a missing build answers nothing.
+        self._recorded: Callable[[], str | None] | None = None
 
     def _collection(self, scope: str, *, create: bool) -> Any | None:
         build = self.build
@@ -249,6 +256,7 @@ class ChromaIndex:
         for attempt in (1, 2):
             collection = self._collection(scope, create=create and attempt == 1)
             if collection is None:
+                self._refuse_missing()
                 return empty
             try:
                 return work(collection)
@@ -258,8 +266,85 @@ class ChromaIndex:
                 self._scopes.pop((self.build, scope), None)
                 self._scopes = {k: v for k, v in self._scopes.items() if v is not collection}
                 if attempt == 2:
+                    self._refuse_missing()
                     return empty
         return empty
+
+    def _refuse_missing(self) -> None:
+        """A scope without a collection is an empty scope, unless the build in use is gone: while
+        the ledger still records it (no rebuild replaced it: something else deleted it, an older
+        amem of another store on this location, an emptied server), answering nothing would hide
+        that every entry is lost, so BuildMissingError says so."""
+        build = self.build
+        if not build or self._making or self._recorded is None or self.has_build(build):
+            return
+        if self._recorded() == build:
+            raise BuildMissingError(
+                f"the vector index's build {build} is gone from Chroma (deleted by something other than "
+                "an amem rebuild: another store on the same index location, an emptied server or "
+                "directory): the next catch-up that writes rebuilds it from the ledger; `amem reindex` "
+                "rebuilds it now"
+            )
+
+    def watch(self, recorded: Callable[[], str | None]) -> None:
+        """``recorded``: which build the ledger records now (asked only when a build is missing)."""
+        self._recorded = recorded
+
+    def writing(self) -> AbstractContextManager[object]:
+        """A local Chroma loads a collection's vectors once and writes them back whole on each
+        write: a process writing a view loaded before another process's write would erase that
+        write from the files. The writers of one directory take turns (a file lock beside it) and
+        catch their view up with the ledger inside that turn. A server keeps one copy: no lock."""
+        if self.path is None:
+            return contextlib.nullcontext()
+        return _write_lock(self.path)
+
+    def unanswering(self) -> list[str]:
+        """The scopes whose collection counts entries but answers no neighbour to one of its own
+        vectors, or fails to answer (truncated or overwritten vector files). A collection whose
+        vector files read whole (``hnsw_files.read_layout``: a stat and a header each) is not
+        asked: only the others are loaded and queried once, so an open stays cheap. A local Chroma
+        only: a server's files are its own."""
+        if not self.build or self.path is None:
+            return []
+        from amem.index import hnsw_files
+
+        prefix = f"{self.store}.{self.build}."
+        segments = self._vector_segments()
+        broken: list[str] = []
+        for c in self._store_collections():
+            if not c.name.startswith(prefix):
+                continue
+            directory = segments.get(str(c.id))
+            if directory is not None and hnsw_files.read_layout(directory) is not None:
+                continue
+            try:
+                if c.count() == 0:
+                    continue
+                got = c.get(limit=1, include=["embeddings"])
+                probe = np.asarray(got["embeddings"][:1], dtype=np.float32)
+                if len(probe):  # counted, yet no vector to read: as broken as one that answers nothing
+                    answer = c.query(query_embeddings=probe, n_results=1, include=["distances"])
+                    if answer["ids"][0]:
+                        continue
+            except NotFoundError:
+                continue  # dropped meanwhile: no longer the build in use
+            except ChromaError as exc:
+                log.warning("index collection %s cannot answer a query: %s", c.name, exc)
+            broken.append(str((c.metadata or {}).get(_SCOPE, c.name)))
+        return broken
+
+    def _vector_segments(self) -> dict[str, Path]:
+        """Each collection's vector segment directory, by collection id (a local Chroma)."""
+        import sqlite3
+
+        assert self.path is not None
+        db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
+        try:
+            rows = db.execute("SELECT id, collection FROM segments WHERE scope = 'VECTOR'").fetchall()
+        finally:
+            db.close()
+        return {str(collection): self.path / str(segment) for segment, collection in rows}
 
     def _store_collections(self, *, legacy: bool = False) -> list[Any]:
         """The store's collections (``legacy``: with the one an older amem named after the store
@@ -284,11 +369,17 @@ class ChromaIndex:
         return a view of the same Chroma that reads and writes it."""
         self.client.get_or_create_collection(
             marker_name(self.store, build),
-            metadata={_REPLACES: origin.replaces, _HEAD: origin.head, _ERASURES: origin.erasures},
+            metadata={
+                _REPLACES: origin.replaces,
+                _HEAD: origin.head,
+                _ERASURES: origin.erasures,
+                **({_LEDGER: origin.ledger} if origin.ledger else {}),
+            },
             embedding_function=self._function,
         )
         view = ChromaIndex(self.client, self.store, self.embedder, build)
         view.path = self.path
+        view._recorded = self._recorded
         view._making = True
         return view
 
@@ -309,7 +400,7 @@ class ChromaIndex:
         self.build = build
         self._scopes = {k: v for k, v in self._scopes.items() if k[0] == build}
 
-    def drop_builds(self, recorded: Callable[[], str | None]) -> int:
+    def drop_builds(self, recorded: Callable[[], str | None], *, ledger: str = "") -> int:
         """Delete every collection of the store that belongs to no build which can still be
         recorded: all but the build ``recorded()`` names (the ledger's, read after each listing of
         the collections, so a build recorded meanwhile is not taken for a doomed one) and the
@@ -319,32 +410,39 @@ class ChromaIndex:
         older amem, named after the store alone. Each doomed build's marker goes first, then the
         collections are listed again: a process about to make a collection of a doomed build finds
         its marker gone (``_collection``), or made it before that listing. Returns how many
-        collections were deleted."""
+        collections were deleted.
+
+        Only the builds of the ledger ``ledger`` identifies are doomed: those whose marker names
+        it, the ones the recorded build replaced (an older amem's markers name no ledger) and
+        those begun from one of them. Another ledger opened on the same location (a scratch
+        database on the production machine, another store on one server) leaves them alone."""
         dropped = 0
+        doomed: set[str] = set()
         for doomed_markers in (True, False):
             collections = self._store_collections(legacy=True)
             keep = recorded()
             if keep is None:
                 return dropped
-            kept = self._kept(collections, keep)
+            origins = self._origins(collections)
+            kept = self._kept(origins, keep)
+            doomed |= self._mine(origins, keep, ledger) - kept
             for c in collections:
                 build = build_of(self.store, c.name)
-                if build is not None and build in kept:
+                if build is not None and (build in kept or (build in origins and build not in doomed)):
                     continue
                 if doomed_markers and (build is None or c.name != marker_name(self.store, build)):
                     continue
                 with contextlib.suppress(NotFoundError, ValueError):
                     self.client.delete_collection(c.name)
                     dropped += 1
-            self._scopes = {k: v for k, v in self._scopes.items() if k[0] in kept}
+            self._scopes = {k: v for k, v in self._scopes.items() if k[0] not in doomed}
         if dropped:
             self._remove_dropped_segments()  # else each rebuild would leave a copy of the vectors
         return dropped
 
-    def _kept(self, collections: Sequence[Any], keep: str) -> set[str]:
-        """``keep`` and the builds descended from it (begun to replace it, or one of those), by the
-        origins in the markers among ``collections`` (or read, for a build whose marker was made
-        after the listing read that part of it)."""
+    def _origins(self, collections: Sequence[Any]) -> dict[str, BuildOrigin]:
+        """Each build's origin, from its marker among ``collections`` (or read, for a build whose
+        marker was made after the listing read that part of it); a build without one has none."""
         origins: dict[str, BuildOrigin] = {}
         unmarked: set[str] = set()
         for c in collections:
@@ -357,10 +455,42 @@ class ChromaIndex:
             found = self.origin(build)
             if found is not None:
                 origins[build] = found
+        return origins
+
+    @staticmethod
+    def _kept(origins: Mapping[str, BuildOrigin], keep: str) -> set[str]:
+        """``keep`` and the builds descended from it (begun to replace it, or one of those)."""
         kept = {keep}
         while more := {b for b, o in origins.items() if o.replaces in kept} - kept:
             kept |= more
         return kept
+
+    @staticmethod
+    def _mine(origins: Mapping[str, BuildOrigin], keep: str, ledger: str) -> set[str]:
+        """The builds of the ledger ``ledger`` identifies ("": not known yet): those whose marker
+        names it, ``keep`` and the builds it replaced (as far as their markers name no other
+        ledger), and the builds begun from one of those."""
+        ours = ("", ledger)
+        mine = {b for b, o in origins.items() if ledger and o.ledger == ledger}
+        chain: set[str] = set()
+        at = keep
+        while at and at not in chain:
+            origin = origins.get(at)
+            if origin is not None and origin.ledger not in ours and at != keep:
+                break  # another ledger's build (a clone's): never this one's to drop
+            chain.add(at)
+            if origin is None:
+                break
+            at = origin.replaces
+        mine |= chain
+        while more := {b for b, o in origins.items() if o.replaces in mine and o.ledger in ours} - mine:
+            mine |= more
+        return mine
+
+    def builds_replacing(self, build: str) -> list[BuildOrigin]:
+        """The origins of the builds begun to replace ``build`` (being made, or abandoned)."""
+        origins = self._origins(self._store_collections())
+        return [o for o in origins.values() if o.replaces == build]
 
     def drop(self) -> None:
         """Delete this object's build (a build that lost the race to another one), its marker first."""
@@ -432,6 +562,7 @@ class ChromaIndex:
         tags: Sequence[str] = (),
         alive_at: datetime | None = None,
         retired: Callable[[Sequence[str]], AbstractSet[str]] | None = None,
+        created_by: datetime | None = None,
     ) -> list[VectorHit]:
         """Nearest first. Retired entries are dropped after the query when a few extra neighbours
         cover them (the usual case); only otherwise does Chroma filter on invalid_at.
@@ -440,8 +571,13 @@ class ChromaIndex:
         search asks its index view, which knows the ledger's retirements). The neighbours are
         then drawn without their metadata: Chroma reads an entry's metadata row by row, which
         made the query 3-4x slower (60 neighbours: 1.0-1.6 ms with distances only, 3.5-5.2 ms
-        with metadata; bench/README.md, "Peers", tenth session)."""
+        with metadata; bench/README.md, "Peers", tenth session).
+
+        ``created_by``: Chroma filters on created_at (a search as of a past moment only, so the
+        common query stays unfiltered)."""
         tag_clauses: list[Mapping[str, Any]] = [{"tags": {"$contains": tag}} for tag in tags]
+        if created_by is not None:
+            tag_clauses.append({"created_at": {"$lte": as_utc(created_by).timestamp()}})
         if alive_at is None:
             return self._query(scope, vector, k, tag_clauses)
         moment = as_utc(alive_at).timestamp()
@@ -561,9 +697,31 @@ class ChromaIndex:
             close()
 
 
+#: One write lock per local index directory and process (a FileLock counts its holder's re-entries).
+_WRITE_LOCKS: dict[str, Any] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+def _write_lock(path: Path) -> Any:
+    """The lock the writers of the local index at ``path`` take turns with, beside it."""
+    from filelock import FileLock
+
+    name = str(path.with_name(path.name + ".write.lock"))
+    with _WRITE_LOCKS_GUARD:
+        lock = _WRITE_LOCKS.get(name)
+        if lock is None:
+            lock = _WRITE_LOCKS[name] = FileLock(name)
+        return lock
+
+
 def _origin(metadata: Mapping[str, Any] | None) -> BuildOrigin:
     meta = metadata or {}
-    return BuildOrigin(str(meta.get(_REPLACES, "")), int(meta.get(_HEAD, -1)), int(meta.get(_ERASURES, -1)))
+    return BuildOrigin(
+        str(meta.get(_REPLACES, "")),
+        int(meta.get(_HEAD, -1)),
+        int(meta.get(_ERASURES, -1)),
+        str(meta.get(_LEDGER, "")),
+    )
 
 
 def _is_uuid(name: str) -> bool:

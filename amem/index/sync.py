@@ -35,7 +35,7 @@ from amem.domain.hashing import sha256_text
 from amem.domain.models import Change, ChangeKind, Note, as_utc, utcnow
 from amem.domain.progress import Progress, no_progress
 from amem.errors import AmemError
-from amem.index.base import BuildDroppedError, BuildOrigin, IndexPosition, VectorIndex
+from amem.index.base import BuildDroppedError, BuildMissingError, BuildOrigin, IndexPosition, VectorIndex
 from amem.index.documents import (
     DOCUMENT_FORMAT,
     EMBEDDED_ATTRIBUTES,
@@ -162,6 +162,10 @@ class IndexSync:
         #: Read from the ledger once (``_retirements``), then kept by every catch-up from the notes
         #: it applies, so it is as current as the view. None: not read yet.
         self._retired: dict[str, datetime] | None = None
+        #: The ledger's identity (``index_queries.new_identity``; "" until known), in every build's
+        #: marker: builds of another ledger on the same index location are never dropped nor used.
+        self._identity = ""
+        index.watch(self._recorded_build)
 
     @property
     def position(self) -> IndexPosition:
@@ -212,15 +216,14 @@ class IndexSync:
     def save_position(self) -> None:
         """On close: write the notes add_note's catch-ups staged into the index, and keep the
         position that reached, when no write kept it since. A process that only searched writes
-        nothing."""
+        nothing. The write is a catch-up's (``_write_view``): first level with the ledger's head,
+        under the index's write lock, so it never writes back a view that misses another
+        process's notes."""
         with self._lock:
             flushed, self._deferred = self._deferred, False
-            if flushed and self._staged and self._position.instance:
-                with self.ledger.read() as tx:  # as catch_up: never after an erasure or a rebuild
-                    seen = self.check(tx)
-                self._notice_erasures(seen.erasures)
-                self._follow_rebuilds(seen.position)
-            if flushed:
+            if flushed and self._position.instance:
+                self._write_view(record=True, position=True)
+            elif flushed:
                 self._flush_staged()
             if (self._owed or flushed) and self._written_seq > self._saved_seq and self._position.instance:
                 with index_queries.derived_write(self.ledger) as tx:
@@ -244,31 +247,46 @@ class IndexSync:
 
         Refuses (IndexModelChangedError) an index built with another embedding model while the
         ledger holds notes: nothing is dropped, ``reindex`` rebuilds it explicitly. Builds the
-        index anew when the build the ledger records is missing from it (an index directory
-        deleted, a server emptied, an older amem's layout) or was made from another ledger or
-        ahead of it; the vectors come from the ledger. Returns True then."""
+        index anew, from the vectors the ledger keeps, when the build the ledger records is
+        missing from it (an index directory deleted, a server emptied, an older amem's layout),
+        was made by another ledger or ahead of this one, predates an erasure the ledger records
+        (the erasure's rebuild was cut short: a note redacted in place would keep the vector of
+        the erased text; compacted then, as an erasure is), or holds entries that answer no
+        query (its files corrupted). Returns True then."""
         with self._lock:
             for _ in range(2):  # again when another process replaced the build it found meanwhile
+                self._identity = index_queries.identify(self.ledger, self.name)
                 with self.ledger.read() as tx:
-                    row = index_queries.position(tx, self.name)
-                    ledger_id = _fingerprint(tx)
-                    last = tx.last_change_seq()
+                    seen = self.check(tx)
+                row, last = seen.position, seen.head
                 if row is not None and row.built_by and row.built_by != self.built_by and last > 0:
                     raise IndexModelChangedError(row.built_by, self.built_by)
-                usable = (
-                    row is not None
-                    and row.built_by == self.built_by
-                    and row.ledger_id in ("", ledger_id)
-                    and row.last_seq <= last
-                )
-                if usable and row is not None and self.index.has_build(row.instance):
+                fits = row is not None and row.built_by == self.built_by and row.last_seq <= last
+                origin = self.index.origin(row.instance) if fits and row is not None else None
+                if origin is not None and origin.ledger not in ("", self._identity):
+                    log.warning(
+                        "the index build this ledger records was made by another ledger: building one"
+                    )
+                elif origin is not None and row is not None:
+                    if self._predates_erasures(seen, waiting=False):
+                        self._rebuild_for_erasures()
+                        return True
                     self.index.use(row.instance)
+                    broken = self.index.unanswering()
+                    if broken:
+                        log.warning(
+                            "the vector index holds entries that answer no query (scopes %s: its files "
+                            "corrupted?): rebuilding it from the ledger",
+                            ", ".join(sorted(broken)[:5]),
+                        )
+                        self._build()
+                        return True
                     self._absorbed(_position(row))
                     self._saved_seq = row.last_seq
                     return False
                 with self.ledger.read() as tx:
                     now = index_queries.position(tx, self.name)
-                if not usable or now is None or row is None or now.instance == row.instance:
+                if not fits or now is None or row is None or now.instance == row.instance:
                     break
         self._build()
         return True
@@ -301,67 +319,146 @@ class IndexSync:
         ledger in one transaction); its first query reads the index's position and the ledger's
         last change together, and when nothing changed that is all it reads. ``checked``: that
         check, already read (``check``; a search on PostgreSQL reads it beside its embedding), so
-        when nothing changed the catch-up reads nothing at all."""
+        when nothing changed the catch-up reads nothing at all.
+
+        A catch-up that writes the index (``stage=False``, or a search's once ``STAGED_LIMIT``
+        notes are staged) does it under the index's write lock, after bringing the view level
+        with the ledger's head inside that lock (``_write_view``): a local Chroma writes back the
+        whole copy of a collection it loaded, so a view missing another process's notes would
+        erase them from the files, for good, since that process recorded them as indexed.
+
+        A recording catch-up that finds an erasure recorded since its last look, while the build
+        in use was made before it and no rebuild is under way, rebuilds (an erasure whose rebuild
+        was cut short); a build in use gone from the index is rebuilt too (BuildMissingError,
+        which a search's catch-up raises instead)."""
         if tx is not None and record:
             raise ValueError("a catch-up that records writes in transactions of its own")
         stage = not record if stage is None else stage
         with self._lock:
-            if not stage and self._staged:
-                # What searches staged is written first, but only once the ledger has been asked
-                # whether an erasure or a rebuild made it stale: written after an erasure, a
-                # staged note would put the erased text back into the index's files.
-                with nullcontext(tx) if tx is not None else self.ledger.read() as read:
-                    seen = checked if checked is not None else self.check(read)
-                self._notice_erasures(seen.erasures)
-                self._follow_rebuilds(seen.position)
-                self._flush_staged()
-            start = self._position.last_seq
-            touched = self._rebuild(record=record, progress=progress) if start == 0 else set()
-            kept: list[tuple[str, str, NDArray[np.float32]]] = []
-            check = bool(self._position.instance)
-            while True:
-                with nullcontext(tx) if tx is not None else self.ledger.read() as read:
-                    if self._retired is None:  # once a process, in the read the position is read in
-                        self._retired = search_queries.retirements(read)
-                    if check:  # in the first read, so a search costs no extra transaction
-                        check = False
-                        seen = checked if checked is not None else self.check(read)
-                        self._notice_erasures(seen.erasures)
-                        row, head = seen.position, seen.head
-                        if self._follow_rebuilds(row):
-                            continue
-                        if head <= self._position.last_seq:
-                            break  # nothing changed since
-                    changes = list(islice(read.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
-                    if not changes:
-                        break
-                    plan = _Plan.of(changes)
-                    notes = read.get_notes(sorted(plan.embed | plan.metadata))
-                    wanted = plan.embed | plan.metadata if stage else plan.embed  # staged: every vector
-                    vectors = _Vectors(index_queries.vectors(read, self.model, sorted(wanted)))
-                touched |= self._stage(notes, vectors, plan) if stage else self._apply(notes, plan, vectors)
-                kept += vectors.new
-                p = self._position
-                self._absorbed(IndexPosition(changes[-1].seq, p.ledger, self.built_by, p.instance))
-            if record and stage and self._staged:
-                self._deferred = True  # written by a later catch-up, STAGED_LIMIT at once, or on close
-            if record and (kept or (position and self._position.last_seq != start)):
-                self._record(kept)
-            elif record and self._position.last_seq != start:
-                self._owed = True  # kept by the next write of add_note, or on close
+            if not stage:
+                return self._write_view(record=record, position=position, progress=progress)
+            touched = self._catch_up(
+                record=record, position=position, stage=True, progress=progress, tx=tx, checked=checked
+            )
             if len(self._staged) >= STAGED_LIMIT:
-                self._flush_staged()
-            return len(touched)
+                self._write_view()
+            return touched
 
-    def _notice_erasures(self, erasures: int) -> None:
+    def _write_view(
+        self, *, record: bool = False, position: bool = False, progress: Progress = no_progress
+    ) -> int:
+        """Under the index's write lock: catch the view up to the ledger's head (read afresh inside
+        the lock, never in a caller's older transaction), then write it, staged notes included;
+        ``record``: and keep the vectors embedded and the position reached. A build in use found
+        gone is rebuilt (recording) or reported (BuildMissingError)."""
+        try:
+            with self.index.writing():
+                return self._catch_up(record=record, position=position, stage=False, progress=progress)
+        except BuildMissingError:
+            if not record:
+                raise
+            log.warning("the vector index's build in use is gone: rebuilding it from the ledger")
+        self._build(progress=progress)
+        with self.index.writing():
+            return self._catch_up(record=record, position=position, stage=False, progress=progress)
+
+    def _catch_up(
+        self,
+        *,
+        record: bool,
+        position: bool,
+        stage: bool,
+        progress: Progress = no_progress,
+        tx: LedgerTx | None = None,
+        checked: LedgerCheck | None = None,
+    ) -> int:
+        """``catch_up`` itself, under the view's lock (and, with ``stage=False``, the index's
+        write lock): changes after the position are staged (``stage``, or while notes are staged
+        already: a later version must replace the staged one, not be written over by it) or
+        written, then what is staged is written at the end (``stage=False``)."""
+        start = self._position.last_seq
+        touched = self._rebuild(record=record, progress=progress) if start == 0 else set()
+        kept: list[tuple[str, str, NDArray[np.float32]]] = []
+        check = bool(self._position.instance)
+        stale = False
+        while True:
+            with nullcontext(tx) if tx is not None else self.ledger.read() as read:
+                if self._retired is None:  # once a process, in the read the position is read in
+                    self._retired = search_queries.retirements(read)
+                if check:  # in the first read, so a search costs no extra transaction
+                    check = False
+                    seen = checked if checked is not None else self.check(read)
+                    if self._notice_erasures(seen.erasures) and record and self._predates_erasures(seen):
+                        stale = True
+                        break
+                    row, head = seen.position, seen.head
+                    if self._follow_rebuilds(row):
+                        continue
+                    if head <= self._position.last_seq:
+                        break  # nothing changed since
+                changes = list(islice(read.iter_changes(self._position.last_seq), CHANGES_PER_BATCH))
+                if not changes:
+                    break
+                plan = _Plan.of(changes)
+                notes = read.get_notes(sorted(plan.embed | plan.metadata))
+                staging = stage or bool(self._staged)
+                wanted = plan.embed | plan.metadata if staging else plan.embed  # staged: every vector
+                vectors = _Vectors(index_queries.vectors(read, self.model, sorted(wanted)))
+            touched |= self._stage(notes, vectors, plan) if staging else self._apply(notes, plan, vectors)
+            kept += vectors.new
+            p = self._position
+            self._absorbed(IndexPosition(changes[-1].seq, p.ledger, self.built_by, p.instance))
+        if stale:
+            self._rebuild_for_erasures(progress=progress)
+            return self._catch_up(record=record, position=position, stage=stage, progress=progress)
+        if not stage:
+            self._flush_staged()
+        if record and stage and self._staged:
+            self._deferred = True  # written by a later catch-up, STAGED_LIMIT at once, or on close
+        if record and (kept or (position and self._written_seq > self._saved_seq)):
+            self._record(kept)
+        elif record and self._position.last_seq != start:
+            self._owed = True  # kept by the next write of add_note, or on close
+        return len(touched)
+
+    def _notice_erasures(self, erasures: int) -> bool:
         """Run ``on_erasure`` when the ledger holds more erasures than this process last saw: the
-        first check only counts them (a process that opens after an erasure never read its texts)."""
+        first check only counts them (a process that opens after an erasure never read its texts).
+        Returns whether it did."""
         seen, self._erasures = self._erasures, erasures
         if seen is not None and erasures != seen:
             log.info("%d erasure(s) recorded since this process last looked: its texts go", erasures - seen)
             for forget in self.on_erasure:
                 forget()
             self._drop_staged()
+            return True
+        return False
+
+    def _predates_erasures(self, seen: LedgerCheck, *, waiting: bool = True) -> bool:
+        """Whether the recorded build was begun before an erasure the ledger records (its marker
+        counts fewer; one made by an amem that counted none is taken as older), so a note the
+        erasure redacted in place may keep the vector of the erased text. ``waiting``: not while a
+        build begun to replace it after the erasure may still be recorded (the erasure's own
+        rebuild, under way in another process; one abandoned is caught at the next open)."""
+        row = seen.position
+        if row is None or seen.erasures == 0:
+            return False
+        origin = self.index.origin(row.instance)
+        if origin is None or origin.erasures >= seen.erasures:
+            return False  # a build gone is another matter (BuildMissingError, verify_origin)
+        under_way = waiting and any(
+            o.erasures >= seen.erasures for o in self.index.builds_replacing(row.instance)
+        )
+        return not under_way
+
+    def _rebuild_for_erasures(self, *, progress: Progress = no_progress) -> None:
+        """Rebuild an index made before an erasure, then compact it, as an erasure does."""
+        log.warning(
+            "the vector index was built before an erasure the ledger records (that erasure's rebuild "
+            "was cut short): rebuilding it from the ledger and compacting it"
+        )
+        self._build(progress=progress)
+        self.index.compact()
 
     def _drop_staged(self) -> None:
         """Forget what searches staged (it may hold erased texts) and go back to where the index
@@ -475,9 +572,12 @@ class IndexSync:
         for _ in range(BUILD_ATTEMPTS):
             with self.ledger.read() as tx:
                 seen = index_queries.ledger_check(tx, self.name)
-                ledger_id = _fingerprint(tx)
             row = seen.position
-            origin = BuildOrigin(row.instance if row is not None else "", seen.head, seen.erasures)
+            # the ledger's identity (made here for its first build, or for an older amem's row)
+            ledger_id = (
+                (row.identity if row is not None else "") or self._identity or index_queries.new_identity()
+            )
+            origin = BuildOrigin(row.instance if row is not None else "", seen.head, seen.erasures, ledger_id)
             build = uuid.uuid4().hex[:16]
             target = self.index.building(build, origin)
             won = False
@@ -530,17 +630,20 @@ class IndexSync:
         builds that can no longer be recorded."""
         self._follow_recorded()
 
-        def recorded() -> str | None:
-            with self.ledger.read() as tx:
-                row = index_queries.position(tx, self.name)
-            return row.instance if row is not None else None
+        self.index.drop_builds(self._recorded_build, ledger=self._identity)
 
-        self.index.drop_builds(recorded)
+    def _recorded_build(self) -> str | None:
+        """The build the ledger records now (None: none yet)."""
+        with self.ledger.read() as tx:
+            row = index_queries.position(tx, self.name)
+        return row.instance if row is not None else None
 
     def _adopt(self, position: IndexPosition) -> None:
         """Read and write ``position``'s build from now on, from its position: what this view
         staged or wrote beyond it is read from the ledger again by the next catch-up."""
         self.index.use(position.instance)
+        if position.ledger.startswith(index_queries.IDENTITY_PREFIX):
+            self._identity = position.ledger
         self._staged.clear()
         self._unindexed.clear()
         self._absorbed(position)
@@ -579,13 +682,13 @@ class IndexSync:
         """From position 0 (a build of a ledger that was empty then), index the notes as they
         stand instead of replaying every change. The position is set only at the end, so an
         interrupted rebuild restarts."""
-        with self.ledger.read() as tx:
-            ledger_id = _fingerprint(tx)
         done: set[str] = set()
-        head, kept = self._fill(self.index, progress=progress, done=done)
+        with self.index.writing():  # as any write of the build in use
+            head, kept = self._fill(self.index, progress=progress, done=done)
         if head == 0:
             return set()
-        self._absorbed(IndexPosition(head, ledger_id, self.built_by, self._position.instance))
+        p = self._position
+        self._absorbed(IndexPosition(head, p.ledger, self.built_by, p.instance))
         if record:
             self._record(kept)
         return done
@@ -670,9 +773,3 @@ class IndexSync:
 
 def _position(row: StoredPosition) -> IndexPosition:
     return IndexPosition(row.last_seq, row.ledger_id, row.built_by, row.instance)
-
-
-def _fingerprint(tx: LedgerTx) -> str:
-    """The ledger's identity: the hash of its first change ("" while it has none)."""
-    first = tx.get_change(1)
-    return first.hash if first is not None else ""

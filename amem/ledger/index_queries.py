@@ -7,6 +7,7 @@ or an add_note's write.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,20 +18,37 @@ import numpy as np
 import sqlalchemy as sa
 from numpy.typing import NDArray
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
 
 from amem.ledger.store import Ledger, LedgerTx
 from amem.ledger.tables import changes, erasures, events, index_state, note_vectors
+
+#: How a ledger's identity begins in ``index_state.ledger_id`` (an older amem kept the hash of the
+#: ledger's first change there, or nothing).
+IDENTITY_PREFIX = "ledger-"
+
+
+def new_identity() -> str:
+    """A ledger's identity: random, made once (with its index's first build, or on the first open
+    of an older ledger), and recorded in each build's marker, so that builds of two ledgers sharing
+    one index location are told apart."""
+    return IDENTITY_PREFIX + uuid.uuid4().hex
 
 
 @dataclass(frozen=True)
 class StoredPosition:
     """An index's row in ``index_state``: how far ``instance`` (one build of the index), made with
-    ``built_by`` from the ledger fingerprinted ``ledger_id``, has absorbed the changes."""
+    ``built_by`` from the ledger identified by ``ledger_id``, has absorbed the changes."""
 
     last_seq: int
     instance: str
     built_by: str
     ledger_id: str
+
+    @property
+    def identity(self) -> str:
+        """The ledger's identity ("" when this row was written by an older amem)."""
+        return self.ledger_id if self.ledger_id.startswith(IDENTITY_PREFIX) else ""
 
 
 @dataclass(frozen=True)
@@ -136,6 +154,29 @@ def advance(tx: LedgerTx, name: str, instance: str, built_by: str, last_seq: int
         .values(last_seq=last_seq, updated_at=now)
     )
     return moved.rowcount == 1
+
+
+def identify(ledger: Ledger, name: str) -> str:
+    """The ledger's identity, given to its index's row now if an older amem wrote it without one
+    (compare-and-set: a process that gave it first wins). "" when there is no row yet (the first
+    build makes one) or the ledger cannot be written (a read-only replica: the builds are then told
+    apart by what they replaced)."""
+    with ledger.read() as tx:
+        row = position(tx, name)
+    if row is None or row.identity:
+        return row.identity if row is not None else ""
+    try:
+        with derived_write(ledger) as tx:
+            tx.conn.execute(
+                sa.update(index_state)
+                .where(index_state.c.name == name, index_state.c.ledger_id == row.ledger_id)
+                .values(ledger_id=new_identity())
+            )
+    except SQLAlchemyError:
+        return ""
+    with ledger.read() as tx:
+        row = position(tx, name)
+    return row.identity if row is not None else ""
 
 
 # -- the vectors -----------------------------------------------------------------------------------

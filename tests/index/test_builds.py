@@ -344,11 +344,14 @@ def test_a_rebuild_begun_just_after_another_was_recorded_is_not_dropped_by_it(
     def while_the_other_builds(task: str, done: int, total: int | None) -> None:
         if done and not begun:  # the other rebuild has written its first page: drop now
             begun.append(recorded_build(memory))
-            drop_builds(lambda: begun[0])
+            drop_builds(lambda: begun[0], ledger=identity[0])
 
-    def drop_late(recorded: Any) -> int:
+    identity: list[str] = []
+
+    def drop_late(recorded: Any, *, ledger: str) -> int:
+        identity.append(ledger)
         other.reindex(progress=while_the_other_builds)  # begins once this one is recorded
-        return drop_builds(recorded)
+        return drop_builds(recorded, ledger=ledger)
 
     made: list[str] = []
     building = other.search_service.index.building
@@ -460,14 +463,62 @@ def test_builds_descended_from_the_recorded_one_are_kept_and_the_rest_dropped(me
     from amem.index.base import BuildOrigin
 
     index = memory.search_service.index
-    chain = {"a0": "", "b1": "a0", "c2": "b1", "d3": "c2", "x1": "a0", "y9": "gone"}
-    for build, replaces in chain.items():
-        view = index.building(build, BuildOrigin(replaces, 0, 0))
+    in_use = index.build  # another ledger's, as far as this test's builds go
+    # a0: an older amem's build (its marker names no ledger); the rest this ledger's ("mine")
+    chain = {"a0": ("", ""), "b1": ("a0", "mine"), "c2": ("b1", "mine"), "d3": ("c2", "mine")}
+    chain |= {"x1": ("a0", "mine"), "y9": ("gone", "mine")}
+    # another ledger's builds on the same location, one from before builds named their ledger
+    chain |= {"o1": ("", "theirs"), "o2": ("o1", "theirs"), "o3": ("", ""), "o4": ("a0", "theirs")}
+    for build, (replaces, ledger) in chain.items():
+        view = index.building(build, BuildOrigin(replaces, 0, 0, ledger))
         view.upsert([], np.zeros((0, 384), dtype=np.float32))
-    index.drop_builds(lambda: "b1")  # b1 recorded: a0 and what replaced a0 otherwise can never be
+    index.drop_builds(
+        lambda: "b1", ledger="mine"
+    )  # b1 recorded: a0 and what replaced a0 otherwise can never be
     assert {n for n in store_collections(memory) if n.count(".") == 1} == {
-        marker_name("amem_notes", b) for b in ("b1", "c2", "d3")
+        marker_name("amem_notes", b) for b in ("b1", "c2", "d3", "o1", "o2", "o3", "o4", in_use)
     }
+
+
+def test_another_ledger_opened_on_the_same_index_location_leaves_this_ones_build(
+    memory: Memory, stored: list[str], tmp_path: Path
+) -> None:
+    """A scratch database opened with the production store's home (or two stores on one Chroma
+    server's default store) builds an index of its own beside this one's, and drops none of its
+    builds: this store's searches keep their vector side."""
+    build = recorded_build(memory)
+    with Memory(memory.home, database_url=f"sqlite:///{tmp_path / 'scratch.sqlite3'}") as scratch:
+        mine = make_note(scratch, "The scratch ledger's only note")
+        found = scratch.search("scratch ledger", k=5, scope="acme")
+        assert [r.note_id for r in found] == [mine.id] and scratch.search_service.index.build != build
+    assert one_build(memory, build) <= store_collections(memory)
+    hits = memory.search(QUERY, k=10, scope="acme")
+    assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == stored
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:  # and on the next open
+        assert again.search_service.index.build == build
+        hits = again.search(QUERY, k=10, scope="acme")
+        assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == stored
+
+
+def test_a_build_in_use_deleted_behind_amems_back_is_reported_then_rebuilt(
+    memory: Memory, stored: list[str]
+) -> None:
+    """The build the ledger records, deleted by something else than a rebuild (an older amem of
+    another store on the same location, an emptied server): a search says the index is
+    unavailable instead of answering nothing, and the next catch-up that writes rebuilds it."""
+    from amem.index.chroma import IndexUnavailableError
+
+    index = memory.search_service.index
+    build = index.build
+    for name in one_build(memory, build):
+        index.client.delete_collection(name)
+    with pytest.raises(IndexUnavailableError, match="gone"):
+        memory.search(QUERY, k=10, scope="acme")
+    added = make_note(memory, "Stark's champion moved to the Berlin office")
+    memory.search_service.catch_up()
+    assert recorded_build(memory) != build
+    hits = memory.search(QUERY, k=10, scope="acme")
+    assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == sorted([*stored, added.id])
 
 
 def test_a_write_into_a_dropped_build_makes_no_collection(memory: Memory, stored: list[str]) -> None:

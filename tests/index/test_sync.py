@@ -268,3 +268,141 @@ def test_a_note_another_process_added_is_found_by_meaning_in_an_open_memory(memo
     # No word in common with the note: only the vector side can find it.
     found = memory.search("additional licences for the helpdesk staff", k=1, scope="acme")
     assert [r.note_id for r in found] == [added] and found[0].matched_by == ["vector"]
+
+
+#: A process opened afresh: prints the notes a search finds by their vector (one a line, nearest
+#: first), for each query given.
+VECTOR_HITS = """
+import sys
+from amem.memory import Memory
+home, url, *queries = sys.argv[1:]
+with Memory(home, database_url=url) as memory:
+    for query in queries:
+        hits = memory.search(query, k=1, scope="acme")
+        print(" ".join(h.note_id for h in hits if "vector" in h.matched_by), flush=True)
+"""
+
+
+def in_another_process(memory: Memory, script: str, *args: str) -> list[str]:
+    """Run ``script`` on the store in a process of its own; the lines it printed."""
+    child = subprocess.run(
+        [sys.executable, "-c", script, str(memory.home), memory.settings.database_url, *args],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr
+    return child.stdout.rstrip("\n").split("\n")
+
+
+def test_a_process_writing_its_staged_notes_last_keeps_the_notes_another_process_wrote(
+    memory: Memory,
+) -> None:
+    """A local Chroma writes a collection's whole copy from memory back to its files: the process
+    that wrote its staged notes last (on close) used to write a copy loaded before another
+    process's note, which the ledger then recorded as indexed, so nothing ever applied it again.
+    It now catches up with the ledger before it writes, under the index's write lock."""
+    make_note(memory, "Acme prefers email over phone calls")
+    memory.search("email", k=1, scope="acme")  # this process loads the collection
+    mine = memory.add_note("Initech wants SAML single sign-on for all staff", actor="agent:a", scope="acme")
+    assert mine in memory.search_service.sync.staged()  # written on close
+    theirs = in_another_process(
+        memory, OTHER_PROCESS, "Globex approved a renewal budget of fifty thousand euros"
+    )
+    memory.close()
+
+    found = in_another_process(
+        memory, VECTOR_HITS, "Globex renewal budget fifty thousand euros", "SAML sign-on"
+    )
+    assert found == [theirs[-1], mine]
+
+
+def test_an_erasure_whose_rebuild_was_cut_short_is_rebuilt(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An erasure commits, then rebuilds the index; cut short there, a note the erasure redacted in
+    place kept the vector of the erased text in the index for good. A process open meanwhile
+    rebuilds at its next catch-up that writes, and the next open rebuilds too."""
+    from amem.index.sync import IndexSync
+    from tests.factories import said
+
+    secret = "Quibblestone"
+    gone = said(memory, f"Acme's champion is Mrs {secret}, she approves the budget")
+    kept = said(memory, "Acme pays 42 dollars per seat on the Pro plan")
+    memory.update(kept.id, actor="person:bob", reason="from the call", context=f"Mrs {secret} approves seats")
+    memory.search_service.catch_up()
+    open_meanwhile = reopen(memory)
+    open_meanwhile.search("seats", k=1, scope="acme")
+
+    def cut_short(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the embedder went away during 'indexing notes'")
+
+    monkeypatch.setattr(IndexSync, "_build", cut_short)
+    with pytest.raises(RuntimeError):
+        memory.erase(by=signed_in(memory, "alice"), reason="GDPR art. 17", raw_log_id=gone.raw_log_ids[0])
+    monkeypatch.undo()
+    memory.close()
+    now = document_text(open_meanwhile.read(kept.id))
+    assert secret not in now
+
+    try:  # the process open meanwhile: its next catch-up that writes
+        vector, _ = entry(open_meanwhile, kept.id)
+        assert embeds(open_meanwhile, vector, now)
+    finally:
+        open_meanwhile.close()
+    with reopen(memory) as again:  # and it stays so for the next process
+        vector, _ = entry(again, kept.id)
+        assert embeds(again, vector, now)
+
+
+def test_an_erasure_whose_rebuild_was_cut_short_is_rebuilt_on_the_next_open(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No process open meanwhile: the next open finds the build in use older than the erasure."""
+    from amem.index.sync import IndexSync
+    from tests.factories import said
+
+    gone = said(memory, "Acme's champion is Mrs Quibblestone, she approves the budget")
+    kept = said(memory, "Acme pays 42 dollars per seat on the Pro plan")
+    memory.update(
+        kept.id, actor="person:bob", reason="from the call", context="Mrs Quibblestone approves seats"
+    )
+    memory.search_service.catch_up()
+
+    def cut_short(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("interrupted during 'indexing notes'")
+
+    monkeypatch.setattr(IndexSync, "_build", cut_short)
+    with pytest.raises(RuntimeError):
+        memory.erase(by=signed_in(memory, "alice"), reason="GDPR art. 17", raw_log_id=gone.raw_log_ids[0])
+    monkeypatch.undo()
+    memory.close()
+
+    with reopen(memory) as again:
+        vector, _ = entry(again, kept.id)
+        assert embeds(again, vector, document_text(again.read(kept.id)))
+
+
+def test_an_index_whose_vector_files_were_truncated_is_rebuilt_on_open(memory: Memory) -> None:
+    """Truncated segment files (a full disk, a half-copied AMEM_HOME): Chroma still counts the
+    entries but answers no neighbour. The open notices and rebuilds from the stored vectors."""
+    notes = [
+        make_note(memory, text)
+        for text in (
+            "Initech wants SAML single sign-on",
+            "Globex renewal budget approved",
+            "Acme prefers email",
+        )
+    ]
+    memory.search("single sign-on", k=1, scope="acme")
+    memory.close()
+    for segment in (p for p in Path(memory.settings.chroma_path).iterdir() if p.is_dir()):
+        for name in ("data_level0.bin", "header.bin"):
+            if (segment / name).exists():
+                (segment / name).write_bytes((segment / name).read_bytes()[:10])
+
+    with reopen(memory) as again:
+        found = again.search("identity provider login", k=1, scope="acme")
+        assert [r.note_id for r in found] == [notes[0].id] and found[0].matched_by == ["vector"]
+        assert again.search_service.sync.embedded == 0  # rebuilt from the vectors the ledger keeps
