@@ -9,11 +9,15 @@ import typer
 from amem.cli.app import JsonOpt, app, emit, open_memory, out, parse_time, store_label
 from amem.errors import InvalidInputError
 
+#: The most hits a search answers: SearchService's MAX_K (amem/services/search.py), written out
+#: here because the CLI starts without importing the search stack (numpy, chromadb).
+MAX_K = 100
+
 
 @app.command("search")
 def search(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
-    k: Annotated[int, typer.Option("-k", min=1, help="How many hits.")] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, max=MAX_K, help="How many hits.")] = 10,
     scope: Annotated[
         str | None, typer.Option("--scope", help="Whose memory (optional when the store has one scope).")
     ] = None,

@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from amem.domain.models import Note, RetirementWaiting, as_utc
 from amem.ledger.store import LedgerTx, _note
-from amem.ledger.tables import UTCDateTime, notes, proposals, raw_logs
+from amem.ledger.tables import UTCDateTime, changes, notes, proposals, raw_logs
 
 #: At most this many distinct words of a query are searched (long queries stay cheap).
 MAX_TERMS = 32
@@ -96,10 +96,13 @@ def keyword_search(
     tags: Sequence[str] = (),
     alive_at: datetime | None = None,
     newest: int | None = None,
+    created_by: datetime | None = None,
 ) -> list[KeywordHit]:
     """Live notes of ``scope`` matching any word of ``text``, best first.
 
     ``tags``: each must be among the note's tags. ``alive_at``: only notes not retired then.
+    ``created_by``: only notes created at or before it (a search as of a past moment, whose
+    candidates must not be crowded out by notes that did not exist then).
     ``newest``: rank only the scope's ``newest`` most recently created notes that match, so the
     cost stops growing with the scope (on SQLite, deleted notes take places in that window); None
     ranks every match.
@@ -108,18 +111,22 @@ def keyword_search(
     if not terms or limit <= 0 or (newest is not None and newest <= 0):
         return []
     if tx.dialect == "sqlite":
-        return _fts5(tx, fts5_match(terms), scope, limit, tags, alive_at, newest)
+        return _fts5(tx, fts5_match(terms), scope, limit, tags, alive_at, newest, created_by)
     if tx.dialect == "postgresql":
-        return _tsvector(tx, terms, scope, limit, tags, alive_at, newest)
+        return _tsvector(tx, terms, scope, limit, tags, alive_at, newest, created_by)
     raise NotImplementedError(f"full-text search is not implemented for {tx.dialect}")
 
 
 def _filters(
-    tx: LedgerTx, tags: Sequence[str], alive_at: datetime | None
+    tx: LedgerTx, tags: Sequence[str], alive_at: datetime | None, created_by: datetime | None = None
 ) -> tuple[list[str], dict[str, object], list[sa.BindParameter[object]]]:
     where: list[str] = []
     params: dict[str, object] = {}
     typed: list[sa.BindParameter[object]] = []
+    if created_by is not None:
+        where.append("n.created_at <= :created_by")
+        params["created_by"] = as_utc(created_by)
+        typed.append(sa.bindparam("created_by", type_=UTCDateTime()))
     if alive_at is not None:
         where.append("(n.invalid_at IS NULL OR n.invalid_at > :alive_at)")
         params["alive_at"] = as_utc(alive_at)
@@ -142,16 +149,18 @@ def _fts5(
     tags: Sequence[str],
     alive_at: datetime | None,
     newest: int | None,
+    created_by: datetime | None = None,
 ) -> list[KeywordHit]:
-    extra, params, typed = _filters(tx, tags, alive_at)
+    extra, params, typed = _filters(tx, tags, alive_at, created_by)
     ranked = _fts5_ranked(newest is not None)
     if newest is not None:
         params["newest"] = newest
     args = {"match": match, "scope": scope, "limit": limit, **params}
-    if not tags:
-        # No tag filter (the link step, most searches): rank inside FTS5 and read the notes of the
-        # best few only, not of every match (half the query's time at 2,000 matches); the scope is
-        # the rowid range. Deleted and retired notes are dropped after ranking, so a few more are
+    if not tags and created_by is None:
+        # No tag filter and no creation bound (the link step, most searches; a search as of a
+        # past moment filters in SQL, below): rank inside FTS5 and read the notes of the best few
+        # only, not of every match (half the query's time at 2,000 matches); the scope is the
+        # rowid range. Deleted and retired notes are dropped after ranking, so a few more are
         # drawn; when more of the best than that were dropped, every match is read as below.
         drawn = limit + DROPPED_MARGIN
         rows = tx.conn.execute(_fts5_best(newest is not None), {**args, "drawn": drawn}).all()
@@ -222,6 +231,7 @@ def _tsvector(
     tags: Sequence[str],
     alive_at: datetime | None,
     newest: int | None,
+    created_by: datetime | None = None,
 ) -> list[KeywordHit]:
     """BM25-like on PostgreSQL: ts_rank_cd has no inverse document frequency, so each word's
     ts_rank_cd is weighted by its IDF within the scope, counted in the same query. (On LoCoMo,
@@ -231,7 +241,7 @@ def _tsvector(
     words = [t for t in terms if _WORD.fullmatch(t)]
     if not words:
         return []
-    extra, params, typed = _filters(tx, tags, alive_at)
+    extra, params, typed = _filters(tx, tags, alive_at, created_by)
     params.update({f"w{i}": w for i, w in enumerate(words)})
     params.update({"any": tsquery_text(words), "key": scope_key(scope), "scope": scope, "limit": limit})
     if newest is not None:
@@ -310,6 +320,30 @@ def backlinks(tx: LedgerTx, scope: str, targets: Sequence[str]) -> list[Backlink
             Backlink(note, link.note_id, link.reason) for link in note.links if link.note_id in wanted
         )
     return found
+
+
+def linked_before(tx: LedgerTx, scope: str, targets: Sequence[str], until: datetime) -> list[str]:
+    """Notes of ``scope`` given, at or before ``until``, links that mention any of ``targets``:
+    the notes that may have linked to them then (``backlinks`` reads the links as they stand now).
+    Bounded by the scope's changes of links up to ``until``; the caller rebuilds each note as of
+    ``until`` to keep those whose links then pointed at a target."""
+    if not targets:
+        return []
+    value_text = sa.cast(changes.c.new_value, sa.Text)
+    stmt = (
+        sa.select(changes.c.note_id)
+        .join(notes, notes.c.id == changes.c.note_id)
+        .where(
+            notes.c.scope == scope,
+            notes.c.deleted.is_(False),
+            changes.c.attribute == "links",
+            changes.c.applied_at <= as_utc(until),
+        )
+        .where(sa.or_(*[value_text.contains(t, autoescape=True) for t in sorted(set(targets))]))
+        .distinct()
+        .order_by(changes.c.note_id)
+    )
+    return list(tx.conn.execute(stmt).scalars())
 
 
 def live_notes_page(tx: LedgerTx, *, after: str, limit: int) -> list[Note]:

@@ -31,7 +31,7 @@ from amem.errors import InvalidInputError
 from amem.index.base import VectorHit, VectorIndex
 from amem.index.documents import document_text
 from amem.index.embedders import Embedder, MiniLMEmbedder, make_embedder
-from amem.index.fusion import VECTOR_WEIGHT, fuse
+from amem.index.fusion import VECTOR_WEIGHT, Fused, fuse
 from amem.index.sync import IndexModelChangedError, IndexSync
 from amem.ledger import search_queries
 from amem.ledger.index_queries import LedgerCheck
@@ -45,6 +45,12 @@ log = logging.getLogger(__name__)
 MIN_POOL = 50
 #: ... or this many times k.
 POOL_PER_RESULT = 3
+#: A search answers at most this many hits (the HTTP API's and MCP's bound too): each side draws
+#: a few times k candidates, so a larger k only costs time, and a huge one overflowed the database.
+MAX_K = 100
+#: A search as of a past moment that found fewer than k hits among its candidates draws this many
+#: times more, until the candidates run out (notes changed since may have lost their tags then).
+AS_OF_POOL_GROWTH = 4
 #: A note brought in by a link scores this share of the hit that brought it.
 LINKED_SCORE_SHARE = 0.5
 #: The link step of add_note uses its keyword side only while the scope holds at most this many
@@ -105,7 +111,8 @@ class _Filters:
 def _candidates(k: int, filters: _Filters) -> tuple[int, tuple[str, ...], datetime | None]:
     """How many candidates each side draws for ``k`` hits, with the tags and the moment the index
     and the full-text query filter on (none for ``as_of``: the note may have changed since, so its
-    candidates are drawn unfiltered, twice as many, and checked once rebuilt)."""
+    candidates are drawn twice as many, filtered only on their creation, and checked once rebuilt;
+    ``_ranked`` draws more while too few pass)."""
     pool = max(MIN_POOL, POOL_PER_RESULT * k)
     if filters.as_of is not None:
         pool *= 2
@@ -279,7 +286,7 @@ class SearchService:
         as_of: datetime | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
-        """The best ``k`` notes of ``scope`` for ``query``.
+        """The best ``k`` notes of ``scope`` for ``query`` (``k``: 1 to ``MAX_K``).
 
         ``tags``: a note must carry all of them. ``as_of``: search the notes as they stood then
         (a note created later is not found; its tags and retirement are read at that moment).
@@ -380,7 +387,13 @@ class SearchService:
             with self.ledger.read(read_committed=True) as tx:
                 checked = self.sync.check(tx)
                 hits = search_queries.keyword_search(
-                    tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at
+                    tx,
+                    query,
+                    scope=filters.scope,
+                    limit=pool,
+                    tags=index_tags,
+                    alive_at=alive_at,
+                    created_by=filters.as_of,
                 )
                 return _BesideRead(hits, checked)
 
@@ -423,11 +436,54 @@ class SearchService:
                     keyword=keyword,
                 )
         pool, index_tags, alive_at = _candidates(k, filters)
+        states: dict[str, Note | None] = {}  # as_of: the notes rebuilt so far, kept across draws
+        while True:
+            keyword_hits, vector_hits, unwritten = self._drawn(
+                tx, query, vector, filters, pool, index_tags, alive_at, pending, newest, keyword
+            )
+            fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight, unsearched=unwritten)
+            results, retired, said, waiting = self._admitted(
+                tx, fused, k, filters, unwritten, currency, states
+            )
+            # As of a past moment, a candidate may fail the filters as the note stood then (its
+            # tags, its retirement): with too few hits, draw more while either side had more.
+            if filters.as_of is None or len(results) >= k:
+                break
+            if len(keyword_hits) < pool and len(vector_hits) < pool:
+                break
+            pool, keyword = pool * AS_OF_POOL_GROWTH, None
+        if currency is None:
+            return results
+        return self._with_currency(tx, results + retired, filters, said=said, waiting=waiting)
+
+    def _drawn(
+        self,
+        tx: LedgerTx,
+        query: str,
+        vector: NDArray[Any],
+        filters: _Filters,
+        pool: int,
+        index_tags: tuple[str, ...],
+        alive_at: datetime | None,
+        pending: Sequence[tuple[Note, NDArray[Any]]],
+        newest: int | None,
+        keyword: list[search_queries.KeywordHit] | None,
+    ) -> tuple[list[search_queries.KeywordHit], list[VectorHit], dict[str, Note]]:
+        """Each side's ``pool`` best candidates (as of a past moment: of the notes created by then),
+        with the notes of ``pending`` by id."""
+        created_by = filters.as_of
         keyword_hits = (
             keyword
             if keyword is not None
             else search_queries.keyword_search(
-                tx, query, scope=filters.scope, limit=pool, tags=index_tags, alive_at=alive_at, newest=newest
+                tx,
+                query,
+                scope=filters.scope,
+                limit=pool,
+                tags=index_tags,
+                alive_at=alive_at,
+                newest=newest,
+                created_by=created_by,
             )
         )
         staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
@@ -436,7 +492,13 @@ class SearchService:
         # this search made (IndexSync.retired_among); the hits' notes are read from the ledger.
         retired = None if alive_at is None else partial(self.sync.retired_among, moment=alive_at)
         vector_hits = self.index.query(
-            vector, pool + shadowed, scope=filters.scope, tags=index_tags, alive_at=alive_at, retired=retired
+            vector,
+            pool + shadowed,
+            scope=filters.scope,
+            tags=index_tags,
+            alive_at=alive_at,
+            retired=retired,
+            created_by=created_by,
         )
         if staged:
             moment = as_utc(alive_at) if alive_at is not None else None
@@ -448,6 +510,7 @@ class SearchService:
                 and note.scope == filters.scope
                 and set(index_tags) <= set(note.tags)
                 and (moment is None or note.invalid_at is None or as_utc(note.invalid_at) > moment)
+                and (created_by is None or as_utc(note.created_at) <= created_by)
             ]
             if beside:  # one product for all of them: add_note may have staged hundreds in a scope
                 similarities = np.stack([v for _, v in beside]) @ np.asarray(vector, dtype=np.float32)
@@ -458,7 +521,21 @@ class SearchService:
         if pending:
             extra = [VectorHit(note.id, float(np.dot(v, vector))) for note, v in pending]
             vector_hits = sorted([*vector_hits, *extra], key=lambda h: -h.similarity)[:pool]
-        fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight, unsearched=unwritten)
+        return keyword_hits, vector_hits, unwritten
+
+    def _admitted(
+        self,
+        tx: LedgerTx,
+        fused: Sequence[Fused],
+        k: int,
+        filters: _Filters,
+        unwritten: Mapping[str, Note],
+        currency: LedgerCheck | None,
+        states: dict[str, Note | None],
+    ) -> tuple[list[SearchResult], list[SearchResult], dict[str, datetime], dict[str, RetirementWaiting]]:
+        """The best ``k`` candidates that pass the filters, and (a search asked for retired facts
+        too) the retired ones among them, with the said-at times and waiting retirements read with
+        the notes. ``states``: the notes already rebuilt as of ``filters.as_of``, added to."""
         results: list[SearchResult] = []
         said: dict[str, datetime] = {}  # first raw logs' times, read with the notes (currency)
         waiting: dict[str, RetirementWaiting] = {}  # read with the notes too
@@ -481,7 +558,7 @@ class SearchService:
                 found = tx.get_notes([f.note_id for f in part])
             now = {n.id: n for n in found}
             now |= {f.note_id: unwritten[f.note_id] for f in part if f.note_id in unwritten}
-            then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
+            then = _states_at(tx, now.values(), filters.as_of, states) if filters.as_of else now
             for f in part:
                 note = then.get(f.note_id)
                 if note is None or not filters.admits(note, now.get(f.note_id)):
@@ -497,9 +574,7 @@ class SearchService:
                 if len(results) == k:
                     break
             start, chunk = start + chunk, chunk * 2
-        if currency is None:
-            return results
-        return self._with_currency(tx, results + retired, filters, said=said, waiting=waiting)
+        return results, retired, said, waiting
 
     def _notes_said(
         self, tx: LedgerTx, checked: LedgerCheck, note_ids: list[str]
@@ -554,12 +629,18 @@ class SearchService:
         """Notes linked to or from the hits, in hit order: outgoing links first, then incoming."""
         seen = {h.note_id for h in hits}
         wanted: list[tuple[SearchResult, str, str, Note | None]] = []  # hit, note id, reason, source
-        incoming = search_queries.backlinks(tx, filters.scope, [h.note_id for h in hits])
+        states: dict[str, Note | None] = {}  # as_of: the notes rebuilt, read once
+        hit_ids = [h.note_id for h in hits]
+        incoming = (
+            search_queries.backlinks(tx, filters.scope, hit_ids)
+            if filters.as_of is None
+            else _backlinks_at(tx, filters.scope, hit_ids, filters.as_of, states)
+        )
         for hit in hits:
             wanted += [(hit, link.note_id, link.reason, None) for link in hit.note.links]
             wanted += [(hit, b.source.id, b.reason, b.source) for b in incoming if b.target == hit.note_id]
         now = {n.id: n for n in tx.get_notes(list(dict.fromkeys(w[1] for w in wanted)))}
-        then = _states_at(tx, now.values(), filters.as_of) if filters.as_of else now
+        then = _states_at(tx, now.values(), filters.as_of, states) if filters.as_of else now
         out: list[SearchResult] = []
         for hit, note_id, reason, source in wanted:
             note = then.get(note_id)
@@ -595,26 +676,58 @@ def _check(
     as_of: datetime | None,
     include_retired: bool,
 ) -> _Filters:
+    """The search's filters, or InvalidInputError naming the parameter at fault: a caller's
+    mistake (a huge ``k``, a tag that is not text) is said as such, never an internal error."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("the search query is empty")
-    if not isinstance(k, int) or k < 1:
-        raise InvalidInputError(f"k must be a whole number of at least 1, got {k!r}")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+        raise InvalidInputError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
     if not isinstance(scope, str) or not scope.strip():
         raise InvalidInputError("a search needs a scope (whose memory to search)")
-    if isinstance(tags, str):
-        raise InvalidInputError("tags must be a list of tags, not one string")
-    clean = tuple(dict.fromkeys(t.strip() for t in tags or () if t and t.strip()))
+    if isinstance(tags, str) or (tags is not None and not isinstance(tags, Iterable)):
+        raise InvalidInputError(f"tags must be a list of tags, got {tags!r}")
+    listed = list(tags or ())
+    odd = [t for t in listed if not isinstance(t, str)]
+    if odd:
+        raise InvalidInputError(f"tags must be text, got {odd[0]!r}")
+    clean = tuple(dict.fromkeys(t.strip() for t in listed if t.strip()))
     return _Filters(scope.strip(), clean, as_utc(as_of) if as_of is not None else None, include_retired)
 
 
-def _states_at(tx: LedgerTx, notes: Iterable[Note], moment: datetime) -> dict[str, Note]:
-    """Each note as it stood at ``moment``, rebuilt from its changes; absent if it did not exist yet."""
+def _states_at(
+    tx: LedgerTx, notes: Iterable[Note], moment: datetime, known: dict[str, Note | None] | None = None
+) -> dict[str, Note]:
+    """Each note as it stood at ``moment``, rebuilt from its changes; absent if it did not exist yet.
+    ``known``: notes already rebuilt at ``moment`` in this read (None: did not exist), added to."""
     out: dict[str, Note] = {}
     for note in notes:
-        past = replay(note, tx.changes_for_note(note.id, until=moment))
+        if known is not None and note.id in known:
+            past = known[note.id]
+        else:
+            past = replay(note, tx.changes_for_note(note.id, until=moment))
+            if known is not None:
+                known[note.id] = past
         if past is not None:
             out[note.id] = past
     return out
+
+
+def _backlinks_at(
+    tx: LedgerTx, scope: str, targets: Sequence[str], moment: datetime, known: dict[str, Note | None]
+) -> list[search_queries.Backlink]:
+    """The notes of ``scope`` whose links pointed at any of ``targets`` at ``moment``: those given,
+    by then, links that mention a target, rebuilt as they stood then (``backlinks`` reads the links
+    as they stand now, which may have dropped one since). ``known``: as ``_states_at``'s."""
+    wanted = set(targets)
+    sources = tx.get_notes(search_queries.linked_before(tx, scope, targets, moment))
+    then = _states_at(tx, sources, moment, known)
+    return [
+        search_queries.Backlink(source, link.note_id, link.reason)
+        for source in sources
+        if (past := then.get(source.id)) is not None
+        for link in past.links
+        if link.note_id in wanted
+    ]
 
 
 def _retired_at(note: Note, moment: datetime) -> bool:

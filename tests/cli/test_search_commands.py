@@ -68,6 +68,25 @@ def test_bad_input_is_an_error_message(memory: Memory, capsys: pytest.CaptureFix
     assert code == 2 and "empty" in err
 
 
+@pytest.mark.parametrize("k", ["101", "9999999999999999999"])
+def test_a_k_beyond_the_maximum_is_an_error_message(
+    memory: Memory, capsys: pytest.CaptureFixture[str], k: str
+) -> None:
+    make_note(memory, "Acme pays 100 dollars per seat")
+    code, _, err = run(memory, capsys, "search", "seat", "--scope", "acme", "-k", k)
+    assert code == 2 and "-k" in err and "100" in err
+    assert "internal error" not in err and "Traceback" not in err
+    code, out, _ = run(memory, capsys, "search", "seat", "--scope", "acme", "-k", "100", "--json")
+    assert code == 0 and len(json.loads(out)) == 1
+
+
+def test_the_commands_maximum_k_is_the_services() -> None:
+    from amem.cli import search as command
+    from amem.services import search as service
+
+    assert command.MAX_K == service.MAX_K
+
+
 def test_reindex(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
     for text in ("one renewal", "two renewals", "three renewals"):
         make_note(memory, text)

@@ -13,7 +13,8 @@ import pytest
 from amem.domain.models import Note, new_id, utcnow
 from amem.errors import ConfigError, InvalidInputError
 from amem.memory import Memory
-from tests.factories import LLM, make_note, signed_in
+from amem.services import search as search_module
+from tests.factories import LLM, make_note, said, signed_in
 
 REVIEWER = "alice"
 
@@ -127,6 +128,40 @@ def test_as_of_searches_the_notes_as_they_stood(memory: Memory) -> None:
     ]
 
 
+def test_as_of_finds_a_note_that_held_then_however_many_newer_ones_outrank_it(memory: Memory) -> None:
+    # Each side draws a pool of candidates (100 for k=1); the notes made after the searched moment
+    # outnumber it and match better, yet none of them existed then.
+    old = said(
+        memory,
+        "Umbrella Corp agreed a price of 100 dollars per seat for the annual plan, signed by their CFO",
+    )
+    then = utcnow()
+    for i in range(110):
+        said(memory, f"Umbrella Corp price of {200 + i} dollars per seat quoted for plan {i}")
+    query = "Umbrella price dollars per seat"
+    assert old.id not in ids(memory.search(query, k=100, scope="acme"))  # outranked now
+    assert ids(memory.search(query, k=1, scope="acme", as_of=then)) == [old.id]
+    assert ids(memory.search_agentic(query, k=1, scope="acme", as_of=then)) == [old.id]
+
+
+def test_as_of_with_a_tag_draws_more_candidates_until_a_note_that_held_then_is_found(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tags of a past moment are read once each note is rebuilt, so the index cannot filter on
+    # them: when the candidates drawn all lack the tag, the search draws more.
+    monkeypatch.setattr(search_module, "MIN_POOL", 1)  # 6 candidates a side for k=1
+    tagged = make_note(memory, "Hooli seats", tags=["renewal"])
+    for i in range(12):
+        said(memory, f"Hooli plans to renew with {50 + i} seats at the annual renewal of seats")
+    then = utcnow()
+    decide(memory, tagged, "tags", ["archived"])  # it lost the tag since
+    query = "Hooli renew seats annual renewal"
+    assert memory.search(query, k=1, scope="acme", tags=["renewal"]) == []
+    assert ids(memory.search(query, k=1, scope="acme", tags=["renewal"], as_of=then)) == [tagged.id]
+    # and when no note held the tag then, the search ends once the candidates run out
+    assert memory.search(query, k=1, scope="acme", tags=["archived"], as_of=then) == []
+
+
 def test_deleted_notes_are_never_returned(memory: Memory, crm: dict[str, Note]) -> None:
     before = utcnow()
     p = memory.delete(crm["sso"].id, actor="bob", reason="duplicate")
@@ -173,6 +208,19 @@ def test_agentic_search_keeps_every_linked_note_beyond_k(memory: Memory, crm: di
     assert all(r.score <= found[0].score for r in linked.values())
 
 
+def test_agentic_search_as_of_follows_the_links_to_a_hit_as_they_stood_then(memory: Memory) -> None:
+    sso = make_note(memory, "Acme requires SSO with Okta before renewing")
+    renewal = make_note(memory, "Acme renewal meeting booked with the procurement team")
+    decide(memory, renewal, "links", [{"note_id": sso.id, "reason": "renewal depends on SSO"}])
+    then = utcnow()
+    decide(memory, renewal, "links", [])  # the link was dropped since
+
+    found = memory.search_agentic("SSO Okta", k=1, scope="acme", as_of=then)
+    assert ids(found) == [sso.id, renewal.id]  # renewal linked to the hit then
+    assert found[1].linked_from == sso.id and found[1].link_reason == "renewal depends on SSO"
+    assert ids(memory.search_agentic("SSO Okta", k=1, scope="acme")) == [sso.id]  # not now
+
+
 def test_agentic_search_applies_the_filters_to_linked_notes(memory: Memory, crm: dict[str, Note]) -> None:
     decide(memory, crm["discount"], "links", [{"note_id": crm["sso"].id, "reason": "r"}])
     found = memory.search_agentic("discount", k=1, scope="acme", tags=["pricing"])
@@ -214,6 +262,23 @@ def test_a_query_of_only_stop_words_falls_back_to_meaning(memory: Memory, crm: d
 def test_bad_search_input_is_refused(memory: Memory, query: str, k: int, scope: str) -> None:
     with pytest.raises(InvalidInputError):
         memory.search(query, k=k, scope=scope)
+
+
+@pytest.mark.parametrize("k", [search_module.MAX_K + 1, 2**62])
+def test_a_k_beyond_the_maximum_is_refused_by_name(memory: Memory, crm: dict[str, Note], k: int) -> None:
+    for find in (memory.search, memory.search_agentic):
+        with pytest.raises(InvalidInputError, match=rf"k must be .* 1 to {search_module.MAX_K}"):
+            find("discount", k, scope="acme")
+    assert len(memory.search("discount", search_module.MAX_K, scope="acme")) == len(crm)
+
+
+@pytest.mark.parametrize("tags", [[1], ["pricing", None], 7])
+def test_tags_that_are_not_text_are_refused_by_name(
+    memory: Memory, crm: dict[str, Note], tags: object
+) -> None:
+    for find in (memory.search, memory.search_agentic):
+        with pytest.raises(InvalidInputError, match="tags must be"):
+            find("discount", 5, scope="acme", tags=tags)  # type: ignore[arg-type]
 
 
 def test_nearest_leaves_out_excluded_ids(memory: Memory, crm: dict[str, Note]) -> None:

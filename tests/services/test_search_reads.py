@@ -183,11 +183,14 @@ def test_the_vector_side_looks_past_many_notes_the_ledger_retired(memory: Memory
 def test_a_search_reads_past_its_first_k_candidates_when_they_fail_the_filters(
     memory: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The hits' notes are read k at a time, best first: when the best candidates did not exist
-    at ``as_of`` the search reads on until it has k notes that did, and a plain search reads k."""
-    early = [make_note(memory, f"Initech renewal call {i}") for i in range(2)]
-    before = utcnow()
+    """The hits' notes are read k at a time, best first: when the best candidates did not pass the
+    filters at ``as_of`` (their tags then) the search reads on until it has k notes that did, and a
+    plain search reads k."""
+    early = [make_note(memory, f"Initech renewal call {i}", tags=["renewal"]) for i in range(2)]
     later = [make_note(memory, f"Initech renewal renewal call call {i}") for i in range(4)]
+    before = utcnow()
+    for note in later:  # tagged since: as of ``before`` they fail the filter
+        memory.propose(note.id, "tags", ["renewal"], reason="tagged later", proposer=LLM)
     asked: list[int] = []
     service = memory.search_service
     real = service._notes_said
@@ -197,9 +200,9 @@ def test_a_search_reads_past_its_first_k_candidates_when_they_fail_the_filters(
         return real(tx, checked, note_ids)
 
     monkeypatch.setattr(service, "_notes_said", notes_said)
-    then = memory.search("Initech renewal call", k=2, scope="acme", as_of=before)
+    then = memory.search("Initech renewal call", k=2, scope="acme", tags=["renewal"], as_of=before)
     assert {h.note_id for h in then} == {n.id for n in early}
-    assert len(asked) >= 2 and asked[0] == 2  # the first k were later notes: read on
+    assert len(asked) >= 2 and asked[0] == 2  # the first k lacked the tag then: read on
     asked.clear()
     now = memory.search("Initech renewal call", k=2, scope="acme")
     assert len(now) == 2 and {h.note_id for h in now} <= {n.id for n in early + later}
