@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from sqlalchemy.exc import SQLAlchemyError
 
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Change, ChangeKind, Note, as_utc, utcnow
@@ -126,11 +127,18 @@ class IndexSync:
     note is not there until it is flushed, and a process may die before that.
     """
 
-    def __init__(self, ledger: Ledger, index: VectorIndex, embedder: Embedder, *, name: str) -> None:
+    def __init__(
+        self, ledger: Ledger, index: VectorIndex, embedder: Embedder, *, name: str, legacy_name: str = ""
+    ) -> None:
         self.ledger = ledger
         self.index = index
         self.embedder = embedder
+        #: The index location's row in ``index_state``: each location (a local directory, a server's
+        #: store) its own, so machines sharing one ledger, each with its own local index, never take
+        #: each other's build for theirs. ``legacy_name``: the one row an older amem kept per ledger,
+        #: taken over on first open where this location holds its build (nothing rebuilt).
         self.name = name
+        self.legacy_name = legacy_name
         self.model = embedder.identity
         self.built_by = f"{self.model}/{DOCUMENT_FORMAT}"
         self._lock = threading.RLock()
@@ -242,6 +250,23 @@ class IndexSync:
         if not self._staged:
             self._written_seq = position.last_seq
 
+    def _adopt_legacy(self) -> None:
+        """An older amem's one row per ledger becomes this location's, if this location holds its
+        build (a store upgraded in place); another location builds its own from the stored vectors."""
+        if not self.legacy_name or self.legacy_name == self.name:
+            return
+        with self.ledger.read() as tx:
+            if index_queries.position(tx, self.name) is not None:
+                return
+            old = index_queries.position(tx, self.legacy_name)
+        if old is None or not self.index.has_build(old.instance):
+            return
+        try:
+            with index_queries.derived_write(self.ledger) as tx:
+                index_queries.adopt(tx, self.name, self.legacy_name, utcnow())
+        except SQLAlchemyError:  # a read-only ledger: this location builds its own, unrecorded
+            log.warning("could not record the index location's row: the ledger is read-only here")
+
     def verify_origin(self) -> bool:
         """Check the index against the ledger's record of it, on open.
 
@@ -254,6 +279,7 @@ class IndexSync:
         the erased text; compacted then, as an erasure is), or holds entries that answer no
         query (its files corrupted). Returns True then."""
         with self._lock:
+            self._adopt_legacy()
             for _ in range(2):  # again when another process replaced the build it found meanwhile
                 self._identity = index_queries.identify(self.ledger, self.name)
                 with self.ledger.read() as tx:
@@ -572,10 +598,14 @@ class IndexSync:
         for _ in range(BUILD_ATTEMPTS):
             with self.ledger.read() as tx:
                 seen = index_queries.ledger_check(tx, self.name)
+                seen_identity = index_queries.ledger_identity(tx)  # another location's row's
             row = seen.position
             # the ledger's identity (made here for its first build, or for an older amem's row)
             ledger_id = (
-                (row.identity if row is not None else "") or self._identity or index_queries.new_identity()
+                (row.identity if row is not None else "")
+                or self._identity
+                or seen_identity
+                or index_queries.new_identity()
             )
             origin = BuildOrigin(row.instance if row is not None else "", seen.head, seen.erasures, ledger_id)
             build = uuid.uuid4().hex[:16]

@@ -156,6 +156,24 @@ def advance(tx: LedgerTx, name: str, instance: str, built_by: str, last_seq: int
     return moved.rowcount == 1
 
 
+def ledger_identity(tx: LedgerTx) -> str:
+    """The identity any index row of this ledger carries ("" if none yet): one ledger, one
+    identity, however many index locations it has (each machine's local index has its own row)."""
+    stmt = sa.select(index_state.c.ledger_id).where(index_state.c.ledger_id.startswith(IDENTITY_PREFIX))
+    return tx.conn.execute(stmt.order_by(index_state.c.name).limit(1)).scalar_one_or_none() or ""
+
+
+def adopt(tx: LedgerTx, name: str, legacy: str, now: datetime) -> bool:
+    """Give the index location ``name`` the row an older amem kept under ``legacy`` (one row per
+    ledger, whatever the location), when it has none yet. True when a row was copied."""
+    if legacy == name or position(tx, name) is not None:
+        return False
+    old = position(tx, legacy)
+    if old is None:
+        return False
+    return switch(tx, name, None, old, now)
+
+
 def identify(ledger: Ledger, name: str) -> str:
     """The ledger's identity, given to its index's row now if an older amem wrote it without one
     (compare-and-set: a process that gave it first wins). "" when there is no row yet (the first
@@ -170,7 +188,7 @@ def identify(ledger: Ledger, name: str) -> str:
             tx.conn.execute(
                 sa.update(index_state)
                 .where(index_state.c.name == name, index_state.c.ledger_id == row.ledger_id)
-                .values(ledger_id=new_identity())
+                .values(ledger_id=ledger_identity(tx) or new_identity())
             )
     except SQLAlchemyError:
         return ""

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -24,6 +25,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel
 
 from amem.config import DEFAULT_LINK_KEYWORD_SCOPE_LIMIT, DEFAULT_LINK_KEYWORD_WINDOW, Settings
+from amem.domain.hashing import sha256_text
 from amem.domain.models import Note, RetirementWaiting, as_utc, utcnow
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
@@ -130,6 +132,12 @@ class _BesideRead:
     checked: LedgerCheck
 
 
+def _location(store: str, path: Path | None) -> str:
+    """An index location's row name: a server's store is one location, whatever machine reaches
+    it; a local directory is its own (another machine's local index on the same ledger has its own)."""
+    return store if path is None else f"{store}@{sha256_text(str(path.resolve()))[:16]}"
+
+
 class SearchService:
     """Hybrid search over a derived vector index and the ledger's full-text index."""
 
@@ -167,7 +175,8 @@ class SearchService:
 
         embedder = make_embedder(settings)
         index = open_chroma(settings, embedder)
-        sync = IndexSync(ledger, index, embedder, name=f"chroma:{index.store}")
+        legacy = f"chroma:{index.store}"  # one row per ledger before rows were per location
+        sync = IndexSync(ledger, index, embedder, name=_location(legacy, index.path), legacy_name=legacy)
         if reindex:
             sync.reindex(progress=progress)
         else:

@@ -534,3 +534,42 @@ def test_a_write_into_a_dropped_build_makes_no_collection(memory: Memory, stored
     vector = np.ones((1, 384), dtype=np.float32) / np.sqrt(384)
     index.upsert([IndexEntry("n_late", {"scope": "globex", "invalid_at": 1e12})], vector)
     assert not [n for n in store_collections(memory) if n.startswith(f"amem_notes.{old}")]
+
+
+def test_machines_sharing_a_ledger_each_keep_their_own_local_index(memory: Memory, tmp_path: Path) -> None:
+    """A team's PostgreSQL ledger and each machine's own local index (two homes): each location has
+    its own row, so neither takes the other's build for its own, and each finds every note."""
+    other = Memory(tmp_path / "second-machine", database_url=memory.settings.database_url)
+    try:
+        first = memory.add_note("Acme wants SSO before the renewal", actor="agent:a", scope="acme")
+        second = other.add_note("Acme asked about the SSO pricing", actor="agent:b", scope="acme")
+        for mem in (memory, other):
+            found = {h.note.id: h.matched_by for h in mem.search("SSO renewal pricing", 5, scope="acme")}
+            assert set(found) == {first, second}
+            assert all("vector" in how for how in found.values())
+        with memory.ledger.read() as tx:
+            rows = [n for n in (memory.search_service.sync.name, other.search_service.sync.name)]
+            assert len(set(rows)) == 2 and all(index_queries.position(tx, n) for n in rows)
+            identities = {index_queries.position(tx, n).ledger_id for n in rows}  # type: ignore[union-attr]
+        assert len(identities) == 1  # one ledger, one identity, at both locations
+    finally:
+        other.close()
+
+
+def test_an_older_amem_s_row_is_taken_over_by_its_location_without_a_rebuild(memory: Memory) -> None:
+    """An older amem kept one row per ledger (``chroma:<store>``): the store upgraded in place takes
+    it over for its own location and keeps the build it records, rebuilding nothing."""
+    import sqlalchemy as sa
+
+    from amem.ledger.tables import index_state
+
+    note = memory.add_note("Acme wants SSO before the renewal", actor="agent:a", scope="acme")
+    sync = memory.search_service.sync
+    build, name, legacy = sync.index.build, sync.name, sync.legacy_name
+    memory.close()
+    with memory.ledger.engine.begin() as conn:  # as the older amem left it
+        conn.execute(sa.update(index_state).where(index_state.c.name == name).values(name=legacy))
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        assert again.search_service.sync.name == name and again.search_service.index.build == build
+        hits = again.search("SSO renewal", 3, scope="acme")
+        assert [h.note.id for h in hits] == [note] and "vector" in hits[0].matched_by
