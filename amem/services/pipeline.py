@@ -261,10 +261,13 @@ class WritePipeline:
             # The next batch is constructed, and its documents embedded in a thread (the embedding
             # model runs outside the GIL), while this one is linked, written and indexed: neither
             # needs the ledger. With one batch there is nothing to overlap, and no thread.
+            # The leases are renewed while the inputs are analysed (a slow model, a large batch):
+            # no worker takes one meanwhile, whoever holds them (a worker, add_note, an import).
             with (
                 ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
                 if len(starts) > 1
-                else (nullcontext()) as ahead
+                else nullcontext() as ahead,
+                self.queue.kept_alive(owner, [r.id for r in raws]) if owner is not None else nullcontext(),
             ):
                 prepared = self._prepare(raws[:batch_size], ahead)
                 for n, start in enumerate(starts):

@@ -9,11 +9,13 @@ analysis checks, in its own transaction, that its claim still stands, so no inpu
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -22,7 +24,9 @@ from amem.errors import NotFoundError
 from amem.ledger import queue_queries
 from amem.ledger.store import Ledger, LedgerTx
 
-#: How long a claim lasts unless renewed; workers renew theirs every third of it.
+log = logging.getLogger(__name__)
+
+#: How long a claim lasts unless renewed; whoever analyses renews theirs every third of it.
 DEFAULT_LEASE_SECONDS = 120.0
 #: An input taken this many times without being finished (each worker died on it) is marked failed.
 DEFAULT_MAX_CLAIMS = 5
@@ -242,6 +246,31 @@ class InputQueue:
         until = self.clock() + timedelta(seconds=self.lease_seconds)
         with self.ledger.write(lock_head=False) as tx:
             return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
+
+    @contextmanager
+    def kept_alive(self, owner: str, raw_log_ids: Sequence[str]) -> Iterator[None]:
+        """Renew ``owner``'s leases on ``raw_log_ids`` every third of the lease while the body runs:
+        an analysis slower than the lease (a slow model, a large batch) keeps its inputs, whoever
+        holds them (a worker, a synchronous add_note or import), so no worker takes one meanwhile
+        and the caller's own analysis is not refused as "another worker took it"."""
+        done = threading.Event()
+        interval = max(self.lease_seconds / 3, 0.05)
+        ids = list(raw_log_ids)
+
+        def beat() -> None:
+            while not done.wait(interval):
+                try:
+                    self.renew(owner, ids)
+                except Exception:  # the next beat tries again; a lost lease is caught at apply time
+                    log.exception("%s: could not renew its leases", owner)
+
+        thread = threading.Thread(target=beat, name=f"{owner}-heartbeat", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
 
     def renew_in(self, tx: LedgerTx, owner: str, raw_log_ids: list[str]) -> int:
         """``renew`` inside a write the caller makes anyway (add_notes' batch)."""

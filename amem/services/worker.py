@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from amem.domain.models import AddOutcome
@@ -58,10 +57,10 @@ class Worker:
         raws = self.queue.claim(self.owner, self.batch_size)
         if not raws:
             return []
-        with self._heartbeat([r.id for r in raws]):
-            outcomes = self.pipeline.process_many(
-                raws, batch_size=self.batch_size, owner=self.owner, commit_each=True
-            )
+        # the leases are renewed while the batch is analysed (process_many keeps them alive)
+        outcomes = self.pipeline.process_many(
+            raws, batch_size=self.batch_size, owner=self.owner, commit_each=True
+        )
         self.stats.batches += 1
         for outcome in outcomes:
             if outcome.note_id is None:
@@ -92,27 +91,6 @@ class Worker:
                 stop.wait(self.poll_seconds)
             if not worked and not stop.is_set():
                 self.queue.wait(seen, self.poll_seconds)
-
-    @contextmanager
-    def _heartbeat(self, raw_log_ids: list[str]) -> Iterator[None]:
-        """Renew the leases on ``raw_log_ids`` every third of the lease while the body runs."""
-        done = threading.Event()
-        interval = max(self.queue.lease_seconds / 3, 0.05)
-
-        def beat() -> None:
-            while not done.wait(interval):
-                try:
-                    self.queue.renew(self.owner, raw_log_ids)
-                except Exception:  # the next beat tries again; a lost lease is caught at apply time
-                    log.exception("worker %s: could not renew its leases", self.owner)
-
-        thread = threading.Thread(target=beat, name=f"{self.owner}-heartbeat", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            done.set()
-            thread.join()
 
 
 class WorkerPool:

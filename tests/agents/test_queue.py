@@ -202,6 +202,36 @@ def test_synchronous_add_holds_its_input_so_no_worker_takes_it(mem: Memory, scri
     assert mem.input_status(mem.read(note_id).raw_log_ids[0]).status == "done"
 
 
+def test_a_synchronous_add_slower_than_its_lease_keeps_its_input(mem: Memory, scripted_llm) -> None:
+    """A slow model (or a large import batch) outlasting the lease: the caller's leases are renewed
+    while it analyses, as a worker's are, so no worker takes the input meanwhile and the caller's
+    own analysis is applied, not refused as "another worker took it"."""
+    from amem.ledger.tables import raw_log_states
+
+    mem.queue.lease_seconds = 0.3  # renewed every 0.1 s while the analysis runs
+    seen: dict[str, Any] = {}
+
+    def lease_end() -> Any:
+        with mem.ledger.engine.connect() as conn:
+            return conn.execute(sa.select(raw_log_states.c.lease_until)).scalar_one()
+
+    def construct_slowly(messages: list[dict[str, Any]]) -> str:
+        first, renewed, deadline = lease_end(), threading.Event(), 200
+        while not renewed.is_set() and deadline:  # the lease runs out unless renewed meanwhile
+            renewed.wait(0.05)
+            deadline -= 1
+            if lease_end() > first:
+                renewed.set()
+        seen["renewed"] = renewed.is_set()
+        seen["claimed"] = len(mem.queue.claim("worker-elsewhere", 5))
+        return answer(messages)
+
+    scripted_llm.push(construct_slowly, answer)
+    note_id = mem.add_note("Acme signs on Friday", actor="agent:sales", scope="acme")
+    assert seen == {"renewed": True, "claimed": 0}
+    assert mem.input_status(mem.read(note_id).raw_log_ids[0]).claims == 1
+
+
 def test_two_workers_racing_never_process_an_input_twice(database_url: str, tmp_path: Path) -> None:
     """Two stores on one ledger (two engines, as two processes would have), each with a worker,
     draining the same queue at once with the offline analyst: each input is analysed once."""
