@@ -164,13 +164,13 @@ def test_processes_opening_an_empty_ledger_at_once_all_succeed(database_url: str
     env = {**os.environ, "AMEM_DATABASE_URL": database_url, "AMEM_HOME": str(tmp_path / "home")}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "amem", "pending", "--json"],
+            [sys.executable, "-m", "amem", "init", str(tmp_path / f"project-{i}"), "--json"],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(4)
+        for i in range(4)
     ]
     results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
     for p in procs:

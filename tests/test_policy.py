@@ -105,7 +105,7 @@ def test_cli_reports_policy_error_without_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _write(tmp_path, "default_mode: maybe\n")
-    assert main(["--policy", str(path), "--home", str(tmp_path / "h"), "pending"]) == 2
+    assert main(["--policy", str(path), "--home", str(tmp_path / "h"), "policy"]) == 2
     err = capsys.readouterr().err
     assert f"{path}:1: default_mode" in err and "Traceback" not in err
 

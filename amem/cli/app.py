@@ -151,16 +151,27 @@ def authenticate(authentication: Any, reviewer: str, password_stdin: bool) -> An
         password = sys.stdin.readline().rstrip("\r\n")
         if not password:
             raise AuthenticationError("--password-stdin: standard input held no password")
-    elif not sys.stdin.isatty():  # no terminal to hide typing on: one line of input, as getpass would
-        password = sys.stdin.readline().rstrip("\r\n")
-        if not password:
-            raise AuthenticationError(
-                f"no terminal to ask {reviewer.strip()}'s password on: give it as one line on standard "
-                "input with --password-stdin, or set AMEM_REVIEWER_TOKEN to their personal token"
-            )
     else:
-        password = typer.prompt(f"Password for {reviewer.strip()}", hide_input=True, err=True)
+        import warnings
+
+        with warnings.catch_warnings():  # no terminal: getpass reads the line shown, and warns so
+            warnings.simplefilter("ignore", getpass_warning())
+            try:
+                password = typer.prompt(f"Password for {reviewer.strip()}", hide_input=True, err=True)
+            except typer.Abort:
+                if sys.stdin.isatty():
+                    raise  # Ctrl-C at the prompt
+                raise AuthenticationError(  # a script whose input ended: say how to give it
+                    f"no terminal to ask {reviewer.strip()}'s password on: give it as one line on "
+                    "standard input with --password-stdin, or set AMEM_REVIEWER_TOKEN to their token"
+                ) from None
     return authentication.with_password(reviewer, password)
+
+
+def getpass_warning() -> type[Warning]:
+    import getpass
+
+    return getpass.GetPassWarning
 
 
 def print_verification(result: Any, what: str) -> None:
