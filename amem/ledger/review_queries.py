@@ -27,9 +27,10 @@ REVIEW_KINDS: tuple[ReviewKind, ...] = ("contradiction", "deletion", "correction
 class ReviewFilter:
     """Which pending proposals (and so which items) a reviewer looks at.
 
-    ``kind``: ``contradiction`` (an invalid_at proposal: a newer fact retires an older note),
-    ``deletion``, ``correction`` (a reviewer's value instead of a model's, waiting for a second
-    reviewer), ``revert`` (restores an earlier value) or ``value`` (any other held value).
+    ``kind`` (each proposal has exactly one, ``kind_of``): ``correction`` (a reviewer's value
+    instead of another's, whatever its attribute, waiting for a second reviewer), ``revert``
+    (restores an earlier value), ``contradiction`` (any other invalid_at proposal: a newer fact
+    retires an older note), ``deletion`` (any other proposal of deleted) or ``value`` (the rest).
     """
 
     scope: str | None = None
@@ -48,17 +49,34 @@ def item_key() -> Any:
     return sa.func.coalesce(proposals.c.raw_log_ids[0].as_string(), proposals.c.id)
 
 
+def kind_of(attribute: str, *, corrects: str | None, revert_of: int | None) -> ReviewKind:
+    """A proposal's one review kind, in the order ``_kind_clause`` tells them apart: a correction
+    waits for a second reviewer whatever it corrects (a retirement date too), and a revert of a
+    retirement or a deletion puts an earlier value back rather than retiring or deleting."""
+    if corrects is not None:
+        return "correction"
+    if revert_of is not None:
+        return "revert"
+    if attribute == "invalid_at":
+        return "contradiction"
+    if attribute == "deleted":
+        return "deletion"
+    return "value"
+
+
 def _kind_clause(kind: ReviewKind) -> Any:
-    if kind == "contradiction":
-        return proposals.c.attribute == "invalid_at"
-    if kind == "deletion":
-        return proposals.c.attribute == "deleted"
-    values = proposals.c.attribute.not_in(["invalid_at", "deleted"])
-    if kind == "correction":  # a reviewer's value instead of a model's, waiting for a second look
-        return sa.and_(values, proposals.c.corrects.is_not(None))
+    """The proposals ``kind_of`` names ``kind``: the kinds do not overlap, so the items and counts
+    per kind add up to the queue's."""
+    if kind == "correction":
+        return proposals.c.corrects.is_not(None)
     if kind == "revert":
-        return proposals.c.revert_of.is_not(None)
-    return sa.and_(values, proposals.c.revert_of.is_(None), proposals.c.corrects.is_(None))
+        return sa.and_(proposals.c.corrects.is_(None), proposals.c.revert_of.is_not(None))
+    first_hand = (proposals.c.corrects.is_(None), proposals.c.revert_of.is_(None))
+    if kind == "contradiction":
+        return sa.and_(*first_hand, proposals.c.attribute == "invalid_at")
+    if kind == "deletion":
+        return sa.and_(*first_hand, proposals.c.attribute == "deleted")
+    return sa.and_(*first_hand, proposals.c.attribute.not_in(["invalid_at", "deleted"]))
 
 
 def _where(f: ReviewFilter) -> list[Any]:

@@ -40,6 +40,7 @@ __all__ = [
     "ReviewPage",
     "ReviewService",
     "TextPiece",
+    "proposal_words",
     "value_words",
 ]
 
@@ -336,7 +337,7 @@ class ReviewService:
         corrected: Proposal | None = None,
     ) -> ReviewField:
         declared = self.policy.knows(p.attribute)
-        attr_type = self.policy.type_of(p.attribute) if declared else _shape_of(p.new_value, p.old_value)
+        attr_type = attribute_type(self.policy, p.attribute, p.new_value, p.old_value)
         if note is None:
             now = p.old_value
         elif declared:
@@ -352,7 +353,10 @@ class ReviewService:
                 located_by = "value" if span is not None else None
         older = None
         kind = _kind(p)
-        if kind == "contradiction" and note is not None and (log is None or log.id not in note.raw_log_ids):
+        # a retirement, first-hand or a reviewer's correction of its date: the older fact beside the
+        # newer (a revert of one puts an earlier date back, retiring nothing newer)
+        retires = p.attribute == "invalid_at" and p.revert_of is None
+        if retires and note is not None and (log is None or log.id not in note.raw_log_ids):
             said = first_raw.get(note.id)
             older = OlderFact(
                 note_id=note.id,
@@ -384,6 +388,18 @@ class ReviewService:
         )
 
 
+def attribute_type(policy: Policy, attribute: str, *values: Any) -> AttributeType:
+    """The type ``attribute``'s values read as: the policy's, or for one it no longer declares,
+    the shape of the first of ``values`` given."""
+    return policy.type_of(attribute) if policy.knows(attribute) else _shape_of(*values)
+
+
+def proposal_words(policy: Policy, p: Proposal) -> str:
+    """``p``'s proposed value in the words its review card used (a date as a date, a list one item
+    a line), wherever a decision is shown again after it was made."""
+    return value_words(p.new_value, attribute_type(policy, p.attribute, p.new_value, p.old_value))
+
+
 def _shape_of(*values: Any) -> AttributeType:
     """The type a value of an attribute the policy no longer declares reads as, from the first value
     given (a list of words, a flag, a number): the queue still shows it, and approving rejects it."""
@@ -400,15 +416,8 @@ def _shape_of(*values: Any) -> AttributeType:
 
 
 def _kind(p: Proposal) -> ReviewKind:
-    if p.attribute == "invalid_at":
-        return "contradiction"
-    if p.attribute == "deleted":
-        return "deletion"
-    if p.corrects is not None:
-        return "correction"
-    if p.revert_of is not None:
-        return "revert"
-    return "value"
+    """The kind the queue's Kind filter files ``p`` under (one per proposal)."""
+    return q.kind_of(p.attribute, corrects=p.corrects, revert_of=p.revert_of)
 
 
 def _check_filter(f: ReviewFilter) -> None:

@@ -28,13 +28,35 @@ def _search_available() -> bool:
     return importlib.util.find_spec("amem.services.search") is not None
 
 
+TABLE_KEY = "explorer_table"
+#: The table's row selection the page last acted on: a row opens its note when the selection
+#: changes, never because it is still selected while the list shows other notes.
+HANDLED_KEY = "explorer_table_handled"
+NO_SELECTION = {"selection": {"rows": [], "columns": [], "cells": []}}
+
+
 def _open(note_id: str) -> None:
     st.query_params[NOTE_PARAM] = note_id
+
+
+def _clear_selection() -> None:
+    """Forget the table's selected row (Streamlit keeps it across data changes): another list, or
+    a note opened another way, must not be replaced by whatever note now sits in that row."""
+    st.session_state[TABLE_KEY] = NO_SELECTION
+    st.session_state[HANDLED_KEY] = []
 
 
 def _on_open_id() -> None:
     wanted = (st.session_state.get("explorer_open_id") or "").strip()
     if wanted:
+        _clear_selection()
+        _open(wanted)
+
+
+def _on_open_linked() -> None:
+    wanted = st.session_state.get("explorer_linked")
+    if wanted:
+        _clear_selection()
         _open(wanted)
 
 
@@ -52,8 +74,10 @@ def _attributes(mem: Memory, note: Note) -> pd.DataFrame:
 
 
 def _reset_page() -> None:
-    """Another scope or filter lists other notes: start at their first page (as the review queue)."""
+    """Another scope or filter lists other notes: start at their first page (as the review queue),
+    with no row selected."""
     st.session_state["explorer_page"] = 1
+    _clear_selection()
 
 
 def _note_list(mem: Memory) -> None:
@@ -65,7 +89,11 @@ def _note_list(mem: Memory) -> None:
     top = st.columns([3, 2], vertical_alignment="bottom")
     scope = top[0].selectbox("Scope", scopes, key="explorer_scope", on_change=_reset_page)
     semantic = search and top[1].toggle(
-        "Semantic", key="explorer_semantic", value=False, help="Rank notes by meaning (Memory.search)"
+        "Semantic",
+        key="explorer_semantic",
+        value=False,
+        help="Rank notes by meaning (Memory.search)",
+        on_change=_reset_page,
     )
     text = st.text_input(
         "Find",
@@ -80,6 +108,7 @@ def _note_list(mem: Memory) -> None:
             "Include retired facts",
             key="explorer_retired",
             help="Notes a newer fact retired (invalid_at passed), listed after the current ones.",
+            on_change=_clear_selection,
         )
     if semantic and text.strip():
         try:
@@ -127,21 +156,28 @@ def _note_list(mem: Memory) -> None:
             height=dataframe_height(len(frame), max_rows=15),
             on_select="rerun",
             selection_mode="single-row",
-            key="explorer_table",
+            key=TABLE_KEY,
             column_config={
                 "content": st.column_config.TextColumn(width="large"),
                 "changed": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
             },
         )
-        rows = event.selection.rows if event is not None else []  # type: ignore[union-attr]
-        if rows and rows[0] < len(found):
-            chosen = found[rows[0]].id
-            if st.query_params.get(NOTE_PARAM) != chosen:
-                _open(chosen)
-                st.rerun()
+        rows = list(event.selection.rows) if event is not None else []  # type: ignore[union-attr]
+        # Only a selection the reviewer just made opens a note: one left standing while a note
+        # was opened by id or link, or while the rows changed, opens nothing.
+        if rows != st.session_state.get(HANDLED_KEY, []):
+            st.session_state[HANDLED_KEY] = rows
+            if rows and rows[0] < len(found):
+                _open(found[rows[0]].id)
     if not semantic and total > PAGE_SIZE:
         st.number_input(
-            "Page", min_value=1, max_value=-(-total // PAGE_SIZE), step=1, key="explorer_page", width=160
+            "Page",
+            min_value=1,
+            max_value=-(-total // PAGE_SIZE),
+            step=1,
+            key="explorer_page",
+            width=160,
+            on_change=_clear_selection,
         )
 
 
@@ -195,11 +231,7 @@ def _links(mem: Memory, note: Note) -> None:
             "Open a linked note",
             ["", *list(dict.fromkeys(linked))],
             key="explorer_linked",
-            on_change=lambda: (
-                _open(st.session_state["explorer_linked"])
-                if st.session_state.get("explorer_linked")
-                else None
-            ),
+            on_change=_on_open_linked,
         )
 
 
@@ -300,7 +332,9 @@ def _as_of(mem: Memory, note: Note) -> None:
         cols = st.columns(2, vertical_alignment="bottom")
         day = cols[0].date_input("Date (UTC)", value=datetime.now(UTC).date(), key="explorer_asof_day")
         clock = cols[1].time_input("Time (UTC)", value=time(23, 59), key="explorer_asof_time")
-        moment = datetime.combine(day, clock, tzinfo=UTC)  # type: ignore[arg-type]
+        # the end of the chosen minute: history shows a change's time to the minute, so a change
+        # at "14:05 UTC" is one the note had at 14:05, whatever second it was made
+        moment = datetime.combine(day, clock, tzinfo=UTC).replace(second=59, microsecond=999999)  # type: ignore[arg-type]
         at_moment = mem.as_of(note.id, moment)
         if at_moment is None:
             st.info(

@@ -11,6 +11,16 @@ from approval_ui import state
 from approval_ui.render import dataframe_height, md_escape
 
 
+def _where_you_decide(scopes: tuple[str, ...] | None) -> str:
+    """The accounts the policy limits a reviewer to, as the sidebar says them: `scopes: []` leaves
+    none, and governance refuses their every decision."""
+    if scopes is None:
+        return ""
+    if not scopes:
+        return ", but in no account (the policy gives you none, so every decision of yours is refused)"
+    return f", in the accounts {', '.join(scopes)} only"
+
+
 def main() -> None:
     mem, account = state.memory(), state.current_account()
     overview = mem.policy_overview()
@@ -25,15 +35,29 @@ def main() -> None:
     m[3].metric("Self-approval", "allowed" if overview.self_approval else "never")
 
     mine = [a.attribute for a in overview.attributes if set(account.roles) & set(a.approver_roles)]
-    st.info(
-        md_escape(
-            f"You ({account.id}, roles: {', '.join(account.roles) or 'none'}) may decide: "
-            + (", ".join(mine) if mine else "nothing (read-only)")
-            + (f", in the accounts {', '.join(account.scopes)} only" if account.scopes is not None else "")
-            + ". Agents and LLMs can never approve."
-        ),
-        icon=":material/badge:",
-    )
+    who = f"You ({account.id}, roles: {', '.join(account.roles) or 'none'})"
+    mismatch = mem.policy_in_force.mismatch
+    if mismatch:  # governance refuses every decision of this process: say so, not what one may decide
+        st.warning(
+            md_escape(
+                f"{who} decide nothing in this console now: {mismatch}. Under the policy below you "
+                "would decide: "
+                + (", ".join(mine) if mine else "nothing (read-only)")
+                + _where_you_decide(account.scopes)
+                + "."
+            ),
+            icon=":material/badge:",
+        )
+    else:
+        st.info(
+            md_escape(
+                f"{who} may decide: "
+                + (", ".join(mine) if mine else "nothing (read-only)")
+                + _where_you_decide(account.scopes)
+                + ". Agents and LLMs can never approve."
+            ),
+            icon=":material/badge:",
+        )
 
     st.subheader("Attributes")
     st.dataframe(

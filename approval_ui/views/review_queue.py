@@ -29,6 +29,7 @@ from amem.services.review import (
     ReviewFilter,
     ReviewItem,
     date_words,
+    proposal_words,
 )
 from approval_ui import state
 from approval_ui.render import age, counted, highlighted_markdown, md_escape, short
@@ -64,19 +65,21 @@ _KIND = {"approved": "success", "rejected": "info", "conflict": "warning"}
 
 def _flash_report(report: DecisionReport, what: str) -> None:
     lines = [f"{what}: {report.summary()}."]
+    approving = what.startswith("Approved")
+    # approving finds the attribute frozen or dropped by the policy now: rejected, not approved
+    refused = [p for p in report.decided if approving and p.status == ProposalStatus.REJECTED]
     for p in report.decided:
         if p.status == ProposalStatus.CONFLICT:
             lines.append(
                 f"Conflict on {p.attribute} of {p.note_id}: the note changed since; nothing applied."
             )
-        elif p.status == ProposalStatus.REJECTED and p.review_comment and what.startswith("Approved"):
-            # approving finds the attribute frozen by the policy now: rejected, said why
-            lines.append(f"Rejected {p.attribute} of {p.note_id}: {p.review_comment}.")
+        elif p in refused:
+            lines.append(f"Rejected {p.attribute} of {p.note_id}: {p.review_comment or 'refused by policy'}.")
     lines += [f"Skipped {s.proposal_id}: {s.reason}" for s in report.skipped]
     if report.skipped and not report.decided:
         kind = "error"
-    elif report.skipped or report.count(ProposalStatus.CONFLICT):
-        kind = "warning"
+    elif report.skipped or refused or report.count(ProposalStatus.CONFLICT):
+        kind = "warning"  # not all of it went as asked: never green
     else:
         kind = "success"
     state.flash(kind, "\n".join(lines))  # type: ignore[arg-type]
@@ -492,7 +495,8 @@ def _last_decisions(mem: Memory, account: Account) -> None:
                     "decision": p.status.value,
                     "account": p.scope,
                     "value": f"{p.attribute} of {p.note_id}",
-                    "proposed": short(str(p.new_value), 60),
+                    # the card's words, on one line: "• uptime / • SSO", "1 March 2027"
+                    "proposed": short(" / ".join(proposal_words(mem.policy, p).splitlines()), 60),
                     "comment": p.review_comment or "",
                 }
                 for p in decided
@@ -516,7 +520,12 @@ def main() -> None:
             icon=":material/visibility:",
         )
     if account.scopes is not None:
-        st.caption(md_escape(f"Your accounts: {', '.join(account.scopes)}"), help=_YOUR_ACCOUNTS)
+        yours = (
+            ", ".join(account.scopes)
+            if account.scopes
+            else "none (the policy gives you no account: every decision of yours is refused)"
+        )
+        st.caption(md_escape(f"Your accounts: {yours}"), help=_YOUR_ACCOUNTS)
     if not account.read_only:
         _last_decisions(mem, account)
     f, offset, matched = _filters(mem, account)

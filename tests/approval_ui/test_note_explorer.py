@@ -190,3 +190,82 @@ def test_another_scope_starts_at_its_first_page_and_a_page_past_the_end_shows_th
     at.run()
     assert len(_frames(at)[0]) == PAGE_SIZE - 5 and at.number_input(key="explorer_page").value == 2
     assert not at.exception
+
+
+def _select_row(at: AppTest, row: int) -> None:
+    """A click on a row of the note list (AppTest cannot click one: the selection is set as the
+    browser sends it; Streamlit keeps it across runs and data changes, as a browser does)."""
+    at.session_state["explorer_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+
+
+def _open_badge(at: AppTest) -> str:
+    """The id of the note the detail column shows."""
+    (badge,) = [m.value for m in at.markdown if m.value.startswith("`n_")]
+    return badge.split("`")[1]
+
+
+def test_a_row_left_selected_never_overrides_a_note_opened_by_id_or_link(mem: Memory) -> None:
+    target = make_note(mem, "Acme needs SSO")
+    source = make_note(mem, "Acme security review", links=[{"note_id": target.id, "reason": "same"}])
+    other = make_note(mem, "Acme renewal in March")
+    at = open_console("alice", "explorer")
+    listed = list(_frames(at)[0]["note"])
+    _select_row(at, listed.index(source.id))
+    assert at.query_params.get("note") == source.id and _open_badge(at) == source.id
+
+    at.text_input(key="explorer_open_id").input(other.id).run()
+    assert at.query_params.get("note") == other.id and _open_badge(at) == other.id
+    at.run()  # and it stays open: the row selected before does not take it back
+    assert _open_badge(at) == other.id
+
+    _select_row(at, listed.index(source.id))  # the same row clicked again opens its note again
+    assert _open_badge(at) == source.id
+    at.selectbox(key="explorer_linked").select(target.id).run()
+    assert at.query_params.get("note") == target.id and _open_badge(at) == target.id
+    assert not at.exception
+
+
+def test_another_scope_page_or_search_opens_no_note_nobody_chose(mem: Memory) -> None:
+    for i in range(PAGE_SIZE + 2):
+        make_note(mem, f"Acme note {i}")
+    globex = make_note(mem, "Globex wants on-prem hosting", scope="globex")
+    at = open_console("alice", "explorer")
+    at.selectbox(key="explorer_scope").select("acme").run()
+    first = _frames(at)[0]["note"].iloc[0]
+    _select_row(at, 0)
+    assert _open_badge(at) == first
+
+    at.number_input(key="explorer_page").set_value(2).run()
+    assert _frames(at)[0]["note"].iloc[0] != first and _open_badge(at) == first
+    at.text_input(key="explorer_text").input("note 1").run()
+    assert _open_badge(at) == first
+    at.text_input(key="explorer_text").input("").run()
+    at.selectbox(key="explorer_scope").select("globex").run()
+    assert list(_frames(at)[0]["note"]) == [globex.id] and _open_badge(at) == first
+    newer = make_note(mem, "Globex call: hosting in Frankfurt", scope="globex")  # rows move meanwhile
+    _select_row(at, 0)
+    opened = _open_badge(at)
+    assert opened in (globex.id, newer.id) and opened == _frames(at)[0]["note"].iloc[0]
+    make_note(mem, "Globex email: hosting decided", scope="globex")
+    at.run()  # another note takes row 0: the note opened stays the one chosen
+    assert _open_badge(at) == opened
+    assert not at.exception
+
+
+def test_a_date_and_minute_show_the_changes_made_in_that_minute(mem: Memory) -> None:
+    """History shows a change at "14:05 UTC": the note "on a date" at 14:05 includes it, whatever
+    second of the minute it was made."""
+    from datetime import UTC
+
+    note = make_note(mem, "Acme call")
+    p = mem.propose(note.id, "decision_rationale", "Okta is mandated", reason="r", proposer=LLM)
+    mem.approve(p.id, reviewer=signed_in(mem, "alice"))
+    (change,) = [c for c in mem.note_versions(note.id) if c.attribute == "decision_rationale"]
+    applied = change.applied_at.astimezone(UTC)
+    at = open_console("alice", "explorer", note=note.id)
+    at.date_input(key="explorer_asof_day").set_value(applied.date())
+    at.time_input(key="explorer_asof_time").set_value(applied.time().replace(second=0, microsecond=0)).run()
+    compared = next(f for f in _frames(at) if "value then" in f.columns).set_index("attribute")
+    assert compared.loc["decision_rationale", "value then"] == "Okta is mandated"
+    assert not bool(compared.loc["decision_rationale", "changed since"])

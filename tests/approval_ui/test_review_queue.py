@@ -94,6 +94,41 @@ def test_a_reviewer_sees_their_last_decisions_after_a_reload(mem: Memory) -> Non
     assert len(mem.decided_by("alice", limit=2)) == 2
 
 
+def test_the_last_decisions_name_values_in_the_cards_words(mem: Memory) -> None:
+    """What was just approved reads as the card read it, a date as a date and a list item by item,
+    never as Python's or JSON's text; still so once a newer policy no longer declares the attribute."""
+    import os
+    from pathlib import Path
+
+    import yaml
+
+    from amem.domain.models import utcnow
+    from amem.policy import load_policy
+    from amem.services.policy_registry import record_install
+
+    note = said(mem, "Acme call: uptime and SSO matter most. Renewal on 1 March 2027.")
+    hold(mem, note, "customer_priorities", ["uptime", "SSO"])
+    hold(mem, note, "valid_at", "2027-03-01T00:00:00Z")
+    at = open_console("alice")
+    assert {"• uptime\n• SSO", "1 March 2027"} <= {c.value for c in at.code}
+    at.button(key=f"approve_item_{note.raw_log_ids[0]}").click().run()
+
+    proposed = set(open_console("alice").dataframe[0].value["proposed"])
+    assert proposed == {"• uptime / • SSO", "1 March 2027"}
+
+    path = Path(os.environ["AMEM_POLICY"])  # a newer policy in force drops the team attribute
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    del data["attributes"]["customer_priorities"]
+    data["roles"]["sales_lead"]["approves"].remove("customer_priorities")
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    newer = load_policy(path)
+    with mem.ledger.write() as tx:  # as an install before installs refused dropping a held attribute
+        record_install(tx, newer, installed_by="alice", now=utcnow(), previous=tx.installed_policy())
+    assert not newer.knows("customer_priorities")
+    at = open_console("alice")
+    assert set(at.dataframe[0].value["proposed"]) == {"• uptime / • SSO", "1 March 2027"}
+
+
 def test_field_by_field_approve_one_reject_one(mem: Memory) -> None:
     note, proposals = call_item(mem)
     at = open_console("alice")
@@ -356,3 +391,36 @@ def test_a_models_held_values_are_looked_at_and_rejected_on_their_own(mem: Memor
     at.button(key="confirm_all").click().run()
     assert {mem.proposal(p.id).status for p in bad} == {ProposalStatus.REJECTED}
     assert mem.proposal(good.id).status == ProposalStatus.PENDING
+
+
+def test_approving_an_item_whose_value_the_policy_froze_since_is_no_success(mem: Memory) -> None:
+    """An item approved whole, one of its values frozen by a newer policy meanwhile: that value is
+    rejected, and the message says so as a warning, not in a green success."""
+    import os
+    from pathlib import Path
+
+    import yaml
+
+    from amem.policy import load_policy
+
+    note = said(mem, "Acme call: next step is to send the quote, because of the budget.")
+    step = hold(mem, note, "next_step", "send the quote")
+    why = hold(mem, note, "decision_rationale", "the budget")
+    path = os.environ["AMEM_POLICY"]
+    with open(path, encoding="utf-8") as f:
+        data = yaml.safe_load(f)
+    data["attributes"]["next_step"]["mode"] = "frozen"
+    with open(path, "w", encoding="utf-8") as f:
+        yaml.safe_dump(data, f)
+    mem.install_policy(load_policy(Path(path)), by=mem.authentication.signed_in("alice", method="test"))
+
+    at = open_console("alice")
+    at.button(key=f"approve_item_{note.raw_log_ids[0]}").click().run()
+    assert (mem.proposal(step.id).status, mem.proposal(why.id).status) == (
+        ProposalStatus.REJECTED,
+        ProposalStatus.APPROVED,
+    )
+    assert not [s for s in at.success if "Approved item" in s.value]
+    (said_so,) = [plain(w.value) for w in at.warning if "Approved item" in plain(w.value)]
+    assert "1 approved, 1 rejected" in said_so and f"Rejected next_step of {note.id}" in said_so
+    assert "next_step is frozen" in said_so

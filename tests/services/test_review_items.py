@@ -281,3 +281,61 @@ def test_values_of_an_attribute_a_newer_policy_dropped_still_show_and_approving_
         assert [(d.id, d.status) for d in report.decided] == [(p.id, ProposalStatus.REJECTED)]
         assert "no longer declared by the policy" in (report.decided[0].review_comment or "")
         assert later.review_items().items == []
+
+
+def test_a_corrected_retirement_date_waits_for_a_second_look_as_a_correction(memory: Memory) -> None:
+    """The date a newer fact retires an older one from is correctable (governance allows it): its
+    correction must be counted and listed as one, or it waits unseen for another reviewer."""
+    from tests.factories import contradict
+
+    old = said(memory, "Acme renewal on 1 March 2027", at=datetime(2026, 2, 1, tzinfo=UTC))
+    new = said(memory, "Acme renewal moved to 1 June 2027", at=datetime(2026, 5, 1, tzinfo=UTC))
+    model = contradict(memory, old, new, "2027-06-01T00:00:00Z")
+    fix = memory.correct(model.id, "2027-05-15", reviewer=signed_in(memory, "bob")).correction
+    assert fix.status == ProposalStatus.PENDING and fix.corrects == model.id
+
+    assert memory.second_looks("alice") == 1 and memory.second_looks("bob") == 0  # not their own
+    listed = memory.review_items(ReviewFilter(kind="correction"))
+    assert listed.total == 1 and [f.proposal.id for f in listed.items[0].fields] == [fix.id]
+    (field,) = listed.items[0].fields
+    assert field.kind == "correction" and field.corrected is not None
+    assert field.corrected.proposed_words == "1 June 2027" and field.proposed_words == "15 May 2027"
+    assert field.older is not None and field.older.content == "Acme renewal on 1 March 2027"
+    assert memory.count_review_items(ReviewFilter(kind="contradiction")).items == 0
+
+
+def test_every_held_value_has_one_kind_and_the_counts_per_kind_add_up(memory: Memory) -> None:
+    """Reverts of a retirement and of a deletion, a corrected retirement date and a corrected
+    value, beside first-hand ones: each is listed under the kind its card names, and under no other."""
+    from tests.factories import contradict
+
+    alice, bob = signed_in(memory, "alice"), signed_in(memory, "bob")
+    old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 2, 1, tzinfo=UTC))
+    new = said(memory, "Acme pays $55 per seat", at=datetime(2026, 5, 1, tzinfo=UTC))
+    memory.approve(contradict(memory, old, new, "2026-05-01T00:00:00Z").id, reviewer=alice)
+    gone = said(memory, "Acme duplicate call note")
+    memory.approve(memory.delete(gone.id, actor="bob", reason="duplicate").id, reviewer=alice)
+    changes = {c.attribute: c.seq for n in (old, gone) for c in memory.note_versions(n.id)}
+    memory.revert(changes["invalid_at"], reviewer=bob, reason="retired by mistake")
+    memory.revert(changes["deleted"], reviewer=alice, reason="not a duplicate")
+    later = said(memory, "Acme pays $60 per seat", at=datetime(2026, 9, 1, tzinfo=UTC))
+    memory.correct(contradict(memory, new, later, "2026-09-01T00:00:00Z").id, "2026-10-01", reviewer=bob)
+    first_hand = said(memory, "Acme has 40 seats", at=datetime(2026, 3, 1, tzinfo=UTC))
+    contradict(memory, first_hand, later, "2026-09-01T00:00:00Z")
+    memory.correct(held(memory, new, "next_step", "send teh quote").id, "send the quote", reviewer=bob)
+    held(memory, new, "decision_rationale", "budget")
+    held(memory, later, "deleted", True)
+
+    every = memory.review_items(limit=100)
+    kinds = {f.proposal.id: f.kind for item in every.items for f in item.fields}
+    assert sorted(kinds.values()) == sorted(
+        ["revert", "revert", "correction", "correction", "contradiction", "value", "deletion"]
+    )
+    for kind in ("contradiction", "deletion", "correction", "revert", "value"):
+        f = ReviewFilter(kind=kind)  # type: ignore[arg-type]
+        matched = {pid for item in memory.review_items(f, limit=100).items for pid in item.proposal_ids}
+        counted = memory.count_review_items(f)
+        of_kind = {pid for pid, k in kinds.items() if k == kind}
+        assert counted.proposals == len(of_kind), kind
+        assert of_kind <= matched, kind  # an item also shows its values of other kinds
+    assert memory.second_looks("alice") == 2
