@@ -20,7 +20,7 @@ from amem.llm.json_answer import data_block, extract_json, validate
 log = logging.getLogger(__name__)
 
 TASK = "link_evolve"
-PROMPT_VERSION = "link_evolve/4"
+PROMPT_VERSION = "link_evolve/5"
 
 #: Per-neighbour and new-note content caps (characters): they bound the prompt at any k.
 NEIGHBOUR_CONTENT_CHARS = 600
@@ -58,11 +58,12 @@ class NeighbourUpdate(_Strict):
 
 
 class Contradiction(_Strict):
-    """A neighbour states a fact the new note contradicts (the pipeline decides which is newer)."""
+    """A neighbour states a fact the new note contradicts, or, said after the new note, one that
+    makes the new note's fact untrue (the pipeline decides which is newer, by when each was said)."""
 
     note_id: NoteId
     reason: Reason
-    #: The exact span of the new note's raw log that states the fact otherwise.
+    #: The exact span of the new note's raw log that states the fact (otherwise).
     evidence: Text | None = None
 
 
@@ -199,8 +200,29 @@ def build_messages(
         + data_block("new_note", new_note)
         + f"\n\nIts {len(shown)} nearest neighbours, nearest first:\n"
         + data_block("neighbours", shown)
+        + _said_later(raw_log, neighbours, said)
     )
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+
+def _said_later(raw_log: RawLog, neighbours: Sequence[Note], said: Mapping[str, datetime]) -> str:
+    """What to tell the model when some neighbours were said after the new note (an older record
+    analysed late: imported with its own date, retried after an outage): one of them may have made
+    the new note's fact untrue. Said only then, so the prompt of an input analysed in its time is
+    the same as before (recorded answers keyed by it still apply)."""
+    new_said = as_utc(raw_log.occurred_at)
+    later = [n.id for n in neighbours if n.id in said and as_utc(said[n.id]) > new_said]
+    if not later:
+        return ""
+    return (
+        f"\n\nThe new note was said before {len(later)} of these neighbours ({', '.join(later)}: their "
+        "occurred_at is later). It is an older record analysed late, so one of them may have made "
+        "its fact untrue: for each fact of the new note, the earliest of these neighbours that states "
+        "the same fact otherwise (a later price, count, plan, date or person in the role, a reversed "
+        "decision) goes under contradictions too, with that neighbour's id, the reason, and as "
+        "evidence the exact span of the new note's content stating the fact it made untrue. A "
+        "neighbour said later that only repeats the new note's fact makes nothing untrue."
+    )
 
 
 def parse_answer(text: str | None, neighbours: Sequence[Note], source: str = "") -> LinkEvolveAnswer:

@@ -278,9 +278,12 @@ def _link_drafts(
     # takes effect, and a later statement may well move a date earlier ("the renewal moves from
     # October 1 to September 15"), so comparing fact dates would make the newer statement retire
     # itself. The input retires its own note only when it was said before the note it
-    # contradicts (a late import of an older record); said at the same time, nobody can tell.
+    # contradicts (a late import of an older record, a retry after an outage); that note made it
+    # untrue when it was said, even if a note said later has retired that one since. Said at the
+    # same time, nobody can tell.
     new_time = fact_time(raw, valid_at)
     new_said = as_utc(raw.occurred_at)
+    own: Draft | None = None  # the new note's own retirement: by the first note said after it
     for c in answer.contradictions:
         old = current.get(c.note_id)
         if old is None or c.note_id == note_id:
@@ -292,29 +295,23 @@ def _link_drafts(
             continue
         said = snapshot.said_at.get(old.raw_log_ids[0]) if old.raw_log_ids else None
         old_time = as_utc(old.valid_at) if old.valid_at else said
-        if old_time is None or old.invalid_at is not None:
+        if old_time is None:
             continue
         old_said = as_utc(said) if said is not None else old_time
         if new_said > old_said:
+            if old.invalid_at is not None:
+                continue  # retired already
             # the older fact holds until the newer one takes effect, or, when that is no later
             # than the older fact's own date, from when the change was said
             until = new_time if new_time > old_time else new_said
             reason = f"contradicted by newer note {note_id}: {c.reason}"
             drafts.append(Draft(old.id, "invalid_at", until, reason, proposer, [raw.id], evidence=c.evidence))
         elif new_said < old_said:
-            reason = f"contradicted by newer note {old.id}: {c.reason}"
-            drafts.append(
-                Draft(
-                    note_id,
-                    "invalid_at",
-                    max(old_time, old_said),
-                    reason,
-                    proposer,
-                    [raw.id],
-                    evidence=c.evidence,
-                )
-            )
-    return drafts
+            until = max(old_time, old_said)
+            if own is None or until < own.new_value:
+                reason = f"contradicted by newer note {old.id}: {c.reason}"
+                own = Draft(note_id, "invalid_at", until, reason, proposer, [raw.id], evidence=c.evidence)
+    return [*drafts, own] if own is not None else drafts
 
 
 def _carried(note: Note, pending: frozenset[str]) -> set[str]:

@@ -321,7 +321,7 @@ def test_link_evolve_shows_real_ids_and_keeps_answers_about_them(scripted_llm) -
     assert [link.note_id for link in result.answer.links] == ["n_neighbour_0"]
     assert result.answer.updates[0].tags == ["pricing", "acme"]
     assert result.answer.contradictions[0].reason == "$60/seat replaces $50/seat"
-    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/4")
+    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/5")
 
 
 def test_ids_not_among_the_neighbours_are_dropped_and_logged(scripted_llm, caplog) -> None:
@@ -524,3 +524,31 @@ def test_link_evolve_asks_for_restatements_and_contradiction_evidence(scripted_l
     assert result.answer.restates == "n_neighbour_0"
     assert result.answer.contradictions[0].evidence == "$60/seat"
     assert invented.answer.restates is None  # only a neighbour shown can be restated
+
+
+def test_a_late_input_is_told_which_neighbours_were_said_after_it(scripted_llm) -> None:
+    """An older record analysed late: the prompt names the neighbours said after it and asks for
+    the one that made its fact untrue, with the span of its own content; an input analysed in its
+    time gets the prompt as before (answers recorded for it still apply)."""
+    neighbours = _neighbours(2)
+    said = {
+        "n_neighbour_0": datetime(2024, 3, 1, tzinfo=UTC),  # before the new note (THURSDAY)
+        "n_neighbour_1": datetime(2024, 6, 8, tzinfo=UTC),  # after it
+    }
+    answer = {
+        "contradictions": [{"note_id": "n_neighbour_1", "reason": "later price", "evidence": "$60/seat"}]
+    }
+    scripted_llm.push(json.dumps(answer), json.dumps({}))
+    raw = raw_log("Acme: the price is now $60/seat.")
+
+    result = LiteLLMAnalyst(MODEL).link_and_evolve(_new_note(), raw, neighbours, said)
+    LiteLLMAnalyst(MODEL).link_and_evolve(
+        _new_note(), raw, neighbours, {"n_neighbour_0": said["n_neighbour_0"]}
+    )
+
+    late, in_time = (_user_prompt(request) for request in scripted_llm.requests)
+    told = re.search(r"The new note was said before 1 of these neighbours \((.*?):", late)
+    assert told is not None and told.group(1) == "n_neighbour_1"
+    assert "made its fact untrue" in late and "span of the new note's content" in late
+    assert "said before" not in in_time and in_time.endswith("</neighbours>")  # nothing added
+    assert result.answer.contradictions[0].note_id == "n_neighbour_1"

@@ -280,3 +280,46 @@ def test_an_evolution_made_from_a_value_that_changed_since_is_dropped() -> None:
 
 def replace_note(note: Note, **values: object) -> Note:
     return note.model_copy(update=values)
+
+
+def test_a_late_input_is_retired_by_the_note_said_after_it_even_once_that_one_is_retired() -> None:
+    """March's $42 analysed after June's $55, itself since retired by September's $60: June still
+    made March's price untrue when it was said, so the March note retires from June."""
+    june_said = datetime(2026, 6, 8, 10, tzinfo=UTC)
+    june = neighbour(
+        "n_00000000000june",
+        "As of today Acme pays $55 per seat.",
+        raw_log_ids=["r_june"],
+        invalid_at=datetime(2026, 9, 1, tzinfo=UTC),
+    )
+    raw = raw_log("Acme pays $42 per seat.", at=datetime(2026, 3, 10, tzinfo=UTC))
+    contradiction = {
+        "contradictions": [{"note_id": june.id, "reason": "new price", "evidence": "Acme pays $42 per seat."}]
+    }
+    snapshot = Snapshot(neighbours={june.id: june}, said_at={"r_june": june_said})
+    drafts = draft(NEW, raw, answers(link=contradiction), snapshot, POLICY)
+    (retired,) = [d for d in drafts if d.attribute == "invalid_at"]
+    assert (retired.note_id, retired.new_value) == (NEW, june_said)
+    assert retired.reason == f"contradicted by newer note {june.id}: new price"
+
+
+def test_a_late_input_contradicted_by_several_later_notes_retires_once_from_the_first() -> None:
+    june_said, september_said = datetime(2026, 6, 8, tzinfo=UTC), datetime(2026, 9, 1, tzinfo=UTC)
+    june = neighbour("n_00000000000june", "Acme now pays $55 per seat.", raw_log_ids=["r_june"])
+    september = neighbour("n_000000000000sep", "Acme now pays $60 per seat.", raw_log_ids=["r_sep"])
+    raw = raw_log("Acme pays $42 per seat.", at=datetime(2026, 3, 10, tzinfo=UTC))
+    span = "Acme pays $42 per seat."
+    contradiction = {
+        "contradictions": [
+            {"note_id": september.id, "reason": "$60 later", "evidence": span},
+            {"note_id": june.id, "reason": "$55 later", "evidence": span},
+        ]
+    }
+    snapshot = Snapshot(
+        neighbours={june.id: june, september.id: september},
+        said_at={"r_june": june_said, "r_sep": september_said},
+    )
+    drafts = draft(NEW, raw, answers(link=contradiction), snapshot, POLICY)
+    assert [(d.note_id, d.new_value, d.reason) for d in drafts if d.attribute == "invalid_at"] == [
+        (NEW, june_said, f"contradicted by newer note {june.id}: $55 later")
+    ]

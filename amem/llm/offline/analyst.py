@@ -142,13 +142,16 @@ class OfflineAnalyst:
         said = dict(said or {})
 
         def work() -> LinkEvolveAnswer:
-            data = self.link_data(note, neighbours, said=said)
+            data = self.link_data(note, neighbours, said=said, new_said=raw_log.occurred_at)
             answer = validate(LinkEvolveAnswer, data)
             source = f"offline link_evolve for raw log {raw_log.id}"
             return link_evolve.keep_known(answer, (n.id for n in neighbours), source)
 
         inputs = {
-            "note": note.model_dump(mode="json", include={"content", "keywords", "tags", "context"}),
+            "note": {
+                **note.model_dump(mode="json", include={"content", "keywords", "tags", "context"}),
+                "occurred_at": as_utc(raw_log.occurred_at).isoformat(),
+            },
             "neighbours": [
                 {
                     **n.model_dump(mode="json", include=_NEIGHBOUR_FIELDS),
@@ -160,11 +163,17 @@ class OfflineAnalyst:
         return self._recorded(link_evolve.TASK, raw_log.id, inputs, work)
 
     def link_data(
-        self, note: Note, neighbours: Sequence[Note], *, said: Mapping[str, datetime] | None = None
+        self,
+        note: Note,
+        neighbours: Sequence[Note],
+        *,
+        said: Mapping[str, datetime] | None = None,
+        new_said: datetime | None = None,
     ) -> dict[str, Any]:
         """Links, evolution, restatement and contradictions from shared terms, rank and facts.
         ``said``: when each neighbour was said, by note id (a neighbour's relative days are read
-        against it when a restatement's values are compared).
+        against it when a restatement's values are compared, and the contradictions go by it);
+        ``new_said``: when the new input was said (a neighbour said after it may make it untrue).
 
         A term most neighbours share (k >= 3) is background, like the two speakers' names in a
         dialogue or the account's name in its own scope: it is named in reasons, but it never makes
@@ -196,7 +205,7 @@ class OfflineAnalyst:
         return {
             "links": links,
             "updates": updates,
-            "contradictions": self._contradictions(note, pool),
+            "contradictions": self._contradictions(note, pool, said or {}, new_said),
             "restates": None,
         }
 
@@ -216,18 +225,32 @@ class OfflineAnalyst:
         best = max(scored, default=(0.0, 0, ""))
         return best[2] if best[0] > 0 else None
 
-    def _contradictions(self, note: Note, others: Sequence[Note]) -> list[dict[str, Any]]:
-        """For each kind of fact the note states, the newest neighbour stating that kind, if it
-        states it otherwise. A neighbour that only restates another is not a fact of its own, unless
-        the note it restates is not among those shown: then it speaks for that fact."""
+    def _contradictions(
+        self,
+        note: Note,
+        others: Sequence[Note],
+        said: Mapping[str, datetime],
+        new_said: datetime | None,
+    ) -> list[dict[str, Any]]:
+        """For each kind of fact the note states, the newest neighbour said before it stating that
+        kind, if it states it otherwise; and the neighbour said after it that makes its fact untrue,
+        if any (``_retired_by_later``). A neighbour that only restates another is not a fact of its
+        own, unless the note it restates is not among those shown: then it speaks for that fact.
+        Newer and older go by when each was said (``said``, ``new_said``), not by when each note
+        was written: an input analysed late (a retry after an outage, a slower model call, an
+        import of older history) is judged as if it had come in its time."""
         new = contradictions.facts(note.content)
         wanted = contradictions.stated_kinds(new)
         shown = {o.id for o in others}
         facts_of = [o for o in others if not (_restated_ids(o) & shown)]
-        newest_first = sorted(facts_of, key=lambda o: o.created_at, reverse=True)
+        when = {o.id: as_utc(said[o.id]) if o.id in said else as_utc(o.created_at) for o in facts_of}
+        mine = as_utc(new_said) if new_said is not None else None
+        later = {o.id for o in facts_of if mine is not None and o.id in said and when[o.id] > mine}
+        before = [o for o in facts_of if o.id not in later]
+        newest_first = sorted(before, key=lambda o: (when[o.id], as_utc(o.created_at)), reverse=True)
         out: dict[str, dict[str, Any]] = {}
         # a confirmed fix retires the note that reported the fault (by ticket number, else by its words)
-        pool = [(o.id, o.content, o.created_at) for o in facts_of]
+        pool = [(o.id, o.content, when[o.id]) for o in before]
         fixed = contradictions.retired_fault(note.content, pool)
         if fixed is not None:
             other_id, found = fixed
@@ -257,7 +280,45 @@ class OfflineAnalyst:
             for restated in _restated_ids(other) & shown:
                 if restated in out and other.id not in out:
                     out[other.id] = {**out[restated], "note_id": other.id}
+        retired = self._retired_by_later(note, new, [o for o in facts_of if o.id in later], when)
+        if retired is not None and retired["note_id"] not in out:
+            out[retired["note_id"]] = retired
         return list(out.values())
+
+    def _retired_by_later(
+        self,
+        note: Note,
+        new: contradictions.Facts,
+        later: Sequence[Note],
+        when: Mapping[str, datetime],
+    ) -> dict[str, Any] | None:
+        """The neighbour said after the new note that makes its fact untrue: the earliest one that,
+        had the new note been there in its time, would have retired it, that is which finds it the
+        newest holder of a kind it states otherwise (no note said between the two holds that kind).
+        Its fact held until then; a later change of that kind retires the note said in between.
+        The evidence is the new note's own sentence stating the fact (``made_untrue``)."""
+        earliest_first = sorted(later, key=lambda o: (when[o.id], as_utc(o.created_at)))
+        read = {o.id: contradictions.facts(o.content) for o in earliest_first}
+        for i, other in enumerate(earliest_first):
+            theirs = read[other.id]
+            between = [b for b in earliest_first[:i] if when[b.id] < when[other.id]][::-1]
+            for kind in contradictions.stated_kinds(theirs):
+                if not contradictions.holds(theirs, new, note.content, kind):
+                    continue
+                if not contradictions.may_retire(kind, other.category, note.category):
+                    continue
+                if any(_holder(theirs, read[b.id], b.content, kind) for b in between):
+                    continue  # the note said in between held that value when ``other`` changed it
+                found = contradictions.made_untrue(theirs, new, note.content, kind)
+                if found is not None:
+                    return {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}
+            # a settled price ends the offer the new note made, when no price held in between
+            offers = [*((b.id, read[b.id]) for b in between), (note.id, new)]
+            for ended, found in contradictions.superseded_offers(theirs, offers):
+                span = new.evidence.get("offer") or new.evidence.get("price")
+                if ended == note.id and span and contradictions.same_topic(other.category, note.category):
+                    return {"note_id": other.id, "reason": found.reason, "evidence": span}
+        return None
 
     def _note_terms(self, note: Note) -> set[str]:
         """The stems of a note's keywords and tags, without its category tag (too broad to link by)."""
@@ -321,6 +382,16 @@ class OfflineAnalyst:
 
 def _input_digest(inputs: dict[str, Any]) -> str:
     return prompt_sha256([{"role": "input", "content": json.dumps(inputs, sort_keys=True, default=str)}])
+
+
+def _holder(newer: contradictions.Facts, older: contradictions.Facts, older_text: str, kind: str) -> bool:
+    """Whether ``older`` is the note a newer one stating ``kind`` stops at (see ``_contradictions``):
+    for a slot, any note stating it; for a searched kind, one it contradicts."""
+    if not contradictions.holds(newer, older, older_text, kind):
+        return False
+    if kind not in contradictions.SEARCHED:
+        return True
+    return contradictions.contradiction(newer, older, older_text, kind) is not None
 
 
 def _restated_ids(note: Note) -> set[str]:

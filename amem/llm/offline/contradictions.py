@@ -13,7 +13,9 @@ retired by it. A fix confirmed for a reported fault retires the report (``retire
 A quantity (a price, a count, a plan) retires only a note on the same topic (``same_topic``: the
 two notes' categories): a note is retired when its main fact is made untrue, and a contract signed
 or a meeting held stays true when a price it named changes.
-Which of the two notes is newer in time the pipeline decides, not this module.
+Which of the two notes is newer in time the pipeline decides, not this module; a note said
+after the one being analysed is asked the other way round (``made_untrue``): whether it makes the
+analysed note's fact untrue.
 """
 
 from __future__ import annotations
@@ -1072,6 +1074,33 @@ def contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradic
         # the evidence is the whole sentence of the raw log that states it
         return Contradiction(found.kind, found.reason, new.evidence.get(kind, found.evidence))
     return _contradiction(new, old, old_text, kind)
+
+
+#: Kinds whose statement a note's ``Facts.evidence`` keeps, by the key it keeps it under.
+_EVIDENCE_KEYS = {"price": "price", "count": "count", "plan": "plan", "date": "date", "role": "role"}
+
+
+def made_untrue(newer: Facts, older: Facts, older_text: str, kind: str) -> Contradiction | None:
+    """How a note said later (``newer``) makes the fact of ``kind`` an older note states untrue,
+    judged as ``contradiction`` judges a newer note (the later one's wording decides, "As of today
+    Globex pays $55" retires "Globex pays $42"), with the evidence taken from the older note: the
+    sentence of its text stating the fact made untrue. For a record said before the note that
+    changed it, but analysed after (a late import, a retry after an outage): it is the record
+    that is retired, and the span a person reviews is in its own raw log. None when that sentence
+    cannot be told."""
+    found = contradiction(newer, older, older_text, kind)
+    if found is None:
+        return None
+    span = older.evidence.get(_EVIDENCE_KEYS.get(kind.split(":", 1)[0], ""))
+    found_in = [x.text for x in sentences(readable(older_text))]
+    if span is None:  # a slot it states without a cue (a date): the sentence stating it
+        span = next((x for x in found_in if kind in kinds(facts(x, main=False))), None)
+    if span is None:  # a decision, a choice: the sentence sharing the most with the later one's
+        about = roots(found.evidence)
+        scored = [(len(about & roots(x)), -i, x) for i, x in enumerate(found_in)]
+        best = max(scored, default=(0, 0, ""))
+        span = best[2] if best[0] >= 2 else None
+    return Contradiction(found.kind, found.reason, span) if span else None
 
 
 def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:

@@ -13,6 +13,7 @@ from amem.llm.offline.contradictions import (
     fix_confirmed,
     holds,
     kinds,
+    made_untrue,
     main_text,
     retired_fault,
     stated_kinds,
@@ -1173,3 +1174,38 @@ def test_a_role_given_as_a_field_or_after_a_title_is_read_and_its_holder_leaving
         "Dana Kowalczyk is leaving Acme; new DM + signer = Raj Mehta.", signer
     )
     assert facts("Email the DMs about the launch.").roles == frozenset()  # no field, no role
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "span"),
+    [
+        (
+            "Pricing call: Globex pays $42 per seat per month.",
+            "As of today Globex pays $55 per seat per month.",
+            "Pricing call: Globex pays $42 per seat per month.",
+        ),
+        (
+            "Kickoff went well. The go-live is on March 3.",
+            "The go-live moved to April 14 after the data migration slipped.",
+            "The go-live is on March 3.",
+        ),
+    ],
+)
+def test_a_note_said_later_makes_an_older_plain_statement_untrue_with_the_older_note_s_span(
+    older: str, newer: str, span: str
+) -> None:
+    """An older record analysed after the note that changed it (a late import, a retry after an
+    outage): asked the usual way round, the older note's plain wording changes nothing; asked which
+    later note makes it untrue, the later one's change does, and the span a reviewer sees is the
+    older note's own sentence, so the retirement is proposed on the older note."""
+    old, new = facts(older), facts(newer)
+    kind = next(k for k in stated_kinds(new) if holds(new, old, older, k))
+    assert _retires(newer, older) == []  # the older record read as if it were the newer one
+    found = made_untrue(new, old, older, kind)
+    assert found is not None and found.evidence == span and span in older
+
+
+def test_a_later_note_repeating_the_older_value_makes_nothing_untrue() -> None:
+    older = "Pricing call: Globex pays $42 per seat per month."
+    newer = "As of today Globex pays $42 per seat per month."
+    assert made_untrue(facts(newer), facts(older), older, "price") is None
