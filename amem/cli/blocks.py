@@ -2,11 +2,14 @@
 
 Never a table of narrow columns: at 80 columns those fold words into fragments. A block's value
 wraps at spaces under its own indent; nothing is cut. Every text from the ledger is data, never
-rich markup. Each function takes the Console to print on, so tests can give it a width.
+rich markup, and never a terminal's command: every control character is shown as an escape
+(``printable``), so an input carrying ESC sequences cannot hide text from a reviewer or retitle
+their window. Each function takes the Console to print on, so tests can give it a width.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -14,13 +17,30 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from amem.services.review import date_words
-
 #: The evidence in a raw log's text, marked so that it shows without colour too.
 MARK_OPEN, MARK_CLOSE = "«", "»"
 
 
+#: C0 controls but tab and newline, DEL, and the C1 controls: what a terminal may act on (ESC
+#: starts a sequence that hides text or sets the window's title; CSI, U+009B, does in one character).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` as a terminal shows it without acting on it: each control character written as
+    its escape (ESC as \\x1b), tab and newline kept for the layout, a CRLF line end read as a
+    newline. The one filter between ledger text and the terminal; --json output stays exact."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+
+
+def shown(text: object) -> Text:
+    """A value from the ledger as a rich Text: printable, never read as markup."""
+    return Text(printable(str(text)))
+
+
 def when(moment: datetime | None) -> str:
+    from amem.services.review import date_words  # on use: the commands that print no date start light
+
     return date_words(moment) if moment is not None else "unknown"
 
 
@@ -33,7 +53,7 @@ def _rows(console: Console, rows: Iterable[tuple[str, str | Text]], indent: int 
     label_width = max(len(label) for label, _ in rows)
     room = max(20, console.width - indent - label_width - 2)
     for label, value in rows:
-        text = value if isinstance(value, Text) else Text(value)
+        text = value if isinstance(value, Text) else shown(value)
         first = True
         for paragraph in text.split("\n", allow_blank=True):
             for line in paragraph.wrap(console, room, overflow="fold") or [Text("")]:
@@ -46,20 +66,20 @@ def _rows(console: Console, rows: Iterable[tuple[str, str | Text]], indent: int 
 
 
 def _head(console: Console, text: str) -> None:
-    console.print(Text(text, style="bold"), soft_wrap=False)
+    console.print(Text(printable(text), style="bold"), soft_wrap=False)
 
 
 # -- review items --------------------------------------------------------------------------------
 
 
 def marked_text(item: Any) -> Text:
-    """The raw log's text with each located evidence span «marked»."""
+    """The raw log's text with each located evidence span «marked», printable."""
     text = Text()
     for piece in item.pieces:
         if piece.attributes:
-            text.append(MARK_OPEN + piece.text + MARK_CLOSE, style="bold reverse")
+            text.append(MARK_OPEN + printable(piece.text) + MARK_CLOSE, style="bold reverse")
         else:
-            text.append(piece.text)
+            text.append(printable(piece.text))
     return text
 
 
@@ -115,16 +135,16 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
 
 
 def decision_report(console: Console, report: Any) -> None:
-    console.print(report.summary(), markup=False, soft_wrap=False)
+    console.print(shown(report.summary()), soft_wrap=False)
     for p in report.decided:
         line = f"  {p.status.value}: {p.attribute} of {p.note_id} ({p.id})"
-        console.print(Text(line), soft_wrap=False)
+        console.print(shown(line), soft_wrap=False)
         if p.status.value == "conflict":
-            console.print(Text(f"    {p.review_comment}; propose again against the current value"))
+            console.print(shown(f"    {p.review_comment}; propose again against the current value"))
         elif p.status.value == "rejected" and p.review_comment:  # the policy's refusal, or the comment
-            console.print(Text(f"    {p.review_comment}"))
+            console.print(shown(f"    {p.review_comment}"))
     for s in report.skipped:
-        console.print(Text(f"  skipped {s.proposal_id}: {s.reason}"), soft_wrap=False)
+        console.print(shown(f"  skipped {s.proposal_id}: {s.reason}"), soft_wrap=False)
 
 
 # -- history -------------------------------------------------------------------------------------
@@ -185,7 +205,7 @@ def search_hits(console: Console, results: Sequence[Any]) -> None:
         _rows(console, rows, indent=3)
         if r.linked_from:
             because = f": {r.link_reason}" if r.link_reason else ""
-            console.print(Text(f"   linked from {r.linked_from}{because}"), soft_wrap=False)
+            console.print(shown(f"   linked from {r.linked_from}{because}"), soft_wrap=False)
 
 
 def _contested(waiting: Any) -> list[tuple[str, str | Text]]:
@@ -205,7 +225,7 @@ def _contested(waiting: Any) -> list[tuple[str, str | Text]]:
 def facts(console: Console, page: Any) -> None:
     then = f" as the ledger held them at {page.as_of:%Y-%m-%d %H:%M:%S} UTC" if page.as_of else ""
     if not page.facts:
-        console.print(f"no {'' if then else 'current '}facts for {page.scope}{then}", markup=False)
+        console.print(shown(f"no {'' if then else 'current '}facts for {page.scope}{then}"))
         return
     _head(console, f"facts of {page.scope}{then}: {page.total}, newest said first")
     for i, fact in enumerate(page.facts, 1):

@@ -46,12 +46,28 @@ def read_jsonl(data: bytes) -> ImportFile:
     return read
 
 
-def read_csv(data: bytes, *, content: str, scope: str, at: str, key: str | None = None) -> ImportFile:
+#: The columns read for the account and the time when the import names none.
+DEFAULT_SCOPE_COLUMN, DEFAULT_AT_COLUMN = "scope", "at"
+
+
+def read_csv(
+    data: bytes,
+    *,
+    content: str,
+    scope: str | None = None,
+    at: str | None = None,
+    key: str | None = None,
+) -> ImportFile:
     """A CSV file with a header row, as spreadsheets and CRMs export it (UTF-8, with or without a
     byte order mark; fields may span lines in quotes). ``content``, ``scope`` and ``at`` name the
     columns holding the text, the account and the time, ``key`` the one holding each row's own id
     (its idempotency key, also kept in its metadata); every other non-empty cell goes into the
-    input's metadata under its column's name. A row's line is the line it starts on."""
+    input's metadata under its column's name. A row's line is the line it starts on.
+
+    A column named here must exist: one mistyped (a letter's case) put every row in the fallback
+    account, timed now, without a word. ``scope`` and ``at`` left out read the columns "scope" and
+    "at" where the file has them. The file is read strictly: an unclosed quote is named by the line
+    its cell starts on, where a lenient reader swallowed the rest of the file into that cell."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -61,24 +77,28 @@ def read_csv(data: bytes, *, content: str, scope: str, at: str, key: str | None 
             f"line {line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}): save the file "
             "as CSV UTF-8"
         ) from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except StopIteration:
         return ImportFile()
     except csv.Error as exc:
-        raise InvalidInputError(f"line 1: not CSV ({exc})") from None
+        raise InvalidInputError(f"line 1: {_not_csv(exc, 1, reader.line_num)}") from None
     names = [name.strip() for name in header]
-    if content not in names:
-        shown = ", ".join(repr(n) for n in names) or "none"
-        raise InvalidInputError(
-            f"line 1: no column {content!r} for the text (columns: {shown}); name it with --content-column"
+    missing = [
+        problem
+        for problem in (
+            _missing_column(names, content, "for the text", "name it with --content-column"),
+            _missing_column(names, scope, "for the account", "see --scope-column"),
+            _missing_column(names, at, "for the time", "see --at-column"),
+            _missing_column(names, key, "for each row's id", "see --key-column"),
         )
-    if key is not None and key not in names:
-        shown = ", ".join(repr(n) for n in names) or "none"
-        raise InvalidInputError(
-            f"line 1: no column {key!r} for each row's id (columns: {shown}); see --key-column"
-        )
+        if problem is not None
+    ]
+    if missing:  # every column named and missing at once
+        raise InvalidInputError("; ".join(missing))
+    scope = DEFAULT_SCOPE_COLUMN if scope is None else scope
+    at = DEFAULT_AT_COLUMN if at is None else at
     # Columns a row's cells cannot go under: unnamed, or repeating an earlier column's name (the
     # metadata keeps one cell a name). Harmless while empty; a cell under one refuses the file.
     extra = _unkeyed_columns(names)
@@ -91,7 +111,7 @@ def read_csv(data: bytes, *, content: str, scope: str, at: str, key: str | None 
         except StopIteration:
             break
         except csv.Error as exc:
-            read.unread.append((start, f"not CSV ({exc})"))
+            read.unread.append((start, _not_csv(exc, start, reader.line_num)))
             start = reader.line_num + 1
             continue
         number, start = start, reader.line_num + 1
@@ -141,3 +161,35 @@ def _unkeyed_columns(names: list[str]) -> dict[int, str]:
         else:
             first[name] = i
     return extra
+
+
+def _missing_column(names: list[str], column: str | None, what: str, hint: str) -> str | None:
+    """What is wrong when a column the import was told to read (``None``: none named) is not in
+    the header, naming the columns it has; None when it is."""
+    if column is None or column in names:
+        return None
+    shown = ", ".join(repr(n) for n in names) or "none"
+    return f"line 1: no column {column!r} {what} (columns: {shown}); {hint}"
+
+
+def _not_csv(exc: csv.Error, start: int, end: int) -> str:
+    """What is wrong with the row starting on line ``start`` that the reader gave up on at line
+    ``end``, in the words of a person fixing the file: a quote opened and never closed, or text
+    after a cell's closing quote; anything else as the csv module says it."""
+    doubled = 'a quote inside a cell is written twice ("")'
+    if "unexpected end of data" in str(exc):
+        return (
+            "unclosed quote: the quoted cell starting on this line never closes, so the rest of the "
+            f"file would be read into it; close it, and {doubled}"
+        )
+    if "expected after" in str(exc):
+        if end == start:
+            return (
+                "text after a quoted cell's closing quote: a quoted cell ends at a comma or the "
+                f"line's end; {doubled}"
+            )
+        return (
+            f"the quoted cell starting on this line runs on to a quote on line {end}, with text after "
+            f"it: close the cell on the line it belongs to, and {doubled}"
+        )
+    return f"not CSV ({exc})"

@@ -541,7 +541,13 @@ def verify(
 def propose(
     note_id: Annotated[str, typer.Argument(help="Note id.")],
     attribute: Annotated[str, typer.Argument(help="Attribute name.")],
-    value: Annotated[str, typer.Argument(help="New value as JSON (a bare word is taken as text).")],
+    value: Annotated[
+        str,
+        typer.Argument(
+            help="New value, read as the attribute's type in the policy (as `amem update` reads it): "
+            "text as typed, a list as JSON, a date-time in ISO 8601."
+        ),
+    ],
     reason: Annotated[str, typer.Option("--reason", help="Why.")],
     actor: Annotated[
         str,
@@ -554,13 +560,10 @@ def propose(
 ) -> None:
     """Propose a new value for one attribute; the policy routes it. A person signs in as for a
     decision; an agent proposes as agent:NAME."""
-    import json
+    from amem.cli.notes import typed_value
 
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        parsed = value
     with open_memory(create=False) as mem:
+        parsed = typed_value(mem.policy, attribute, value)
         p = mem.propose(
             note_id, attribute, parsed, reason=reason, proposer=editor(mem, actor, password_stdin)
         )

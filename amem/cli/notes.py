@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
+from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 from rich.table import Table
@@ -15,7 +17,6 @@ from amem.cli.app import (
     JsonOpt,
     PasswordStdinOpt,
     app,
-    cell,
     editor,
     emit,
     fmt_value,
@@ -24,6 +25,10 @@ from amem.cli.app import (
     settings,
     store_label,
 )
+from amem.cli.blocks import printable, shown
+
+if TYPE_CHECKING:
+    from amem.policy import Policy
 
 
 @app.command()
@@ -53,11 +58,11 @@ def add(
 
     def render(d: dict[str, Any]) -> None:
         n = d["note"]
-        out.print(f"note {n.id} in scope {n.scope}", markup=False)
-        out.print(f"  keywords: {', '.join(n.keywords) or '-'}", markup=False)
-        out.print(f"  tags: {', '.join(n.tags) or '-'}", markup=False)
-        out.print(f"  context: {n.context or '-'}", markup=False)
-        out.print(f"  links: {', '.join(link.note_id for link in n.links) or '-'}", markup=False)
+        out.print(shown(f"note {n.id} in scope {n.scope}"))
+        out.print(shown(f"  keywords: {', '.join(n.keywords) or '-'}"))
+        out.print(shown(f"  tags: {', '.join(n.tags) or '-'}"))
+        out.print(shown(f"  context: {n.context or '-'}"))
+        out.print(shown(f"  links: {', '.join(link.note_id for link in n.links) or '-'}"))
         if d["pending_proposals"]:
             out.print(
                 f"  waiting for review: {len(d['pending_proposals'])} (see `amem pending`)", markup=False
@@ -107,11 +112,21 @@ def import_notes(
         str, typer.Option("--content-column", help="CSV: the column holding the text.")
     ] = "content",
     scope_column: Annotated[
-        str, typer.Option("--scope-column", help="CSV: the column naming the account (else --scope).")
-    ] = "scope",
+        str | None,
+        typer.Option(
+            "--scope-column",
+            help='CSV: the column naming the account (else --scope); default: "scope" where the file '
+            "has it. A column named here that the file lacks refuses the file.",
+        ),
+    ] = None,
     at_column: Annotated[
-        str, typer.Option("--at-column", help="CSV: the column holding when it was said (ISO 8601).")
-    ] = "at",
+        str | None,
+        typer.Option(
+            "--at-column",
+            help='CSV: the column holding when it was said (ISO 8601); default: "at" where the file has '
+            "it. A column named here that the file lacks refuses the file.",
+        ),
+    ] = None,
     key_column: Annotated[
         str | None,
         typer.Option(
@@ -167,37 +182,43 @@ def import_notes(
                 items, actor=actor, batch_size=batch_size, progress=progress, skip_recorded=skip_recorded
             )
         except InvalidBatchInputError as exc:
-            raise _wrong_lines(path, [(numbers[i - 1], problem) for i, problem in exc.problems]) from None
+            raise _wrong_lines(path, _by_line(numbers, items, exc.problems)) from None
         waiting = mem.count_review_items().items
-        # a line recorded before and still not analysed (failed, or held elsewhere) is pending, not
-        # skipped: `amem reprocess` is what completes it; an erased one has nothing left to do
-        unsettled = {
-            o.raw_log_id
-            for o in outcomes
-            if o.recorded_before and o.note_id is None and mem.input_status(o.raw_log_id).status != "erased"
-        }
+        # what became so far of each input not analysed now: one recorded before and still not
+        # analysed (failed, or held elsewhere) is pending, not skipped: `amem reprocess` is what
+        # completes it; an erased one has nothing left to do
+        statuses = {o.raw_log_id: mem.input_status(o.raw_log_id) for o in outcomes if o.note_id is None}
+    unsettled = {o.raw_log_id for o in outcomes if o.recorded_before and o.raw_log_id in statuses} - {
+        i for i, s in statuses.items() if s.status == "erased"
+    }
     failed = [
         o for o in outcomes if o.note_id is None and (not o.recorded_before or o.raw_log_id in unsettled)
     ]
     skipped = [o for o in outcomes if o.recorded_before and o.raw_log_id not in unsettled]
+    held = _held([statuses[o.raw_log_id] for o in failed])
     data = {
         "added": len(outcomes) - len(failed) - len(skipped),
         "pending": len(failed),
         "skipped": len(skipped),
+        "held": held.count,
+        "held_until": held.until,
         "review_items": waiting,
         "outcomes": [o.model_dump() for o in outcomes],
     }
 
     def render(d: dict[str, Any]) -> None:
+        waiting_for = d["pending"] - d["held"]
         out.print(
             f"{d['added']} notes added"
             + (
-                f"; {d['pending']} raw logs kept but not analysed (run `amem reprocess`)"
-                if d["pending"]
+                f"; {waiting_for} raw logs kept but not analysed (run `amem reprocess`)"
+                if waiting_for
                 else ""
             ),
             markup=False,
         )
+        if d["held"]:
+            out.print(_held_words(d["held"], d["held_until"]), markup=False)
         if d["skipped"]:
             out.print(
                 f"{d['skipped']} lines recorded before (the same idempotency key, or the same scope, at, "
@@ -239,9 +260,59 @@ def _check_lines(
     if not actor.strip():
         raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
     _, wrong = checked_inputs(settings(), items, Actor.parse(actor.strip(), ActorKind.AGENT))
-    problems = sorted(unread + [(numbers[i - 1], problem) for i, problem in wrong])
+    problems = sorted(unread + _by_line(numbers, items, wrong))
     if problems:
         raise _wrong_lines(path, problems)
+
+
+def _by_line(
+    numbers: list[int], items: list[dict[str, Any]], problems: list[tuple[int, str]]
+) -> list[tuple[int, str]]:
+    """The library's problems by input position, as the file's lines: a key given twice names the
+    line of its first input, where the library can only count inputs ("input 1" was line 3 of a
+    file with blank lines, or of a CSV with a cell over two lines)."""
+    return [(numbers[i - 1], _key_repeated_by_line(numbers, items, i, problem)) for i, problem in problems]
+
+
+def _key_repeated_by_line(
+    numbers: list[int], items: list[dict[str, Any]], position: int, problem: str
+) -> str:
+    """``problem`` of the input at ``position``, "is given to input N too" reworded to the line of
+    the earlier input given the same key, in the same scope where one is (as the library compares)."""
+    key = items[position - 1].get("idempotency_key")
+    if not isinstance(key, str) or not problem.startswith(f"idempotency_key {key!r} is given to input "):
+        return problem
+    scope = str(items[position - 1].get("scope", "")).strip()
+    earlier = [j for j in range(position - 1) if items[j].get("idempotency_key") == key]
+    same_scope = [j for j in earlier if str(items[j].get("scope", "")).strip() == scope]
+    first = (same_scope or earlier or [None])[0]
+    if first is None:
+        return problem
+    return re.sub(r"is given to input \d+ too", f"is given to line {numbers[first]} too", problem, count=1)
+
+
+class Held(NamedTuple):
+    """How many inputs a worker's lease holds, and the latest moment one of those leases ends."""
+
+    count: int
+    until: datetime | None
+
+
+def _held(statuses: list[Any]) -> Held:
+    """Of these input statuses, those a lease holds (a running import or worker, or one stopped
+    without giving them back): nothing takes them before their lease ends."""
+    ends = [s.lease_until for s in statuses if s.status == "processing" and s.lease_until is not None]
+    return Held(len(ends), max(ends) if ends else None)
+
+
+def _held_words(count: int, until: datetime | None) -> str:
+    """Why held inputs are not analysed now, and until when, so nobody reruns in a loop."""
+    end = f" until {until:%Y-%m-%d %H:%M:%S} UTC" if until is not None else ""
+    return (
+        f"{count} raw logs kept but held by a worker's lease{end} (an import or worker still running, "
+        "or one stopped without giving them back): nothing takes them before then; if no worker has "
+        "them, run `amem reprocess` after that time (`amem status RAW_LOG_ID` says what became of one)"
+    )
 
 
 def _wrong_lines(path: str, problems: list[tuple[int, str]]) -> Exception:
@@ -260,19 +331,34 @@ def reprocess(
 ) -> None:
     """Retry analysis of raw logs that an LLM outage or a crash left unprocessed."""
     from amem.cli.progress import reporter
+    from amem.domain.models import utcnow
 
     with open_memory(create=False) as mem:
         with reporter(as_json) as progress:
             done = mem.reprocess(limit=limit, progress=progress)
         left = mem.unprocessed_count()
-    emit(
-        {"processed": done, "still_unprocessed": left},
-        as_json,
-        lambda d: out.print(
+        held = mem.queue_depth()["processing"] if left else 0
+        lease_seconds = mem.settings.worker_lease_seconds
+    data = {"processed": done, "still_unprocessed": left, "held": held}
+
+    def render(d: dict[str, Any]) -> None:
+        out.print(
             f"processed {len(d['processed'])} raw logs; {d['still_unprocessed']} still unprocessed",
             markup=False,
-        ),
-    )
+        )
+        if d["held"]:
+            # a lease ends at most lease_seconds after it was taken or last renewed
+            free_by = utcnow() + timedelta(seconds=lease_seconds)
+            out.print(
+                f"{d['held']} of them held by a worker's lease (an import or worker still running, or "
+                "one stopped without giving them back), which reprocess leaves alone; a lease lasts "
+                f"{lease_seconds:g} s from its last renewal (AMEM_WORKER_LEASE_SECONDS), so unless a "
+                f"worker still at work renews it they are free by {free_by:%Y-%m-%d %H:%M:%S} UTC: run "
+                "`amem reprocess` then (`amem status RAW_LOG_ID` says what became of one)",
+                markup=False,
+            )
+
+    emit(data, as_json, render)
     if left:
         raise typer.Exit(1)
 
@@ -280,7 +366,14 @@ def reprocess(
 @app.command()
 def update(
     note_id: Annotated[str, typer.Argument(help="Note id.")],
-    values: Annotated[list[str], typer.Argument(help="attribute=value pairs (value as JSON, or text).")],
+    values: Annotated[
+        list[str],
+        typer.Argument(
+            help="attribute=value pairs, each value read as its attribute's type in the policy: text as "
+            "typed (a number or null too; a JSON string's quotes are taken off), a list as JSON "
+            "(tags='[\"churn-risk\"]', [] for none), a date-time in ISO 8601, a number, true or false."
+        ),
+    ],
     actor: Annotated[
         str,
         typer.Option(
@@ -293,25 +386,60 @@ def update(
 ) -> None:
     """Edit attributes of a note: each becomes a proposal routed by the policy. A person signs in
     (AMEM_REVIEWER_TOKEN, or their password) as for a decision; an agent edits as agent:NAME."""
-    attributes: dict[str, Any] = {}
+    pairs: list[tuple[str, str]] = []
     for item in values:
         name, sep, raw = item.partition("=")
         if not sep or not name:
             raise typer.BadParameter(f"{item!r}: expected attribute=value", param_hint="VALUES")
-        try:
-            attributes[name] = json.loads(raw)
-        except json.JSONDecodeError:
-            attributes[name] = raw
+        pairs.append((name, raw))
     with open_memory(create=False) as mem:
+        # read before any password is asked for: a value its attribute cannot take is refused first
+        attributes = {name: typed_value(mem.policy, name, raw) for name, raw in pairs}
         who = editor(mem, actor, password_stdin)
         proposals = mem.update(note_id, actor=who, reason=reason, **attributes)
     emit(
         proposals,
         as_json,
-        lambda ps: [
-            out.print(f"{p.attribute}: {p.status.value} ({p.id}){_why(p)}", markup=False) for p in ps
-        ],
+        lambda ps: [out.print(shown(f"{p.attribute}: {p.status.value} ({p.id}){_why(p)}")) for p in ps],
     )
+
+
+def typed_value(policy: Policy, attribute: str, raw: str) -> Any:
+    """``raw``, as typed after ``attribute=`` on the command line, read as the attribute's type in
+    the policy: reading every value as JSON first turned next_step=2027 into a number (refused)
+    and context=null into clearing the context. Text is the text typed (a JSON string's quotes
+    taken off, as the help promised JSON); a list, a number, true/false as JSON; a date-time as
+    ISO 8601 text. An attribute the policy does not know keeps the old reading: the policy
+    refuses it, by name."""
+    from amem.errors import InvalidInputError
+
+    try:
+        kind = policy.type_of(attribute)
+    except KeyError:
+        return _json_or_text(raw)
+    if kind in ("text", "datetime"):
+        quoted = _json_or_text(raw) if raw.startswith('"') else raw
+        return quoted if isinstance(quoted, str) else raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        example = {
+            "list[str]": f'{attribute}=\'["first", "second"]\' ({attribute}=[] for none)',
+            "links": f'{attribute}=\'[{{"note_id": "n_...", "reason": "why"}}]\'',
+            "number": f"{attribute}=12.5",
+            "bool": f"{attribute}=true",
+        }.get(kind, f"{attribute}=VALUE")
+        raise InvalidInputError(
+            f"{attribute}={raw}: {attribute} is a {kind} in the policy, written as JSON (e.g. {example})"
+        ) from None
+
+
+def _json_or_text(raw: str) -> Any:
+    """The value as JSON where it is JSON, else the text itself (the help's "value as JSON, or text")."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
 
 
 def _why(p: Any) -> str:
@@ -337,7 +465,7 @@ def delete(
     signs in as for a decision; an agent proposes as agent:NAME."""
     with open_memory(create=False) as mem:
         p = mem.delete(note_id, actor=editor(mem, actor, password_stdin), reason=reason)
-    emit(p, as_json, lambda p: out.print(f"deletion {p.id}: {p.status.value}{_why(p)}", markup=False))
+    emit(p, as_json, lambda p: out.print(shown(f"deletion {p.id}: {p.status.value}{_why(p)}")))
 
 
 @app.command("notes")
@@ -363,9 +491,9 @@ def list_notes(
         for n in ns:
             table.add_row(
                 n.id,
-                cell(n.scope),
-                fmt_value(n.content, 70),
-                fmt_value(", ".join(n.tags), 40),
+                shown(n.scope),
+                fmt_value(printable(n.content), 70),
+                fmt_value(printable(", ".join(n.tags)), 40),
                 n.updated_at.strftime("%Y-%m-%d %H:%M"),
             )
         out.print(table)

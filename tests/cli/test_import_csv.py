@@ -226,3 +226,132 @@ def test_a_repeated_or_unnamed_column_left_empty_is_no_problem(
     with memory.ledger.read() as tx:
         (raw,) = tx.iter_raw_logs()
     assert raw.metadata == {"Email": "ann@acme.test"}
+
+
+UNCLOSED = (
+    "content,scope,at\n"
+    "Acme wants SSO,acme,2026-03-01T10:00:00Z\n"
+    '"Globex said ""maybe"" about annual billing,globex,2026-03-02T10:00:00Z\n'
+    "Initech asked for a discount,initech,2026-03-03T10:00:00Z\n"
+    "Umbrella renews,umbrella,2026-03-04T10:00:00Z\n"
+)
+
+
+def test_an_unclosed_quote_is_named_by_the_line_it_opens_on_and_nothing_is_recorded(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Before: the rest of the file became one input's text (a raw log, never changed, in the
+    --scope account, timed now), and --check said "2 inputs ready to import, none wrong"."""
+    path = tmp_path / "unclosed.csv"
+    path.write_text(UNCLOSED, encoding="utf-8")
+    for check in (["--check"], []):
+        code, out, err = run(memory, capsys, "import", str(path), "--scope", "misc", *check)
+        message = " ".join(err.split())
+        assert code == 2 and out == "", (check, out)
+        assert message.startswith(
+            f"error: {path}, line 3: unclosed quote: the quoted cell starting on this line"
+        )
+        assert message.endswith("nothing was recorded")
+    assert memory.count_raw_logs() == 0 and memory.notes() == []
+
+
+def test_a_quote_closed_on_a_later_line_names_both_lines(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A stray quote further down closes the cell: the rows between would have been one cell."""
+    path = tmp_path / "stray.csv"
+    path.write_text(
+        'content,scope\n"Globex said maybe,globex\nInitech asked,initech\nUmbrella "big" renews,umbrella\n'
+        "Hooli called,hooli\n",
+        encoding="utf-8",
+    )
+    code, _, err = run(memory, capsys, "import", str(path))
+    message = " ".join(err.split())
+    assert code == 2
+    assert f"{path}, line 2: the quoted cell starting on this line runs on to a quote on line 4" in message
+    assert memory.count_raw_logs() == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "column", "what"),
+    [("--scope-column", "Account name", "for the account"), ("--at-column", "Activity date", "for the time")],
+)
+def test_a_scope_or_time_column_named_but_missing_refuses_the_file(
+    memory: Memory,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    option: str,
+    column: str,
+    what: str,
+) -> None:
+    """Before: a mistyped column (here a letter's case) was ignored without a word: every row in the
+    --scope account, timed now, and a second run recorded everything again."""
+    path = tmp_path / "crm.csv"
+    path.write_text(
+        "Description,Account Name,Activity Date\nAcme wants SSO,acme,2026-03-01T10:00:00Z\n", encoding="utf-8"
+    )
+    columns = [
+        "--content-column",
+        "Description",
+        "--scope-column",
+        "Account Name",
+        "--at-column",
+        "Activity Date",
+    ]
+    columns[columns.index(option) + 1] = column
+    code, _, err = run(memory, capsys, "import", str(path), *columns, "--scope", "fallback")
+    assert code == 2
+    assert (
+        f"error: {path}, line 1: no column {column!r} {what} (columns: 'Description', 'Account Name', "
+        f"'Activity Date'); see {option}; nothing was recorded"
+    ) in " ".join(err.split())
+    assert memory.count_raw_logs() == 0
+    code, out, err = run(memory, capsys, "import", str(path), *columns[:2], "--scope", "fallback")
+    assert code == 0 and out.startswith("1 notes added"), err  # not named: no column needed
+    (raw,) = memory.raw_logs([memory.notes()[0].raw_log_ids[0]])
+    assert raw.scope == "fallback" and raw.metadata["Account Name"] == "acme"
+
+
+def test_a_key_given_twice_in_a_file_names_the_line_of_the_first(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Before: "line 7: idempotency_key 'A1' is given to input 1 too", the first A1 being on line 3."""
+    path = tmp_path / "dupkey.csv"
+    path.write_text(
+        "content,scope,at,id\n\nAcme wants SSO,acme,2026-03-01T10:00:00Z,A1\n\n"
+        "Globex likes annual billing,globex,2026-03-02T10:00:00Z,B1\n\n"
+        "Acme again,acme,2026-03-03T10:00:00Z,A1\n",
+        encoding="utf-8",
+    )
+    for check in (["--check"], []):
+        code, _, err = run(memory, capsys, "import", str(path), "--key-column", "id", *check)
+        assert code == 2
+        assert (
+            f"error: {path}, line 7: idempotency_key 'A1' is given to line 3 too: a key names one input; "
+            "nothing was recorded"
+        ) == " ".join(err.split())
+    assert memory.count_raw_logs() == 0
+
+
+def test_every_column_named_and_missing_is_named_at_once(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "crm.csv"
+    path.write_text("Description,Account Name\nAcme wants SSO,acme\n", encoding="utf-8")
+    code, _, err = run(
+        memory,
+        capsys,
+        "import",
+        str(path),
+        "--content-column",
+        "Description",
+        "--scope-column",
+        "Account",
+        "--at-column",
+        "When",
+        "--scope",
+        "fallback",
+    )
+    message = " ".join(err.split())
+    assert code == 2 and "no column 'Account' for the account" in message
+    assert "no column 'When' for the time" in message and memory.count_raw_logs() == 0

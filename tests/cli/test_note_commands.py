@@ -160,7 +160,7 @@ def test_outage_keeps_the_raw_log_and_reprocess_exits_1_until_done(amem: Cli, sc
 
     scripted_llm.push(outage())  # still down
     code, out, _err = amem("reprocess", "--json", llm=MODEL)
-    assert code == 1 and json.loads(out) == {"processed": [], "still_unprocessed": 1}
+    assert code == 1 and json.loads(out) == {"processed": [], "still_unprocessed": 1, "held": 0}
 
     scripted_llm.push(construct(keywords=["Initech", "pilot"]), LINK_NOTHING)
     code, out, _ = amem("reprocess", "--json", llm=MODEL)
@@ -433,3 +433,103 @@ def test_import_run_again_skips_the_lines_recorded_before_and_says_so(
     again = json.loads(out)
     assert code == 0 and (again["added"], again["skipped"]) == (3, 0)
     assert raw_log_count(amem.memory) == 6
+
+
+def test_update_reads_each_value_as_its_attribute_type_in_the_policy(
+    reviewer_passwords: dict[str, str], amem: Cli
+) -> None:
+    """Before: every value was read as JSON first, so next_step=2027 was refused ("must be text,
+    got int") and context=null cleared the context, applied at once. Text stays the text typed; a
+    list is JSON, a date-time ISO 8601; a JSON string's quotes still come off, as the help says."""
+    note_id = amem.json("add", "Globex renews in March", "--scope", "globex")["note_id"]
+    context = amem.memory.read(note_id).context
+    agent = ["--actor", "agent:crm"]
+    edits = amem.json(
+        "update",
+        note_id,
+        "next_step=2027",
+        "context=null",
+        "category=true",
+        'customer_priorities=["EU data residency"]',
+        "valid_at=2026-03-01",
+        *agent,
+    )
+    by = {p["attribute"]: p for p in edits}
+    assert by["next_step"]["new_value"] == "2027" and by["next_step"]["status"] == "pending"
+    assert by["context"]["new_value"] == "null" and by["category"]["new_value"] == "true"
+    assert by["customer_priorities"]["new_value"] == ["EU data residency"]
+    assert by["valid_at"]["new_value"].startswith("2026-03-01T00:00:00")
+    note = amem.memory.read(note_id)
+    assert note.context == "null" != context and note.category == "true"  # text, never cleared
+
+    (quoted,) = amem.json("update", note_id, 'next_step="Call their VP"', *agent)
+    assert quoted["new_value"] == "Call their VP"
+    (cleared,) = amem.json("update", note_id, "tags=[]", *agent)  # a list's own empty form
+    assert cleared["new_value"] == [] and amem.memory.read(note_id).tags == []
+
+    before = len(amem.memory.proposals(limit=1000))
+    code, out, err = amem("update", note_id, "tags=churn-risk", *agent)
+    assert code == 2 and out == ""
+    assert one_error_line(err) == (
+        "error: tags=churn-risk: tags is a list[str] in the policy, written as JSON "
+        '(e.g. tags=\'["first", "second"]\' (tags=[] for none))'
+    )
+    assert len(amem.memory.proposals(limit=1000)) == before
+
+
+def test_an_import_and_reprocess_say_which_inputs_a_lease_holds_and_until_when(
+    amem: Cli, tmp_path: Path
+) -> None:
+    """After an import killed by a signal its inputs stay held until their lease ends. Before, the
+    re-run said "run `amem reprocess`" and reprocess "N still unprocessed", each sending the user to
+    the other in a loop; now both say how many a lease holds and until when."""
+    lines = [
+        {"content": f"Acme call {i}: {i} more seats", "scope": "acme", "at": f"2026-03-0{i}T10:00:00Z"}
+        for i in (1, 2)
+    ]
+    path = tmp_path / "calls.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    kept = amem.memory.add_notes(lines, actor="agent:import", wait=False)  # recorded, then the
+    held = amem.memory.queue.claim("import-killed-by-sigterm", 10)  # import holding them is killed
+    assert sorted(r.id for r in held) == sorted(o.raw_log_id for o in kept)
+    until = max(amem.memory.input_status(o.raw_log_id).lease_until for o in kept)
+
+    code, out, err = amem("import", str(path), "--json")
+    result = json.loads(out)
+    assert code == 4, err
+    assert (result["pending"], result["held"], result["skipped"]) == (2, 2, 0)
+    assert result["held_until"] == until.isoformat()
+    code, out, _ = amem("import", str(path))
+    assert code == 4 and out.startswith("0 notes added\n")  # "run `amem reprocess`" for none
+    assert f"2 raw logs kept but held by a worker's lease until {until:%Y-%m-%d %H:%M:%S} UTC" in out
+
+    code, out, _ = amem("reprocess")
+    said = " ".join(out.split())
+    assert code == 1 and said.startswith("processed 0 raw logs; 2 still unprocessed 2 of them held by")
+    assert "reprocess leaves alone" in said and "AMEM_WORKER_LEASE_SECONDS" in said
+    assert amem.memory.notes() == [] and amem.memory.count_raw_logs() == 2
+
+
+def test_the_notes_table_shows_terminal_escapes_instead_of_obeying_them(amem: Cli) -> None:
+    """A note's text, scope and tags came to the terminal as written: an ESC sequence in an
+    agent's input could hide what followed or retitle the reviewer's window."""
+    make_note(
+        amem.memory, "Hooli pilot\x1b[8m hidden\x1b]0;owned\x07", scope="hooli\x1b[31m", tags=["q3\x9b"]
+    )
+    code, out, err = amem("notes")
+    assert code == 0, err
+    assert not any(c in out for c in "\x1b\x07\x9b"), out
+    assert out.count("\\x") == 5  # each shown as its escape (folded by the table's columns)
+
+
+def test_propose_reads_its_value_as_the_attribute_type_in_the_policy(amem: Cli) -> None:
+    """`amem propose` read its value as JSON first, as `update` did: a next step of 2027 was
+    refused ("must be text, got int"). Now both read a value the same way."""
+    note_id = amem.json("add", "Globex renews in March", "--scope", "globex")["note_id"]
+    agent = ["--actor", "agent:crm"]
+    proposed = amem.json("propose", note_id, "next_step", "2027", "--reason", "the year", *agent)
+    assert proposed["new_value"] == "2027" and proposed["status"] == "pending"
+    listed = amem.json("propose", note_id, "customer_priorities", '["SSO"]', "--reason", "r", *agent)
+    assert listed["new_value"] == ["SSO"]
+    code, out, err = amem("propose", note_id, "tags", "churn-risk", "--reason", "r", *agent)
+    assert code == 2 and out == "" and "tags is a list[str] in the policy" in err

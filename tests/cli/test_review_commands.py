@@ -517,3 +517,36 @@ def test_review_stats_say_what_reviewers_did_per_attribute_and_model(memory: Mem
         memory.reject(p.id, reviewer=signed_in(memory, "bob"), comment="not said")
     code, out, _ = run(memory, capsys, "review-stats")
     assert "Reviewers approve few held values of next_step (0% of 21)" in flat(out)
+
+
+HIDDEN = "\x1b[8m Ignore: the CFO actually refused.\x1b[0m"
+TITLE = "\x1b]0;owned-title\x07"
+
+
+def test_terminal_escapes_in_an_input_are_shown_not_obeyed(memory: Memory, capsys) -> None:
+    """An agent's input carrying ESC sequences reached the reviewer's terminal as such: ESC[8m hid
+    the rest of the text, OSC set the window's title. Shown as escapes now, in the text, the
+    proposed value, the reason and the evidence; --json keeps the text exact."""
+    text = f"Globex decided to renew in March because the CFO approved it.{HIDDEN}{TITLE}"
+    note = said(memory, text, scope="globex")
+    evidence = "the CFO approved it.\x1b[8m Ignore"
+    memory.propose(
+        note.id,
+        "decision_rationale",
+        evidence,
+        reason=f"the model said so{TITLE}",
+        proposer=LLM,
+        raw_log_ids=note.raw_log_ids,
+        evidence=evidence,
+    )
+    code, out, err = run(memory, capsys, "pending", "--scope", "globex")
+    assert code == 0, err
+    assert not any(c in out for c in "\x1b\x07\x9b"), out
+    assert flat(out).count("approved it.\\x1b[8m Ignore") == 3  # the text (marked), proposed, evidence
+    assert "the CFO actually refused.\\x1b[0m\\x1b]0;owned-title\\x07" in flat(out)
+    assert "the model said so\\x1b]0;owned-title\\x07" in out
+
+    code, out, _ = run(memory, capsys, "pending", "--scope", "globex", "--json")
+    (data,) = json.loads(out)["items"]  # exact: JSON escapes the control characters itself
+    assert code == 0 and data["raw_log"]["text"] == text
+    assert data["fields"][0]["proposal"]["evidence"] == evidence

@@ -94,3 +94,20 @@ def test_reindex(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and json.loads(out) == {"indexed": 3}
     code, out, _ = run(memory, capsys, "reindex")
     assert code == 0 and "reindexed 3 notes" in out
+
+
+def test_terminal_escapes_in_a_note_are_shown_not_obeyed(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A note's text reached the terminal as written: ESC[8m hid what followed, a lone CSI (U+009B)
+    or an OSC could act on the terminal. Shown as escapes; --json keeps the text exact."""
+    content = "Acme asked for a discount.\x1b[8m Ignore the discount.\x1b[0m\x9b2J\x1b]0;owned\x07"
+    note = make_note(memory, content, tags=["pricing\x1b[8m"])
+    code, out, err = run(memory, capsys, "search", "discount", "--scope", "acme")
+    assert code == 0, err
+    assert not any(c in out for c in "\x1b\x07\x9b"), out
+    flat = " ".join(out.split())  # wrapped at the console's width
+    assert "discount.\\x1b[8m Ignore the discount.\\x1b[0m\\x9b2J\\x1b]0;owned\\x07" in flat
+    assert "pricing\\x1b[8m" in out  # the tags too
+    code, out, _ = run(memory, capsys, "search", "discount", "--scope", "acme", "--json")
+    assert code == 0 and json.loads(out)[0]["note"]["content"] == content == memory.read(note.id).content
