@@ -8,22 +8,45 @@ endpoint reverts, erases or edits.
 """
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import anyio
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from amem.api.inputs import MAX_WAIT_SECONDS, add_once, report_embedded, status_when_settled
+from amem.api.inputs import (
+    MAX_WAIT_SECONDS,
+    add_once,
+    report_embedded,
+    status_when_settled,
+    waiting_for_review,
+)
 from amem.domain.models import InputStatus, Note, Proposal
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, ProposalStateError
+from amem.errors import (
+    AmemError,
+    AnalysisPendingError,
+    ConfigError,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    PolicyError,
+    ProposalStateError,
+    SchemaMismatchError,
+)
+from amem.index.base import IndexUnavailableError
+from amem.index.sync import IndexModelChangedError
 from amem.memory import Memory
+from amem.services.access import named_scope
 from amem.services.authentication import AuthenticatedReviewer
 from amem.services.export import FEED_LIMIT, MAX_SEQ, ChangeFeed
 from amem.services.facts import MAX_OFFSET, FactPage
@@ -235,10 +258,20 @@ _NOT_FOUND = {
     404: {"model": Problem, "description": "No such input or note, or one in a scope the token may not use."}
 }
 _INVALID = {422: {"description": "The request is malformed; the body says which field and why."}}
+#: Every answer a body that is not JSON gets (FastAPI's default was a 422 the document did not list).
+_NOT_JSON = {400: {"model": Problem, "description": "The body is not JSON (where it breaks is said)."}}
+_UNAVAILABLE_ANSWER = {
+    503: {
+        "model": Problem,
+        "description": "The index or a model cannot answer now (the Chroma server out of reach, the "
+        "index built with another embedding model, the embedding model failing): the body says "
+        "which; nothing was changed.",
+    }
+}
 _FORBIDDEN = {403: {"model": Problem, "description": "The token's role may not do this."}}
 _OUT_OF_SCOPE = {403: {"model": Problem, "description": "The token is limited to other scopes."}}
 _DECIDED = {
-    400: {"model": Problem, "description": "The body is not JSON."},
+    **_NOT_JSON,
     403: {
         "model": Problem,
         "description": "Not a reviewer's token, or the reviewer's role may not decide this.",
@@ -273,19 +306,19 @@ def create_app(
         version="1",
         description=DESCRIPTION + (DECISIONS if decisions else NO_DECISIONS),
         lifespan=lifespan,
-        responses={**_AUTH, **_INVALID},
+        responses={**_AUTH, **_INVALID, **_UNAVAILABLE_ANSWER},
     )
+    app.add_middleware(_ExpiryOnEveryAnswer)
     bearer = HTTPBearer(auto_error=False, description="A token from `amem tokens create`.")
 
     def caller(
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)], response: Response
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)], request: Request
     ) -> TokenInfo:
         try:
             info = memory.tokens.authenticate(credentials.credentials if credentials else None)
         except NotAuthenticatedError as exc:
             raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
-        if info.expires_at is not None:  # so an agent's operator sees the end coming
-            response.headers["Amem-Token-Expires"] = info.expires_at.isoformat()
+        _note_expiry(request, info)
         return info
 
     Caller = Annotated[TokenInfo, Depends(caller)]
@@ -301,11 +334,47 @@ def create_app(
         return who
 
     @app.exception_handler(RequestValidationError)
-    async def _unreadable(_: Request, exc: RequestValidationError) -> Response:
+    async def _unreadable(request: Request, exc: RequestValidationError) -> Response:
         """FastAPI's own answer, but written as ASCII JSON: its default echoes the input, and a lone
-        surrogate in it (valid JSON, not valid UTF-8) turned the 422 into a 500."""
-        body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True)
-        return Response(body, status_code=422, media_type="application/json")
+        surrogate in it (valid JSON, not valid UTF-8) turned the 422 into a 500. A body that is not
+        JSON is a 400, as the OpenAPI document says; it is read before the token is checked, so the
+        token is read here for its expiry (every answer to it says when)."""
+        broken = next((e for e in exc.errors() if e.get("type") == "json_invalid"), None)
+        if broken is None:
+            body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True)
+            return Response(body, status_code=422, media_type="application/json")
+        if _EXPIRES not in request.scope.get("state", {}):
+            await anyio.to_thread.run_sync(_expiry_of_sender, memory, request)
+        where = broken.get("loc", ("body", 0))[-1]
+        why = (broken.get("ctx") or {}).get("error", "JSON decode error")
+        detail = f"the body is not JSON: {why} at character {where}"
+        return Response(json.dumps({"detail": detail}, ensure_ascii=True), 400, media_type="application/json")
+
+    @app.exception_handler(AmemError)
+    async def _refused(_: Request, exc: AmemError) -> JSONResponse:
+        """Every other state amem explains (the index out of reach, built with another embedding
+        model, the model failing, a misconfigured server): its message, never a bare 500."""
+        status = 503 if isinstance(exc, _UNAVAILABLE) else 500
+        return JSONResponse({"detail": _without_secrets(str(exc))}, status_code=status)
+
+    @app.exception_handler(Exception)
+    async def _failed(request: Request, exc: Exception) -> JSONResponse:
+        """What amem does not explain itself still answers in words: a model or embedder that failed
+        (litellm's errors) is a 503 naming it, anything else a 500; the text stays in the server's
+        log (it may hold a provider's answer), and the exception is still raised there."""
+        if _from_a_model(exc):
+            detail = (
+                f"the embedding or language model could not answer ({_kind(exc)}): the server's "
+                "log says why; try again once it is fixed"
+            )
+            answer = JSONResponse({"detail": detail}, status_code=503)
+        else:
+            detail = f"the server failed ({_kind(exc)}): nothing more is said here; its log has the details"
+            answer = JSONResponse({"detail": detail}, status_code=500)
+        expires = request.scope.get("state", {}).get(_EXPIRES)
+        if expires is not None:  # this answer is made outside _ExpiryOnEveryAnswer
+            answer.headers["Amem-Token-Expires"] = expires
+        return answer
 
     @app.exception_handler(NotFoundError)
     async def _not_found(_: Request, exc: NotFoundError) -> JSONResponse:
@@ -332,7 +401,7 @@ def create_app(
         "/v1/inputs",
         status_code=202,
         response_model=Accepted,
-        responses={400: {"model": Problem, "description": "The body is not JSON."}, **_OUT_OF_SCOPE},
+        responses={**_NOT_JSON, **_OUT_OF_SCOPE},
         tags=["inputs"],
     )
     def add_input(
@@ -361,7 +430,7 @@ def create_app(
                     "the Idempotency-Key header and the body's idempotency_key differ: give one, or the same"
                 )
             item["idempotency_key"] = idempotency_key
-        who.grant.require(body.scope)
+        item["scope"] = who.grant.require(body.scope)  # " acme" is acme, as every endpoint reads it
         raw_log_id, before = add_once(memory, item, who.identity)
         return Accepted(
             raw_log_id=raw_log_id,
@@ -373,11 +442,7 @@ def create_app(
         "/v1/inputs/batch",
         status_code=202,
         response_model=BatchAccepted,
-        responses={
-            400: {"model": Problem, "description": "The body is not JSON."},
-            **_INVALID,
-            **_OUT_OF_SCOPE,
-        },
+        responses={**_NOT_JSON, **_INVALID, **_OUT_OF_SCOPE},
         tags=["inputs"],
     )
     def add_inputs(body: BatchIn, request: Request, who: Caller) -> BatchAccepted:
@@ -415,8 +480,10 @@ def create_app(
             ),
         ] = 0,
     ) -> InputStatus:
-        """What became of an input: queued, processing, done (with `note_id`), failed (with `error`) or
-        erased (on a data subject's request). With `wait`, one request follows it to its note."""
+        """What became of an input: queued, processing, done (with `note_id`), failed (with `error`;
+        the text is kept, and an operator retries it with `amem reprocess`: nothing retries it
+        before) or erased (on a data subject's request). With `wait`, one request follows it to its
+        note."""
         return await status_when_settled(memory, raw_log_id, wait, who.grant)
 
     @app.get("/v1/queue", response_model=QueueDepth, tags=["inputs"])
@@ -443,7 +510,7 @@ def create_app(
         ] = False,
     ) -> list[SearchResult]:
         """Hybrid search (meaning and words) over one scope's current notes."""
-        who.grant.require(scope)
+        scope = who.grant.require(scope)
         find: Callable[..., list[SearchResult]] = memory.search_agentic if agentic else memory.search
         return find(q, k, scope=scope, include_retired=include_retired)
 
@@ -470,7 +537,7 @@ def create_app(
         review are not in the notes yet. `total` counts them all; page with `offset`. With
         `as_of`, the facts as they stood then: the notes made by then, their values, retirements
         and the decisions taken by then."""
-        who.grant.require(scope)
+        scope = who.grant.require(scope)
         return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired, as_of=as_of)
 
     @app.get("/v1/changes", response_model=ChangeFeed, responses=_OUT_OF_SCOPE, tags=["notes"])
@@ -508,14 +575,13 @@ def create_app(
 
     @app.get("/v1/review/count", response_model=PendingCount, responses=_OUT_OF_SCOPE, tags=["review"])
     def pending_count(
-        who: Caller, scope: Annotated[str | None, Query(max_length=200, pattern=_TEXT)] = None
+        who: Caller,
+        scope: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_TEXT)] = None,
     ) -> PendingCount:
         """How many proposals wait for a reviewer, in `scope` or in every scope the token may use;
         for a reviewer's token, in their queue: the accounts they decide in, as `/v1/review/items`."""
-        if who.role == TokenRole.REVIEWER:
-            queue = memory.count_review_items(ReviewFilter(scope=scope), reviewer=who.identity)
-            return PendingCount(pending=queue.proposals)
-        return PendingCount(pending=sum(memory.count_pending(s) for s in who.grant.within(scope)))
+        mine = who.identity if who.role == TokenRole.REVIEWER else None
+        return PendingCount(pending=waiting_for_review(memory, scope, who.grant, reviewer=mine))
 
     @app.get("/v1/review/pending", response_model=list[Proposal], responses=_FORBIDDEN, tags=["review"])
     def pending(
@@ -547,7 +613,7 @@ def create_app(
         (the account, when it was said and by whom, the raw log with each held value's evidence, every
         value it holds), oldest input first; `total` counts them all. Reviewer tokens only; a
         reviewer the policy limits to some accounts sees those only."""
-        f = ReviewFilter(scope=scope, kind=kind)
+        f = ReviewFilter(scope=who.grant.named(scope), kind=kind)
         return memory.review_items(f, limit=limit, offset=offset, reviewer=who.identity)
 
     @app.get("/v1/review/items/count", response_model=MatchCount, responses=_FORBIDDEN, tags=["review"])
@@ -558,11 +624,102 @@ def create_app(
     ) -> MatchCount:
         """How many items and proposals match a filter, and a fingerprint of that exact set: what
         "approve all matching" would decide (reviewer tokens only)."""
-        return memory.count_review_items(ReviewFilter(scope=scope, kind=kind), reviewer=who.identity)
+        f = ReviewFilter(scope=who.grant.named(scope), kind=kind)
+        return memory.count_review_items(f, reviewer=who.identity)
 
     if decisions:
         _decision_routes(app, memory, bearer, Caller)
     return app
+
+
+def _filter(body: _Matching) -> ReviewFilter:
+    """The filter "all matching" decides, its scope read as GET /v1/review/items/count reads it."""
+    return ReviewFilter(scope=named_scope(body.scope) if body.scope is not None else None, kind=body.kind)
+
+
+#: Where a request's token expiry waits for its answer (``request.state``), as the header's value.
+_EXPIRES = "amem_token_expires"
+#: States that are the server's, not the request's: the index or a model cannot answer now.
+_UNAVAILABLE = (
+    IndexUnavailableError,
+    IndexModelChangedError,
+    AnalysisPendingError,
+    ConfigError,
+    PolicyError,
+    SchemaMismatchError,
+)
+#: What may carry a secret in a message: a URL's user and password, a key or token, "api_key=...".
+_SECRETS = (
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@"), r"\1***@"),
+    (re.compile(r"\b(sk|amem|key|token)[-_][A-Za-z0-9_-]{8,}"), r"\1-***"),
+    (re.compile(r"(?i)\b(api[_-]?key|token|password|secret|authorization)(\s*[=:]\s*)\S+"), r"\1\2***"),
+)
+
+
+def _without_secrets(message: str) -> str:
+    """``message`` with anything that looks like a credential masked: it goes to the caller."""
+    for pattern, mask in _SECRETS:
+        message = pattern.sub(mask, message)
+    return message
+
+
+def _note_expiry(request: Request, info: TokenInfo) -> None:
+    """Remember the token's expiry for the answer, whatever it turns out to be (an error too)."""
+    if info.expires_at is not None:  # so an agent's operator sees the end coming
+        setattr(request.state, _EXPIRES, info.expires_at.isoformat())
+
+
+def _expiry_of_sender(memory: Memory, request: Request) -> None:
+    """For an answer made before the token was checked (a body that is not JSON): its expiry, if
+    the token is good; a bad one is no business of that answer's."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        return
+    try:
+        _note_expiry(request, memory.tokens.authenticate(token.strip()))
+    except AmemError:
+        return
+
+
+def _from_a_model(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is a model provider's failure, as litellm
+    raises it for an embedding or a completion."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if type(seen).__module__.split(".")[0] in ("litellm", "openai"):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _kind(exc: BaseException) -> str:
+    return f"{type(exc).__module__.split('.')[0]}.{type(exc).__name__}"
+
+
+class _ExpiryOnEveryAnswer:
+    """Puts ``Amem-Token-Expires`` on every answer to a token with an expiry, errors included (a
+    404, a 422): an exception handler's answer is not the route's, so a header set on the route's
+    response was lost with it. Plain ASGI, so a request costs no more than a dict look-up."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                expires = scope.get("state", {}).get(_EXPIRES)
+                headers = MutableHeaders(scope=message)
+                if expires is not None and "Amem-Token-Expires" not in headers:
+                    headers["Amem-Token-Expires"] = expires
+            await send(message)
+
+        await self.app(scope, receive, sending)
 
 
 def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: Any) -> None:
@@ -637,7 +794,7 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
         """Approve every item matching a filter, however many pages: give the count and fingerprint
         GET /v1/review/items/count answered for it; if the set changed since, nothing is decided."""
         return memory.approve_matching(
-            ReviewFilter(scope=body.scope, kind=body.kind),
+            _filter(body),
             reviewer=who,
             expected_items=body.expected_items,
             fingerprint=body.fingerprint,
@@ -652,7 +809,7 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
         count and fingerprint GET /v1/review/items/count answered; if the set changed, nothing is
         decided."""
         return memory.reject_matching(
-            ReviewFilter(scope=body.scope, kind=body.kind),
+            _filter(body),
             reviewer=who,
             expected_items=body.expected_items,
             fingerprint=body.fingerprint,

@@ -14,6 +14,7 @@ from amem.domain.models import InputStatus
 from amem.errors import InvalidBatchInputError, InvalidInputError
 from amem.memory import Memory
 from amem.services.access import ScopeGrant
+from amem.services.review import ReviewFilter
 
 #: The longest a status request may wait for its input to be analysed, in seconds.
 MAX_WAIT_SECONDS = 30.0
@@ -52,6 +53,19 @@ def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, boo
     except InvalidBatchInputError as exc:  # one input: its problem, as add_note says it
         raise InvalidInputError(exc.problem) from None
     return outcome.raw_log_id, outcome.recorded_before
+
+
+def waiting_for_review(
+    memory: Memory, scope: str | None, grant: ScopeGrant, reviewer: str | None = None
+) -> int:
+    """How many proposals wait for a reviewer, as both the HTTP API and the MCP server answer it,
+    so the two cannot drift: for a reviewer's token (``reviewer``: their identity), in their queue
+    (the accounts they decide in, as their review items); for any other caller, in ``scope`` or in
+    every scope ``grant`` reaches. ``scope`` is read by the grant (" acme" is acme; "" refused)."""
+    if reviewer is not None:
+        queue = memory.count_review_items(ReviewFilter(scope=grant.named(scope)), reviewer=reviewer)
+        return queue.proposals
+    return sum(memory.count_pending(s) for s in grant.within(scope))
 
 
 def visible_status(memory: Memory, raw_log_id: str, grant: ScopeGrant) -> InputStatus:

@@ -28,14 +28,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from amem.api.inputs import add_once, report_embedded, status_when_settled
+from amem.api.inputs import add_once, report_embedded, status_when_settled, waiting_for_review
 from amem.domain.models import Note, RetirementWaiting
 from amem.errors import AmemError, PermissionDeniedError
 from amem.memory import Memory
-from amem.services.access import ScopeGrant
+from amem.services.access import ScopeGrant, granted_scope
 from amem.services.facts import Fact
 from amem.services.search import SearchResult
-from amem.services.tokens import NotAuthenticatedError
+from amem.services.tokens import NotAuthenticatedError, TokenRole
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +168,10 @@ def create_mcp_server(
     token of the ledger's, and what a request adds is recorded as the token's identity (else as
     ``actor``), within the token's scopes. ``scopes``: without a token (stdio), the scopes the
     server reads and adds to (None: every scope)."""
-    own = ScopeGrant.of(scopes, holder="this MCP server")
+    # checked as a token's --scope is: " acme" would refuse acme, the account it was started for
+    own = ScopeGrant.of(
+        None if scopes is None else [granted_scope(s) for s in scopes], holder="this MCP server"
+    )
 
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
@@ -203,6 +206,11 @@ def create_mcp_server(
             claims.get(_SCOPES_CLAIM), holder=f"token {claims.get('name', token.client_id)!r}"
         )
 
+    def reviewer() -> str | None:
+        """The reviewer a bearer token stands for (their queue is what they count), else None."""
+        token = get_access_token()
+        return token.client_id if token is not None and TokenRole.REVIEWER in token.scopes else None
+
     def visible(note_id: str) -> Note:
         note = memory.read(note_id)
         reach().require_visible(note.scope, f"note {note_id} does not exist")
@@ -226,10 +234,10 @@ def create_mcp_server(
         it, or with `at`, the same input sent again (a retry) is kept once: status
         recorded_before, same raw_log_id."""
         who = author()
-        _guard(lambda: reach().require(scope))
+        named = _guard(lambda: reach().require(scope))  # " acme" is acme, as every tool reads it
         item = {
             "content": content,
-            "scope": scope,
+            "scope": named,
             "at": at,
             "metadata": metadata or {},
             "idempotency_key": idempotency_key,
@@ -240,8 +248,9 @@ def create_mcp_server(
     @server.tool(annotations=_READ_ONLY)
     async def input_status(raw_log_id: str, wait_seconds: float = 0) -> dict[str, Any]:
         """What became of something add_note was given: queued (waiting), processing, done (with
-        note_id, readable with read_note), failed (with error; the text is kept and retried later) or
-        erased (on a data subject's request: its text is gone). `wait_seconds` (0 to 30): wait
+        note_id, readable with read_note), failed (with error; the text is kept, and an operator
+        retries it with `amem reprocess`: nothing retries it before) or erased (on a data
+        subject's request: its text is gone). `wait_seconds` (0 to 30): wait
         while it is queued or processing, and answer as soon as it is done: one call instead of
         asking again and again. What reviewers later do with its values: changes_since."""
         try:
@@ -259,8 +268,8 @@ def create_mcp_server(
         retirement a reviewer has not decided yet: prefer the newer fact, say it is unconfirmed.
         `k`: how many hits, 1 to 100."""
         _check_k(k)
-        _guard(lambda: reach().require(scope))
-        results = _guard(lambda: memory.search(query, k, scope=scope, include_retired=include_retired))
+        named = _guard(lambda: reach().require(scope))
+        results = _guard(lambda: memory.search(query, k, scope=named, include_retired=include_retired))
         return [_hit(r) for r in results]
 
     @server.tool(annotations=_READ_ONLY)
@@ -269,8 +278,8 @@ def create_mcp_server(
         linked_from and link_reason). Use it for questions that need context or a chain of facts
         ("why did Acme change plans, and what happened next?"). `k`: how many hits, 1 to 100."""
         _check_k(k)
-        _guard(lambda: reach().require(scope))
-        results = _guard(lambda: memory.search_agentic(query, k, scope=scope))
+        named = _guard(lambda: reach().require(scope))
+        results = _guard(lambda: memory.search_agentic(query, k, scope=named))
         return [_hit(r) for r in results]
 
     @server.tool(annotations=_READ_ONLY)
@@ -290,10 +299,10 @@ def create_mcp_server(
         know about Acme on 1 June?"), with only the decisions taken by then."""
         if not 1 <= limit <= 100 or offset < 0:
             raise ToolError(f"limit must be 1 to 100 and offset 0 or more, not {limit} and {offset}")
-        _guard(lambda: reach().require(scope))
+        named = _guard(lambda: reach().require(scope))
         page = _guard(
             lambda: memory.facts(
-                scope, limit=limit, offset=offset, include_retired=include_retired, as_of=as_of
+                named, limit=limit, offset=offset, include_retired=include_retired, as_of=as_of
             )
         )
         answer = {"scope": page.scope, "total": page.total, "facts": [_fact(f) for f in page.facts]}
@@ -332,8 +341,8 @@ def create_mcp_server(
     @server.tool(annotations=_READ_ONLY)
     def pending_review_count(scope: str | None = None) -> dict[str, int]:
         """How many proposed values wait for a person's review (optionally in one scope). Read-only:
-        you cannot approve or reject; tell the user a reviewer must look if it matters."""
-        covered = _guard(lambda: reach().within(scope))
-        return {"pending": sum(memory.count_pending(s) for s in covered)}
+        you cannot approve or reject; tell the user a reviewer must look if it matters. With a
+        reviewer's token: those in the reviewer's queue (the accounts they decide in)."""
+        return {"pending": _guard(lambda: waiting_for_review(memory, scope, reach(), reviewer()))}
 
     return server

@@ -305,6 +305,11 @@ def mcp_server(
             "--scope limits a stdio server; over http each token carries its own scopes "
             "(amem tokens create NAME --role agent --scope S)"
         )
+    if scopes:  # as `amem tokens create --scope` checks them, before anything is served
+        from amem.services.access import granted_scope
+
+        for scope in scopes:
+            granted_scope(scope)
     _require("mcp", "mcp")
     from amem.api.mcp_server import create_mcp_server
 

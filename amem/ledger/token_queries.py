@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from amem.ledger.store import LedgerTx
+from amem.ledger.store import Ledger, LedgerTx
 from amem.ledger.tables import api_tokens, token_events
 from amem.ledger.tables import events as events_table
 
@@ -67,5 +67,31 @@ def events(tx: LedgerTx) -> list[dict[str, Any]]:
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
-def touch(tx: LedgerTx, token_id: str, at: datetime) -> None:
-    tx.conn.execute(sa.update(api_tokens).where(api_tokens.c.id == token_id).values(last_used_at=at))
+def touch_unless_busy(ledger: Ledger, token_id: str, at: datetime) -> bool:
+    """Record a token's last use, unless that would wait: False, and nothing written, when another
+    writer holds SQLite's write lock or (PostgreSQL) the token's row. Every request checks a token,
+    and a read-only one waited for the write lock (60 s behind a long write, then a 500) only to
+    note the time; skipped, the next request past ``TOUCH_EVERY`` tries again, so the time shown
+    stays within moments of the last use."""
+    stamp = sa.update(api_tokens).values(last_used_at=at)
+    with ledger.engine.connect() as conn:
+        if ledger.dialect == "postgresql":  # one statement, one round trip; a locked row is skipped
+            free = sa.select(api_tokens.c.id).where(api_tokens.c.id == token_id)
+            free = free.with_for_update(skip_locked=True)
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            return conn.execute(stamp.where(api_tokens.c.id.in_(free.scalar_subquery()))).rowcount > 0
+        # SQLite: no BEGIN (the UPDATE is its own transaction), and no busy wait: SQLITE_BUSY at once
+        conn = conn.execution_options(amem_one_statement=True)
+        conn.exec_driver_sql("PRAGMA busy_timeout=0")
+        try:
+            conn.execute(stamp.where(api_tokens.c.id == token_id))
+            conn.commit()
+        except sa.exc.OperationalError as exc:
+            conn.rollback()
+            if "locked" not in str(exc.orig) and "busy" not in str(exc.orig):
+                raise
+            return False
+        finally:
+            conn.exec_driver_sql("PRAGMA busy_timeout=60000")  # as every other use of the connection
+            conn.commit()
+        return True

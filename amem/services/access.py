@@ -6,6 +6,10 @@ every request, so a limit holds whichever door is used. A scope the caller names
 to search) it is told it may not use (PermissionDeniedError: 403); a note or an input it names by
 id in a scope it may not use is answered as if it did not exist (NotFoundError: 404), so ids do not
 tell a limited caller what other accounts hold.
+
+A scope a caller names is read here once, as memory keeps an input's (stripped; an empty or
+invisible one refused, naming ``scope``), and every interface passes on what the grant returns:
+" acme" is acme's memory on every endpoint and tool, never "no filter" nor an account of its own.
 """
 
 from __future__ import annotations
@@ -13,7 +17,43 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from amem.errors import NotFoundError, PermissionDeniedError
+from amem.domain.text import check_name, check_text, is_visible
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+
+#: The longest scope: as an input's (amem/services/pipeline.py raw_log_from) and the interfaces'.
+MAX_SCOPE_CHARS = 200
+
+
+def named_scope(scope: object) -> str:
+    """The scope a caller named, as memory keeps it: stripped, as an input's scope is stored. An
+    empty or invisible one is refused, naming ``scope``: read as "no filter" it answered about every
+    scope, and a change feed filtered on " acme" moved past every change of acme unseen."""
+    if not isinstance(scope, str):
+        raise InvalidInputError(f"scope must be text, got {type(scope).__name__}")
+    check_text(scope, "scope")
+    stripped = scope.strip()
+    if not stripped:
+        raise InvalidInputError("scope is empty: say whose memory (an account, a user)")
+    if not is_visible(stripped):
+        raise InvalidInputError("scope shows nothing (only spaces, zero-width or control characters)")
+    if len(stripped) > MAX_SCOPE_CHARS:
+        raise InvalidInputError(f"scope is longer than {MAX_SCOPE_CHARS} characters")
+    return check_name(stripped, "scope")
+
+
+def granted_scope(scope: object) -> str:
+    """A scope a grant is made for (``amem tokens create --scope``, ``amem mcp --scope``), exactly
+    as agents' inputs keep it: no space at either end, else the grant would refuse the very account
+    it was made for."""
+    if not isinstance(scope, str):
+        raise InvalidInputError(f"scope must be text, got {type(scope).__name__}")
+    check_name(check_text(scope, f"scope {scope!r}"), f"scope {scope!r}")
+    if not is_visible(scope) or len(scope) > MAX_SCOPE_CHARS or scope != scope.strip():
+        raise InvalidInputError(
+            f"scope {scope!r}: give a scope as agents send it, 1 to {MAX_SCOPE_CHARS} characters, "
+            "with no space at either end"
+        )
+    return scope
 
 
 @dataclass(frozen=True)
@@ -39,10 +79,18 @@ class ScopeGrant:
         # add_note keeps a scope stripped: " acme" is acme's memory
         return self.scopes is None or scope.strip() in self.scopes
 
-    def require(self, scope: str) -> None:
-        """PermissionDeniedError unless the caller may use ``scope``, which it named itself."""
-        if not self.allows(scope):
+    def require(self, scope: str) -> str:
+        """``scope`` as memory keeps it (``named_scope``: InvalidInputError for an empty one), if the
+        caller may use it; PermissionDeniedError otherwise. Every interface passes on what this
+        returns, so no door reads " acme" one way and another door another."""
+        named = named_scope(scope)
+        if not self.allows(named):
             raise PermissionDeniedError(f"{self.holder} may not use scope {scope!r}: {self._reach()}")
+        return named
+
+    def named(self, scope: str | None) -> str | None:
+        """``require`` for an optional filter: None stays None (every scope the question covers)."""
+        return None if scope is None else self.require(scope)
 
     def require_all(self, scopes: Sequence[str]) -> None:
         """As ``require``, for a batch: every refused input named (1-based), nothing half-allowed."""
@@ -65,8 +113,7 @@ class ScopeGrant:
         """The scopes a question about ``scope`` (None: every scope) covers for this caller: a
         limited caller asking about all asks about its own."""
         if scope is not None:
-            self.require(scope)
-            return [scope]
+            return [self.require(scope)]
         return [None] if self.scopes is None else sorted(self.scopes)
 
     def narrowed(self, scope: str | None) -> list[str] | None:

@@ -37,7 +37,7 @@ from amem.domain.models import (
 )
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
-from amem.domain.text import check_text
+from amem.domain.text import check_text, is_visible
 from amem.domain.values import current_value, normalize, parse_datetime, with_value
 from amem.errors import (
     FrozenAttributeError,
@@ -487,6 +487,13 @@ class Governance:
                     f"can be written; reject proposal {proposal.id}"
                 )
             attr_type = self.policy.type_of(proposal.attribute)
+            listed = attr_type == "list[str]" and isinstance(new_value, list | tuple)
+            texts = [new_value] if attr_type == "text" else list(new_value) if listed else []
+            if any(isinstance(text, str) and not is_visible(text) for text in texts):
+                raise InvalidInputError(  # stripped, it became "" and replaced the model's value
+                    f"value of {proposal.attribute!r} shows nothing (only spaces, zero-width or control "
+                    f"characters): give the right value, or reject proposal {proposal.id}"
+                )
             new = normalize(proposal.attribute, attr_type, new_value)
             if new == proposal.new_value:
                 raise InvalidInputError(f"{new!r} is the value proposal {proposal.id} proposes: approve it")

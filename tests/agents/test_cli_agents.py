@@ -140,3 +140,20 @@ def test_serve_lets_reviewers_decide_only_when_told(
     paths = {route.path for route in served[0].routes}
     assert ("/v1/review/items/{key}/approve" in paths) is decisions
     assert "/v1/inputs" in paths
+
+
+def test_an_mcp_server_for_a_scope_with_a_stray_space_is_refused_before_it_serves(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`amem mcp --scope " acme"` served, and then refused acme, the account it was started for: its
+    scopes are checked as `amem tokens create --scope` checks them, before anything is served."""
+    from mcp.server.mcpserver import MCPServer
+
+    served: list[Any] = []
+    monkeypatch.setattr(MCPServer, "run", lambda server, *args, **kwargs: served.append(server))
+    for wrong in (" acme", "acme ", "\u200b"):
+        code, _, err = run(capsys, memory, "mcp", "--scope", "acme", "--scope", wrong)
+        assert code == 2 and f"scope {wrong!r}" in err and "no space at either end" in err, err
+    assert served == []
+    code, _, err = run(capsys, memory, "mcp", "--workers", "0", "--scope", "acme")
+    assert code == 0 and len(served) == 1, err

@@ -873,3 +873,113 @@ def test_the_pending_list_follows_a_policy_installed_while_the_server_runs(
             items = api.get("/v1/review/items", headers=alice).json()["items"]
             pending = api.get("/v1/review/pending", headers=alice).json()
             assert [p["scope"] for p in pending] == [i["scope"] for i in items] == ["acme"]
+
+
+def test_a_scope_with_a_stray_space_is_the_account_everywhere_and_an_empty_one_is_refused(
+    client: TestClient, memory: Memory, agent: dict[str, str], reviewer: dict[str, str]
+) -> None:
+    """ " acme" was acme's memory for inputs and search, but no account at all for the change feed
+    (an empty page whose next_after moved past every acme change) and the review counts; "" counted
+    every account's held values."""
+    note = said(memory, "Acme will renew in March", scope="acme")
+    said(memory, "Globex pays $55 per seat", scope="globex")
+    memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+    token, _ = memory.tokens.create("acme-sync", "agent", scopes=["acme"])
+    limited = {"Authorization": f"Bearer {token}"}
+
+    def answers(scope: str) -> list[Any]:
+        return [
+            client.get("/v1/changes", params={"scope": scope}, headers=agent).json()["changes"],
+            client.get("/v1/changes", params={"scope": scope}, headers=limited).json()["changes"],
+            client.get("/v1/review/count", params={"scope": scope}, headers=agent).json(),
+            client.get("/v1/review/count", params={"scope": scope}, headers=limited).json(),
+            client.get("/v1/review/count", params={"scope": scope}, headers=reviewer).json(),
+            client.get("/v1/review/items", params={"scope": scope}, headers=reviewer).json()["total"],
+            client.get("/v1/review/items/count", params={"scope": scope}, headers=reviewer).json(),
+            client.get("/v1/facts", params={"scope": scope}, headers=agent).json()["total"],
+        ]
+
+    exact = answers("acme")
+    assert [c["scope"] for c in exact[0]] == ["acme"] and exact[2] == {"pending": 1}
+    assert answers(" acme") == exact and answers("acme ") == exact
+    for endpoint, who in (
+        ("/v1/review/count", agent),
+        ("/v1/review/count", reviewer),
+        ("/v1/changes", agent),
+    ):
+        for blank in ("", " ", "\u200b"):
+            refused = client.get(endpoint, params={"scope": blank}, headers=who)
+            assert refused.status_code == 422, (endpoint, blank, refused.text)
+            assert "scope" in refused.text, (endpoint, blank)
+
+
+def test_an_index_or_model_that_cannot_answer_is_a_503_saying_why_and_no_secret(
+    database_url: str, tmp_path: Path, scripted_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """These were a bare `500 Internal Server Error`: a Chroma server out of reach, an index built
+    with another embedding model, an embedding model that fails. The MCP server always said why."""
+    import litellm
+
+    token, home = None, tmp_path / "home"
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    with Memory(home, database_url=database_url) as memory:
+        token, _ = memory.tokens.create("crm", "agent")
+        said(memory, "Acme wants SSO", scope="acme")
+        assert memory.search("SSO", 5, scope="acme")  # the index is built, by embed-v1
+    agent = {"Authorization": f"Bearer {token}"}
+    question = {"q": "SSO", "scope": "acme"}
+
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v2")
+    with Memory(home, database_url=database_url) as memory, TestClient(create_app(memory)) as api:
+        changed = api.get("/v1/search", params=question, headers=agent)
+    assert changed.status_code == 503 and "embed-v1" in changed.json()["detail"], changed.text
+
+    def down(texts: list[str]) -> list[list[float]]:
+        raise litellm.AuthenticationError(
+            "Incorrect API key provided: sk-proj-abcdefghijklmnop", llm_provider="openai", model="embed-v1"
+        )
+
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    scripted_llm.embedder = down
+    with Memory(home, database_url=database_url) as memory:
+        api = TestClient(create_app(memory), raise_server_exceptions=False)
+        failed = api.get("/v1/search", params=question, headers=agent)
+    assert failed.status_code == 503 and "AuthenticationError" in failed.json()["detail"], failed.text
+    assert "sk-proj" not in failed.text and "abcdefghijklmnop" not in failed.text
+
+    monkeypatch.setenv("AMEM_CHROMA_URL", "http://admin:chroma-pass-1@127.0.0.1:9")
+    with Memory(home, database_url=database_url) as memory, TestClient(create_app(memory)) as api:
+        unreachable = api.get("/v1/search", params=question, headers=agent)
+        facts = api.get("/v1/facts", params={"scope": "acme"}, headers=agent)
+    detail = unreachable.json()["detail"]
+    assert unreachable.status_code == 503 and "cannot reach the Chroma server" in detail, detail
+    assert "chroma-pass-1" not in unreachable.text and "127.0.0.1:9" in detail
+    assert facts.status_code == 200 and facts.json()["total"] == 1  # the ledger still answers
+
+
+def test_every_answer_to_an_expiring_token_says_when_errors_too(client: TestClient, memory: Memory) -> None:
+    """README: every answer to a token with an expiry carries `Amem-Token-Expires`; a 404 or a 422
+    did not. A body that is not JSON is a 400, as the OpenAPI document says (it was a 422)."""
+    token, info = memory.tokens.create("nightly-sync", "agent", expires_in_days=3)
+    headers = {"Authorization": f"Bearer {token}"}
+    assert info.expires_at is not None
+    answers = {
+        404: client.get("/v1/notes/n_missing", headers=headers),
+        422: client.post("/v1/inputs", json={"content": " ", "scope": "acme"}, headers=headers),
+        400: client.post(
+            "/v1/inputs", content="not json", headers={**headers, "Content-Type": "application/json"}
+        ),
+    }
+    for status, answer in answers.items():
+        assert answer.status_code == status, (status, answer.text)
+        assert answer.headers.get("Amem-Token-Expires") == info.expires_at.isoformat(), status
+    assert (
+        client.get("/v1/search", params={"scope": "acme"}, headers=headers).headers["Amem-Token-Expires"]
+        == info.expires_at.isoformat()
+    )  # a query FastAPI refuses (no q): 422
+    assert "the body is not JSON" in answers[400].json()["detail"]
+    assert memory.count_raw_logs() == 0
+    documented = client.get("/openapi.json").json()["paths"]["/v1/inputs"]["post"]["responses"]
+    assert "not JSON" in documented["400"]["description"]
+    status = client.get("/openapi.json").json()["paths"]["/v1/inputs/{raw_log_id}"]["get"]["description"]
+    assert "amem reprocess" in status  # a failed input waits for an operator, nothing retries it

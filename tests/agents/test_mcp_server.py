@@ -8,6 +8,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,13 @@ def test_the_stdio_server_started_by_a_client_adds_and_finds_with_its_own_worker
 @pytest.fixture
 def http_mcp(memory: Memory) -> Iterator[str]:
     """The server over streamable HTTP on a free loopback port, asking every request for a token."""
+    with served_over_http(memory) as url:
+        yield url
+
+
+@contextmanager
+def served_over_http(memory: Memory) -> Iterator[str]:
+    """``http_mcp`` for a memory a test makes itself (another policy): the endpoint's URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -402,3 +410,100 @@ def test_a_reviewer_token_is_refused_once_its_reviewer_left_the_policy(
         assert anyio.run(LedgerTokens(memory).verify_token, alice) is None
         carol, _ = memory.tokens.create("carol", "reviewer", by=signed_in(memory, "carol"))
         assert anyio.run(LedgerTokens(memory).verify_token, carol) is not None
+
+
+def test_a_scope_with_a_stray_space_is_the_account_for_every_tool_and_an_empty_one_is_refused(
+    memory: Memory,
+) -> None:
+    """changes_since(scope=" acme") answered an empty page whose next_after moved past every acme
+    change, so a poller never saw them; pending_review_count(scope="") counted every account."""
+    from tests.factories import LLM, said
+
+    note = said(memory, "Acme pays $40 per seat", scope="acme")
+    said(memory, "Globex pays $55 per seat", scope="globex")
+    memory.propose(note.id, "decision_rationale", "matched", reason="r", proposer=LLM)
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
+
+    async def main() -> tuple[list[Any], list[Any]]:
+        async with Client(server) as client:
+
+            async def asked(scope: str) -> list[Any]:
+                return [
+                    data(await client.call_tool("changes_since", {"scope": scope})),
+                    data(await client.call_tool("pending_review_count", {"scope": scope})),
+                    data(await client.call_tool("account_facts", {"scope": scope}))["total"],
+                ]
+
+            answers = [await asked(scope) for scope in ("acme", " acme", "acme ")]
+            refused = [
+                await client.call_tool(tool, {"scope": blank})
+                for tool in ("changes_since", "pending_review_count")
+                for blank in ("", "  ", "\u200b")
+            ]
+            return answers, refused
+
+    answers, refused = anyio.run(main)
+    exact = answers[0]
+    assert [c["scope"] for c in exact[0]["changes"]] == ["acme"] and exact[1] == {"pending": 1}
+    assert answers[1] == exact and answers[2] == exact
+    for answer in refused:
+        assert answer.is_error and "scope" in answer.content[0].text, answer.content
+
+
+def test_a_reviewers_token_counts_their_queue_as_over_the_http_api(database_url: str, tmp_path: Path) -> None:
+    """alice decides in acme only: the HTTP API's /v1/review/count said 1 for her token, the MCP
+    server's pending_review_count every account's 3."""
+    from fastapi.testclient import TestClient
+
+    from amem.api.app import create_app
+    from tests.factories import LLM, policy_with_scopes, said, signed_in
+
+    policy = policy_with_scopes(tmp_path / "policy", alice=["acme"])
+    with Memory(tmp_path / "home", database_url=database_url, policy=policy) as memory:
+        acme, globex = (
+            said(memory, "Acme pays $40", scope="acme"),
+            said(memory, "Globex pays $55", scope="globex"),
+        )
+        memory.propose(acme.id, "decision_rationale", "matched", reason="r", proposer=LLM)
+        memory.propose(globex.id, "decision_rationale", "matched", reason="r", proposer=LLM)
+        memory.propose(globex.id, "next_step", "call them", reason="r", proposer=LLM)
+        alice, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
+        http = TestClient(create_app(memory)).get(
+            "/v1/review/count", headers={"Authorization": f"Bearer {alice}"}
+        )
+
+        async def main() -> list[Any]:
+            async with Client(with_token(url, alice)) as client:
+                return [
+                    data(await client.call_tool("pending_review_count", {})),
+                    data(await client.call_tool("pending_review_count", {"scope": " acme"})),
+                ]
+
+        with served_over_http(memory) as url:
+            counted = anyio.run(main)
+    assert http.json() == {"pending": 1}
+    assert counted == [{"pending": 1}, {"pending": 1}]
+
+
+def test_a_failed_input_is_said_to_wait_for_an_operator_not_to_be_retried(memory: Memory) -> None:
+    """The tool said a failed input was "retried later"; nothing retries it until an operator runs
+    `amem reprocess`, and an agent's model reads the tool's description to decide what to do."""
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
+
+    async def main() -> str:
+        async with Client(server) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            return tools["input_status"].description or ""
+
+    described = " ".join(anyio.run(main).split())
+    assert "amem reprocess" in described and "retried later" not in described
+
+
+def test_a_server_started_for_a_scope_with_a_stray_space_is_refused_before_it_serves(memory: Memory) -> None:
+    """`amem mcp --scope " acme"` served, then refused acme itself: the scope is checked as a
+    token's `--scope` is."""
+    from amem.errors import InvalidInputError
+
+    for wrong in (" acme", "acme ", "", "\u200b"):
+        with pytest.raises(InvalidInputError, match="no space at either end"):
+            create_mcp_server(memory, actor="agent:mcp-test", workers=0, scopes=[wrong])

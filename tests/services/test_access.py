@@ -73,4 +73,21 @@ def test_verify_finds_a_token_whose_limit_was_lifted_behind_amems_back(memory: M
         conn.execute(sa.update(api_tokens).where(api_tokens.c.id == info.id).values(scopes=None))
     report = memory.verify()
     assert not report.ok
-    assert any("scopes were altered" in str(problem) for problem in report.problems), report.problems
+    # the wording is integrity's (amem/services/integrity.py): the token and its scopes are named
+    assert any(info.id in str(p) and "scopes" in str(p) for p in report.problems), report.problems
+
+
+def test_a_named_scope_is_read_as_an_input_keeps_it_and_an_empty_one_is_refused() -> None:
+    """Every interface passes on what the grant returns: " acme" is acme, for a limited caller and
+    an unlimited one; "" is never "every scope"."""
+    limited, everyone = ScopeGrant.of(["acme"], holder="token 'acme-bot'"), ScopeGrant.everything()
+    for grant in (limited, everyone):
+        assert grant.require(" acme ") == "acme"
+        assert grant.within("acme\t") == ["acme"] and grant.narrowed(" acme") == ["acme"]
+        assert grant.named(None) is None and grant.named(" acme") == "acme"
+        for blank, message in (("", "scope is empty"), ("  ", "scope is empty"), ("\u200b", "shows nothing")):
+            with pytest.raises(InvalidInputError, match=message):
+                grant.within(blank)
+            with pytest.raises(InvalidInputError, match=message):
+                grant.narrowed(blank)
+    assert everyone.narrowed(None) is None and limited.narrowed(None) == ["acme"]

@@ -191,3 +191,18 @@ def test_each_reviewer_is_told_how_many_corrections_wait_for_their_second_look(m
     assert memory.second_looks("bob") == 0
     memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, "alice"))
     assert (memory.second_looks("bob"), memory.second_looks("alice")) == (1, 0)  # not her own
+
+
+def test_a_correction_that_shows_nothing_is_refused_and_the_models_value_still_waits(memory: Memory) -> None:
+    """Spaces or a zero-width character were stripped to "" and replaced the model's value with an
+    empty correction; refused, as an input whose content shows nothing is."""
+    note = said(memory, RENEWAL)
+    held = memory.propose(note.id, "next_step", "send the quote", reason="r", proposer=LLM)
+    alice = signed_in(memory, "alice")
+    for nothing in ("   ", "\u200b", " \u200b\t", "\u2060"):
+        with pytest.raises(InvalidInputError, match=r"value of 'next_step' shows nothing"):
+            memory.correct(held.id, nothing, reviewer=alice)
+    assert memory.proposal(held.id).status == ProposalStatus.PENDING
+    assert [p.id for p in memory.pending()] == [held.id]  # no empty correction beside it
+    fixed = memory.correct(held.id, " send the revised quote ", reviewer=alice).correction
+    assert fixed.new_value == "send the revised quote"
