@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -63,15 +64,15 @@ class Settings:
             llm_model=env.get("AMEM_LLM_MODEL") or None,
             embedding_model=env.get("AMEM_EMBEDDING_MODEL") or None,
             chroma_url=env.get("AMEM_CHROMA_URL") or None,
-            max_content_chars=int(env.get("AMEM_MAX_CONTENT_CHARS", DEFAULT_MAX_CONTENT_CHARS)),
-            link_k=int(env.get("AMEM_LINK_K", 5)),
-            llm_concurrency=int(env.get("AMEM_LLM_CONCURRENCY", DEFAULT_LLM_CONCURRENCY)),
+            max_content_chars=_whole(env, "AMEM_MAX_CONTENT_CHARS", DEFAULT_MAX_CONTENT_CHARS, least=1),
+            link_k=_whole(env, "AMEM_LINK_K", 5, least=0),
+            llm_concurrency=_whole(env, "AMEM_LLM_CONCURRENCY", DEFAULT_LLM_CONCURRENCY, least=1),
             link_keyword_window=_notes_or_all(env, "AMEM_LINK_KEYWORD_WINDOW", DEFAULT_LINK_KEYWORD_WINDOW),
             link_keyword_scope_limit=_notes_or_all(
                 env, "AMEM_LINK_KEYWORD_SCOPE_LIMIT", DEFAULT_LINK_KEYWORD_SCOPE_LIMIT
             ),
             worker_lease_seconds=_positive(env, "AMEM_WORKER_LEASE_SECONDS", 120.0),
-            llm_transient_retries=int(_positive(env, "AMEM_LLM_TRANSIENT_RETRIES", 4, allow_zero=True)),
+            llm_transient_retries=_whole(env, "AMEM_LLM_TRANSIENT_RETRIES", 4, least=0),
             llm_retry_wait=_positive(env, "AMEM_LLM_RETRY_WAIT", 1.0, allow_zero=True),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
@@ -134,8 +135,27 @@ def _notes_or_all(env: Mapping[str, str], name: str, default: int | None) -> int
     return count
 
 
+def _whole(env: Mapping[str, str], name: str, default: int, *, least: int) -> int:
+    """A count from ``env[name]``, at least ``least``; unset or blank: ``default``. A typo ("20k",
+    "five", "2.5") or a number out of range is the user's to fix, so the message names the variable
+    and what it takes, rather than failing later as a bug in amem."""
+    value = env.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        count = int(value.strip())
+    except ValueError:
+        count = least - 1
+    if count < least:
+        wanted = {0: "a whole number, 0 or more", 1: "a positive whole number"}.get(
+            least, f"a whole number of at least {least}"
+        )
+        raise ConfigError(f"{name}={value!r}: give {wanted} (the default is {default})")
+    return count
+
+
 def _positive(env: Mapping[str, str], name: str, default: float, *, allow_zero: bool = False) -> float:
-    """A number of seconds (or a count) from ``env[name]``; unset or blank: ``default``."""
+    """A number of seconds from ``env[name]``; unset or blank: ``default``."""
     value = env.get(name)
     if value is None or not value.strip():
         return default
@@ -143,7 +163,7 @@ def _positive(env: Mapping[str, str], name: str, default: float, *, allow_zero: 
         number = float(value)
     except ValueError:
         number = -1.0
-    if number < 0 or (number == 0 and not allow_zero):
+    if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
         raise ConfigError(f"{name}={value!r}: give a {'non-negative' if allow_zero else 'positive'} number")
     return number
 

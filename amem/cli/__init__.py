@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -13,7 +16,10 @@ from amem.cli.app import app, err, store_label
 __all__ = [
     "EXIT_ANALYSIS_PENDING",
     "EXIT_INTERNAL_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_PIPE_CLOSED",
     "EXIT_TAMPERED",
+    "EXIT_TERMINATED",
     "EXIT_USER_ERROR",
     "app",
     "main",
@@ -21,11 +27,26 @@ __all__ = [
 
 #: Exit codes: 1 verify found tampering (or reprocess left raw logs unprocessed), 2 a user mistake,
 #: 3 an approval ended in conflict, 4 the raw log was kept but could not be analysed yet,
-#: 70 an unexpected error (a bug in amem: never 1, which means tampering).
+#: 70 an unexpected error (a bug in amem: never 1, which means tampering); 130, 143, 141 below.
 EXIT_TAMPERED = 1
 EXIT_USER_ERROR = 2
 EXIT_ANALYSIS_PENDING = 4
 EXIT_INTERNAL_ERROR = 70
+
+
+#: The status a shell reports for a program stopped by a signal (128 + its number): Ctrl-C 130,
+#: SIGTERM 143, and a reader that closed the pipe (``amem export | head``) 141, as for SIGPIPE.
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+EXIT_PIPE_CLOSED = 141
+#: The commands that take inputs in: interrupted, they say what became of them and how to finish.
+IMPORT_COMMANDS = frozenset({"import"})
+INPUT_COMMANDS = frozenset({"add", "reprocess"})
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a supervisor, a container stop, a CI timeout), raised where Ctrl-C would be: every
+    path that gives an interrupted input's claim back on Ctrl-C does so on SIGTERM too."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in args
+    previous_term = _terminate_as_interrupt()
     try:
-        rc = app(args=args, standalone_mode=False, prog_name="amem")
+        rc = _run(args)
     except AnalysisPendingError as exc:  # not a user mistake: the input is kept, analysis comes later
         message = f"pending: {_printable(exc)}"
         return _fail(message, EXIT_ANALYSIS_PENDING, as_json, raw_log_id=exc.raw_log_id)
@@ -52,9 +74,13 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"error: {exc.format_message()}", exc.exit_code, as_json)
     except Exit as exc:
         return exc.exit_code
-    except (Abort, KeyboardInterrupt):
+    except KeyboardInterrupt as exc:
+        return _interrupted(args, terminated=isinstance(exc, Terminated))
+    except (Abort, EOFError):  # a prompt given Ctrl-C, or no answer at all
         err.print("aborted")
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _pipe_closed()
     except Exception as exc:  # a bug: one line (the traceback with AMEM_DEBUG=1), never exit 1
         if os.environ.get("AMEM_DEBUG"):
             import traceback
@@ -66,7 +92,76 @@ def main(argv: list[str] | None = None) -> int:
             EXIT_INTERNAL_ERROR,
             as_json,
         )
+    finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
     return rc if isinstance(rc, int) else 0
+
+
+def _run(args: list[str]) -> Any:
+    """The command, as ``app(standalone_mode=False)`` runs it, but with its exceptions as raised:
+    typer turns Ctrl-C into ``Exit(130)`` and a closed pipe into ``sys.exit(1)`` before ``main``
+    sees them, and exit 1 means tampering here."""
+    from typer.main import get_command
+
+    command = get_command(app)
+    with command.make_context("amem", args) as ctx:
+        return command.invoke(ctx)
+
+
+def _terminate_as_interrupt() -> Any:
+    """Make SIGTERM raise ``Terminated`` in this (main) thread; returns the handler it replaces, to
+    put back, or None where none was replaced (not the main thread). A second SIGTERM stops at once."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def terminate(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    return signal.signal(signal.SIGTERM, terminate)
+
+
+def _interrupted(args: list[str], *, terminated: bool) -> int:
+    """Say what an interruption left: a command that takes inputs in kept every raw log it recorded
+    and gave the ones not yet analysed back to the queue, so the caller learns how to finish them."""
+    how = "terminated (SIGTERM)" if terminated else "interrupted"
+    name = _command_name(args)
+    if name in IMPORT_COMMANDS:
+        message = (
+            f"{how}: the lines recorded so far are kept as raw logs and those not analysed yet are "
+            "queued again; run the same `amem import` again to finish: it skips the lines it "
+            "recorded and analyses what was left"
+        )
+    elif name in INPUT_COMMANDS:
+        message = (
+            f"{how}: the raw logs recorded so far are kept and those not analysed yet are queued "
+            "again; `amem reprocess` analyses them (`amem status RAW_LOG_ID` says what became of one)"
+        )
+    else:
+        message = how
+    with contextlib.suppress(OSError):  # stderr may be gone too (a closed terminal)
+        err.print(message, markup=False)
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+
+
+def _command_name(args: list[str]) -> str | None:
+    """The command ``args`` run: the first of them that names one (global options come before it)."""
+    from typer.main import get_command
+
+    commands = getattr(get_command(app), "commands", {})
+    return next((arg for arg in args if arg in commands), None)
+
+
+def _pipe_closed() -> int:
+    """The reader of standard output went away (``amem export | head``): stop quietly, as a program
+    stopped by SIGPIPE does, and keep Python from complaining when it flushes stdout at exit."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stdout may not be a real file
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_PIPE_CLOSED
 
 
 def _printable(exc: BaseException) -> str:

@@ -27,8 +27,18 @@ app = typer.Typer(
 db_app = typer.Typer(help="Create or migrate the ledger's schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class PipeAwareConsole(Console):
+    """A console whose closed pipe (``amem pending | head``) reaches ``amem.cli.main`` as
+    BrokenPipeError: rich's own handling exits 1, which means tampering here."""
+
+    def on_broken_pipe(self) -> None:
+        del self._buffer[:]  # what the reader refused: never written by a later print in this process
+        raise BrokenPipeError
+
+
+out = PipeAwareConsole(highlight=False, soft_wrap=True)
+err = PipeAwareConsole(stderr=True, highlight=False, soft_wrap=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 HomeOpt = Annotated[
@@ -176,12 +186,15 @@ def getpass_warning() -> type[Warning]:
 
 def print_verification(result: Any, what: str) -> None:
     """A verification as `amem verify` prints it: OK or TAMPERED, what was checked (``what``: the
-    store, or a backup's copy), every further problem, each checkpoint proven or not."""
+    store, or a backup's copy), every further problem, each checkpoint proven or not, and what an
+    auditor should know that is not tampering (an erasure after a checkpoint redacted rows it signed)."""
     out.print(f"{'OK' if result.ok else 'TAMPERED'}: {result.message} ({what})", markup=False)
     for problem in result.problems[1:]:
         out.print(f"  also: {problem}", markup=False)
     for proof in result.checkpoints:
         out.print(f"  {'proven' if proof.proven else 'NOT PROVEN'}: {proof.message}", markup=False)
+    for notice in getattr(result, "notices", []):  # not tampering: what an auditor should know
+        out.print(f"  note: {notice}", markup=False)
 
 
 def operator() -> str:

@@ -101,23 +101,48 @@ def demo(
     if not no_ui:
         require_console()
     store = store_dir.resolve()
+    if store.exists() and not (store / MARKER).is_file() and any(store.iterdir()):
+        raise InvalidInputError(
+            f"{store} is not a demo store (no {MARKER} file): the demo keeps a store of its own and "
+            "never writes into, or deletes, one it did not make; give --store a new directory"
+        )
+    history = read_history(samples or sample_dir())  # a wrong sample directory creates nothing
     if reset and store.exists():
-        if not (store / MARKER).is_file():
-            raise InvalidInputError(f"{store} is not a demo store (no {MARKER} file): not deleting it")
         shutil.rmtree(store)
-    store.mkdir(parents=True, exist_ok=True)
-    (store / MARKER).write_text("made by `amem demo`; `amem demo --reset` deletes this directory\n")
-    policy_path, password = write_demo_policy(store)
-    ledger = sqlite_url(store / "ledger.sqlite3")
+    ledger_file = store / "ledger.sqlite3"
+    policy_path = store / "policies.yaml"
+    password: str | None = None
+    if not ledger_file.exists():  # a new demo store: its reviewers, and the password shown once
+        store.mkdir(parents=True, exist_ok=True)
+        (store / MARKER).write_text("made by `amem demo`; `amem demo --reset` deletes this directory\n")
+        policy_path, password = write_demo_policy(store)
+    ledger = sqlite_url(ledger_file)
+    # A store made before keeps its reviewers file: the policy installed in its ledger carries the
+    # demo reviewer's password hash, so a new password would leave no one able to decide.
+    sign_in = password or (
+        f"the one printed when {store} was made (a new one: `amem demo --store {store} --reset`, "
+        "which loads the demo again)"
+    )
 
     with Memory(store, database_url=ledger, policy=policy_path) as mem:
-        if mem.notes(limit=1):
-            err.print(f"demo store {store} is already loaded (--reset to load it again)", markup=False)
-        else:
-            history = read_history(samples or sample_dir())
-            err.print(f"loading {len(history)} sample conversations into {store}", markup=False)
-            with reporter(False) as progress:
-                mem.add_notes(history, actor=DEMO_ACTOR, progress=progress)
+        try:
+            kept, left = mem.count_raw_logs(), mem.queue_depth()["queued"]
+            if kept and not left:
+                err.print(f"demo store {store} is already loaded (--reset to load it again)", markup=False)
+            else:  # new, or a load that was interrupted: what it left is analysed now
+                doing = (
+                    f"finishing {store}: analysing the {left} sample conversations an interrupted load left"
+                    if kept
+                    else f"loading {len(history)} sample conversations into {store}"
+                )
+                err.print(doing, markup=False)
+                with reporter(False) as progress:
+                    mem.add_notes(history, actor=DEMO_ACTOR, progress=progress, skip_recorded=bool(kept))
+        except KeyboardInterrupt:
+            if password:  # not printed yet: without it, no one could sign in to this store
+                err.print(f"sign in as: {DEMO_REVIEWER}   password: {password}", markup=False)
+            err.print(f"`amem demo --store {store}` again finishes loading the demo", markup=False)
+            raise
         scopes, note_count, raw_count = len(mem.scopes()), mem.count_notes(), mem.count_raw_logs()
         pending, items = mem.count_pending(), mem.count_review_items().items
     # a reviewer decides review items (all of one input's held changes), as `amem import` counts them
@@ -127,7 +152,7 @@ def demo(
         f"`amem --home {store} pending`",
         markup=False,
     )
-    out.print(f"sign in as: {DEMO_REVIEWER}   password: {password}", markup=False)
+    out.print(f"sign in as: {DEMO_REVIEWER}   password: {sign_in}", markup=False)
     if no_ui:
         out.print(f"console: amem --home {store} ui", markup=False)
         return

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, app, emit, out, settings
+from amem.cli.app import JsonOpt, app, emit, err, out, settings, state
 
 
 def where_data() -> dict[str, Any]:
@@ -42,15 +42,33 @@ def where(as_json: JsonOpt = False) -> None:
 @app.command()
 def init(
     directory: Annotated[
-        Path, typer.Argument(help="Where to put the .amem store (default: here).", file_okay=False)
-    ] = Path("."),
+        Path | None,
+        typer.Argument(
+            help="Where to put the .amem store (default: --home or $AMEM_HOME as given, else here).",
+            file_okay=False,
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a .amem store in DIRECTORY: commands run there or below will use it (as git finds .git)."""
+    """Create a .amem store in DIRECTORY: commands run there or below will use it (as git finds .git).
+
+    With --home (or $AMEM_HOME) and no DIRECTORY, the store is made there; --database-url and
+    --policy are honoured as by every command (the policy becomes the ledger's version 1)."""
+    import os
+
     from amem.config import STORE_DIR_NAME
+    from amem.errors import InvalidInputError
     from amem.memory import Memory
 
-    home = (directory / STORE_DIR_NAME).resolve()
-    with Memory(home) as mem:
+    if directory is not None and state.home is not None:
+        raise InvalidInputError(
+            f"init {directory} --home {state.home}: give the store's place once (DIRECTORY makes "
+            f"{Path(directory) / STORE_DIR_NAME}, --home makes the directory itself)"
+        )
+    chosen = state.home or (None if directory is not None else os.environ.get("AMEM_HOME") or None)
+    home = Path(chosen).resolve() if chosen else ((directory or Path(".")) / STORE_DIR_NAME).resolve()
+    with Memory(home, database_url=state.database_url, policy=state.policy, llm=state.llm) as mem:
+        if mem.policy_in_force.mismatch:
+            err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
         data = {"store": str(home), "ledger": mem.settings.shown_database_url}
     emit(data, as_json, lambda d: out.print(f"store {d['store']} ready", markup=False))

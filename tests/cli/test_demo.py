@@ -3,10 +3,12 @@ reviewer who can sign in with the password printed on the terminal."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 import yaml
@@ -71,10 +73,62 @@ def test_demo_loads_every_account_in_time_order_with_a_reviewer_who_can_sign_in(
     assert f"{items} review items ({changes} changes) wait for review" in out and items < changes
     assert f"amem --home {store} pending" in out
 
-    # Run again: nothing is loaded twice; a new password replaces the old one.
+    # Run again: nothing is loaded twice (the demo reviewer's password stays: see below).
     assert main(["demo", "--no-ui", "--samples", str(tmp_path / "h"), "--store", str(store)]) == 0
     captured = capsys.readouterr()
     assert "already loaded" in captured.err and "3 notes in 2 accounts from 3 raw logs" in captured.out
+
+
+def approve_first_item(store: Path, password: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The demo reviewer approves the first review item of ``store``, signing in with ``password``."""
+    assert main(["--home", str(store), "pending", "--json"]) == 0
+    item = json.loads(capsys.readouterr().out)["items"][0]["key"]
+    with patch("sys.stdin", io.StringIO(password + "\n")):
+        code = main(["--home", str(store), "approve", item, "--reviewer", "demo", "--password-stdin"])
+    return code, capsys.readouterr().err
+
+
+def test_the_demo_run_again_keeps_its_reviewer_so_the_password_printed_still_decides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the second run printed a new password and rewrote reviewers.yaml, so the store's
+    policy file no longer matched the version installed in its ledger, and every approval, with
+    either password, failed (exit 2, "this process reads but decides nothing")."""
+    monkeypatch.delenv("AMEM_POLICY")
+    store, samples = tmp_path / "demo", write_history(tmp_path / "h")
+    assert main(["demo", "--no-ui", "--samples", str(samples), "--store", str(store)]) == 0
+    first = re.search(r"sign in as: demo\s+password: (\S+)", capsys.readouterr().out)
+    assert first
+    reviewers = (store / "reviewers.yaml").read_bytes()
+
+    assert main(["demo", "--no-ui", "--samples", str(samples), "--store", str(store)]) == 0
+    again = capsys.readouterr().out
+    assert f"sign in as: demo   password: the one printed when {store} was made" in again
+    assert f"amem demo --store {store} --reset" in again  # how to get a new one
+    assert (store / "reviewers.yaml").read_bytes() == reviewers
+
+    code, err = approve_first_item(store, first.group(1), capsys)
+    assert code == 0, err
+
+
+def test_the_demo_never_writes_into_a_store_it_did_not_make(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `amem demo --store .amem` marked the user's own store a demo store and put the demo's
+    policy and reviewers in it (the demo's policy then governed it); `--reset` then deleted it."""
+    store = tmp_path / ".amem"
+    signed = "Acme signed the order form for 250 seats"
+    assert main(["--home", str(store), "add", signed, "--scope", "acme"]) == 0
+    before = sorted(p.name for p in store.iterdir())
+    samples = str(write_history(tmp_path / "h"))
+    for reset in ([], ["--reset"], []):
+        code = main(["demo", "--no-ui", *reset, "--samples", samples, "--store", str(store)])
+        assert code == 2
+        err = capsys.readouterr().err
+        assert f"{store} is not a demo store" in err and "give --store a new directory" in err
+    assert sorted(p.name for p in store.iterdir()) == before  # no marker, policy or reviewers file
+    with Memory(store, database_url=f"sqlite:///{store / 'ledger.sqlite3'}") as mem:
+        assert [r["text"] for r in mem.export("raw_logs")] == [signed]
 
 
 def test_demo_never_deletes_a_store_it_did_not_make(

@@ -161,3 +161,40 @@ def test_search_and_as_of_take_a_time_as_text_like_add_note(memory: Memory) -> N
     assert memory.as_of(note.id, "2020-01-01") is None
     with pytest.raises(Exception, match="as_of: 'next week' is not an ISO 8601"):
         memory.search("discount", scope="acme", as_of="next week")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "wanted"),
+    [
+        ("AMEM_MAX_CONTENT_CHARS", "20k", "a positive whole number"),
+        ("AMEM_MAX_CONTENT_CHARS", "-5", "a positive whole number"),
+        ("AMEM_MAX_CONTENT_CHARS", "0", "a positive whole number"),
+        ("AMEM_LINK_K", "five", "a whole number, 0 or more"),
+        ("AMEM_LLM_CONCURRENCY", "lots", "a positive whole number"),
+        ("AMEM_LLM_CONCURRENCY", "0", "a positive whole number"),
+        ("AMEM_LLM_TRANSIENT_RETRIES", "2.5", "a whole number, 0 or more"),
+        ("AMEM_LLM_RETRY_WAIT", "nan", "a non-negative number"),
+        ("AMEM_WORKER_LEASE_SECONDS", "inf", "a positive number"),
+    ],
+)
+def test_a_wrong_number_in_a_setting_names_the_variable_and_what_it_takes(
+    variable: str,
+    value: str,
+    wanted: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: "internal error (ValueError): invalid literal for int() ...; this is a bug in amem",
+    exit 70, the variable unnamed; and AMEM_MAX_CONTENT_CHARS=-5 was taken (every input refused)."""
+    monkeypatch.setenv(variable, value)
+    assert main(["where"]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert line.startswith(f"error: {variable}={value!r}: give {wanted}") and "bug" not in line
+
+
+def test_a_setting_given_as_a_whole_number_is_used(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AMEM_MAX_CONTENT_CHARS", " 12 ")
+    code, _, err = run(memory, capsys, "add", "Acme renewed for 40 seats", "--scope", "acme")
+    assert code == 2 and "12 (AMEM_MAX_CONTENT_CHARS)" in one_line_error(err)

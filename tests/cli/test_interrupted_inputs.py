@@ -84,7 +84,10 @@ def test_an_import_interrupted_and_run_again_analyses_what_was_left(
         return answer(messages)
 
     scripted_llm.default = interrupted_at_the_third
-    assert amem("import", str(path), "--batch-size", "1", llm=MODEL)[0] == 130  # Ctrl-C
+    code, _, err = amem("import", str(path), "--batch-size", "1", llm=MODEL)
+    assert code == 130  # Ctrl-C, and the caller is told what became of the inputs (before: nothing)
+    assert "interrupted: the lines recorded so far are kept as raw logs" in err
+    assert "run the same `amem import` again to finish" in err
     assert amem.memory.count_notes("acme") == 1  # the first batch was written
     assert amem.memory.queue_depth() == {"queued": 2, "processing": 0, "failed": 0}
 
@@ -124,3 +127,78 @@ def test_an_import_run_again_reports_a_line_whose_analysis_failed_as_pending(
     assert "1 raw logs kept but not analysed (run `amem reprocess`)" in out
     assert "1 lines recorded before" in out
     assert amem.memory.count_raw_logs() == 2 and amem.memory.unprocessed_count() == 1
+
+
+#: The child process: ``amem`` whose scripted model, at the third input, says so on a pipe and
+#: waits, so the test sends SIGTERM while that input is being analysed.
+CHILD = """
+import os, sys, time
+from tests import scripted_llm
+from tests.agents.scripted_answers import answer, text_of
+handler = scripted_llm.install()
+def waiting_at_the_second(messages):
+    if text_of(messages) == os.environ["BLOCK_AT"]:
+        os.write(int(os.environ["READY_FD"]), b"analysing\\n")
+        time.sleep(300)  # SIGTERM ends this
+    return answer(messages)
+handler.default = waiting_at_the_second
+from amem.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_during_an_import_gives_the_inputs_back_as_ctrl_c_does(
+    amem: Cli, tmp_path: Path, database_url: str
+) -> None:
+    """Before: SIGTERM (systemd, docker stop, a CI timeout) killed the import holding its claims, so
+    running it again said to run `amem reprocess`, which processed nothing until the lease ended."""
+    import os
+    import select
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    path = tmp_path / "calls.jsonl"
+    texts = write_lines(path, 3)
+    ready_read, ready_write = os.pipe()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "AMEM_EMBEDDING_MODEL": "scripted/embed-v1",
+        "READY_FD": str(ready_write),
+        "BLOCK_AT": texts[2],
+    }
+    options = ["--database-url", database_url, "--home", str(amem.memory.home), "--llm", MODEL]
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, *options, "import", str(path), "--batch-size", "1"],
+        env=env,
+        pass_fds=(ready_write,),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(ready_write)
+    try:
+        readable, _, _ = select.select([ready_read], [], [], 120)
+        assert readable and os.read(ready_read, 100) == b"analysing\n", child.communicate(timeout=60)
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=120)
+    finally:
+        os.close(ready_read)
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 143, err
+    assert "terminated (SIGTERM): the lines recorded so far are kept as raw logs" in err
+    assert "Traceback" not in err
+    assert amem.memory.count_notes("acme") == 1  # the first batch was written
+    assert amem.memory.queue_depth() == {"queued": 2, "processing": 0, "failed": 0}  # given back
+
+    code, out, err = amem("import", str(path), "--batch-size", "1", "--json", llm=MODEL)
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["added"], result["pending"], result["skipped"]) == (2, 0, 1)
+    assert sorted(n.content for n in amem.memory.notes(scope="acme")) == sorted(texts)
+    assert amem.memory.unprocessed_count() == 0 and amem.memory.count_raw_logs() == 3

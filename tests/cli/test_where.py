@@ -184,3 +184,34 @@ def test_a_store_whose_path_reads_as_url_syntax_opens_its_own_ledger(
     assert make_url(str(found["ledger"])).database == str((home / "ledger.sqlite3").resolve())
     assert sorted(p.name for p in tmp_path.iterdir()) == [name]  # no stray ledger beside it
     assert (home / "ledger.sqlite3").stat().st_size > 0
+
+
+def test_init_makes_the_store_that_home_and_amem_home_name_under_the_policy_given(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `amem --home X --policy P init` made ./.amem under the default policy, as version 1."""
+    from amem.memory import Memory
+    from amem.policy import fingerprint, load_policy
+
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("default_mode: auto\n", encoding="utf-8")
+    options = ["--home", "x", "--database-url", database_url, "--policy", str(mine)]
+    assert main([*options, "init", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["store"] == str(tmp_path / "x") and (tmp_path / "x").is_dir()
+    assert not (tmp_path / ".amem").exists()
+    with Memory(tmp_path / "x", database_url=database_url, policy=mine) as mem:
+        installed = mem.policy_in_force.installed
+        assert installed and installed.version == 1 and installed.sha256 == fingerprint(load_policy(mine))
+        assert mem.policy.default_mode.value == "auto"
+
+    monkeypatch.setenv("AMEM_HOME", str(tmp_path / "from-env"))
+    assert main(["init"]) == 0
+    assert f"store {tmp_path / 'from-env'} ready" in capsys.readouterr().out
+    assert (tmp_path / "from-env" / "ledger.sqlite3").is_file() and not (tmp_path / ".amem").exists()
+    assert main(["init", "project"]) == 0  # a directory given: its .amem, as `git init DIR`
+    assert (tmp_path / "project" / ".amem" / "ledger.sqlite3").is_file()
+    capsys.readouterr()
+    assert main(["--home", "elsewhere", "init", "project"]) == 2
+    assert "give the store's place once" in capsys.readouterr().err
+    assert not (tmp_path / "elsewhere").exists()
