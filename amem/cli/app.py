@@ -253,15 +253,21 @@ def emit(value: Any, as_json: bool, render: Callable[[Any], None]) -> None:
 
 
 def fmt_value(value: Any, width: int = 60) -> Text:
-    """A table cell for any value: shortened, and never read as rich markup."""
+    """A table cell for any value: shortened, never read as rich markup, its control characters
+    shown rather than obeyed (``blocks.printable``)."""
+    from amem.cli.blocks import printable
+
     if value is None:
         return Text("∅")
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = printable(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
     return Text(text if len(text) <= width else text[: width - 1] + "…")
 
 
 def cell(text: object) -> Text:
-    return Text(str(text))
+    """A table cell from the ledger: its control characters shown rather than obeyed."""
+    from amem.cli.blocks import shown
+
+    return shown(text)
 
 
 def parse_time(text: str | None, option: str) -> datetime | None:

@@ -533,3 +533,14 @@ def test_propose_reads_its_value_as_the_attribute_type_in_the_policy(amem: Cli) 
     assert listed["new_value"] == ["SSO"]
     code, out, err = amem("propose", note_id, "tags", "churn-risk", "--reason", "r", *agent)
     assert code == 2 and out == "" and "tags is a list[str] in the policy" in err
+
+
+def test_show_and_history_show_terminal_escapes_instead_of_obeying_them(amem: Cli) -> None:
+    """`amem show` and `amem history` printed a note's values through table cells that passed
+    control characters to the terminal as the `notes` table once did."""
+    note = make_note(amem.memory, "Hooli pilot\x1b[8m hidden\x1b]0;owned\x07", scope="hooli", tags=["q3\x9b"])
+    for command in ("show", "history"):
+        code, out, err = amem(command, note.id)
+        assert code == 0, err
+        assert not any(c in out for c in "\x1b\x07\x9b"), (command, out)
+        assert "\\x1b" in out, (command, out)
