@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,9 @@ def write_checkpoint(ledger: Ledger, key_path: Path, log_path: Path) -> dict[str
 
 
 def read_checkpoints(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, statement) for each line of a checkpoint log; a malformed line is named."""
+    """(line number, statement) for each line of a checkpoint log; a malformed line is named. A log
+    with no statement is refused: proving "every statement" of it would prove nothing, and an
+    emptied log must not pass for a ledger proven against it."""
     if not path.is_file():
         raise InvalidInputError(f"no checkpoint log at {path}")
     out = []
@@ -151,10 +154,31 @@ def read_checkpoints(path: Path) -> list[tuple[int, dict[str, Any]]]:
         if not isinstance(statement, dict):
             raise InvalidInputError(f"{path}, line {number}: not a checkpoint statement")
         out.append((number, statement))
+    if not out:
+        raise InvalidInputError(
+            f"{path} holds no checkpoint statement: nothing is proven (the log is empty). Name the log "
+            "`amem checkpoint` appends to, or restore it from where it is kept"
+        )
     return out
 
 
 _FIELDS = {"event_seq": int, "event_hash": str, "change_seq": int, "change_hash": str, "at": str}
+
+
+def check_key(statements: Sequence[tuple[int, dict[str, Any]]], public_key: Any) -> None:
+    """Refuse a key the log was not signed with (InvalidInputError): the caller named the wrong key,
+    which says nothing about the ledger, so it is a usage error, not a checkpoint that fails."""
+    if public_key is None:
+        return
+    given = _key_id(public_key)
+    for line, statement in statements:
+        signed_with = statement.get("key_id")
+        if isinstance(signed_with, str) and signed_with != given:
+            raise InvalidInputError(
+                f"wrong key for this log: line {line} was signed with key {signed_with}, the key "
+                f"given is {given}; name the key the log was signed with (--public-key). If the key "
+                "given is the right one, this log is not one it signed: another store's, or replaced"
+            )
 
 
 def statement_problem(statement: dict[str, Any], public_key: Any) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, cast
 
@@ -60,6 +61,15 @@ MAX_PROBLEMS = 50
 #: Fields of a note that replaying its changes rebuilds (scope and raw logs come from its creation
 #: proposal, checked separately).
 REPLAYED_FIELDS = (*CORE_ATTRIBUTES, "extra", "version", "created_at", "updated_at")
+#: The tables an erasure redacts rows of, and the kind of event that recorded each row.
+_ERASED_KIND = {
+    "raw_logs": "raw_log",
+    "llm_calls": "llm_call",
+    "proposals": "proposal",
+    "decisions": "decision",
+}
+#: A proposal's decision: what its event covers, each named when it alone differs.
+_DECISION_FIELDS = ("status", "reviewer", "review_comment", "reviewed_at")
 
 
 class CheckpointProof(BaseModel):
@@ -87,6 +97,9 @@ class VerifyResult(BaseModel):
     message: str
     problems: list[str] = []
     checkpoints: list[CheckpointProof] = []
+    #: What an auditor should know that is not tampering: an erasure recorded after a checkpoint
+    #: redacted rows that checkpoint signed (what they held then is gone, by request).
+    notices: list[str] = []
 
 
 class _Findings:
@@ -112,17 +125,26 @@ def verify_ledger(
 
     ``checkpoints``: (line number, statement) pairs read from a checkpoint log; ``public_key``: the
     Ed25519 public key they must be signed with."""
+    from amem.services.checkpoints import check_key
+
+    check_key(checkpoints, public_key)  # a wrong key is the caller's mistake, said before any work
     f = _Findings()
     with ledger.read(snapshot=True) as read:
         tx = cast(LedgerTx, _Reporting(read, progress))  # each long scan says how far it is
         erased = _erased(tx)
         changed_notes: set[str] = set()  # every note a change names, read on the chain's one pass
-        changes_ok, change_hashes = _change_chain(tx, f, erased.get("changes", {}), changed_notes)
-        events_ok, event_hashes, recorded = _event_chain(tx, f)
+        # the notes the changes applying an erased proposal name (an erasure may not move one)
+        erased_proposals = set(erased.get("proposals", {}))
+        notes_of_erased: dict[str, set[str]] = defaultdict(set)
+        changes_ok, change_hashes = _change_chain(
+            tx, f, erased.get("changes", {}), changed_notes, erased_proposals, notes_of_erased
+        )
+        wanted = {(_ERASED_KIND[t], k) for t, rows in erased.items() if t in _ERASED_KIND for k in rows}
+        events_ok, event_hashes, recorded, seq_of = _event_chain(tx, f, wanted)
         raw_checked = _raw_logs(tx, f, recorded, erased)
         _check_rows(tx, f, recorded, erased, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
         creations: dict[str, tuple[str, list[str]]] = {}
-        proposals_checked = _proposals(tx, f, recorded, erased, creations)
+        proposals_checked = _proposals(tx, f, recorded, erased, creations, notes_of_erased)
         _check_rows(tx, f, recorded, erased, kind="change", table="changes", key="seq", noun="change")
         _check_rows(
             tx,
@@ -136,13 +158,14 @@ def verify_ledger(
             also=lambda row: _policy_text_matches(f, row),
         )
         _check_rows(tx, f, recorded, erased, kind="token", table="token_events", key="id", noun="token event")
-        _tokens(tx, f)
-        _erasures(tx, f, recorded)
+        _tokens(tx, f, seq_of)
+        erasure_rows = _erasures(tx, f, recorded)
         notes_checked = _notes(tx, f, creations, changed_notes)
         proofs = [
             _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
             for line, st in checkpoints
         ]
+        notices = _erased_after_signing(proofs, checkpoints, erased, erasure_rows, seq_of)
     for p in proofs:
         if not p.proven:
             f.add(f"checkpoint line {p.line}", p.message)
@@ -176,6 +199,7 @@ def verify_ledger(
         message=message,
         problems=[m for _, m in f.problems],
         checkpoints=proofs,
+        notices=notices,
     )
 
 
@@ -226,18 +250,27 @@ def _erased(tx: LedgerTx) -> dict[str, dict[str, list[dict[str, Any]]]]:
 
 
 def _change_chain(
-    tx: LedgerTx, f: _Findings, erased: dict[str, list[dict[str, Any]]], changed_notes: set[str]
+    tx: LedgerTx,
+    f: _Findings,
+    erased: dict[str, list[dict[str, Any]]],
+    changed_notes: set[str],
+    erased_proposals: AbstractSet[str] = frozenset(),
+    notes_of_erased: dict[str, set[str]] | None = None,
 ) -> tuple[bool, list[str]]:
     """Recompute the change chain; returns whether it holds and the hashes of its intact prefix, and
-    adds the note of each change to ``changed_notes`` (a note's row deleted is found from them).
+    adds the note of each change to ``changed_notes`` (a note's row deleted is found from them), and
+    of each change applying one of ``erased_proposals`` to ``notes_of_erased``.
 
     An erased change is hashed from its values' original digests, kept by its erasure; its values
-    must be those its latest erasure left (where that erasure recorded them), else they were
-    rewritten after it, which its hash alone cannot tell."""
+    must be a redaction of those (an erasure only puts its marker where text was) and those its
+    latest erasure left (where that erasure recorded them), else they were rewritten after it,
+    which its hash alone cannot tell."""
     prev = GENESIS_HASH
     hashes: list[str] = []
     for c in tx.iter_changes(0):
         changed_notes.add(c.note_id)
+        if notes_of_erased is not None and c.proposal_id in erased_proposals:
+            notes_of_erased[c.proposal_id].add(c.note_id)
         entries = erased.get(str(c.seq))
         detail = (entries[0]["detail"] or {}) if entries else {}
         expected = change_hash_of_digests(
@@ -262,7 +295,7 @@ def _change_chain(
             f.add(f"changes {c.seq}", f"change {c.seq} does not match the chain: {what} was altered")
             return False, hashes
         if entries:
-            _erased_values_match(f, c, entries[-1])
+            _erased_values_match(f, c, detail, entries[-1])
         prev = c.hash
         hashes.append(c.hash)
     head_seq, head_hash = audit_queries.change_head(tx)
@@ -280,9 +313,22 @@ def _change_chain(
     return True, hashes
 
 
-def _erased_values_match(f: _Findings, c: Any, entry: dict[str, Any]) -> None:
-    """An erased change holds the values its latest erasure left, where that erasure recorded their
-    digests (erasures made before it did are checked by the change's hash alone)."""
+def _erased_values_match(f: _Findings, c: Any, original: dict[str, Any], entry: dict[str, Any]) -> None:
+    """An erased change holds a redaction of the values it was written with (``original``: its first
+    erasure's record of their digests): an erasure entry appended later cannot make it hold anything
+    else. And it holds the values its latest erasure left, where that erasure recorded their digests
+    (erasures made before it did are checked by the change's hash and the redaction alone)."""
+    for name, value in (("old_value", c.old_value), ("new_value", c.new_value)):
+        if not is_redaction(value, original.get(f"{name}_sha256")):
+            _bad(
+                f,
+                "change",
+                str(c.seq),
+                f"change {c.seq}'s {name} is not a redaction of the value it was written with (an "
+                f"erasure leaves {REDACTED!r} where text was, nothing else): it was rewritten under "
+                f"cover of erasure {entry['erasure_id']}",
+            )
+            return
     detail = entry["detail"] or {}
     recorded = [detail.get(name) for name in REDACTED_VALUE_DIGESTS]
     if None in recorded:
@@ -297,12 +343,37 @@ def _erased_values_match(f: _Findings, c: Any, entry: dict[str, Any]) -> None:
         )
 
 
-def _event_chain(tx: LedgerTx, f: _Findings) -> tuple[bool, list[str], dict[str, dict[str, list[str]]]]:
-    """Recompute the event chain. Returns whether it holds, the hashes of its intact prefix, and what
-    the events recorded: kind -> subject -> payload digests in order."""
+def is_redaction(value: Any, original_sha256: str | None) -> bool:
+    """Whether ``value`` can be what an erasure left of a value whose digest is ``original_sha256``:
+    the value itself, the marker (a text), or a list holding the marker (a list's items the erased
+    inputs added, or a link's reason, replaced by it). An erasure never empties or invents a value.
+    (The items a list kept cannot be told from its digest alone.)"""
+    if original_sha256 is None or value_digest(value) == original_sha256:
+        return True
+    if value == REDACTED:
+        return True
+    return isinstance(value, list) and any(_holds_marker(item) for item in value)
+
+
+def _holds_marker(item: Any) -> bool:
+    if isinstance(item, dict):
+        return any(v == REDACTED for v in item.values())
+    return bool(item == REDACTED)
+
+
+def _event_chain(
+    tx: LedgerTx,
+    f: _Findings,
+    wanted: AbstractSet[tuple[str, str]] = frozenset(),
+) -> tuple[bool, list[str], dict[str, dict[str, list[str]]], dict[tuple[str, str], int]]:
+    """Recompute the event chain. Returns whether it holds, the hashes of its intact prefix, what
+    the events recorded (kind -> subject -> payload digests in order), and the sequence number of
+    the first event of each (kind, subject) of ``wanted``, of each erasure and of each token event
+    (what a checkpoint signed, and which of two records came first)."""
     prev = GENESIS_HASH
     hashes: list[str] = []
     recorded: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    seq_of: dict[tuple[str, str], int] = {}
     ok = True
     for e in tx.iter_events():
         expected = event_hash(
@@ -329,6 +400,8 @@ def _event_chain(tx: LedgerTx, f: _Findings) -> tuple[bool, list[str], dict[str,
         prev = e.hash
         hashes.append(e.hash)
         recorded[e.kind][e.subject].append(e.payload_digest)
+        if e.kind in ("erasure", "token") or (e.kind, e.subject) in wanted:
+            seq_of.setdefault((e.kind, e.subject), e.seq)
     head_seq, head_hash = tx.event_head()
     if ok and (head_seq != len(hashes) or head_hash != prev):
         f.first_bad_event = len(hashes) + 1
@@ -338,7 +411,7 @@ def _event_chain(tx: LedgerTx, f: _Findings) -> tuple[bool, list[str], dict[str,
             said = f"(chain_head) was altered: its hash is not {last}"
         f.add(f"events {len(hashes) + 1}", f"the event chain's head {said}")
         ok = False
-    return ok, hashes, recorded
+    return ok, hashes, recorded, seq_of
 
 
 # -- rows against their events -------------------------------------------------------------------
@@ -371,6 +444,15 @@ def _check_rows(
                 kind,
                 subject,
                 f"{noun} {subject} is not in the event chain: it was inserted behind amem's back",
+            )
+        elif len(digests) > 1:
+            # amem records a row once: a second event for it passes off another version as recorded
+            _bad(
+                f,
+                kind,
+                subject,
+                f"{noun} {subject} is recorded {len(digests)} times in the event chain, where amem "
+                "records it once: the later records were added behind amem's back",
             )
         elif not _matches(payload_digest(kind, row), digests[0], erased.get(table, {}).get(subject)):
             _bad(
@@ -406,6 +488,11 @@ def _matches(digest: str, recorded: str, entries: list[dict[str, Any]] | None) -
     return digest == expected
 
 
+def _erased_entries(entries: list[dict[str, Any]] | None) -> bool:
+    """Whether a row's erased_rows entries hold digests (those of a change hold its value digests)."""
+    return bool(entries) and entries[0]["digest_before"] is not None  # type: ignore[index]
+
+
 def _bad(f: _Findings, kind: str, subject: str, message: str) -> None:
     table = {
         "raw_log": "raw_logs",
@@ -433,6 +520,17 @@ def _raw_logs(
     gone = erased.get("raw_logs", {})
 
     def text_matches_sha256(row: Any) -> None:
+        if row["id"] in gone and any(e["digest_before"] is not None for e in gone[row["id"]]):
+            if row["text"] != REDACTED or row["metadata"]:
+                # an erasure leaves the marker and no metadata: any other content was put there
+                _bad(
+                    f,
+                    "raw_log",
+                    row["id"],
+                    f"raw log {row['id']} is not what an erasure leaves ({REDACTED!r}, no metadata): "
+                    "it was rewritten after its erasure",
+                )
+            return
         if row["id"] in gone and row["text"] == REDACTED:
             return  # erased on request: its sha256 is the original text's, which is gone
         if sha256_text(row["text"]) != row["sha256"]:
@@ -456,13 +554,18 @@ def _raw_logs(
     )
 
 
-def _erasures(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]) -> None:
-    """Each erasure against its event, and its erased_rows entries against the digest it recorded."""
+def _erasures(
+    tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]
+) -> dict[str, dict[str, Any]]:
+    """Each erasure against its event, and its erased_rows entries against the digest it recorded.
+    Returns the erasures by id (who, when, why: what a notice about one names)."""
     _check_rows(tx, f, recorded, {}, kind="erasure", table="erasures", key="id", noun="erasure")
     by_erasure: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in erasure_queries.all_entries(tx):
         by_erasure[e["erasure_id"]].append(e)
+    rows: dict[str, dict[str, Any]] = {}
     for row in tx.iter_rows("erasures", "id"):
+        rows[row["id"]] = dict(row)
         if erased_rows_digest(by_erasure.get(row["id"], [])) != row["rows_sha256"]:
             _bad(
                 f,
@@ -470,6 +573,7 @@ def _erasures(tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str
                 row["id"],
                 f"erasure {row['id']}: the rows it lists in erased_rows are not those it recorded",
             )
+    return rows
 
 
 def _proposals(
@@ -478,26 +582,63 @@ def _proposals(
     recorded: dict[str, dict[str, list[str]]],
     erased: dict[str, dict[str, list[dict[str, Any]]]],
     creations: dict[str, tuple[str, list[str]]],
+    notes_of_erased: dict[str, set[str]] | None = None,
 ) -> int:
-    """Each proposal against its event and its last decision; fills ``creations`` (a content
-    proposal's id -> its scope and raw logs: where a note was made, and from what)."""
+    """Each proposal against its event and its one decision; fills ``creations`` (a content
+    proposal's id -> its scope and raw logs: where a note was made, and from what).
+
+    amem decides a proposal once (every decision is a compare-and-set from pending): a second
+    decision event would overturn the first, so it is reported and the row compared with the first.
+    An erased proposal still names the note its changes name; an erased decision differs from its
+    record in its comment only, which an erasure replaces by the marker."""
     decisions = recorded["decision"]
+    erased_decisions = erased.get("decisions", {})
+    seen: set[str] = set()
 
     def status_is_decided(row: Any) -> None:
         pid = row["id"]
+        seen.add(pid)
         if row["attribute"] == "content":
             creations[pid] = (row["scope"], list(row["raw_log_ids"] or []))
+        moved = (notes_of_erased or {}).get(pid, set()) - {row["note_id"]}
+        if moved:
+            _bad(
+                f,
+                "proposal",
+                pid,
+                f"proposal {pid} is on note {row['note_id']} but its changes are on "
+                f"{', '.join(sorted(moved))}: it was rewritten under cover of an erasure",
+            )
         made = decisions.get(pid)
-        if made:
-            # a reviewer's comment an erasure redacted matches the digests that erasure recorded
-            if not _matches(payload_digest("decision", row), made[-1], erased.get("decisions", {}).get(pid)):
-                _bad(
-                    f,
-                    "decision",
-                    pid,
-                    f"proposal {pid} is {row['status']}, which is not the decision the event chain recorded",
-                )
-        elif row["status"] != "pending" or row["reviewer"] is not None or row["reviewed_at"] is not None:
+        entries = erased_decisions.get(pid)
+        if made and len(made) > 1:
+            _bad(
+                f,
+                "decision",
+                pid,
+                f"proposal {pid} is decided {len(made)} times in the event chain, where amem decides a "
+                "proposal once: the later decisions were added behind amem's back to overturn the first",
+            )
+        elif made and _erased_entries(entries) and row["review_comment"] != REDACTED:
+            _bad(
+                f,
+                "decision",
+                pid,
+                f"proposal {pid}'s decision is not what an erasure leaves (its comment replaced by "
+                f"{REDACTED!r}, nothing else): it was rewritten under cover of erasure "
+                f"{(entries or [{}])[-1].get('erasure_id')}",
+            )
+        elif made and not _matches(payload_digest("decision", row), made[0], entries):
+            _bad(
+                f,
+                "decision",
+                pid,
+                f"proposal {pid} is {row['status']}, which is not the decision the event chain recorded: "
+                f"{_decision_difference(row, made[0])}",
+            )
+        elif not made and (
+            row["status"] != "pending" or row["reviewer"] is not None or row["reviewed_at"] is not None
+        ):
             _bad(
                 f,
                 "decision",
@@ -505,7 +646,7 @@ def _proposals(
                 f"proposal {pid} is {row['status']} but the event chain records no decision on it",
             )
 
-    return _check_rows(
+    checked = _check_rows(
         tx,
         f,
         recorded,
@@ -515,6 +656,39 @@ def _proposals(
         key="id",
         noun="proposal",
         also=status_is_decided,
+    )
+    for pid in sorted(decisions.keys() - seen):
+        _bad(
+            f,
+            "decision",
+            pid,
+            f"the event chain records a decision on proposal {pid}, which is missing from proposals: "
+            "it was deleted",
+        )
+    return checked
+
+
+def _decision_difference(row: Any, recorded: str) -> str:
+    """Which field of a decision differs from its record, where one alone does: the chain keeps only
+    a digest, so a field is named when putting back the value it can only have had (another status,
+    no reviewer, no comment, no time) matches it."""
+    from amem.domain.models import ProposalStatus
+
+    current = {name: row[name] for name in ("id", *_DECISION_FIELDS)}
+    candidates: dict[str, list[Any]] = {
+        "status": [s.value for s in ProposalStatus],
+        "reviewer": [None],
+        "review_comment": [None],
+        "reviewed_at": [None],
+    }
+    for name, values in candidates.items():
+        for value in values:
+            if value != current[name] and payload_digest("decision", {**current, name: value}) == recorded:
+                shown = "none" if value is None else repr(value)
+                return f"its {name.replace('_', ' ')} was altered (recorded: {shown})"
+    return (
+        "its reviewer, its comment or its review time was altered (the chain keeps their digest, not "
+        "their text, so which one cannot be told)"
     )
 
 
@@ -639,18 +813,33 @@ def _extends(
     return None
 
 
-def _tokens(tx: LedgerTx, f: _Findings) -> None:
+def _tokens(tx: LedgerTx, f: _Findings, seq_of: dict[tuple[str, str], int] | None = None) -> None:
     """Each token (api_tokens, its current state) against its chained record (token_events): made
-    as it stands (name, role, term, scopes, and its digest where recorded), revoked if and only if
-    a revocation is recorded. A token row no recorded creation backs was inserted behind amem's
-    back: it would let its holder act as its name."""
+    as it stands (name, role, term, scopes, maker and time, and its digest where recorded), revoked
+    if and only if a revocation is recorded, and when. amem records a token's creation once and its
+    revocation at most once (it revokes active tokens only): a second record of either, which would
+    pass off another token as recorded, is reported, and the row compared with the first, in the
+    event chain's order. A token row no recorded creation backs was inserted behind amem's back: it
+    would let its holder act as its name."""
+    order = seq_of or {}
     made: dict[str, Any] = {}
-    revoked: set[str] = set()
-    for event in tx.iter_rows("token_events", "id"):
-        if event["action"] == "created":
-            made[event["token_id"]] = event
-        else:
-            revoked.add(event["token_id"])
+    revocations: dict[str, Any] = {}
+    events = sorted(
+        (dict(e) for e in tx.iter_rows("token_events", "id")),
+        key=lambda e: (order.get(("token", e["id"]), 0), e["at"], e["id"]),
+    )
+    for event in events:
+        first = made if event["action"] == "created" else revocations
+        if event["token_id"] in first:
+            what = "created" if event["action"] == "created" else "revoked"
+            f.add(
+                f"api_tokens {event['token_id']}",
+                f"token {event['token_id']} is recorded as {what} twice (token events "
+                f"{first[event['token_id']]['id']} and {event['id']}), where amem records it once: the "
+                "later record was added behind amem's back",
+            )
+            continue
+        first[event["token_id"]] = event
     seen: set[str] = set()
     for row in tx.iter_rows("api_tokens", "id"):
         seen.add(row["id"])
@@ -662,16 +851,22 @@ def _tokens(tx: LedgerTx, f: _Findings) -> None:
                 f"token {row['id']} ({row['name']}) has no recorded creation: it was inserted "
                 "behind amem's back",
             )
-        elif (creation["name"], creation["role"], creation["expires_at"], creation.get("scopes")) != (
-            row["name"],
-            row["role"],
-            row["expires_at"],
-            row.get("scopes"),
-        ):
+            continue
+        recorded = {
+            "name": creation["name"],
+            "role": creation["role"],
+            "expires_at": creation["expires_at"],
+            "scopes": creation.get("scopes"),
+            "created_by": creation["by"],
+            "created_at": creation["at"],
+        }
+        altered = [name for name, value in recorded.items() if value != row[name]]
+        revocation = revocations.get(row["id"])
+        if altered:
             f.add(
                 where,
-                f"token {row['id']} is not the token its recorded creation made: its name, role, "
-                "term or scopes were altered",
+                f"token {row['id']} is not the token its recorded creation made: its "
+                f"{', '.join(altered)} {'differs' if len(altered) == 1 else 'differ'} from the record",
             )
         elif creation.get("token_sha256") is not None and creation["token_sha256"] != row["token_sha256"]:
             # a creation before migration 0022 recorded no digest: there is nothing to compare
@@ -680,15 +875,68 @@ def _tokens(tx: LedgerTx, f: _Findings) -> None:
                 f"token {row['id']} ({row['name']}) is not the token its recorded creation made: its "
                 "digest was swapped, so another token acts as its name",
             )
-        elif (row["revoked_at"] is not None) != (row["id"] in revoked):
+        elif (row["revoked_at"] is not None) != (revocation is not None):
             state = (
                 "revoked with no recorded revocation"
                 if row["revoked_at"] is not None
                 else "un-revoked behind amem's back"
             )
             f.add(where, f"token {row['id']} was {state}")
+        elif revocation is not None and revocation["at"] != row["revoked_at"]:
+            f.add(
+                where,
+                f"token {row['id']} says it was revoked at {row['revoked_at']}, but its recorded "
+                f"revocation was at {revocation['at']}: its revocation time was altered",
+            )
     for token_id in made.keys() - seen:
         f.add(f"api_tokens {token_id}", f"token {token_id} was made, as recorded, and its row is gone")
+
+
+def _erased_after_signing(
+    proofs: list[CheckpointProof],
+    checkpoints: Sequence[tuple[int, dict[str, Any]]],
+    erased: dict[str, dict[str, list[dict[str, Any]]]],
+    erasure_rows: dict[str, dict[str, Any]],
+    seq_of: dict[tuple[str, str], int],
+) -> list[str]:
+    """For each erasure recorded after a proven checkpoint, the rows that checkpoint signed which it
+    redacted: not tampering (an erasure is a recorded, authorised event), but what they held when
+    signed is now proven by digests only, and an auditor should see who did that, and why."""
+    proven = sorted(
+        (st["event_seq"], st["change_seq"], line)
+        for (line, st), proof in zip(checkpoints, proofs, strict=True)
+        if proof.proven
+    )
+    if not proven:
+        return []
+    by_erasure: dict[str, list[str]] = defaultdict(list)
+    for table, rows in erased.items():
+        for key, entries in rows.items():
+            for entry in entries:
+                at = seq_of.get(("erasure", entry["erasure_id"]))
+                signed = [p for p in proven if at is not None and p[0] < at]
+                if not signed:
+                    continue
+                event_seq, change_seq, _line = signed[-1]
+                if table == "changes":
+                    inside = key.isdigit() and int(key) <= change_seq
+                else:
+                    row_seq = seq_of.get((_ERASED_KIND.get(table, ""), key))
+                    inside = row_seq is not None and row_seq <= event_seq
+                if inside:
+                    by_erasure[entry["erasure_id"]].append(f"{table} {key}")
+    notices = []
+    for erasure_id, rows in sorted(by_erasure.items(), key=lambda kv: seq_of.get(("erasure", kv[0]), 0)):
+        at = seq_of[("erasure", erasure_id)]
+        line = max((p for p in proven if p[0] < at), key=lambda p: p[0])[2]
+        who = erasure_rows.get(erasure_id, {})
+        shown = ", ".join(sorted(set(rows))[:10]) + (", ..." if len(set(rows)) > 10 else "")
+        notices.append(
+            f"erasure {erasure_id} (event {at}, by {who.get('erased_by')}: {who.get('reason')}) was recorded "
+            f"after the checkpoint at line {line} and redacted {len(set(rows))} row(s) it signed ({shown}): "
+            "what they held when signed is proven by their digests only"
+        )
+    return notices
 
 
 def _policy_text_matches(f: _Findings, row: Any) -> None:

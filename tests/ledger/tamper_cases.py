@@ -26,6 +26,7 @@ from amem.domain.hashing import (
     event_hash,
     payload_digest,
     sha256_text,
+    value_digest,
 )
 from amem.domain.models import LlmCall, Proposer, new_id, utcnow
 from amem.ledger.tables import (
@@ -503,6 +504,145 @@ def forged_erasure_of_a_raw_log(conn: sa.Connection, s: Scene) -> str:
     return "erasures e_forged"
 
 
+def _append_event(conn: sa.Connection, kind: str, subject: str, row: dict[str, Any]) -> None:
+    """An event appended to the chain as amem appends one, the head moved to it: an extension, which
+    a checkpoint taken before cannot tell from a legitimate write."""
+    head = conn.execute(sa.select(chain_head)).one()
+    at, seq = utcnow(), head.event_seq + 1
+    digest = payload_digest(kind, row)
+    new = event_hash(
+        prev_hash=head.event_hash, seq=seq, kind=kind, subject=subject, payload_digest=digest, at=at
+    )
+    conn.execute(
+        sa.insert(events).values(
+            seq=seq,
+            kind=kind,
+            subject=subject,
+            payload_digest=digest,
+            at=at,
+            prev_hash=head.event_hash,
+            hash=new,
+        )
+    )
+    conn.execute(sa.update(chain_head).values(event_seq=seq, event_hash=new))
+
+
+def _forged_erasure(conn: sa.Connection, entries: list[dict[str, Any]]) -> None:
+    """An erasure no one made, recorded as amem records one (row, entries, event)."""
+    erasure = {
+        "id": "e_forged",
+        "reason": "data subject request",
+        "erased_by": "alice",
+        "erased_at": utcnow(),
+        "selector": {"raw_log": "r_x", "scope": None, "actor": None},
+        "rows_sha256": erased_rows_digest(entries),
+    }
+    conn.execute(sa.insert(erasures).values(**erasure))
+    conn.execute(sa.insert(erased_rows), [{"erasure_id": "e_forged", **e} for e in entries])
+    _append_event(conn, "erasure", "e_forged", erasure)
+
+
+def change_rewritten_by_a_forged_erasure(conn: sa.Connection, s: Scene) -> str:
+    """The approved decision_rationale change rewritten to a value of the attacker's, under cover of
+    an erasure appended to the chain that records the forged value as what it left."""
+    unlock(conn, "changes")
+    target = conn.execute(
+        sa.select(changes).where(changes.c.proposal_id == s.approved).order_by(changes.c.seq)
+    ).first()
+    assert target is not None
+    forged = "auditor asked; escalate to legal"
+    detail = {
+        "old_value_sha256": value_digest(target.old_value),
+        "new_value_sha256": value_digest(target.new_value),
+        "redacted_old_value_sha256": value_digest(target.old_value),
+        "redacted_new_value_sha256": value_digest(forged),
+    }
+    entry = {"table_name": "changes", "row_key": str(target.seq), "digest_before": None, "digest_after": None}
+    _forged_erasure(conn, [{**entry, "detail": detail}])
+    conn.execute(sa.update(changes).where(changes.c.seq == target.seq).values(new_value=forged))
+    conn.execute(sa.update(notes).where(notes.c.id == target.note_id).values(decision_rationale=forged))
+    return f"changes {target.seq}"
+
+
+def decision_rewritten_by_a_forged_erasure(conn: sa.Connection, s: Scene) -> str:
+    """bob's rejection turned into alice's approval, under cover of an erasure of its comment."""
+    row = dict(conn.execute(sa.select(proposals).where(proposals.c.id == s.rejected)).one()._mapping)
+    forged = {**row, "status": "approved", "reviewer": "alice", "review_comment": "agreed on the call"}
+    entry = {
+        "table_name": "decisions",
+        "row_key": s.rejected,
+        "digest_before": payload_digest("decision", row),
+        "digest_after": payload_digest("decision", forged),
+        "detail": None,
+    }
+    _forged_erasure(conn, [entry])
+    conn.execute(
+        sa.update(proposals)
+        .where(proposals.c.id == s.rejected)
+        .values(status="approved", reviewer="alice", review_comment="agreed on the call")
+    )
+    return f"proposals {s.rejected}"
+
+
+def decision_overturned_by_a_second_decision(conn: sa.Connection, s: Scene) -> str:
+    """bob's rejection overturned by a second decision event appended to the chain (alice approves)."""
+    at = utcnow()
+    decision = {
+        "id": s.rejected,
+        "status": "approved",
+        "reviewer": "alice",
+        "review_comment": "ok",
+        "reviewed_at": at,
+    }
+    _append_event(conn, "decision", s.rejected, decision)
+    conn.execute(
+        sa.update(proposals)
+        .where(proposals.c.id == s.rejected)
+        .values(status="approved", reviewer="alice", review_comment="ok", reviewed_at=at)
+    )
+    return f"proposals {s.rejected}"
+
+
+def token_recreated_without_its_scope_limit(conn: sa.Connection, s: Scene) -> str:
+    """The acme-only agent token given every account, behind a second 'created' record of it."""
+    token = dict(conn.execute(sa.select(api_tokens).where(api_tokens.c.id == s.scoped_token)).one()._mapping)
+    row = {
+        "id": "tev_forged",
+        "token_id": token["id"],
+        "action": "created",
+        "name": token["name"],
+        "role": token["role"],
+        "by": token["created_by"],
+        "at": utcnow(),
+        "expires_at": token["expires_at"],
+        "scopes": None,
+        "token_sha256": token["token_sha256"],
+    }
+    conn.execute(sa.insert(token_events), [row])
+    _append_event(conn, "token", "tev_forged", row)
+    conn.execute(sa.update(api_tokens).where(api_tokens.c.id == s.scoped_token).values(scopes=None))
+    return f"api_tokens {s.scoped_token}"
+
+
+def token_maker_rewritten_in_api_tokens(conn: sa.Connection, s: Scene) -> str:
+    """Who made alice's reviewer token rewritten where `amem tokens list` reads it (no trigger)."""
+    conn.execute(sa.update(api_tokens).where(api_tokens.c.id == s.reviewer_token).values(created_by="bob"))
+    return f"api_tokens {s.reviewer_token}"
+
+
+def token_revocation_backdated(conn: sa.Connection, s: Scene) -> str:
+    """A revoked agent token's revocation moved back a year (api_tokens has no trigger)."""
+    revoked = conn.execute(
+        sa.select(api_tokens.c.revoked_at).where(api_tokens.c.id == s.revoked_token)
+    ).scalar()
+    conn.execute(
+        sa.update(api_tokens)
+        .where(api_tokens.c.id == s.revoked_token)
+        .values(revoked_at=revoked - timedelta(days=365))
+    )
+    return f"api_tokens {s.revoked_token}"
+
+
 def full_truncate_every_chain(conn: sa.Connection, s: Scene) -> str:
     """Remove the last note and everything after the cut, and roll both chains' heads back to match."""
     unlock(conn, "changes", "raw_logs", "events", "token_events")
@@ -673,6 +813,12 @@ ADDED_CASES: dict[str, Case] = {
     "the change chain head's hash edited": chain_head_hash_edited,
     "tail truncated, both chains and heads rolled back": full_truncate_every_chain,
     "change rewritten, both chains rehashed": full_rewrite_every_hash,
+    "a change rewritten under cover of a forged erasure": change_rewritten_by_a_forged_erasure,
+    "a decision rewritten under cover of a forged erasure": decision_rewritten_by_a_forged_erasure,
+    "a decision overturned by a second decision event": decision_overturned_by_a_second_decision,
+    "a token's scope limit lifted by a second creation record": token_recreated_without_its_scope_limit,
+    "who made a token rewritten in api_tokens": token_maker_rewritten_in_api_tokens,
+    "a token's revocation backdated in api_tokens": token_revocation_backdated,
 }
 #: Cases no verification can catch (documented limits), run by bench/tamper.py.
 UNDETECTABLE_CASES: dict[str, Case] = {

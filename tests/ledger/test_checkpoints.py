@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from amem.cli import main
 from amem.ledger import schema
 from amem.memory import Memory
-from tests.factories import make_note
+from tests.factories import make_note, signed_in
 from tests.ledger import tamper_cases as tc
 
 
@@ -69,8 +69,14 @@ def test_an_altered_or_foreign_statement_is_not_proven(memory: Memory, tmp_path:
     assert main(_cli(memory, "keys", "init", "--key", str(other))) == 0
     assert main(_cli(memory, "checkpoint", "--key", str(other), "--log", str(tmp_path / "mine.jsonl"))) == 0
     capsys.readouterr()
-    assert main(_cli(memory, "verify", "--checkpoints", str(tmp_path / "mine.jsonl"))) == 1
-    assert "not the key given" in capsys.readouterr().out
+    # a log signed with another key proves nothing about this ledger either way: the key or the log
+    # named is wrong, a usage error (2) naming both keys, not tampering (1)
+    ours = json.loads(log.read_text())["key_id"]
+    theirs = json.loads((tmp_path / "mine.jsonl").read_text())["key_id"]
+    assert main(_cli(memory, "verify", "--checkpoints", str(tmp_path / "mine.jsonl"))) == 2
+    said = capsys.readouterr()
+    assert "wrong key for this log" in said.err and theirs in said.err and ours in said.err
+    assert "TAMPERED" not in said.out
 
 
 def test_a_bad_log_line_or_a_readable_key_is_a_user_mistake(memory: Memory, tmp_path: Path, capsys) -> None:
@@ -118,3 +124,44 @@ def test_an_upgraded_ledger_gets_its_events_in_order_and_verifies(memory: Memory
     # the backfilled chain protects the old rows like new ones
     named = tc.tamper(memory, tc.proposal_status_forged, scene)
     assert memory.verify().bad_row == named
+
+
+def test_an_emptied_checkpoint_log_proves_nothing_and_says_so(memory: Memory, capsys) -> None:
+    make_note(memory, "Acme renews in March", tags=["renewal"])
+    assert main(_cli(memory, "keys", "init")) == 0
+    assert main(_cli(memory, "checkpoint")) == 0
+    log = memory.home / "checkpoints.jsonl"
+    log.write_text("\n")  # emptied: whoever rewrote the ledger also blanked the log
+    capsys.readouterr()
+    assert main(_cli(memory, "verify", "--checkpoints", str(log))) == 2
+    said = capsys.readouterr()
+    assert not said.out.startswith("OK")
+    assert (
+        str(log) in said.err
+        and "holds no checkpoint statement" in said.err
+        and "nothing is proven" in said.err
+    )
+
+
+def test_an_erasure_after_a_checkpoint_is_reported_as_a_note_not_as_tampering(memory: Memory, capsys) -> None:
+    """A real erasure verifies; an auditor still learns it redacted rows a checkpoint signed."""
+    gone = make_note(memory, "Jane Doe at jane@example.com asked for a refund", tags=["refund"])
+    assert main(_cli(memory, "keys", "init")) == 0
+    assert main(_cli(memory, "checkpoint")) == 0
+    report = memory.erase(
+        by=signed_in(memory, "alice"), reason="GDPR art. 17", raw_log_id=gone.raw_log_ids[0]
+    )
+    log = memory.home / "checkpoints.jsonl"
+    result = memory.verify(checkpoints=log)
+    assert result.ok, result.problems
+    assert len(result.notices) == 1
+    notice = result.notices[0]
+    assert report.erasure_id in notice and "GDPR art. 17" in notice and "line 1" in notice
+    assert f"raw_logs {gone.raw_log_ids[0]}" in notice and "changes " in notice
+    capsys.readouterr()
+    assert main(_cli(memory, "verify", "--checkpoints", str(log))) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK:") and f"note: erasure {report.erasure_id}" in out
+    # signed again after the erasure: nothing the newest checkpoint signed was redacted after it
+    assert main(_cli(memory, "checkpoint")) == 0
+    assert memory.verify(checkpoints=log).notices == [notice]

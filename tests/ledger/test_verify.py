@@ -7,7 +7,7 @@ import sqlalchemy as sa
 
 from amem.cli import main
 from amem.memory import Memory
-from tests.factories import make_note
+from tests.factories import make_note, signed_in
 
 
 def _bypass_triggers(conn: sa.Connection, table: str) -> None:
@@ -67,3 +67,21 @@ def test_edited_raw_log_is_named(memory: Memory) -> None:
     result = memory.verify()
     assert not result.ok
     assert result.first_bad_raw_log == note.raw_log_ids[0]
+
+
+def test_an_altered_decision_names_the_field_that_differs(memory: Memory) -> None:
+    note = make_note(memory, "Globex renewal is due in March", tags=["renewal"])
+    proposal = memory.propose(note.id, "next_step", "send the quote", reason="r", proposer="agent:bot")
+    memory.reject(proposal.id, reviewer=signed_in(memory, "bob"), comment="not agreed")
+    with memory.ledger.engine.begin() as conn:
+        conn.execute(sa.text("UPDATE proposals SET status = 'approved' WHERE id = :i"), {"i": proposal.id})
+    result = memory.verify()
+    assert result.bad_row == f"proposals {proposal.id}"
+    assert "its status was altered (recorded: 'rejected')" in result.message
+    with memory.ledger.engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE proposals SET status = 'rejected', reviewer = 'alice' WHERE id = :i"),
+            {"i": proposal.id},
+        )
+    message = memory.verify().message
+    assert "its reviewer" in message and "status" not in message.split(":", 1)[1]
