@@ -9,7 +9,7 @@ a ``BEGIN IMMEDIATE`` transaction, its single writer (``Ledger.write(lock_head=F
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,30 @@ from amem.domain.text import storable
 from amem.errors import InputKeyTakenError
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import input_keys, raw_log_states, raw_logs
+
+#: Ids bound in one statement at most. A statement binding every id of a large import failed on
+#: SQLite builds with the default limit of 32,766 variables (python.org's Windows and macOS builds;
+#: 999 before SQLite 3.32) and would on PostgreSQL's 65,535 bind parameters. Read at each call.
+IDS_PER_STATEMENT = 500
+
+#: States an input can be held in: queued (a worker, add_note, an import) or failed (reprocess).
+_HOLDABLE = (RawLogState.PENDING.value, RawLogState.FAILED.value)
+
+
+def chunks(ids: Sequence[str]) -> Iterator[list[str]]:
+    """``ids`` in slices of ``IDS_PER_STATEMENT``, one statement each."""
+    size = max(1, IDS_PER_STATEMENT)
+    listed = list(ids)
+    for start in range(0, len(listed), size):
+        yield listed[start : start + size]
+
+
+def given_up_error(max_claims: int | None) -> str:
+    """Why an input taken ``max_claims`` times without being finished is failed (``amem status``)."""
+    return (
+        f"taken {max_claims} times by workers that stopped before finishing it (a crash or a "
+        "kill each time); kept, and `amem reprocess` retries it"
+    )
 
 
 @dataclass(frozen=True)
@@ -47,7 +71,34 @@ def claim(
 ) -> Claimed:
     """Take up to ``limit`` inputs in ``states`` that nobody holds (no lease, or an ended one), oldest
     first, for ``owner`` until ``until``. An input already claimed ``max_claims`` times (every worker
-    that took it died) is marked failed instead, saying so."""
+    that took it died) is marked failed instead, saying so, and the claim reads on: inputs given up
+    do not count against ``limit``, so a worker meeting only given-up inputs does not take the queue
+    for empty while others wait behind them."""
+    taken: list[str] = []
+    given_up: list[str] = []
+    last_seq = after_seq
+    while len(taken) < limit:
+        wanted = limit - len(taken)
+        rows = _free_rows(tx, states=states, now=now, after_seq=last_seq, limit=wanted)
+        if not rows:
+            break
+        last_seq = rows[-1].seq
+        spent = [r.raw_log_id for r in rows if max_claims is not None and r.claims >= max_claims]
+        fresh = [r.raw_log_id for r in rows if max_claims is None or r.claims < max_claims]
+        _give_up(tx, spent, max_claims, now)
+        _lease(tx, fresh, owner=owner, until=until, now=now)
+        given_up += spent
+        taken += fresh
+        if not spent or len(rows) < wanted:
+            break
+    return Claimed(raw_log_ids=taken, given_up=given_up, last_seq=last_seq)
+
+
+def _free_rows(
+    tx: LedgerTx, *, states: Sequence[RawLogState], now: datetime, after_seq: int, limit: int
+) -> list[Any]:
+    """The first ``limit`` inputs in ``states`` after ``after_seq`` that nobody holds, oldest first
+    (locked, skipping those another claim locked, on PostgreSQL)."""
     free = sa.or_(raw_log_states.c.lease_until.is_(None), raw_log_states.c.lease_until <= now)
     stmt = (
         sa.select(raw_log_states.c.raw_log_id, raw_log_states.c.claims, raw_logs.c.seq)
@@ -58,34 +109,34 @@ def claim(
     )
     if tx.dialect == "postgresql":
         stmt = stmt.with_for_update(skip_locked=True, of=raw_log_states)
-    rows = tx.conn.execute(stmt).all()
-    given_up = [r.raw_log_id for r in rows if max_claims is not None and r.claims >= max_claims]
-    taken = [r.raw_log_id for r in rows if r.raw_log_id not in set(given_up)]
-    if given_up:
+    return list(tx.conn.execute(stmt).all())
+
+
+def _give_up(tx: LedgerTx, raw_log_ids: Sequence[str], max_claims: int | None, now: datetime) -> None:
+    """Mark failed the inputs every worker that took them died on, saying so."""
+    for ids in chunks(raw_log_ids):
         tx.conn.execute(
             sa.update(raw_log_states)
-            .where(raw_log_states.c.raw_log_id.in_(given_up))
+            .where(raw_log_states.c.raw_log_id.in_(ids))
             .values(
                 state=RawLogState.FAILED.value,
-                error=(
-                    f"taken {max_claims} times by workers that stopped before finishing it (a crash or a "
-                    "kill each time); kept, and `amem reprocess` retries it"
-                ),
+                error=given_up_error(max_claims),
                 lease_owner=None,
                 lease_until=None,
                 updated_at=now,
                 attempts=raw_log_states.c.attempts + 1,
             )
         )
-    if taken:
+
+
+def _lease(tx: LedgerTx, raw_log_ids: Sequence[str], *, owner: str, until: datetime, now: datetime) -> None:
+    """Hold these inputs (found free in this transaction) for ``owner`` until ``until``."""
+    for ids in chunks(raw_log_ids):
         tx.conn.execute(
             sa.update(raw_log_states)
-            .where(raw_log_states.c.raw_log_id.in_(taken))
+            .where(raw_log_states.c.raw_log_id.in_(ids))
             .values(lease_owner=owner, lease_until=until, claims=raw_log_states.c.claims + 1, updated_at=now)
         )
-    return Claimed(
-        raw_log_ids=taken, given_up=given_up, last_seq=max((r.seq for r in rows), default=after_seq)
-    )
 
 
 def claim_these(
@@ -94,23 +145,18 @@ def claim_these(
     """Take, for ``owner`` until ``until``, those of these inputs still pending that nobody holds (an
     import run again takes up what an interruption left); the others are left to whoever holds them.
     Returns the ids taken."""
-    if not raw_log_ids:
-        return []
     free = sa.or_(raw_log_states.c.lease_until.is_(None), raw_log_states.c.lease_until <= now)
-    stmt = sa.select(raw_log_states.c.raw_log_id).where(
-        raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
-        raw_log_states.c.state == RawLogState.PENDING.value,
-        free,
-    )
-    if tx.dialect == "postgresql":
-        stmt = stmt.with_for_update(skip_locked=True)
-    taken = list(tx.conn.execute(stmt).scalars())
-    if taken:
-        tx.conn.execute(
-            sa.update(raw_log_states)
-            .where(raw_log_states.c.raw_log_id.in_(taken))
-            .values(lease_owner=owner, lease_until=until, claims=raw_log_states.c.claims + 1, updated_at=now)
+    taken: list[str] = []
+    for ids in chunks(raw_log_ids):
+        stmt = sa.select(raw_log_states.c.raw_log_id).where(
+            raw_log_states.c.raw_log_id.in_(ids),
+            raw_log_states.c.state == RawLogState.PENDING.value,
+            free,
         )
+        if tx.dialect == "postgresql":
+            stmt = stmt.with_for_update(skip_locked=True)
+        taken += tx.conn.execute(stmt).scalars()
+    _lease(tx, taken, owner=owner, until=until, now=now)
     return taken
 
 
@@ -133,10 +179,11 @@ def holds(tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
 
 def held(tx: LedgerTx, raw_log_ids: Sequence[str], owner: str) -> set[str]:
     """Which of these inputs ``owner``'s claim still stands on (``holds`` for a batch, one query)."""
-    if not raw_log_ids:
-        return set()
     stmt = _HELD_FOR_UPDATE if tx.dialect == "postgresql" else _HELD
-    return set(tx.conn.execute(stmt, {"ids": list(raw_log_ids), "owner": owner}).scalars())
+    found: set[str] = set()
+    for ids in chunks(raw_log_ids):
+        found.update(tx.conn.execute(stmt, {"ids": ids, "owner": owner}).scalars())
+    return found
 
 
 #: ``held`` runs in every note's write: built once.
@@ -149,76 +196,81 @@ _HELD_FOR_UPDATE = _HELD.with_for_update()
 
 
 def renew(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str], until: datetime) -> int:
-    """Push the end of ``owner``'s leases on these inputs to ``until`` (a worker's heartbeat)."""
-    if not raw_log_ids:
-        return 0
-    result = tx.conn.execute(
-        sa.update(raw_log_states)
-        .where(
-            raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
-            raw_log_states.c.lease_owner == owner,
-            raw_log_states.c.state == RawLogState.PENDING.value,
+    """Push the end of ``owner``'s leases on these inputs to ``until`` (a worker's heartbeat; a
+    failed input ``reprocess`` holds as well as a queued one)."""
+    renewed = 0
+    for ids in chunks(raw_log_ids):
+        result = tx.conn.execute(
+            sa.update(raw_log_states).where(*_held_by(owner, ids)).values(lease_until=until)
         )
-        .values(lease_until=until)
-    )
-    return int(result.rowcount or 0)
+        renewed += int(result.rowcount or 0)
+    return renewed
 
 
 def release(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str]) -> int:
-    """Give back inputs ``owner`` claimed but will not finish (a worker stopping): queued again."""
-    if not raw_log_ids:
-        return 0
-    result = tx.conn.execute(
-        sa.update(raw_log_states)
-        .where(
-            raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
-            raw_log_states.c.lease_owner == owner,
-            raw_log_states.c.state == RawLogState.PENDING.value,
+    """Give back inputs ``owner`` claimed but will not finish (a worker stopping, Ctrl-C): queued
+    again, or failed as before for those ``reprocess`` held, and free to be taken at once."""
+    released = 0
+    for ids in chunks(raw_log_ids):
+        result = tx.conn.execute(
+            sa.update(raw_log_states).where(*_held_by(owner, ids)).values(lease_owner=None, lease_until=None)
         )
-        .values(lease_owner=None, lease_until=None)
-    )
-    return int(result.rowcount or 0)
+        released += int(result.rowcount or 0)
+    return released
 
 
 def fail(tx: LedgerTx, *, owner: str | None, raw_log_ids: Sequence[str], error: str, now: datetime) -> int:
     """Mark failed, saying why, inputs whose analysis stopped on an error other than the model's
-    (an embedder or index down, a ledger error): only those still pending and, with ``owner``,
-    still held by it (another worker's claim, or an input finished meanwhile, is left alone).
+    (an embedder or index down, a ledger error): with ``owner``, those it still holds, queued or
+    failed (``reprocess`` holds failed inputs: their error becomes this one, their lease ends); with
+    none, those still pending. Another worker's claim, or an input finished meanwhile, is left alone.
     Failed, they leave the workers' queue, so a broken step is not met again claim after claim,
     and ``amem status`` says why; ``amem reprocess`` retries them."""
-    if not raw_log_ids:
-        return 0
-    where = [
-        raw_log_states.c.raw_log_id.in_(list(raw_log_ids)),
-        raw_log_states.c.state == RawLogState.PENDING.value,
-    ]
-    if owner is not None:
-        where.append(raw_log_states.c.lease_owner == owner)
-    result = tx.conn.execute(
-        sa.update(raw_log_states)
-        .where(*where)
-        .values(
-            state=RawLogState.FAILED.value,
-            error=storable(error[:2000]),
-            lease_owner=None,
-            lease_until=None,
-            updated_at=now,
-            attempts=raw_log_states.c.attempts + 1,
+    failed = 0
+    for ids in chunks(raw_log_ids):
+        where = (
+            _held_by(owner, ids)
+            if owner is not None
+            else [raw_log_states.c.raw_log_id.in_(ids), raw_log_states.c.state == RawLogState.PENDING.value]
         )
-    )
-    return int(result.rowcount or 0)
+        result = tx.conn.execute(
+            sa.update(raw_log_states)
+            .where(*where)
+            .values(
+                state=RawLogState.FAILED.value,
+                error=storable(error[:2000]),
+                lease_owner=None,
+                lease_until=None,
+                updated_at=now,
+                attempts=raw_log_states.c.attempts + 1,
+            )
+        )
+        failed += int(result.rowcount or 0)
+    return failed
+
+
+def _held_by(owner: str, ids: Sequence[str]) -> list[sa.ColumnElement[bool]]:
+    """The rows of ``ids`` ``owner`` holds: queued, or failed under ``reprocess``; not finished."""
+    return [
+        raw_log_states.c.raw_log_id.in_(list(ids)),
+        raw_log_states.c.lease_owner == owner,
+        raw_log_states.c.state.in_(_HOLDABLE),
+    ]
 
 
 def depth(tx: LedgerTx, now: datetime) -> dict[str, int]:
-    """How many inputs are queued (waiting), processing (held under a lease) and failed."""
+    """How many inputs are queued (waiting), processing (held under a lease: a failed input
+    ``reprocess`` is analysing again too) and failed."""
     held = sa.and_(raw_log_states.c.lease_until.is_not(None), raw_log_states.c.lease_until > now)
     pending = raw_log_states.c.state == RawLogState.PENDING.value
     row = tx.conn.execute(
         sa.select(
             sa.func.count().filter(sa.and_(pending, sa.not_(held))).label("queued"),
-            sa.func.count().filter(sa.and_(pending, held)).label("processing"),
-            sa.func.count().filter(raw_log_states.c.state == RawLogState.FAILED.value).label("failed"),
-        ).where(raw_log_states.c.state.in_([RawLogState.PENDING.value, RawLogState.FAILED.value]))
+            sa.func.count().filter(held).label("processing"),
+            sa.func.count()
+            .filter(sa.and_(raw_log_states.c.state == RawLogState.FAILED.value, sa.not_(held)))
+            .label("failed"),
+        ).where(raw_log_states.c.state.in_(_HOLDABLE))
     ).one()
     return {"queued": int(row.queued), "processing": int(row.processing), "failed": int(row.failed)}
 
@@ -269,12 +321,12 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
         wanted.setdefault(key(r.scope, r.sha256, r.occurred_at, r.actor.kind.value, r.actor.id), []).append(r)
     digests = sorted({r.sha256 for r in raws})
     found: dict[str, Recorded] = {}
-    for start in range(0, len(digests), 500):
+    for some in chunks(digests):
         rows = tx.conn.execute(
             _with_state(
                 raw_logs.c.occurred_at, raw_logs.c.actor_kind, raw_logs.c.actor_id, raw_logs.c.metadata
             )
-            .where(raw_logs.c.sha256.in_(digests[start : start + 500]))
+            .where(raw_logs.c.sha256.in_(some))
             .order_by(raw_logs.c.seq)
         ).all()
         for row in rows:
@@ -310,14 +362,14 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
     by_digest = {sha256_text(key): key for key in keys}
     wanted = sorted(by_digest)
     found: dict[str, Keyed] = {}
-    for start in range(0, len(wanted), 500):
+    for some in chunks(wanted):
         rows = tx.conn.execute(
             _with_state(input_keys.c.key_sha256)  # the raw log's scope is the key's
             .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
             .where(
                 input_keys.c.actor_kind == actor.kind.value,
                 input_keys.c.actor_id == actor.id,
-                input_keys.c.key_sha256.in_(wanted[start : start + 500]),
+                input_keys.c.key_sha256.in_(some),
             )
         ).all()
         for row in rows:

@@ -36,6 +36,7 @@ from amem.domain.models import (
     Proposer,
     RawLog,
     RawLogState,
+    as_utc,
     new_id,
     utcnow,
 )
@@ -206,9 +207,12 @@ class WritePipeline:
         """The raw logs kept before (by id) that are still queued and that nobody holds, now held
         by ``owner``: an interrupted import left them (its claims given back, ``_stopped``). One
         extra write, only when such inputs were met."""
+        new = {raw.id for raw in kept.new}  # an earlier input of this call: held already
         queued = list(
             dict.fromkeys(
-                old.raw_log_id for old in kept.before.values() if old.state == RawLogState.PENDING.value
+                old.raw_log_id
+                for old in kept.before.values()
+                if old.state == RawLogState.PENDING.value and old.raw_log_id not in new
             )
         )
         return {raw.id: raw for raw in self.queue.claim_these(owner, queued)} if queued else {}
@@ -275,9 +279,16 @@ class WritePipeline:
                     upcoming = (
                         self._prepare(raws[following : following + batch_size], ahead) if following else None
                     )
-                    # A long import keeps holding what is left: renewed in each batch's write.
-                    rest = [r.id for r in raws[start + batch_size :]] if owner is not None else []
-                    self._process_batch(prepared, owner, commit_each, rest, settled)
+                    # The next batch, written next, is renewed in this batch's write; the rest of a
+                    # long import by the heartbeat, a few hundred a write: renewing every input left
+                    # in each write bound them all in one statement (over SQLite's and PostgreSQL's
+                    # limits past 32,766 and 65,535) and grew with the import at every batch.
+                    upcoming_ids = (
+                        [r.id for r in raws[start + batch_size : start + 2 * batch_size]]
+                        if owner is not None
+                        else []
+                    )
+                    self._process_batch(prepared, owner, commit_each, upcoming_ids, settled)
                     progress(ANALYSING, len(settled), len(raws))
                     if upcoming is not None:
                         prepared = upcoming
@@ -684,30 +695,29 @@ class WritePipeline:
         left = [raw.id for raw in raws if raw.id not in settled]
         if not left:
             raise exc  # everything was written: the failure came after (a catch-up refusing)
+        named = _listed(left)
         if not isinstance(exc, Exception):
             try:
                 if owner is not None:
                     self.queue.release(owner, left)
             except Exception:
-                log.exception("could not give back raw logs %s; taken again when their lease ends", left)
-            exc.add_note(
-                f"raw logs kept, not analysed yet: {', '.join(left)} (`amem reprocess` retries them)"
-            )
+                log.exception("could not give back raw logs %s; taken again when their lease ends", named)
+            exc.add_note(f"raw logs kept, not analysed yet: {named} (`amem reprocess` retries them)")
             raise exc
         cause = _cause(exc)
         # every caller reports the outcomes (and `amem status` the cause): the traceback on demand
         log.info(
             "analysis of raw logs %s stopped: %s",
-            ", ".join(left),
+            named,
             cause,
             exc_info=exc if log.isEnabledFor(logging.DEBUG) else None,
         )
         try:
             self.queue.fail(owner, left, f"analysis stopped: {cause}")
         except Exception as refused:
-            log.exception("could not mark raw logs %s failed", left)
+            log.exception("could not mark raw logs %s failed", named)
             raise AnalysisStoppedError(
-                f"raw logs {', '.join(left)} are kept, but their analysis stopped: {cause}; and it could "
+                f"raw logs {named} are kept, but their analysis stopped: {cause}; and it could "
                 f"not be recorded ({_cause(refused)}). They are taken again by a worker or `amem reprocess` "
                 f"once their lease ends; `amem status {left[0]}` says what became of one",
                 left,
@@ -811,6 +821,19 @@ def _cause(exc: BaseException) -> str:
     name = type(exc).__name__
     text = first if name in first else f"{name}: {first}" if first else name
     return text[:500]
+
+
+#: Raw logs a message names one by one; beyond them it counts the rest.
+_NAMED_IN_A_MESSAGE = 5
+
+
+def _listed(raw_log_ids: Sequence[str]) -> str:
+    """Raw log ids for a message: all of a few; of many, the first ones and how many in all (an
+    import of 33,000 inputs that stopped made a message of 660,000 characters)."""
+    if len(raw_log_ids) <= _NAMED_IN_A_MESSAGE:
+        return ", ".join(raw_log_ids)
+    first = raw_log_ids[: _NAMED_IN_A_MESSAGE - 2]
+    return f"{', '.join(first)} and {len(raw_log_ids) - len(first):,} more ({len(raw_log_ids):,} in all)"
 
 
 def _lost_claim(tx: LedgerTx, raw_log_id: str) -> str:
@@ -950,7 +973,33 @@ def _recorded_before(
             raw for raw, item in zip(raws, items, strict=True) if item.at is not None and raw.id not in before
         ]
         before |= queue.recorded_before(timed) if timed else {}
+        before |= _repeated_in_batch([raw for raw in timed if raw.id not in before], keys)
     return before
+
+
+def _repeated_in_batch(timed: Sequence[RawLog], keys: Mapping[str, str]) -> dict[str, queue_queries.Recorded]:
+    """Of ``timed`` (inputs that give their time, recorded nowhere yet, in input order), those that
+    repeat an earlier one of the same batch (same scope, time, author, text and metadata: the same
+    input, as ``queue_queries.recorded_before`` matches in the ledger), keyed by the repeat's raw log
+    id and naming the earlier one's, which is kept once: a retry of the batch then finds the same
+    raw log for both. An input with its own idempotency key is named by it, and kept."""
+    first: dict[tuple[str, str, datetime, str, str, str], RawLog] = {}
+    repeats: dict[str, queue_queries.Recorded] = {}
+    for raw in timed:
+        same = (
+            raw.scope,
+            raw.sha256,
+            as_utc(raw.occurred_at),
+            raw.actor.kind.value,
+            raw.actor.id,
+            json.dumps(raw.metadata, sort_keys=True),
+        )
+        earlier = first.get(same)
+        if earlier is not None and raw.id not in keys:
+            repeats[raw.id] = queue_queries.Recorded(earlier.id, RawLogState.PENDING.value, None, None)
+        else:
+            first.setdefault(same, raw)
+    return repeats
 
 
 def checked_inputs(

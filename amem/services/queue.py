@@ -128,6 +128,22 @@ class GroupCommit:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """What one claim took: the inputs now held, in arrival order; those it gave up on the way
+    (marked failed, ``given_up_error`` saying why); the arrival number to go on from."""
+
+    raws: list[RawLog]
+    given_up: list[str]
+    given_up_error: str
+    last_seq: int
+
+
+def _raw_logs(tx: LedgerTx, raw_log_ids: Sequence[str]) -> list[RawLog]:
+    """The raw logs of these ids, in order, read a few hundred a statement."""
+    return [raw for ids in queue_queries.chunks(raw_log_ids) for raw in tx.get_raw_logs(ids)]
+
+
+@dataclass(frozen=True)
 class Lease:
     owner: str
     until: datetime
@@ -198,13 +214,21 @@ class InputQueue:
     def claim(self, owner: str, limit: int, *, include_failed: bool = False) -> list[RawLog]:
         """Up to ``limit`` inputs nobody holds, oldest first, now held by ``owner``. With
         ``include_failed`` (reprocess) failed inputs are taken as well as queued ones."""
-        return self.claim_after(owner, limit, include_failed=include_failed)[0]
+        return self.claim_batch(owner, limit, include_failed=include_failed).raws
 
     def claim_after(
         self, owner: str, limit: int, *, after_seq: int = 0, include_failed: bool = False
     ) -> tuple[list[RawLog], int]:
         """``claim`` among inputs that arrived after ``after_seq``; also returns the arrival number
         to go on from (a walk over the queue that never takes an input twice: reprocess)."""
+        batch = self.claim_batch(owner, limit, after_seq=after_seq, include_failed=include_failed)
+        return batch.raws, batch.last_seq
+
+    def claim_batch(
+        self, owner: str, limit: int, *, after_seq: int = 0, include_failed: bool = False
+    ) -> Batch:
+        """``claim``, saying also which inputs it gave up on the way (taken ``max_claims`` times by
+        workers that all died: marked failed, not counted in ``limit``), so a worker reports them."""
         states = [RawLogState.PENDING, RawLogState.FAILED] if include_failed else [RawLogState.PENDING]
         now = self.clock()
         with self.ledger.write(lock_head=False) as tx:
@@ -218,7 +242,12 @@ class InputQueue:
                 max_claims=None if include_failed else self.max_claims,
                 after_seq=after_seq,
             )
-            return tx.get_raw_logs(claimed.raw_log_ids), claimed.last_seq
+            return Batch(
+                raws=_raw_logs(tx, claimed.raw_log_ids),
+                given_up=claimed.given_up,
+                given_up_error=queue_queries.given_up_error(self.max_claims),
+                last_seq=claimed.last_seq,
+            )
 
     def claim_these(self, owner: str, raw_log_ids: list[str]) -> list[RawLog]:
         """Those of these inputs still queued, nobody holding them, now held by ``owner``, in the
@@ -234,7 +263,7 @@ class InputQueue:
                     raw_log_ids=raw_log_ids,
                 )
             )
-            return tx.get_raw_logs([i for i in raw_log_ids if i in taken])
+            return _raw_logs(tx, [i for i in raw_log_ids if i in taken])
 
     def holds(self, tx: LedgerTx, raw_log_id: str, owner: str) -> bool:
         return queue_queries.holds(tx, raw_log_id, owner)
@@ -242,10 +271,15 @@ class InputQueue:
     def held(self, tx: LedgerTx, raw_log_ids: Sequence[str], owner: str) -> set[str]:
         return queue_queries.held(tx, raw_log_ids, owner)
 
-    def renew(self, owner: str, raw_log_ids: list[str]) -> int:
+    def renew(self, owner: str, raw_log_ids: Sequence[str]) -> int:
+        """Push ``owner``'s leases on these inputs a lease further: a short write for each few
+        hundred, so a large import's heartbeat never holds the writer lock for long."""
         until = self.clock() + timedelta(seconds=self.lease_seconds)
-        with self.ledger.write(lock_head=False) as tx:
-            return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
+        renewed = 0
+        for ids in queue_queries.chunks(raw_log_ids):
+            with self.ledger.write(lock_head=False) as tx:
+                renewed += queue_queries.renew(tx, owner=owner, raw_log_ids=ids, until=until)
+        return renewed
 
     @contextmanager
     def kept_alive(self, owner: str, raw_log_ids: Sequence[str]) -> Iterator[None]:
@@ -272,16 +306,16 @@ class InputQueue:
             done.set()
             thread.join()
 
-    def renew_in(self, tx: LedgerTx, owner: str, raw_log_ids: list[str]) -> int:
+    def renew_in(self, tx: LedgerTx, owner: str, raw_log_ids: Sequence[str]) -> int:
         """``renew`` inside a write the caller makes anyway (add_notes' batch)."""
         until = self.clock() + timedelta(seconds=self.lease_seconds)
         return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
 
-    def release(self, owner: str, raw_log_ids: list[str]) -> int:
+    def release(self, owner: str, raw_log_ids: Sequence[str]) -> int:
         with self.ledger.write(lock_head=False) as tx:
             return queue_queries.release(tx, owner=owner, raw_log_ids=raw_log_ids)
 
-    def fail(self, owner: str | None, raw_log_ids: list[str], error: str) -> int:
+    def fail(self, owner: str | None, raw_log_ids: Sequence[str], error: str) -> int:
         """Mark failed, with ``error``, the inputs ``owner`` holds whose analysis stopped on an
         error other than the model's (``queue_queries.fail``); a short write of its own."""
         with self.ledger.write(lock_head=False) as tx:
@@ -307,14 +341,15 @@ class InputQueue:
         if state is None or not raws:
             raise NotFoundError(f"input {raw_log_id} does not exist (no raw log has that id)")
         lease_until = state["lease_until"]
+        held = isinstance(lease_until, datetime) and lease_until > self.clock()
         if state["state"] == RawLogState.PROCESSED.value:
             status = "done"
-        elif state["state"] == RawLogState.FAILED.value:
-            status = "failed"
         elif state["state"] == RawLogState.ERASED.value:
             status = "erased"
-        elif isinstance(lease_until, datetime) and lease_until > self.clock():
+        elif held:  # queued, or failed and analysed again by `reprocess`
             status = "processing"
+        elif state["state"] == RawLogState.FAILED.value:
+            status = "failed"
         else:
             status = "queued"
         return InputStatus(

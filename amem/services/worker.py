@@ -53,15 +53,23 @@ class Worker:
         self.stats = WorkerStats()
 
     def run_once(self) -> list[AddOutcome]:
-        """Claim one batch and process it; an empty list when nothing was waiting."""
-        raws = self.queue.claim(self.owner, self.batch_size)
-        if not raws:
-            return []
-        # the leases are renewed while the batch is analysed (process_many keeps them alive)
-        outcomes = self.pipeline.process_many(
-            raws, batch_size=self.batch_size, owner=self.owner, commit_each=True
-        )
-        self.stats.batches += 1
+        """Claim one batch and process it; an empty list when nothing was waiting. Inputs the claim
+        gave up on (every worker that took them died) come back first, failed, saying why: they
+        count as failed, and the claim takes the inputs queued behind them instead."""
+        batch = self.queue.claim_batch(self.owner, self.batch_size)
+        outcomes = [
+            AddOutcome(
+                raw_log_id=raw_id,
+                error=f"raw log {raw_id} was given up: {batch.given_up_error} (`amem status {raw_id}`)",
+            )
+            for raw_id in batch.given_up
+        ]
+        if batch.raws:
+            # the leases are renewed while the batch is analysed (process_many keeps them alive)
+            outcomes += self.pipeline.process_many(
+                batch.raws, batch_size=self.batch_size, owner=self.owner, commit_each=True
+            )
+            self.stats.batches += 1
         for outcome in outcomes:
             if outcome.note_id is None:
                 self.stats.failed += 1

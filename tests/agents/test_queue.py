@@ -368,3 +368,100 @@ def test_a_worker_s_failing_note_write_keeps_the_notes_written_before_it(
         status = mem.input_status(second)
         assert status.status == "failed" and status.error is not None and "disk I/O error" in status.error
         assert note_rows(mem) == 1
+
+
+def test_a_failed_input_whose_reprocess_stops_records_the_new_cause_and_the_next_reprocess_takes_it(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: reprocess holds failed inputs, but marking them failed (and renewing, and giving
+    back) matched queued ones only: the old error stayed, the input stayed held by the reprocess
+    that stopped, and the next reprocess skipped it until that lease ended."""
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    monkeypatch.setenv("AMEM_LLM_RETRY_WAIT", "0")
+    scripted_llm.default = answer
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
+        mem.add_note("Acme renews in May", actor="agent:sales", scope="acme")  # the index is open
+        raw_id = mem.add_note("Acme wants SSO", actor="agent:sales", scope="acme", wait=False)
+        scripted_llm.default = lambda messages: (_ for _ in ()).throw(
+            litellm.BadRequestError(message="model unreachable", llm_provider="scripted", model="test-model")
+        )
+        mem.worker().drain()
+        assert mem.input_status(raw_id).status == "failed"
+        attempts = mem.input_status(raw_id).attempts
+
+        scripted_llm.default = answer
+
+        def down(texts: list[str]) -> list[list[float]]:
+            raise RuntimeError("embedding service down")
+
+        scripted_llm.embedder = down
+        assert mem.reprocess() == []
+        status = mem.input_status(raw_id)
+        assert status.status == "failed" and status.error is not None
+        assert "embedding service down" in status.error and "model unreachable" not in status.error
+        assert status.attempts == attempts + 1 and status.lease_until is None
+
+        seen: list[str] = []
+
+        def embed_while_looking(texts: list[str]) -> list[list[float]]:
+            seen.append(mem.input_status(raw_id).status)  # held by this reprocess, not "failed"
+            return bag_of_words(texts)
+
+        scripted_llm.embedder = embed_while_looking
+        (note_id,) = mem.reprocess()  # at once: no lease of the reprocess that stopped to wait out
+        assert mem.input_status(raw_id).note_id == note_id and note_rows(mem) == 2
+        assert seen and set(seen) == {"processing"}
+
+
+def test_an_interrupted_reprocess_gives_failed_inputs_back_to_the_next_one(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C in reprocess: the failed inputs it held are free again at once, not held until the
+    lease of the reprocess that stopped ends."""
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    scripted_llm.default = answer
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
+        mem.add_note("Acme renews in May", actor="agent:sales", scope="acme")  # the index is open
+        raw_id = mem.add_note("Acme wants SSO", actor="agent:sales", scope="acme", wait=False)
+
+        def down(texts: list[str]) -> list[list[float]]:
+            raise RuntimeError("embedding service down")
+
+        scripted_llm.embedder = down
+        mem.worker().drain()
+        assert mem.input_status(raw_id).status == "failed"
+
+        def interrupted(texts: list[str]) -> list[list[float]]:
+            raise KeyboardInterrupt
+
+        scripted_llm.embedder = interrupted
+        with pytest.raises(KeyboardInterrupt):
+            mem.reprocess()
+        status = mem.input_status(raw_id)
+        assert (
+            status.status == "failed"
+            and status.error is not None
+            and "embedding service down" in status.error
+        )
+        assert mem.queue_depth() == {"queued": 0, "processing": 0, "failed": 1}
+
+        scripted_llm.embedder = bag_of_words
+        (note_id,) = mem.reprocess()
+        assert mem.input_status(raw_id).note_id == note_id
+
+
+def test_a_worker_goes_past_inputs_it_gives_up_to_those_queued_behind_them(mem: Memory, scripted_llm) -> None:
+    """``amem worker --once``: before, a claim whose every input was given up took the queue for
+    empty, and the input queued behind them waited."""
+    scripted_llm.default = answer
+    ids = [mem.add_note(f"Acme call {i}", actor="agent:sales", scope="acme", wait=False) for i in range(3)]
+    mem.queue.max_claims = 2
+    for dead in ("dead-1", "dead-2"):  # two workers each took the first two and died
+        taken = mem.queue.claim(dead, 2)
+        assert [raw.id for raw in taken] == ids[:2]
+        later(mem, ids[0])
+    worker = mem.worker(batch_size=2)
+    assert worker.drain() == 3
+    assert [mem.input_status(i).status for i in ids] == ["failed", "failed", "done"]
+    assert (worker.stats.processed, worker.stats.failed) == (1, 2)
+    assert mem.queue_depth() == {"queued": 0, "processing": 0, "failed": 2}

@@ -11,6 +11,7 @@ from pathlib import Path
 import litellm
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
 from amem import AddOutcome, NoteInput
 from amem.domain.hashing import sha256_text
@@ -525,3 +526,44 @@ def test_an_import_run_again_records_nothing_twice_and_says_what_became_of_each_
     scripted_llm.push(construct(), link())
     assert not mem.add_notes(lines[:1], actor="agent:crm-agent")[0].recorded_before
     assert _raw_log_count(mem) == 10
+
+
+def test_an_import_binds_a_bounded_number_of_ids_a_statement_whatever_its_size(
+    mem: Memory, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: each batch's write renewed every input left of the import in one statement, and
+    marking the inputs failed or giving them back did the same, so an import of more than 32,766
+    inputs failed on SQLite's default variable limit (65,535 on PostgreSQL) with nothing analysed.
+    Here a statement may bind 2 ids, and an import of 7 in batches of 2 stays within that."""
+    from amem.ledger import queue_queries
+
+    monkeypatch.setattr(queue_queries, "IDS_PER_STATEMENT", 2)
+    scripted_llm.default = lambda messages: (
+        link() if "nearest neighbours" in messages[-1]["content"] else construct()
+    )
+    in_lists: list[int] = []
+
+    def count_ids(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if "raw_log_states" in statement:
+            # an IN list's items, each a placeholder (on PostgreSQL with its cast, "::VARCHAR(40)")
+            lists = re.findall(r"IN \(((?:[^()]|\([^()]*\))*)\)", statement)
+            in_lists.extend(items.count(",") + 1 for items in lists)
+
+    sa.event.listen(mem.ledger.engine, "before_cursor_execute", count_ids)
+    real = mem.governance.propose_in
+    writes: list[int] = []
+
+    def crash_on_the_third(*args: object, **kwargs: object) -> object:
+        writes.append(1)
+        if len(writes) == 3:  # the second batch's write: five inputs left to mark failed
+            raise RuntimeError("the ledger refused the write")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem.governance, "propose_in", crash_on_the_third)
+    texts = [f"Wayne call {n}: wants {n} seats" for n in range(7)]
+    outcomes = mem.add_notes([{"content": t, "scope": "wayne"} for t in texts], actor="agent:x", batch_size=2)
+    assert [o.note_id is not None for o in outcomes] == [True] * 2 + [False] * 5
+    assert all(mem.input_status(o.raw_log_id).status == "failed" for o in outcomes[2:])
+    monkeypatch.setattr(mem.governance, "propose_in", real)
+    assert len(mem.reprocess()) == 5 and mem.count_notes("wayne") == 7
+    assert max(in_lists, default=0) == 2  # statements with two ids were seen, none with more

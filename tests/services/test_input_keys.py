@@ -201,3 +201,34 @@ def test_keeping_inputs_for_the_workers_loads_neither_a_model_nor_the_index(tmp_
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True)
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1]))
     assert not loaded & {"chromadb", "litellm", "onnxruntime", "yake"}, sorted(loaded)
+
+
+def test_one_timed_input_given_twice_in_a_batch_is_kept_once_and_its_retry_names_the_same_raw_log(
+    mem: Memory, scripted_llm
+) -> None:
+    """The same text, scope and metadata at one time is one input, in a batch as across requests.
+    Before: the batch kept two raw logs, and its retry named the first for both."""
+    same = {"content": "Globex called about SSO", "scope": "globex", "at": "2025-05-01T10:00:00Z"}
+    other_metadata = {**same, "metadata": {"activity": "A-2"}}
+    batch = [same, dict(same), other_metadata]
+    first = mem.add_notes(batch, actor="agent:crm", wait=False, skip_recorded=True)
+    assert [o.recorded_before for o in first] == [False, True, False]
+    assert first[1].raw_log_id == first[0].raw_log_id != first[2].raw_log_id
+    assert _raw_log_count(mem) == 2 and mem.queue_depth()["queued"] == 2
+
+    retry = mem.add_notes(batch, actor="agent:crm", wait=False, skip_recorded=True)
+    assert [o.raw_log_id for o in retry] == [o.raw_log_id for o in first]
+    assert all(o.recorded_before for o in retry) and _raw_log_count(mem) == 2
+
+
+def test_a_repeated_input_of_an_analysed_batch_answers_with_the_one_note(mem: Memory, scripted_llm) -> None:
+    scripted_llm.default = lambda messages: link()
+    scripted_llm.push(construct(keywords=["Initech"]))
+    same = {"content": "Initech signed the pilot", "scope": "initech", "at": "2025-06-02T09:00:00Z"}
+    outcomes = mem.add_notes([same, dict(same)], actor="agent:crm", skip_recorded=True)
+    assert outcomes[0].note_id is not None
+    assert [(o.raw_log_id, o.note_id) for o in outcomes[1:]] == [
+        (outcomes[0].raw_log_id, outcomes[0].note_id)
+    ]
+    assert mem.count_notes("initech") == 1 and _raw_log_count(mem) == 1
+    assert mem.queue_depth() == {"queued": 0, "processing": 0, "failed": 0}

@@ -319,3 +319,24 @@ def test_add_notes_keeps_the_batches_written_before_one_that_fails(remote: Memor
 
     scripted_llm.embedder = bag_of_words
     assert len(remote.reprocess()) == 2 and remote.count_notes("acme") == 4
+
+
+def test_an_interrupted_import_names_how_many_inputs_it_gives_back_not_every_one(
+    remote: Memory, scripted_llm: Any
+) -> None:
+    """Before: the note on the interruption listed every raw log of the import (660,000 characters
+    for 33,000 inputs); now the first few and how many, and every one is queued again."""
+    remote.add_note("Acme renews in May", actor="agent:a", scope="acme")  # the index is open
+    embedder_down(scripted_llm, "call", KeyboardInterrupt())
+    lines = [{"content": f"Acme call {i}", "scope": "acme"} for i in range(8)]
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        remote.add_notes(lines, actor="agent:import", batch_size=4)
+    (note,) = stopped.value.__notes__
+    assert "and 5 more (8 in all)" in note and "amem reprocess" in note
+    assert remote.queue_depth() == {"queued": 8, "processing": 0, "failed": 0}
+    with remote.ledger.read() as tx:
+        queued = [row["raw_log_id"] for row in tx.raw_log_states([RawLogState.PENDING])]
+    assert queued[0] in note and queued[-1] not in note
+
+    scripted_llm.embedder = bag_of_words
+    assert len(remote.reprocess()) == 8 and remote.count_notes("acme") == 9
