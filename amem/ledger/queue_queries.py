@@ -54,7 +54,8 @@ class Claimed:
 
     raw_log_ids: list[str]
     given_up: list[str]
-    #: The arrival number (raw_logs.seq) of the last input looked at, for a walk that goes on after it.
+    #: The arrival number (raw_logs.seq, kept as raw_log_states.raw_log_seq) of the last input looked
+    #: at, for a walk that goes on after it.
     last_seq: int = 0
 
 
@@ -98,18 +99,45 @@ def _free_rows(
     tx: LedgerTx, *, states: Sequence[RawLogState], now: datetime, after_seq: int, limit: int
 ) -> list[Any]:
     """The first ``limit`` inputs in ``states`` after ``after_seq`` that nobody holds, oldest first
-    (locked, skipping those another claim locked, on PostgreSQL)."""
-    free = sa.or_(raw_log_states.c.lease_until.is_(None), raw_log_states.c.lease_until <= now)
-    stmt = (
-        sa.select(raw_log_states.c.raw_log_id, raw_log_states.c.claims, raw_logs.c.seq)
-        .join(raw_logs, raw_logs.c.id == raw_log_states.c.raw_log_id)
-        .where(raw_log_states.c.state.in_([s.value for s in states]), free, raw_logs.c.seq > after_seq)
-        .order_by(raw_logs.c.seq)
-        .limit(limit)
+    (locked, skipping those another claim locked, on PostgreSQL). One query per state, each read in
+    the order of ``ix_raw_log_states_claim`` (state, raw_log_seq), so a claim reads the first free
+    rows and never sorts the backlog; several states' rows are merged by arrival here."""
+    each = list(dict.fromkeys(states))
+    rows = [row for state in each for row in _free_rows_of(tx, state, now, after_seq, limit)]
+    if len(each) > 1:
+        rows.sort(key=lambda row: row.seq)
+    return rows[:limit]
+
+
+def _free_rows_of(tx: LedgerTx, state: RawLogState, now: datetime, after_seq: int, limit: int) -> list[Any]:
+    """``_free_rows`` of one state: a range of the claim index, read in its order."""
+    stmt = _FREE_ROWS_FOR_UPDATE if tx.dialect == "postgresql" else _FREE_ROWS
+    params = {"state": state.value, "now": now, "after_seq": after_seq, "limit": limit}
+    return list(tx.conn.execute(stmt, params).all())
+
+
+#: A claim's read, built once: one state's free rows after an arrival number, in arrival order. The
+#: equality on ``state`` and the order by ``raw_log_seq`` match ``ix_raw_log_states_claim``, so both
+#: databases walk that index from ``after_seq`` and stop after ``limit`` free rows; the lease is
+#: checked on the rows walked (held ones are few: the batches being analysed).
+_FREE_ROWS = (
+    sa.select(
+        raw_log_states.c.raw_log_id,
+        raw_log_states.c.claims,
+        raw_log_states.c.raw_log_seq.label("seq"),
     )
-    if tx.dialect == "postgresql":
-        stmt = stmt.with_for_update(skip_locked=True, of=raw_log_states)
-    return list(tx.conn.execute(stmt).all())
+    .where(
+        raw_log_states.c.state == sa.bindparam("state", type_=sa.String()),
+        raw_log_states.c.raw_log_seq > sa.bindparam("after_seq", type_=sa.Integer()),
+        sa.or_(
+            raw_log_states.c.lease_until.is_(None),
+            raw_log_states.c.lease_until <= sa.bindparam("now", type_=raw_log_states.c.lease_until.type),
+        ),
+    )
+    .order_by(raw_log_states.c.raw_log_seq)
+    .limit(sa.bindparam("limit", type_=sa.Integer()))
+)
+_FREE_ROWS_FOR_UPDATE = _FREE_ROWS.with_for_update(skip_locked=True)
 
 
 def _give_up(tx: LedgerTx, raw_log_ids: Sequence[str], max_claims: int | None, now: datetime) -> None:

@@ -571,6 +571,7 @@ class LedgerTx:
             states.append(
                 {
                     "raw_log_id": log.id,
+                    "raw_log_seq": self.head.raw_log_seq,  # the queue's order (migration 0025)
                     "state": RawLogState.PENDING.value,
                     "note_id": None,
                     "attempts": 0,

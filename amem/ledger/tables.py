@@ -82,7 +82,11 @@ raw_log_states = sa.Table(
     sa.Column("lease_owner", sa.String(100), nullable=True),
     sa.Column("lease_until", UTCDateTime, nullable=True),
     sa.Column("claims", sa.Integer, nullable=False, server_default="0"),
+    # The raw log's arrival number (raw_logs.seq), copied here (migration 0025) so that an index
+    # gives a claim its order: a claim reads the first free rows of its state, never the backlog.
+    sa.Column("raw_log_seq", sa.Integer, nullable=False),
     sa.Index("ix_raw_log_states_queue", "state", "lease_until"),
+    sa.Index("ix_raw_log_states_claim", "state", "raw_log_seq"),
 )
 
 # A sender's own name for an input (migration 0014: the HTTP API's Idempotency-Key, an import
