@@ -216,6 +216,81 @@ def erased_change_detail(original: dict[str, Any], old_value: Any, new_value: An
     }
 
 
+#: An erased row's entry (erased_rows.detail) for a raw log, a model call, a proposal or a decision:
+#: the digest of each field its event covers, as the row was (``fields_before``) and as the erasure
+#: left it (``fields_after``). The event commits to the whole row only, so without these a forged
+#: erasure could change any field under cover of redacting one; verify holds each field an erasure
+#: never changes to its digest before. What the erasure removed is recorded only as having been
+#: there (null), since a digest of a short erased text would confirm a guess of it: a field it
+#: changed has a null digest before; of a list it changed, each item's digest (``items_before``:
+#: null for an item it removed; ``items_after``); of a model answer it rewrote (``answer_before``),
+#: the digest of its JSON shape and of each string leaf it kept (null for one it redacted).
+#: Erasures made before these were recorded have none.
+ERASED_FIELDS = ("fields_before", "fields_after")
+
+
+def erased_row_detail(
+    kind: str, before: dict[str, Any], after: dict[str, Any], answer: tuple[Any, Any] | None = None
+) -> dict[str, Any]:
+    """What an erasure records of a row of ``kind`` it redacts from ``before`` to ``after``;
+    ``answer``: a model answer it rewrote rather than replaced, parsed (before, after)."""
+    names = [*PAYLOAD_FIELDS[kind]]
+    names += [n for n in OPTIONAL_PAYLOAD_FIELDS.get(kind, ()) if before.get(n) is not None]
+    detail: dict[str, Any] = {
+        "fields_before": {n: value_digest(before[n]) if before[n] == after[n] else None for n in names},
+        "fields_after": {n: value_digest(after[n]) for n in names},
+    }
+    lists = [n for n in names if isinstance(before[n], list) and before[n] != after[n]]
+    if lists:
+        detail["items_before"] = {n: kept_item_digests(before[n], after[n]) for n in lists}
+        detail["items_after"] = {
+            n: [value_digest(x) for x in after[n]] if isinstance(after[n], list) else None for n in lists
+        }
+    if answer is not None:
+        old, new = string_leaves(answer[0]), string_leaves(answer[1])
+        detail["answer_before"] = {
+            "shape_sha256": json_shape_digest(answer[0]),
+            "strings": [value_digest(a) if a == b else None for a, b in zip(old, new, strict=False)],
+        }
+    return detail
+
+
+def kept_item_digests(before: list[Any], after: Any) -> list[str | None]:
+    """Each item of ``before``: its digest where ``after`` kept it (in order), null where it went."""
+    left = list(after) if isinstance(after, list) else []
+    out: list[str | None] = []
+    for item in before:
+        if left and item in left:
+            left = left[left.index(item) + 1 :]
+            out.append(value_digest(item))
+        else:
+            out.append(None)
+    return out
+
+
+def json_shape_digest(data: Any) -> str:
+    """The digest of a parsed JSON value with every string leaf emptied: its keys, list lengths,
+    numbers, flags and nulls, which an erasure that only redacts text never changes."""
+    return value_digest(_shape(data))
+
+
+def _shape(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _shape(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_shape(v) for v in data]
+    return "" if isinstance(data, str) else data
+
+
+def string_leaves(data: Any) -> list[str]:
+    """A parsed JSON value's string leaves (not its keys), in canonical (sorted key) order."""
+    if isinstance(data, dict):
+        return [s for k in sorted(data) for s in string_leaves(data[k])]
+    if isinstance(data, list):
+        return [s for v in data for s in string_leaves(v)]
+    return [data] if isinstance(data, str) else []
+
+
 def payload_digest(kind: str, row: Any) -> str:
     """The digest of a row's event content: the fields ``PAYLOAD_FIELDS[kind]`` of ``row`` (a mapping),
     and those of ``OPTIONAL_PAYLOAD_FIELDS[kind]`` that it holds a value in."""

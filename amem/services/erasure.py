@@ -14,9 +14,10 @@ by no model call (a reviewer's correction, which carries the corrected proposal'
 evidence) is reached as theirs. Of a kept note's list (tags, keywords) only the items the erased
 inputs added or that quote such a word go: its other tags, and the rules they bring, stay. An
 earlier erasure's own record (its tombstones' reasons) stays. It records who erased what and why as
-an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event digest before and after;
-for a change, its values' original digests and those of the values left; for a reviewer's comment,
-its decision's) and an
+an ``erasures`` row, an ``erased_rows`` entry per redacted row (its event digest before and after,
+and each field's, so verify can hold every field an erasure never changes to what it was; for a
+change, its values' original digests and those of the values left; for a reviewer's comment, its
+decision's) and an
 ``erasure`` event, all in one transaction, so `verify` still proves the chain: it commits to
 digests, not to payloads.
 The vector index is rebuilt afterwards and the databases compacted by the caller
@@ -37,6 +38,7 @@ from pydantic import BaseModel
 from amem.domain.hashing import (
     REDACTED,
     erased_change_detail,
+    erased_row_detail,
     erased_rows_digest,
     payload_digest,
     value_digest,
@@ -338,7 +340,8 @@ def erase(
                 continue
             after = {**c, "response_text": text, "error": error}
             call_updates.append({"id": c["id"], "response_text": text, "error": error})
-            call_entries.append(_entry(erasure_id, "llm_calls", c["id"], "llm_call", c, after))
+            answers = _answers(c["response_text"], text)
+            call_entries.append(_entry(erasure_id, "llm_calls", c["id"], "llm_call", c, after, answers))
 
         entries = raw_entries + call_entries + proposal_entries + decision_entries + change_entries
         erasure = {
@@ -462,14 +465,31 @@ def _values(row: dict[str, Any]) -> dict[str, Any]:
     return {"old_value": row["old_value"], "new_value": row["new_value"]}
 
 
+def _answers(before: str | None, after: str | None) -> tuple[Any, Any] | None:
+    """A model answer the erasure rewrote rather than replaced by the marker, parsed as it was and
+    as left (``answer_without`` keeps its keys and shape, and redacts string leaves only): what
+    verify holds the answer left to. None where the answer went whole (or was not touched)."""
+    if before is None or after is None or after in (before, REDACTED):
+        return None
+    return extract_json(before), json.loads(after)
+
+
 def _entry(
-    erasure_id: str, table: str, key: str, kind: str, before: dict[str, Any], after: dict[str, Any]
+    erasure_id: str,
+    table: str,
+    key: str,
+    kind: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    answer: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
+    """A row's erased_rows entry: its event's digest before and after, and each field's, so verify
+    can tell which fields the erasure changed (``erased_row_detail``)."""
     return {
         "erasure_id": erasure_id,
         "table_name": table,
         "row_key": key,
         "digest_before": payload_digest(kind, before),
         "digest_after": payload_digest(kind, after),
-        "detail": None,
+        "detail": erased_row_detail(kind, before, after, answer),
     }

@@ -16,6 +16,7 @@ Three layers, each catching what the one before cannot:
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -26,14 +27,18 @@ from typing import Any, cast
 from pydantic import BaseModel
 
 from amem.domain.hashing import (
+    ERASED_FIELDS,
     GENESIS_HASH,
+    PAYLOAD_FIELDS,
     REDACTED,
     REDACTED_VALUE_DIGESTS,
     change_hash_of_digests,
     erased_rows_digest,
     event_hash,
+    json_shape_digest,
     payload_digest,
     sha256_text,
+    string_leaves,
     value_digest,
 )
 from amem.domain.models import CORE_ATTRIBUTES, Note
@@ -67,6 +72,16 @@ _ERASED_KIND = {
     "llm_calls": "llm_call",
     "proposals": "proposal",
     "decisions": "decision",
+}
+#: The fields of each kind of row an erasure changes (amem.services.erasure), each only to a
+#: redaction: a raw log's metadata (emptied; its text, which its event covers by its sha256, becomes
+#: the marker), a model call's answer and error, a proposal's values, reason and evidence, a
+#: decision's comment. Every other field an erasure leaves as it was.
+_ERASABLE: dict[str, tuple[str, ...]] = {
+    "raw_log": ("metadata",),
+    "llm_call": ("response_text", "error"),
+    "proposal": ("old_value", "new_value", "reason", "evidence"),
+    "decision": ("review_comment",),
 }
 #: A proposal's decision: what its event covers, each named when it alone differs.
 _DECISION_FIELDS = ("status", "reviewer", "review_comment", "reviewed_at")
@@ -159,7 +174,7 @@ def verify_ledger(
         )
         _check_rows(tx, f, recorded, erased, kind="token", table="token_events", key="id", noun="token event")
         _tokens(tx, f, seq_of)
-        erasure_rows = _erasures(tx, f, recorded)
+        erasure_rows = _erasures(tx, f, recorded, seq_of)
         notes_checked = _notes(tx, f, creations, changed_notes)
         proofs = [
             _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
@@ -461,6 +476,8 @@ def _check_rows(
                 subject,
                 f"{noun} {subject} does not match the digest the event chain recorded: it was altered",
             )
+        elif kind in _ERASABLE and erased.get(table, {}).get(subject):
+            _erased_fields_hold(f, kind, subject, noun, row, erased[table][subject])
         if also is not None:
             also(row)
         checked += 1
@@ -486,6 +503,131 @@ def _matches(digest: str, recorded: str, entries: list[dict[str, Any]] | None) -
             return False
         expected = e["digest_after"]
     return digest == expected
+
+
+def _erased_fields_hold(
+    f: _Findings, kind: str, subject: str, noun: str, row: Any, entries: list[dict[str, Any]]
+) -> None:
+    """An erased row against its erasures' field digests (``erased_row_detail``): no erasure changed
+    a field an erasure never changes (a decision's status, a proposal's attribute, a model call's
+    model or usage), the row holds every field its latest erasure left, and each field one changed
+    is a redaction (the marker; a list whose items are the kept ones and the marker; a model answer
+    of the same JSON shape whose string leaves are the kept ones or the marker). The whole-row
+    digests alone let a forged erasure cover any change. Entries made before field digests were
+    recorded are checked by those digests alone (and ``_erasures`` refuses one made after)."""
+    recorded = [e for e in entries if _field_digests(e) is not None]
+    if not recorded:
+        return
+    changed: dict[str, dict[str, Any]] = {}  # field -> the latest entry that changed it
+    for entry in recorded:
+        before, after = _field_digests(entry) or ({}, {})
+        for name in PAYLOAD_FIELDS[kind]:
+            if name not in before or name not in after:
+                _bad(
+                    f,
+                    kind,
+                    subject,
+                    f"{noun} {subject}: erasure {entry['erasure_id']} records no digest of its "
+                    f"{_label(name)}, which amem records for every field: it was not made by amem",
+                )
+                return
+        for name in sorted(before.keys() | after.keys()):
+            if before.get(name) == after.get(name):
+                continue
+            if name not in _ERASABLE[kind]:
+                _bad(
+                    f,
+                    kind,
+                    subject,
+                    f"{noun} {subject}'s {_label(name)} was changed by erasure {entry['erasure_id']}, "
+                    "which never changes it: it was rewritten under cover of that erasure",
+                )
+                return
+            changed[name] = entry
+    latest = recorded[-1]
+    _, left = _field_digests(latest) or ({}, {})
+    for name, digest in left.items():
+        if value_digest(row[name]) != digest:
+            _bad(
+                f,
+                kind,
+                subject,
+                f"{noun} {subject}'s {_label(name)} is not what erasure {latest['erasure_id']} left: "
+                "it was rewritten after that erasure",
+            )
+            return
+    for name, entry in changed.items():
+        if not _redaction_holds(kind, name, row[name], entry["detail"]):
+            _bad(
+                f,
+                kind,
+                subject,
+                f"{noun} {subject}'s {_label(name)} is not a redaction (an erasure leaves {REDACTED!r} "
+                f"where text was, nothing else): it was rewritten under cover of erasure "
+                f"{entry['erasure_id']}",
+            )
+            return
+
+
+def _field_digests(entry: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    detail = entry.get("detail")
+    if not isinstance(detail, dict) or not all(isinstance(detail.get(k), dict) for k in ERASED_FIELDS):
+        return None
+    return detail[ERASED_FIELDS[0]], detail[ERASED_FIELDS[1]]
+
+
+def _label(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _redaction_holds(kind: str, name: str, value: Any, detail: dict[str, Any]) -> bool:
+    """Whether ``value``, a field an erasure changed, is what an erasure leaves of it."""
+    if kind == "raw_log":
+        return value == {}
+    if value == REDACTED:
+        return True
+    if kind == "llm_call" and name == "response_text":
+        return _answer_kept(value, detail.get("answer_before"))
+    if isinstance(value, list):
+        kept = (detail.get("items_before") or {}).get(name)
+        if not isinstance(kept, list):
+            return any(_holds_marker(item) for item in value)
+        return _items_kept(value, kept)
+    return False
+
+
+def _items_kept(value: list[Any], kept: list[Any]) -> bool:
+    """A list an erasure changed: the items it kept (``kept``: their digests, null for each it
+    removed), in order, and the marker where it removed some; nothing else."""
+    wanted = [d for d in kept if d is not None]
+    found = 0
+    for item in value:
+        if found < len(wanted) and value_digest(item) == wanted[found]:
+            found += 1
+        elif not _holds_marker(item):
+            return False
+    removed = len(wanted) < len(kept)
+    return found == len(wanted) and (not removed or any(_holds_marker(item) for item in value))
+
+
+def _answer_kept(text: str, recorded: Any) -> bool:
+    """A model answer an erasure rewrote (``answer_without``): a JSON object of the shape the answer
+    had (keys, list lengths, numbers and flags kept), each string leaf the one it held or the marker."""
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("strings"), list):
+        return False
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(data, dict) or json_shape_digest(data) != recorded.get("shape_sha256"):
+        return False
+    leaves = string_leaves(data)
+    if len(leaves) != len(recorded["strings"]):
+        return False
+    return all(
+        leaf == REDACTED if digest is None else value_digest(leaf) == digest
+        for leaf, digest in zip(leaves, recorded["strings"], strict=True)
+    )
 
 
 def _erased_entries(entries: list[dict[str, Any]] | None) -> bool:
@@ -555,10 +697,16 @@ def _raw_logs(
 
 
 def _erasures(
-    tx: LedgerTx, f: _Findings, recorded: dict[str, dict[str, list[str]]]
+    tx: LedgerTx,
+    f: _Findings,
+    recorded: dict[str, dict[str, list[str]]],
+    seq_of: dict[tuple[str, str], int] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each erasure against its event, and its erased_rows entries against the digest it recorded.
-    Returns the erasures by id (who, when, why: what a notice about one names)."""
+    Once an erasure records field digests for the rows it redacts, every later one does (amem
+    records them since): an entry without them after that is a forged erasure passing itself off
+    as an older one, to be checked by whole-row digests alone. Returns the erasures by id (who,
+    when, why: what a notice about one names)."""
     _check_rows(tx, f, recorded, {}, kind="erasure", table="erasures", key="id", noun="erasure")
     by_erasure: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for e in erasure_queries.all_entries(tx):
@@ -573,6 +721,23 @@ def _erasures(
                 row["id"],
                 f"erasure {row['id']}: the rows it lists in erased_rows are not those it recorded",
             )
+    order = seq_of or {}
+    first_with: str | None = None
+    for erasure_id in sorted(rows, key=lambda e: order.get(("erasure", e), 0)):
+        entries = [e for e in by_erasure.get(erasure_id, []) if e["table_name"] in _ERASED_KIND]
+        bare = [e for e in entries if _field_digests(e) is None]
+        if bare and (first_with is not None or len(bare) < len(entries)):
+            since = first_with or erasure_id
+            _bad(
+                f,
+                "erasure",
+                erasure_id,
+                f"erasure {erasure_id} records no field digests of {bare[0]['table_name']} "
+                f"{bare[0]['row_key']}, where amem records them for every row it erases (erasure "
+                f"{since} did): it was not made by amem",
+            )
+        if len(bare) < len(entries) and first_with is None:
+            first_with = erasure_id
     return rows
 
 
@@ -636,6 +801,8 @@ def _proposals(
                 f"proposal {pid} is {row['status']}, which is not the decision the event chain recorded: "
                 f"{_decision_difference(row, made[0])}",
             )
+        elif made and entries:
+            _erased_fields_hold(f, "decision", pid, "proposal", row, entries)
         elif not made and (
             row["status"] != "pending" or row["reviewer"] is not None or row["reviewed_at"] is not None
         ):

@@ -9,6 +9,7 @@ outside the database can tell.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
@@ -22,6 +23,7 @@ from amem.domain.hashing import (
     GENESIS_HASH,
     REDACTED,
     change_hash,
+    erased_row_detail,
     erased_rows_digest,
     event_hash,
     payload_digest,
@@ -584,6 +586,99 @@ def decision_rewritten_by_a_forged_erasure(conn: sa.Connection, s: Scene) -> str
     return f"proposals {s.rejected}"
 
 
+def _forged_field_erasure(
+    conn: sa.Connection, table: str, kind: str, key: str, row: dict[str, Any], forged: dict[str, Any]
+) -> None:
+    """A forged erasure of one row recorded as amem records one now, field digests included (the
+    fields as they were, honestly, and as forged)."""
+    entry = {
+        "table_name": table,
+        "row_key": key,
+        "digest_before": payload_digest(kind, row),
+        "digest_after": payload_digest(kind, forged),
+        "detail": erased_row_detail(kind, row, forged),
+    }
+    _forged_erasure(conn, [entry])
+
+
+def decision_status_changed_by_a_forged_erasure(conn: sa.Connection, s: Scene) -> str:
+    """bob's rejection turned into an approval, its comment set to the marker as an erasure would,
+    under cover of an erasure recorded with field digests: its whole-row digests all agree."""
+    row = dict(conn.execute(sa.select(proposals).where(proposals.c.id == s.rejected)).one()._mapping)
+    forged = {**row, "status": "approved", "review_comment": REDACTED}
+    _forged_field_erasure(conn, "decisions", "decision", s.rejected, row, forged)
+    conn.execute(
+        sa.update(proposals)
+        .where(proposals.c.id == s.rejected)
+        .values(status="approved", review_comment=REDACTED)
+    )
+    return f"proposals {s.rejected}"
+
+
+def proposal_attribute_changed_by_a_forged_erasure(conn: sa.Connection, s: Scene) -> str:
+    """The pending proposal moved to another attribute (next_step), its reason set to the marker,
+    under cover of an erasure recorded with field digests."""
+    row = dict(conn.execute(sa.select(proposals).where(proposals.c.id == s.pending)).one()._mapping)
+    forged = {**row, "attribute": "next_step", "reason": REDACTED}
+    _forged_field_erasure(conn, "proposals", "proposal", s.pending, row, forged)
+    conn.execute(
+        sa.update(proposals).where(proposals.c.id == s.pending).values(attribute="next_step", reason=REDACTED)
+    )
+    return f"proposals {s.pending}"
+
+
+def llm_call_changed_by_a_forged_erasure(conn: sa.Connection, s: Scene) -> str:
+    """A model call's model and usage rewritten, its answer set to the marker, under cover of an
+    erasure recorded with field digests."""
+    row = dict(conn.execute(sa.select(llm_calls).where(llm_calls.c.id == s.llm_call)).one()._mapping)
+    values = {"model": "gpt-4o", "prompt_tokens": 12000, "response_text": REDACTED}
+    _forged_field_erasure(conn, "llm_calls", "llm_call", s.llm_call, row, {**row, **values})
+    conn.execute(sa.update(llm_calls).where(llm_calls.c.id == s.llm_call).values(**values))
+    return f"llm_calls {s.llm_call}"
+
+
+def llm_answer_rewritten_by_a_forged_erasure(conn: sa.Connection, s: Scene) -> str:
+    """A model call's answer made to say another keyword, under cover of an erasure recorded as
+    amem records the rewrite of an answer (field digests, the answer's shape and kept strings)."""
+    row = dict(conn.execute(sa.select(llm_calls).where(llm_calls.c.id == s.llm_call)).one()._mapping)
+    answer = {"keywords": ["vip"]}
+    forged = {**row, "response_text": json.dumps(answer)}
+    entry = {
+        "table_name": "llm_calls",
+        "row_key": s.llm_call,
+        "digest_before": payload_digest("llm_call", row),
+        "digest_after": payload_digest("llm_call", forged),
+        "detail": erased_row_detail("llm_call", row, forged, (json.loads(row["response_text"]), answer)),
+    }
+    _forged_erasure(conn, [entry])
+    conn.execute(
+        sa.update(llm_calls).where(llm_calls.c.id == s.llm_call).values(response_text=forged["response_text"])
+    )
+    return f"llm_calls {s.llm_call}"
+
+
+def decision_flipped_by_a_bare_erasure(conn: sa.Connection, s: Scene) -> str:
+    """bob's rejection turned into an approval under an erasure recorded as erasures were before
+    field digests (whole-row digests only), in a ledger where amem has erased since: passed off as
+    an older erasure."""
+    row = dict(conn.execute(sa.select(proposals).where(proposals.c.id == s.rejected)).one()._mapping)
+    forged = {**row, "status": "approved", "review_comment": REDACTED}
+    entry = {
+        "table_name": "decisions",
+        "row_key": s.rejected,
+        "digest_before": payload_digest("decision", row),
+        "digest_after": payload_digest("decision", forged),
+        "detail": None,
+    }
+    _forged_erasure(conn, [entry])
+    conn.execute(
+        sa.update(proposals)
+        .where(proposals.c.id == s.rejected)
+        .values(status="approved", review_comment=REDACTED)
+    )
+    return "erasures e_forged"
+
+
 def decision_overturned_by_a_second_decision(conn: sa.Connection, s: Scene) -> str:
     """bob's rejection overturned by a second decision event appended to the chain (alice approves)."""
     at = utcnow()
@@ -818,6 +913,11 @@ ADDED_CASES: dict[str, Case] = {
     "a decision overturned by a second decision event": decision_overturned_by_a_second_decision,
     "a token's scope limit lifted by a second creation record": token_recreated_without_its_scope_limit,
     "who made a token rewritten in api_tokens": token_maker_rewritten_in_api_tokens,
+    "a decision's status changed under a forged erasure": decision_status_changed_by_a_forged_erasure,
+    "a proposal's attribute changed under a forged erasure": proposal_attribute_changed_by_a_forged_erasure,
+    "a model call's model and usage changed under a forged erasure": llm_call_changed_by_a_forged_erasure,
+    "a decision flipped under an erasure without field digests": decision_flipped_by_a_bare_erasure,
+    "a model answer rewritten under a forged erasure": llm_answer_rewritten_by_a_forged_erasure,
     "a token's revocation backdated in api_tokens": token_revocation_backdated,
 }
 #: Cases no verification can catch (documented limits), run by bench/tamper.py.
@@ -825,7 +925,18 @@ UNDETECTABLE_CASES: dict[str, Case] = {
     "complete forged append after the checkpoint": full_forged_append,
 }
 #: Cases whose ledger holds an erasure (``build(erased=True)``).
-NEEDS_ERASURE = {"an erased change's value rewritten"}
+NEEDS_ERASURE = {
+    "an erased change's value rewritten",
+    "a decision flipped under an erasure without field digests",
+}
+#: What each forged-erasure case's report must name besides the row: the field it changed.
+NAMED_FIELD = {
+    "a decision's status changed under a forged erasure": "'s status was changed by erasure e_forged",
+    "a proposal's attribute changed under a forged erasure": "'s attribute was changed by erasure e_forged",
+    "a model call's model and usage changed under a forged erasure": "'s model was changed by erasure",
+    "a decision flipped under an erasure without field digests": "records no field digests of decisions",
+    "a model answer rewritten under a forged erasure": "'s response text is not a redaction",
+}
 #: Cases only a checkpoint can catch: the attacker recomputed every hash.
 NEEDS_CHECKPOINT = {
     "tail truncated, both chains and heads rolled back",

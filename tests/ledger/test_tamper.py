@@ -37,6 +37,8 @@ def test_tampering_is_detected_and_the_row_named(memory: Memory, tmp_path: Path,
     else:
         assert not plain.ok
         assert plain.bad_row == named, plain.problems
+        if name in tc.NAMED_FIELD:
+            assert tc.NAMED_FIELD[name] in plain.message, plain.message
 
 
 def test_a_forged_append_after_the_checkpoint_is_outside_what_it_proves(
