@@ -11,7 +11,6 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -528,8 +527,13 @@ def create_app(
             bool, Query(description="Also notes whose invalid_at has passed.")
         ] = False,
         as_of: Annotated[
-            datetime | None,
-            Query(description="The facts as the ledger stood then (ISO 8601): what it said that day."),
+            str | None,
+            Query(
+                description="The facts as the ledger stood then (ISO 8601): what it said that day.",
+                # read by the library as an input's `at` is (ISO 8601 only): typed as a datetime,
+                # a number such as 0.99999 was taken as seconds since 1970, which the schema denies
+                json_schema_extra={"format": "date-time"},
+            ),
         ] = None,
     ) -> FactPage:
         """What holds now about one account, newest said first: each fact's note, when and by whom

@@ -324,6 +324,10 @@ def test_an_accounts_facts_as_of_a_past_moment(
     assert [f["note"]["id"] for f in now["facts"]] == [new.id] and now["as_of"] is None
     bad = client.get("/v1/facts", params={"scope": "acme", "as_of": "last tuesday"}, headers=agent)
     assert bad.status_code == 422
+    # a number was taken as seconds since 1970 (0.99999: 1970-01-01T00:00:00.999990Z), which the
+    # OpenAPI document's date-time denies and the MCP tool refused: refused here too, by name
+    number = client.get("/v1/facts", params={"scope": "acme", "as_of": "0.99999"}, headers=agent)
+    assert number.status_code == 422 and "as_of" in number.text and "ISO 8601" in number.text
 
 
 @pytest.mark.parametrize("header", [None, "Bearer amem_not-a-real-token", "Basic c2VjcmV0", "Bearer "])
