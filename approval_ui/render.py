@@ -3,7 +3,8 @@
 Notes, raw logs and reasons come from agents and LLMs: they are data, never markup. Anything
 shown through st.markdown (or an alert, a caption, a label) goes through ``md_escape`` first;
 raw text goes to st.code / st.text / st.dataframe, which never interpret it. No page uses
-unsafe_allow_html.
+unsafe_allow_html. Either way a character that reorders or hides text (a bidi override, a
+zero-width space) is shown as its escape (``revealed``): the browser would act on it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import json
 import re
 from datetime import UTC, datetime
 from typing import Any
+
+from amem.domain.text import revealed
 
 # Every character Markdown, Streamlit's directives (:red[...], :material/x:), emoji shortcodes
 # and LaTeX ($) could read as syntax. A backslash before any ASCII punctuation is a literal.
@@ -27,7 +30,7 @@ _WORD_JOINER = "\u2060"
 
 def md_escape(text: object, *, keep_newlines: bool = True) -> str:
     """``text`` as literal Markdown: no link, no HTML, no directive, no formula survives."""
-    s = "" if text is None else str(text)
+    s = revealed("" if text is None else str(text))
     s = _AUTOLINK.sub(lambda m: m.group(1) + _WORD_JOINER, s).replace("@", _WORD_JOINER + "@")
     s = _MD_SPECIAL.sub(r"\\\1", s)
     s = s.replace("\r\n", "\n").replace("\r", "\n")
@@ -44,7 +47,7 @@ def value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return value
+        return revealed(value)
     if isinstance(value, list):
         lines = []
         for item in value:
@@ -54,7 +57,7 @@ def value_text(value: Any) -> str:
             else:
                 lines.append(f"• {value_text(item)}")
         return "\n".join(lines)
-    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str)
+    return revealed(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True, default=str))
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -75,7 +78,7 @@ _EDGES = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
 
 def _inline(text: str) -> str:
     """Escaped like md_escape, but spaces kept as they are (the diff's pieces must join up)."""
-    text = _AUTOLINK.sub(lambda m: m.group(1) + _WORD_JOINER, text).replace("@", _WORD_JOINER + "@")
+    text = _AUTOLINK.sub(lambda m: m.group(1) + _WORD_JOINER, revealed(text)).replace("@", _WORD_JOINER + "@")
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from amem.domain.text import revealed
+
 #: The evidence in a raw log's text, marked so that it shows without colour too.
 MARK_OPEN, MARK_CLOSE = "«", "»"
 
@@ -29,8 +31,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def printable(text: str) -> str:
     """``text`` as a terminal shows it without acting on it: each control character written as
     its escape (ESC as \\x1b), tab and newline kept for the layout, a CRLF line end read as a
-    newline. The one filter between ledger text and the terminal; --json output stays exact."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+    newline; a character that reorders or hides text (a bidi override, a zero-width space) as
+    its \\u escape. The one filter between ledger text and the terminal; --json output stays exact."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+    return revealed(text)
 
 
 def shown(text: object) -> Text:

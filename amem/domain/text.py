@@ -10,6 +10,7 @@ made storable instead (``storable``): it is evidence, not input, and must never 
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +19,22 @@ from amem.errors import InvalidInputError
 
 #: Characters that show nothing: format characters (zero-width space, joiners, bidi marks, BOM).
 _INVISIBLE_CATEGORIES = {"Cf", "Cc", "Zs", "Zl", "Zp"}
+
+
+#: What reorders or hides text without being seen, kept in the ledger as given (it is evidence) but
+#: never shown as is: the bidirectional embeddings, overrides and isolates (U+202A-202E,
+#: U+2066-2069: "Trojan Source", "$94" displayed as "$49"), the left-to-right and right-to-left
+#: marks, the zero-width space, word joiner and byte-order mark, the line and paragraph
+#: separators. The zero-width joiner and non-joiner stay: emoji and Persian script need them, and
+#: they reorder nothing.
+_DECEPTIVE = re.compile("[\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def revealed(text: str) -> str:
+    """``text`` with each character that reorders or hides text written as its escape
+    (``\\u202e``), so a reviewer reads what the bytes say: the terminal and the console show
+    text through this."""
+    return _DECEPTIVE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def text_problem(value: str) -> str | None:

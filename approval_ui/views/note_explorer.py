@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from amem.domain.models import Note
+from amem.domain.text import revealed
 from amem.errors import AmemError, NotFoundError
 from amem.memory import Memory
 from approval_ui import state
@@ -381,7 +382,7 @@ def _detail(mem: Memory, note_id: str) -> None:
             st.caption(
                 md_escape(f"{raw.id} · {raw.actor} · {fmt_time(raw.occurred_at)} · sha256 {raw.sha256[:12]}…")
             )
-            st.code(raw.text, language=None, wrap_lines=True)
+            st.code(revealed(raw.text), language=None, wrap_lines=True)
     with tabs[3]:
         _history(mem, note, decides=not state.current_account().read_only)
     with tabs[4]:

@@ -17,6 +17,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from amem.domain.models import ProposalStatus
+from amem.domain.text import revealed
 from amem.domain.values import parse_datetime
 from amem.errors import AmemError, PermissionDeniedError, ReviewSetChangedError
 from amem.memory import Memory
@@ -396,19 +397,19 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
         with older:
             said = date_words(field.older.said_at) if field.older.said_at else "unknown time"
             st.markdown(f"**Older fact** · said {md_escape(said)}")
-            st.code(field.older.content, language=None, wrap_lines=True)
+            st.code(revealed(field.older.content), language=None, wrap_lines=True)
         with newer:
             st.markdown(f"**Newer fact** · said {md_escape(_when(item))}")
-            st.code(item.raw_log.text if item.raw_log else "", language=None, wrap_lines=True)
+            st.code(revealed(item.raw_log.text) if item.raw_log else "", language=None, wrap_lines=True)
         st.markdown(f"Retires the older fact from **{md_escape(field.proposed_words)}**")
     else:
         current, proposed = st.columns(2)
         with current:
             st.markdown("**Current**")
-            st.code(field.current_words, language=None, wrap_lines=True)
+            st.code(revealed(field.current_words), language=None, wrap_lines=True)
         with proposed:
             st.markdown("**Proposed**")
-            st.code(field.proposed_words, language=None, wrap_lines=True)
+            st.code(revealed(field.proposed_words), language=None, wrap_lines=True)
     model = " · ".join(x for x in (p.proposer.model, p.proposer.prompt_version) if x)
     st.caption(
         md_escape(
@@ -468,7 +469,7 @@ def _card(mem: Memory, account: Account, item: ReviewItem, *, top: bool = False)
                 st.caption(md_escape(f"Highlighted: the evidence for {', '.join(marked)}"))
             with st.expander("The raw log as received", icon=":material/description:"):
                 st.caption(md_escape(f"{item.raw_log.id} · {item.raw_log.actor} · {age(item.said_at)}"))
-                st.code(item.raw_log.text, language=None, wrap_lines=True)
+                st.code(revealed(item.raw_log.text), language=None, wrap_lines=True)
         else:
             st.caption("No raw log: a person's edit.")
         for field in item.fields:

@@ -424,3 +424,18 @@ def test_approving_an_item_whose_value_the_policy_froze_since_is_no_success(mem:
     (said_so,) = [plain(w.value) for w in at.warning if "Approved item" in plain(w.value)]
     assert "1 approved, 1 rejected" in said_so and f"Rejected next_step of {note.id}" in said_so
     assert "next_step is frozen" in said_so
+
+
+def test_a_bidi_override_or_zero_width_space_is_shown_not_obeyed(mem: Memory) -> None:
+    """A right-to-left override in an agent's input made the browser show "$94" as "$49", in the
+    raw log, the proposed value and the highlighted evidence alike: the reviewer approved a value
+    they never saw. Each such character now shows as its escape everywhere on the card."""
+    text = "Seat price is now \u202e94$\u202c per seat for ac\u200bme"
+    note = said(mem, text)
+    hold(mem, note, "next_step", "confirm \u202e94$\u202c", evidence="\u202e94$\u202c")
+    at = open_console("alice")
+    shown = [*(c.value for c in at.code), *(e.value for e in (*at.markdown, *at.caption))]
+    assert not any(ch in value for value in shown for ch in "\u202e\u202c\u200b"), shown
+    codes = [c.value for c in at.code]
+    assert "Seat price is now \\u202e94$\\u202c per seat for ac\\u200bme" in codes
+    assert "confirm \\u202e94$\\u202c" in codes

@@ -544,3 +544,17 @@ def test_show_and_history_show_terminal_escapes_instead_of_obeying_them(amem: Cl
         assert code == 0, err
         assert not any(c in out for c in "\x1b\x07\x9b"), (command, out)
         assert "\\x1b" in out, (command, out)
+
+
+def test_show_writes_out_the_characters_that_reorder_or_hide_text(amem: Cli) -> None:
+    """A right-to-left override made "$94" read "$49" on the reviewer's terminal, and a zero-width
+    space made two account names look alike: both reached the terminal as written. They show as
+    their escapes now; an emoji built with the zero-width joiner is left whole."""
+    note = make_note(
+        amem.memory, "Seat price \u202e94$\u202c, owner ac\u200bme \U0001f468\u200d\U0001f4bb", scope="hooli"
+    )
+    code, out, err = amem("show", note.id)
+    assert code == 0, err
+    assert not any(c in out for c in "\u202e\u202c\u200b"), out
+    assert "\\u202e94$\\u202c" in out and "ac\\u200bme" in out, out
+    assert "\U0001f468\u200d\U0001f4bb" in out
