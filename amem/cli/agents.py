@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from amem.cli.app import JsonOpt, PasswordStdinOpt, app, authenticate, emit, err, open_memory, operator, out
+from amem.cli.blocks import printable
 
 
 @app.command("status")
@@ -30,9 +31,11 @@ def input_status(
             line += f" (a worker holds it until {s.lease_until:%Y-%m-%d %H:%M:%S} UTC)"
         elif s.status == "failed":
             line += f": {s.error}"
+            if "amem reprocess" not in (s.error or ""):  # nothing else retries a failed input
+                line += " (its text is kept; `amem reprocess` retries it)"
         elif s.status == "erased":
             line += " on a data subject's request (`amem erase`); its text is gone"
-        out.print(line, markup=False)
+        out.print(printable(line), markup=False)
 
     emit(status, as_json, render)
 

@@ -64,6 +64,8 @@ def test_add_with_the_embedder_down_names_the_kept_raw_log_and_how_to_finish_it(
 
     code, out, _ = amem("status", raw_id, "--json")
     assert code == 0 and json.loads(out)["status"] == "failed"
+    code, out, _ = amem("status", raw_id)  # the words say what retries it: nothing does on its own
+    assert code == 0 and "failed" in out and "`amem reprocess` retries it" in " ".join(out.split()), out
     scripted_llm.embedder = bag_of_words
     code, out, err = amem("reprocess", "--json", llm=MODEL)
     assert code == 0, err
