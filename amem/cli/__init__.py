@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -17,9 +18,11 @@ __all__ = [
     "EXIT_ANALYSIS_PENDING",
     "EXIT_INTERNAL_ERROR",
     "EXIT_INTERRUPTED",
+    "EXIT_IO_ERROR",
     "EXIT_PIPE_CLOSED",
     "EXIT_TAMPERED",
     "EXIT_TERMINATED",
+    "EXIT_UNAVAILABLE",
     "EXIT_USER_ERROR",
     "app",
     "main",
@@ -32,6 +35,11 @@ EXIT_TAMPERED = 1
 EXIT_USER_ERROR = 2
 EXIT_ANALYSIS_PENDING = 4
 EXIT_INTERNAL_ERROR = 70
+#: The machine, not amem nor the user's command: the ledger database cannot be reached (a server
+#: down, a database that does not exist: sysexits' EX_UNAVAILABLE), or the disk refused a write
+#: (full, read-only, no permission: EX_IOERR). Said in words, never "a bug in amem".
+EXIT_UNAVAILABLE = 69
+EXIT_IO_ERROR = 74
 
 
 #: The status a shell reports for a program stopped by a signal (128 + its number): Ctrl-C 130,
@@ -42,6 +50,34 @@ EXIT_PIPE_CLOSED = 141
 #: The commands that take inputs in: interrupted, they say what became of them and how to finish.
 IMPORT_COMMANDS = frozenset({"import"})
 INPUT_COMMANDS = frozenset({"add", "reprocess"})
+
+
+#: What the disk says when it refuses a write for a reason outside amem.
+_DISK_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def _environment_problem(exc: Exception) -> tuple[str, int] | None:
+    """The message and exit status for a failure of the machine rather than of amem, or None.
+
+    The ledger's server unreachable or its database missing (SQLAlchemy's error raised before any
+    statement ran, or a connection the server dropped), a full or read-only disk: each is something
+    the operator fixes, and "internal error ... a bug in amem" sent them to report it instead."""
+    sa_exc = sys.modules.get("sqlalchemy.exc")
+    if (
+        sa_exc is not None
+        and isinstance(exc, sa_exc.OperationalError)
+        and (exc.statement is None or exc.connection_invalidated)
+    ):
+        reason = " ".join(str(exc.orig).split()) if exc.orig is not None else type(exc).__name__
+        return (
+            f"error: the ledger database cannot be reached ({_printable(reason)}): {store_label()}; "
+            "check that its server runs and the URL (--database-url or AMEM_DATABASE_URL)",
+            EXIT_UNAVAILABLE,
+        )
+    if isinstance(exc, OSError) and exc.errno in _DISK_REFUSALS:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"error: {_printable(exc.strerror or exc)}{_printable(where)}", EXIT_IO_ERROR
+    return None
 
 
 class Terminated(KeyboardInterrupt):
@@ -86,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
+        environment = _environment_problem(exc)
+        if environment is not None:
+            return _fail(environment[0], environment[1], as_json)
         return _fail(
             f"internal error ({type(exc).__name__}): {_printable(exc)}; this is a bug in amem, please "
             "report it with the command that caused it (AMEM_DEBUG=1 shows the traceback)",
@@ -164,7 +203,7 @@ def _pipe_closed() -> int:
     return EXIT_PIPE_CLOSED
 
 
-def _printable(exc: BaseException) -> str:
+def _printable(exc: object) -> str:
     """The message on one line, with anything a terminal cannot show escaped."""
     text = " ".join(str(exc).splitlines())
     return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
