@@ -157,18 +157,27 @@ def _trail(q: AuditQuery) -> sa.Subquery | None:
     return union.subquery("trail")
 
 
+def _trail_order(trail: sa.Subquery, newest_first: bool) -> tuple[Any, ...]:
+    """The trail's order, for a page and for an export alike: by time, a proposal before its
+    decision before its change, and the changes of one write (which share their time) in chain
+    order (``changes.seq``); proposal ids, random, only break the remaining ties."""
+    if newest_first:
+        return (
+            trail.c.at.desc(),
+            trail.c.ord.desc(),
+            trail.c.change_seq.desc().nulls_last(),
+            trail.c.proposal_id,
+        )
+    return (trail.c.at, trail.c.ord, trail.c.change_seq.nulls_last(), trail.c.proposal_id)
+
+
 def audit_rows(
     tx: LedgerTx, q: AuditQuery, *, limit: int | None = 100, offset: int = 0, newest_first: bool = True
 ) -> list[dict[str, Any]]:
     trail = _trail(q)
     if trail is None:
         return []
-    order = (
-        (trail.c.at.desc(), trail.c.ord.desc(), trail.c.proposal_id)
-        if newest_first
-        else (trail.c.at, trail.c.ord, trail.c.proposal_id)
-    )
-    stmt = sa.select(trail).order_by(*order).offset(offset)
+    stmt = sa.select(trail).order_by(*_trail_order(trail, newest_first)).offset(offset)
     if limit is not None:
         stmt = stmt.limit(limit)
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
@@ -179,9 +188,8 @@ def iter_audit_rows(tx: LedgerTx, q: AuditQuery, *, newest_first: bool = True) -
     trail = _trail(q)
     if trail is None:
         return
-    order = (trail.c.at.desc(), trail.c.ord.desc()) if newest_first else (trail.c.at, trail.c.ord)
     result = tx.conn.execution_options(stream_results=True, yield_per=1000).execute(
-        sa.select(trail).order_by(*order, trail.c.proposal_id)
+        sa.select(trail).order_by(*_trail_order(trail, newest_first))
     )
     for row in result:
         yield dict(row._mapping)
@@ -241,11 +249,21 @@ def _a_person_s_verdict() -> Any:
     return sa.or_(comment.is_(None), sa.not_(comment.startswith(POLICY_REFUSAL, autoescape=True)))
 
 
+def _not_a_self_approved_correction() -> Any:
+    """Leaves out a reviewer's correction decided by that same reviewer: where the policy allows
+    self-approval, Governance.correct approves it in the transaction that made it, microseconds
+    later (so ``reviewed_at > created_at`` does not catch it). No one reviewed that value: the
+    verdict was the rejection of the value it replaced, counted there as corrected."""
+    p = proposals.c
+    return sa.or_(p.corrects.is_(None), p.reviewer != p.proposer_id)
+
+
 def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
     """What people decided on held values since ``since``, counted per attribute, proposer (kind,
     model, prompt version), status, and whether a correction replaced a rejected one. Decisions
-    taken with the proposal (an erasure's, a frozen attribute's) are not a person's verdict, nor
-    an approval the policy refused (the person wanted the value; the policy decided)."""
+    taken with the proposal (an erasure's, a frozen attribute's, a self-approved correction's) are
+    not a person's verdict, nor an approval the policy refused (the person wanted the value; the
+    policy decided)."""
     later = proposals.alias("correction")
     corrected = sa.exists().where(later.c.corrects == proposals.c.id).label("corrected")
     stmt = (
@@ -259,6 +277,7 @@ def verdicts(tx: LedgerTx, since: datetime) -> list[dict[str, Any]]:
             proposals.c.reviewed_at > proposals.c.created_at,
             proposals.c.rule != ERASURE_RULE,
             _a_person_s_verdict(),
+            _not_a_self_approved_correction(),
         )
         .group_by(*_VERDICT_GROUP, proposals.c.status, corrected)
     )
@@ -275,23 +294,74 @@ def waiting(tx: LedgerTx) -> list[dict[str, Any]]:
     return [dict(r._mapping) for r in tx.conn.execute(stmt)]
 
 
-def reviewed_proposals(tx: LedgerTx, since: datetime | None, limit: int = 50_000) -> list[dict[str, Any]]:
-    """Creation and decision time of proposals a person decided, most recent first: decided after
-    they were made, so a decision taken with the proposal (an erasure's deletion of a note) is not
-    counted as a review that took no time."""
-    stmt = (
-        sa.select(proposals.c.created_at, proposals.c.reviewed_at, proposals.c.status, proposals.c.reviewer)
-        .where(
-            proposals.c.reviewer.is_not(None),
-            proposals.c.reviewed_at.is_not(None),
-            proposals.c.reviewed_at > proposals.c.created_at,
-        )
-        .order_by(proposals.c.reviewed_at.desc())
-        .limit(limit)
+def _wait_hours(tx: LedgerTx) -> Any:
+    """How long a proposal waited for its decision, in hours. SQLite keeps time to the millisecond
+    in its date functions: the wait is rounded to whole milliseconds there (julianday's float
+    difference is off by a few nanoseconds)."""
+    if tx.dialect == "postgresql":
+        return sa.extract("epoch", proposals.c.reviewed_at - proposals.c.created_at) / 3600.0
+    days = sa.func.julianday(proposals.c.reviewed_at) - sa.func.julianday(proposals.c.created_at)
+    return sa.func.round(days * 86_400_000) / 3_600_000.0
+
+
+def _median_rank(rank: Any, n: Any) -> Any:
+    """The 0-based rank(s) a median reads among ``n`` sorted values: the middle one, or the two
+    middle ones (n - 2 <= 2 * rank <= n). Integer arithmetic, the same on both backends."""
+    return sa.between(2 * rank, n - 2, n)
+
+
+def _p90_rank(rank: Any, n: Any) -> Any:
+    """The 0-based rank of the 90th percentile by nearest rank: ceil(0.9 n) - 1, which is the rank
+    with 9 n - 10 <= 10 * rank <= 9 n - 1."""
+    return sa.between(10 * rank, 9 * n - 10, 9 * n - 1)
+
+
+def review_waits(tx: LedgerTx, since: datetime | None) -> list[dict[str, Any]]:
+    """Waiting times of the proposals a person decided, as the few values their statistics read.
+
+    Counted, ranked and picked in the database (window functions), so every decision of the window
+    counts and no more than a handful of rows per day come back, however many there are. Each row:
+    ``day`` (UTC, YYYY-MM-DD), ``day_n`` and ``n`` (decisions that day and in all), ``wait`` (hours),
+    and whether that wait is (one of) the day's median and 90th percentile, and the window's.
+
+    A person's decision is one taken after the proposal was made, so a decision taken with it (an
+    erasure's deletion of a note) is not counted as a review that took no time, nor a correction its
+    reviewer approved themselves as they made it."""
+    p = proposals.c
+    stmt = sa.select(_day(tx, p.reviewed_at).label("day"), _wait_hours(tx).label("wait")).where(
+        p.reviewer.is_not(None),
+        p.reviewed_at.is_not(None),
+        p.reviewed_at > p.created_at,
+        _not_a_self_approved_correction(),
     )
     if since is not None:
-        stmt = stmt.where(proposals.c.reviewed_at >= since)
-    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+        stmt = stmt.where(p.reviewed_at >= since)
+    waits = stmt.subquery("waits")
+    day_rank = sa.func.row_number().over(partition_by=waits.c.day, order_by=waits.c.wait) - 1
+    rank = sa.func.row_number().over(order_by=waits.c.wait) - 1
+    ranked = sa.select(
+        waits.c.day,
+        waits.c.wait,
+        day_rank.label("day_rank"),
+        sa.func.count().over(partition_by=waits.c.day).label("day_n"),
+        rank.label("rank"),
+        sa.func.count().over().label("n"),
+    ).subquery("ranked")
+    r = ranked.c
+    marks = {
+        "day_median": _median_rank(r.day_rank, r.day_n),
+        "day_p90": _p90_rank(r.day_rank, r.day_n),
+        "median": _median_rank(r.rank, r.n),
+        "p90": _p90_rank(r.rank, r.n),
+    }
+    stmt = (
+        sa.select(
+            r.day, r.day_n, r.n, r.wait, *(sa.case((m, True), else_=False).label(k) for k, m in marks.items())
+        )
+        .where(sa.or_(*marks.values()))
+        .order_by(r.day, r.wait)
+    )
+    return [dict(row._mapping) for row in tx.conn.execute(stmt)]
 
 
 def status_counts(tx: LedgerTx) -> dict[str, int]:

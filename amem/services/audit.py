@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime, timedelta
@@ -264,31 +263,47 @@ class ReviewTimes(BaseModel):
     days: list[ReviewTimeDay]
 
 
-def _p90(values: list[float]) -> float:
-    return values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
 
 
 def review_times(ledger: Ledger, *, days: int = 30, now: datetime | None = None) -> ReviewTimes:
+    """Every decision a person took in the window, counted; median and 90th percentile (nearest
+    rank) of the waits, overall and per UTC day, picked by the database (audit_queries.review_waits):
+    a few rows come back, not one per decision."""
     since = (now or utcnow()) - timedelta(days=days)
     with ledger.read() as tx:
-        rows = q.reviewed_proposals(tx, since)
-    waits: dict[date, list[float]] = defaultdict(list)
+        rows = q.review_waits(tx, since)
+    # the median of an even count is the mean of its two middle waits
+    day_medians: dict[str, list[float]] = defaultdict(list)
+    day_p90: dict[str, float] = {}
+    day_n: dict[str, int] = {}
+    medians: list[float] = []
+    p90: float | None = None
     for r in rows:
-        hours = (as_utc(r["reviewed_at"]) - as_utc(r["created_at"])).total_seconds() / 3600
-        waits[as_utc(r["reviewed_at"]).date()].append(max(hours, 0.0))
-    per_day = []
-    for day in sorted(waits):
-        values = sorted(waits[day])
-        per_day.append(
-            ReviewTimeDay(
-                day=day, decisions=len(values), median_hours=statistics.median(values), p90_hours=_p90(values)
-            )
+        day, wait = str(r["day"]), max(float(r["wait"]), 0.0)
+        day_n[day] = int(r["day_n"])
+        if r["day_median"]:
+            day_medians[day].append(wait)
+        if r["day_p90"]:
+            day_p90[day] = wait
+        if r["median"]:
+            medians.append(wait)
+        if r["p90"]:
+            p90 = wait
+    per_day = [
+        ReviewTimeDay(
+            day=date.fromisoformat(day),
+            decisions=day_n[day],
+            median_hours=_mean(day_medians[day]),
+            p90_hours=day_p90[day],
         )
-    every = sorted(v for values in waits.values() for v in values)
+        for day in sorted(day_n)
+    ]
     return ReviewTimes(
-        decisions=len(every),
-        median_hours=statistics.median(every) if every else None,
-        p90_hours=_p90(every) if every else None,
+        decisions=int(rows[0]["n"]) if rows else 0,
+        median_hours=_mean(medians) if medians else None,
+        p90_hours=p90,
         days=per_day,
     )
 

@@ -7,8 +7,11 @@ import io
 import json
 from datetime import timedelta
 
+import sqlalchemy as sa
+
 from amem.domain.models import utcnow
 from amem.ledger.audit_queries import AuditQuery
+from amem.ledger.tables import UTCDateTime, proposals
 from amem.memory import Memory
 from amem.policy import Mode, fingerprint, load_policy
 from amem.services import audit
@@ -214,3 +217,89 @@ def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory:
     assert again.get("customer_priorities", (0, 0, 0)) == (0, 0, 0)
     # a conflict (approved after the note changed) was judged by no one: it counts apart
     assert audit.VerdictRow(name="x", approved=1, rejected=1, conflict=5).approved_share == 0.5
+
+
+def test_the_changes_of_one_write_read_in_chain_order_in_the_trail_and_its_exports(memory: Memory) -> None:
+    """A note's analysis applies several attributes in one write, at one time. The trail broke that
+    tie by proposal id (random), so the page and the exports showed them out of chain order."""
+    for text in ("Acme wants SSO before renewal in March", "Globex renews in April", "Initech: security"):
+        memory.add_note(text, actor="agent:sales-agent", scope="acme")
+    chain = [c.seq for c in memory.changes(limit=1000)]
+    assert len(chain) > 3 * 2 and chain == sorted(chain)  # several changes per write
+    oldest_first = audit.audit_events(memory.ledger, AuditQuery(), limit=1000, newest_first=False)
+    assert [e.change_seq for e in oldest_first if e.change_seq is not None] == chain
+    newest_first = audit.audit_events(memory.ledger, AuditQuery(), limit=1000)
+    assert [e.change_seq for e in newest_first if e.change_seq is not None] == chain[::-1]
+    lines = [json.loads(x) for x in audit.export_jsonl(memory.ledger, AuditQuery()).decode().splitlines()]
+    assert [x["change_seq"] for x in lines if x["change_seq"] is not None] == chain[::-1]
+    rows = csv.DictReader(io.StringIO(audit.export_csv(memory.ledger, AuditQuery()).decode("utf-8-sig")))
+    assert [int(r["change_seq"]) for r in rows if r["change_seq"]] == chain[::-1]
+
+
+def test_a_correction_its_reviewer_approves_themselves_is_no_review(memory: Memory) -> None:
+    """Where the policy allows self-approval, a correction is approved in the transaction that makes
+    it. It counted as a reviewer's approval of a person's edit and as a review that waited no time."""
+    first = make_note(memory, "Acme call")
+    wrong = memory.propose(first.id, "next_step", "send a discount", reason="r", proposer=LLM)
+    memory.correct(wrong.id, "send the SSO quote", reviewer=signed_in(memory, "alice"))
+    memory.approve(memory.pending()[0].id, reviewer=signed_in(memory, "bob"))  # a second look: a review
+    looser = admin_can_sign_in(memory.policy).model_copy(update={"self_approval": True})
+    memory.install_policy(
+        looser, by=Authentication(looser, fingerprint(looser)).signed_in("alice", method="test")
+    )
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=looser) as later:
+        second = make_note(later, "Globex call")
+        wrong = later.propose(second.id, "next_step", "call in May", reason="r", proposer=LLM)
+        fix = later.correct(wrong.id, "call in June", reviewer=signed_in(later, "alice")).correction
+        assert fix.status.value == "approved" and fix.reviewer == "alice"
+
+        v = audit.verdicts(later.ledger)
+        times = audit.review_times(later.ledger)
+    [step] = [r for r in v.by_attribute if r.name == "next_step"]
+    assert (step.approved, step.corrected, step.rejected) == (1, 2, 0)  # bob's approval, 2 corrections
+    assert step.approved_share == 1 / 3
+    assert {r.name: r.approved for r in v.by_source}["people's edits"] == 1
+    # alice's two rejections and bob's approval; not the approval alice gave herself
+    assert times.decisions == 3 and times.days[0].decisions == 3
+
+
+def test_review_times_count_every_decision_of_the_window(memory: Memory) -> None:
+    """The waits were read into Python, at most 50,000 of them: beyond that the page showed 50,000
+    decisions, and a median and 90th percentile of an arbitrary part of them."""
+    note = make_note(memory, "Acme call")
+    decided = memory.propose(note.id, "next_step", "call", reason="r", proposer=LLM)
+    memory.approve(decided.id, reviewer=signed_in(memory, "alice"))  # waited under a second
+    # Copies of that decision (one INSERT ... SELECT, for speed), decided an hour ago after waiting
+    # 1 h (the 25,005 shortest), 2 h (up to the 45,009th) or 10 h. Of all 50,011 waits sorted, the
+    # median is the 25,006th (index 25,005) and the 90th percentile, by nearest rank, the
+    # ceil(0.9 * 50,011) = 45,010th (index 45,009): each the last of its kind.
+    n, median_at, p90_at = 50_011, 25_005, 45_009
+    at = utcnow() - timedelta(hours=1)
+    copies = sa.select(sa.literal(1).label("v")).cte("copies", recursive=True)
+    copies = copies.union_all(sa.select(copies.c.v + 1).where(copies.c.v < n - 1))
+    made = sa.case(
+        (copies.c.v <= median_at, sa.literal(at - timedelta(hours=1), UTCDateTime)),
+        (copies.c.v <= p90_at, sa.literal(at - timedelta(hours=2), UTCDateTime)),
+        else_=sa.literal(at - timedelta(hours=10), UTCDateTime),
+    )
+    top = sa.select(sa.func.max(proposals.c.seq)).scalar_subquery()
+    given = {
+        "id": sa.literal("p_copy") + sa.cast(copies.c.v, sa.String),
+        "seq": top + copies.c.v,
+        "reviewed_at": sa.literal(at, UTCDateTime),
+        "created_at": made,
+    }
+    names = [c.name for c in proposals.c]
+    rows = sa.select(*(given.get(name, proposals.c[name]) for name in names)).where(
+        proposals.c.id == decided.id
+    )
+    with memory.ledger.engine.begin() as conn:
+        conn.execute(
+            proposals.insert().from_select(
+                names, rows.add_cte(copies).join_from(proposals, copies, sa.true())
+            )
+        )
+
+    times = audit.review_times(memory.ledger)
+    assert times.decisions == n and sum(d.decisions for d in times.days) == n
+    assert (times.median_hours, times.p90_hours) == (1.0, 2.0)
