@@ -208,10 +208,11 @@ class Policy(_Strict):
                 raise _Problem(("policy_admins", i), f"policy_admins names unknown role {role!r}")
         # Identities in their canonical form (amem.domain.identity), so a lookup cannot be dodged by
         # a name variant and two entries cannot name one person.
-        agents = [_identity(a, ("agents", i), "agents") for i, a in enumerate(self.agents)]
+        stored = _installed(info)
+        agents = [_identity(a, ("agents", i), "agents", stored) for i, a in enumerate(self.agents)]
         reviewers: dict[str, Reviewer] = {}
         for who, reviewer in self.reviewers.items():
-            key = _identity(who, ("reviewers", who), "reviewers")
+            key = _identity(who, ("reviewers", who), "reviewers", stored)
             if key in reviewers:
                 raise _Problem(
                     ("reviewers", who), f"reviewers {who!r} and another entry are the same identity {key!r}"
@@ -254,21 +255,40 @@ class Policy(_Strict):
         return {k: v for k, v in self.attributes.items() if k not in CORE_ATTRIBUTES}
 
     def route(
-        self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind, proposed: Any = None
+        self,
+        attribute: str,
+        note_tags: Iterable[str],
+        proposer_kind: ActorKind,
+        proposed: Any = None,
+        *,
+        category: str | None = None,
     ) -> Routing:
         """Which mode applies, and the rule that said so (recorded with the proposal).
 
+        ``category``, the category the note is filed under: a rule sees it as one of the note's
+        tags (``category_tag``), as construction tags a new note with it, so a note re-filed under
+        ``contract`` later is held like one filed there at once.
+
         ``proposed``, the new value when it is known: a change of tags that would take from the
         note a tag some rule names (the default policy's ``contract``) waits for a person even where
-        tags apply by themselves, since the protection that rule gives the note would go with it."""
+        tags apply by themselves, since the protection that rule gives the note would go with it;
+        so does a re-filing that takes such a tag away with the old category."""
         tags = list(note_tags)
-        routing = self._route(attribute, tags, proposer_kind)
-        if attribute == "tags" and routing.mode == Mode.AUTO and isinstance(proposed, list | tuple):
-            kept = {str(t).casefold() for t in proposed}
+        filed = category_tag(category)
+        routing = self._route(attribute, [*tags, filed] if filed else tags, proposer_kind)
+        if routing.mode != Mode.AUTO:
+            return routing
+        lost: list[str] = []
+        if attribute == "tags" and isinstance(proposed, list | tuple):
+            kept = {str(t).casefold() for t in proposed} | {filed}
             lost = sorted({t.casefold() for t in tags} & self.rule_tags() - kept)
-            if lost:
-                rule = f"attributes.tags (the change drops {', '.join(lost)}, named by a rule)"
-                return Routing(Mode.REVIEW, rule)
+        elif attribute == "category" and isinstance(proposed, str) and filed:
+            kept = {t.casefold() for t in tags} | {category_tag(proposed)}
+            lost = sorted({filed} & self.rule_tags() - kept)
+        if lost:
+            return Routing(
+                Mode.REVIEW, f"attributes.{attribute} (the change drops {', '.join(lost)}, named by a rule)"
+            )
         return routing
 
     def _route(self, attribute: str, tags: list[str], proposer_kind: ActorKind) -> Routing:
@@ -288,16 +308,30 @@ class Policy(_Strict):
         }
 
     def applies(
-        self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind, proposed: Any = None
+        self,
+        attribute: str,
+        note_tags: Iterable[str],
+        proposer_kind: ActorKind,
+        proposed: Any = None,
+        *,
+        category: str | None = None,
     ) -> bool:
         """Whether a proposal of ``attribute`` by ``proposer_kind`` is applied without a person."""
-        return self.route(attribute, note_tags, proposer_kind, proposed).mode == Mode.AUTO
+        return self.route(attribute, note_tags, proposer_kind, proposed, category=category).mode == Mode.AUTO
 
     def holds(
-        self, attribute: str, note_tags: Iterable[str], proposer_kind: ActorKind, proposed: Any = None
+        self,
+        attribute: str,
+        note_tags: Iterable[str],
+        proposer_kind: ActorKind,
+        proposed: Any = None,
+        *,
+        category: str | None = None,
     ) -> bool:
         """Whether a proposal of ``attribute`` by ``proposer_kind`` waits for a person (review)."""
-        return self.route(attribute, note_tags, proposer_kind, proposed).mode == Mode.REVIEW
+        return (
+            self.route(attribute, note_tags, proposer_kind, proposed, category=category).mode == Mode.REVIEW
+        )
 
     def reviewer(self, identity: str) -> Reviewer | None:
         """The reviewer entry of ``identity`` (any variant of the name), or None."""
@@ -357,9 +391,17 @@ class Policy(_Strict):
         return self.approver_roles(attribute)
 
 
-def _identity(name: str, loc: tuple[str | int, ...], where: str) -> str:
+def category_tag(category: str | None) -> str:
+    """The tag a note filed under ``category`` carries, as a slug ("Support issue" is
+    "support-issue"; "" for none): what note construction adds to a new note's tags, and what a
+    rule sees of the category whatever the tags say now (``Policy.route``)."""
+    return re.sub(r"[^a-z0-9]+", "-", (category or "").lower()).strip("-")
+
+
+def _identity(name: str, loc: tuple[str | int, ...], where: str, stored: bool) -> str:
+    """``stored``: an installed version read back, kept readable (amem.domain.identity)."""
     try:
-        return canonical_identity(name, what=f"{where}: {name!r}")
+        return canonical_identity(name, what=f"{where}: {name!r}", stored=stored)
     except AmemError as exc:
         raise _Problem(loc, str(exc)) from None
 

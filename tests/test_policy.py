@@ -51,6 +51,55 @@ def test_a_change_of_tags_that_drops_a_tag_a_rule_names_waits_for_a_person() -> 
     assert policy.route("tags", ["pricing", "acme"], ActorKind.LLM, ["acme"]).mode == Mode.AUTO
 
 
+def test_a_tag_rule_sees_the_category_the_note_is_filed_under() -> None:
+    """Before, routing looked at the note's tags only: a note re-filed under ``contract`` after it
+    was made (its tags untouched) had its context changed by any agent without review."""
+    policy = load_policy(REPO / "policies.yaml")  # context held on notes tagged contract
+    for category in ("contract", "Contract", " CONTRACT "):
+        held = policy.route("context", ["renewal"], ActorKind.AGENT, "new terms", category=category)
+        assert held.mode == Mode.REVIEW and "note tagged contract" in held.rule, category
+    for category in (None, "contracts", "renewal"):
+        assert policy.route("context", ["renewal"], ActorKind.AGENT, category=category).mode == Mode.AUTO
+    assert policy.holds("context", [], ActorKind.LLM, category="contract")
+    assert not policy.applies("context", [], ActorKind.LLM, category="contract")
+
+
+def test_a_re_filing_that_takes_a_rule_tag_away_waits_for_a_person() -> None:
+    policy = load_policy(REPO / "policies.yaml")
+    away = policy.route("category", ["renewal"], ActorKind.AGENT, "renewal", category="contract")
+    assert away.mode == Mode.REVIEW and "drops contract" in away.rule
+    # the note stays tagged contract, or is re-filed under the same slug, or was never a contract
+    for tags, proposed, category in (
+        (["contract"], "renewal", "contract"),
+        (["renewal"], "Contract", "contract"),
+        (["renewal"], "contract", "pricing"),
+    ):
+        routing = policy.route("category", tags, ActorKind.AGENT, proposed, category=category)
+        assert routing.mode == Mode.AUTO, (tags, proposed, category)
+    # while it is filed under contract, dropping the tag takes no protection away
+    assert policy.route("tags", ["contract"], ActorKind.LLM, ["sso"], category="contract").mode == Mode.AUTO
+
+
+def test_the_category_tag_is_the_one_note_construction_adds() -> None:
+    from amem.llm.construct_note import ConstructedNote
+    from amem.policy import category_tag
+
+    for category in ("Contract", "Support issue", "  Q3 / renewal  "):
+        answer = ConstructedNote.model_validate(
+            {"keywords": [], "tags": [], "context": "c", "category": category}
+        )
+        assert answer.tags == [category_tag(category)], category
+
+
+def test_an_installed_version_naming_a_reviewer_with_two_kind_prefixes_stays_readable() -> None:
+    """A name with a second kind prefix is refused in a file now; a version installed before that
+    must still read back from the ledger (its history unreadable otherwise)."""
+    text = "roles:\n  lead: {approves: ['*']}\nreviewers:\n  'person:agent:alice': {roles: [lead]}\n"
+    with pytest.raises(PolicyError, match="second kind prefix"):
+        parse_policy(text)
+    assert list(parse_policy(text, installed=True).reviewers) == ["agent:alice"]
+
+
 def test_packaged_default_matches_repository_policy() -> None:
     packaged = REPO / "amem" / "defaults" / "policies.yaml"
     assert packaged.read_text() == (REPO / "policies.yaml").read_text()

@@ -4,7 +4,9 @@
 ``alice`` followed by a zero-width space is refused rather than treated as another person. The kind
 prefix (``agent:``, ``person:``, ``llm:``, ``system:``) says what acted, not who: an agent called
 alice and the reviewer alice are one identity when a rule compares identities (self-approval, the
-policy's agents and reviewers). Every comparison of identities goes through this module.
+policy's agents and reviewers). A name carries at most one kind prefix: ``person:agent:alice`` is
+refused, never read as someone (it was once the reviewer ``agent:alice`` to one check and ``alice``
+to another). Every comparison of identities goes through this module.
 """
 
 from __future__ import annotations
@@ -30,11 +32,15 @@ def split_kind(text: str) -> tuple[str | None, str]:
     return None, text
 
 
-def canonical_identity(text: str, *, what: str = "identity") -> str:
+def canonical_identity(text: str, *, what: str = "identity", stored: bool = False) -> str:
     """The canonical form of a new identity (NFKC, case-folded, trimmed), without a kind prefix.
 
     Refuses what could make two names look alike but compare different: invisible and control
-    characters, and empty names. Raises InvalidInputError naming the character and its position.
+    characters, empty names, and a name still carrying a kind prefix once one is removed
+    (``person:agent:alice``: ``identity_key`` removes every prefix, so the two would name different
+    people). Raises InvalidInputError naming the character and its position, or the prefix.
+    ``stored``: text the ledger already holds (an installed policy version), which must stay
+    readable: a second prefix is kept in the name, as before it was refused.
     """
     if not isinstance(text, str):
         raise InvalidInputError(f"{what} must be text, got {type(text).__name__}")
@@ -49,6 +55,12 @@ def canonical_identity(text: str, *, what: str = "identity") -> str:
     name = unicodedata.normalize("NFKC", text).casefold().strip()
     _kind, name = split_kind(name)
     name = name.strip()
+    nested, _rest = split_kind(name)
+    if nested is not None and not stored:
+        raise InvalidInputError(
+            f"{what} {text.strip()!r} carries a second kind prefix ({nested}:): give a name with at most "
+            "one (e.g. person:alice or agent:sales-bot)"
+        )
     if not name:
         raise InvalidInputError(f"{what} is empty")
     if len(name) > MAX_IDENTITY_CHARS:

@@ -6,6 +6,7 @@ ledger, the pipeline, the CLI and the console can share them without importing e
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -85,8 +86,12 @@ class Actor(_Frozen):
         (amem.domain.identity): ``Agent:Sales-Bot`` is ``agent:sales-bot``."""
         from amem.domain.identity import canonical_identity, split_kind
 
-        kind, ident = split_kind(text)
-        return cls(kind=ActorKind(kind) if kind else default_kind, id=canonical_identity(ident, what="actor"))
+        # the kind read as canonical_identity reads the name (ａｇｅｎｔ: is agent:), which drops
+        # the prefix and refuses a second one (person:agent:alice names no one)
+        kind, _ = (
+            split_kind(unicodedata.normalize("NFKC", text).strip()) if isinstance(text, str) else (None, "")
+        )
+        return cls(kind=ActorKind(kind) if kind else default_kind, id=canonical_identity(text, what="actor"))
 
 
 class Usage(_Frozen):

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from amem.domain.identity import canonical_identity, split_kind
+from amem.domain.identity import canonical_identity, identity_key, split_kind
 from amem.domain.models import Actor, ActorKind, utcnow
 from amem.errors import AuthenticationError, InvalidInputError, PermissionDeniedError, SignInsLockedError
 from amem.policy import Policy
@@ -132,9 +132,10 @@ class FailedSignIns:
     they came from (the console's client address; None where there is none, as on a command line),
     kept by the process that checks passwords (the console's, held by its Memory; each CLI run has
     its own). A name is refused from an address after ``limit`` failures from there, and from
-    everywhere after ``anywhere`` failures in all. Counted by the name as entered, canonical,
-    whether or not a reviewer has it, so a refusal says nothing about who exists. Thread-safe: a
-    console serves many sessions."""
+    everywhere after ``anywhere`` failures in all. Counted by the identity the name is compared by
+    (``identity_key``: every variant of a name is one count, as every variant is one reviewer to the
+    policy), whether or not a reviewer has it, so a refusal says nothing about who exists.
+    Thread-safe: a console serves many sessions."""
 
     def __init__(
         self,
@@ -178,7 +179,7 @@ class FailedSignIns:
             self._recent(name).pop(source, None)
 
     def _recent(self, name: str) -> dict[str | None, deque[datetime]]:
-        sources = self._failed.setdefault(name, {})
+        sources = self._failed.setdefault(identity_key(name), {})
         for source, recent in list(sources.items()):
             while recent and recent[0] <= self.clock() - self.window:
                 recent.popleft()

@@ -245,7 +245,9 @@ def _link_drafts(
                 continue
             cut = check_rationale(value) if attribute == "decision_rationale" and answers.checked else None
             value = cut.value if cut is not None else value
-            if answers.checked and policy.applies(attribute, neighbour.tags, ActorKind.LLM):
+            if answers.checked and policy.applies(
+                attribute, neighbour.tags, ActorKind.LLM, category=neighbour.category
+            ):
                 value = without_injection(value, raw.text)
                 if value is None:
                     log.warning("raw log %s: dropped %s of %s, injected", raw.id, attribute, neighbour.id)
@@ -265,7 +267,9 @@ def _link_drafts(
                     neighbour.id,
                 )
                 continue
-            if valid is None and policy.holds(attribute, neighbour.tags, ActorKind.LLM):
+            if valid is None and policy.holds(
+                attribute, neighbour.tags, ActorKind.LLM, category=neighbour.category
+            ):
                 log.info("raw log %s: dropped %s of %s without evidence", raw.id, attribute, neighbour.id)
                 continue
             reason = f"memory evolution after {note_id}: {update.reason}"
@@ -338,7 +342,7 @@ def preview(notes: Mapping[str, Note], drafts: Sequence[Draft], policy: Policy) 
             new = normalize(d.attribute, attr_type, d.new_value)
         except InvalidInputError:
             continue
-        if not policy.applies(d.attribute, note.tags, d.proposer.kind, new):
+        if not policy.applies(d.attribute, note.tags, d.proposer.kind, new, category=note.category):
             continue
         if new != current_value(note, d.attribute, attr_type):
             out[d.note_id] = with_value(note, d.attribute, attr_type, new)

@@ -294,7 +294,9 @@ class Governance:
                 if attr_type == "links":
                     new = self._check_links(tx, note, new)
                 old = current_value(note, d.attribute, attr_type)
-                routing = self.policy.route(d.attribute, note.tags, d.proposer.kind, new)
+                routing = self.policy.route(
+                    d.attribute, note.tags, d.proposer.kind, new, category=note.category
+                )
                 status = {
                     Mode.AUTO: ProposalStatus.AUTO_APPLIED,
                     Mode.REVIEW: ProposalStatus.PENDING,
@@ -414,7 +416,9 @@ class Governance:
             refusal = f"is no longer declared by the policy in force ({self.policy.source or 'the policy'})"
             why = f"refused by policy: {proposal.attribute} is no longer declared by the policy"
         else:
-            routing = self.policy.route(proposal.attribute, note.tags, proposal.proposer.kind)
+            routing = self.policy.route(
+                proposal.attribute, note.tags, proposal.proposer.kind, category=note.category
+            )
             if routing.mode == Mode.FROZEN:
                 refusal = f"is frozen by the policy now ({routing.rule})"
                 why = f"refused by policy: {proposal.attribute} is frozen ({routing.rule})"
@@ -503,7 +507,9 @@ class Governance:
                 raise InvalidInputError(
                     f"{new!r} is already the note's {proposal.attribute}: reject proposal {proposal.id}"
                 )
-            routing = self.policy.route(proposal.attribute, note.tags, ActorKind.PERSON, new)
+            routing = self.policy.route(
+                proposal.attribute, note.tags, ActorKind.PERSON, new, category=note.category
+            )
             if routing.mode == Mode.FROZEN:  # the correction would be refused: lose nothing
                 raise InvalidInputError(
                     f"the policy freezes {proposal.attribute} for a person's value ({routing.rule}): "

@@ -22,7 +22,9 @@ policy installed, signed in under it) in two cases only: on a ledger with data a
 policy, and over an *unclaimed* version 1, one that gives no policy admin a usable password (the
 packaged default policy),
 which no one could sign in under to replace otherwise; that claim is open only to a policy admin
-version 1 itself names. ``record_install`` is the one place that writes an installed version.
+version 1 itself names, or, when it names none (a store made with an empty policies.yaml), to an
+admin of the policy installed, as on a ledger with no installed policy: otherwise nothing could
+ever be decided there. ``record_install`` is the one place that writes an installed version.
 """
 
 from __future__ import annotations
@@ -65,12 +67,16 @@ class PolicyInForce:
                 "admin runs `amem policy install FILE`)"
             )
         v = self.installed
-        unclaimed = (
-            "; no policy admin of it has a password, so the first `amem policy install` by one of its "
-            "admins claims the ledger"
-            if is_unclaimed(v)
-            else ""
-        )
+        unclaimed = ""
+        if is_unclaimed(v):
+            claimants = claimants_of(v)
+            unclaimed = (
+                f"; no policy admin of it has a password, so the first `amem policy install` by one of "
+                f"its admins ({', '.join(claimants)}) claims the ledger"
+                if claimants
+                else "; it names no policy admin, so the first `amem policy install` by an admin of the "
+                "policy installed claims the ledger"
+            )
         return (
             f"installed version {v.version} (sha256 {v.sha256[:12]}, by {v.installed_by} at "
             f"{v.installed_at.isoformat(timespec='seconds')}{unclaimed})"
@@ -101,6 +107,15 @@ def is_unclaimed(version: PolicyVersion) -> bool:
     if version.installed_by != BOOTSTRAP_ACTOR:
         return False
     return not signing_admins(policy_of(version))
+
+
+def claimants_of(version: PolicyVersion) -> list[str]:
+    """Who may claim ``version`` while it is unclaimed: the policy admins it names (with no scope
+    limit), so a file of one's own naming oneself admin does not claim a ledger someone else made.
+    Empty when it names none (a store made with an empty policies.yaml): then, as on a ledger with
+    no installed policy, an admin of the policy installed claims it, or no one ever could."""
+    policy = policy_of(version)
+    return sorted(who for who in policy.reviewers if policy.may_install(who))
 
 
 def _unchosen(file_policy: Policy) -> bool:
@@ -147,12 +162,16 @@ def resolve(ledger: Ledger, file_policy: Policy, *, bootstrap_empty: bool = Fals
         return PolicyInForce(file_policy, file_fp, None, file_policy, mismatch)
     mismatch = None
     if file_fp != installed.sha256:
-        claim = (
-            " (no policy admin of the installed version has a password, so an admin of FILE claims the "
-            "ledger with the first install)"
-            if is_unclaimed(installed)
-            else ""
-        )
+        claim = ""
+        if is_unclaimed(installed):
+            claimants = claimants_of(installed)
+            claim = (
+                " (no policy admin of the installed version has a password, so one of them "
+                f"({', '.join(claimants)}) claims the ledger with the first install)"
+                if claimants
+                else " (the installed version names no policy admin, so an admin of FILE claims the "
+                "ledger with the first install)"
+            )
         mismatch = (
             f"the policy {file_policy.source or '(given in code)'} is not the one installed in the ledger "
             f"(version {installed.version}, sha256 {installed.sha256[:12]}, by {installed.installed_by}): "
@@ -210,13 +229,13 @@ def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[
                 f"{by.id} (roles: {roles}) may not install a policy; needs one of: "
                 f"{', '.join(authority.admin_roles()) or 'no role'} (policy_admins)"
             )
-        if current is not None and governing is None and not policy_of(current).may_install(by.id):
+        claimants = claimants_of(current) if current is not None and governing is None else []
+        if current is not None and claimants and by.id not in claimants:
             # claiming an unclaimed version 1: only one of ITS policy admins, by name, may (a file of
             # one's own naming oneself admin does not claim a ledger someone else created)
-            admins = sorted(w for w in policy_of(current).reviewers if policy_of(current).may_install(w))
             raise PermissionDeniedError(
                 f"{by.id} is no policy admin of installed version {current.version}, which no admin has "
-                f"claimed yet; one of {', '.join(admins) or 'no one'} claims it (set their password, then "
+                f"claimed yet; one of {', '.join(claimants)} claims it (set their password, then "
                 "`amem policy install FILE --reviewer NAME`)"
             )
         if current is not None and current.sha256 == fingerprint(policy):

@@ -241,3 +241,51 @@ def test_a_trusted_proxies_setting_that_is_no_address_is_named() -> None:
     check_trusted_proxies("10.0.0.0/8, ::1, 192.168.1.7")
     with pytest.raises(InvalidInputError, match=r"'proxy\.local' is no address or network"):
         check_trusted_proxies("10.0.0.0/8, proxy.local")
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "person:person:alice",
+        "person:person: alice",
+        "person:person:       alice",
+        "person:agent:alice",
+        "person:llm:alice",
+        "person:system:alice",
+    ],
+)
+def test_a_name_with_two_kind_prefixes_neither_signs_in_nor_escapes_the_lockout(
+    reviewer_passwords: dict[str, str], memory: Memory, variant: str
+) -> None:
+    """Before, each such variant had a failure count of its own (five more guesses each, past
+    alice's lock), signed in with alice's password, and ``person:agent:alice`` decided as the
+    reviewer ``agent:alice``."""
+    from amem.errors import SignInsLockedError
+    from amem.services.accounts import account_for
+    from amem.services.authentication import MAX_FAILED_SIGN_INS
+
+    auth = memory.authentication
+    source = "203.0.113.9"
+    for _ in range(MAX_FAILED_SIGN_INS):
+        with pytest.raises(AuthenticationError):
+            auth.with_password("alice", "guess", source=source)
+    with pytest.raises(InvalidInputError, match="second kind prefix"):
+        auth.with_password(variant, reviewer_passwords["alice"], source=source)
+    with pytest.raises(InvalidInputError, match="second kind prefix"):
+        auth.with_password(variant, reviewer_passwords["alice"], source="198.51.100.2")
+    with pytest.raises(SignInsLockedError):
+        auth.with_password("alice", reviewer_passwords["alice"], source=source)
+    assert account_for(memory.policy, variant) is None  # the console finds no account either
+
+
+def test_failed_sign_ins_of_any_variant_of_a_name_count_as_one() -> None:
+    """Before, failures were counted under the name as passed in, so a caller passing
+    ``person:alice`` and one passing ``ALICE`` kept two counts for one reviewer."""
+    from amem.errors import SignInsLockedError
+    from amem.services.authentication import FailedSignIns
+
+    failed = FailedSignIns(limit=3)
+    for name in ("person:alice", "ALICE", "ａｌｉｃｅ"):
+        failed.failed(name, "203.0.113.9")
+    with pytest.raises(SignInsLockedError, match="too many failed sign-ins for alice"):
+        failed.refuse_if_locked("alice", "203.0.113.9")

@@ -554,3 +554,38 @@ def test_a_version_1_whose_admin_hash_is_malformed_stays_claimable(database_url:
     ) as mem:
         assert policy_registry.is_unclaimed(mem.policy_in_force.installed)
         assert _bootstrap(mem, _with_password(repo)).version == 2
+
+
+def test_a_ledger_made_with_a_policy_naming_no_admin_is_claimed_by_the_first_admin_install(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A store made with an empty policies.yaml: version 1 names no policy admin. Before, the claim
+    was open only to an admin version 1 names, so no one could ever install a policy there (nothing
+    could be decided) while `amem policy` promised the first install by one of its admins claimed it."""
+    empty = tmp_path / "empty" / "policies.yaml"
+    empty.parent.mkdir()
+    empty.write_text("", "utf-8")
+    home = tmp_path / "home"
+    with Memory(home, database_url=database_url, policy=load_policy(empty)) as mem:
+        installed = mem.policy_in_force.installed
+        assert installed is not None and policy_registry.is_unclaimed(installed)
+        assert "names no policy admin" in mem.policy_in_force.describe()
+        assert "one of its admins" not in mem.policy_in_force.describe()
+        good = _with_password(load_policy(Path(os.environ["AMEM_POLICY"])))
+        with pytest.raises(PermissionDeniedError, match=r"bob .*may not install a policy"):
+            _bootstrap(mem, good, who="bob")  # still an admin of the policy installed only
+        assert _bootstrap(mem, good).version == 2
+        assert [v.installed_by for v in mem.policy_versions()] == [BOOTSTRAP_ACTOR, "alice"]
+        mallory = _variant(good, self_approval=True)
+        with pytest.raises(PermissionDeniedError, match="signed in under another policy"):
+            _bootstrap(mem, mallory)  # claimed: no second first install
+    with Memory(home, database_url=database_url, policy=good) as mem:
+        note = make_note(mem, "Acme chose SSO because the auditor asked")
+        p = mem.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=LLM)
+        assert mem.approve(p.id, reviewer=signed_in(mem, "alice")).status == ProposalStatus.APPROVED
+        assert mem.verify().ok
+
+
+def test_an_unclaimed_version_1_names_who_may_claim_it(memory: Memory) -> None:
+    """What `amem policy` says of a version 1 whose admins have no password: who claims it."""
+    assert "by one of its admins (alice) claims the ledger" in memory.policy_in_force.describe()
