@@ -31,6 +31,7 @@ from amem.api.inputs import (
     waiting_for_review,
 )
 from amem.domain.models import InputStatus, Note, Proposal
+from amem.domain.values import parse_as_of
 from amem.errors import (
     AmemError,
     AnalysisPendingError,
@@ -529,20 +530,29 @@ def create_app(
         as_of: Annotated[
             str | None,
             Query(
-                description="The facts as the ledger stood then (ISO 8601): what it said that day.",
-                # read by the library as an input's `at` is (ISO 8601 only): typed as a datetime,
-                # a number such as 0.99999 was taken as seconds since 1970, which the schema denies
-                json_schema_extra={"format": "date-time"},
+                description="The facts as the ledger stood at the end of this ISO 8601 date or "
+                "date-time, UTC unless it gives an offset: 2026-12-07 is what it said that day "
+                "(to its end), 2026-12-07T04:41:09Z what it said in that second.",
+                # read as text by values.parse_as_of (ISO 8601 only): typed as a datetime, a number
+                # such as 0.99999 was taken as seconds since 1970, which the schema denies
+                json_schema_extra={
+                    "anyOf": [
+                        {"type": "string", "format": "date-time"},
+                        {"type": "string", "format": "date"},
+                        {"type": "null"},
+                    ]
+                },
             ),
         ] = None,
     ) -> FactPage:
         """What holds now about one account, newest said first: each fact's note, when and by whom
         it was said, whether it is retired, and what reviewers decided on it. Values waiting for
         review are not in the notes yet. `total` counts them all; page with `offset`. With
-        `as_of`, the facts as they stood then: the notes made by then, their values, retirements
-        and the decisions taken by then."""
+        `as_of`, the facts as they stood at the end of that day, minute or second: the notes made
+        by then, their values, retirements and the decisions taken by then."""
         scope = who.grant.require(scope)
-        return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired, as_of=as_of)
+        moment = parse_as_of(as_of) if as_of is not None else None
+        return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired, as_of=moment)
 
     @app.get("/v1/changes", response_model=ChangeFeed, responses=_OUT_OF_SCOPE, tags=["notes"])
     def change_feed(

@@ -30,6 +30,7 @@ from mcp.types import ToolAnnotations
 
 from amem.api.inputs import add_once, report_embedded, status_when_settled, waiting_for_review
 from amem.domain.models import Note, RetirementWaiting
+from amem.domain.values import parse_as_of
 from amem.errors import AmemError, PermissionDeniedError
 from amem.memory import Memory
 from amem.services.access import ScopeGrant, granted_scope
@@ -295,14 +296,16 @@ def create_mcp_server(
         reviewers decided on it. Use it to brief yourself on an account ("what do we know about
         Acme?"); use search for a specific question. `total` is how many facts there are: page
         with offset (limit 1 to 100). Values waiting for a reviewer are not in it yet. `as_of`
-        (ISO 8601, e.g. 2026-06-01T00:00:00Z): the facts as memory held them then ("what did we
-        know about Acme on 1 June?"), with only the decisions taken by then."""
+        (an ISO 8601 date or time, UTC unless it gives an offset): the facts as memory held them
+        at the end of it, with only the decisions taken by then: 2026-06-01 for "what did we know
+        about Acme on 1 June?" (that whole day), 2026-06-01T09:30Z for the end of that minute."""
         if not 1 <= limit <= 100 or offset < 0:
             raise ToolError(f"limit must be 1 to 100 and offset 0 or more, not {limit} and {offset}")
         named = _guard(lambda: reach().require(scope))
+        moment = _guard(lambda: parse_as_of(as_of)) if as_of is not None else None
         page = _guard(
             lambda: memory.facts(
-                named, limit=limit, offset=offset, include_retired=include_retired, as_of=as_of
+                named, limit=limit, offset=offset, include_retired=include_retired, as_of=moment
             )
         )
         answer = {"scope": page.scope, "total": page.total, "facts": [_fact(f) for f in page.facts]}

@@ -270,12 +270,20 @@ def cell(text: object) -> Text:
     return shown(text)
 
 
+#: The options that give a moment "as of": read as the end of the period typed (a date: that
+#: whole day), as the HTTP API, the MCP server and the console read theirs (values.parse_as_of).
+AS_OF_OPTIONS = frozenset({"--as-of"})
+
+
 def parse_time(text: str | None, option: str) -> datetime | None:
+    """The moment ``text`` gives for ``option``, in UTC: an --as-of the end of the period it names
+    (a history line's second, a day), any other option (--since, --until) the exact moment."""
     if text is None:
         return None
-    from amem.domain.values import parse_datetime
+    from amem.domain.values import parse_as_of, parse_datetime
 
-    return parse_datetime(text, what=option)
+    read = parse_as_of if option in AS_OF_OPTIONS else parse_datetime
+    return read(text, what=option)
 
 
 def env_flag(name: str) -> bool:

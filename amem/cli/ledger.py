@@ -97,7 +97,12 @@ def _render_note(note: Any) -> None:
 def show(
     note_id: Annotated[str, typer.Argument(help="Note id.")],
     as_of: Annotated[
-        str | None, typer.Option("--as-of", help="ISO 8601 time: the note as it stood then.")
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="ISO 8601 date or time (UTC unless it says): the note as it stood at the end of it "
+            "(2026-12-07: that whole day; 2026-12-07T04:41:09Z: that second, as history shows it).",
+        ),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -486,7 +491,12 @@ def review_stats(
 def correct(
     proposal_id: Annotated[str, typer.Argument(help="The held value to correct (a proposal id).")],
     value: Annotated[
-        str, typer.Argument(help='The right value, as JSON or text: 2027-03-01, or \'["SSO", "price"]\'.')
+        str,
+        typer.Argument(
+            help="The right value, read as the held value's attribute type in the policy (as `amem "
+            "update` reads it): text as typed, a date-time in ISO 8601 (2027-03-01), a list as JSON "
+            '(\'["SSO", "price"]\').'
+        ),
     ],
     reviewer: ReviewerOpt,
     comment: Annotated[str | None, typer.Option("--comment", help="Why the value was wrong.")] = None,
@@ -497,13 +507,13 @@ def correct(
 
     The correction names the value it replaces and is routed by the policy: where reviewers may not
     approve their own proposals, another reviewer approves it (it waits in the queue)."""
-    import json
+    from amem.cli.notes import typed_value
 
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        parsed = value
     with open_memory(create=False, warn=False) as mem:  # a decision says it itself
+        # read as its attribute's type, as `amem update` reads it: read as JSON whatever the type,
+        # a next_step of 2027 was a number (refused) and `null` cleared the value it corrects
+        held = mem.proposal(proposal_id)
+        parsed = typed_value(mem.policy, held.attribute, value)
         done = mem.correct(
             proposal_id, parsed, reviewer=sign_in(mem, reviewer, password_stdin), comment=comment
         )
@@ -695,7 +705,12 @@ def policy_export(
         typer.Option("--version", min=1, help="The installed version to print (amem policy history)."),
     ] = None,
     as_of: Annotated[
-        str | None, typer.Option("--as-of", help="ISO 8601 time: the version that was in force then.")
+        str | None,
+        typer.Option(
+            "--as-of",
+            help="ISO 8601 date or time (UTC unless it says): the version in force at the end of it "
+            "(a date: that whole day).",
+        ),
     ] = None,
 ) -> None:
     """Print an installed policy's text, reviewers included: the one in force now, or --version N,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from amem.domain.models import CORE_ATTRIBUTES, Note, as_utc
@@ -11,20 +12,93 @@ from amem.errors import InvalidInputError
 
 
 def parse_datetime(value: Any, *, what: str = "time") -> datetime:
+    """The exact moment ``value`` names (a datetime, or ISO 8601 text; naive: UTC), in UTC. For a
+    moment a person gives as "as of", see ``parse_as_of``."""
     parsed: datetime | None = value if isinstance(value, datetime) else None
     if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            parsed = None
+        parsed = _iso_or_none(value.strip())
     if parsed is None:
-        shown = value.encode("unicode_escape").decode("ascii") if isinstance(value, str) else repr(value)
-        raise InvalidInputError(f"{what}: {shown!r} is not an ISO 8601 date-time (e.g. 2026-03-01T09:30:00Z)")
+        raise InvalidInputError(
+            f"{what}: {_shown(value)!r} is not an ISO 8601 date-time (e.g. 2026-03-01T09:30:00Z)"
+        )
+    return _in_utc(parsed, what)
+
+
+def parse_as_of(value: Any, *, what: str = "as_of") -> datetime:
+    """The moment an "as of" a person gives stands for, in UTC: the END of the period it names,
+    inclusive. A date is the end of that day in UTC (2026-12-07: 23:59:59.999999Z); a time to the
+    minute the end of that minute, to the second the end of that second (04:41:09: 04:41:09.999999),
+    to a tenth of a second the end of that tenth, and so on; six decimals name one exact moment.
+    People copy the times amem shows (history to the second, the console to the minute, a day in a
+    date picker), and the ledger times its changes to the microsecond: read as the start of the
+    period, "as of 04:41:09" missed the change history shows at 04:41:09, and "as of 2026-12-07"
+    missed everything that day. A datetime object is the exact moment it holds; a date object is
+    the end of that day in UTC."""
+    if isinstance(value, datetime):
+        return parse_datetime(value, what=what)
+    if isinstance(value, date):
+        return datetime.combine(value, time.max, tzinfo=UTC)
+    text = value.strip() if isinstance(value, str) else None
+    if text is not None:
+        try:
+            return datetime.combine(date.fromisoformat(text), time.max, tzinfo=UTC)
+        except ValueError:
+            pass
+    parsed = _iso_or_none(text) if text is not None else None
+    if text is None or parsed is None:
+        raise InvalidInputError(
+            f"{what}: {_shown(value)!r} is not an ISO 8601 date-time (e.g. 2026-03-01T09:30:00Z) "
+            "or date (2026-03-01)"
+        )
+    return _in_utc(_end_of_given_precision(parsed, text), what, shown=_shown(text))
+
+
+#: The time of day at the end of an ISO 8601 date-time, as typed: hours, then minutes, seconds
+#: and a fraction if given (with or without colons), then any offset. It follows the separator
+#: after the date (T, a space), so it is the first such run that reaches the end of the text.
+_CLOCK = re.compile(
+    r"(?<!\d)(\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?"
+    r"(?:Z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:[.,]\d+)?)?)?)?$"
+)
+
+
+def _end_of_given_precision(moment: datetime, text: str) -> datetime:
+    """``moment``, read from ``text``, moved to the last microsecond of the smallest unit the
+    text gives (an hour, a minute, a second, a fraction of one)."""
+    found = _CLOCK.search(text)
+    if found is None:  # no clock as ISO 8601 writes one: the moment as it is
+        return moment
+    _, minutes, seconds, fraction = found.groups()
+    if minutes is None:
+        return moment.replace(minute=59, second=59, microsecond=999_999)
+    if seconds is None:
+        return moment.replace(second=59, microsecond=999_999)
+    if fraction is None:
+        return moment.replace(microsecond=999_999)
+    if len(fraction) >= 6:
+        return moment
+    step = 10 ** (6 - len(fraction))
+    return moment.replace(microsecond=moment.microsecond // step * step + step - 1)
+
+
+def _iso_or_none(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _shown(value: Any) -> str:
+    return value.encode("unicode_escape").decode("ascii") if isinstance(value, str) else repr(value)
+
+
+def _in_utc(parsed: datetime, what: str, shown: str | None = None) -> datetime:
     try:
         return as_utc(parsed)
     except OverflowError:
         raise InvalidInputError(
-            f"{what}: {parsed.isoformat()} is out of range: in UTC it falls outside the years 1 to 9999"
+            f"{what}: {shown or parsed.isoformat()} is out of range: in UTC it falls outside the "
+            "years 1 to 9999"
         ) from None
 
 

@@ -16,6 +16,7 @@ import streamlit as st
 
 from amem.domain.models import Note
 from amem.domain.text import revealed
+from amem.domain.values import parse_as_of
 from amem.errors import AmemError, NotFoundError
 from amem.memory import Memory
 from approval_ui import state
@@ -333,9 +334,11 @@ def _as_of(mem: Memory, note: Note) -> None:
         cols = st.columns(2, vertical_alignment="bottom")
         day = cols[0].date_input("Date (UTC)", value=datetime.now(UTC).date(), key="explorer_asof_day")
         clock = cols[1].time_input("Time (UTC)", value=time(23, 59), key="explorer_asof_time")
-        # the end of the chosen minute: history shows a change's time to the minute, so a change
-        # at "14:05 UTC" is one the note had at 14:05, whatever second it was made
-        moment = datetime.combine(day, clock, tzinfo=UTC).replace(second=59, microsecond=999999)  # type: ignore[arg-type]
+        # the end of the chosen minute, read as every interface reads an as-of (values.parse_as_of):
+        # history shows a change's time to the minute, so a change at "14:05 UTC" is one the note
+        # had at 14:05, whatever second it was made
+        chosen = datetime.combine(day, clock)  # type: ignore[arg-type]
+        moment = parse_as_of(chosen.isoformat(timespec="minutes"), what="the date and time")
         at_moment = mem.as_of(note.id, moment)
         if at_moment is None:
             st.info(

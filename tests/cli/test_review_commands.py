@@ -474,6 +474,23 @@ def test_correct_rejects_a_held_value_and_proposes_the_right_one(memory: Memory,
     assert code == 0 and json.loads(out)["correction"]["corrects"] == fix.id
 
 
+def test_correct_reads_the_right_value_as_its_attributes_type(memory: Memory, capsys) -> None:
+    """`amem correct` read every value as JSON: a next_step of 2027 became a number (refused,
+    "must be text, got int") and `null` cleared the next step instead of naming it "null". It
+    reads the value as `amem update` and `amem propose` do, by the held value's attribute."""
+    notes = [said(memory, "Acme: next step is the 2027 plan"), said(memory, "Globex: next step?")]
+    held = [
+        memory.propose(n.id, "next_step", guess, reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+        for n, guess in zip(notes, ("send the quote", "book a demo"), strict=True)
+    ]
+    code, _, err = run(memory, capsys, "correct", held[0].id, "2027", "--reviewer", "alice")
+    assert code == 0, err
+    code, _, err = run(memory, capsys, "correct", held[1].id, "null", "--reviewer", "alice")
+    assert code == 0, err
+    fixes = {p.corrects: p.new_value for p in memory.pending() if p.corrects}
+    assert fixes == {held[0].id: "2027", held[1].id: "null"}
+
+
 def test_reject_all_of_one_proposer(memory: Memory, capsys) -> None:
     """`amem review-stats` names a model whose values reviewers turn down; `--proposer` rejects
     those only."""
