@@ -10,16 +10,26 @@ against its event, and every signed checkpoint proven against it, so the backup 
 everything those statements committed to. A PostgreSQL dump is verified by restoring it
 (``pg_restore``) into a scratch database that is dropped afterwards. The vector index is not copied:
 it is derived, and ``amem reindex`` rebuilds it from the ledger's stored vectors.
+
+A SQLite copy is placed in rollback-journal mode: a restore only reads it (``mode=ro``), and a file
+still marked WAL cannot be opened from read-only media, and leaves -wal/-shm beside it elsewhere.
+
+A backup killed midway (power cut, SIGKILL, OOM) cannot clean up after itself: its partial file and,
+for PostgreSQL, its scratch database (a full copy of the ledger) stay. Each name says who made it
+(the partial: host and process; the scratch database: the server session that holds it), so the
+next backup removes those whose maker is gone, and never those of a backup still running.
 """
 
 from __future__ import annotations
 
 import errno
+import glob
 import os
+import re
 import secrets
+import socket
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +55,9 @@ class BackupReport(BaseModel):
     #: The copy's chain heads and event counts, as a checkpoint signs them.
     heads: dict[str, Any]
     verified: VerifyResult
+    #: What backups killed midway had left, removed before this one: their partial files beside
+    #: ``path`` and (PostgreSQL) their scratch databases.
+    cleaned: list[str] = []
 
 
 def back_up(
@@ -59,16 +72,19 @@ def back_up(
     its chains, its rows, and each of ``checkpoints`` (signed with ``public_key``). The file is
     written under a temporary name and renamed when complete, so ``dest`` never names half a copy;
     a copy that does not verify is kept (the evidence of what was there) and its report says why.
-    A file that appears at ``dest`` meanwhile is never overwritten (InvalidInputError)."""
+    A file that appears at ``dest`` meanwhile is never overwritten (InvalidInputError). What
+    backups killed midway left (partial files of ``dest``, scratch databases) is removed first,
+    and the report lists it."""
     dest = dest.expanduser().resolve()
     if dest.exists():
         raise InvalidInputError(f"{dest} exists: a backup never overwrites a file; name a new one")
     if not dest.parent.is_dir():
         raise InvalidInputError(f"{dest.parent} is not a directory: create it first")
+    postgres = ledger.dialect == "postgresql"
+    cleaned = _stale_partials(dest) + (_stale_check_databases(ledger) if postgres else [])
     partial = _claimed_beside(dest)
     started = time.perf_counter()
     progress("copying the ledger", 0, 1)
-    postgres = ledger.dialect == "postgresql"
     try:
         if postgres:
             _dump_postgres(ledger, partial)
@@ -84,6 +100,8 @@ def back_up(
         except _CannotRestore as exc:  # the dump is whole: keep it, and say it is not proven
             _placed(partial, dest)
             raise ConfigError(f"{dest} is written but not verified: {exc}") from None
+        if not postgres:
+            _rollback_journal(partial)
         _placed(partial, dest)
     finally:  # a copy not placed (a failure, or dest taken meanwhile) leaves nothing behind
         for leftover in (partial, *(partial.with_name(partial.name + end) for end in ("-wal", "-shm"))):
@@ -95,19 +113,56 @@ def back_up(
         copy_seconds=round(copied, 3),
         heads=heads,
         verified=verified,
+        cleaned=cleaned,
     )
 
 
 def _claimed_beside(dest: Path) -> Path:
     """A new file of this backup's own beside ``dest``: two backups naming the same file never
-    write into one copy (each is placed whole, or refused)."""
+    write into one copy (each is placed whole, or refused). Its name says which host and process
+    writes it, so a later backup can tell one left by a killed backup from one being written."""
     while True:
-        partial = dest.with_name(f"{dest.name}.{secrets.token_hex(4)}.partial")
+        partial = dest.with_name(f"{dest.name}.{_HOST}-{os.getpid()}-{secrets.token_hex(4)}.partial")
         try:
             os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
         except FileExistsError:
             continue
         return partial
+
+
+#: This host's name as a partial file's name carries it: letters and digits only.
+_HOST = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
+
+
+def _stale_partials(dest: Path) -> list[str]:
+    """Remove the partial files of ``dest`` (with a SQLite copy's -wal/-shm) that backups killed
+    on this host left: their process is gone. Those of a running backup, or of another host (whose
+    processes cannot be seen from here), are left; so are names this scheme did not make."""
+    made = re.compile(re.escape(dest.name) + r"\.([A-Za-z0-9_]+)-(\d+)-[0-9a-f]{8}\.partial(-wal|-shm)?")
+    removed: list[str] = []
+    for path in sorted(dest.parent.glob(f"{glob.escape(dest.name)}.*.partial*")):
+        found = made.fullmatch(path.name)
+        if found is None or found.group(1) != _HOST or _running(int(found.group(2))):
+            continue
+        try:
+            path.unlink()
+        except FileNotFoundError:  # another backup removed it first
+            continue
+        removed.append(f"{path} (a partial copy left by a backup that stopped: process {found.group(2)})")
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` of this host is alive (one of another user counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _placed(partial: Path, dest: Path) -> None:
@@ -167,6 +222,22 @@ def _copy_sqlite(ledger: Ledger, partial: Path) -> None:
         source.close()
 
 
+def _rollback_journal(partial: Path) -> None:
+    """The copy set to rollback-journal mode before it is placed: it is a file of its own, complete.
+    The online backup copies the live ledger's header, which says WAL, and a WAL file cannot be
+    opened read-only where its -shm cannot be made (a restore from read-only media fails), and
+    leaves -wal/-shm beside it where it can (the backup is then written to, not only read)."""
+    conn = sqlite3.connect(partial)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
+    finally:
+        conn.close()
+    if mode != "delete":
+        raise ConfigError(f"{partial}: SQLite kept journal mode {mode!r} where 'delete' was set")
+    fsync(partial)
+
+
 @contextmanager
 def _opened_sqlite(partial: Path) -> Iterator[Ledger]:
     copy = Ledger(sqlite_url(partial), create_if_empty=False)
@@ -202,45 +273,88 @@ def _dump_postgres(ledger: Ledger, partial: Path) -> None:
     pg_client.run(command, env, "pg_dump")
 
 
+#: A scratch database's name: the pid of the server session that holds it while the backup runs.
+_CHECK_DATABASE = re.compile(r"amem_backup_check_(\d+)_[0-9a-f]{8}")
+
+
+def _stale_check_databases(ledger: Ledger) -> list[str]:
+    """Drop the scratch databases that backups killed midway left on this server: each a full copy
+    of a ledger. One is stale when the server session named in it has ended (a killed client's
+    session ends with its connection) and nobody is connected to it; a running backup holds its
+    session to the end, so its database is never taken from under it. One this role may not drop
+    is left to its owner; names without a session (an older amem's) are left as they are."""
+    admin = ledger.engine.execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        names = conn.execute(
+            sa.text(r"SELECT datname FROM pg_database WHERE datname LIKE 'amem\_backup\_check\_%'")
+        ).scalars()
+        candidates = [(str(n), m) for n in names if (m := _CHECK_DATABASE.fullmatch(str(n)))]
+        if not candidates:
+            return []
+        live = set(conn.execute(sa.text("SELECT pid FROM pg_stat_activity")).scalars())
+        used = set(
+            conn.execute(sa.text("SELECT datname FROM pg_stat_activity WHERE datname IS NOT NULL")).scalars()
+        )
+        dropped: list[str] = []
+        for name, found in candidates:
+            if int(found.group(1)) in live or name in used:
+                continue
+            try:
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}"'))
+            except sa.exc.DBAPIError:  # not this role's, or in use after all: left as it is
+                continue
+            dropped.append(
+                f"database {name} (the scratch copy of a backup that stopped: server session "
+                f"{found.group(1)})"
+            )
+        return dropped
+
+
 @contextmanager
 def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
     """The dump restored into a scratch database of the same server, dropped afterwards: what a
-    restore would give, opened as a ledger."""
+    restore would give, opened as a ledger. The session that creates it is held to the end and
+    named in it: while that session lives, no other backup takes the database for a stale one."""
     schema = _schema(ledger)
-    scratch = f"amem_backup_check_{uuid.uuid4().hex[:12]}"
     admin = ledger.engine.execution_options(isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{scratch}"'))
-    except sa.exc.DBAPIError as exc:
-        raise _CannotRestore(
-            f"creating a scratch database to restore it into was refused ({exc.orig}); grant CREATEDB "
-            "to this role, or restore it into an empty database yourself (pg_restore --no-owner) and run "
-            "amem verify --database-url on that one"
-        ) from None
+    with admin.connect() as holder:
+        session = int(holder.execute(sa.text("SELECT pg_backend_pid()")).scalar_one())
+        scratch = f"amem_backup_check_{session}_{secrets.token_hex(4)}"
+        try:
+            holder.execute(sa.text(f'CREATE DATABASE "{scratch}"'))
+        except sa.exc.DBAPIError as exc:
+            raise _CannotRestore(
+                f"creating a scratch database to restore it into was refused ({exc.orig}); grant "
+                "CREATEDB to this role, or restore it into an empty database yourself (pg_restore "
+                "--no-owner) and run amem verify --database-url on that one"
+            ) from None
+        try:
+            yield from _opened_scratch(ledger, scratch, schema, partial)
+        finally:
+            holder.execute(sa.text(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)'))
+
+
+def _opened_scratch(ledger: Ledger, scratch: str, schema: str, partial: Path) -> Iterator[Ledger]:
+    """The dump restored into the new database ``scratch``, opened as a ledger."""
     url = ledger.engine.url.set(database=scratch)
+    # a new database has its own schema "public": the dump of a ledger kept there makes it again
+    fresh = sa.create_engine(url)
     try:
-        # a new database has its own schema "public": the dump of a ledger kept there makes it again
-        fresh = sa.create_engine(url)
-        try:
-            with fresh.begin() as conn:
-                conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        finally:
-            fresh.dispose()
-        uri, env = pg_client.libpq(url)
-        pg_client.run(
-            [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}", str(partial)], env, "pg_restore"
-        )
-        query = {k: v for k, v in url.query.items() if k != "options"}
-        scoped = url.set(query={**query, "options": f"-csearch_path={schema}"})
-        copy = Ledger(scoped.render_as_string(hide_password=False), create_if_empty=False)
-        try:
-            yield copy
-        finally:
-            copy.close()
+        with fresh.begin() as conn:
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
     finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)'))
+        fresh.dispose()
+    uri, env = pg_client.libpq(url)
+    pg_client.run(
+        [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}", str(partial)], env, "pg_restore"
+    )
+    query = {k: v for k, v in url.query.items() if k != "options"}
+    scoped = url.set(query={**query, "options": f"-csearch_path={schema}"})
+    copy = Ledger(scoped.render_as_string(hide_password=False), create_if_empty=False)
+    try:
+        yield copy
+    finally:
+        copy.close()
 
 
 def fsync(path: Path) -> None:

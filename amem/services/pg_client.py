@@ -24,12 +24,32 @@ def client(program: str) -> str:
 
 
 def libpq(url: sa.URL) -> tuple[str, dict[str, str]]:
-    """A libpq connection URI for ``url`` without its password, and the environment carrying it."""
+    """A libpq connection URI for ``url`` without its password, and the environment carrying it
+    (PGPASSWORD). A ``?password=`` of the query is moved there too; it wins over the URL's own, as
+    it does for the driver. The URI is made anew: SQLAlchemy's ``URL.set(password=None)`` keeps
+    the password it was asked to remove."""
     env = dict(os.environ)
-    if url.password is not None:
-        env["PGPASSWORD"] = str(url.password)
-    bare = url.set(drivername="postgresql", password=None)
+    query = {k: v for k, v in url.query.items() if k != "password"}
+    given = url.query.get("password", url.password)
+    if isinstance(given, tuple):  # ?password=a&password=b: the driver takes the last
+        given = given[-1]
+    if given is not None:
+        env["PGPASSWORD"] = str(given)
+    bare = sa.URL.create(
+        "postgresql",
+        username=url.username,
+        host=url.host,
+        port=url.port,
+        database=url.database,
+        query=query,
+    )
     return bare.render_as_string(hide_password=False), env
+
+
+def shown(url: sa.URL) -> str:
+    """``url`` as it may be printed: no password, neither the URL's own nor a ``?password=``."""
+    query = {k: ("***" if k == "password" else v) for k, v in url.query.items()}
+    return url.set(query=query).render_as_string(hide_password=True)
 
 
 def run(command: list[str], env: dict[str, str], what: str) -> str:

@@ -29,4 +29,12 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # History is never rewritten: a proposal's evidence is the span of the raw log it was decided on.
+    count = sa.text("SELECT COUNT(*) FROM proposals WHERE evidence IS NOT NULL")
+    cited = op.get_bind().execute(count).scalar()
+    if cited:
+        raise RuntimeError(
+            f"refusing to downgrade below 0005: {cited} proposal(s) name their evidence in the raw "
+            "log; 0004 would drop it, and with it what each reviewer saw highlighted"
+        )
     op.execute("ALTER TABLE proposals DROP COLUMN evidence")

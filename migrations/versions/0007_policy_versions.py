@@ -53,6 +53,15 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    # History is never rewritten: the policy versions installed, and the one behind each proposal.
+    conn = op.get_bind()
+    installed = conn.execute(sa.text("SELECT COUNT(*) FROM policy_versions")).scalar()
+    routed = conn.execute(sa.text("SELECT COUNT(*) FROM proposals WHERE policy_sha256 IS NOT NULL")).scalar()
+    if installed or routed:
+        raise RuntimeError(
+            f"refusing to downgrade below 0007: {installed} policy version(s) installed and "
+            f"{routed} proposal(s) naming the policy that routed them; 0006 would drop that history"
+        )
     # A plain DROP COLUMN (SQLite 3.35+): a batch copy of proposals would trip the changes' foreign key.
     op.execute("ALTER TABLE proposals DROP COLUMN policy_sha256")
     op.drop_table("policy_versions")  # its triggers go with it

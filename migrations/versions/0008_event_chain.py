@@ -68,9 +68,18 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    if op.get_bind().execute(sa.text("SELECT COUNT(*) FROM erasures")).scalar():
+    conn = op.get_bind()
+    if conn.execute(sa.text("SELECT COUNT(*) FROM erasures")).scalar():
         raise RuntimeError(
             "refusing to downgrade below 0008: the ledger records erasures, which are never dropped"
+        )
+    # History is never rewritten: an upgrade would chain the rows again, in another order and at
+    # other times (and without what 0007 cannot keep), so no signed checkpoint would hold.
+    chained = conn.execute(sa.text("SELECT COUNT(*) FROM events")).scalar()
+    if chained:
+        raise RuntimeError(
+            f"refusing to downgrade below 0008: the event chain holds {chained} event(s); 0007 would "
+            "drop the chain, and an upgrade would make another one that no signed checkpoint proves"
         )
     _erasure_guards(create=False)
     _drop_triggers()

@@ -14,6 +14,7 @@ from amem.memory import Memory
 from amem.policy import load_policy
 from amem.services.governance import Governance
 from tests.factories import AGENT, LLM, make_note, raw_log, signed_in
+from tests.ledger import older_ledgers
 
 
 def found(memory: Memory, text: str, **kwargs: object) -> list[str]:
@@ -72,11 +73,11 @@ def test_notes_written_before_the_migration_are_indexed_by_it(database_url: str)
         tx.insert_raw_logs([log], log.received_at)
         governance.create_note(tx, scope="acme", content=log.text, raw_logs=[log], actor=AGENT)
     # Back to a schema without full text (today's code writes only to today's schema), then up.
-    schema.downgrade(engine, "0002")
+    older_ledgers.back_to(engine, "0002")
     schema.upgrade(engine)
     with ledger.read() as tx:
         assert len(keyword_search(tx, "kubernetes", scope="acme", limit=5)) == 1
-    schema.downgrade(engine, "0002")
+    older_ledgers.back_to(engine, "0002")
     tables = set(sa.inspect(engine).get_table_names())
     assert "notes_fts" not in tables and "note_fts_rows" not in tables
     schema.upgrade(engine)
@@ -103,7 +104,7 @@ def test_notes_indexed_before_scope_blocks_keep_their_scope_and_their_order(data
             note = governance.create_note(tx, scope=scope, content=log.text, raw_logs=[log], actor=AGENT)
         written[scope].append(note.id)
     # Today's code writes only to today's schema: the notes go down to 0003's layout, then up.
-    schema.downgrade(engine, "0003")
+    older_ledgers.back_to(engine, "0003")
 
     def window(scope: str, newest: int) -> set[str]:
         with ledger.read() as tx:
@@ -120,7 +121,7 @@ def test_notes_indexed_before_scope_blocks_keep_their_scope_and_their_order(data
     assert window("globex", 10) == set(written["globex"])
     assert window("initech", 10) == set()  # a scope nobody wrote in
 
-    schema.downgrade(engine, "0003")
+    older_ledgers.back_to(engine, "0003")
     if engine.dialect.name == "sqlite":
         with engine.connect() as conn:
             rows = conn.execute(

@@ -12,7 +12,8 @@ from amem.errors import MigrationRefusedError, SchemaMismatchError
 from amem.ledger import schema
 from amem.ledger.store import create_engine
 from amem.memory import Memory
-from tests.factories import make_note, record_tokens_as_before_0022
+from tests.factories import contradict, make_note, record_tokens_as_before_0022
+from tests.ledger import older_ledgers
 
 
 def test_upgrade_from_empty_creates_every_table(database_url: str) -> None:
@@ -44,8 +45,8 @@ def test_cli_db_upgrade_then_open(database_url: str, tmp_path, capsys: pytest.Ca
 def test_downgrade_and_upgrade_keep_data(memory: Memory) -> None:
     note = make_note(memory, "Initech wants a pilot in Q3", tags=["pilot"])
     engine = memory.ledger.engine
-    schema.downgrade(engine, "0001")
-    assert schema.current_revision(engine) == "0001"
+    schema.downgrade(engine, "0008")  # as far as a ledger with history on its chain may go
+    assert schema.current_revision(engine) == "0008"
     schema.upgrade(engine)
     assert schema.current_revision(engine) == schema.head_revision()
     assert memory.read(note.id).tags == ["pilot"]
@@ -54,9 +55,15 @@ def test_downgrade_and_upgrade_keep_data(memory: Memory) -> None:
 
 def test_downgrade_to_nothing_refused_while_raw_logs_exist(memory: Memory) -> None:
     make_note(memory, "a raw log is never dropped")
-    with pytest.raises(MigrationRefusedError, match="raw logs"):
-        schema.downgrade(memory.ledger.engine, "base")
+    engine = memory.ledger.engine
+    with pytest.raises(MigrationRefusedError, match="below 0008: the event chain"):
+        schema.downgrade(engine, "base")
     assert memory.verify().raw_logs_checked == 1
+    older_ledgers.back_to(engine, "0001")  # as an amem before the chain kept it
+    with pytest.raises(MigrationRefusedError, match="raw logs"):
+        schema.downgrade(engine, "base")
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM raw_logs")).scalar_one() == 1
 
 
 def test_empty_ledger_downgrades_to_nothing(database_url: str) -> None:
@@ -69,7 +76,7 @@ def test_empty_ledger_downgrades_to_nothing(database_url: str) -> None:
 
 
 def test_older_schema_is_refused_with_the_command_to_run(memory: Memory, tmp_path) -> None:
-    schema.downgrade(memory.ledger.engine, "0001")
+    schema.downgrade(memory.ledger.engine, schema.known_revisions()[-2])
     with pytest.raises(SchemaMismatchError, match=r"older.*amem db upgrade"):
         Memory(tmp_path / "h2", database_url=memory.settings.database_url)
 
@@ -89,7 +96,7 @@ def test_missing_schema_is_refused_when_not_creating(database_url: str, tmp_path
 def test_cli_names_the_command_without_a_traceback(
     memory: Memory, tmp_path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    schema.downgrade(memory.ledger.engine, "0001")
+    schema.downgrade(memory.ledger.engine, schema.known_revisions()[-2])
     assert main(["--database-url", memory.settings.database_url, "pending"]) == 2
     captured = capsys.readouterr()
     assert "amem db upgrade" in captured.err
@@ -265,3 +272,56 @@ def test_a_token_made_before_0022_still_verifies_beside_one_made_since(
     with memory.ledger.engine.begin() as conn:
         conn.execute(sa.update(api_tokens).where(api_tokens.c.id == made.id).values(token_sha256="0" * 64))
     assert memory.verify().bad_row == f"api_tokens {made.id}"
+
+
+def test_a_downgrade_below_0008_is_refused_while_the_chain_holds_events(
+    memory: Memory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`amem db downgrade 0006` then `upgrade` would chain the ledger again without its policy
+    history: the signed checkpoints no longer held. Before, both commands exited 0, the policy
+    version was gone, and verify said TAMPERED; now the downgrade refuses and changes nothing."""
+    from amem.services import checkpoints
+
+    make_note(memory, "Acme pays $42 per seat", tags=["pricing"])
+    key, log = tmp_path / "key.pem", tmp_path / "checkpoints.jsonl"
+    checkpoints.init_key(key)
+    memory.checkpoint(key=key, log=log)
+    memory.close()
+    store = ["--home", str(memory.home), "--database-url", memory.settings.database_url]
+
+    assert main([*store, "db", "downgrade", "0006"]) == 2
+    assert "refusing to downgrade below 0008: the event chain holds" in capsys.readouterr().err
+
+    assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
+    with memory.ledger.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM policy_versions")).scalar_one() == 1
+    assert main([*store, "verify", "--checkpoints", str(log), "--public-key", str(key)]) == 0
+    assert capsys.readouterr().out.startswith("OK")
+
+
+def test_a_downgrade_below_0007_is_refused_while_a_policy_is_on_the_record(memory: Memory) -> None:
+    """A ledger at 0007 (no chain yet) keeps each installed policy version and the version behind
+    each proposal. Before, 0007's downgrade dropped both."""
+    make_note(memory, "Acme pays $42 per seat")
+    engine = memory.ledger.engine
+    older_ledgers.back_to(engine, "0007")
+    with pytest.raises(
+        MigrationRefusedError, match=r"below 0007: 1 policy version\(s\) installed and \d+ proposal"
+    ):
+        schema.downgrade(engine, "0006")
+    assert schema.current_revision(engine) == "0007"
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM policy_versions")).scalar_one() == 1
+
+
+def test_a_downgrade_below_0005_is_refused_while_a_proposal_names_its_evidence(memory: Memory) -> None:
+    """The span of the raw log a reviewer decided on is part of the proposal's record. Before,
+    0005's downgrade dropped it."""
+    old = make_note(memory, "Acme's contract runs to March")
+    new = make_note(memory, "Acme ended the contract in January")
+    contradict(memory, old, new, "2026-01-31")
+    engine = memory.ledger.engine
+    older_ledgers.back_to(engine, "0006")
+    with pytest.raises(MigrationRefusedError, match=r"below 0005: 1 proposal\(s\) name their evidence"):
+        schema.downgrade(engine, "0004")
+    assert schema.current_revision(engine) == "0006"

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -47,15 +51,13 @@ def test_a_backup_taken_while_an_agent_writes_holds_every_input_acknowledged_bef
     from amem.services import backup as backup_service
 
     scratch: list[str] = []  # this backup's scratch databases (other tests' may exist meanwhile)
+    opened = backup_service._opened_scratch
 
-    class _Ids:
-        @staticmethod
-        def uuid4() -> uuid.UUID:
-            made = uuid.uuid4()
-            scratch.append(f"amem_backup_check_{made.hex[:12]}")
-            return made
+    def recorded(ledger: Ledger, name: str, *args: Any) -> Any:
+        scratch.append(name)
+        return opened(ledger, name, *args)
 
-    monkeypatch.setattr(backup_service, "uuid", _Ids)
+    monkeypatch.setattr(backup_service, "_opened_scratch", recorded)
     lite = memory
     before = [
         o.raw_log_id
@@ -242,3 +244,197 @@ def test_where_the_file_system_has_no_hard_links_a_backup_is_placed_but_never_ov
         lite.backup(dest)
     assert dest.read_text() == "another run's backup"
     assert list(tmp_path.glob("*.partial")) == []
+
+
+# -- what a backup shows other users, and what it leaves behind ------------------------------------
+
+_SECRET = "Sup3rSecretPW"
+
+
+def _logging_client_programs(bin_dir: Path, log: Path) -> str:
+    """A PATH whose pg_dump and pg_restore are wrappers that log their command line (what ps shows
+    every user of the machine) and the PGPASSWORD they were given, then run the real programs."""
+    bin_dir.mkdir()
+    for program in ("pg_dump", "pg_restore"):
+        real = shutil.which(program)
+        assert real, f"{program} is not on PATH"
+        wrapper = bin_dir / program
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            f'printf "argv %s: %s\\n" {program} "$*" >> "{log}"\n'
+            f'printf "env %s: PGPASSWORD=%s\\n" {program} "$PGPASSWORD" >> "{log}"\n'
+            f'exec "{real}" "$@"\n'
+        )
+        wrapper.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("given", ["in the URL", "as ?password="])
+def test_the_postgres_password_is_never_on_a_client_programs_command_line(
+    memory: Memory,
+    new_database: Callable[[], str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    given: str,
+) -> None:
+    """pg_dump and pg_restore get the password in PGPASSWORD, for a backup and for a restore.
+    Before, ``URL.set(password=None)`` kept the password (SQLAlchemy 2.1 ignores None), so it
+    was on both command lines, and a ?password= of the URL stayed in the URI as well."""
+    if memory.ledger.dialect != "postgresql":
+        pytest.skip("pg_dump's path")
+    from amem.services.restore import restore
+
+    log = tmp_path / "client-programs.log"
+    monkeypatch.setenv("PATH", _logging_client_programs(tmp_path / "bin", log))
+
+    def with_password(url: sa.URL) -> sa.URL:
+        if given == "in the URL":
+            return url.set(password=_SECRET)
+        return url.update_query_dict({"password": _SECRET})
+
+    make_note(memory, "Initech renewed for two years", scope="initech")
+    source = with_password(memory.ledger.engine.url).render_as_string(hide_password=False)
+    ledger = Ledger(source, create_if_empty=False)
+    try:
+        report = back_up(ledger, tmp_path / "b.dump")
+    finally:
+        ledger.close()
+    target = with_password(sa.make_url(new_database()))
+    restored = restore(Path(report.path), target.render_as_string(hide_password=False))
+
+    assert report.verified.ok and restored.restored
+    lines = log.read_text().splitlines()
+    argv = [line for line in lines if line.startswith("argv ")]
+    assert {line.split(":")[0] for line in argv} == {"argv pg_dump", "argv pg_restore"}
+    assert [line for line in argv if _SECRET in line] == []
+    assert {line.split(": ", 1)[1] for line in lines if line.startswith("env ")} == {f"PGPASSWORD={_SECRET}"}
+
+
+def test_a_sqlite_backup_is_only_read_by_a_restore(lite: Memory, tmp_path: Path) -> None:
+    """The copy is placed in rollback-journal mode. Before, it kept the live ledger's WAL mark: a
+    restore (which opens it read-only) left -wal and -shm beside it, and from read-only media
+    could not open it at all ("unable to open database file", exit 70)."""
+    make_note(lite, "Acme pays $42 per seat")
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    backup = Path(lite.backup(kept / "b.sqlite3").path)
+
+    code, _, err = _cli_at(tmp_path / "new", "restore", str(backup))
+
+    assert code == 0, err
+    assert backup.read_bytes()[18:20] == b"\x01\x01"  # SQLite's header: not WAL (2)
+    assert sorted(p.name for p in kept.iterdir()) == ["b.sqlite3"]
+
+
+def _cli_at(home: Path, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with patch("sys.stdout", out), patch("sys.stderr", err):
+        code = main(["--home", str(home), *args])
+    return code, out.getvalue(), err.getvalue()
+
+
+_KILLED_WHILE_VERIFYING = """
+import os, signal, sys
+from pathlib import Path
+from amem.memory import Memory
+from amem.services import backup
+
+def killed(copy, *args, **kwargs):
+    print(copy.engine.url.database, flush=True)  # the copy being verified: a scratch database
+    os.kill(os.getpid(), signal.SIGKILL)
+
+backup.verify_ledger = killed
+Memory(Path(sys.argv[1]), database_url=sys.argv[2], create=False).backup(sys.argv[3])
+"""
+
+
+def _scratch_databases(memory: Memory) -> set[str]:
+    with memory.ledger.engine.connect() as conn:
+        found = conn.execute(
+            sa.text(r"SELECT datname FROM pg_database WHERE datname LIKE 'amem\_backup\_check\_%'")
+        )
+        return set(found.scalars())
+
+
+def test_what_a_killed_backup_left_is_removed_by_the_next_one(memory: Memory, tmp_path: Path) -> None:
+    """A backup killed while verifying leaves its partial file and (PostgreSQL) its scratch
+    database, a full copy of the ledger; the next backup removes both and says so. Before, nothing
+    ever removed them."""
+    from tests.conftest import REPO
+
+    make_note(memory, "Acme pays $42 per seat")
+    dest = tmp_path / "b.backup"
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_VERIFYING, str(tmp_path / "killed-home"),
+         memory.settings.database_url, str(dest)],
+        capture_output=True, text=True, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert killed.returncode == -9, killed.stderr
+    left = sorted(p.name for p in tmp_path.glob("b.backup.*.partial"))
+    assert len(left) == 1
+    postgres = memory.ledger.dialect == "postgresql"
+    scratch = killed.stdout.strip()
+    if postgres:
+        assert scratch in _scratch_databases(memory)
+
+    report = memory.backup(dest)
+
+    assert report.verified.ok
+    assert sorted(p.name for p in tmp_path.glob("b.backup*")) == ["b.backup"]
+    assert any(left[0] in line for line in report.cleaned)
+    if postgres:
+        assert scratch not in _scratch_databases(memory)
+        assert any(scratch in line for line in report.cleaned)
+
+
+def test_a_backup_leaves_alone_what_a_backup_running_beside_it_is_writing(
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second backup to the same file, started while the first one checks its copy, removes
+    neither the first one's partial file nor its scratch database (made, and not yet connected
+    to): the first runs to its end, refused only because the name was taken meanwhile."""
+    from amem.services import backup as backing_up
+
+    make_note(memory, "Acme pays $42 per seat")
+    dest = tmp_path / "b.backup"
+    postgres = memory.ledger.dialect == "postgresql"
+    first: dict[str, Any] = {}
+    beside: list[backing_up.BackupReport] = []
+
+    def second_backup() -> None:
+        if "partial" not in first:  # once: the second backup's own hook does nothing
+            (first["partial"],) = (p.name for p in tmp_path.glob("b.backup.*.partial"))
+            beside.append(back_up(memory.ledger, dest))
+
+    if postgres:  # after making the scratch database, before anything connects to it
+        run = backing_up.pg_client.run
+
+        def restoring(command: list[str], *args: Any) -> str:
+            if "--no-owner" in command and "partial" not in first:
+                (uri,) = (c.removeprefix("--dbname=") for c in command if c.startswith("--dbname="))
+                first["scratch"] = sa.make_url(uri).database
+                second_backup()
+            return run(command, *args)
+
+        monkeypatch.setattr(backing_up.pg_client, "run", restoring)
+    else:
+        verify = backing_up.verify_ledger
+
+        def verifying(*args: Any, **kwargs: Any) -> Any:
+            second_backup()
+            return verify(*args, **kwargs)
+
+        monkeypatch.setattr(backing_up, "verify_ledger", verifying)
+
+    with pytest.raises(InvalidInputError, match="was created while the backup was being made"):
+        back_up(memory.ledger, dest)  # its copy was restored and verified: nothing taken from it
+
+    (second,) = beside
+    assert second.verified.ok
+    assert not [line for line in second.cleaned if first["partial"] in line]
+    assert sorted(p.name for p in tmp_path.glob("b.backup*")) == ["b.backup"]
+    if postgres:
+        assert not [line for line in second.cleaned if first["scratch"] in line]
+        assert first["scratch"] not in _scratch_databases(memory)  # dropped by its own backup
