@@ -104,6 +104,8 @@ def backup(
             f"{heads['event_hash'][:12]}), {heads['change_seq']} changes",
             markup=False,
         )
+        for left in r.cleaned:  # what a backup killed earlier left behind
+            out.print(f"removed {left}", markup=False)
         print_verification(verified, "the copy")
 
     emit(report, as_json, render)

@@ -346,7 +346,16 @@ def _opened_scratch(ledger: Ledger, scratch: str, schema: str, partial: Path) ->
         fresh.dispose()
     uri, env = pg_client.libpq(url)
     pg_client.run(
-        [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}", str(partial)], env, "pg_restore"
+        [
+            pg_client.client("pg_restore"),
+            "--no-owner",
+            "--single-transaction",
+            "--exit-on-error",
+            f"--dbname={uri}",
+            str(partial),
+        ],
+        env,
+        "pg_restore",
     )
     query = {k: v for k, v in url.query.items() if k != "options"}
     scoped = url.set(query={**query, "options": f"-csearch_path={schema}"})

@@ -12,6 +12,10 @@ Three layers, each catching what the one before cannot:
 3. Signed checkpoints (amem.services.checkpoints), kept outside the database, prove that the chain
    still extends what was signed: a writer who rewrites or truncates the chain and recomputes every
    hash passes 1 and 2, not 3.
+
+On PostgreSQL each append-only table must still have its triggers (a restore interrupted before its
+post-data section leaves every row in place and none of them): a ledger without them takes an
+UPDATE of a raw log as readily as an INSERT.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any, cast
 
+import sqlalchemy as sa
 from pydantic import BaseModel
 
 from amem.domain.hashing import (
@@ -46,6 +51,7 @@ from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.ledger import audit_queries, erasure_queries
 from amem.ledger.store import Ledger, LedgerTx
+from amem.ledger.tables import APPEND_ONLY_TABLES
 
 #: Progress tasks of verify (amem.domain.progress).
 VERIFY_CHANGES = "verifying the change chain"
@@ -176,6 +182,7 @@ def verify_ledger(
         _tokens(tx, f, seq_of)
         erasure_rows = _erasures(tx, f, recorded, seq_of)
         notes_checked = _notes(tx, f, creations, changed_notes)
+        _append_only_guards(tx, f)
         proofs = [
             _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
             for line, st in checkpoints
@@ -1104,6 +1111,38 @@ def _erased_after_signing(
             "what they held when signed is proven by their digests only"
         )
     return notices
+
+
+#: The triggers a PostgreSQL ledger's append-only tables are made with (migrations 0001, 0007, 0008
+#: and amem.ledger.append_only): one refusing a row's UPDATE or DELETE, one refusing TRUNCATE.
+_PG_GUARDS = ("append_only", "no_truncate")
+_PG_TRIGGERS = sa.text(
+    "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+    "WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) "
+    "AND NOT t.tgisinternal"
+)
+
+
+def _append_only_guards(tx: LedgerTx, f: _Findings) -> None:
+    """A PostgreSQL ledger whose append-only tables lack their triggers, named: its rows verify,
+    yet nothing stops them being rewritten. PostgreSQL only: pg_restore loads the rows before the
+    triggers, where a SQLite restore is copied whole. What someone with the rights to disable or
+    drop a trigger then rewrites, the chains and the checkpoints catch."""
+    if tx.dialect != "postgresql":
+        return
+    present = {(str(table), str(name)) for table, name in tx.conn.execute(_PG_TRIGGERS)}
+    lacking: list[str] = []
+    for table in APPEND_ONLY_TABLES:
+        missing = [f"{table}_{g}" for g in _PG_GUARDS if (table, f"{table}_{g}") not in present]
+        if missing:
+            lacking.append(table if len(missing) == len(_PG_GUARDS) else f"{table} ({', '.join(missing)})")
+    if lacking:
+        f.add(
+            "append-only triggers",
+            f"the append-only triggers of {', '.join(lacking)} are missing: the database no longer "
+            "refuses to change or delete their rows (dropped, or a restore stopped part-way: restore "
+            "the backup again into a new database)",
+        )
 
 
 def _policy_text_matches(f: _Findings, row: Any) -> None:

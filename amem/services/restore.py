@@ -10,9 +10,18 @@ verify` does (both chains, every row, each signed checkpoint given) before it is
 SQLite: the backup is copied with SQLite's backup API to a temporary name beside the target (the
 backup file itself is only read), verified there, and renamed into place if the target is still
 free; a copy that does not verify is removed and nothing is restored. PostgreSQL: ``pg_restore``
-into the target database (the dump's schema, made there unless it exists empty), then verified; one
-that does not verify is left there for inspection, and the report says so. The vector index is
-derived: the CLI rebuilds it from the restored ledger's stored vectors.
+into the target database (the dump's schema, made there unless it exists empty) in one transaction,
+so a restore interrupted or failing part-way leaves nothing (a ledger without its keys and
+append-only triggers would otherwise verify, and refuse the next restore); then verified; one that
+does not verify is left there for inspection, and the report says so. The dump's schema is the one
+restored, verified and reported: a target URL whose search_path names another is refused.
+
+The vector index is derived: the CLI rebuilds it from the restored ledger's stored vectors. The
+restored ledger keeps none of the source's index positions (``index_state``), whose ledger identity
+names the source's index builds: sharing it, a restore beside the live store (``--database-url``
+with the same home) would take the live store's build for its own and drop it, and each later open
+of either ledger would drop the other's. It gets an identity of its own with its first build; the
+chains, which checkpoints sign, hold no identity, so it still verifies against the source's.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from amem.domain.progress import Progress, no_progress
 from amem.errors import InvalidInputError
 from amem.ledger import schema
 from amem.ledger.store import Ledger, create_engine
+from amem.ledger.tables import index_state
 from amem.services import pg_client
 from amem.services.backup import place
 from amem.services.integrity import VerifyResult, verify_ledger
@@ -43,6 +53,9 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _PG_DUMP_MAGIC = b"PGDMP"
 #: A schema entry of ``pg_restore --list``: "3; 2615 2200 SCHEMA - public pg_database_owner".
 _SCHEMA_ENTRY = re.compile(r"^\d+; \d+ \d+ SCHEMA - (\S+) ")
+#: The rows of the index positions in ``pg_restore --list``: "3514; 0 45759 TABLE DATA public
+#: index_state postgres" (left out: the restored ledger's index is its own).
+_INDEX_STATE_DATA = re.compile(rf"^\d+; \d+ \d+ TABLE DATA \S+ {index_state.name} ")
 
 
 class RestoreReport(BaseModel):
@@ -139,6 +152,7 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
         try:
             _copy_backup(backup, partial)
             upgraded_from = _brought_up_to_date(sqlite_url(partial), backup)
+            _forget_index_positions(sqlite_url(partial))
             opened = Ledger(sqlite_url(partial), create_if_empty=False)
             try:
                 verified, heads = proof.verify(opened)
@@ -248,6 +262,17 @@ def _damaged(backup: Path, exc: sqlite3.DatabaseError | sa.exc.DatabaseError) ->
     )
 
 
+def _forget_index_positions(url: str) -> None:
+    """The source's index positions gone from the restored copy, and with them its ledger identity,
+    which names the source's index builds (derived data: no chain or checkpoint covers it)."""
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.delete(index_state))
+    finally:
+        engine.dispose()
+
+
 def _checkpointed(path: Path) -> None:
     """Everything of ``path``'s write-ahead log in the file itself, so renaming the file moves it whole."""
     conn = sqlite3.connect(path)
@@ -262,7 +287,7 @@ def _checkpointed(path: Path) -> None:
 
 
 def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreReport:
-    uri, env = pg_client.libpq(target)
+    env = pg_client.libpq(target)[1]
     listing = pg_client.run([pg_client.client("pg_restore"), "--list", str(backup)], env, "pg_restore --list")
     schemas = [m.group(1) for line in listing.splitlines() if (m := _SCHEMA_ENTRY.match(line))]
     if len(schemas) != 1:
@@ -270,7 +295,7 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
             f"{backup}: expected the dump of one ledger schema, found {schemas or 'none'}"
         )
     (schema,) = schemas
-    engine = sa.create_engine(target.set(query={k: v for k, v in target.query.items() if k != "options"}))
+    engine = sa.create_engine(_without_options(target))
     try:
         with engine.connect() as conn:
             exists = conn.execute(
@@ -288,21 +313,28 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
             "overwrites a ledger (it would lose what was kept after the backup); restore into a new "
             "database (--database-url)"
         )
-    command = [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}"]
-    if exists:  # an empty schema, say "public" of a new database: restore into it, do not make it
-        kept = [line if not _SCHEMA_ENTRY.match(line) else ";" + line for line in listing.splitlines()]
-        with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as toc:
-            toc.write("\n".join(kept) + "\n")
-        command.append(f"--use-list={toc.name}")
+    scoped = _opening(target, schema, made=bool(exists))
+    uri, env = pg_client.libpq(scoped)
+    # one transaction, stopped at the first error: interrupted or failing, it leaves nothing behind
+    command = [
+        pg_client.client("pg_restore"),
+        "--no-owner",
+        "--single-transaction",
+        "--exit-on-error",
+        f"--dbname={uri}",
+    ]
+    kept = [
+        ";" + line
+        if _INDEX_STATE_DATA.match(line) or (exists and _SCHEMA_ENTRY.match(line))
+        else line  # an empty schema, say "public" of a new database: restore into it, do not make it
+        for line in listing.splitlines()
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as toc:
+        toc.write("\n".join(kept) + "\n")
     try:
-        pg_client.run([*command, str(backup)], env, "pg_restore")
+        pg_client.run([*command, f"--use-list={toc.name}", str(backup)], env, "pg_restore")
     finally:
-        if exists:
-            os.unlink(toc.name)
-    query = {k: v for k, v in target.query.items() if k != "options"}
-    scoped = (
-        target.set(query={**query, "options": f"-csearch_path={schema}"}) if schema != "public" else target
-    )
+        os.unlink(toc.name)
     url = scoped.render_as_string(hide_password=False)
     upgraded_from = _brought_up_to_date(url, backup)
     restored = Ledger(url, create_if_empty=False)
@@ -322,6 +354,55 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
         ledger_url=url,
         upgraded_from=upgraded_from,
     )
+
+
+def _opening(target: sa.URL, schema: str, *, made: bool) -> sa.URL:
+    """The URL that opens ``schema`` of the target database once restored, so the ledger verified,
+    reindexed and reported is the one restored: ``target`` itself where its search path leads
+    there, else ``target`` with its search path set to it. InvalidInputError when ``target``'s own
+    options set a search path leading elsewhere (a dump of "public" restored with the URL of a
+    ledger kept in another schema): amem at that URL would open the other ledger, not this one."""
+    engine = sa.create_engine(target)
+    try:
+        with engine.connect() as conn, conn.begin() as tx:
+            asked = conn.execute(sa.text("SHOW search_path")).scalar_one()
+            if not made:  # made here and rolled back: where the search path leads once it exists
+                try:
+                    conn.execute(sa.text(f"CREATE SCHEMA {conn.dialect.identifier_preparer.quote(schema)}"))
+                except sa.exc.ProgrammingError as exc:  # no CREATE right: pg_restore could not either
+                    raise InvalidInputError(
+                        f"{_shown(target)}: cannot make schema {schema!r} to restore the dump into "
+                        f"({exc.orig})"
+                    ) from None
+            opened = conn.execute(sa.text("SELECT current_schema()")).scalar_one_or_none()
+            tx.rollback()
+    finally:
+        engine.dispose()
+    if opened == schema:
+        return target
+    bare = _without_options(target)
+    if "options" in target.query and asked != _search_path(bare):
+        raise InvalidInputError(
+            f"{_shown(target)} sets the search path {asked!r}, which opens "
+            f"{'schema ' + repr(opened) if opened else 'no schema'}, and the dump holds the ledger of "
+            f"schema {schema!r}, which a restore keeps: nothing restored; give the URL without that "
+            f"option, or with options=-csearch_path={schema}"
+        )
+    return bare.set(query={**bare.query, "options": f"-csearch_path={schema}"})
+
+
+def _search_path(url: sa.URL) -> str:
+    """The search path a session at ``url`` starts with."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return str(conn.execute(sa.text("SHOW search_path")).scalar_one())
+    finally:
+        engine.dispose()
+
+
+def _without_options(url: sa.URL) -> sa.URL:
+    return url.set(query={k: v for k, v in url.query.items() if k != "options"})
 
 
 def _brought_up_to_date(url: str, backup: Path) -> str | None:
@@ -347,4 +428,4 @@ def _brought_up_to_date(url: str, backup: Path) -> str | None:
 
 
 def _shown(url: sa.URL) -> str:
-    return url.render_as_string(hide_password=True)
+    return pg_client.shown(url)

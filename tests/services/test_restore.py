@@ -254,3 +254,136 @@ def test_a_damaged_backup_is_refused_as_damaged_not_as_a_bug(lite: Memory, tmp_p
         assert err.startswith(f"error: the backup {cut} is damaged or incomplete (") and "bug" not in err
         assert not (tmp_path / "new" / "ledger.sqlite3").exists()
         assert list((tmp_path / "new").glob("*restoring*")) == []
+
+
+def test_a_restore_beside_the_live_store_leaves_the_live_index_alone(
+    memory: Memory, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The documented `--database-url` form, with the live store's home: the restored ledger kept the
+    source's index identity, so its reindex took the live build for its own and dropped it (the live
+    process's search failed with BuildMissingError), and each later open of either ledger dropped
+    the other's build."""
+    postgres = memory.ledger.dialect == "postgresql"
+    renewal = make_note(memory, "Initech renewed for two years", scope="initech")
+    make_note(memory, "Initech asked for SSO", scope="initech")
+    assert [h.note.id for h in memory.search("renewal two years", scope="initech", k=1)] == [renewal.id]
+    backup = Path(memory.backup(tmp_path / ("b.dump" if postgres else "b.sqlite3")).path)
+    target = request.getfixturevalue("new_database")() if postgres else f"sqlite:///{tmp_path / 'r.sqlite3'}"
+
+    code, out, err = _cli(
+        "--home", str(memory.home), "--database-url", target, "restore", str(backup), "--json"
+    )
+
+    assert code == 0, err
+    restored = json.loads(out)["database_url"]  # the test server's URL holds no password
+    assert [h.note.id for h in memory.search("renewal two years", scope="initech", k=1)] == [renewal.id]
+    discount = make_note(memory, "Initech wants a discount", scope="initech")
+    with Memory(memory.home, database_url=restored, create=False) as back:  # its own build, same home
+        assert [h.note.id for h in back.search("renewal two years", scope="initech", k=1)] == [renewal.id]
+        assert discount.id not in [h.note.id for h in back.search("discount", scope="initech", k=3)]
+    assert [h.note.id for h in memory.search("discount", scope="initech", k=1)] == [discount.id]
+    with Memory(memory.home, database_url=memory.settings.database_url, create=False) as live_again:
+        assert [h.note.id for h in live_again.search("discount", scope="initech", k=1)] == [discount.id]
+    with Memory(memory.home, database_url=restored, create=False) as back:
+        assert back.count_raw_logs() == 2 and back.verify().ok
+        assert [h.note.id for h in back.search("renewal two years", scope="initech", k=1)] == [renewal.id]
+
+
+def _team_dump(url: str, home: Path, *contents: str) -> Path:
+    """A backup of a team ledger (kept in "public" of the database ``url``) holding ``contents``."""
+    with Memory(home, database_url=url) as team:
+        for content in contents:
+            make_note(team, content, scope="initech")
+        return Path(team.backup(home.parent / f"{home.name}.dump").path)
+
+
+def _tables(url: str, schema: str) -> int:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(
+                conn.execute(
+                    sa.text("SELECT count(*) FROM information_schema.tables WHERE table_schema = :s"),
+                    {"s": schema},
+                ).scalar_one()
+            )
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_dump_is_not_restored_through_a_url_that_opens_another_schema(
+    new_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """The URL of a ledger kept in schema amem_prod, given to restore a dump of "public": the dump
+    went into public, yet the restore verified, reindexed and reported amem_prod's ledger (its heads,
+    "verified") as the one restored."""
+    source, target = new_database(), new_database()
+    dump = _team_dump(source, tmp_path / "team", "Initech renewed for two years", "Initech asked for SSO")
+    engine = sa.create_engine(target)
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE SCHEMA amem_prod"))
+    engine.dispose()
+    prod = sa.make_url(target).set(query={"options": "-csearch_path=amem_prod"}).render_as_string(False)
+    with Memory(tmp_path / "live", database_url=prod) as live:
+        make_note(live, "Globex signed a 3 year deal", scope="globex")
+
+    with pytest.raises(InvalidInputError, match=r"opens schema 'amem_prod', and the dump holds .* 'public'"):
+        restore(dump, prod)
+
+    assert _tables(target, "public") == 0
+    with Memory(tmp_path / "live", database_url=prod, create=False) as live:
+        assert live.count_raw_logs() == 1 and live.verify().ok
+    public = sa.make_url(target).set(query={"options": "-csearch_path=public"}).render_as_string(False)
+    report = restore(dump, public)  # the URL that opens the schema restored
+    assert report.restored and report.schema_name == "public" and report.heads["counts"]["raw_log"] == 2
+
+
+@pytest.mark.postgres
+def test_a_postgresql_restore_that_fails_part_way_leaves_the_database_empty_to_restore_again(
+    new_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """pg_restore ran statement by statement: one that stopped part-way (killed, or failing as here
+    on a name taken in the target) left the tables and rows without their keys and append-only
+    triggers, a ledger that verified, and refused every later restore as "holds 17 table(s)"."""
+    from amem.errors import ConfigError
+
+    source, target = new_database(), new_database()
+    dump = _team_dump(source, tmp_path / "team", "Initech renewed for two years")
+    engine = sa.create_engine(target)
+    with engine.begin() as conn:  # not a table, so the target counts as empty: one of the dump's
+        conn.execute(sa.text("CREATE SEQUENCE public.ix_raw_logs_scope"))  # index names, taken
+
+    with pytest.raises(ConfigError, match="pg_restore failed"):
+        restore(dump, target)
+
+    assert _tables(target, "public") == 0
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SEQUENCE public.ix_raw_logs_scope"))
+    engine.dispose()
+    report = restore(dump, target)
+    assert report.restored and report.heads["counts"]["raw_log"] == 1
+
+
+@pytest.mark.postgres
+def test_verify_fails_on_a_postgresql_ledger_restored_without_its_append_only_triggers(
+    new_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """A restore stopped after its rows, before its triggers, verified as intact: nothing checked
+    that the database still refuses to change a raw log."""
+    from amem.services import pg_client
+
+    source, target = new_database(), new_database()
+    dump = _team_dump(source, tmp_path / "team", "Initech renewed for two years")
+    engine = sa.create_engine(target)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP SCHEMA public"))  # the dump makes it
+    engine.dispose()
+    uri, env = pg_client.libpq(sa.make_url(target))
+    restoring = [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}"]
+    pg_client.run([*restoring, "--section=pre-data", "--section=data", str(dump)], env, "pg_restore")
+
+    code, out, _ = _cli("--home", str(tmp_path / "half"), "--database-url", target, "verify")
+
+    assert code == 1 and "TAMPERED" in out
+    assert "TAMPERED: the append-only triggers of raw_logs, changes, " in out
