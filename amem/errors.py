@@ -1,5 +1,9 @@
 """Errors a user can act on. The CLI prints their message without a traceback."""
 
+from __future__ import annotations
+
+import sys
+
 
 class AmemError(Exception):
     """Base class: a mistake or a state the user can do something about."""
@@ -129,3 +133,18 @@ class AnalysisStoppedError(AnalysisPendingError):
     def __init__(self, message: str, raw_log_ids: list[str]) -> None:
         super().__init__(message, raw_log_ids[0])
         self.raw_log_ids = list(raw_log_ids)
+
+
+def ledger_unreachable(exc: BaseException) -> str | None:
+    """The driver's reason, on one line, when ``exc`` says the ledger's database cannot be reached
+    (no connection could be made: a server down, a database that does not exist; or the server
+    dropped it), else None. SQLAlchemy raises these before any statement ran, or marks the
+    connection invalidated; every interface answers them as the machine's state, not amem's bug.
+    Looked up in ``sys.modules``: an error from SQLAlchemy means it is loaded, and the interfaces
+    asking never import it."""
+    sa_exc = sys.modules.get("sqlalchemy.exc")
+    if sa_exc is None or not isinstance(exc, sa_exc.OperationalError):
+        return None
+    if exc.statement is not None and not exc.connection_invalidated:
+        return None
+    return " ".join(str(exc.orig if exc.orig is not None else exc).split())

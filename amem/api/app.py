@@ -42,6 +42,7 @@ from amem.errors import (
     PolicyError,
     ProposalStateError,
     SchemaMismatchError,
+    ledger_unreachable,
 )
 from amem.index.base import IndexUnavailableError
 from amem.index.sync import IndexModelChangedError
@@ -366,6 +367,11 @@ def create_app(
             detail = (
                 f"the embedding or language model could not answer ({_kind(exc)}): the server's "
                 "log says why; try again once it is fixed"
+            )
+            answer = JSONResponse({"detail": detail}, status_code=503)
+        elif ledger_unreachable(exc) is not None:  # the server's database down, not a bug
+            detail = (
+                "the ledger database cannot be reached: the server's log says why; try again once it is fixed"
             )
             answer = JSONResponse({"detail": detail}, status_code=503)
         else:

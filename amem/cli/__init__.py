@@ -62,13 +62,10 @@ def _environment_problem(exc: Exception) -> tuple[str, int] | None:
     The ledger's server unreachable or its database missing (SQLAlchemy's error raised before any
     statement ran, or a connection the server dropped), a full or read-only disk: each is something
     the operator fixes, and "internal error ... a bug in amem" sent them to report it instead."""
-    sa_exc = sys.modules.get("sqlalchemy.exc")
-    if (
-        sa_exc is not None
-        and isinstance(exc, sa_exc.OperationalError)
-        and (exc.statement is None or exc.connection_invalidated)
-    ):
-        reason = " ".join(str(exc.orig).split()) if exc.orig is not None else type(exc).__name__
+    from amem.errors import ledger_unreachable
+
+    reason = ledger_unreachable(exc)
+    if reason is not None:
         return (
             f"error: the ledger database cannot be reached ({_printable(reason)}): {store_label()}; "
             "check that its server runs and the URL (--database-url or AMEM_DATABASE_URL)",
