@@ -21,7 +21,9 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from amem.domain.hashing import REDACTED
 from amem.domain.models import Note, RetirementWaiting, as_utc
+from amem.domain.values import parse_datetime
 from amem.ledger.store import LedgerTx, _note
 from amem.ledger.tables import UTCDateTime, changes, notes, proposals, raw_logs
 
@@ -97,12 +99,17 @@ def keyword_search(
     alive_at: datetime | None = None,
     newest: int | None = None,
     created_by: datetime | None = None,
+    deleted: bool = False,
 ) -> list[KeywordHit]:
     """Live notes of ``scope`` matching any word of ``text``, best first.
 
     ``tags``: each must be among the note's tags. ``alive_at``: only notes not retired then.
     ``created_by``: only notes created at or before it (a search as of a past moment, whose
-    candidates must not be crowded out by notes that did not exist then).
+    candidates must not be crowded out by notes that did not exist then). ``deleted``: deleted
+    notes too (a search as of a past moment, when a note deleted since still held).
+    A note's score does not depend on which notes these filters leave out (except on PostgreSQL
+    with ``newest``: the window's word counts are of the notes that pass), so a search as of a
+    moment, which filters on the notes as they stood then, scores them as a search made then did.
     ``newest``: rank only the scope's ``newest`` most recently created notes that match, so the
     cost stops growing with the scope (on SQLite, deleted notes take places in that window); None
     ranks every match.
@@ -111,9 +118,9 @@ def keyword_search(
     if not terms or limit <= 0 or (newest is not None and newest <= 0):
         return []
     if tx.dialect == "sqlite":
-        return _fts5(tx, fts5_match(terms), scope, limit, tags, alive_at, newest, created_by)
+        return _fts5(tx, fts5_match(terms), scope, limit, tags, alive_at, newest, created_by, deleted)
     if tx.dialect == "postgresql":
-        return _tsvector(tx, terms, scope, limit, tags, alive_at, newest, created_by)
+        return _tsvector(tx, terms, scope, limit, tags, alive_at, newest, created_by, deleted)
     raise NotImplementedError(f"full-text search is not implemented for {tx.dialect}")
 
 
@@ -150,8 +157,11 @@ def _fts5(
     alive_at: datetime | None,
     newest: int | None,
     created_by: datetime | None = None,
+    deleted: bool = False,
 ) -> list[KeywordHit]:
     extra, params, typed = _filters(tx, tags, alive_at, created_by)
+    if not deleted:
+        extra.insert(0, "n.deleted = 0")
     ranked = _fts5_ranked(newest is not None)
     if newest is not None:
         params["newest"] = newest
@@ -168,7 +178,7 @@ def _fts5(
         kept = [
             KeywordHit(r[0], -float(r[1]))
             for r in rows
-            if not r[2] and r[3] == scope and (moment is None or r[4] is None or r[4] > moment)
+            if (deleted or not r[2]) and r[3] == scope and (moment is None or r[4] is None or r[4] > moment)
         ][:limit]
         if len(kept) == limit or len(rows) < drawn:  # enough, or every match was drawn
             return kept
@@ -179,7 +189,7 @@ def _fts5(
         f"SELECT m.note_id, c.rank FROM ({ranked}) c "
         "JOIN note_fts_rows m ON m.fts_rowid = c.rowid "
         "JOIN notes n ON n.id = m.note_id "
-        "WHERE n.scope = :scope AND n.deleted = 0 " + "".join(f"AND {w} " for w in extra) + order
+        "WHERE n.scope = :scope " + "".join(f"AND {w} " for w in extra) + order
     ).bindparams(*typed)
     return [KeywordHit(r[0], -float(r[1])) for r in tx.conn.execute(stmt, args)]
 
@@ -232,16 +242,24 @@ def _tsvector(
     alive_at: datetime | None,
     newest: int | None,
     created_by: datetime | None = None,
+    deleted: bool = False,
 ) -> list[KeywordHit]:
     """BM25-like on PostgreSQL: ts_rank_cd has no inverse document frequency, so each word's
     ts_rank_cd is weighted by its IDF within the scope, counted in the same query. (On LoCoMo,
     plain ts_rank_cd over the OR query reached R@10 0.52; IDF-weighted, 0.60, as FTS5's bm25.)
-    With ``newest``, each word's document count is estimated from the window: its count there,
-    scaled by all matches over the window's (the same figure when the window holds every match)."""
+    Each word's document count is that of every match in the scope, as N counts every note of it
+    (FTS5's bm25() counts the whole index): a note's score does not depend on which notes the
+    filters leave out, so a search as of a moment, which filters on the notes as they stood then,
+    scores them as the search made then did.
+    With ``newest``, each word's document count is estimated from the window (of the notes that
+    pass the filters): its count there, scaled by all matches over the window's (the same figure
+    when the window holds every match)."""
     words = [t for t in terms if _WORD.fullmatch(t)]
     if not words:
         return []
     extra, params, typed = _filters(tx, tags, alive_at, created_by)
+    if not deleted:
+        extra.insert(0, "NOT n.deleted")
     params.update({f"w{i}": w for i, w in enumerate(words)})
     params.update({"any": tsquery_text(words), "key": scope_key(scope), "scope": scope, "limit": limit})
     if newest is not None:
@@ -264,19 +282,28 @@ def _tsvector(
         f"* ts_rank_cd({weights}, m.sv, q.q{i}, 1) ELSE 0 END)"
         for i in n
     )
-    sql = (
-        f"WITH q AS (SELECT to_tsquery('english', :any) && to_tsquery('simple', :key) AS qa, {queries}), "
-        f"m AS MATERIALIZED (SELECT n.id, n.search_vector AS sv, {hits}"
-        + ("" if newest is None else ", count(*) OVER () AS total")
-        + " FROM notes n, q WHERE n.search_vector @@ q.qa AND n.scope = :scope AND NOT n.deleted "
-        + "".join(f"AND {w} " for w in extra)
+    matched = "n.search_vector @@ q.qa AND n.scope = :scope "
+    if newest is None:
+        # Every match is counted; those the filters leave out are only not ranked (m.keep).
+        keep = " AND ".join(extra) or "true"
+        m = f"SELECT n.id, n.search_vector AS sv, {hits}, ({keep}) AS keep FROM notes n, q WHERE {matched}"
+        kept = "WHERE m.keep "
+    else:
         # The window bounds the ranking, not the match: PostgreSQL still tests every note of the
         # scope (a sequential or GIN scan), which costs about as much as ranking every match.
-        + ("" if newest is None else "ORDER BY n.created_at DESC, n.id DESC LIMIT :newest")
-        + f"), df AS MATERIALIZED (SELECT {counts} FROM m), "
+        m = (
+            f"SELECT n.id, n.search_vector AS sv, {hits}, count(*) OVER () AS total FROM notes n, q "
+            f"WHERE {matched}"
+            + "".join(f"AND {w} " for w in extra)
+            + "ORDER BY n.created_at DESC, n.id DESC LIMIT :newest"
+        )
+        kept = ""
+    sql = (
+        f"WITH q AS (SELECT to_tsquery('english', :any) && to_tsquery('simple', :key) AS qa, {queries}), "
+        f"m AS MATERIALIZED ({m}), df AS MATERIALIZED (SELECT {counts} FROM m), "
         # N counts the scope's deleted notes too; an index-only scan of ix_notes_scope when vacuumed.
         + "s AS MATERIALIZED (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
-        + f"SELECT m.id, {score} AS rank FROM m, q, df, s ORDER BY rank DESC, m.id LIMIT :limit"
+        + f"SELECT m.id, {score} AS rank FROM m, q, df, s {kept}ORDER BY rank DESC, m.id LIMIT :limit"
     )
     stmt = sa.text(sql).bindparams(*typed)
     rows = tx.conn.execute(stmt, params)
@@ -324,9 +351,10 @@ def backlinks(tx: LedgerTx, scope: str, targets: Sequence[str]) -> list[Backlink
 
 def linked_before(tx: LedgerTx, scope: str, targets: Sequence[str], until: datetime) -> list[str]:
     """Notes of ``scope`` given, at or before ``until``, links that mention any of ``targets``:
-    the notes that may have linked to them then (``backlinks`` reads the links as they stand now).
-    Bounded by the scope's changes of links up to ``until``; the caller rebuilds each note as of
-    ``until`` to keep those whose links then pointed at a target."""
+    the notes that may have linked to them then (``backlinks`` reads the links as they stand now),
+    deleted ones too (one deleted since held then). Bounded by the scope's changes of links up to
+    ``until``; the caller rebuilds each note as of ``until`` to keep those whose links then pointed
+    at a target, and that held then."""
     if not targets:
         return []
     value_text = sa.cast(changes.c.new_value, sa.Text)
@@ -335,7 +363,6 @@ def linked_before(tx: LedgerTx, scope: str, targets: Sequence[str], until: datet
         .join(notes, notes.c.id == changes.c.note_id)
         .where(
             notes.c.scope == scope,
-            notes.c.deleted.is_(False),
             changes.c.attribute == "links",
             changes.c.applied_at <= as_utc(until),
         )
@@ -344,6 +371,86 @@ def linked_before(tx: LedgerTx, scope: str, targets: Sequence[str], until: datet
         .order_by(changes.c.note_id)
     )
     return list(tx.conn.execute(stmt).scalars())
+
+
+def deleted_since(tx: LedgerTx, scope: str, moment: datetime) -> list[str]:
+    """Notes of ``scope`` made by ``moment`` and deleted after it: a search as of ``moment`` may
+    have to find them, and the vector index no longer holds them (their vectors stay in the
+    ledger). Read from the changes of deletion applied after ``moment`` (ix_changes_applied_at),
+    so its cost follows what was deleted since, not the notes."""
+    stmt = (
+        sa.select(changes.c.note_id)
+        .join(notes, notes.c.id == changes.c.note_id)
+        .where(
+            changes.c.attribute == "deleted",
+            changes.c.applied_at > as_utc(moment),
+            notes.c.scope == scope,
+            notes.c.deleted.is_(True),
+            notes.c.created_at <= as_utc(moment),
+        )
+        .distinct()
+        .order_by(changes.c.note_id)
+    )
+    return list(tx.conn.execute(stmt).scalars())
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What decides whether a note passes a search's filters as of a past moment, without
+    rebuilding it: as it stood then (``made``: it existed; deleted, its end, its tags, from its last
+    change of each by then, as ``replay`` folds them) and, as it stands, whether it was erased
+    since (deleted, its text gone)."""
+
+    scope: str
+    made: bool
+    deleted: bool
+    invalid_at: datetime | None
+    tags: tuple[str, ...]
+    erased: bool
+
+
+#: The attributes ``Standing`` reads from a note's changes.
+_STANDING = ("deleted", "invalid_at", "tags")
+
+
+def standing_at(tx: LedgerTx, note_ids: Sequence[str], moment: datetime) -> dict[str, Standing]:
+    """Each note's ``Standing`` at ``moment``, in two statements for all of them: its row, and its
+    changes of the three attributes applied by then (a search as of a past moment filters its
+    candidates on these before ranking; only its hits are rebuilt whole)."""
+    if not note_ids:
+        return {}
+    ids = list(dict.fromkeys(note_ids))
+    moment = as_utc(moment)
+    rows = tx.conn.execute(
+        sa.select(notes.c.id, notes.c.scope, notes.c.created_at, notes.c.deleted, notes.c.content).where(
+            notes.c.id.in_(ids)
+        )
+    ).all()
+    then: dict[str, dict[str, Any]] = {r.id: {} for r in rows}
+    history = (
+        sa.select(changes.c.note_id, changes.c.attribute, changes.c.new_value)
+        .where(
+            changes.c.note_id.in_(ids),
+            changes.c.attribute.in_(_STANDING),
+            changes.c.applied_at <= moment,
+        )
+        .order_by(changes.c.seq)
+    )
+    for c in tx.conn.execute(history):
+        then[c.note_id][c.attribute] = c.new_value  # the last by then stays
+    out: dict[str, Standing] = {}
+    for r in rows:
+        values = then[r.id]
+        ends = values.get("invalid_at")
+        out[r.id] = Standing(
+            scope=r.scope,
+            made=as_utc(r.created_at) <= moment,
+            deleted=bool(values.get("deleted")),
+            invalid_at=parse_datetime(ends) if ends is not None else None,
+            tags=tuple(values.get("tags") or ()),
+            erased=bool(r.deleted) and r.content == REDACTED,
+        )
+    return out
 
 
 def live_notes_page(tx: LedgerTx, *, after: str, limit: int) -> list[Note]:
@@ -367,6 +474,8 @@ _RETIREMENTS = sa.select(notes.c.id, notes.c.invalid_at).where(
 )
 #: A hit's retirement that a newer note proposed and a person has not decided yet (index
 #: ix_proposals_note_attr_status): the hit still holds, but an agent should know it is contested.
+#: A pending ``invalid_at`` proposal of no date (a revert that would bring a retired note back)
+#: ends nothing: it is read here too, and left out by ``retirements_waiting_of``.
 _WAITING = proposals.alias("waiting")
 _NOTES_SAID = (
     sa.select(
@@ -416,10 +525,30 @@ def note_said_rows(tx: LedgerTx, note_ids: Sequence[str]) -> dict[str, sa.Row[An
         return {}
     out: dict[str, sa.Row[Any]] = {}
     for r in tx.conn.execute(_NOTES_SAID, {"ids": list(note_ids)}):
-        kept = out.get(r.id)  # several retirements waiting: the newest is the row kept
-        if kept is None or (r.waiting_seq or 0) > (kept.waiting_seq or 0):
+        kept = out.get(r.id)  # several invalid_at proposals pending: the newest retirement is kept
+        if kept is None or _waits_before(kept, r):
             out[r.id] = r
     return out
+
+
+def _ends(value: object) -> datetime | None:
+    """The end a pending ``invalid_at`` proposal gives its note: None for a proposal of no date
+    (a restoration, which would bring the note back) or one that is not a time."""
+    if isinstance(value, datetime):
+        return as_utc(value)
+    if not isinstance(value, str):
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(value))
+    except ValueError:
+        return None
+
+
+def _waits_before(kept: sa.Row[Any], row: sa.Row[Any]) -> bool:
+    """Whether ``row`` names a note's retirement waiting rather than ``kept`` does: a retirement
+    before a restoration, and of two of a kind the newer."""
+    ranks = [(_ends(r.waiting_invalid_at) is not None, r.waiting_seq or 0) for r in (kept, row)]
+    return ranks[1] > ranks[0]
 
 
 def notes_said_of(
@@ -434,17 +563,17 @@ def notes_said_of(
 def retirements_waiting_of(
     rows: Mapping[str, sa.Row[Any]], note_ids: Sequence[str]
 ) -> dict[str, RetirementWaiting]:
-    """The pending retirements among ``notes_said``'s rows, by note id."""
+    """The pending retirements among ``notes_said``'s rows, by note id: the ``invalid_at``
+    proposals that give their note an end. One of no date would end nothing (a revert that brings
+    a retired note back): it is no retirement, and is left out."""
     out: dict[str, RetirementWaiting] = {}
     for note_id in note_ids:
         row = rows.get(note_id)
         if row is None or row.waiting_id is None:
             continue
-        value = row.waiting_invalid_at
-        try:
-            when = as_utc(datetime.fromisoformat(value)) if isinstance(value, str) else None
-        except ValueError:
-            when = None
+        when = _ends(row.waiting_invalid_at)
+        if when is None:
+            continue
         out[note_id] = RetirementWaiting(
             proposal_id=row.waiting_id,
             invalid_at=when,
@@ -476,7 +605,7 @@ def retirements_waiting(tx: LedgerTx, note_ids: Sequence[str]) -> dict[str, Reti
     rows: dict[str, sa.Row[Any]] = {}
     for r in tx.conn.execute(_WAITING_OF, {"ids": list(note_ids)}):
         kept = rows.get(r.note_id)
-        if kept is None or r.waiting_seq > kept.waiting_seq:
+        if kept is None or _waits_before(kept, r):
             rows[r.note_id] = r
     return retirements_waiting_of(rows, list(rows))
 

@@ -41,7 +41,8 @@ class Decision(BaseModel):
 
 class Fact(BaseModel):
     """``retirement_waiting``: a newer note says this fact no longer holds and a person has not
-    decided yet (it still holds, but may not for long), as search hits say it."""
+    decided yet (it still holds, but may not for long), as search hits say it. A pending proposal
+    that would bring a retired fact back is no retirement: it is not shown here."""
 
     note: Note
     said_at: datetime | None = None
@@ -91,17 +92,20 @@ def facts(
         total = q.count_current_notes(tx, scope, moment=moment, include_retired=include_retired)
         decided = q.decisions_for_notes(tx, [note.id for note, _ in rows])
         waiting = search_queries.retirements_waiting(tx, [note.id for note, _ in rows])
-    out = [
-        Fact(
-            note=note,
-            said_at=raw.occurred_at if raw else None,
-            said_by=str(raw.actor) if raw else None,
-            retired=note.invalid_at is not None and as_utc(note.invalid_at) <= moment,
-            retirement_waiting=waiting.get(note.id),
-            decisions=_decisions(decided).get(note.id, []),
+    out = []
+    for note, raw in rows:
+        retired = note.invalid_at is not None and as_utc(note.invalid_at) <= moment
+        out.append(
+            Fact(
+                note=note,
+                said_at=raw.occurred_at if raw else None,
+                said_by=str(raw.actor) if raw else None,
+                retired=retired,
+                # a retired fact's pending proposal moves an end it already has: none waits for it
+                retirement_waiting=None if retired else waiting.get(note.id),
+                decisions=_decisions(decided).get(note.id, []),
+            )
         )
-        for note, raw in rows
-    ]
     return FactPage(scope=scope, facts=out, total=total)
 
 

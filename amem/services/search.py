@@ -4,7 +4,8 @@ agentic variant that follows each hit's links.
 The vector index is derived from the ledger and caught up before every search, so approvals made
 elsewhere (the console, another process) are visible at once. Candidates come from the index and
 the ledger's full-text index; what is returned is always the ledger's note, checked against the
-filters (for ``as_of``: the note rebuilt from its changes as it stood then).
+filters (for ``as_of``: the note rebuilt from its changes as it stood then; its candidates are
+checked so before they are ranked, so that the search ranks what a search made then ranked).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -25,7 +26,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel
 
 from amem.config import DEFAULT_LINK_KEYWORD_SCOPE_LIMIT, DEFAULT_LINK_KEYWORD_WINDOW, Settings
-from amem.domain.hashing import sha256_text
+from amem.domain.hashing import REDACTED, sha256_text
 from amem.domain.models import Note, RetirementWaiting, as_utc, utcnow
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
@@ -35,7 +36,8 @@ from amem.index.documents import document_text
 from amem.index.embedders import Embedder, MiniLMEmbedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, Fused, fuse
 from amem.index.sync import IndexModelChangedError, IndexSync
-from amem.ledger import search_queries
+from amem.ledger import index_queries, search_queries
+from amem.ledger.facts_queries import changes_until
 from amem.ledger.index_queries import LedgerCheck
 from amem.ledger.store import Ledger, LedgerTx
 from amem.services.hit_cache import HitRows
@@ -50,8 +52,10 @@ POOL_PER_RESULT = 3
 #: A search answers at most this many hits (the HTTP API's and MCP's bound too): each side draws
 #: a few times k candidates, so a larger k only costs time, and a huge one overflowed the database.
 MAX_K = 100
-#: A search as of a past moment that found fewer than k hits among its candidates draws this many
-#: times more, until the candidates run out (notes changed since may have lost their tags then).
+#: A search as of a past moment draws this many times its pool from each side, filters the
+#: candidates on the notes as they stood then, and draws this many times more while a side kept
+#: fewer than its pool and had more (notes changed since may have been retired, or lost their tags).
+AS_OF_DRAW = 2
 AS_OF_POOL_GROWTH = 4
 #: A note brought in by a link scores this share of the hit that brought it.
 LINKED_SCORE_SHARE = 0.5
@@ -89,38 +93,79 @@ class SearchResult(BaseModel):
     retirement_waiting: RetirementWaiting | None = None
 
 
+#: A ranking's hits: the current ones, the retired ones (asked for: after them), the said-at
+#: times and the retirements waiting read with the notes.
+_Admitted = tuple[list[SearchResult], list[SearchResult], dict[str, datetime], dict[str, RetirementWaiting]]
+
+
 @dataclass(frozen=True)
 class _Filters:
     scope: str
     tags: tuple[str, ...]
     as_of: datetime | None
     include_retired: bool
+    #: When the search was asked: the moment a search of the present reads, the same throughout.
+    asked: datetime = field(default_factory=utcnow)
 
     @property
     def moment(self) -> datetime:
-        return self.as_of if self.as_of is not None else utcnow()
+        return self.as_of if self.as_of is not None else self.asked
 
     def admits(self, then: Note | None, now: Note | None) -> bool:
-        """``then``: the note at the searched moment; ``now``: as it stands (deleted ones never show)."""
-        if then is None or now is None or now.deleted or then.deleted or then.scope != self.scope:
+        """``then``: the note at the searched moment; ``now``: as it stands. A note deleted at the
+        searched moment never shows; one deleted since shows as of a moment it held, unless it was
+        erased (its text is gone)."""
+        if then is None or now is None:
             return False
-        if not set(self.tags) <= set(then.tags):
+        erased = now.deleted and (self.as_of is None or now.content == REDACTED)
+        return self._holds(then.scope, then.deleted or erased, then.invalid_at, then.tags)
+
+    def stood(self, standing: search_queries.Standing | None) -> bool:
+        """``admits`` for a candidate of a search as of a past moment, read without rebuilding it."""
+        if standing is None or not standing.made:
             return False
-        retired = then.invalid_at is not None and as_utc(then.invalid_at) <= as_utc(self.moment)
+        gone = standing.deleted or standing.erased
+        return self._holds(standing.scope, gone, standing.invalid_at, standing.tags)
+
+    def _holds(self, scope: str, gone: bool, invalid_at: datetime | None, tags: Iterable[str]) -> bool:
+        if gone or scope != self.scope or not set(self.tags) <= set(tags):
+            return False
+        retired = invalid_at is not None and as_utc(invalid_at) <= as_utc(self.moment)
         return self.include_retired or not retired
 
+    def current(self) -> _Filters:
+        """The same search without the retired notes: whose hits come first in one that asks for them."""
+        return replace(self, include_retired=False)
 
-def _candidates(k: int, filters: _Filters) -> tuple[int, tuple[str, ...], datetime | None]:
-    """How many candidates each side draws for ``k`` hits, with the tags and the moment the index
-    and the full-text query filter on (none for ``as_of``: the note may have changed since, so its
-    candidates are drawn twice as many, filtered only on their creation, and checked once rebuilt;
-    ``_ranked`` draws more while too few pass)."""
-    pool = max(MIN_POOL, POOL_PER_RESULT * k)
+
+@dataclass(frozen=True)
+class _Draw:
+    """What each side draws for a search: ``pool`` candidates, the tags and moment the index and
+    the full-text query filter on, and the bounds of a search as of a past moment (notes made by
+    then, deleted ones too: they are filtered on as they stood then)."""
+
+    pool: int
+    tags: tuple[str, ...]
+    alive_at: datetime | None
+    created_by: datetime | None = None
+    deleted: bool = False
+
+
+def _pool(k: int) -> int:
+    """How many candidates each side ranks for ``k`` hits."""
+    return max(MIN_POOL, POOL_PER_RESULT * k)
+
+
+def _candidates(k: int, filters: _Filters) -> _Draw:
+    """What each side draws for ``k`` hits. A search of the present filters in the index and the
+    full-text query on the tags and (without retired notes) the moment. One as of a past moment
+    draws ``AS_OF_DRAW`` times as many among the notes made by then, deleted ones too, filtered on
+    nothing else: the notes may have changed since, so ``_ranked_then`` checks each as it stood
+    then."""
     if filters.as_of is not None:
-        pool *= 2
-    index_tags = () if filters.as_of else filters.tags
-    alive_at = None if (filters.include_retired or filters.as_of) else filters.moment
-    return pool, index_tags, alive_at
+        return _Draw(AS_OF_DRAW * _pool(k), (), None, created_by=filters.as_of, deleted=True)
+    alive_at = None if filters.include_retired else filters.moment
+    return _Draw(_pool(k), filters.tags, alive_at)
 
 
 @dataclass(frozen=True)
@@ -300,8 +345,12 @@ class SearchService:
         ``tags``: a note must carry all of them. ``as_of``: search the notes as they stood then
         (a note created later is not found; its tags and retirement are read at that moment).
         Retired notes (invalid_at at or before now, or before ``as_of``) only with
-        ``include_retired``: after the ``k`` current hits, those of them that rank among them (at
-        most ``k``). Deleted notes never.
+        ``include_retired``: after the ``k`` current hits, which are those a search without it
+        answers, in its order, come the retired notes that rank among the first ``k`` current ones
+        in a ranking of every note (at most ``k``). A note deleted at the searched moment never
+        shows; as of a past moment, one deleted since is found as it stood then (unless erased),
+        and a search as of a moment answers what the search made then answered while the index
+        holds the same notes (``_ranked_then``).
         """
         filters = _check(query, k, scope, tags, as_of, include_retired)
         with self._searched(query, k, filters) as (_, hits):
@@ -390,21 +439,12 @@ class SearchService:
         with self._beside_lock:
             if self._beside is None:
                 self._beside = ThreadPoolExecutor(max_workers=4, thread_name_prefix="amem-keyword")
-        pool, index_tags, alive_at = _candidates(k, filters)
+        draw = _candidates(k, filters.current())  # retired notes asked for too: drawn apart, later
 
         def run() -> _BesideRead:
             with self.ledger.read(read_committed=True) as tx:
                 checked = self.sync.check(tx)
-                hits = search_queries.keyword_search(
-                    tx,
-                    query,
-                    scope=filters.scope,
-                    limit=pool,
-                    tags=index_tags,
-                    alive_at=alive_at,
-                    created_by=filters.as_of,
-                )
-                return _BesideRead(hits, checked)
+                return _BesideRead(_keyword_drawn(tx, query, filters.scope, draw), checked)
 
         return self._beside.submit(run)
 
@@ -444,57 +484,132 @@ class SearchService:
                     tx=tx,
                     keyword=keyword,
                 )
-        pool, index_tags, alive_at = _candidates(k, filters)
-        states: dict[str, Note | None] = {}  # as_of: the notes rebuilt so far, kept across draws
-        while True:
-            keyword_hits, vector_hits, unwritten = self._drawn(
-                tx, query, vector, filters, pool, index_tags, alive_at, pending, newest, keyword
+        if filters.as_of is not None:
+            results, retired, said, waiting = self._ranked_then(
+                tx, query, vector, k, filters, currency, keyword
             )
-            fused = fuse(vector_hits, keyword_hits, vector_weight=self.vector_weight, unsearched=unwritten)
-            results, retired, said, waiting = self._admitted(
-                tx, fused, k, filters, unwritten, currency, states
+        elif currency is not None and filters.include_retired:
+            # The current hits are those the search answers without retired notes, ranked as it
+            # ranks them (a retired note would take a place in each side's pool, and widen its
+            # scaling); the retired ones come from a ranking of every note, drawn apart.
+            results, _, said, waiting = self._ranked_now(
+                tx, query, vector, k, filters.current(), pending, newest, currency, keyword
             )
-            # As of a past moment, a candidate may fail the filters as the note stood then (its
-            # tags, its retirement): with too few hits, draw more while either side had more.
-            if filters.as_of is None or len(results) >= k:
-                break
-            if len(keyword_hits) < pool and len(vector_hits) < pool:
-                break
-            pool, keyword = pool * AS_OF_POOL_GROWTH, None
+            _, retired, also_said, also_waiting = self._ranked_now(
+                tx, query, vector, k, filters, pending, newest, currency, None
+            )
+            said |= also_said
+            waiting |= also_waiting
+        else:
+            results, retired, said, waiting = self._ranked_now(
+                tx, query, vector, k, filters, pending, newest, currency, keyword
+            )
         if currency is None:
             return results
         return self._with_currency(tx, results + retired, filters, said=said, waiting=waiting)
 
-    def _drawn(
+    def _ranked_now(
         self,
         tx: LedgerTx,
         query: str,
         vector: NDArray[Any],
+        k: int,
         filters: _Filters,
-        pool: int,
-        index_tags: tuple[str, ...],
-        alive_at: datetime | None,
         pending: Sequence[tuple[Note, NDArray[Any]]],
         newest: int | None,
+        currency: LedgerCheck | None,
         keyword: list[search_queries.KeywordHit] | None,
-    ) -> tuple[list[search_queries.KeywordHit], list[VectorHit], dict[str, Note]]:
-        """Each side's ``pool`` best candidates (as of a past moment: of the notes created by then),
-        with the notes of ``pending`` by id."""
-        created_by = filters.as_of
-        keyword_hits = (
-            keyword
-            if keyword is not None
-            else search_queries.keyword_search(
-                tx,
-                query,
-                scope=filters.scope,
-                limit=pool,
-                tags=index_tags,
-                alive_at=alive_at,
-                newest=newest,
-                created_by=created_by,
-            )
+    ) -> _Admitted:
+        """A search of the present (or the link step): each side's pool, filtered by the index and
+        the full-text query, fused, and the best ``k`` that pass the filters."""
+        draw = _candidates(k, filters)
+        if keyword is None:
+            keyword = _keyword_drawn(tx, query, filters.scope, draw, newest=newest)
+        vector_hits, unwritten = self._vector_drawn(vector, filters, draw, pending)
+        fused = fuse(vector_hits, keyword, vector_weight=self.vector_weight, unsearched=unwritten)
+        return self._admitted(tx, fused, k, filters, unwritten, currency, {})
+
+    def _ranked_then(
+        self,
+        tx: LedgerTx,
+        query: str,
+        vector: NDArray[Any],
+        k: int,
+        filters: _Filters,
+        currency: LedgerCheck | None,
+        keyword: list[search_queries.KeywordHit] | None,
+    ) -> _Admitted:
+        """A search as of a past moment ranks what a search made then ranked: each side's
+        candidates are drawn among the notes made by then (deleted ones too), and those that did
+        not pass the filters as they stood then (deleted, retired, untagged) are dropped before
+        each side keeps its pool and is scaled, as the index and the full-text query dropped them
+        then. While the index holds the same notes and documents as then, the hits are the same;
+        a note changed since (its words, its vector), a note made since (the full text's word
+        statistics) or one deleted since under another embedding model still weigh in.
+        With ``include_retired`` the current hits are ranked first, then the retired ones apart,
+        from the same candidates."""
+        pool = _pool(k)
+        draw = _candidates(k, filters)
+        current = filters.current()
+        as_of = filters.moment
+        standing: dict[str, search_queries.Standing] = {}  # the candidates then, kept across draws
+        gone = self._deleted_since(tx, vector, filters)
+
+        def passes(note_id: str, f: _Filters) -> bool:
+            return f.stood(standing.get(note_id))
+
+        while True:
+            if keyword is None:
+                keyword = _keyword_drawn(tx, query, filters.scope, draw)
+            indexed, _ = self._vector_drawn(vector, filters, draw, ())
+            known = {h.note_id for h in indexed}
+            vector_hits = sorted([*indexed, *(h for h in gone if h.note_id not in known)], key=_nearest)
+            drawn = dict.fromkeys(h.note_id for h in [*vector_hits, *keyword])
+            standing |= search_queries.standing_at(tx, [i for i in drawn if i not in standing], as_of)
+            sides = [
+                ([h for h in vector_hits if passes(h.note_id, current)], len(indexed) < draw.pool),
+                ([h for h in keyword if passes(h.note_id, current)], len(keyword) < draw.pool),
+            ]
+            if all(len(kept) >= pool or ran_out for kept, ran_out in sides):
+                break
+            draw, keyword = replace(draw, pool=draw.pool * AS_OF_POOL_GROWTH), None
+        # Only the hits are rebuilt whole, k at a time, and checked again as rebuilt.
+        states: dict[str, Note | None] = {}
+        fused = fuse(sides[0][0][:pool], sides[1][0][:pool], vector_weight=self.vector_weight)
+        results, _, said, waiting = self._admitted(tx, fused, k, current, {}, currency, states)
+        if not filters.include_retired:
+            return results, [], said, waiting
+        every = fuse(
+            [h for h in vector_hits if passes(h.note_id, filters)][:pool],
+            [h for h in keyword if passes(h.note_id, filters)][:pool],
+            vector_weight=self.vector_weight,
         )
+        _, retired, also_said, also_waiting = self._admitted(tx, every, k, filters, {}, currency, states)
+        return results, retired, said | also_said, waiting | also_waiting
+
+    def _deleted_since(self, tx: LedgerTx, vector: NDArray[Any], filters: _Filters) -> list[VectorHit]:
+        """For a search as of a past moment, the vector side's candidates the index no longer holds:
+        the notes made by then and deleted since, compared by the vectors the ledger keeps of them
+        (none left for an erased note, nor for one deleted before a rebuild under another model)."""
+        if filters.as_of is None:
+            return []
+        ids = search_queries.deleted_since(tx, filters.scope, filters.as_of)
+        kept = index_queries.vectors(tx, self.sync.model, ids) if ids else {}
+        if not kept:
+            return []
+        found = list(kept)
+        similarities = np.stack([kept[i].vector for i in found]) @ np.asarray(vector, dtype=np.float32)
+        return [VectorHit(i, float(x)) for i, x in zip(found, similarities, strict=True)]
+
+    def _vector_drawn(
+        self,
+        vector: NDArray[Any],
+        filters: _Filters,
+        draw: _Draw,
+        pending: Sequence[tuple[Note, NDArray[Any]]],
+    ) -> tuple[list[VectorHit], dict[str, Note]]:
+        """The vector side's ``draw.pool`` best candidates, with the notes of ``pending`` by id."""
+        pool, index_tags, alive_at, created_by = draw.pool, draw.tags, draw.alive_at, draw.created_by
         staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
         shadowed = self.sync.shadowed(filters.scope) if staged else 0
         # Whether a vector hit is retired: the index view's knowledge, as current as the catch-up
@@ -525,12 +640,12 @@ class SearchService:
                 similarities = np.stack([v for _, v in beside]) @ np.asarray(vector, dtype=np.float32)
                 ids = [i for i, _ in beside]
                 vector_hits += [VectorHit(i, float(x)) for i, x in zip(ids, similarities, strict=True)]
-            vector_hits = sorted(vector_hits, key=lambda h: -h.similarity)[:pool]
+            vector_hits = sorted(vector_hits, key=_nearest)[:pool]
         unwritten = {note.id: note for note, _ in pending}
         if pending:
             extra = [VectorHit(note.id, float(np.dot(v, vector))) for note, v in pending]
-            vector_hits = sorted([*vector_hits, *extra], key=lambda h: -h.similarity)[:pool]
-        return keyword_hits, vector_hits, unwritten
+            vector_hits = sorted([*vector_hits, *extra], key=_nearest)[:pool]
+        return vector_hits, unwritten
 
     def _admitted(
         self,
@@ -541,7 +656,7 @@ class SearchService:
         unwritten: Mapping[str, Note],
         currency: LedgerCheck | None,
         states: dict[str, Note | None],
-    ) -> tuple[list[SearchResult], list[SearchResult], dict[str, datetime], dict[str, RetirementWaiting]]:
+    ) -> _Admitted:
         """The best ``k`` candidates that pass the filters, and (a search asked for retired facts
         too) the retired ones among them, with the said-at times and waiting retirements read with
         the notes. ``states``: the notes already rebuilt as of ``filters.as_of``, added to."""
@@ -549,11 +664,13 @@ class SearchService:
         said: dict[str, datetime] = {}  # first raw logs' times, read with the notes (currency)
         waiting: dict[str, RetirementWaiting] = {}  # read with the notes too
         # Notes are read from the ledger best first, k of them, then twice as many at a time:
-        # both sides already dropped retired, deleted and untagged candidates, so the first k
-        # nearly always pass and the rest of the pool is never loaded.
-        # A search asked for retired facts too answers the k current hits it would answer without
-        # them, and adds after them the retired ones that rank among those (at most k): a retired
-        # price that matches the question best never takes the place of the price that holds now.
+        # both sides already dropped retired, deleted and untagged candidates (as of a past moment:
+        # those that were then), so the first k nearly always pass and the rest of the pool is
+        # never loaded.
+        # A search asked for retired facts too ranks its current hits apart (``_ranked``), then all
+        # of its notes: of those, the retired ones that rank among the first k current ones (at
+        # most k) come after the current hits, so a retired price that matches the question best
+        # never takes the place of the price that holds now.
         apart = currency is not None and filters.include_retired
         retired: list[SearchResult] = []
         start, chunk = 0, k
@@ -612,7 +729,7 @@ class SearchService:
         passed at the searched moment) after every current one, each group in score order.
         ``said``: raw log times already read (with the notes), by raw log id; the rest are read.
         ``waiting``: retirements proposed and not yet decided, by note id (searches of the present
-        only: what waits now says nothing of a past moment)."""
+        only: what waits now says nothing of a past moment; current hits only)."""
         if not hits:
             return hits
         first = {h.note_id: h.note.raw_log_ids[0] for h in hits if h.note.raw_log_ids}
@@ -620,18 +737,24 @@ class SearchService:
         missing = [i for i in dict.fromkeys(first.values()) if i not in said]
         said |= search_queries.said_at(tx, missing)
         moment = as_utc(filters.moment)
-        out = [
-            h.model_copy(
-                update={
-                    "valid_at": h.note.valid_at,
-                    "invalid_at": h.note.invalid_at,
-                    "said_at": said.get(first.get(h.note_id, "")),
-                    "retired": _retired_at(h.note, moment),
-                    "retirement_waiting": _waiting(waiting, h.note_id) if filters.as_of is None else None,
-                }
+        out = []
+        for h in hits:
+            retired = _retired_at(h.note, moment)
+            out.append(
+                h.model_copy(
+                    update={
+                        "valid_at": h.note.valid_at,
+                        "invalid_at": h.note.invalid_at,
+                        "said_at": said.get(first.get(h.note_id, "")),
+                        "retired": retired,
+                        # a retired note's pending proposal moves an end it already had: no
+                        # retirement waits for it
+                        "retirement_waiting": None
+                        if filters.as_of is not None or retired
+                        else _waiting(waiting, h.note_id),
+                    }
+                )
             )
-            for h in hits
-        ]
         return sorted(out, key=lambda h: h.retired)  # stable: score order kept within each group
 
     def _linked(self, tx: LedgerTx, hits: Sequence[SearchResult], filters: _Filters) -> list[SearchResult]:
@@ -706,19 +829,38 @@ def _check(
 def _states_at(
     tx: LedgerTx, notes: Iterable[Note], moment: datetime, known: dict[str, Note | None] | None = None
 ) -> dict[str, Note]:
-    """Each note as it stood at ``moment``, rebuilt from its changes; absent if it did not exist yet.
-    ``known``: notes already rebuilt at ``moment`` in this read (None: did not exist), added to."""
-    out: dict[str, Note] = {}
-    for note in notes:
-        if known is not None and note.id in known:
-            past = known[note.id]
-        else:
-            past = replay(note, tx.changes_for_note(note.id, until=moment))
-            if known is not None:
-                known[note.id] = past
-        if past is not None:
-            out[note.id] = past
-    return out
+    """Each note as it stood at ``moment``, rebuilt from its changes (read in one statement);
+    absent if it did not exist yet. ``known``: notes already rebuilt at ``moment`` in this read
+    (None: did not exist), added to."""
+    given = list(notes)
+    known = {} if known is None else known
+    missing = [n for n in given if n.id not in known]
+    history = changes_until(tx, [n.id for n in missing], moment) if missing else {}
+    for note in missing:
+        known[note.id] = replay(note, history[note.id])
+    return {n.id: past for n in given if (past := known[n.id]) is not None}
+
+
+def _keyword_drawn(
+    tx: LedgerTx, query: str, scope: str, draw: _Draw, *, newest: int | None = None
+) -> list[search_queries.KeywordHit]:
+    """The full-text side's candidates for ``draw``."""
+    return search_queries.keyword_search(
+        tx,
+        query,
+        scope=scope,
+        limit=draw.pool,
+        tags=draw.tags,
+        alive_at=draw.alive_at,
+        newest=newest,
+        created_by=draw.created_by,
+        deleted=draw.deleted,
+    )
+
+
+def _nearest(hit: VectorHit) -> float:
+    """A vector hit's sort key: nearest first."""
+    return -hit.similarity
 
 
 def _backlinks_at(

@@ -8,11 +8,12 @@ on request, marked.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import date
 from functools import partial
 
 import streamlit as st
 
+from amem.domain.values import parse_as_of
 from amem.services.review import date_words
 from approval_ui import state
 from approval_ui.render import md_escape
@@ -53,7 +54,7 @@ def main() -> None:
         "each as it stood then, with the decisions taken by then.",
     )
     include_retired = top[2].checkbox("Include retired facts", key="facts_retired", on_change=_reset_page)
-    as_of = datetime.combine(day, time.max, tzinfo=UTC) if day is not None else None
+    as_of = parse_as_of(day) if day is not None else None  # the day picked is its end, as everywhere
     page_number = st.session_state.get("facts_page", 1)
     facts = partial(mem.facts, scope, limit=PAGE_SIZE, include_retired=include_retired, as_of=as_of)
     page = facts(offset=(page_number - 1) * PAGE_SIZE)

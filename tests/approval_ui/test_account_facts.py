@@ -88,6 +88,20 @@ def test_a_contested_fact_says_so_in_the_console(mem: Memory) -> None:
     assert page.index("$55") < page.index("Contested") and page.index("$42") < page.index("Contested")
 
 
+def test_a_retired_fact_a_pending_revert_would_bring_back_is_not_shown_as_contested(mem: Memory) -> None:
+    """Before, any pending invalid_at proposal read as a retirement waiting: a revert that would
+    bring the retired $55 back showed on it as "Contested · a newer note says otherwise; its
+    retirement waits for review". It ends nothing; the fact shows as retired, as it is."""
+    prices = three_prices(mem)
+    change = [c for c in mem.note_versions(prices[1].id) if c.attribute == "invalid_at"][-1]
+    revert = mem.revert(change.seq, reviewer=signed_in(mem, "alice"), reason="the $49 was only a quote")
+    assert revert.status.value == "pending"
+    at = open_console("alice", "facts")
+    at.checkbox(key="facts_retired").check().run()
+    page = plain(texts(at))
+    assert page.count(":red[**Retired**]") == 2 and "Contested" not in page
+
+
 def test_a_lead_limited_to_their_accounts_sees_them_first_and_can_read_the_rest(mem: Memory) -> None:
     """carol owns acme (reviewers.yaml scopes): her facts page opens on acme, her sidebar says so,
     and globex's facts can still be read (the limit is on deciding)."""

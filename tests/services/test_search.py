@@ -163,16 +163,45 @@ def test_as_of_with_a_tag_draws_more_candidates_until_a_note_that_held_then_is_f
 
 
 def test_deleted_notes_are_never_returned(memory: Memory, crm: dict[str, Note]) -> None:
-    before = utcnow()
     p = memory.delete(crm["sso"].id, actor="bob", reason="duplicate")
     memory.approve(p.id, reviewer=signed_in(memory, REVIEWER))
     for found in (
         memory.search("SSO Okta login", k=10, scope="acme", include_retired=True),
-        memory.search("SSO Okta login", k=10, scope="acme", as_of=before),
+        memory.search("SSO Okta login", k=10, scope="acme", as_of=utcnow()),
         memory.search_agentic("SSO Okta login", k=10, scope="acme"),
     ):
         assert crm["sso"].id not in ids(found)
     assert crm["sso"].id not in [n.id for n in memory.search_service.nearest("acme", "SSO Okta", 10)]
+
+
+def test_as_of_a_moment_a_note_deleted_since_held_it_is_found_as_then(
+    memory: Memory, crm: dict[str, Note]
+) -> None:
+    """Before, a search as of a past moment never found a note deleted since, though it held then
+    and ``amem facts --as-of`` and ``amem show --as-of`` show it: the full-text side drew only
+    notes live now, and the vector index no longer holds deleted ones (their vectors, kept in the
+    ledger, are compared instead)."""
+    question = "SSO Okta login"
+    then = memory.search(question, k=10, scope="acme")  # what an agent read
+    before = utcnow()
+    p = memory.delete(crm["sso"].id, actor="bob", reason="duplicate")
+    memory.approve(p.id, reviewer=signed_in(memory, REVIEWER))
+    assert crm["sso"].id not in ids(memory.search(question, k=10, scope="acme"))
+    found = memory.search(question, k=10, scope="acme", as_of=before)
+    assert ids(found) == ids(then) and found[0].note_id == crm["sso"].id
+    assert found[0].matched_by == ["vector", "keyword"]  # both sides, as when it was live
+    assert crm["sso"].id in ids(memory.search_agentic(question, k=1, scope="acme", as_of=before))
+
+
+def test_a_note_erased_since_is_never_found_as_of_any_moment(memory: Memory, crm: dict[str, Note]) -> None:
+    """A note whose input was erased is deleted, and its text is gone: as of a moment it held,
+    a search still leaves it out (unlike a note deleted since)."""
+    secret = said(memory, "Priya's home address is 12 Elm Street")
+    memory.search("Priya home address", k=10, scope="acme")
+    before = utcnow()
+    memory.erase(by=signed_in(memory, REVIEWER), reason="request", raw_log_id=secret.raw_log_ids[0])
+    for question in ("Priya home address Elm Street", "erased"):
+        assert secret.id not in ids(memory.search(question, k=10, scope="acme", as_of=before))
 
 
 def test_agentic_search_keeps_every_linked_note_beyond_k(memory: Memory, crm: dict[str, Note]) -> None:

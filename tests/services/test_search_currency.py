@@ -222,3 +222,37 @@ def test_a_contested_note_an_agentic_search_brings_in_by_a_link_says_so_too(memo
         linked[old.id].retirement_waiting is not None
         and linked[old.id].retirement_waiting.proposal_id == waiting.id
     )
+
+
+def revert_pending(memory: Memory, note: Note) -> str:
+    """A reviewer reverts the note's last change of invalid_at: held for a second review."""
+    change = [c for c in memory.note_versions(note.id) if c.attribute == "invalid_at"][-1]
+    p = memory.revert(change.seq, reviewer=signed_in(memory, "alice"), reason="the newer price was a quote")
+    assert p.status.value == "pending" and p.attribute == "invalid_at" and p.new_value is None
+    return p.id
+
+
+def test_a_pending_revert_that_would_end_no_note_is_no_retirement_waiting(
+    memory: Memory, prices: list[Note]
+) -> None:
+    """Before, every pending invalid_at proposal counted as a retirement waiting, one of no date
+    too: a revert that would bring the retired $55 back, or lift the end the $49 was given, showed
+    as "contested: a newer note says otherwise; its retirement waits for review". A proposal of no
+    date ends nothing, nor does one that moves a retired note's end; a retirement still waits."""
+    decide = memory.propose(prices[2].id, "invalid_at", "2031-01-01T00:00:00Z", reason="ends", proposer=LLM)
+    memory.approve(decide.id, reviewer=signed_in(memory, "alice"))  # the $49 holds until 2031
+    revert_pending(memory, prices[1])  # would bring the retired $55 back
+    revert_pending(memory, prices[2])  # would lift the $49's end
+    moved = memory.propose(prices[0].id, "invalid_at", "2026-03-01T00:00:00Z", reason="earlier", proposer=LLM)
+    assert moved.status.value == "pending"  # would move the retired $42's end
+    hits = memory.search(QUESTION, k=5, scope="acme", include_retired=True)
+    assert {h.note_id for h in hits} >= {p.id for p in prices}
+    assert all(h.retirement_waiting is None for h in hits)
+    facts = memory.facts("acme", include_retired=True).facts
+    assert {f.note_id for f in facts} >= {p.id for p in prices}
+    assert all(f.retirement_waiting is None for f in facts)
+    newer = said(memory, "Acme will pay $60 per seat from next year", at=datetime(2026, 9, 1, tzinfo=UTC))
+    waiting = contradict(memory, prices[2], newer, "2027-01-01T00:00:00Z")  # a retirement: it waits
+    for found in (memory.search(QUESTION, k=5, scope="acme"), memory.facts("acme").facts):
+        contested = {h.note_id: h.retirement_waiting for h in found}[prices[2].id]
+        assert contested is not None and contested.proposal_id == waiting.id
