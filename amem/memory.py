@@ -6,6 +6,7 @@ ledger, deciding proposals or verifying the chain never imports them.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+log = logging.getLogger(__name__)
 _Part = TypeVar("_Part")
 
 
@@ -204,13 +206,14 @@ class Memory:
         def build() -> WritePipeline:
             from amem.services.pipeline import WritePipeline
 
+            # the index opened on the pipeline's first use, after the inputs are kept (a raw log
+            # is committed before anything needs the index)
             return WritePipeline(
                 settings=self.settings,
                 ledger=self.ledger,
                 governance=self.governance,
                 analyst=self.analyst,
-                neighbours=self.search_service,
-                index=self.search_service,
+                index=lambda: self.search_service,
                 queue=self.queue,
             )
 
@@ -363,6 +366,7 @@ class Memory:
         from amem.services.worker import WorkerPool
 
         self.pipeline  # noqa: B018  (build the heavy parts once, before the threads race for them)
+        self.search_service  # noqa: B018
         return WorkerPool(
             lambda i: self.worker(batch_size=batch_size, name=f"worker{i}"), concurrency
         ).start()
@@ -463,9 +467,20 @@ class Memory:
         explicit step after a change of model). Returns the number of notes indexed."""
         with self._parts_lock:
             if "search_service" not in self._parts:
+                from amem.index.chroma import IndexUnreadableError, remove_unreadable
                 from amem.services.search import SearchService
 
-                service = SearchService.open(self.settings, self.ledger, reindex=True, progress=progress)
+                try:
+                    service = SearchService.open(self.settings, self.ledger, reindex=True, progress=progress)
+                except IndexUnreadableError as exc:  # a damaged database file: a new index in its place
+                    remove_unreadable(exc.path)
+                    log.warning(
+                        "the vector index at %s could not be read (%s): deleted it (it holds nothing "
+                        "the ledger does not) and building a new one from the ledger",
+                        exc.path,
+                        exc.cause,
+                    )
+                    service = SearchService.open(self.settings, self.ledger, reindex=True, progress=progress)
                 self._parts["search_service"] = service
                 return service.index.count()
         return self.search_service.reindex(progress=progress)

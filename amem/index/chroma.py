@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import AbstractContextManager
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
@@ -45,7 +45,7 @@ import chromadb
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import ChromaError, NotFoundError
+from chromadb.errors import ChromaError, InternalError, NotFoundError
 from chromadb.utils.embedding_functions import register_embedding_function
 from numpy.typing import NDArray
 
@@ -65,11 +65,20 @@ from amem.index.embedders import Embedder, embedder_from_id
 log = logging.getLogger(__name__)
 #: Chroma's full-text index of the documents (an FTS5 table, trigram tokens, in chroma.sqlite3).
 _CHROMA_FTS = "embedding_fulltext_search"
+#: The tables of chroma.sqlite3 holding an entry's metadata or document, each with the column that
+#: names the entry (``embeddings.id``): rows left there by an entry that is gone are removed.
+_ENTRY_ROWS = (
+    ("embedding_metadata", "id"),
+    ("embedding_metadata_array", "id"),
+    (_CHROMA_FTS, "rowid"),
+)
 
 DEFAULT_STORE = "amem_notes"
 _SCOPE = "amem_scope"
 #: A build's marker's metadata: its BuildOrigin.
 _REPLACES, _HEAD, _ERASURES, _LEDGER = "amem_replaces", "amem_built_from", "amem_erasures", "amem_ledger"
+#: The cosine distance under which a probe's answer is its own vector (float rounding apart).
+_OWN_DISTANCE = 1e-3
 #: Draw this many extra neighbours so that retired notes can be dropped without a metadata filter.
 RETIRED_MARGIN = 10
 #: Write each collection's HNSW index to disk after every write. Chroma keeps writes in one log for
@@ -149,18 +158,125 @@ def open_chroma(settings: Settings, embedder: Embedder) -> ChromaIndex:
                 f"cannot reach the Chroma server at {settings.chroma_url}: {exc}"
             ) from exc
     else:
-        from filelock import FileLock
-
-        settings.chroma_path.mkdir(parents=True, exist_ok=True)
-        # Chroma creates its tables on a client's first open without guarding against another
-        # process doing the same: two workers starting together on a fresh store failed with
-        # "table collections already exists". The opens of one directory take turns.
-        with FileLock(str(settings.chroma_path.with_name(settings.chroma_path.name + ".open.lock"))):
-            client = chromadb.PersistentClient(path=str(settings.chroma_path), settings=quiet)
+        client = _persistent_client(settings.chroma_path, quiet)
     index = ChromaIndex(client, store, embedder)
     if not settings.chroma_url:
         index.path = settings.chroma_path
     return index
+
+
+class IndexUnreadableError(IndexUnavailableError):
+    """The local index's database file (``chroma.sqlite3``) is damaged: not a database, or one that
+    fails SQLite's check. Nothing in the directory can be read; being derived, it is deleted
+    (``remove_unreadable``) and built anew from the ledger by ``amem reindex``."""
+
+    def __init__(self, message: str, path: Path, cause: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.cause = cause
+
+
+class BuildUnreadableError(BuildMissingError):
+    """A collection of the local build in use fails to read or write (its vector files damaged):
+    as a build gone missing, a search reports it and a catch-up that writes rebuilds it."""
+
+
+def _persistent_client(path: Path, settings: ChromaSettings) -> Any:
+    """A client of the local index at ``path``. One that cannot be opened (a damaged or read-only
+    database file, a directory it may not write) raises IndexUnavailableError naming the
+    directory, the cause and the fix (IndexUnreadableError: damaged); Chroma's own error said
+    "internal error ... a bug in amem". Chroma keeps a client's system per directory for the
+    process, and leaves a system that failed to start in that cache, so every later open of the
+    directory in the process failed ("'RustBindingsAPI' object has no attribute 'bindings'"):
+    that system is forgotten, and the next open starts afresh."""
+    from filelock import FileLock
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # Chroma creates its tables on a client's first open without guarding against another
+        # process doing the same: two workers starting together on a fresh store failed with
+        # "table collections already exists". The opens of one directory take turns.
+        with FileLock(str(_open_lock(path))):
+            return chromadb.PersistentClient(path=str(path), settings=settings)
+    except Exception as exc:  # chromadb's InternalError, an OSError, a lock it cannot take
+        _forget_failed_system(str(path))
+        cause = _first_line(exc)
+        if _damaged(path / "chroma.sqlite3"):
+            raise IndexUnreadableError(
+                f"the vector index at {path} cannot be opened ({cause}): its database file "
+                "chroma.sqlite3 is damaged. The index is derived from the ledger: `amem reindex` "
+                "deletes the directory and builds a new one from the vectors the ledger keeps",
+                path,
+                cause,
+            ) from exc
+        raise IndexUnavailableError(
+            f"the vector index at {path} cannot be opened ({cause}): this process must be able to "
+            "create, read and write that directory and its files (AMEM_HOME/index). The index is "
+            "derived from the ledger: once the directory is writable, or moved away, `amem reindex` "
+            "builds it again"
+        ) from exc
+
+
+def _open_lock(path: Path) -> Path:
+    return path.with_name(path.name + ".open.lock")
+
+
+def _forget_failed_system(identifier: str) -> None:
+    """Drop the system Chroma cached for ``identifier`` (a directory) when no client holds it: one
+    whose start failed (a client that opened it would hold a reference)."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    with SharedSystemClient._refcount_lock:
+        if SharedSystemClient._identifier_to_refcount.get(identifier, 0) > 0:
+            return
+        system = SharedSystemClient._identifier_to_system.pop(identifier, None)
+    if system is not None:
+        with contextlib.suppress(Exception):  # it never started whole
+            system.stop()
+
+
+def _damaged(database: Path) -> bool:
+    """Whether ``database`` exists and SQLite cannot read it whole (read-only, so a file another
+    process has open, or one this process may not write, is never taken for damaged)."""
+    import sqlite3
+
+    if not database.is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False  # not opened at all: a permission, not a damaged file
+    try:
+        return db.execute("PRAGMA quick_check(1)").fetchone() != ("ok",)
+    except sqlite3.OperationalError:  # locked, or unreadable to this user: not the file's fault
+        return False
+    except sqlite3.DatabaseError:  # "file is not a database", "database disk image is malformed"
+        return True
+    finally:
+        db.close()
+
+
+def remove_unreadable(path: Path) -> None:
+    """Delete the unreadable index directory ``path`` so a new one can be built in its place.
+    Deleted, never kept aside: it holds nothing the ledger does not (every vector is stored there),
+    and a copy kept would hold what a later erasure must remove (tags) where no erasure reaches.
+    Renamed first under the open lock, so no process opens it half deleted."""
+    import shutil
+
+    from filelock import FileLock
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    doomed = path.with_name(f".{path.name}.removing-{stamp}")
+    with FileLock(str(_open_lock(path))):
+        path.rename(doomed)
+    _forget_failed_system(str(path))
+    shutil.rmtree(doomed, ignore_errors=True)
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception in one line: its type and its first line."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def collection_name(store: str, build: str, scope: str) -> str:
@@ -211,6 +327,8 @@ class ChromaIndex:
         self._scopes: dict[tuple[str, str], Any] = {}
         #: Asks the ledger which build it records (``watch``): None, a missing build answers nothing.
         self._recorded: Callable[[], str | None] | None = None
+        #: Builds in use a query found damaged, with the first error: written no more (``_writable``).
+        self._damaged: dict[str, IndexUnavailableError] = {}
 
     def _collection(self, scope: str, *, create: bool) -> Any | None:
         build = self.build
@@ -254,7 +372,10 @@ class ChromaIndex:
         build this object uses now, never creating it again: a dropped build stays dropped, and
         what was written into it is applied again to the build that replaced it."""
         for attempt in (1, 2):
-            collection = self._collection(scope, create=create and attempt == 1)
+            try:
+                collection = self._collection(scope, create=create and attempt == 1)
+            except InternalError as exc:
+                raise self._unreadable(scope, exc) from exc
             if collection is None:
                 self._refuse_missing()
                 return empty
@@ -268,7 +389,35 @@ class ChromaIndex:
                 if attempt == 2:
                     self._refuse_missing()
                     return empty
+            except InternalError as exc:
+                raise self._unreadable(scope, exc) from exc
         return empty
+
+    def _unreadable(self, scope: str, exc: InternalError) -> IndexUnavailableError:
+        """What Chroma failing to read or write a scope's collection raises. A local build in use:
+        its files are damaged (a vector file zeroed, Chroma's id map gone: "Error finding id"),
+        which BuildUnreadableError says, and a catch-up that writes rebuilds it from the ledger, as
+        a build gone missing. A server, or a build being made: the index cannot answer now."""
+        cause = _first_line(exc)
+        if self.path is None:
+            return IndexUnavailableError(f"the Chroma server failed on scope {scope!r}: {cause}")
+        if self._making:
+            return IndexUnavailableError(f"the vector index at {self.path} could not be written: {cause}")
+        error = BuildUnreadableError(
+            f"the vector index's files for scope {scope!r} cannot be read ({cause}; in {self.path}): "
+            "the next open, or catch-up that writes, rebuilds it from the ledger; `amem reindex` "
+            "rebuilds it now"
+        )
+        self._damaged.setdefault(self.build, error)
+        return error
+
+    def _writable(self) -> None:
+        """Refuse a write into a build in use found damaged (BuildUnreadableError): Chroma takes
+        the write (into its log) and still fails every query of the damaged scope, so the
+        catch-up writing it rebuilds the build instead, as it does a build gone missing."""
+        damaged = None if self._making else self._damaged.get(self.build)
+        if damaged is not None:
+            raise BuildUnreadableError(str(damaged))
 
     def _refuse_missing(self) -> None:
         """A scope without a collection is an empty scope, unless the build in use is gone: while
@@ -300,11 +449,11 @@ class ChromaIndex:
         return _write_lock(self.path)
 
     def unanswering(self) -> list[str]:
-        """The scopes whose collection counts entries but answers no neighbour to one of its own
-        vectors, or fails to answer (truncated or overwritten vector files). A collection whose
-        vector files read whole (``hnsw_files.read_layout``: a stat and a header each) is not
-        asked: only the others are loaded and queried once, so an open stays cheap. A local Chroma
-        only: a server's files are its own."""
+        """The scopes whose collection counts entries but does not answer one of its own vectors
+        with itself, or fails to answer (truncated, zeroed or missing vector files). A collection
+        whose vector files look whole (``hnsw_files.looks_whole``: a header and a few bytes of each
+        file) is not asked: only the others are loaded and queried once, so an open stays cheap. A
+        local Chroma only: a server's files are its own."""
         if not self.build or self.path is None:
             return []
         from amem.index import hnsw_files
@@ -316,7 +465,7 @@ class ChromaIndex:
             if not c.name.startswith(prefix):
                 continue
             directory = segments.get(str(c.id))
-            if directory is not None and hnsw_files.read_layout(directory) is not None:
+            if directory is not None and hnsw_files.looks_whole(directory):
                 continue
             try:
                 if c.count() == 0:
@@ -325,7 +474,9 @@ class ChromaIndex:
                 probe = np.asarray(got["embeddings"][:1], dtype=np.float32)
                 if len(probe):  # counted, yet no vector to read: as broken as one that answers nothing
                     answer = c.query(query_embeddings=probe, n_results=1, include=["distances"])
-                    if answer["ids"][0]:
+                    # an entry's own vector is its nearest neighbour: a zeroed length file answered
+                    # other entries, each at distance 1
+                    if answer["ids"][0] and float(answer["distances"][0][0]) <= _OWN_DISTANCE:
                         continue
             except NotFoundError:
                 continue  # dropped meanwhile: no longer the build in use
@@ -507,6 +658,7 @@ class ChromaIndex:
     # -- entries --------------------------------------------------------------------------------
 
     def upsert(self, entries: Sequence[IndexEntry], vectors: NDArray[Any]) -> None:
+        self._writable()
         rows = np.asarray(vectors, dtype=np.float32)
         for scope, positions in _by_scope(entries).items():
             for start in range(0, len(positions), self._batch):
@@ -523,6 +675,7 @@ class ChromaIndex:
                 self._in_scope(scope, True, write, None)
 
     def update_metadata(self, entries: Sequence[IndexEntry]) -> None:
+        self._writable()
         for scope, positions in _by_scope(entries).items():
             for start in range(0, len(positions), self._batch):
                 part = positions[start : start + self._batch]
@@ -537,6 +690,7 @@ class ChromaIndex:
                 self._in_scope(scope, False, write, None)
 
     def delete(self, scope: str, note_ids: Sequence[str]) -> None:
+        self._writable()
         for start in range(0, len(note_ids), self._batch):
             part = list(note_ids[start : start + self._batch])
             self._in_scope(scope, False, lambda c, part=part: c.delete(ids=part), None)
@@ -643,7 +797,16 @@ class ChromaIndex:
         dropped, live = self._segment_directories()
         db = sqlite3.connect(str(self.path / "chroma.sqlite3"))
         try:
-            if db.execute(f"SELECT 1 FROM sqlite_master WHERE name = '{_CHROMA_FTS}'").fetchone():
+            listed = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            tables = {str(row[0]) for row in listed}
+            # Chroma (1.5) deleting a collection leaves its entries' array metadata (a note's tags,
+            # erased ones included) in embedding_metadata_array, live rows VACUUM keeps: every
+            # metadata row, and full-text row, of an entry that is gone goes
+            for table, key in _ENTRY_ROWS:
+                if table in tables and "embeddings" in tables:
+                    db.execute(f"DELETE FROM {table} WHERE {key} NOT IN (SELECT id FROM embeddings)")
+            db.commit()
+            if _CHROMA_FTS in tables:
                 # FTS5 deletes a document by adding a tombstone; its terms and their positions (the
                 # text, trigram by trigram) stay in the index until its segments are merged
                 db.execute(f"INSERT INTO {_CHROMA_FTS}({_CHROMA_FTS}) VALUES ('optimize')")

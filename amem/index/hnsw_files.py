@@ -12,6 +12,11 @@ a row in full before it counts the element, so a cleared row is never read.
 The layout read here is hnswlib's header as Chroma writes it (a format version, then hnswlib's
 ``size_t`` fields). A segment in any other layout is left alone and counted, so an erasure report
 can say that its files were not checked, rather than clear bytes it does not understand.
+
+The same reading tells an open whether a segment's files look whole (``looks_whole``), so only a
+segment that does not is loaded and asked a query: a file zeroed or removed (a disk fault, a
+half-copied AMEM_HOME) kept its size, or left the header alone, and Chroma then failed every query
+of that scope, or silently answered the wrong neighbours.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from pathlib import Path
 KNOWN_VERSION = 1
 _HEADER = struct.Struct("<I4Q")
 _CHUNK = 1 << 20
+#: Chroma's own map of the segment's ids to hnswlib's labels: a pickle (protocol 2 or later, so
+#: its first byte is PROTO, its last STOP), without which no id is found.
+_ID_MAP = "index_metadata.pickle"
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,39 @@ def read_layout(directory: Path) -> SegmentLayout | None:
     except OSError:
         return None
     return layout
+
+
+def looks_whole(directory: Path) -> bool:
+    """Whether the segment's files look as Chroma leaves them: the layout known (``read_layout``),
+    the id map there and framed as a pickle, and the first and last elements in use written (a
+    row of data that is not all zero bytes, a vector length that is not zero: amem's vectors are
+    of unit length). A few small reads, no load: a segment that fails is for the caller to load
+    and query (it may be whole, in a layout this module does not know)."""
+    layout = read_layout(directory)
+    if layout is None:
+        return False
+    try:
+        with open(directory / _ID_MAP, "rb") as id_map:
+            first = id_map.read(1)
+            if id_map.seek(0, 2) < 2:
+                return False
+            id_map.seek(-1, 2)
+            if first != b"\x80" or id_map.read(1) != b".":
+                return False
+        if layout.elements == 0:
+            return True
+        with (
+            open(directory / "data_level0.bin", "rb") as data,
+            open(directory / "length.bin", "rb") as lengths,
+        ):
+            for element in {0, layout.elements - 1}:
+                data.seek(element * layout.row_bytes)
+                lengths.seek(element * 4)
+                if not data.read(layout.row_bytes).strip(b"\0") or not lengths.read(4).strip(b"\0"):
+                    return False
+    except OSError:
+        return False
+    return True
 
 
 def clear_unused_capacity(directory: Path) -> int | None:

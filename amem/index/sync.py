@@ -163,6 +163,10 @@ class IndexSync:
         self._staged: dict[str, tuple[Note, NDArray[Any] | None]] = {}
         #: Staged notes created since the index was last written: it holds no entry for them.
         self._unindexed: set[str] = set()
+        #: Vectors a catch-up that records nothing (a search's) embedded, by note id: (document
+        #: sha256, vector), kept in the ledger by the next recording catch-up or on close, so no
+        #: process embeds that document again. Forgotten when an erasure is noticed.
+        self._unkept: dict[str, tuple[str, NDArray[np.float32]]] = {}
         #: Texts this process embedded for the index (not counting queries): what "embedded once" saves.
         self.embedded = 0
         #: When each live note this view holds was retired (its invalid_at), for the notes that have
@@ -233,9 +237,14 @@ class IndexSync:
                 self._write_view(record=True, position=True)
             elif flushed:
                 self._flush_staged()
-            if (self._owed or flushed) and self._written_seq > self._saved_seq and self._position.instance:
+            owed = (self._owed or flushed) and self._written_seq > self._saved_seq
+            if (owed or self._unkept) and self._position.instance:
                 with index_queries.derived_write(self.ledger) as tx:
-                    self._advance(tx)
+                    if self._unkept and self.check(tx).erasures != self._erasures:
+                        self._unkept.clear()  # an erasure since this process last looked
+                    index_queries.put_vectors(tx, self.model, self._take_unkept(), utcnow())
+                    if owed:
+                        self._advance(tx)
 
     def _advance(self, tx: LedgerTx) -> None:
         p, written = self._position, self._written_seq
@@ -441,9 +450,11 @@ class IndexSync:
             self._flush_staged()
         if record and stage and self._staged:
             self._deferred = True  # written by a later catch-up, STAGED_LIMIT at once, or on close
-        if record and (kept or (position and self._written_seq > self._saved_seq)):
+        if not record:
+            self._leave_unkept(kept)  # kept by the next recording catch-up, or on close
+        elif kept or self._unkept or (position and self._written_seq > self._saved_seq):
             self._record(kept)
-        elif record and self._position.last_seq != start:
+        elif self._position.last_seq != start:
             self._owed = True  # kept by the next write of add_note, or on close
         return len(touched)
 
@@ -457,6 +468,7 @@ class IndexSync:
             for forget in self.on_erasure:
                 forget()
             self._drop_staged()
+            self._unkept.clear()  # vectors of documents that may hold erased words
             return True
         return False
 
@@ -704,9 +716,28 @@ class IndexSync:
             return True
 
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
+        """Keep the vectors embedded here, and those searches embedded before, and move the
+        ledger's position forward."""
+        rows = {note_id: (note_id, digest, vector) for note_id, digest, vector in self._take_unkept()}
+        rows |= {note_id: (note_id, digest, vector) for note_id, digest, vector in kept}  # the later one
         with index_queries.derived_write(self.ledger) as tx:
-            index_queries.put_vectors(tx, self.model, kept, utcnow())
+            index_queries.put_vectors(tx, self.model, list(rows.values()), utcnow())
             self._advance(tx)
+
+    def _leave_unkept(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
+        """Vectors a catch-up that records nothing embedded: kept later (``_record``, on close)
+        rather than embedded again by the next process to apply the same change. At most
+        ``REMEMBERED_VECTORS``, the oldest going first."""
+        for note_id, digest, vector in kept:
+            self._unkept.pop(note_id, None)
+            self._unkept[note_id] = (digest, vector)
+        while len(self._unkept) > REMEMBERED_VECTORS:
+            del self._unkept[next(iter(self._unkept))]
+
+    def _take_unkept(self) -> list[tuple[str, str, NDArray[np.float32]]]:
+        taken = [(note_id, digest, vector) for note_id, (digest, vector) in self._unkept.items()]
+        self._unkept.clear()
+        return taken
 
     def _rebuild(self, *, record: bool, progress: Progress = no_progress) -> set[str]:
         """From position 0 (a build of a ledger that was empty then), index the notes as they
@@ -721,6 +752,8 @@ class IndexSync:
         self._absorbed(IndexPosition(head, p.ledger, self.built_by, p.instance))
         if record:
             self._record(kept)
+        else:
+            self._leave_unkept(kept)
         return done
 
     def _fill(

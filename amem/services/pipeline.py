@@ -84,6 +84,10 @@ class IndexCatchUp(Protocol):
     def catch_up_after_write(self) -> int: ...
 
 
+class IndexParts(NeighbourFinder, IndexCatchUp, Protocol):
+    """The search service as the write path uses it: the neighbours, and the index's catch-up."""
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Everything the analyst said about one raw log, before anything is written."""
@@ -115,10 +119,14 @@ class WritePipeline:
         ledger: Ledger,
         governance: Governance,
         analyst: Analyst,
-        neighbours: NeighbourFinder,
-        index: IndexCatchUp | None = None,
+        index: Callable[[], IndexParts],
         queue: InputQueue | None = None,
     ) -> None:
+        """``index``: opens the search service (or returns the one open), asked on each use.
+        It is first asked once the inputs' raw logs are committed (``process_many``): an index
+        that cannot be opened (a damaged file, a read-only directory, another embedding model)
+        then fails the inputs, their raw logs kept and named, as any step after the commit does;
+        opened before, it refused them with nothing recorded."""
         self.settings = settings
         self.ledger = ledger
         self.governance = governance
@@ -126,9 +134,17 @@ class WritePipeline:
         # How many neighbours the analyst reads (optional: the offline analyst reads a wider pool than
         # it links to, for the note holding a fact's current value; others read link_k).
         self.analyst_pool = int(getattr(analyst, "neighbour_pool", 0) or 0)
-        self.neighbours = neighbours
-        self.index = index
+        self._open_index = index
         self.queue = queue or InputQueue(ledger, lease_seconds=settings.worker_lease_seconds)
+
+    @property
+    def index(self) -> IndexParts:
+        """The search service: the index's catch-up, and the neighbours (``neighbours``)."""
+        return self._open_index()
+
+    @property
+    def neighbours(self) -> NeighbourFinder:
+        return self._open_index()
 
     @property
     def policy(self) -> Policy:
@@ -267,6 +283,9 @@ class WritePipeline:
             # needs the ledger. With one batch there is nothing to overlap, and no thread.
             # The leases are renewed while the inputs are analysed (a slow model, a large batch):
             # no worker takes one meanwhile, whoever holds them (a worker, add_note, an import).
+            # The index is opened here, in this thread, after the raw logs were committed: one that
+            # cannot be opened fails these inputs with the cause (``_stopped``), their raw logs kept.
+            self.index  # noqa: B018
             with (
                 ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
                 if len(starts) > 1
@@ -450,8 +469,7 @@ class WritePipeline:
                     elif raw.id in analyses:
                         note_ids[raw.id], changed = self._apply(tx, raw, analyses[raw.id])
                         touched += changed
-                if self.index is not None:
-                    self.index.keep_vectors(tx, touched)
+                self.index.keep_vectors(tx, touched)
                 if owner is not None and rest and group is groups[-1]:
                     self.queue.renew_in(tx, owner, rest)
             for raw in group:
@@ -572,7 +590,7 @@ class WritePipeline:
         new note a later one evolves), as far as the notes stand now: the write then keeps their
         vectors and the catch-up embeds nothing. A guess that the write proves wrong (a note changed
         meanwhile) is simply not kept: the catch-up embeds that one."""
-        if self.index is None or not analyses:
+        if not analyses:
             return
         notes: dict[str, Note] = {note.id: note for note, _ in asks}
         for analysis in analyses.values():
@@ -736,8 +754,6 @@ class WritePipeline:
 
     def _catch_up_index(self) -> None:
         """The index is derived: if it fails now, the next open or search catches up."""
-        if self.index is None:
-            return
         try:
             self.index.catch_up_after_write()
         except AmemError:

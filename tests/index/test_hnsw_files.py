@@ -90,6 +90,28 @@ def test_a_layout_it_does_not_know_is_left_untouched(tmp_path: Path, damage: str
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == files
 
 
+@pytest.mark.parametrize("damage", ["rows zeroed", "lengths zeroed", "id map zeroed", "no id map"])
+def test_a_segment_whose_files_were_zeroed_or_removed_does_not_look_whole(
+    tmp_path: Path, damage: str
+) -> None:
+    """Such a segment kept its header and its sizes, and an open trusted it: Chroma then failed every
+    query of its scope ("Error finding id"), or (its vector lengths zeroed) answered every query with
+    other entries, all at distance 1."""
+    directory = _segment(tmp_path, capacity=10, elements=3)
+    (directory / "index_metadata.pickle").write_bytes(b"\x80\x04}\x94.")
+    assert hnsw_files.looks_whole(directory)
+    if damage == "rows zeroed":
+        (directory / "data_level0.bin").write_bytes(bytes(10 * ROW))
+    if damage == "lengths zeroed":
+        (directory / "length.bin").write_bytes(bytes(10 * 4))
+    if damage == "id map zeroed":
+        (directory / "index_metadata.pickle").write_bytes(bytes(5))
+    if damage == "no id map":
+        (directory / "index_metadata.pickle").unlink()
+
+    assert not hnsw_files.looks_whole(directory)
+
+
 def test_the_layout_is_the_one_the_installed_chroma_writes(tmp_path: Path) -> None:
     memory = Memory(tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'ledger.db'}")
     try:

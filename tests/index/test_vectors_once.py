@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 from amem.cli import main
+from amem.domain.hashing import sha256_text
 from amem.domain.models import utcnow
 from amem.index import embedders
+from amem.index.documents import document_text
 from amem.index.embedders import MiniLMEmbedder
 from amem.index.sync import IndexModelChangedError
 from amem.ledger import index_queries
@@ -115,6 +117,67 @@ def test_a_note_whose_document_changed_is_embedded_again_and_that_vector_kept(
         kept = index_queries.vectors(tx, model, [note.id])[note.id]
     assert kept.vector.dtype == np.float32 and kept.vector.shape == (384,)
     assert np.allclose(kept.vector, MiniLMEmbedder().embed([embedded[0]])[0], atol=1e-5)
+
+
+def edited_elsewhere(memory: Memory, note_id: str, context: str) -> None:
+    """A person's edit in another Memory that never opens the index (the console): no vector kept."""
+    with Memory(memory.home, database_url=memory.settings.database_url) as editor:
+        editor.update(note_id, actor="bob", context=context)
+
+
+def test_a_document_a_search_embedded_is_kept_and_never_embedded_again_by_the_next_process(
+    memory: Memory, embedded: list[str]
+) -> None:
+    """A search's catch-up embedded the edited note's document, then threw the vector away (it
+    records nothing): the same process after a restart, and every other one, embedded it again."""
+    note = make_note(memory, "Umbrella's renewal is in April")
+    memory.search("renewal", k=1, scope="acme")
+    edited_elsewhere(memory, note.id, "Renewal risk: budget freeze")
+    embedded.clear()
+    assert memory.search("budget freeze", k=1, scope="acme")[0].note_id == note.id
+    assert len([t for t in embedded if t.startswith("Umbrella")]) == 1
+    memory.close()
+
+    embedded.clear()
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        assert again.search("budget freeze", k=1, scope="acme")[0].note_id == note.id
+    assert embedded == ["budget freeze"]
+
+
+def test_a_note_edited_again_after_a_search_embedded_it_keeps_the_vector_of_its_latest_document(
+    memory: Memory, embedded: list[str]
+) -> None:
+    note = make_note(memory, "Umbrella's renewal is in April")
+    memory.search("renewal", k=1, scope="acme")
+    edited_elsewhere(memory, note.id, "Renewal risk: budget freeze")
+    memory.search("budget freeze", k=1, scope="acme")  # embeds this document, kept later
+    edited_elsewhere(memory, note.id, "Renewal risk: budget approved after all")
+    memory.search_service.catch_up()  # records both: the earlier document's vector and this one's
+
+    with memory.ledger.read() as tx:
+        stored = index_queries.vectors(tx, memory.search_service.sync.model, [note.id])[note.id]
+    assert stored.document_sha256 == sha256_text(document_text(memory.read(note.id)))
+
+
+def test_a_vector_a_search_embedded_is_not_kept_once_its_note_was_erased(memory: Memory) -> None:
+    """The vectors a search leaves to be kept later are of documents as they stood: one erased
+    meanwhile (by another process) is dropped, never written back into the ledger after the erasure."""
+    note = make_note(memory, "Umbrella's renewal is in April")
+    memory.search("renewal", k=1, scope="acme")
+    edited_elsewhere(memory, note.id, "Renewal risk: Mrs Quibblestone froze the budget")
+    memory.search("budget", k=1, scope="acme")  # embeds the edited document
+    with Memory(memory.home, database_url=memory.settings.database_url) as eraser:
+        alice = eraser.authentication.signed_in("alice", method="test")
+        eraser.erase(by=alice, reason="request", raw_log_id=note.raw_log_ids[0])
+    model = memory.search_service.sync.model
+    memory.close()
+
+    ledger = Ledger(memory.settings.database_url)
+    try:
+        with ledger.read() as tx:
+            assert index_queries.vectors(tx, model, [note.id]) == {}
+    finally:
+        ledger.close()
 
 
 def test_the_position_never_moves_backwards_under_two_writers(database_url: str) -> None:

@@ -477,9 +477,11 @@ def test_a_contract_note_s_context_is_held_whatever_tags_the_model_chose(
 
 
 def test_a_model_cannot_strip_the_tag_that_protects_a_note(mem: Memory, scripted_llm) -> None:
+    """Filed under another category, the note is protected by its tag alone (filed under
+    contract, the category would protect it whatever its tags: a rule sees the category too)."""
     first = "Acme signed the order form for 120 seats."
     scripted_llm.push(
-        construct(category="contract", tags=["contract", "acme"], evidence={"context": first}), link()
+        construct(category="order", tags=["contract", "acme"], evidence={"context": first}), link()
     )
     signed = mem.add_note(first, actor="agent:x", scope="acme")
     # evolution through a later note drops "contract" from the signed note's tags
@@ -491,7 +493,7 @@ def test_a_model_cannot_strip_the_tag_that_protects_a_note(mem: Memory, scripted
     }
     scripted_llm.push(construct(), link(links=[{"note_id": signed, "reason": "same deal"}], updates=[update]))
     mem.add_note("Acme asked about the renewal terms.", actor="agent:x", scope="acme")
-    assert mem.read(signed).tags == ["contract", "acme"]  # the context rule still sees it
+    assert mem.read(signed).tags == ["order", "contract", "acme"]  # the context rule still sees it
     (held,) = [p for p in mem.pending(note_id=signed) if p.attribute == "tags"]
     assert held.new_value == ["acme", "renewal"] and "drops contract" in held.rule
 
