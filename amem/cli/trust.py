@@ -265,6 +265,18 @@ def erase(
                 if r.proposals_withdrawn
                 else ""
             )
+            + (
+                f"{r.values_redacted} values of kept notes redacted in place, each a change by the "
+                "eraser in the change feed; "
+                if r.values_redacted
+                else ""
+            )
+            + (
+                f"{r.restated_values_proposed} values of kept inputs that restated an erased note "
+                "proposed again on their own notes; "
+                if r.restated_values_proposed
+                else ""
+            )
             + "the index was rebuilt and the databases compacted"
             + (
                 f"; {r.older_sessions_open} database sessions begun before the erasure were still open, "

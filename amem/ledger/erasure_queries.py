@@ -149,6 +149,17 @@ def notes_of_raw_logs(tx: LedgerTx, ids: Sequence[str], scopes: Sequence[str]) -
     return sorted(n for n, raw in tx.conn.execute(stmt) if wanted & set(raw or []))
 
 
+def notes_by_raw_log(tx: LedgerTx, ids: Sequence[str], scopes: Sequence[str]) -> dict[str, list[str]]:
+    """The notes made from each of ``ids``, read in one pass over ``scopes``' notes."""
+    wanted = set(ids)
+    out: dict[str, list[str]] = {}
+    stmt = sa.select(notes.c.id, notes.c.raw_log_ids).where(notes.c.scope.in_(sorted(set(scopes))))
+    for note_id, raw in tx.conn.execute(stmt.order_by(notes.c.id)):
+        for raw_log_id in wanted & set(raw or []):
+            out.setdefault(raw_log_id, []).append(note_id)
+    return out
+
+
 def proposals_reached(
     tx: LedgerTx,
     note_ids: Sequence[str],

@@ -25,6 +25,8 @@ from typing import Any
 
 #: A word: letters or digits, with the joiners of names, numbers and addresses inside it.
 _WORD = re.compile(r"\w(?:[\w@.+'’\-]*\w)?")
+#: What joins the parts of a compound word: each part is a word too (``words``).
+_JOINERS = re.compile(r"[-'’]")
 #: What ends a sentence or a clause a capital may begin, or opens a quotation or a bracket.
 _OPENS = frozenset('.!?:;"“([')
 #: A list's bullet before the word.
@@ -64,8 +66,16 @@ def held_by(marks: set[str], text: str) -> set[str]:
 
 
 def words(text: str) -> set[str]:
-    """Every word of ``text``, lower case, a possessive's 's taken off."""
-    return {_norm(m.group()) for m in _WORD.finditer(text)}
+    """Every word of ``text``, lower case, a possessive's 's taken off; and each part of a word
+    joined by a hyphen or an apostrophe: a name quoted inside a compound ("the Quibblestone-led
+    push", "Quibblestone's-side") is that name. An address is one word: its parts are not names."""
+    out: set[str] = set()
+    for m in _WORD.finditer(text):
+        word = m.group()
+        out.add(_norm(word))
+        if "@" not in word:
+            out |= {_norm(part) for part in _JOINERS.split(word) if part}
+    return out
 
 
 def identifying(text: str) -> set[str]:

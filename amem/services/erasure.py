@@ -31,6 +31,7 @@ import re
 from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from contextlib import closing
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -43,17 +44,32 @@ from amem.domain.hashing import (
     payload_digest,
     value_digest,
 )
-from amem.domain.models import CORE_TYPES, ERASURE_RULE, Actor, ActorKind, ProposalStatus, new_id, utcnow
+from amem.domain.models import (
+    CORE_TYPES,
+    ERASURE_RULE,
+    Actor,
+    ActorKind,
+    ChangeKind,
+    Note,
+    Proposal,
+    ProposalStatus,
+    Proposer,
+    new_id,
+    utcnow,
+)
 from amem.domain.replay import replay
+from amem.domain.values import current_value
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import erasure_queries as q
 from amem.ledger.audit_queries import incoming_links
-from amem.ledger.store import Ledger
-from amem.llm import link_evolve
+from amem.ledger.store import Ledger, LedgerTx
+from amem.llm import construct_note, link_evolve
+from amem.llm.factory import OFFLINE
 from amem.llm.json_answer import InvalidAnswer, extract_json
 from amem.policy import Policy
 from amem.services import erased_words
-from amem.services.governance import Governance
+from amem.services.drafting import Answers, Snapshot, draft
+from amem.services.governance import Draft, Governance
 
 #: Attribute types whose values hold words (times, numbers and flags hold none).
 _TEXTUAL = ("text", "list[str]", "links")
@@ -92,6 +108,15 @@ class ErasureReport(BaseModel):
     # Proposals made since, on notes that stay, whose reason or evidence held such a word (a person's
     # edit "per Mrs X on the call"): those fields redacted, and the proposal withdrawn if pending.
     reasons_quoting: int = 0
+    # Values of notes that stay that the erasure redacted in place (a value quoting the erased
+    # inputs, a link's reason about an erased note): each recorded as a change by the eraser, so a
+    # poller of the change feed learns the value the note holds now (an erased note's deletion
+    # tells it that note is gone).
+    values_redacted: int = 0
+    # Values of kept inputs that restated an erased note: drafting had proposed them on that note
+    # (when the fact took effect and why), or left them out as already stated there. Proposed again
+    # on the kept input's own note from its recorded answer, routed by the policy.
+    restated_values_proposed: int = 0
 
 
 def _redacted(attr_type: str, value: Any) -> Any:
@@ -175,6 +200,7 @@ def erase(
                 f"{by} decides in {mine} only: {chosen[0]!r} reaches raw logs of {', '.join(outside)}"
             )
         calls = q.rows(tx, "llm_calls", "raw_log_id", ids)
+        erased_ids = set(ids)
         scopes = sorted({r["scope"] for r in raw})
         since = min(r["received_at"] for r in raw)
         erased_notes = set(q.notes_of_raw_logs(tx, ids, scopes))
@@ -320,11 +346,15 @@ def erase(
         # a construction saw only its own raw log: a mark in its answer is the model's own word
         shown: dict[str, set[str]] = {}
         naming = []
+        restating: dict[str, set[str]] = defaultdict(set)  # kept input -> erased notes it restated
         for c in q.answered_calls(tx, scopes, since):
+            names = _names(c["response_text"], erased_notes)
+            if names and c["task"] == link_evolve.TASK and c["raw_log_id"] not in erased_ids:
+                said = _restates(c["response_text"])
+                if said in erased_notes:
+                    restating[c["raw_log_id"]].add(said)
             quoted = marks if c["task"] == link_evolve.TASK else set()
-            if c["id"] not in own and (
-                _names(c["response_text"], erased_notes) or erased_words.quotes(c["response_text"], quoted)
-            ):
+            if c["id"] not in own and (names or erased_words.quotes(c["response_text"], quoted)):
                 naming.append(c)
                 shown[c["id"]] = quoted
         for c in [*calls, *naming]:
@@ -365,6 +395,7 @@ def erase(
         q.withdraw(tx, withdrawn, why, now)
         # each note touched is its redacted changes replayed: verify's replay check still holds
         touched = sorted({c["note_id"] for c in redacted_changes.values()} | erased_notes)
+        in_place: list[tuple[Note, list[str]]] = []  # kept notes as rebuilt, and which values changed
         for note in tx.get_notes(touched):
             history = [
                 c.model_copy(update=_values(redacted_changes[c.seq])) if c.seq in redacted_changes else c
@@ -373,11 +404,29 @@ def erase(
             rebuilt = replay(note, history)
             if rebuilt is not None:
                 tx.save_note(rebuilt)
-        deleted = 0
-        if governance is not None:  # the erased notes leave search, neighbours and facts
+                changed = [a for a in type_of if _value(note, a, type_of) != _value(rebuilt, a, type_of)]
+                if changed and note.id not in erased_notes:
+                    in_place.append((rebuilt, changed))
+        deleted = redacted_in_place = restated = 0
+        if governance is not None:
             eraser = Actor(kind=ActorKind.PERSON, id=by)
             why = f"erasure {erasure_id}"
+            # a kept note's value redacted in place is a change a poller of the feed must see
+            redacted_in_place = _record_in_place(tx, governance, in_place, eraser, why)
+            # the erased notes leave search, neighbours and facts
             deleted = governance.tombstone_in(tx, sorted(erased_notes), by=eraser, reason=why)
+            # what kept inputs said of the fact an erased note held is theirs: on their own notes
+            own_notes = q.notes_by_raw_log(tx, sorted(restating), scopes)
+            drafts = [
+                d
+                for raw_log_id in sorted(restating)
+                for note in tx.get_notes(own_notes.get(raw_log_id, []))
+                if note.id not in erased_notes and not note.deleted
+                for d in _restated_drafts(
+                    tx, governance.policy, note, raw_log_id, restating[raw_log_id], marks, why
+                )
+            ]
+            restated = len(governance.propose_in(tx, drafts)) if drafts else 0
         # a note redacted in place had its vector embedded from the erased words: it goes too (a
         # rebuild would not reuse it, its digest no longer matching, but it would stay in the ledger)
         q.drop_vectors(tx, touched)
@@ -397,6 +446,8 @@ def erase(
         review_comments=len(decision_entries),
         values_quoting=quoting,
         reasons_quoting=reasons_quoting,
+        values_redacted=redacted_in_place,
+        restated_values_proposed=restated,
     )
 
 
@@ -445,6 +496,158 @@ def _marks(tx: Any, raw: list[dict[str, Any]], scopes: list[str]) -> set[str]:
             if raw_log_id not in erased_ids and text != REDACTED:
                 marks -= erased_words.held_by(marks, text)
     return marks
+
+
+def _value(note: Note, attribute: str, type_of: dict[str, str]) -> Any:
+    return current_value(note, attribute, type_of[attribute])
+
+
+def _record_in_place(
+    tx: LedgerTx, governance: Governance, notes: list[tuple[Note, list[str]]], by: Actor, why: str
+) -> int:
+    """Record each value of a kept note the erasure redacted in place as a change by the eraser,
+    approved by the erasure as its tombstones are (``Governance.tombstone_in``): the old and the
+    new value are both what the note holds now (what it held before is what was erased), so the
+    change feed, which a poller reads from ``next_after`` on, names every value the erasure
+    replaced. Replay gives the note it is already. Returns how many."""
+    now = utcnow()
+    made = 0
+    left: list[Note] = []
+    with tx.batched():  # their proposals and changes: one INSERT each, as governance writes its own
+        for note, attributes in notes:
+            note = _in_place(tx, governance, note, attributes, by, why, now)
+            made += len(attributes)
+            left.append(note)
+    for note in left:
+        tx.save_note(note)
+    return made
+
+
+def _in_place(
+    tx: LedgerTx,
+    governance: Governance,
+    note: Note,
+    attributes: list[str],
+    by: Actor,
+    why: str,
+    now: datetime,
+) -> Note:
+    """One note's changes of ``_record_in_place``; returns the note with them (not saved)."""
+    for attribute in attributes:
+        value = current_value(note, attribute, governance.policy.type_of(attribute))
+        proposal = Proposal(
+            id=new_id("p"),
+            note_id=note.id,
+            scope=note.scope,
+            attribute=attribute,
+            old_value=value,
+            new_value=value,
+            base_version=note.version,
+            reason=f"{why}: redacted in place",
+            proposer=Proposer.of(by),
+            rule=ERASURE_RULE,
+            status=ProposalStatus.APPROVED,
+            reviewer=by.id,
+            review_comment=why,
+            reviewed_at=now,
+            created_at=now,
+            policy_sha256=governance.policy_fingerprint,
+        )
+        tx.insert_proposals([proposal])
+        note = governance._apply(tx, note, proposal, by, ChangeKind.APPLY, now, save=False)
+    return note
+
+
+def _restates(text: str | None) -> str | None:
+    """The note a link step's answer says its input only restates, if it says one."""
+    try:
+        said = extract_json(text).get("restates")
+    except (InvalidAnswer, AttributeError):
+        return None
+    return said if isinstance(said, str) else None
+
+
+def _restated_drafts(
+    tx: LedgerTx,
+    policy: Policy,
+    note: Note,
+    raw_log_id: str,
+    restated: AbstractSet[str],
+    marks: set[str],
+    why: str,
+) -> list[Draft]:
+    """The values a kept input that restated an erased note did not give its own note (``note``):
+    drafting proposed when the fact took effect and why on the note it restated, and left out the
+    held values that note carried or had pending (``drafting._construct_drafts``). That note gone,
+    they are drafted again for the input's own note from its recorded construct answer, as drafting
+    would have with nothing restated: the same model call, raw log and evidence span; the policy
+    routes them (a value held for review waits for a reviewer again). Left out: an attribute the
+    answer gave its own note, one waiting for review there, and one a reviewer rejected on the
+    erased note."""
+    constructions = {
+        c["id"]: c
+        for c in q.rows(tx, "llm_calls", "raw_log_id", [raw_log_id])
+        if c["task"] == construct_note.TASK and c["response_text"] is not None and c["error"] is None
+    }
+    proposals = tx.proposals_for_note(note.id)
+    cited = [p for p in proposals if p.proposer.llm_call_id in constructions]
+    if cited:  # the analysis that made the note
+        call = constructions[cited[-1].proposer.llm_call_id or ""]
+    elif constructions:
+        call = max(constructions.values(), key=lambda c: c["created_at"])
+    else:
+        return []
+    there = [p for p in q.rows(tx, "proposals", "llm_call_id", [call["id"]]) if p["note_id"] in restated]
+    skip = {p.attribute for p in cited if p.proposer.llm_call_id == call["id"]}
+    skip |= {p.attribute for p in proposals if p.status == ProposalStatus.PENDING}
+    rejected = ProposalStatus.REJECTED.value
+    skip |= {p["attribute"] for p in there if p["status"] == rejected and p["reviewer"] is not None}
+    mine = [p.proposer for p in cited if p.proposer.llm_call_id == call["id"]]
+    proposer = mine[0] if mine else _proposer_of(there[0] if there else None, call)
+    try:
+        answer = construct_note.parse_answer(call["response_text"], policy.declared_attributes())
+    except InvalidAnswer:
+        return []
+    answers = Answers(
+        construct=answer,
+        link=link_evolve.LinkEvolveAnswer(),
+        construct_by=proposer,
+        link_by=proposer,
+        checked=call["model"] != OFFLINE,
+    )
+    (raw,) = tx.get_raw_logs([raw_log_id])
+    was = {p["attribute"]: p["id"] for p in there}
+    gone = ", ".join(sorted(restated))
+    out: list[Draft] = []
+    for d in draft(note.id, raw, answers, Snapshot(), policy):
+        if d.note_id != note.id or d.attribute in skip:
+            continue
+        if erased_words.quotes([d.new_value, d.reason, d.evidence], marks):
+            continue  # a kept input's words hold no mark: checked all the same, so none comes back
+        moved = f" (proposal {was[d.attribute]} there)" if d.attribute in was else ""
+        reason = f"{d.reason}; {why}: the note it restated, {gone}, was erased{moved}"
+        out.append(Draft(d.note_id, d.attribute, d.new_value, reason, d.proposer, d.raw_log_ids, d.evidence))
+    return out
+
+
+def _proposer_of(row: dict[str, Any] | None, call: dict[str, Any]) -> Proposer:
+    """Who proposed a stored proposal (its model call's proposer), else the model call itself."""
+    if row is not None:
+        return Proposer(
+            kind=ActorKind(row["proposer_kind"]),
+            id=row["proposer_id"],
+            model=row["model"],
+            prompt_version=row["prompt_version"],
+            usage=row["usage"],
+            llm_call_id=row["llm_call_id"],
+        )
+    return Proposer(
+        kind=ActorKind.LLM,
+        id=call["model"],
+        model=call["served_model"] or call["model"],
+        prompt_version=call["prompt_version"],
+        llm_call_id=call["id"],
+    )
 
 
 def _names(text: str, notes: AbstractSet[str]) -> bool:

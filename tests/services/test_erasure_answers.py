@@ -284,6 +284,33 @@ def test_a_later_value_in_the_erased_inputs_words_is_erased_too(mem: Memory, scr
     assert result.ok, result.problems
 
 
+def test_a_later_value_quoting_the_erased_name_inside_a_compound_word_is_erased_too(
+    mem: Memory, scripted_llm
+) -> None:
+    """A later link step wrote the erased name into a kept note inside a hyphenated word ("the
+    Quibblestone-led push"). Before, a word kept its hyphens whole, so the name was not found in it:
+    the value stayed in the note, its proposal and change, the stored answer and the full text."""
+    secret = f"Quibblestone{uuid.uuid4().hex[:6]}"
+    erased = _said(mem, scripted_llm, f"Met Mrs {secret} of Acme, she insists on SSO")
+    kept = _said(mem, scripted_llm, "Acme's auditor requires SSO before renewal")
+    context = f"The {secret}-led SSO push has the auditor's backing"
+    updates = [{"note_id": kept, "context": context, "reason": "SSO"}]
+    _said(mem, scripted_llm, "Acme's Okta admin sent the SAML metadata", linked=link(updates=updates))
+    assert secret in (mem.read(kept).context or "")
+
+    report = mem.erase(
+        by=signed_in(mem, "alice"), reason="request", raw_log_id=mem.read(erased).raw_log_ids[0]
+    )
+
+    assert mem.read(kept).context == REDACTED and report.values_quoting == 1
+    with mem.ledger.engine.connect() as conn:
+        for table in ("raw_logs", "llm_calls", "notes", "proposals", "changes"):
+            rows = conn.execute(sa.text(f"SELECT * FROM {table}")).all()
+            assert not [r for r in rows if secret in str(tuple(r))], table
+    result = mem.verify()
+    assert result.ok, result.problems
+
+
 def test_a_construction_that_uses_a_marked_word_of_its_own_keeps_it(mem: Memory, scripted_llm) -> None:
     """A note's construction reads its own raw log only: a word of it that only the erased input
     held is the model's own (a tag it chose), not something it read there, and stays with its answer."""
@@ -315,6 +342,10 @@ def test_identifying_words() -> None:
     assert identifying("Thanks.\n\n        Best regards\n- Rollout next week\n* Pricing agreed") == set()
     assert quotes({"links": [{"note_id": "n_1", "reason": "what quibblestone said"}]}, {"quibblestone"})
     assert not quotes(["SSO", "Okta"], {"quibblestone"}) and not quotes("Quibblestone", set())
+    # a name inside a compound word is the name; an address stays one word
+    assert quotes("the Quibblestone-led push", {"quibblestone"})
+    assert quotes("Quibblestone's-side view", {"quibblestone"})
+    assert not quotes("write to quibblestone-team@acme.com", {"quibblestone"})
     # a kept input holding a form of the word: the word identifies nothing erased
     assert held_by({"review", "okta", "acme"}, "We reviewed the ACME deal.") == {"review", "acme"}
 
