@@ -427,11 +427,12 @@ class Memory:
         as_of: datetime | str | None = None,
         include_retired: bool = False,
     ) -> list[SearchResult]:
-        """The ``k`` best notes of ``scope`` for ``query``; ``as_of`` (a datetime or ISO 8601 text,
-        as add_note's ``at``): the notes as they stood then."""
+        """The ``k`` best notes of ``scope`` for ``query``; ``as_of`` (a datetime, exact, or ISO 8601
+        text, the end of the day or second it names, as every interface reads it): the notes as they
+        stood then."""
         _check_query(query, scope, tags)
         return self.search_service.search(
-            query, k, scope=scope, tags=tags, as_of=_moment(as_of), include_retired=include_retired
+            query, k, scope=scope, tags=tags, as_of=_as_of(as_of), include_retired=include_retired
         )
 
     def search_agentic(
@@ -446,7 +447,7 @@ class Memory:
     ) -> list[SearchResult]:
         _check_query(query, scope, tags)
         return self.search_service.search_agentic(
-            query, k, scope=scope, tags=tags, as_of=_moment(as_of), include_retired=include_retired
+            query, k, scope=scope, tags=tags, as_of=_as_of(as_of), include_retired=include_retired
         )
 
     def count_notes(self, scope: str | None = None) -> int:
@@ -657,7 +658,7 @@ class Memory:
             limit=limit,
             offset=offset,
             include_retired=include_retired,
-            as_of=_moment(as_of),
+            as_of=_as_of(as_of),
         )
 
     def revert(
@@ -669,7 +670,7 @@ class Memory:
         return self.governance.history(note_id)
 
     def as_of(self, note_id: str, at: datetime | str) -> Note | None:
-        return self.governance.as_of(note_id, _moment(at, "at"))
+        return self.governance.as_of(note_id, _as_of(at, "at"))
 
     def as_of_version(self, note_id: str, version: int) -> Note:
         """The note at its ``version`` (``Change.note_version``), whatever changes shared its moment."""
@@ -978,6 +979,17 @@ def _moment(value: datetime | str | None, what: str = "as_of") -> datetime | Non
     from amem.domain.values import parse_datetime
 
     return parse_datetime(value, what=what)
+
+
+def _as_of(value: datetime | str | None, what: str = "as_of") -> datetime | None:
+    """An "as of" moment: a datetime exact, ISO 8601 text the end of the period it names (a date
+    its whole UTC day, a time its second: ``values.parse_as_of``), as the CLI, the APIs and the
+    console read it, so a program and a person asking "as of 2026-06-01" get one answer."""
+    if value is None:
+        return None
+    from amem.domain.values import parse_as_of
+
+    return parse_as_of(value, what=what)
 
 
 def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:

@@ -58,7 +58,7 @@ def parse_as_of(value: Any, *, what: str = "as_of") -> datetime:
 #: after the date (T, a space), so it is the first such run that reaches the end of the text.
 _CLOCK = re.compile(
     r"(?<!\d)(\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?"
-    r"(?:Z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:[.,]\d+)?)?)?)?$"
+    r"\s*(?:Z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:[.,]\d+)?)?)?)?$"
 )
 
 

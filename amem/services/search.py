@@ -57,6 +57,10 @@ MAX_K = 100
 #: fewer than its pool and had more (notes changed since may have been retired, or lost their tags).
 AS_OF_DRAW = 2
 AS_OF_POOL_GROWTH = 4
+#: The most candidates a side of a search as of a past moment draws, whatever the store's size: a
+#: filter few notes passed then (a rare tag) drew every note of the scope, 0.3-0.5 s at 2,000
+#: notes and growing. Past it the search ranks what it drew, and may answer fewer than k.
+AS_OF_MAX_DRAW = 1_600
 #: A note brought in by a link scores this share of the hit that brought it.
 LINKED_SCORE_SHARE = 0.5
 #: The link step of add_note uses its keyword side only while the scope holds at most this many
@@ -570,9 +574,10 @@ class SearchService:
                 ([h for h in vector_hits if passes(h.note_id, current)], len(indexed) < draw.pool),
                 ([h for h in keyword if passes(h.note_id, current)], len(keyword) < draw.pool),
             ]
-            if all(len(kept) >= pool or ran_out for kept, ran_out in sides):
+            if all(len(kept) >= pool or ran_out for kept, ran_out in sides) or draw.pool >= AS_OF_MAX_DRAW:
                 break
-            draw, keyword = replace(draw, pool=draw.pool * AS_OF_POOL_GROWTH), None
+            grown = min(draw.pool * AS_OF_POOL_GROWTH, AS_OF_MAX_DRAW)
+            draw, keyword = replace(draw, pool=grown), None
         # Only the hits are rebuilt whole, k at a time, and checked again as rebuilt.
         states: dict[str, Note | None] = {}
         fused = fuse(sides[0][0][:pool], sides[1][0][:pool], vector_weight=self.vector_weight)

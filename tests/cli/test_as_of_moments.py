@@ -64,3 +64,19 @@ def test_facts_show_and_policy_as_of_a_date_are_what_the_ledger_held_that_day(
     installed = first.installed_at.astimezone(UTC).date().isoformat()
     code, out, err = run(memory, capsys, "policy", "export", "--as-of", installed)
     assert code == 0 and out == first.text, err
+
+
+def test_a_program_asking_the_library_as_of_a_day_gets_what_a_person_gets(memory: Memory) -> None:
+    """`Memory.facts(as_of="2026-12-07")`, `search` and `as_of` read the text as the day's first
+    instant while the CLI, the APIs and the console read it as its end: a program asking about
+    today got nothing said today. Text is read as every interface reads it; a datetime stays exact."""
+    note = said(memory, "Acme pays $42 per seat")
+    made = next(c for c in memory.changes() if c.note_id == note.id)
+    day = made.applied_at.astimezone(UTC).date().isoformat()
+    assert [f.note.id for f in memory.facts("acme", as_of=day).facts] == [note.id]
+    assert [h.note_id for h in memory.search("price per seat", 5, scope="acme", as_of=day)] == [note.id]
+    assert memory.as_of(note.id, day) is not None
+    assert (
+        memory.as_of(note.id, made.applied_at.replace(microsecond=0)) is None
+        or made.applied_at.microsecond == 0
+    )

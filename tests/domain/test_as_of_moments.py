@@ -25,6 +25,11 @@ from amem.errors import InvalidInputError
         ("2026-12-07T04:41:09.123456Z", datetime(2026, 12, 7, 4, 41, 9, 123_456, tzinfo=UTC)),
         ("2026-12-07T04:41-05:00", datetime(2026, 12, 7, 9, 41, 59, 999_999, tzinfo=UTC)),
         ("2026-12-07T23:59:59+01:00", datetime(2026, 12, 7, 22, 59, 59, 999_999, tzinfo=UTC)),
+        # a space before the offset, as `git log --date=iso` writes it: the offset's digits were
+        # read as the clock (the end of the minute or the hour instead of the second)
+        ("2026-12-07 04:41:09 +00:00", datetime(2026, 12, 7, 4, 41, 9, 999_999, tzinfo=UTC)),
+        ("2026-12-07T04:41:09 +02", datetime(2026, 12, 7, 2, 41, 9, 999_999, tzinfo=UTC)),
+        ("2026-12-07T04:41 Z", datetime(2026, 12, 7, 4, 41, 59, 999_999, tzinfo=UTC)),
     ],
 )
 def test_a_typed_moment_stands_for_the_end_of_the_period_it_names(typed: str, end: datetime) -> None:

@@ -210,6 +210,34 @@ def test_a_search_reads_its_hits_k_at_a_time_as_of_a_past_moment_too(
     assert asked == [2]
 
 
+def test_a_search_as_of_a_past_moment_draws_a_bounded_number_of_candidates(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked as of a past moment for a tag few notes carried then, the search grew its draw until
+    it held a full pool of notes that passed, or had drawn the whole scope: 0.3-0.5 s at 2,000
+    notes, and growing with the store. It stops at ``AS_OF_MAX_DRAW`` candidates a side."""
+    from amem.services import search as search_module
+
+    rare = [make_note(memory, f"Hooli renewal of {n} seats", tags=["rare"]) for n in (40, 60)]
+    for i in range(150):
+        make_note(memory, f"Hooli call {i} about seats and renewal")
+    before = utcnow()
+    assert memory.search("Hooli renewal seats", k=5, scope="acme")  # the index holds them all
+    monkeypatch.setattr(search_module, "AS_OF_MAX_DRAW", 200, raising=False)
+    service = memory.search_service
+    real = service._vector_drawn
+    drawn: list[int] = []
+
+    def vector_drawn(vector: Any, filters: Any, draw: Any, *rest: Any) -> Any:
+        drawn.append(draw.pool)
+        return real(vector, filters, draw, *rest)
+
+    monkeypatch.setattr(service, "_vector_drawn", vector_drawn)
+    hits = memory.search("Hooli renewal seats", k=5, scope="acme", tags=["rare"], as_of=before)
+    assert {h.note_id for h in hits} <= {n.id for n in rare}
+    assert drawn and max(drawn) <= 200, drawn
+
+
 def test_the_hits_and_their_said_at_times_are_read_together(memory: Memory) -> None:
     a = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
     b = said(memory, "Acme's champion is Priya", at=datetime(2026, 2, 1, tzinfo=UTC))
