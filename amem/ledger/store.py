@@ -349,9 +349,17 @@ class LedgerTx:
     # -- chain head --------------------------------------------------------------------------
 
     def _take_writers_lock(self) -> None:
-        """PostgreSQL: wait for the writers' lock, held until this transaction ends."""
+        """PostgreSQL: wait for the writers' lock, held until this transaction ends. Keyed on the
+        schema that holds the ledger's tables (found as its statements find them, on the
+        search_path), not ``current_schema()``: an empty schema named after the role, created
+        while writers run, comes first on the default path and would have given the processes
+        opened after it another lock than those opened before."""
         self.conn.execute(
-            sa.text("SELECT pg_advisory_xact_lock(:key, hashtext(current_schema()))"),
+            sa.text(
+                "SELECT pg_advisory_xact_lock(:key, hashtext(COALESCE(("
+                "SELECT relnamespace::regnamespace::text FROM pg_class "
+                "WHERE oid = to_regclass('chain_head')), current_schema())))"
+            ),
             {"key": WRITERS_LOCK_KEY},
         )
 

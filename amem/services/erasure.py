@@ -58,7 +58,7 @@ from amem.domain.models import (
     utcnow,
 )
 from amem.domain.replay import replay
-from amem.domain.values import current_value
+from amem.domain.values import current_value, normalize
 from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import erasure_queries as q
 from amem.ledger.audit_queries import incoming_links
@@ -373,6 +373,9 @@ def erase(
             answers = _answers(c["response_text"], text)
             call_entries.append(_entry(erasure_id, "llm_calls", c["id"], "llm_call", c, after, answers))
 
+        # what reviewers turned down on the erased notes a kept input restated: read before the
+        # redaction below replaces those values, so that no redrafted value asks for one again
+        turned_down = _turned_down(tx, set().union(*restating.values()))
         entries = raw_entries + call_entries + proposal_entries + decision_entries + change_entries
         erasure = {
             "id": erasure_id,
@@ -423,7 +426,7 @@ def erase(
                 for note in tx.get_notes(own_notes.get(raw_log_id, []))
                 if note.id not in erased_notes and not note.deleted
                 for d in _restated_drafts(
-                    tx, governance.policy, note, raw_log_id, restating[raw_log_id], marks, why
+                    tx, governance.policy, note, raw_log_id, restating[raw_log_id], marks, why, turned_down
                 )
             ]
             restated = len(governance.propose_in(tx, drafts)) if drafts else 0
@@ -575,6 +578,7 @@ def _restated_drafts(
     restated: AbstractSet[str],
     marks: set[str],
     why: str,
+    turned_down: AbstractSet[tuple[str, str, str]],
 ) -> list[Draft]:
     """The values a kept input that restated an erased note did not give its own note (``note``):
     drafting proposed when the fact took effect and why on the note it restated, and left out the
@@ -582,8 +586,10 @@ def _restated_drafts(
     they are drafted again for the input's own note from its recorded construct answer, as drafting
     would have with nothing restated: the same model call, raw log and evidence span; the policy
     routes them (a value held for review waits for a reviewer again). Left out: an attribute the
-    answer gave its own note, one waiting for review there, and one a reviewer rejected on the
-    erased note."""
+    answer gave its own note, one waiting for review there, one a reviewer rejected on the erased
+    note, and a value a reviewer rejected there whoever proposed it (``turned_down``: note,
+    attribute, value digest, read before the erasure redacted them): drafting left this input's
+    value out as the one pending there, so that reviewer's decision was on it too."""
     constructions = {
         c["id"]: c
         for c in q.rows(tx, "llm_calls", "raw_log_id", [raw_log_id])
@@ -622,12 +628,33 @@ def _restated_drafts(
     for d in draft(note.id, raw, answers, Snapshot(), policy):
         if d.note_id != note.id or d.attribute in skip:
             continue
+        if any((n, d.attribute, _digest(policy, d)) in turned_down for n in restated):
+            continue
         if erased_words.quotes([d.new_value, d.reason, d.evidence], marks):
             continue  # a kept input's words hold no mark: checked all the same, so none comes back
         moved = f" (proposal {was[d.attribute]} there)" if d.attribute in was else ""
         reason = f"{d.reason}; {why}: the note it restated, {gone}, was erased{moved}"
         out.append(Draft(d.note_id, d.attribute, d.new_value, reason, d.proposer, d.raw_log_ids, d.evidence))
     return out
+
+
+def _turned_down(tx: LedgerTx, notes: AbstractSet[str]) -> set[tuple[str, str, str]]:
+    """The values a reviewer rejected on ``notes``: (note, attribute, value digest)."""
+    rejected = ProposalStatus.REJECTED.value
+    return {
+        (p["note_id"], p["attribute"], value_digest(p["new_value"]))
+        for p in (q.rows(tx, "proposals", "note_id", sorted(notes)) if notes else [])
+        if p["status"] == rejected and p["reviewer"] is not None
+    }
+
+
+def _digest(policy: Policy, d: Draft) -> str | None:
+    """A draft's value digest in the canonical form a proposal stores (``normalize``); None for a
+    value that is not valid, which governance refuses as it would have."""
+    try:
+        return value_digest(normalize(d.attribute, policy.type_of(d.attribute), d.new_value))
+    except InvalidInputError:
+        return None
 
 
 def _proposer_of(row: dict[str, Any] | None, call: dict[str, Any]) -> Proposer:

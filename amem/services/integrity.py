@@ -1115,10 +1115,13 @@ def _erased_after_signing(
 
 #: The triggers a PostgreSQL ledger's append-only tables are made with (migrations 0001, 0007, 0008
 #: and amem.ledger.append_only): one refusing a row's UPDATE or DELETE, one refusing TRUNCATE.
+#: Each table is found as the ledger's own statements find it, by its unqualified name on the
+#: search_path (to_regclass), not in current_schema(): that is the first schema on the path that
+#: exists, which an empty role-named schema ("$user", public) takes over from the ledger's.
 _PG_GUARDS = ("append_only", "no_truncate")
 _PG_TRIGGERS = sa.text(
     "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-    "WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema()) "
+    "WHERE t.tgrelid IN (SELECT to_regclass(name) FROM unnest(CAST(:tables AS text[])) AS name) "
     "AND NOT t.tgisinternal"
 )
 
@@ -1130,7 +1133,10 @@ def _append_only_guards(tx: LedgerTx, f: _Findings) -> None:
     drop a trigger then rewrites, the chains and the checkpoints catch."""
     if tx.dialect != "postgresql":
         return
-    present = {(str(table), str(name)) for table, name in tx.conn.execute(_PG_TRIGGERS)}
+    present = {
+        (str(table), str(name))
+        for table, name in tx.conn.execute(_PG_TRIGGERS, {"tables": list(APPEND_ONLY_TABLES)})
+    }
     lacking: list[str] = []
     for table in APPEND_ONLY_TABLES:
         missing = [f"{table}_{g}" for g in _PG_GUARDS if (table, f"{table}_{g}") not in present]

@@ -83,6 +83,28 @@ def test_a_restated_value_a_reviewer_rejected_on_the_erased_note_is_not_asked_ag
     assert [p.attribute for p in mem.pending(note_id=second)] == ["valid_at"]
 
 
+def test_a_date_a_reviewer_rejected_on_the_erased_note_is_not_asked_again_of_the_recap_that_repeated_it(
+    mem: Memory, scripted_llm
+) -> None:
+    """Drafting left the recap's date out because the first note had the same date pending; a
+    reviewer rejected that date there. Before, the erasure skipped only what the recap's own model
+    call had proposed and been refused, so it asked for the rejected date again on the recap."""
+    first, second = _fact_and_recap(mem, scripted_llm)
+    alice = signed_in(mem, "alice")
+    held = {p.attribute: p for p in mem.pending(note_id=first)}
+    assert held["valid_at"].proposer.llm_call_id != held["decision_rationale"].proposer.llm_call_id
+    mem.reject(held["valid_at"].id, reviewer=alice, comment="wrong date: the renewal stays in December")
+    mem.approve(held["decision_rationale"].id, reviewer=alice)
+
+    report = mem.erase(by=alice, reason="request", raw_log_id=mem.read(first).raw_log_ids[0])
+
+    assert [p.attribute for p in mem.pending(note_id=second)] == ["decision_rationale"]
+    assert report.restated_values_proposed == 1
+    assert mem.read(second).valid_at is None
+    result = mem.verify()
+    assert result.ok, result.problems
+
+
 def test_a_poller_of_the_change_feed_learns_the_values_an_erasure_redacted_on_kept_notes(
     mem: Memory, scripted_llm
 ) -> None:

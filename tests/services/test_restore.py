@@ -387,3 +387,26 @@ def test_verify_fails_on_a_postgresql_ledger_restored_without_its_append_only_tr
 
     assert code == 1 and "TAMPERED" in out
     assert "TAMPERED: the append-only triggers of raw_logs, changes, " in out
+
+
+@pytest.mark.postgres
+def test_verify_finds_the_append_only_triggers_of_a_public_ledger_beside_a_role_named_schema(
+    new_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """The secure-schema pattern PostgreSQL recommends gives the role a schema of its own name,
+    first on the default search_path ("$user", public). Before, verify looked for the triggers in
+    that empty schema (current_schema()) and reported a healthy ledger in public as tampered."""
+    url = new_database()
+    home = tmp_path / "team"
+    with Memory(home, database_url=url) as team:
+        make_note(team, "Initech renewed for two years", scope="initech")
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE SCHEMA AUTHORIZATION CURRENT_USER"))
+    engine.dispose()
+
+    code, out, _ = _cli("--home", str(home), "--database-url", url, "verify")
+
+    assert code == 0 and "TAMPERED" not in out, out
+    with Memory(home, database_url=url, create=False) as team:
+        assert team.count_raw_logs() == 1  # the ledger read is the one verified, in public
