@@ -14,15 +14,20 @@ it is derived, and ``amem reindex`` rebuilds it from the ledger's stored vectors
 A SQLite copy is placed in rollback-journal mode: a restore only reads it (``mode=ro``), and a file
 still marked WAL cannot be opened from read-only media, and leaves -wal/-shm beside it elsewhere.
 
-A backup killed midway (power cut, SIGKILL, OOM) cannot clean up after itself: its partial file and,
-for PostgreSQL, its scratch database (a full copy of the ledger) stay. Each name says who made it
-(the partial: host and process; the scratch database: the server session that holds it), so the
-next backup removes those whose maker is gone, and never those of a backup still running.
+A backup killed midway (power cut, SIGKILL, OOM) cannot clean up after itself: its partial file (with
+the -journal SQLite writes the copy under) and, for PostgreSQL, its scratch database (a full copy of
+the ledger) stay. The next backup removes those whose maker is gone, and never those of a backup
+still running: each backup holds an exclusive lock on a file beside its partial (``.partial-lock``)
+for its whole life, which the kernel releases when the process ends however it ends, and is seen
+from every PID namespace (containers sharing the host name and the volume, whose process ids mean
+nothing here). Partials named after another host are left (a lock may not reach across a network
+share). The scratch database is named after the server session that holds it to the end.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import glob
 import os
 import re
@@ -82,15 +87,16 @@ def back_up(
         raise InvalidInputError(f"{dest.parent} is not a directory: create it first")
     postgres = ledger.dialect == "postgresql"
     cleaned = _stale_partials(dest) + (_stale_check_databases(ledger) if postgres else [])
-    partial = _claimed_beside(dest)
     started = time.perf_counter()
     progress("copying the ledger", 0, 1)
-    try:
+    # a copy not placed (a failure, or dest taken meanwhile) leaves nothing behind
+    with _claimed_beside(dest) as partial:
         if postgres:
             _dump_postgres(ledger, partial)
         else:
             _copy_sqlite(ledger, partial)
         fsync(partial)
+        made = os.stat(partial)
         copied = time.perf_counter() - started
         try:
             with _restored_postgres(ledger, partial) if postgres else _opened_sqlite(partial) as copy:
@@ -98,14 +104,12 @@ def back_up(
                 with copy.read() as tx:
                     heads = tx.chain_state()
         except _CannotRestore as exc:  # the dump is whole: keep it, and say it is not proven
-            _placed(partial, dest)
+            _placed(partial, dest, made)
             raise ConfigError(f"{dest} is written but not verified: {exc}") from None
         if not postgres:
+            _same_copy(partial, made)
             _rollback_journal(partial)
-        _placed(partial, dest)
-    finally:  # a copy not placed (a failure, or dest taken meanwhile) leaves nothing behind
-        for leftover in (partial, *(partial.with_name(partial.name + end) for end in ("-wal", "-shm"))):
-            leftover.unlink(missing_ok=True)
+        _placed(partial, dest, made)
     return BackupReport(
         path=str(dest),
         bytes=dest.stat().st_size,
@@ -117,43 +121,116 @@ def back_up(
     )
 
 
-def _claimed_beside(dest: Path) -> Path:
-    """A new file of this backup's own beside ``dest``: two backups naming the same file never
-    write into one copy (each is placed whole, or refused). Its name says which host and process
-    writes it, so a later backup can tell one left by a killed backup from one being written."""
+@contextmanager
+def _claimed_beside(dest: Path) -> Iterator[Path]:
+    """A new file of this backup's own beside ``dest``, locked (``.partial-lock``) until it is placed
+    or removed: two backups naming the same file never write into one copy (each is placed whole,
+    or refused), and no other backup takes it for a killed one's. Its name says which host and
+    process writes it, for whoever finds it. On leaving, the partial and what SQLite wrote beside
+    it are removed, then the lock file, whose lock is held until then."""
     while True:
         partial = dest.with_name(f"{dest.name}.{_HOST}-{os.getpid()}-{secrets.token_hex(4)}.partial")
+        lock = _lock_of(partial)
         try:
-            os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            held = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             continue
-        return partial
+        if not _locked(held, lock):  # a clean-up took it for a stale one before it was locked
+            os.close(held)
+            continue
+        try:
+            try:
+                os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            except FileExistsError:
+                lock.unlink(missing_ok=True)
+                continue
+            try:
+                yield partial
+            finally:
+                for leftover in _files_of(partial):
+                    leftover.unlink(missing_ok=True)
+                lock.unlink(missing_ok=True)
+        finally:
+            os.close(held)  # the lock goes with the last descriptor
+        return
 
 
 #: This host's name as a partial file's name carries it: letters and digits only.
 _HOST = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
 
+#: What SQLite writes beside the copy (its journals), and the backup's lock file.
+_BESIDE = ("-journal", "-wal", "-shm")
+_LOCK = "-lock"
+
+
+def _lock_of(partial: Path) -> Path:
+    return partial.with_name(partial.name + _LOCK)
+
+
+def _files_of(partial: Path) -> list[Path]:
+    """The partial copy and what SQLite may have written beside it."""
+    return [partial, *(partial.with_name(partial.name + end) for end in _BESIDE)]
+
+
+def _locked(fd: int, lock: Path) -> bool:
+    """Whether this process now holds the exclusive lock of the open file ``fd``, still named
+    ``lock`` (a clean-up removes a lock file it took, and a lock on a removed file guards nothing)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    try:
+        named = os.stat(lock)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
 
 def _stale_partials(dest: Path) -> list[str]:
-    """Remove the partial files of ``dest`` (with a SQLite copy's -wal/-shm) that backups killed
-    on this host left: their process is gone. Those of a running backup, or of another host (whose
-    processes cannot be seen from here), are left; so are names this scheme did not make."""
-    made = re.compile(re.escape(dest.name) + r"\.([A-Za-z0-9_]+)-(\d+)-[0-9a-f]{8}\.partial(-wal|-shm)?")
-    removed: list[str] = []
+    """Remove the partial files of ``dest`` (with what SQLite wrote beside them) that backups killed
+    on this host left: their lock can be taken. Those of a running backup, which holds its lock, or
+    of another host, are left; so are names this scheme did not make."""
+    made = re.compile(
+        re.escape(dest.name) + r"\.(([A-Za-z0-9_]+)-(\d+)-[0-9a-f]{8})\.partial(?:-journal|-wal|-shm|-lock)?"
+    )
+    makers: dict[str, tuple[str, int]] = {}
     for path in sorted(dest.parent.glob(f"{glob.escape(dest.name)}.*.partial*")):
         found = made.fullmatch(path.name)
-        if found is None or found.group(1) != _HOST or _running(int(found.group(2))):
-            continue
+        if found is not None and found.group(2) == _HOST:
+            makers[found.group(1)] = (found.group(2), int(found.group(3)))
+    removed: list[str] = []
+    for stem, (_, pid) in makers.items():
+        partial = dest.with_name(f"{dest.name}.{stem}.partial")
+        lock = _lock_of(partial)
         try:
-            path.unlink()
-        except FileNotFoundError:  # another backup removed it first
-            continue
-        removed.append(f"{path} (a partial copy left by a backup that stopped: process {found.group(2)})")
+            held = os.open(lock, os.O_RDWR)
+        except FileNotFoundError:  # an older amem's partial, or one whose clean-up stopped midway
+            if _running(pid):
+                continue
+            held = None
+        try:
+            if held is not None:
+                try:
+                    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:  # its backup is running
+                    continue
+            for path in _files_of(partial):
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    continue
+                removed.append(f"{path} (a partial copy left by a backup that stopped: process {pid})")
+            lock.unlink(missing_ok=True)  # the last, while it is held
+        finally:
+            if held is not None:
+                os.close(held)
     return removed
 
 
 def _running(pid: int) -> bool:
-    """Whether process ``pid`` of this host is alive (one of another user counts)."""
+    """Whether process ``pid`` of this host is alive (one of another user counts); of another PID
+    namespace, it is not seen, so this only ever keeps files, never proves one stale on its own."""
     if pid == os.getpid():
         return True
     try:
@@ -165,9 +242,12 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _placed(partial: Path, dest: Path) -> None:
+def _placed(partial: Path, dest: Path, made: os.stat_result) -> None:
     """``partial`` named ``dest``, or InvalidInputError when a file appeared there while the backup
-    was made (it is left as it is)."""
+    was made (it is left as it is). ``partial`` must still be the file copied and verified
+    (``made``: the same file, of the same size): never an empty one made at its name after it was
+    removed."""
+    _same_copy(partial, made)
     try:
         place(partial, dest)
     except FileExistsError:
@@ -175,6 +255,21 @@ def _placed(partial: Path, dest: Path) -> None:
             f"{dest} was created while the backup was being made: it is left as it is and this "
             "backup was not written (a backup never overwrites a file); name a new one"
         ) from None
+
+
+def _same_copy(partial: Path, made: os.stat_result) -> None:
+    """ConfigError unless ``partial`` is still the file copied (``made``): the same file, of the
+    same size. Whoever removed it (a process that ignored its lock), the name may by now be
+    missing or an empty file, which must never be placed and called verified."""
+    try:
+        now = os.stat(partial)
+    except FileNotFoundError:
+        now = None
+    if now is None or (now.st_dev, now.st_ino, now.st_size) != (made.st_dev, made.st_ino, made.st_size):
+        raise ConfigError(
+            f"{partial} was removed or replaced while the backup was being made: it is not the copy "
+            "that was verified, and was not placed; run the backup again"
+        )
 
 
 #: What os.link raises where the file system has no hard links (FAT, some network shares).
@@ -227,7 +322,7 @@ def _rollback_journal(partial: Path) -> None:
     The online backup copies the live ledger's header, which says WAL, and a WAL file cannot be
     opened read-only where its -shm cannot be made (a restore from read-only media fails), and
     leaves -wal/-shm beside it where it can (the backup is then written to, not only read)."""
-    conn = sqlite3.connect(partial)
+    conn = sqlite3.connect(f"{partial.as_uri()}?mode=rw", uri=True)  # never a new, empty file
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         mode = conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
@@ -255,8 +350,18 @@ class _CannotRestore(Exception):
 
 
 def _schema(ledger: Ledger) -> str:
+    """The schema holding the ledger's tables, found as its statements find them (on the
+    search_path), not ``current_schema()``: an empty schema named after the role comes first on
+    the default path, and the backup dumped it instead of the ledger."""
     with ledger.read(one_statement=True) as tx:
-        return str(tx.conn.execute(sa.text("SELECT current_schema()")).scalar_one())
+        return str(
+            tx.conn.execute(
+                sa.text(
+                    "SELECT COALESCE((SELECT n.nspname FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE c.oid = to_regclass('raw_logs')), current_schema())"
+                )
+            ).scalar_one()
+        )
 
 
 def _dump_postgres(ledger: Ledger, partial: Path) -> None:
@@ -314,10 +419,14 @@ def _stale_check_databases(ledger: Ledger) -> list[str]:
 def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
     """The dump restored into a scratch database of the same server, dropped afterwards: what a
     restore would give, opened as a ledger. The session that creates it is held to the end and
-    named in it: while that session lives, no other backup takes the database for a stale one."""
+    named in it: while that session lives, no other backup takes the database for a stale one.
+    It idles through pg_restore and the verification: the server's idle timeouts are turned off
+    for it, and a holder ended all the same (an administrator, a pooler) leaves the dropping to a
+    new connection."""
     schema = _schema(ledger)
     admin = ledger.engine.execution_options(isolation_level="AUTOCOMMIT")
     with admin.connect() as holder:
+        holder.execute(_NO_IDLE_TIMEOUTS)
         session = int(holder.execute(sa.text("SELECT pg_backend_pid()")).scalar_one())
         scratch = f"amem_backup_check_{session}_{secrets.token_hex(4)}"
         try:
@@ -331,7 +440,21 @@ def _restored_postgres(ledger: Ledger, partial: Path) -> Iterator[Ledger]:
         try:
             yield from _opened_scratch(ledger, scratch, schema, partial)
         finally:
-            holder.execute(sa.text(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)'))
+            drop = sa.text(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+            try:
+                holder.execute(drop)
+            except sa.exc.DBAPIError:  # the holder is gone, or it failed: once more, anew
+                with admin.connect() as conn:
+                    conn.execute(drop)
+            finally:
+                holder.invalidate()  # never back to the pool with the server's timeouts off
+
+
+#: The session's idle timeouts off (those this server has: idle_session_timeout is PostgreSQL 14's).
+_NO_IDLE_TIMEOUTS = sa.text(
+    "SELECT set_config(name, '0', false) FROM pg_settings "
+    "WHERE name IN ('idle_session_timeout', 'idle_in_transaction_session_timeout')"
+)
 
 
 def _opened_scratch(ledger: Ledger, scratch: str, schema: str, partial: Path) -> Iterator[Ledger]:

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from amem.ledger.store import Ledger
 from amem.memory import Memory
 from amem.services import checkpoints
 from amem.services.backup import back_up
+from tests.conftest import POSTGRES_URL
 from tests.factories import make_note
 
 
@@ -438,3 +440,225 @@ def test_a_backup_leaves_alone_what_a_backup_running_beside_it_is_writing(
     if postgres:
         assert not [line for line in second.cleaned if first["scratch"] in line]
         assert first["scratch"] not in _scratch_databases(memory)  # dropped by its own backup
+
+
+#: A pid no process can have (above Linux's PID_MAX_LIMIT): how a backup running in another PID
+#: namespace (a container sharing this host name and the volume) looks from here.
+_UNSEEN_PID = 4_194_305
+
+_BACKUP_IN_ANOTHER_NAMESPACE = f"""
+import os, sys
+os.getpid = lambda: {_UNSEEN_PID}
+from pathlib import Path
+from amem.ledger.store import Ledger
+from amem.services import backup
+
+verify = backup.verify_ledger
+
+def waiting(*args, **kwargs):
+    print("verifying", flush=True)
+    sys.stdin.readline()  # the test's own backup runs meanwhile
+    return verify(*args, **kwargs)
+
+backup.verify_ledger = waiting
+ledger = Ledger(sys.argv[1], create_if_empty=False)
+report = backup.back_up(ledger, Path(sys.argv[2]))
+print(report.model_dump_json(), flush=True)
+"""
+
+
+def test_a_backup_running_in_another_pid_namespace_keeps_its_copy_and_places_a_whole_one(
+    lite: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a backup told a running backup's partial file from a killed one's by its process id,
+    which a process of another PID namespace (a container sharing the host name and the volume)
+    does not have here: the second backup removed it, and the first then placed an empty file
+    (0 bytes) and reported it verified. Each backup now holds a lock on its partial file."""
+    from amem.services import backup as backing_up
+    from tests.conftest import REPO
+
+    make_note(lite, "Acme pays $42 per seat")
+    dest = tmp_path / "b.backup"
+    first = subprocess.Popen(
+        [sys.executable, "-c", _BACKUP_IN_ANOTHER_NAMESPACE, lite.settings.database_url, str(dest)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    try:
+        assert first.stdout is not None and first.stdout.readline() == "verifying\n"
+        verify = backing_up.verify_ledger
+
+        def first_ends_meanwhile(*args: Any, **kwargs: Any) -> Any:
+            out, err = first.communicate("go\n")
+            first_ended.append((first.returncode, out, err))
+            return verify(*args, **kwargs)
+
+        first_ended: list[tuple[int, str, str]] = []
+        monkeypatch.setattr(backing_up, "verify_ledger", first_ends_meanwhile)
+        with pytest.raises(InvalidInputError, match="was created while the backup was being made"):
+            back_up(lite.ledger, dest)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+
+    ((code, out, err),) = first_ended
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["verified"]["ok"] and report["bytes"] == dest.stat().st_size > 0
+    with Memory(tmp_path / "restored", database_url=f"sqlite:///{dest}", create=False) as copy:
+        assert copy.count_raw_logs() == lite.count_raw_logs() == 1 and copy.verify().ok
+    assert sorted(p.name for p in tmp_path.glob("b.backup*")) == ["b.backup"]
+
+
+_KILLED_WHILE_COPYING = """
+import os, signal, sqlite3, sys
+from pathlib import Path
+from amem.ledger.store import Ledger
+from amem.services import backup
+
+def copy_page_by_page(ledger, partial):  # killed after the first page: the copy is half written
+    source = ledger.engine.raw_connection()
+    target = sqlite3.connect(partial)
+    killed = lambda *_: os.kill(os.getpid(), signal.SIGKILL)
+    source.driver_connection.backup(target, pages=1, progress=killed)
+
+backup._copy_sqlite = copy_page_by_page
+backup.back_up(Ledger(sys.argv[1], create_if_empty=False), Path(sys.argv[2]))
+"""
+
+
+def test_a_backup_killed_while_copying_leaves_nothing_after_the_next_backup(
+    lite: Memory, tmp_path: Path
+) -> None:
+    """SQLite writes the copy under a rollback journal: a backup killed midway leaves the partial
+    file's -journal beside it. Before, the next backup removed the partial file and never its
+    -journal, which stayed for good."""
+    from tests.conftest import REPO
+
+    make_note(lite, "Acme pays $42 per seat")
+    dest = tmp_path / "b.backup"
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_COPYING, lite.settings.database_url, str(dest)],
+        capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert killed.returncode == -9, killed.stderr
+    assert [p.name for p in tmp_path.glob("b.backup.*.partial-journal")]
+
+    report = lite.backup(dest)
+
+    assert report.verified.ok
+    assert sorted(p.name for p in tmp_path.glob("b.backup*")) == ["b.backup"]
+    assert any("-journal" in line for line in report.cleaned)
+
+
+def _ended_sessions_url(url: str, idle_ms: int) -> str:
+    """``url`` whose server sessions the server ends once idle for ``idle_ms`` (a DBA's
+    idle_session_timeout)."""
+    return (
+        sa.make_url(url)
+        .update_query_dict({"options": f"-cidle_session_timeout={idle_ms}"})
+        .render_as_string(hide_password=False)
+    )
+
+
+def _holder(copy: Ledger) -> int:
+    """The server session holding the scratch database ``copy`` is opened on (named in it)."""
+    return int(str(copy.engine.url.database).split("_")[3])
+
+
+@pytest.mark.postgres
+def test_a_postgres_backup_outlives_the_servers_idle_session_timeout(
+    new_database: Callable[[], str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session holding the scratch database idles through pg_restore and verification. Before,
+    a server that ends idle sessions (idle_session_timeout) ended it, and the backup, verified,
+    failed at its end: the dump discarded, the scratch database (a full copy of the ledger) left."""
+    from amem.ledger import store
+    from amem.services import backup as backing_up
+
+    idle_ms = 300
+    monkeypatch.setattr(store, "PING_AFTER_IDLE_S", 0.0)  # the ledger's own idle connections: replaced
+    url = _ended_sessions_url(new_database(), idle_ms)
+    verify = backing_up.verify_ledger
+    holders: list[int] = []
+    assert POSTGRES_URL
+    admin = sa.create_engine(POSTGRES_URL)
+
+    def idle_past_the_timeout(copy: Ledger, *args: Any, **kwargs: Any) -> Any:
+        holders.append(_holder(copy))
+        with admin.connect() as conn:  # until the server has had twice its time to end the holder
+            idle = sa.text(
+                "SELECT extract(epoch FROM now() - state_change) * 1000 FROM pg_stat_activity WHERE pid = :p"
+            )
+            while (ms := conn.execute(idle, {"p": holders[0]}).scalar()) is not None and ms < 2 * idle_ms:
+                conn.rollback()  # now() is the transaction's start: a new one each time
+                time.sleep((2 * idle_ms - float(ms)) / 1000)  # what the condition still lacks, no guess
+        assert ms is not None, "the server ended the session holding the scratch database"
+        return verify(copy, *args, **kwargs)
+
+    monkeypatch.setattr(backing_up, "verify_ledger", idle_past_the_timeout)
+    try:
+        with Memory(tmp_path / "home", database_url=url) as team:
+            make_note(team, "Initech renewed for two years", scope="initech")
+            report = team.backup(tmp_path / "ledger.dump")
+        assert report.verified.ok and Path(report.path).stat().st_size > 0
+        with admin.connect() as conn:
+            left = conn.execute(
+                sa.text("SELECT count(*) FROM pg_database WHERE datname LIKE :n"),
+                {"n": f"amem\\_backup\\_check\\_{holders[0]}\\_%"},
+            )
+            assert left.scalar_one() == 0
+    finally:
+        admin.dispose()
+
+
+@pytest.mark.postgres
+def test_a_postgres_backup_whose_holding_session_the_server_ended_still_drops_its_scratch_database(
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the scratch database was dropped over the session that made it only: once the server
+    had ended that session (a restart of its pooler, an administrator), the verified backup failed
+    at its end, its dump discarded and the full copy of the ledger left on the server."""
+    if memory.ledger.dialect != "postgresql":
+        pytest.skip("pg_dump's path")
+    from amem.services import backup as backing_up
+
+    make_note(memory, "Initech renewed for two years", scope="initech")
+    verify = backing_up.verify_ledger
+    scratch: list[str] = []
+
+    def holder_ended(copy: Ledger, *args: Any, **kwargs: Any) -> Any:
+        scratch.append(str(copy.engine.url.database))
+        with memory.ledger.engine.connect() as conn:
+            ended = conn.execute(sa.text("SELECT pg_terminate_backend(:p, 5000)"), {"p": _holder(copy)})
+            assert ended.scalar_one()
+        return verify(copy, *args, **kwargs)
+
+    monkeypatch.setattr(backing_up, "verify_ledger", holder_ended)
+    report = memory.backup(tmp_path / "ledger.dump")
+
+    assert report.verified.ok and Path(report.path).stat().st_size > 0
+    assert scratch and scratch[0] not in _scratch_databases(memory)
+
+
+def test_a_copy_removed_while_it_is_verified_is_never_placed_as_an_empty_backup(
+    lite: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, once the partial file was gone (removed by whoever ignored its lock), setting its
+    journal mode made a new, empty file at its name, and that was placed and reported verified."""
+    from amem.services import backup as backing_up
+
+    make_note(lite, "Acme pays $42 per seat")
+    dest = tmp_path / "b.sqlite3"
+    verify = backing_up.verify_ledger
+
+    def removed_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        for partial in tmp_path.glob("b.sqlite3.*.partial"):
+            partial.unlink()
+        return verify(*args, **kwargs)
+
+    monkeypatch.setattr(backing_up, "verify_ledger", removed_meanwhile)
+    with pytest.raises(ConfigError, match="was removed or replaced while the backup was being made"):
+        back_up(lite.ledger, dest)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]

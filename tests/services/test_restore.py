@@ -410,3 +410,6 @@ def test_verify_finds_the_append_only_triggers_of_a_public_ledger_beside_a_role_
     assert code == 0 and "TAMPERED" not in out, out
     with Memory(home, database_url=url, create=False) as team:
         assert team.count_raw_logs() == 1  # the ledger read is the one verified, in public
+    # a backup dumped the schema current_schema() names, the empty one: now the ledger's own
+    code, out, err = _cli("--home", str(home), "--database-url", url, "backup", str(tmp_path / "b.dump"))
+    assert code == 0 and "1 raw logs" in out, (out, err)
