@@ -57,7 +57,11 @@ def worker(
     after the batch."""
     with open_memory() as memory:
         if once:
-            memory.pipeline  # noqa: B018  (the heavy parts, built once before the threads start)
+            # the heavy parts, built once before the threads start; an index that cannot be opened
+            # refuses to start here, the queue untouched, as start_workers does (opened by the first
+            # batch, it would mark every queued input failed, left to `amem reprocess`)
+            memory.pipeline  # noqa: B018
+            memory.search_service  # noqa: B018
             workers = [memory.worker(batch_size=batch_size, name=f"worker{i}") for i in range(concurrency)]
             threads = [threading.Thread(target=w.drain, name=w.owner) for w in workers]
             for t in threads:

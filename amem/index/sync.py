@@ -240,9 +240,7 @@ class IndexSync:
             owed = (self._owed or flushed) and self._written_seq > self._saved_seq
             if (owed or self._unkept) and self._position.instance:
                 with index_queries.derived_write(self.ledger) as tx:
-                    if self._unkept and self.check(tx).erasures != self._erasures:
-                        self._unkept.clear()  # an erasure since this process last looked
-                    index_queries.put_vectors(tx, self.model, self._take_unkept(), utcnow())
+                    index_queries.put_vectors(tx, self.model, self._take_unkept_in(tx), utcnow())
                     if owed:
                         self._advance(tx)
 
@@ -718,9 +716,11 @@ class IndexSync:
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
         """Keep the vectors embedded here, and those searches embedded before, and move the
         ledger's position forward."""
-        rows = {note_id: (note_id, digest, vector) for note_id, digest, vector in self._take_unkept()}
-        rows |= {note_id: (note_id, digest, vector) for note_id, digest, vector in kept}  # the later one
         with index_queries.derived_write(self.ledger) as tx:
+            rows = {
+                note_id: (note_id, digest, vector) for note_id, digest, vector in self._take_unkept_in(tx)
+            }
+            rows |= {note_id: (note_id, digest, vector) for note_id, digest, vector in kept}  # the later one
             index_queries.put_vectors(tx, self.model, list(rows.values()), utcnow())
             self._advance(tx)
 
@@ -734,10 +734,22 @@ class IndexSync:
         while len(self._unkept) > REMEMBERED_VECTORS:
             del self._unkept[next(iter(self._unkept))]
 
-    def _take_unkept(self) -> list[tuple[str, str, NDArray[np.float32]]]:
+    def _take_unkept_in(self, tx: LedgerTx) -> list[tuple[str, str, NDArray[np.float32]]]:
+        """The vectors searches left to keep, taken, that still belong in the ledger, read in the
+        write ``tx`` that keeps them (as ``keep`` reads): none after an erasure this process has not
+        noticed, and only those of documents as the notes stand now, the notes not deleted. A search
+        embedded a document as it stood then: another process may have changed the note since and
+        kept the newer document's vector, which this one must not replace."""
         taken = [(note_id, digest, vector) for note_id, (digest, vector) in self._unkept.items()]
         self._unkept.clear()
-        return taken
+        if not taken or self.check(tx).erasures != self._erasures:
+            return []  # an erasure since this process last looked: the texts may hold erased words
+        current = {  # at most REMEMBERED_VECTORS ids: one query
+            note.id: sha256_text(document_text(note))
+            for note in tx.get_notes([note_id for note_id, _, _ in taken])
+            if not note.deleted
+        }
+        return [row for row in taken if current.get(row[0]) == row[1]]
 
     def _rebuild(self, *, record: bool, progress: Progress = no_progress) -> set[str]:
         """From position 0 (a build of a ledger that was empty then), index the notes as they

@@ -123,10 +123,10 @@ class WritePipeline:
         queue: InputQueue | None = None,
     ) -> None:
         """``index``: opens the search service (or returns the one open), asked on each use.
-        It is first asked once the inputs' raw logs are committed (``process_many``): an index
-        that cannot be opened (a damaged file, a read-only directory, another embedding model)
-        then fails the inputs, their raw logs kept and named, as any step after the commit does;
-        opened before, it refused them with nothing recorded."""
+        It is first asked once the inputs' raw logs are committed, while their leases are renewed
+        (``process_many``): an index that cannot be opened (a damaged file, a read-only directory,
+        another embedding model) then fails the inputs, their raw logs kept and named, as any step
+        after the commit does; opened before, it refused them with nothing recorded."""
         self.settings = settings
         self.ledger = ledger
         self.governance = governance
@@ -285,13 +285,15 @@ class WritePipeline:
             # no worker takes one meanwhile, whoever holds them (a worker, add_note, an import).
             # The index is opened here, in this thread, after the raw logs were committed: one that
             # cannot be opened fails these inputs with the cause (``_stopped``), their raw logs kept.
-            self.index  # noqa: B018
+            # It is opened while the leases are renewed: an open that loads the model, catches up
+            # or rebuilds can outlast a lease, and a worker would take the inputs meanwhile.
             with (
                 ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
                 if len(starts) > 1
                 else nullcontext() as ahead,
                 self.queue.kept_alive(owner, [r.id for r in raws]) if owner is not None else nullcontext(),
             ):
+                self.index  # noqa: B018
                 prepared = self._prepare(raws[:batch_size], ahead)
                 for n, start in enumerate(starts):
                     following = starts[n + 1] if n + 1 < len(starts) else None

@@ -12,6 +12,7 @@ import pytest
 from amem.cli import main
 from amem.memory import Memory
 from tests.agents.scripted_answers import answer
+from tests.factories import make_note
 
 
 def run(capsys: pytest.CaptureFixture[str], memory: Memory, *args: str) -> tuple[int, str, str]:
@@ -157,3 +158,26 @@ def test_an_mcp_server_for_a_scope_with_a_stray_space_is_refused_before_it_serve
     assert served == []
     code, _, err = run(capsys, memory, "mcp", "--workers", "0", "--scope", "acme")
     assert code == 0 and len(served) == 1, err
+
+
+def test_a_worker_once_refuses_to_start_on_a_damaged_index_and_leaves_the_queue_as_it_was(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`amem worker --once` built only the pipeline before its threads started, so the first batch
+    opened the damaged index and every queued input was marked failed, left to `amem reprocess`."""
+    make_note(memory, "Acme renewed for three years")
+    memory.search("renewal", k=1, scope="acme")
+    for text in ("Hooli asked for SSO", "Pied Piper's renewal slipped to May"):
+        memory.add_note(text, actor="agent:bot", scope="acme", wait=False)
+    before = memory.queue_depth()
+    memory.close()
+    database = memory.settings.chroma_path / "chroma.sqlite3"
+    database.write_bytes(bytes(database.stat().st_size))
+
+    code, out, err = run(capsys, memory, "worker", "--once", "--json")
+
+    assert code != 0 and out == ""
+    assert "amem reindex" in err
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        depth = again.queue_depth()
+    assert depth == before and before["queued"] >= 2 and before["failed"] == 0

@@ -159,6 +159,39 @@ def test_a_note_edited_again_after_a_search_embedded_it_keeps_the_vector_of_its_
     assert stored.document_sha256 == sha256_text(document_text(memory.read(note.id)))
 
 
+@pytest.mark.parametrize("kept_by", ["close", "a recording catch-up"])
+def test_a_vector_a_search_embedded_never_replaces_the_newer_one_another_process_kept(
+    memory: Memory, embedded: list[str], kept_by: str
+) -> None:
+    """The vectors a search leaves to be kept later were written as they were: the note edited again
+    and its new document's vector kept by another process, this one's close (or next recording
+    catch-up) replaced it with the older document's, and the next rebuild embedded the note again."""
+    note = make_note(memory, "Umbrella's renewal is in April")
+    memory.search("renewal", k=1, scope="acme")
+    edited_elsewhere(memory, note.id, "Renewal risk: budget freeze")
+    memory.search("budget freeze", k=1, scope="acme")  # embeds this document, kept later
+    with Memory(memory.home, database_url=memory.settings.database_url) as other:
+        other.update(note.id, actor="bob", context="Renewal risk: budget approved after all")
+        other.search("budget approved", k=1, scope="acme")  # embeds the latest document, kept on close
+    latest = sha256_text(document_text(memory.read(note.id)))
+    model = memory.search_service.sync.model
+    if kept_by == "close":
+        memory.close()
+    else:
+        memory.search_service.catch_up()  # loads the latest vector from the ledger, embeds nothing
+
+    ledger = Ledger(memory.settings.database_url)
+    try:
+        with ledger.read() as tx:
+            assert index_queries.vectors(tx, model, [note.id])[note.id].document_sha256 == latest
+    finally:
+        ledger.close()
+    embedded.clear()
+    with Memory(memory.home, database_url=memory.settings.database_url) as again:
+        assert again.reindex() == 1
+    assert embedded == []
+
+
 def test_a_vector_a_search_embedded_is_not_kept_once_its_note_was_erased(memory: Memory) -> None:
     """The vectors a search leaves to be kept later are of documents as they stood: one erased
     meanwhile (by another process) is dropped, never written back into the ledger after the erasure."""

@@ -4,12 +4,17 @@ named, as an index write failure does; `amem reprocess` completes them once it i
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from amem.domain.models import utcnow
 from amem.errors import AnalysisPendingError
 from amem.memory import Memory
+from amem.services.search import SearchService
 from tests.factories import make_note
 
 
@@ -53,3 +58,41 @@ def test_inputs_kept_while_the_index_was_damaged_are_completed_after_reindex(mem
         assert note_id is not None and note_id in done
         assert [r.note_id for r in again.search("order form seats", k=1, scope="acme")] == [note_id]
     assert list(Path(memory.home).glob("*index.removing-*")) == []  # nothing of the damaged one is left
+
+
+def test_add_note_keeps_its_input_while_the_index_opens_for_longer_than_a_lease(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index was opened after the input was claimed but before its lease was renewed: an open
+    outlasting the lease (a model load, a rebuild) let a worker take the input, and add_note raised
+    AnalysisPendingError "its lease ended before its analysis did and another worker took it"."""
+    queue = memory.queue
+    queue.lease_seconds = 0.3  # renewed every 0.1 s
+    now = [utcnow()]
+    monkeypatch.setattr(queue, "clock", lambda: now[0])
+    later = now[0] + timedelta(seconds=1)  # past add_note's first lease
+    renewed_later = threading.Event()
+    renew = queue.renew
+
+    def renewing(owner: str, raw_log_ids: Sequence[str]) -> int:
+        count = renew(owner, raw_log_ids)
+        if queue.clock() >= later:
+            renewed_later.set()
+        return count
+
+    monkeypatch.setattr(queue, "renew", renewing)
+    taken_by_worker: list[list[str]] = []
+    opened = Memory.search_service
+
+    def slow_open(self: Memory) -> SearchService:
+        if not taken_by_worker:  # the open outlasts the lease; a worker looks for inputs meanwhile
+            now[0] = later
+            renewed_later.wait(timeout=10)
+            taken_by_worker.append([raw.id for raw in queue.claim("worker:other", 10)])
+        return opened.fget(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Memory, "search_service", property(slow_open))
+    note_id = memory.add_note("Acme signed the order form for 40 seats", actor="agent:bot", scope="acme")
+
+    assert taken_by_worker == [[]]
+    assert memory.read(note_id).content == "Acme signed the order form for 40 seats"
