@@ -31,7 +31,6 @@ import re
 from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from contextlib import closing
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -49,9 +48,7 @@ from amem.domain.models import (
     ERASURE_RULE,
     Actor,
     ActorKind,
-    ChangeKind,
     Note,
-    Proposal,
     ProposalStatus,
     Proposer,
     new_id,
@@ -415,7 +412,7 @@ def erase(
             eraser = Actor(kind=ActorKind.PERSON, id=by)
             why = f"erasure {erasure_id}"
             # a kept note's value redacted in place is a change a poller of the feed must see
-            redacted_in_place = _record_in_place(tx, governance, in_place, eraser, why)
+            redacted_in_place = governance.redactions_in(tx, in_place, by=eraser, reason=why)
             # the erased notes leave search, neighbours and facts
             deleted = governance.tombstone_in(tx, sorted(erased_notes), by=eraser, reason=why)
             # what kept inputs said of the fact an erased note held is theirs: on their own notes
@@ -503,62 +500,6 @@ def _marks(tx: Any, raw: list[dict[str, Any]], scopes: list[str]) -> set[str]:
 
 def _value(note: Note, attribute: str, type_of: dict[str, str]) -> Any:
     return current_value(note, attribute, type_of[attribute])
-
-
-def _record_in_place(
-    tx: LedgerTx, governance: Governance, notes: list[tuple[Note, list[str]]], by: Actor, why: str
-) -> int:
-    """Record each value of a kept note the erasure redacted in place as a change by the eraser,
-    approved by the erasure as its tombstones are (``Governance.tombstone_in``): the old and the
-    new value are both what the note holds now (what it held before is what was erased), so the
-    change feed, which a poller reads from ``next_after`` on, names every value the erasure
-    replaced. Replay gives the note it is already. Returns how many."""
-    now = utcnow()
-    made = 0
-    left: list[Note] = []
-    with tx.batched():  # their proposals and changes: one INSERT each, as governance writes its own
-        for note, attributes in notes:
-            note = _in_place(tx, governance, note, attributes, by, why, now)
-            made += len(attributes)
-            left.append(note)
-    for note in left:
-        tx.save_note(note)
-    return made
-
-
-def _in_place(
-    tx: LedgerTx,
-    governance: Governance,
-    note: Note,
-    attributes: list[str],
-    by: Actor,
-    why: str,
-    now: datetime,
-) -> Note:
-    """One note's changes of ``_record_in_place``; returns the note with them (not saved)."""
-    for attribute in attributes:
-        value = current_value(note, attribute, governance.policy.type_of(attribute))
-        proposal = Proposal(
-            id=new_id("p"),
-            note_id=note.id,
-            scope=note.scope,
-            attribute=attribute,
-            old_value=value,
-            new_value=value,
-            base_version=note.version,
-            reason=f"{why}: redacted in place",
-            proposer=Proposer.of(by),
-            rule=ERASURE_RULE,
-            status=ProposalStatus.APPROVED,
-            reviewer=by.id,
-            review_comment=why,
-            reviewed_at=now,
-            created_at=now,
-            policy_sha256=governance.policy_fingerprint,
-        )
-        tx.insert_proposals([proposal])
-        note = governance._apply(tx, note, proposal, by, ChangeKind.APPLY, now, save=False)
-    return note
 
 
 def _restates(text: str | None) -> str | None:

@@ -721,28 +721,68 @@ class Governance:
         for note in tx.get_notes(list(note_ids)):
             if note.deleted:
                 continue
-            proposal = Proposal(
-                id=new_id("p"),
-                note_id=note.id,
-                scope=note.scope,
-                attribute="deleted",
-                old_value=False,
-                new_value=True,
-                base_version=note.version,
-                reason=reason,
-                proposer=Proposer.of(by),
-                rule=ERASURE_RULE,
-                status=ProposalStatus.APPROVED,
-                reviewer=by.id,
-                review_comment=reason,
-                reviewed_at=now,
-                created_at=now,
-                policy_sha256=self.policy_fingerprint,
-            )
+            proposal = self._erasure_decision(note, "deleted", False, True, by, reason, reason, now)
             tx.insert_proposals([proposal])
             self._apply(tx, note, proposal, by, ChangeKind.APPLY, now)
             made += 1
         return made
+
+    def redactions_in(
+        self, tx: LedgerTx, notes: Sequence[tuple[Note, Sequence[str]]], *, by: Actor, reason: str
+    ) -> int:
+        """Record each value of a kept note an erasure redacted in place (``notes``: each note as the
+        erasure left it, and the attributes it changed) as a change by the eraser, approved by the
+        erasure as its tombstones are: old and new value both what the note holds now (what it held
+        before is what was erased), so the change feed, which a poller reads from ``next_after``
+        on, names every value the erasure replaced, and replay gives the note it is already.
+        Returns how many."""
+        now = utcnow()
+        made = 0
+        left: list[Note] = []
+        with tx.batched():  # their proposals and changes: one INSERT each
+            for note, attributes in notes:
+                for attribute in attributes:
+                    value = current_value(note, attribute, self.policy.type_of(attribute))
+                    why = f"{reason}: redacted in place"
+                    proposal = self._erasure_decision(note, attribute, value, value, by, why, reason, now)
+                    tx.insert_proposals([proposal])
+                    note = self._apply(tx, note, proposal, by, ChangeKind.APPLY, now, save=False)
+                    made += 1
+                left.append(note)
+        for note in left:
+            tx.save_note(note)
+        return made
+
+    def _erasure_decision(
+        self,
+        note: Note,
+        attribute: str,
+        old: Any,
+        new: Any,
+        by: Actor,
+        reason: str,
+        comment: str,
+        now: datetime,
+    ) -> Proposal:
+        """A value an erasure sets, as the approved proposal its eraser's authority makes it."""
+        return Proposal(
+            id=new_id("p"),
+            note_id=note.id,
+            scope=note.scope,
+            attribute=attribute,
+            old_value=old,
+            new_value=new,
+            base_version=note.version,
+            reason=reason,
+            proposer=Proposer.of(by),
+            rule=ERASURE_RULE,
+            status=ProposalStatus.APPROVED,
+            reviewer=by.id,
+            review_comment=comment,
+            reviewed_at=now,
+            created_at=now,
+            policy_sha256=self.policy_fingerprint,
+        )
 
     # -- revert --------------------------------------------------------------------------------
 
