@@ -24,6 +24,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from amem.api.inputs import (
+    LEDGER_UNREACHABLE,
     MAX_WAIT_SECONDS,
     add_once,
     report_embedded,
@@ -370,10 +371,7 @@ def create_app(
             )
             answer = JSONResponse({"detail": detail}, status_code=503)
         elif ledger_unreachable(exc) is not None:  # the server's database down, not a bug
-            detail = (
-                "the ledger database cannot be reached: the server's log says why; try again once it is fixed"
-            )
-            answer = JSONResponse({"detail": detail}, status_code=503)
+            answer = JSONResponse({"detail": LEDGER_UNREACHABLE}, status_code=503)
         else:
             detail = f"the server failed ({_kind(exc)}): nothing more is said here; its log has the details"
             answer = JSONResponse({"detail": detail}, status_code=500)

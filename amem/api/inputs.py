@@ -18,6 +18,12 @@ from amem.services.review import ReviewFilter
 
 #: The longest a status request may wait for its input to be analysed, in seconds.
 MAX_WAIT_SECONDS = 30.0
+#: What both APIs answer when the ledger's database cannot be reached (``errors.ledger_unreachable``):
+#: the machine's state, not a fault of the caller's request; the driver's words, which name the
+#: server, stay in the server's log.
+LEDGER_UNREACHABLE = (
+    "the ledger database cannot be reached: the server's log says why; try again once it is fixed"
+)
 #: Until it is: the first pause between two reads of the status, and the longest.
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.05, 0.25
 #: Where the ledger says when an input settles: the longest wait between two reads all the same.

@@ -28,10 +28,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from amem.api.inputs import add_once, report_embedded, status_when_settled, waiting_for_review
+from amem.api.inputs import (
+    LEDGER_UNREACHABLE,
+    add_once,
+    report_embedded,
+    status_when_settled,
+    waiting_for_review,
+)
 from amem.domain.models import Note, RetirementWaiting
 from amem.domain.values import parse_as_of
-from amem.errors import AmemError, PermissionDeniedError
+from amem.errors import AmemError, PermissionDeniedError, ledger_unreachable
 from amem.memory import Memory
 from amem.services.access import ScopeGrant, granted_scope
 from amem.services.facts import Fact
@@ -108,11 +114,18 @@ def _fact(fact: Fact) -> dict[str, Any]:
 
 
 def _guard(call: Callable[[], T]) -> T:
-    """A mistake the caller can fix comes back as the tool's error text, not a server fault."""
+    """A mistake the caller can fix comes back as the tool's error text, not a server fault; so
+    does a ledger database out of reach, said in words as the HTTP API says it (the driver's
+    text, naming the server, stays in the log)."""
     try:
         return call()
     except AmemError as exc:
         raise ToolError(str(exc)) from None
+    except Exception as exc:
+        if ledger_unreachable(exc) is None:
+            raise
+        log.warning("the ledger database cannot be reached: %s", ledger_unreachable(exc))
+        raise ToolError(LEDGER_UNREACHABLE) from None
 
 
 #: The most hits one search may ask for, as the HTTP API's ``k``.
