@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from amem.domain.identity import canonical_identity, identity_key
-from amem.domain.models import CORE_ATTRIBUTES, CORE_TYPES, ActorKind, AttributeType
+from amem.domain.models import CORE_ATTRIBUTES, CORE_TYPES, ActorKind, AttributeType, Note
 from amem.errors import AmemError, PolicyError
 
 M = TypeVar("M", bound=BaseModel)
@@ -44,6 +44,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _Unknown(Enum):
+    """The type of ``UNKNOWN``: None cannot say "not known", since None is a value (cleared)."""
+
+    VALUE = "unknown"
+
+
+#: The proposed value a routing question leaves out (``Policy.route``): the guards that look at
+#: what a change takes away from a note then do not apply.
+UNKNOWN = _Unknown.VALUE
+
+
 class Condition(_Strict):
     """Narrows a rule. Every given field must match."""
 
@@ -51,6 +62,17 @@ class Condition(_Strict):
     proposer_kinds: list[ActorKind] | None = Field(
         default=None, description="the proposer is of one of these kinds"
     )
+
+    @field_validator("tags_any", "proposer_kinds")
+    @classmethod
+    def _not_empty(cls, value: list[Any] | None, info: ValidationInfo) -> list[Any] | None:
+        """An empty list matches no note and no proposer: the rule would never apply, silently."""
+        if value == [] and not _installed(info):
+            raise ValueError(
+                "is an empty list, which matches nothing, so the rule would never apply: name at "
+                "least one, or leave it out to match every note or proposer"
+            )
+        return value
 
     def matches(self, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
         """Tags match whatever their case: a note tagged "Contract" is tagged contract."""
@@ -115,6 +137,12 @@ class _Problem(ValueError):
 #: Names a team attribute may not take: pydantic's own (the model the analyst's answer is read
 #: into, amem/llm/construct_note.py, would ignore or refuse a field so named).
 _RESERVED_NAMES = frozenset(n for n in dir(BaseModel) if not n.startswith("_"))
+#: A note's own fields that are not attributes (its id, account, sources, times, version): a team
+#: attribute so named would be shown, exported and read in their place.
+_NOTE_FIELDS = frozenset(set(Note.model_fields) - set(CORE_ATTRIBUTES))
+#: The parameters of ``Memory.update(note_id, *, actor, reason, **attributes)``, where attributes are
+#: keyword arguments: an attribute so named could never be edited (``amem update N reason=...``).
+_UPDATE_PARAMETERS = frozenset({"self", "note_id", "actor", "reason"})
 _ATTRIBUTE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
@@ -129,6 +157,12 @@ def _attribute_name_problem(name: str) -> str | None:
         return (
             f"attribute name {name!r} is reserved (pydantic's own: model_..., json, dict, copy, schema, "
             "validate, construct, ...): choose another"
+        )
+    if name in _NOTE_FIELDS or name in _UPDATE_PARAMETERS:
+        taken = ", ".join(sorted(_NOTE_FIELDS | (_UPDATE_PARAMETERS - {"self"})))
+        return (
+            f"attribute name {name!r} is reserved: a note or an edit already has a field of that name "
+            f"({taken}); choose another (e.g. call_{name})"
         )
     return None
 
@@ -259,7 +293,7 @@ class Policy(_Strict):
         attribute: str,
         note_tags: Iterable[str],
         proposer_kind: ActorKind,
-        proposed: Any = None,
+        proposed: Any = UNKNOWN,
         *,
         category: str | None = None,
     ) -> Routing:
@@ -269,20 +303,21 @@ class Policy(_Strict):
         tags (``category_tag``), as construction tags a new note with it, so a note re-filed under
         ``contract`` later is held like one filed there at once.
 
-        ``proposed``, the new value when it is known: a change of tags that would take from the
-        note a tag some rule names (the default policy's ``contract``) waits for a person even where
-        tags apply by themselves, since the protection that rule gives the note would go with it;
-        so does a re-filing that takes such a tag away with the old category."""
+        ``proposed``, the new value when it is known (``UNKNOWN`` otherwise; None is a value: the
+        attribute cleared): a change of tags that would take from the note a tag some rule names
+        (the default policy's ``contract``) waits for a person even where tags apply by themselves,
+        since the protection that rule gives the note would go with it; so does a re-filing that
+        takes such a tag away with the old category, a category cleared included."""
         tags = list(note_tags)
         filed = category_tag(category)
         routing = self._route(attribute, [*tags, filed] if filed else tags, proposer_kind)
         if routing.mode != Mode.AUTO:
             return routing
         lost: list[str] = []
-        if attribute == "tags" and isinstance(proposed, list | tuple):
-            kept = {str(t).casefold() for t in proposed} | {filed}
+        if attribute == "tags" and (proposed is None or isinstance(proposed, list | tuple)):
+            kept = {str(t).casefold() for t in proposed or ()} | {filed}
             lost = sorted({t.casefold() for t in tags} & self.rule_tags() - kept)
-        elif attribute == "category" and isinstance(proposed, str) and filed:
+        elif attribute == "category" and (proposed is None or isinstance(proposed, str)) and filed:
             kept = {t.casefold() for t in tags} | {category_tag(proposed)}
             lost = sorted({filed} & self.rule_tags() - kept)
         if lost:
@@ -312,7 +347,7 @@ class Policy(_Strict):
         attribute: str,
         note_tags: Iterable[str],
         proposer_kind: ActorKind,
-        proposed: Any = None,
+        proposed: Any = UNKNOWN,
         *,
         category: str | None = None,
     ) -> bool:
@@ -324,7 +359,7 @@ class Policy(_Strict):
         attribute: str,
         note_tags: Iterable[str],
         proposer_kind: ActorKind,
-        proposed: Any = None,
+        proposed: Any = UNKNOWN,
         *,
         category: str | None = None,
     ) -> bool:
@@ -432,18 +467,12 @@ def resolve_policy_path(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 def load_policy(path: str | os.PathLike[str] | None = None) -> Policy:
     policy_path = resolve_policy_path(path)
-    try:
-        text = policy_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PolicyError(f"{policy_path}: cannot read policy file: {exc.strerror or exc}") from exc
+    text = _read_text(policy_path, "policy file")
     data, node = _parse_yaml(text, policy_path)
     policy = _validate(Policy, data, node, policy_path)
     if policy.reviewers_file:
         reviewers_path = (policy_path.parent / policy.reviewers_file).resolve()
-        try:
-            rtext = reviewers_path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PolicyError(f"{reviewers_path}: cannot read reviewers file: {exc.strerror or exc}") from exc
+        rtext = _read_text(reviewers_path, "reviewers file")
         rdata, rnode = _parse_yaml(rtext, reviewers_path)
         _validate(_ReviewersFile, rdata, rnode, reviewers_path)
         own = _Source(data.get("reviewers") or {}, node, policy_path)
@@ -454,6 +483,25 @@ def load_policy(path: str | os.PathLike[str] | None = None) -> Policy:
             Policy, data, node, policy_path, elsewhere=lambda loc: _blame(loc, spelled, listed)
         )
     return policy.model_copy(update={"source": str(policy_path)})
+
+
+def _read_text(path: Path, what: str) -> str:
+    """The text of a policy or reviewers file, which must be UTF-8: a file saved in another encoding
+    (Latin-1 by an editor) is named with the line and column of its first byte that is not."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise PolicyError(
+            f"{path}:{line}: the {what} is not UTF-8 (byte 0x{raw[exc.start]:02x} at column {column}): "
+            "save it as UTF-8"
+        ) from exc
 
 
 def parse_policy(text: str, source: str = "<policy>", *, installed: bool = False) -> Policy:

@@ -274,3 +274,97 @@ def test_a_team_attribute_name_the_model_answer_cannot_carry_is_refused(tmp_path
     assert name in parse_policy(text, installed=True).attributes
     with pytest.raises(PolicyError):
         parse_policy(text)
+
+
+def test_clearing_the_category_of_a_note_filed_under_a_rule_tag_waits_for_a_person() -> None:
+    """Before, only a new category (a string) counted as a re-filing: clearing it (None, or empty
+    text) took the contract protection away at once, with no person."""
+    policy = load_policy(REPO / "policies.yaml")  # context held on notes tagged contract
+    for cleared in (None, ""):
+        away = policy.route("category", ["renewal"], ActorKind.AGENT, cleared, category="contract")
+        assert away.mode == Mode.REVIEW and "drops contract" in away.rule, cleared
+    # the note's tags still say contract, or it was never filed there: nothing is taken away
+    assert (
+        policy.route("category", ["contract"], ActorKind.AGENT, None, category="contract").mode == Mode.AUTO
+    )
+    assert policy.route("category", ["renewal"], ActorKind.AGENT, None, category="renewal").mode == Mode.AUTO
+    # tags cleared (None) drop the tag as an empty list does
+    assert policy.route("tags", ["contract"], ActorKind.LLM, None).mode == Mode.REVIEW
+    # a question that leaves the value out is not a question about clearing it
+    from amem.policy import UNKNOWN
+
+    assert policy.route("category", [], ActorKind.AGENT, UNKNOWN, category="contract").mode == Mode.AUTO
+    assert policy.route("category", [], ActorKind.AGENT, category="contract").mode == Mode.AUTO
+
+
+@pytest.mark.parametrize(
+    "name", ["reason", "actor", "note_id", "scope", "raw_log_ids", "id", "version", "created_at", "extra"]
+)
+def test_a_team_attribute_named_like_a_notes_own_field_or_an_edits_parameter_is_refused(
+    tmp_path: Path, name: str
+) -> None:
+    """`amem update N reason=...` ended in an internal error (two values for Memory.update's
+    reason), and `amem show` showed a team attribute `raw_log_ids` in place of the note's sources."""
+    path = _write(
+        tmp_path, f"version: 1\nattributes:\n  next_step: {{type: text}}\n  {name}:\n    type: text\n"
+    )
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert str(info.value).startswith(f"{path}:4: attributes.{name}: attribute name {name!r} is reserved")
+    # a version installed before the check still reads (the ledger's history stays readable)
+    assert name in parse_policy(f"attributes:\n  {name}: {{type: text}}\n", installed=True).attributes
+
+
+def test_every_parameter_of_an_edit_is_a_reserved_attribute_name() -> None:
+    """Memory.update takes attributes as keyword arguments beside its own parameters: a parameter
+    added there must be reserved here too, or an attribute of that name can never be edited."""
+    import inspect
+
+    from amem.memory import Memory
+
+    own = [
+        p.name
+        for p in inspect.signature(Memory.update).parameters.values()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    for name in own:
+        with pytest.raises(PolicyError, match=f"attribute name {name!r} is reserved"):
+            parse_policy(f"attributes:\n  {name}: {{type: text}}\n")
+
+
+def test_a_policy_or_reviewers_file_not_in_utf8_is_named_with_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file saved in Latin-1 ended every command in "internal error ... a bug in amem" (exit 70)."""
+    reviewers = tmp_path / "reviewers.yaml"
+    reviewers.write_bytes(b"reviewers:\n  jose: {roles: [lead], name: 'Jos\xe9'}\n")
+    path = tmp_path / "policies.yaml"
+    path.write_bytes(b"roles: {lead: {approves: ['*']}}\nreviewers_file: reviewers.yaml\n")
+    with pytest.raises(PolicyError, match=rf"^{reviewers}:2: the reviewers file is not UTF-8 \(byte 0xe9"):
+        load_policy(path)
+    path.write_bytes(b"roles: {lead: {approves: ['*']}}\n\n# caf\xe9\n")
+    with pytest.raises(
+        PolicyError, match=rf"^{path}:3: the policy file is not UTF-8 \(byte 0xe9 at column 6\)"
+    ):
+        load_policy(path)
+    assert main(["--policy", str(path), "--home", str(tmp_path / "h"), "policy"]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3: the policy file is not UTF-8" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("condition", ["tags_any: []", "proposer_kinds: []"])
+def test_a_rule_condition_given_an_empty_list_is_refused_naming_its_line(
+    tmp_path: Path, condition: str
+) -> None:
+    """An empty list matches nothing: the rule was accepted and silently never applied."""
+    path = _write(
+        tmp_path,
+        "attributes:\n  context:\n    mode: auto\n    rules:\n"
+        f"      - when:\n          {condition}\n        mode: review\n",
+    )
+    field = condition.split(":")[0]
+    with pytest.raises(PolicyError) as info:
+        load_policy(path)
+    assert str(info.value).startswith(f"{path}:6: attributes.context.rules.0.when.{field}: is an empty list")
+    installed = parse_policy(path.read_text(), installed=True)  # a version installed before still reads
+    assert installed.attributes["context"].rules[0].mode == Mode.REVIEW

@@ -85,11 +85,18 @@ def _render_note(note: Any) -> None:
     table.add_column("attribute", style="bold")
     table.add_column("value", overflow="fold")
     data = note.model_dump(mode="json")
-    extra = data.pop("extra", {})
-    for key, value in {**data, **extra}.items():
+    team = data.pop("extra", {})
+    for key, value in data.items():
         if key in ("id", "scope", "version"):
             continue
         table.add_row(cell(key), fmt_value(value, 400))
+    if team:
+        # apart from the note's own fields: a team attribute never stands in for one of them (a
+        # policy installed before such names were refused may declare raw_log_ids or scope)
+        table.add_section()
+        table.add_row("team attributes", "", style="italic")
+        for key, value in team.items():
+            table.add_row(cell(key), fmt_value(value, 400))
     out.print(table)
 
 
@@ -243,14 +250,21 @@ def _is_proposal(mem: Any, ident: str) -> bool:
     return True
 
 
-def _finish_report(report: Any, as_json: bool) -> None:
+def _finish_report(report: Any, as_json: bool, verb: str) -> None:
+    """The report, and the exit status README's table gives it: 2 when nothing was decided (every
+    value skipped), 3 on a conflict, and 2 when an approval approved nothing because the policy
+    refused its values (frozen or no longer declared since), as approving one proposal says."""
     from amem.cli import blocks
 
     emit(report, as_json, lambda r: blocks.decision_report(out, r))
+    statuses = {p.status.value for p in report.decided}
     if report.skipped and not report.decided:
         raise typer.Exit(2)
-    if any(p.status.value == "conflict" for p in report.decided):
+    if "conflict" in statuses:
         raise typer.Exit(3)
+    # in an approval, a value recorded as rejected is one the policy refused
+    if verb == "approve" and "rejected" in statuses and "approved" not in statuses:
+        raise typer.Exit(2)
 
 
 AllOpt = Annotated[
@@ -393,7 +407,7 @@ def _decide(
                 fingerprint=counted.fingerprint,
                 comment=comment,
             )
-            _finish_report(report, as_json)
+            _finish_report(report, as_json, verb)
             return
         assert ident is not None
         if shown is None:
@@ -409,7 +423,7 @@ def _decide(
             report = mem.approve_item(ident, reviewer=who, shown=shown.proposal_ids, comment=comment)
         else:
             report = mem.reject_item(ident, reviewer=who, shown=shown.proposal_ids, comment=comment)
-    _finish_report(report, as_json)
+    _finish_report(report, as_json, verb)
 
 
 def _nothing_matches(mem: Any, f: Any, reviewer: str, as_json: bool) -> None:
@@ -439,7 +453,10 @@ def revert(
     password_stdin: PasswordStdinOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Propose restoring the value a change replaced; routed by the policy like any proposal."""
+    """Propose restoring the value a change replaced; routed by the policy like any proposal.
+
+    Exit 2 when the policy refuses it (the attribute frozen): the revert is recorded as rejected,
+    saying why, and nothing is applied."""
     with open_memory(create=False, warn=False) as mem:  # a decision says it itself
         proposal = mem.revert(change, reviewer=sign_in(mem, reviewer, password_stdin), reason=reason)
     emit(
@@ -449,6 +466,14 @@ def revert(
             f"proposal {p.id} restores {p.attribute} of {p.note_id}: {p.status.value}", markup=False
         ),
     )
+    if proposal.status.value == "rejected":  # as an approval the policy refuses: why, on stderr
+        from amem.errors import FrozenAttributeError
+
+        raise FrozenAttributeError(
+            f"{proposal.review_comment or 'refused by policy'} ({proposal.rule}): the revert, proposal "
+            f"{proposal.id}, was recorded as rejected and nothing was applied",
+            proposal=proposal,
+        )
 
 
 @app.command("review-stats")

@@ -461,33 +461,27 @@ class PolicyOverview(BaseModel):
 def policy_overview(policy: Policy) -> PolicyOverview:
     """The policy in force as a reader wants it: each attribute's mode, narrowing rules and approvers.
 
-    The mode shown is what a model's proposal on an untagged note gets (the common case, decided by
-    `Policy.route` as governance decides it); the rules say when it differs. The CLI's `amem policy`
-    and the console's policy page both show this.
+    The mode shown is the attribute's own (its ``mode``, else ``default_mode``): what a proposal
+    gets when no rule matches. The rules say when it differs, first match first, followed by the
+    guards ``Policy.route`` adds where a change would take a rule's tag from a note. The CLI's
+    `amem policy` and the console's policy page both show this.
     """
     attributes = []
+    guarded = sorted(policy.rule_tags())
     for name in [*CORE_TYPES, *policy.declared_attributes()]:
         attr = policy.attributes.get(name)
-        mode = policy.route(name, [], ActorKind.LLM).mode
-        guarded = sorted(policy.rule_tags()) if name == "tags" and mode == Mode.AUTO else []
+        own = attr.mode if attr is not None and attr.mode is not None else policy.default_mode
+        rules = attr.rules if attr else []
         attributes.append(
             AttributeOverview(
                 attribute=name,
                 type=policy.type_of(name),
-                mode=mode.value,
+                mode=own.value,
                 core=name in CORE_TYPES,
                 description=attr.description if attr else None,
                 rules=[
-                    *(
-                        AttributeRule(when=r.when.describe(), mode=r.mode.value)
-                        for r in (attr.rules if attr else [])
-                    ),
-                    # Policy.route: no proposer strips the tag a rule's protection rests on
-                    *(
-                        [AttributeRule(when=f"the change drops {' or '.join(guarded)}", mode="review")]
-                        if guarded
-                        else []
-                    ),
+                    *(AttributeRule(when=r.when.describe(), mode=r.mode.value) for r in rules),
+                    *_tag_guards(name, guarded, may_apply=Mode.AUTO in {own, *(r.mode for r in rules)}),
                 ],
                 approver_roles=policy.who_may_approve(name),
             )
@@ -510,6 +504,22 @@ def policy_overview(policy: Policy) -> PolicyOverview:
         reviewers={k: list(v.roles) for k, v in policy.reviewers.items()},
         agents=list(policy.agents),
     )
+
+
+def _tag_guards(attribute: str, rule_tags: list[str], *, may_apply: bool) -> list[AttributeRule]:
+    """The guards of ``Policy.route`` on ``attribute``, as rules: whoever proposes it, a change of
+    tags that drops a tag a rule names, or a re-filing (a category changed or cleared) that takes
+    the note away from one, waits for a person. Shown where the attribute may apply at once:
+    elsewhere a person looks anyway."""
+    if not rule_tags or not may_apply:
+        return []
+    tags = " or ".join(rule_tags)
+    when = {
+        "tags": f"the change drops {tags}",
+        "category": f"the change re-files the note away from {tags} (or clears its category) "
+        "and no tag of the note says it",
+    }.get(attribute)
+    return [AttributeRule(when=when, mode=Mode.REVIEW.value)] if when else []
 
 
 class VerdictRow(BaseModel):

@@ -455,6 +455,10 @@ class Governance:
         ):
             raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
         decided = self._get(tx, proposal.id)
+        if decided.new_value == decided.old_value:
+            # the note holds the value already: the approval is recorded, no change (as an applied
+            # proposal of the same value makes none), so the note's version says what changed
+            return decided, None
         kind = ChangeKind.REVERT if proposal.revert_of is not None else ChangeKind.APPLY
         self._apply(tx, note, decided, who, kind, now)
         return decided, None
@@ -617,17 +621,21 @@ class Governance:
 
     def _check_may_decide(self, proposal: Proposal, who: Actor) -> None:
         self.check_decides_in(who.id, proposal.scope or "(no scope)")
-        if not self.policy.may_approve(who.id, proposal.attribute):
-            roles = ", ".join(self.policy.roles_of(who.id)) or "none"
-            need = ", ".join(self.policy.approver_roles(proposal.attribute)) or "no role"
-            raise PermissionDeniedError(
-                f"{who.id} (roles: {roles}) may not decide changes to {proposal.attribute}; needs: {need}"
-            )
+        self._check_role_covers(who, proposal.attribute, "decide")
         # One namespace: the proposer's kind does not matter (agent:alice is alice), nor case or width.
         if not self.policy.self_approval and same_identity(proposal.proposer.id, who.id):
             raise PermissionDeniedError(
                 f"{who.id} proposed {proposal.id} (as {proposal.proposer.kind.value}:"
                 f"{proposal.proposer.id}) and may not decide it (self-approval)"
+            )
+
+    def _check_role_covers(self, who: Actor, attribute: str, act: str) -> None:
+        """PermissionDeniedError unless one of ``who``'s roles approves ``attribute``."""
+        if not self.policy.may_approve(who.id, attribute):
+            roles = ", ".join(self.policy.roles_of(who.id)) or "none"
+            need = ", ".join(self.policy.approver_roles(attribute)) or "no role"
+            raise PermissionDeniedError(
+                f"{who.id} (roles: {roles}) may not {act} changes to {attribute}; needs: {need}"
             )
 
     def check_decides_in(self, reviewer: str, scope: str) -> None:
@@ -788,7 +796,12 @@ class Governance:
 
     def revert(self, change_seq: int, reviewer: AuthenticatedReviewer, reason: str | None = None) -> Proposal:
         """Propose the value a change replaced, as an authenticated reviewer; routed by the same
-        policy. History stays."""
+        policy. History stays.
+
+        A revert is a decision (README: approve / reject / revert), so it takes what an approval
+        of that attribute takes: a reviewer whose role covers it, in an account they decide in. An
+        auditor, or a lead whose role does not cover the attribute, would otherwise undo a value
+        they may not approve, applied at once where the attribute applies by itself."""
         who = self._reviewer(reviewer)
         with self.ledger.write() as tx:
             self._check_policy_in_force(tx)
@@ -800,6 +813,7 @@ class Governance:
             reverted = tx.get_note(change.note_id)
             if reverted is not None:
                 self.check_decides_in(who.id, reverted.scope)
+            self._check_role_covers(who, change.attribute, "revert")
             if _old_value_erased(tx, change):
                 raise InvalidInputError(
                     f"the value change {change_seq} replaced was erased on a data subject's request: "

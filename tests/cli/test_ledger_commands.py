@@ -90,13 +90,69 @@ def test_show_as_of_and_revert(
     code, out, _ = run(memory, capsys, "show", note.id, "--as-of", moment, "--json")
     assert code == 0 and json.loads(out)["tags"] == ["pilot"]
 
-    revert = ["revert", str(second_tags.seq), "--reviewer", "bob", "--password-stdin", "--json"]
-    code, out, _ = run(memory, capsys, *revert, stdin=reviewer_passwords["bob"])
+    revert = ["revert", str(second_tags.seq), "--reviewer", "alice", "--password-stdin", "--json"]
+    code, out, _ = run(memory, capsys, *revert, stdin=reviewer_passwords["alice"])
     assert code == 0 and json.loads(out)["status"] == "auto_applied"
     assert memory.read(note.id).tags == ["pilot"]
 
     code, _, err = run(memory, capsys, "show", note.id, "--as-of", "last tuesday")
     assert code == 2 and "ISO 8601" in err
+
+
+def test_a_revert_the_policy_refuses_says_why_and_exits_2(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, it printed "rejected" alone, exit 0: the reviewer learnt neither why nor that nothing
+    was applied, where `amem approve` of a frozen attribute says so and exits 2."""
+    import yaml
+
+    from amem.policy import load_policy
+
+    note = make_note(memory, "Hooli pilot", tags=["pilot"])
+    memory.propose(note.id, "tags", ["pilot", "expansion"], reason="r", proposer=LLM)
+    change = [c for c in memory.changes() if c.attribute == "tags"][-1]
+    path = Path(os.environ["AMEM_POLICY"])
+    data = yaml.safe_load(path.read_text("utf-8"))
+    data["attributes"]["tags"] = {"mode": "frozen"}
+    path.write_text(yaml.safe_dump(data), "utf-8")
+    memory.install_policy(load_policy(path), by=signed_in(memory, "alice"))
+
+    revert = ["revert", str(change.seq), "--reviewer", "alice", "--password-stdin"]
+    code, out, err = run(memory, capsys, *revert, stdin=reviewer_passwords["alice"])
+    (refused,) = [p for p in memory.proposals(limit=100) if p.revert_of == change.seq]
+    assert code == 2 and f"proposal {refused.id} restores tags of {note.id}: rejected" in out
+    assert "refused by policy: tags is frozen (attributes.tags.mode -> frozen)" in err
+    assert "nothing was applied" in err and "Traceback" not in err
+    code, out, err = run(memory, capsys, *revert, "--json", stdin=reviewer_passwords["alice"])
+    assert code == 2 and json.loads(out)["status"] == "rejected"
+    assert json.loads(err)["exit_code"] == 2 and "tags is frozen" in json.loads(err)["error"]
+    assert memory.read(note.id).tags == ["pilot", "expansion"]
+
+
+def test_show_keeps_team_attributes_apart_from_the_notes_own_fields(
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A policy installed before such names were refused may declare a team attribute raw_log_ids:
+    `amem show` printed its value in place of the note's raw logs."""
+    import yaml
+
+    from amem.policy import parse_policy
+
+    monkeypatch.setattr("amem.policy._NOTE_FIELDS", frozenset(), raising=False)  # as an amem before the check
+    data = yaml.safe_load(Path(os.environ["AMEM_POLICY"]).read_text("utf-8"))
+    data["attributes"]["raw_log_ids"] = {"type": "text", "mode": "auto"}
+    older = parse_policy(yaml.safe_dump(data), source="older.yaml")
+    home = tmp_path / "home"
+    with Memory(home, database_url=database_url, policy=older) as mem:
+        note = make_note(mem, "Hooli wants a cheaper plan.")
+        mem.update(note.id, actor="agent:sales-agent", reason="r", raw_log_ids="the CRM export")
+    monkeypatch.undo()
+
+    assert main(["--database-url", database_url, "--home", str(home), "show", note.id]) == 0
+    out = capsys.readouterr().out
+    own, team = out.split("team attributes")
+    assert f'raw_log_ids        │ ["{note.raw_log_ids[0]}"]' in own and "the CRM export" not in own
+    assert "raw_log_ids" in team and "the CRM export" in team
 
 
 def test_user_mistakes_exit_non_zero_without_traceback(

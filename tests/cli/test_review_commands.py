@@ -193,6 +193,51 @@ def test_an_item_value_the_reviewer_may_not_decide_is_reported(memory: Memory, c
     assert memory.proposal(gone.id).status == ProposalStatus.PENDING
 
 
+def _install_freezing(memory: Memory, *attributes: str) -> None:
+    """The policy in force (AMEM_POLICY's file) with ``attributes`` frozen, installed by alice: the
+    file and the ledger's version agree, so the CLI decides under it."""
+    import os
+
+    import yaml
+
+    path = Path(os.environ["AMEM_POLICY"])
+    data = yaml.safe_load(path.read_text("utf-8"))
+    for attribute in attributes:
+        data["attributes"][attribute] = {**data["attributes"][attribute], "mode": "frozen"}
+    path.write_text(yaml.safe_dump(data), "utf-8")
+    memory.install_policy(load_policy(path), by=signed_in(memory, "alice"))
+
+
+def test_an_approval_the_policy_refuses_whole_exits_2_as_for_one_proposal(
+    memory: Memory, item, capsys
+) -> None:
+    """README: approving what the policy has frozen since says so, exit 2. One proposal did; an item
+    or --all whose every value the policy refused ended "2 rejected", exit 0, as if approved."""
+    note, proposals = item
+    other = said(memory, "Initech decided to renew in May, because the CFO asked for it.")
+    later = memory.propose(
+        other.id, "valid_at", "2026-05-01T00:00:00Z", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids
+    )
+    _install_freezing(memory, "decision_rationale", "valid_at", "customer_priorities")
+
+    code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "alice")
+    assert code == 2 and "3 rejected" in out and "refused by policy: valid_at is frozen" in flat(out)
+    code, out, _ = run(memory, capsys, "approve", "--all", "--yes", "--reviewer", "alice", "--json")
+    assert code == 2 and [d["status"] for d in json.loads(out)["decided"]] == ["rejected"]
+    assert {memory.proposal(p.id).status for p in [*proposals, later]} == {ProposalStatus.REJECTED}
+    assert memory.read(note.id).decision_rationale is None and memory.read(other.id).valid_at is None
+
+
+def test_an_approval_that_applies_some_values_exits_0_beside_the_refused_ones(
+    memory: Memory, item, capsys
+) -> None:
+    note, proposals = item
+    _install_freezing(memory, "valid_at")
+    code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "alice")
+    assert code == 0 and "2 approved, 1 rejected" in out
+    assert memory.proposal(proposals[1].id).status == ProposalStatus.REJECTED
+
+
 def test_approve_all_counts_asks_and_decides_every_page(
     memory: Memory, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -148,8 +148,9 @@ def test_init_never_prints_the_ledger_password(
 def test_the_cli_and_the_console_show_the_same_mode_for_each_attribute(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A rule narrowing by the proposer's kind alone: a model's proposal is held, whatever the
-    attribute's own mode says; `amem policy` and the console's policy page (its read model) agree."""
+    """A rule narrowing by the proposer's kind alone: the attribute's own mode is shown (what agents
+    and people get), with the rule holding a model's proposal beside it, and `amem policy` and the
+    console's policy page (its read model) agree."""
     from amem.memory import Memory
 
     monkeypatch.delenv("AMEM_POLICY")
@@ -162,10 +163,14 @@ def test_the_cli_and_the_console_show_the_same_mode_for_each_attribute(
         encoding="utf-8",
     )
     assert main(["policy", "--json"]) == 0
-    cli = {a["attribute"]: a["mode"] for a in json.loads(capsys.readouterr().out)["attributes"]}
+    rows = json.loads(capsys.readouterr().out)["attributes"]
+    cli = {a["attribute"]: (a["mode"], a["rules"]) for a in rows}
     with Memory(store) as mem:
-        console = {a.attribute: a.mode for a in mem.policy_overview().attributes}
-    assert cli["context"] == console["context"] == "review"
+        console = {
+            a.attribute: (a.mode, [f"{r.when} -> {r.mode}" for r in a.rules])
+            for a in mem.policy_overview().attributes
+        }
+    assert cli["context"] == console["context"] == ("auto", ["proposer is llm -> review"])
     assert cli == console
 
 

@@ -72,6 +72,18 @@ def test_frozen_attribute_is_recorded_as_rejected_with_the_rule(memory: Memory) 
     assert memory.proposal(p.id).status == ProposalStatus.REJECTED
 
 
+def test_clearing_the_category_of_a_contract_note_waits_for_a_person(memory: Memory) -> None:
+    """Re-filing a note away from contract waits for a person (README); clearing its category
+    applied at once, and the agent's next change of the note's context with it."""
+    note = make_note(memory, "Contract for Acme: renewal terms agreed.", category="contract")
+    assert note.category == "contract" and "contract" not in note.tags
+    (cleared,) = memory.update(note.id, actor="agent:sales-agent", reason="r", category=None)
+    assert cleared.status == ProposalStatus.PENDING and "drops contract" in (cleared.rule or "")
+    (context,) = memory.update(note.id, actor="agent:sales-agent", reason="r", context="nothing here")
+    assert context.status == ProposalStatus.PENDING
+    assert memory.read(note.id).category == "contract" and memory.read(note.id).context is None
+
+
 def test_rule_narrows_context_to_review_for_contract_notes(memory: Memory) -> None:
     plain = make_note(memory, "Kickoff call notes", tags=["meeting"])
     contract = make_note(memory, "MSA redlines from legal", tags=["contract"])
@@ -264,7 +276,7 @@ def test_revert_is_a_new_proposal_routed_by_policy(memory: Memory) -> None:
     memory.propose(note.id, "tags", ["second"], reason="retag", proposer=LLM)
     change = memory.changes()[-1]
     assert change.new_value == ["second"]
-    p = memory.revert(change.seq, reviewer=signed_in(memory, "bob"), reason="wrong tag")
+    p = memory.revert(change.seq, reviewer=signed_in(memory, "alice"), reason="wrong tag")
     assert p.status == ProposalStatus.AUTO_APPLIED and p.revert_of == change.seq
     assert memory.read(note.id).tags == ["first"]
     last = memory.changes()[-1]
@@ -283,6 +295,45 @@ def test_revert_of_reviewed_attribute_waits_for_review(memory: Memory) -> None:
     assert back.status == ProposalStatus.PENDING and back.new_value is None
     memory.approve(back.id, reviewer=signed_in(memory, "alice"))
     assert memory.read(note.id).decision_rationale is None
+
+
+def test_a_revert_takes_a_reviewer_whose_role_covers_the_attribute(memory: Memory) -> None:
+    """README: approve / reject / revert, only by a reviewer whose role covers the attribute. Before,
+    a sales lead (who may not approve tags) and an auditor (who approves nothing) reverted a tags
+    change, applied at once since tags apply by themselves."""
+    note = make_note(memory, "Acme call: SSO via Okta needed.", tags=["sso", "okta"])
+    (change,) = [c for c in memory.note_versions(note.id) if c.attribute == "tags"]
+    proposals = len(memory.proposals(limit=1000))
+    for who, roles in (("bob", "sales_lead"), ("audrey", "auditor")):
+        with pytest.raises(
+            PermissionDeniedError,
+            match=rf"{who} \(roles: {roles}\) may not revert changes to tags; needs: cs_lead",
+        ):
+            memory.revert(change.seq, reviewer=signed_in(memory, who), reason="not SSO")
+    assert memory.read(note.id).tags == ["sso", "okta"]
+    assert len(memory.proposals(limit=1000)) == proposals  # nothing proposed, nothing applied
+    # an attribute bob's role covers: his revert is proposed and routed as before
+    memory.propose(note.id, "context", "Okta SSO is a must", reason="r", proposer=LLM)
+    (context,) = [c for c in memory.note_versions(note.id) if c.attribute == "context"]
+    back = memory.revert(context.seq, reviewer=signed_in(memory, "bob"), reason="overstated")
+    assert back.status == ProposalStatus.AUTO_APPLIED and memory.read(note.id).context is None
+
+
+def test_approving_a_held_value_the_note_already_holds_records_no_change(memory: Memory) -> None:
+    """A value proposed equal to the note's own (an agent's "keep it") applied at once makes no
+    change; approved, it made one (and a new version) that changed nothing."""
+    note = make_note(memory, "Hooli wants a cheaper plan.")
+    keep = memory.propose(note.id, "deleted", False, reason="keep it", proposer=AGENT)
+    assert keep.status == ProposalStatus.PENDING
+    before = memory.read(note.id)
+    changes = len(memory.changes())
+
+    approved = memory.approve(keep.id, reviewer=signed_in(memory, "alice"), comment="right")
+    assert approved.status == ProposalStatus.APPROVED and approved.reviewer == "alice"
+    assert len(memory.changes()) == changes
+    assert memory.read(note.id).version == before.version and not memory.read(note.id).deleted
+    assert [e.event for e in memory.history(note.id)][-2:] == ["proposed", "approved"]
+    assert memory.verify().ok
 
 
 def test_revert_of_creation_is_refused(memory: Memory) -> None:
