@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -40,6 +42,39 @@ def input_status(
     emit(status, as_json, render)
 
 
+class _Stopping:
+    """The first Ctrl-C or SIGTERM to ``amem worker``: the workers finish the batch they hold, then
+    stop; which signal it was (None: none came)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal: int | None = None
+
+    def __call__(self, signum: int, frame: object) -> None:
+        self.signal = signum
+        self.event.set()
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal stops at once
+            signal.signal(sig, signal.SIG_DFL)
+
+
+@contextmanager
+def _stop_on_signal() -> Iterator[_Stopping]:
+    """Ctrl-C and SIGTERM set ``_Stopping`` instead of raising in the main thread while workers run
+    (raised, the store closed under them and the batch they held stayed leased to a process gone);
+    the handlers before are put back after."""
+    stopping = _Stopping()
+    if threading.current_thread() is not threading.main_thread():  # only the main thread gets signals
+        yield stopping
+        return
+    before = {sig: signal.signal(sig, stopping) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stopping
+    finally:
+        for sig, handler in before.items():
+            if handler is not None:
+                signal.signal(sig, handler)
+
+
 @app.command("worker")
 def worker(
     once: Annotated[
@@ -54,8 +89,9 @@ def worker(
     """Analyse queued inputs (add_note with wait=False, the HTTP API, the MCP server).
 
     Any number of workers, in any number of processes, share the queue; Ctrl-C or SIGTERM stops
-    after the batch."""
-    with open_memory() as memory:
+    after the batch (a second one at once). --once exits 4 when inputs failed (`amem status`
+    says why, `amem reprocess` retries them), 130 or 143 when a signal stopped it."""
+    with open_memory() as memory, _stop_on_signal() as stopping:
         if once:
             # the heavy parts, built once before the threads start; an index that cannot be opened
             # refuses to start here, the queue untouched, as start_workers does (opened by the first
@@ -63,7 +99,9 @@ def worker(
             memory.pipeline  # noqa: B018
             memory.search_service  # noqa: B018
             workers = [memory.worker(batch_size=batch_size, name=f"worker{i}") for i in range(concurrency)]
-            threads = [threading.Thread(target=w.drain, name=w.owner) for w in workers]
+            threads = [
+                threading.Thread(target=w.drain, args=(stopping.event,), name=w.owner) for w in workers
+            ]
             for t in threads:
                 t.start()
             for t in threads:
@@ -72,17 +110,8 @@ def worker(
             failed = sum(w.stats.failed for w in workers)
         else:
             pool = memory.start_workers(concurrency, batch_size=batch_size)
-            stop = threading.Event()
-
-            def stopping(*_: object) -> None:
-                stop.set()
-                for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal stops at once
-                    signal.signal(sig, signal.SIG_DFL)
-
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, stopping)
             err.print(f"{concurrency} worker(s) running; Ctrl-C to stop", markup=False)
-            while not stop.wait(1.0):
+            while not stopping.event.wait(1.0):
                 pass
             # each worker finishes its batch; one that cannot leaves leases that end (inputs kept)
             pool.stop(timeout=memory.settings.worker_lease_seconds)
@@ -96,6 +125,18 @@ def worker(
             markup=False,
         ),
     )
+    if not once:
+        return  # a signal is how a running worker is meant to stop
+    if stopping.signal is not None:
+        how = "terminated (SIGTERM)" if stopping.signal == signal.SIGTERM else "interrupted"
+        err.print(
+            f"{how}: each worker finished the batch it held; the inputs not taken stay queued for the "
+            "next worker (`amem worker --once` again)",
+            markup=False,
+        )
+        raise typer.Exit(128 + stopping.signal)  # as a shell reports a signal: 130 Ctrl-C, 143 SIGTERM
+    if failed:  # as `amem import` does: kept, not analysed; the caller's script learns it
+        raise typer.Exit(4)
 
 
 tokens_app = typer.Typer(help="Bearer tokens of agents and services (the HTTP API).", no_args_is_help=True)

@@ -180,7 +180,8 @@ class InputStatus(_Frozen):
     scope: str
     received_at: datetime
     updated_at: datetime
-    #: Analyses that ended (done or failed) and times a worker took the input.
+    #: Analyses that ended (done or failed), and times a worker took the input
+    #: and did not give it back (a clean give-back is not counted).
     attempts: int = 0
     claims: int = 0
     lease_until: datetime | None = None

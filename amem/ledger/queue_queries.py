@@ -40,6 +40,13 @@ def chunks(ids: Sequence[str]) -> Iterator[list[str]]:
         yield listed[start : start + size]
 
 
+def database_now(tx: LedgerTx) -> datetime:
+    """The database server's clock (PostgreSQL's ``clock_timestamp()``, the time of the call, not of
+    the transaction's start): the one clock every process sharing the ledger reads, whatever the
+    clock of the machine it runs on says, so leases taken and checked there agree."""
+    return as_utc(tx.conn.execute(sa.select(sa.func.clock_timestamp())).scalar_one())
+
+
 def given_up_error(max_claims: int | None) -> str:
     """Why an input taken ``max_claims`` times without being finished is failed (``amem status``)."""
     return (
@@ -236,12 +243,18 @@ def renew(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str], until: dateti
 
 
 def release(tx: LedgerTx, *, owner: str, raw_log_ids: Sequence[str]) -> int:
-    """Give back inputs ``owner`` claimed but will not finish (a worker stopping, Ctrl-C): queued
-    again, or failed as before for those ``reprocess`` held, and free to be taken at once."""
+    """Give back inputs ``owner`` claimed but will not finish (Ctrl-C of an import, an analysis shown
+    a note erased meanwhile): queued again, or failed as before for those ``reprocess`` held, and
+    free to be taken at once. The claim given back no longer counts against ``max_claims``: an input
+    is given up only when the workers that took it stopped without a word (a crash, a kill), as its
+    error says, not after a few interruptions."""
     released = 0
+    not_counted = sa.case((raw_log_states.c.claims > 0, raw_log_states.c.claims - 1), else_=0)
     for ids in chunks(raw_log_ids):
         result = tx.conn.execute(
-            sa.update(raw_log_states).where(*_held_by(owner, ids)).values(lease_owner=None, lease_until=None)
+            sa.update(raw_log_states)
+            .where(*_held_by(owner, ids))
+            .values(lease_owner=None, lease_until=None, claims=not_counted)
         )
         released += int(result.rowcount or 0)
     return released

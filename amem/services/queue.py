@@ -5,6 +5,10 @@ acknowledged to a caller (its raw log committed) survives any crash, and any num
 one process or many, on one machine or several sharing a PostgreSQL, take disjoint inputs. A
 worker that dies leaves a lease that ends; the input is then taken again. The write that applies an
 analysis checks, in its own transaction, that its claim still stands, so no input is applied twice.
+
+Leases are measured by one clock for every process: on PostgreSQL the database server's, read in
+the transaction that takes, renews or reads them (machines' clocks differ: a worker whose clock ran
+ahead took inputs live workers held, and threw their work away); on SQLite, one machine, its clock.
 """
 
 from __future__ import annotations
@@ -145,8 +149,15 @@ def _raw_logs(tx: LedgerTx, raw_log_ids: Sequence[str]) -> list[RawLog]:
 
 @dataclass(frozen=True)
 class Lease:
+    """A hold its caller takes on the inputs it records: they are ``owner``'s from their commit on,
+    for a lease measured from the commit by the queue's clock (``InputQueue.now``)."""
+
     owner: str
-    until: datetime
+
+
+def this_machine_clock() -> datetime:
+    """This machine's clock: the queue's default, read for leases on SQLite only (one machine)."""
+    return utcnow()
 
 
 def owner_id(label: str = "worker") -> str:
@@ -163,18 +174,30 @@ class InputQueue:
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         max_claims: int = DEFAULT_MAX_CLAIMS,
-        clock: Callable[[], datetime] = utcnow,
+        clock: Callable[[], datetime] = this_machine_clock,
     ) -> None:
         self.ledger = ledger
         self.lease_seconds = lease_seconds
         self.max_claims = max_claims
+        #: This machine's clock; another one set here (a test moving time on) is read on both backends.
         self.clock = clock
         self._arrived = threading.Condition()
         self._arrivals = 0
         self._group = GroupCommit(self._commit)
 
     def lease(self, owner: str | None = None) -> Lease:
-        return Lease(owner or owner_id("add"), self.clock() + timedelta(seconds=self.lease_seconds))
+        return Lease(owner or owner_id("add"))
+
+    def now(self, tx: LedgerTx) -> datetime:
+        """Now, as leases are measured in ``tx``: on PostgreSQL by the database server's clock, the
+        one every process sharing the ledger reads, whatever its machine's clock says; on SQLite
+        by this machine's. A clock set on the queue instead of this machine's is read on both."""
+        if self.clock is this_machine_clock and tx.dialect == "postgresql":
+            return queue_queries.database_now(tx)
+        return self.clock()
+
+    def _lease_end(self, tx: LedgerTx) -> datetime:
+        return self.now(tx) + timedelta(seconds=self.lease_seconds)
 
     # -- arrivals and claims --------------------------------------------------------------------
 
@@ -207,7 +230,7 @@ class InputQueue:
                 raws,
                 max(r.received_at for r in raws),
                 lease_owner=lease.owner if lease else None,
-                lease_until=lease.until if lease else None,
+                lease_until=self._lease_end(tx) if lease else None,
             )
             queue_queries.insert_input_keys(tx, raws, keys)
 
@@ -230,8 +253,8 @@ class InputQueue:
         """``claim``, saying also which inputs it gave up on the way (taken ``max_claims`` times by
         workers that all died: marked failed, not counted in ``limit``), so a worker reports them."""
         states = [RawLogState.PENDING, RawLogState.FAILED] if include_failed else [RawLogState.PENDING]
-        now = self.clock()
         with self.ledger.write(lock_head=False) as tx:
+            now = self.now(tx)
             claimed = queue_queries.claim(
                 tx,
                 owner=owner,
@@ -252,8 +275,8 @@ class InputQueue:
     def claim_these(self, owner: str, raw_log_ids: list[str]) -> list[RawLog]:
         """Those of these inputs still queued, nobody holding them, now held by ``owner``, in the
         order given (``queue_queries.claim_these``)."""
-        now = self.clock()
         with self.ledger.write(lock_head=False) as tx:
+            now = self.now(tx)
             taken = set(
                 queue_queries.claim_these(
                     tx,
@@ -274,11 +297,10 @@ class InputQueue:
     def renew(self, owner: str, raw_log_ids: Sequence[str]) -> int:
         """Push ``owner``'s leases on these inputs a lease further: a short write for each few
         hundred, so a large import's heartbeat never holds the writer lock for long."""
-        until = self.clock() + timedelta(seconds=self.lease_seconds)
         renewed = 0
         for ids in queue_queries.chunks(raw_log_ids):
             with self.ledger.write(lock_head=False) as tx:
-                renewed += queue_queries.renew(tx, owner=owner, raw_log_ids=ids, until=until)
+                renewed += queue_queries.renew(tx, owner=owner, raw_log_ids=ids, until=self._lease_end(tx))
         return renewed
 
     @contextmanager
@@ -308,10 +330,10 @@ class InputQueue:
 
     def renew_in(self, tx: LedgerTx, owner: str, raw_log_ids: Sequence[str]) -> int:
         """``renew`` inside a write the caller makes anyway (add_notes' batch)."""
-        until = self.clock() + timedelta(seconds=self.lease_seconds)
-        return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=until)
+        return queue_queries.renew(tx, owner=owner, raw_log_ids=raw_log_ids, until=self._lease_end(tx))
 
     def release(self, owner: str, raw_log_ids: Sequence[str]) -> int:
+        """Give back inputs ``owner`` holds and will not finish (``queue_queries.release``)."""
         with self.ledger.write(lock_head=False) as tx:
             return queue_queries.release(tx, owner=owner, raw_log_ids=raw_log_ids)
 
@@ -319,7 +341,7 @@ class InputQueue:
         """Mark failed, with ``error``, the inputs ``owner`` holds whose analysis stopped on an
         error other than the model's (``queue_queries.fail``); a short write of its own."""
         with self.ledger.write(lock_head=False) as tx:
-            return queue_queries.fail(tx, owner=owner, raw_log_ids=raw_log_ids, error=error, now=self.clock())
+            return queue_queries.fail(tx, owner=owner, raw_log_ids=raw_log_ids, error=error, now=self.now(tx))
 
     # -- what callers see -----------------------------------------------------------------------
 
@@ -338,10 +360,11 @@ class InputQueue:
         with self.ledger.read() as tx:
             state = queue_queries.state_of(tx, raw_log_id)
             raws = tx.get_raw_logs([raw_log_id]) if state is not None else []
+            now = self.now(tx)  # the clock claims read: every process says the same
         if state is None or not raws:
             raise NotFoundError(f"input {raw_log_id} does not exist (no raw log has that id)")
         lease_until = state["lease_until"]
-        held = isinstance(lease_until, datetime) and lease_until > self.clock()
+        held = isinstance(lease_until, datetime) and lease_until > now
         if state["state"] == RawLogState.PROCESSED.value:
             status = "done"
         elif state["state"] == RawLogState.ERASED.value:
@@ -366,9 +389,9 @@ class InputQueue:
         )
 
     def depth(self) -> dict[str, int]:
-        """Inputs queued, processing (under a lease) and failed, now."""
+        """Inputs queued, processing (under a lease) and failed, now (by the clock claims read)."""
         with self.ledger.read() as tx:
-            return queue_queries.depth(tx, self.clock())
+            return queue_queries.depth(tx, self.now(tx))
 
     # -- waking this process's workers ----------------------------------------------------------
 

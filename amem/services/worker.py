@@ -78,10 +78,12 @@ class Worker:
                 self.stats.processed += 1
         return outcomes
 
-    def drain(self) -> int:
-        """Process until no input is waiting. Returns the inputs processed (failed ones included)."""
+    def drain(self, stop: threading.Event | None = None) -> int:
+        """Process until no input is waiting, or ``stop`` is set (the batch in hand is finished
+        first: a signal to ``amem worker --once`` leaves no input held by a worker that is gone).
+        Returns the inputs processed (failed ones included)."""
         done = 0
-        while outcomes := self.run_once():
+        while not (stop is not None and stop.is_set()) and (outcomes := self.run_once()):
             done += len(outcomes)
         return done
 
