@@ -1,10 +1,10 @@
 """The HTTP API: agents add inputs (answered at once, 202), follow them, search and read notes.
 
 An interface like the CLI: it parses, authenticates and calls the facade. Every request carries a
-bearer token (``amem tokens create NAME --role agent``); the token's identity is the actor of what
-it adds. No agent token decides anything. Served with ``--decisions``, a reviewer's token approves
-and rejects held values as its reviewer would in the console (governance checks their role); no
-endpoint reverts, erases or edits.
+bearer token (``amem tokens create NAME --role agent``); the token's holder is the actor of what it
+adds (``agent:NAME``; a reviewer's own token, ``person:NAME``). No agent token decides anything.
+Served with ``--decisions``, a reviewer's token approves and rejects held values as its reviewer
+would in the console (governance checks their role); no endpoint reverts, erases or edits.
 """
 
 import json
@@ -16,11 +16,13 @@ from typing import Annotated, Any, Literal
 import anyio
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from amem.api.inputs import (
@@ -37,6 +39,7 @@ from amem.errors import (
     AmemError,
     AnalysisPendingError,
     ConfigError,
+    InvalidBatchInputError,
     InvalidInputError,
     NotFoundError,
     PermissionDeniedError,
@@ -261,7 +264,12 @@ _NOT_FOUND = {
 }
 _INVALID = {422: {"description": "The request is malformed; the body says which field and why."}}
 #: Every answer a body that is not JSON gets (FastAPI's default was a 422 the document did not list).
-_NOT_JSON = {400: {"model": Problem, "description": "The body is not JSON (where it breaks is said)."}}
+_NOT_JSON = {
+    400: {
+        "model": Problem,
+        "description": "The body is not JSON, not UTF-8 or nested too deep (what and where is said).",
+    }
+}
 _UNAVAILABLE_ANSWER = {
     503: {
         "model": Problem,
@@ -335,22 +343,37 @@ def create_app(
             raise HTTPException(403, "only a reviewer's token may read the review queue")
         return who
 
-    @app.exception_handler(RequestValidationError)
-    async def _unreadable(request: Request, exc: RequestValidationError) -> Response:
-        """FastAPI's own answer, but written as ASCII JSON: its default echoes the input, and a lone
-        surrogate in it (valid JSON, not valid UTF-8) turned the 422 into a 500. A body that is not
-        JSON is a 400, as the OpenAPI document says; it is read before the token is checked, so the
-        token is read here for its expiry (every answer to it says when)."""
-        broken = next((e for e in exc.errors() if e.get("type") == "json_invalid"), None)
-        if broken is None:
-            body = json.dumps({"detail": jsonable_encoder(exc.errors())}, ensure_ascii=True)
-            return Response(body, status_code=422, media_type="application/json")
+    async def _not_json(request: Request, detail: str) -> Response:
+        """400 for a body that cannot be read as JSON. It is read before the token is checked, so
+        the token is read here for its expiry (every answer to it says when)."""
         if _EXPIRES not in request.scope.get("state", {}):
             await anyio.to_thread.run_sync(_expiry_of_sender, memory, request)
+        return Response(json.dumps({"detail": detail}, ensure_ascii=True), 400, media_type="application/json")
+
+    @app.exception_handler(RequestValidationError)
+    async def _unreadable(request: Request, exc: RequestValidationError) -> Response:
+        """FastAPI's own answer, less the values it echoed (``input``: a missing field's answer held
+        the whole body, 5 M characters sent made a 30 MB answer, and the text went into the
+        client's logs), written as ASCII JSON (a lone surrogate, valid JSON, not valid UTF-8, turned
+        the 422 into a 500). A body that is not JSON is a 400, as the OpenAPI document says."""
+        broken = next((e for e in exc.errors() if e.get("type") == "json_invalid"), None)
+        if broken is None:
+            errors = [{k: v for k, v in error.items() if k != "input"} for error in exc.errors()]
+            body = json.dumps({"detail": jsonable_encoder(errors)}, ensure_ascii=True)
+            return Response(body, status_code=422, media_type="application/json")
         where = broken.get("loc", ("body", 0))[-1]
         why = (broken.get("ctx") or {}).get("error", "JSON decode error")
-        detail = f"the body is not JSON: {why} at character {where}"
-        return Response(json.dumps({"detail": detail}, ensure_ascii=True), 400, media_type="application/json")
+        return await _not_json(request, f"the body is not JSON: {why} at character {where}")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_refusal(request: Request, exc: StarletteHTTPException) -> Response:
+        """FastAPI's answers (a 401, a 403), as it makes them; but a body it could not parse (bytes
+        that are not UTF-8, JSON nested deeper than Python reads) was a bare "There was an error
+        parsing the body" without the token's expiry: it says what is wrong and where."""
+        why = _unparsed_body(exc.__cause__) if exc.status_code == 400 else None
+        if why is None:
+            return await http_exception_handler(request, exc)
+        return await _not_json(request, why)
 
     @app.exception_handler(AmemError)
     async def _refused(_: Request, exc: AmemError) -> JSONResponse:
@@ -435,7 +458,7 @@ def create_app(
                 )
             item["idempotency_key"] = idempotency_key
         item["scope"] = who.grant.require(body.scope)  # " acme" is acme, as every endpoint reads it
-        raw_log_id, before = add_once(memory, item, who.identity)
+        raw_log_id, before = add_once(memory, item, who.actor)  # a reviewer's token adds as person:NAME
         return Accepted(
             raw_log_id=raw_log_id,
             status="recorded_before" if before else "queued",
@@ -455,10 +478,16 @@ def create_app(
         transaction; workers analyse them in order. Sending the same batch again (a retry after a
         timeout) keeps nothing twice: an input that gives its `idempotency_key` or its `at` and was
         kept before comes back as `recorded_before`, with the raw log that holds it."""
-        who.grant.require_all([i.scope for i in body.inputs])
-        outcomes = memory.add_notes(
-            [i.model_dump() for i in body.inputs], actor=who.identity, wait=False, skip_recorded=True
-        )
+        items = [i.model_dump() for i in body.inputs]
+        if who.grant.limited:
+            # every wrong input named first (422), as for any token, before the grant's 403: an
+            # empty scope is the input's mistake, not another account's
+            problems = memory.check_inputs(items, actor=who.actor)
+            if problems:
+                raise InvalidBatchInputError(problems)
+            for item, scope in zip(items, who.grant.require_all([i.scope for i in body.inputs]), strict=True):
+                item["scope"] = scope
+        outcomes = memory.add_notes(items, actor=who.actor, wait=False, skip_recorded=True)
         return BatchAccepted(
             inputs=[
                 AcceptedInput(
@@ -697,6 +726,23 @@ def _expiry_of_sender(memory: Memory, request: Request) -> None:
         _note_expiry(request, memory.tokens.authenticate(token.strip()))
     except AmemError:
         return
+
+
+def _unparsed_body(cause: BaseException | None) -> str | None:
+    """What is wrong with a body FastAPI could not parse (``cause``: what its JSON reading raised),
+    or None when it is something else."""
+    if isinstance(cause, UnicodeDecodeError):
+        byte = cause.object[cause.start]
+        return (
+            f"the body is not UTF-8: byte 0x{byte:02x} at position {cause.start} ({cause.reason}); "
+            "send JSON encoded as UTF-8"
+        )
+    if isinstance(cause, RecursionError):
+        return (
+            "the body is not JSON amem can read: it is nested too deep (arrays and objects inside "
+            "each other, hundreds of levels); send it flatter"
+        )
+    return None
 
 
 def _from_a_model(exc: BaseException) -> bool:

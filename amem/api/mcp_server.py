@@ -7,7 +7,8 @@ decisions, made by an authenticated person in the console or the CLI, never by a
 Over stdio the client that started the process is its user, and every input is recorded with this
 server's actor (``--actor``, default ``agent:mcp``). Over HTTP every request carries a bearer token
 of the ledger's (``amem tokens create NAME --role agent``, as for the HTTP API), checked before any
-tool runs, and the token's identity is the actor of what it adds. A token limited to some scopes
+tool runs, and the token's holder is the actor of what it adds (``agent:NAME``; a reviewer's own
+token, ``person:NAME``). A token limited to some scopes
 (``amem tokens create NAME --role agent --scope acme``) reaches those only, as over the HTTP API;
 over stdio, ``amem mcp --scope`` limits the server itself.
 """
@@ -27,6 +28,9 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from amem.api.inputs import (
     LEDGER_UNREACHABLE,
@@ -40,7 +44,7 @@ from amem.domain.values import parse_as_of
 from amem.errors import AmemError, PermissionDeniedError, ledger_unreachable
 from amem.memory import Memory
 from amem.services.access import ScopeGrant, granted_scope
-from amem.services.facts import Fact
+from amem.services.facts import MAX_OFFSET, Fact
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenRole
 
@@ -119,13 +123,23 @@ def _guard(call: Callable[[], T]) -> T:
     text, naming the server, stays in the log)."""
     try:
         return call()
-    except AmemError as exc:
-        raise ToolError(str(exc)) from None
     except Exception as exc:
-        if ledger_unreachable(exc) is None:
+        told = _told(exc)
+        if told is None:
             raise
-        log.warning("the ledger database cannot be reached: %s", ledger_unreachable(exc))
-        raise ToolError(LEDGER_UNREACHABLE) from None
+        raise told from None
+
+
+def _told(exc: Exception) -> ToolError | None:
+    """What a tool answers for ``exc``: amem's own explanation, or the ledger out of reach in
+    words (its reason logged); None for anything else, raised as it is: a bug to see."""
+    if isinstance(exc, AmemError):
+        return ToolError(str(exc))
+    reason = ledger_unreachable(exc)
+    if reason is None:
+        return None
+    log.warning("the ledger database cannot be reached: %s", reason)
+    return ToolError(LEDGER_UNREACHABLE)
 
 
 #: The most hits one search may ask for, as the HTTP API's ``k``.
@@ -154,18 +168,64 @@ class LedgerTokens:
         except PermissionDeniedError as exc:  # a reviewer's token whose reviewer left the policy
             log.warning("MCP request refused: %s", exc)  # the SDK's 401 cannot say why; the log does
             return None
+        except Exception as exc:
+            reason = ledger_unreachable(exc)
+            if reason is None:
+                raise
+            log.warning("MCP request refused: the ledger database cannot be reached: %s", reason)
+            raise LedgerUnreachableError from None  # 503, as the HTTP API answers it
         expires = int(info.expires_at.timestamp()) if info.expires_at is not None else None
         return AccessToken(
             token=token,
             client_id=info.identity,
             scopes=[info.role.value],
             expires_at=expires,
-            claims={_SCOPES_CLAIM: info.scopes, "name": info.name},
+            claims={_SCOPES_CLAIM: info.scopes, "name": info.name, _ACTOR_CLAIM: info.actor},
         )
+
+
+class LedgerUnreachableError(Exception):
+    """A bearer token could not be checked: the ledger's database is out of reach. The machine's
+    state, not the caller's token: answered 503 (``_LedgerUnreachableAnswer``), never 401 (which
+    would tell a client to drop a good token) nor the SDK's bare 500."""
+
+
+class _LedgerUnreachableAnswer:
+    """ASGI, around the SDK's authentication: a request whose token could not be checked for
+    ``LedgerUnreachableError`` gets 503 with the HTTP API's words (``LEDGER_UNREACHABLE``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except LedgerUnreachableError:
+            if scope["type"] != "http":
+                raise
+            body = {"error": "temporarily_unavailable", "error_description": LEDGER_UNREACHABLE}
+            await JSONResponse(body, status_code=503)(scope, receive, send)
+
+
+class _AmemMCPServer(MCPServer):
+    """The SDK's server, its HTTP apps answering a ledger out of reach at the token check as the
+    HTTP API does (503, in words) rather than as a crash (500)."""
+
+    def streamable_http_app(self, **options: Any) -> Starlette:  # type: ignore[override]
+        app = super().streamable_http_app(**options)
+        app.add_middleware(_LedgerUnreachableAnswer)  # outside the SDK's AuthenticationMiddleware
+        return app
+
+    def sse_app(self, **options: Any) -> Starlette:  # type: ignore[override]
+        app = super().sse_app(**options)
+        app.add_middleware(_LedgerUnreachableAnswer)
+        return app
 
 
 #: Where a verified token carries the amem scopes it is limited to (None: every scope).
 _SCOPES_CLAIM = "amem_scopes"
+#: Where it carries who its inputs are recorded as (``TokenInfo.actor``: a reviewer's, person:NAME).
+_ACTOR_CLAIM = "amem_actor"
 
 
 def create_mcp_server(
@@ -179,7 +239,7 @@ def create_mcp_server(
     """The server on ``memory``; it runs ``workers`` queue workers while it serves (0: none).
 
     ``tokens_at``: the server's URL when it serves HTTP; every request must then carry a bearer
-    token of the ledger's, and what a request adds is recorded as the token's identity (else as
+    token of the ledger's, and what a request adds is recorded as the token's holder (else as
     ``actor``), within the token's scopes. ``scopes``: without a token (stdio), the scopes the
     server reads and adds to (None: every scope)."""
     # checked as a token's --scope is: " acme" would refuse acme, the account it was started for
@@ -203,12 +263,13 @@ def create_mcp_server(
             "token_verifier": LedgerTokens(memory),
             "auth": AuthSettings(issuer_url=tokens_at, resource_server_url=None),  # type: ignore[arg-type]
         }
-    server = MCPServer("amem", instructions=INSTRUCTIONS, lifespan=lifespan, **auth)  # type: ignore[arg-type]
+    server = _AmemMCPServer("amem", instructions=INSTRUCTIONS, lifespan=lifespan, **auth)  # type: ignore[arg-type]
 
     def author() -> str:
-        """Who adds: the bearer token's identity over HTTP, this server's actor over stdio."""
+        """Who adds: the bearer token's holder over HTTP (an agent, or the person a reviewer's
+        token stands for), this server's actor over stdio."""
         token = get_access_token()
-        return token.client_id if token is not None else actor
+        return str((token.claims or {})[_ACTOR_CLAIM]) if token is not None else actor
 
     def reach() -> ScopeGrant:
         """What the caller may use: its token's scopes over HTTP, the server's own over stdio."""
@@ -269,8 +330,11 @@ def create_mcp_server(
         asking again and again. What reviewers later do with its values: changes_since."""
         try:
             status = await status_when_settled(memory, raw_log_id, wait_seconds, reach())
-        except AmemError as exc:  # as _guard answers
-            raise ToolError(str(exc)) from None
+        except Exception as exc:  # as _guard answers, the ledger out of reach included
+            told = _told(exc)
+            if told is None:
+                raise
+            raise told from None
         return status.model_dump(mode="json")
 
     @server.tool(annotations=_READ_ONLY)
@@ -312,8 +376,10 @@ def create_mcp_server(
         (an ISO 8601 date or time, UTC unless it gives an offset): the facts as memory held them
         at the end of it, with only the decisions taken by then: 2026-06-01 for "what did we know
         about Acme on 1 June?" (that whole day), 2026-06-01T09:30Z for the end of that minute."""
-        if not 1 <= limit <= 100 or offset < 0:
-            raise ToolError(f"limit must be 1 to 100 and offset 0 or more, not {limit} and {offset}")
+        if not 1 <= limit <= 100:
+            raise ToolError(f"limit must be 1 to 100, not {limit}")
+        if not 0 <= offset <= MAX_OFFSET:  # else the service's own bounds, not this tool's, were said
+            raise ToolError(f"offset must be 0 to {MAX_OFFSET:,}, not {offset}")
         named = _guard(lambda: reach().require(scope))
         moment = _guard(lambda: parse_as_of(as_of)) if as_of is not None else None
         page = _guard(
@@ -338,7 +404,7 @@ def create_mcp_server(
         """Every change and proposal of a note, oldest first: who or which model, when, why, from
         which raw log. Use it to explain where a value came from."""
         _guard(lambda: visible(note_id))
-        return [event.model_dump(mode="json") for event in memory.history(note_id)]
+        return [event.model_dump(mode="json") for event in _guard(lambda: memory.history(note_id))]
 
     @server.tool(annotations=_READ_ONLY)
     def changes_since(after: int = 0, scope: str | None = None, limit: int = 50) -> dict[str, Any]:

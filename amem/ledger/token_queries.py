@@ -7,6 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from amem.domain.identity import identity_key
 from amem.ledger.store import Ledger, LedgerTx
 from amem.ledger.tables import api_tokens, token_events
 from amem.ledger.tables import events as events_table
@@ -21,9 +22,18 @@ def by_digest(tx: LedgerTx, digest: str) -> dict[str, Any] | None:
     return dict(row._mapping) if row is not None else None
 
 
-def active_named(tx: LedgerTx, name: str) -> list[dict[str, Any]]:
-    stmt = sa.select(api_tokens).where(api_tokens.c.name == name, api_tokens.c.revoked_at.is_(None))
-    return [dict(r._mapping) for r in tx.conn.execute(stmt)]
+def newest_named(tx: LedgerTx, name: str, *, role: str) -> dict[str, Any] | None:
+    """The newest token of ``name``'s identity and ``role``, revoked or not (None: there never was
+    one): what a rotation after a revocation keeps the reach of."""
+    stmt = (
+        sa.select(api_tokens)
+        .where(api_tokens.c.role == role)
+        .order_by(api_tokens.c.created_at.desc(), api_tokens.c.id.desc())
+    )
+    wanted = identity_key(name)
+    return next(
+        (dict(r._mapping) for r in tx.conn.execute(stmt) if identity_key(str(r.name)) == wanted), None
+    )
 
 
 def all_tokens(tx: LedgerTx) -> list[dict[str, Any]]:
@@ -33,14 +43,18 @@ def all_tokens(tx: LedgerTx) -> list[dict[str, Any]]:
 
 def revoke(tx: LedgerTx, *, name_or_id: str, at: datetime, role: str | None = None) -> list[dict[str, Any]]:
     """Revoke the active tokens of that name (or with that id); the rows revoked, as they now are.
+    A name is compared as an identity (amem/domain/identity.py: ``Alice`` is ``alice``), as the
+    token's holder is: compared as text, a variant's rotation left the old token working.
     ``role``: only tokens of that role (a rotation replaces its own kind: an agent and a reviewer
     may share a name)."""
-    named = sa.or_(api_tokens.c.name == name_or_id, api_tokens.c.id == name_or_id)
+    live = api_tokens.c.revoked_at.is_(None)
     if role is not None:
-        named = sa.and_(named, api_tokens.c.role == role)
+        live = sa.and_(live, api_tokens.c.role == role)
+    wanted = identity_key(name_or_id)
     active = [
         dict(r._mapping)
-        for r in tx.conn.execute(sa.select(api_tokens).where(named, api_tokens.c.revoked_at.is_(None)))
+        for r in tx.conn.execute(sa.select(api_tokens).where(live).order_by(api_tokens.c.created_at))
+        if r.id == name_or_id or identity_key(str(r.name)) == wanted
     ]
     if active:
         ids = [row["id"] for row in active]

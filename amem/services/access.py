@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from amem.domain.text import check_name, check_text, is_visible
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError, PermissionDeniedError
 
 #: The longest scope: as an input's (amem/services/pipeline.py raw_log_from) and the interfaces'.
 MAX_SCOPE_CHARS = 200
@@ -92,16 +92,29 @@ class ScopeGrant:
         """``require`` for an optional filter: None stays None (every scope the question covers)."""
         return None if scope is None else self.require(scope)
 
-    def require_all(self, scopes: Sequence[str]) -> None:
-        """As ``require``, for a batch: every refused input named (1-based), nothing half-allowed."""
-        refused = [(i, s) for i, s in enumerate(scopes, start=1) if not self.allows(s)]
+    def require_all(self, scopes: Sequence[str]) -> list[str]:
+        """As ``require``, for a batch: the scopes as memory keeps them, in order. A scope that is
+        no scope (empty, invisible, two lines) is the input's mistake, said first as a single
+        input's is (InvalidBatchInputError: 422, each named 1-based), before the grant is asked
+        about the rest; then every refused input is named, nothing half-allowed."""
+        named: list[str] = []
+        wrong: list[tuple[int, str]] = []
+        for position, scope in enumerate(scopes, start=1):
+            try:
+                named.append(named_scope(scope))
+            except InvalidInputError as exc:
+                wrong.append((position, str(exc)))
+        if wrong:
+            raise InvalidBatchInputError(wrong)
+        refused = [(i, s) for i, s in enumerate(named, start=1) if not self.allows(s)]
         if refused:
-            named = "; ".join(f"input {i}: scope {s!r}" for i, s in refused[:20])
+            listed = "; ".join(f"input {i}: scope {s!r}" for i, s in refused[:20])
             more = f" and {len(refused) - 20} more" if len(refused) > 20 else ""
             raise PermissionDeniedError(
                 f"{self.holder} may not use the scope of {len(refused)} input(s), so none was kept "
-                f"({named}{more}): {self._reach()}"
+                f"({listed}{more}): {self._reach()}"
             )
+        return named
 
     def require_visible(self, scope: str, not_found: str) -> None:
         """NotFoundError(``not_found``) unless the caller may use ``scope``: for something it named

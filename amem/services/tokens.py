@@ -73,6 +73,13 @@ class TokenInfo(BaseModel):
     scopes: list[str] | None = None
 
     @property
+    def actor(self) -> str:
+        """Who what this token adds is recorded as: ``agent:NAME``, or ``person:NAME`` for a
+        reviewer's own token, so the trail never reads a person as an agent of their name (nor
+        lets the two share idempotency keys)."""
+        return f"agent:{self.name}" if self.role == TokenRole.AGENT else f"person:{self.name}"
+
+    @property
     def grant(self) -> ScopeGrant:
         """What this token may reach, for the interfaces to check each request against."""
         return ScopeGrant.of(self.scopes, holder=f"token {self.name!r}")
@@ -133,9 +140,11 @@ class TokenService:
         from that many days on; 0: never; None: the role's default (a reviewer token
         ``REVIEWER_TOKEN_DAYS``, an agent token never). ``replace``: the name's other active
         tokens of the same role are revoked in the same transaction (a rotation: no moment with
-        neither or both).
+        neither or both); the name is compared as an identity (``Alice`` is ``alice``).
         ``scopes``: an agent token reads and adds to these scopes only; None: every scope, or, with
-        ``replace``, the scopes of the tokens it replaces (a rotation keeps a token's reach)."""
+        ``replace``, the scopes of the tokens it replaces, or, when every one was revoked already
+        (a leaked token revoked at once, then rotated), of the name's newest token: a rotation
+        keeps a token's reach."""
         if not _NAME.match(name or ""):
             raise InvalidInputError(
                 f"token name {name!r}: letters, digits and . _ @ - (at most 100), "
@@ -183,7 +192,8 @@ class TokenService:
                 # the name's tokens of this role only: an agent may share a reviewer's name
                 replaced = token_queries.revoke(tx, name_or_id=name, at=now, role=chosen.value)
                 if scopes is None:  # a rotation never widens a token's reach unasked
-                    row["scopes"] = _scopes(_inherited_scopes(name, replaced), chosen)
+                    newest = replaced or [token_queries.newest_named(tx, name, role=chosen.value)]
+                    row["scopes"] = _scopes(_inherited_scopes(name, newest), chosen)
                 for old in replaced:
                     token_queries.record_event(tx, _event(old, "revoked", created_by, now))
             token_queries.insert(tx, row)
@@ -195,8 +205,8 @@ class TokenService:
             return [_info(r) for r in token_queries.all_tokens(tx)]
 
     def revoke(self, name_or_id: str, *, by: str | None = None) -> int:
-        """Revoke every active token of that name (or the token with that id), each a chained
-        event naming ``by``. Returns how many."""
+        """Revoke every active token of that name, compared as an identity (``CRM`` is ``crm``), or
+        the token with that id, each a chained event naming ``by``. Returns how many."""
         now = utcnow()
         with self.ledger.write() as tx:
             revoked = token_queries.revoke(tx, name_or_id=name_or_id, at=now)
@@ -308,9 +318,10 @@ def _info(row: dict[str, object]) -> TokenInfo:
     )
 
 
-def _inherited_scopes(name: str, replaced: list[dict[str, Any]]) -> list[str] | None:
-    """The scopes a rotation's new token keeps: those its predecessors shared."""
-    kinds = {tuple(r["scopes"]) if r.get("scopes") is not None else None for r in replaced}
+def _inherited_scopes(name: str, replaced: Sequence[dict[str, Any] | None]) -> list[str] | None:
+    """The scopes a rotation's new token keeps: those its predecessors shared (None among them: no
+    predecessor ever, so nothing to keep)."""
+    kinds = {tuple(r["scopes"]) if r is not None and r.get("scopes") is not None else None for r in replaced}
     if len(kinds) > 1:
         raise InvalidInputError(
             f"the active tokens of {name} reach different scopes: give the new token's scopes (--scope)"

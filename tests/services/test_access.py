@@ -91,3 +91,19 @@ def test_a_named_scope_is_read_as_an_input_keeps_it_and_an_empty_one_is_refused(
             with pytest.raises(InvalidInputError, match=message):
                 grant.narrowed(blank)
     assert everyone.narrowed(None) is None and limited.narrowed(None) == ["acme"]
+
+
+def test_a_batch_scope_that_is_no_scope_is_the_inputs_mistake_not_another_account() -> None:
+    """A limited grant answered an empty, invisible or two-line scope of a batch with "may not use
+    the scope of 1 input(s)" (403), where one input's is 422 naming the problem: the scopes are
+    read first, each wrong one named by its position, then the grant decides on the rest."""
+    from amem.errors import InvalidBatchInputError
+
+    grant = ScopeGrant.of(["acme"], holder="token 'acme-sync'")
+    with pytest.raises(InvalidBatchInputError) as refused:
+        grant.require_all(["acme", "   ", "\u200b", "ac\nme", "globex"])
+    assert [p for p, _ in refused.value.problems] == [2, 3, 4]
+    assert "scope is empty" in str(refused.value) and "shows nothing" in str(refused.value)
+    with pytest.raises(PermissionDeniedError, match="input 2: scope 'globex'"):
+        grant.require_all(["acme", "globex"])
+    assert grant.require_all([" acme", "acme"]) == ["acme", "acme"]

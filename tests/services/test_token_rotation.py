@@ -40,3 +40,41 @@ def test_a_reviewers_first_token_made_with_replace_revokes_no_agent(memory: Memo
     _, info = memory.tokens.create("bob", "reviewer", by=signed_in(memory, "bob"), replace=True)
     assert (info.role.value, info.scopes) == ("reviewer", None)
     assert memory.tokens.authenticate(bot).scopes == ["initech"]
+
+
+def test_a_rotation_after_a_revocation_keeps_the_revoked_tokens_scopes(memory: Memory) -> None:
+    """A limited token leaked and was revoked at once, then rotated: the new token reached every
+    account, as no active token was left to inherit from. It keeps the name's newest token's reach."""
+    memory.tokens.create("acme-sync", "agent", scopes=["acme"])
+    memory.tokens.revoke("acme-sync")
+    token, rotated = memory.tokens.create("acme-sync", "agent", replace=True)
+    assert rotated.scopes == ["acme"]
+    assert memory.tokens.authenticate(token).grant.scopes == frozenset({"acme"})
+    assert memory.tokens.history()[-1].scopes == ["acme"]  # on the chained record, as verify reads it
+    memory.tokens.revoke("acme-sync")  # the newest decides: a limit moved since is the one kept
+    memory.tokens.create("acme-sync", "agent", scopes=["globex"])
+    memory.tokens.revoke("acme-sync")
+    assert memory.tokens.create("acme-sync", "agent", replace=True)[1].scopes == ["globex"]
+    _, first = memory.tokens.create("new-sync", "agent", replace=True)  # no token before: nothing kept
+    assert first.scopes is None
+
+
+def test_a_rotation_or_revocation_by_a_variant_of_the_name_reaches_the_old_token(memory: Memory) -> None:
+    """`Alice` and `alice` are one identity (amem/domain/identity.py): rotating as `Alice` left
+    alice's old reviewer token working, and `CRM`'s rotation left `crm`'s token, limited to acme,
+    beside a new one for every account."""
+    old, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
+    new, _ = memory.tokens.create("Alice", "reviewer", by=signed_in(memory, "Alice"), replace=True)
+    with pytest.raises(NotAuthenticatedError, match="revoked"):
+        memory.tokens.authenticate(old)
+    crm, _ = memory.tokens.create("crm", "agent", scopes=["acme"])
+    rotated, info = memory.tokens.create("CRM", "agent", replace=True)
+    assert info.scopes == ["acme"]
+    with pytest.raises(NotAuthenticatedError, match="revoked"):
+        memory.tokens.authenticate(crm)
+    assert memory.tokens.revoke("ALICE") == 1 and memory.tokens.revoke("Crm") == 1
+    for gone in (new, rotated):
+        with pytest.raises(NotAuthenticatedError, match="revoked"):
+            memory.tokens.authenticate(gone)
+    assert _active(memory) == []
+    assert memory.verify().ok, memory.verify().problems
