@@ -108,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exit as exc:
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        return _interrupted(args, terminated=isinstance(exc, Terminated))
+        advice = getattr(exc, "how_to_finish", None)  # set by a command that knows better
+        return _interrupted(args, terminated=isinstance(exc, Terminated), advice=advice)
     except (Abort, EOFError):  # a prompt given Ctrl-C, or no answer at all
         err.print("aborted")
         return EXIT_INTERRUPTED
@@ -160,12 +161,16 @@ def _terminate_as_interrupt() -> Any:
     return signal.signal(signal.SIGTERM, terminate)
 
 
-def _interrupted(args: list[str], *, terminated: bool) -> int:
+def _interrupted(args: list[str], *, terminated: bool, advice: str | None = None) -> int:
     """Say what an interruption left: a command that takes inputs in kept every raw log it recorded
-    and gave the ones not yet analysed back to the queue, so the caller learns how to finish them."""
+    and gave the ones not yet analysed back to the queue, so the caller learns how to finish them.
+    ``advice``: how to finish, where the command knows better (an import whose lines without a time
+    or a key a re-run would record again: the advice to run it again doubled them)."""
     how = "terminated (SIGTERM)" if terminated else "interrupted"
     name = _command_name(args)
-    if name in IMPORT_COMMANDS:
+    if name in IMPORT_COMMANDS and advice is not None:
+        message = f"{how}: {advice}"
+    elif name in IMPORT_COMMANDS:
         message = (
             f"{how}: the lines recorded so far are kept as raw logs and those not analysed yet are "
             "queued again; run the same `amem import` again to finish: it skips the lines it "

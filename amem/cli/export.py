@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import typer
 
@@ -61,8 +61,10 @@ def export(
     with open_memory(create=False) as mem:
         rows = mem.export(table, scope=scope, since=moments[0], until=moments[1])
         if output is None:
-            write(rows, table, fmt.value, sys.stdout)
-            sys.stdout.flush()
+            sys.stdout.flush()  # anything printed before goes first
+            binary = getattr(sys.stdout, "buffer", None)
+            write(rows, table, fmt.value, sys.stdout if binary is None else Utf8Out(binary))
+            (sys.stdout if binary is None else binary).flush()
             return
         try:
             target = open(output, "w", encoding="utf-8", newline="")  # noqa: SIM115
@@ -73,3 +75,17 @@ def export(
         with target:
             count = write(rows, table, fmt.value, target)
     err.print(f"{count} {kind.value} written to {output}", markup=False)
+
+
+class Utf8Out:
+    """Standard output written as UTF-8, whatever its own encoding: a Windows console redirected to
+    a file, or a Latin-1 locale, stopped an export at its first accent or Chinese character with
+    "internal error (UnicodeEncodeError)", the file cut after the rows before it. An export is a
+    UTF-8 file, as with --output."""
+
+    def __init__(self, binary: BinaryIO) -> None:
+        self.binary = binary
+
+    def write(self, text: str, /) -> int:
+        self.binary.write(text.encode("utf-8"))
+        return len(text)

@@ -3,6 +3,7 @@ and every line it cannot read with what is wrong, so one run names them all."""
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -23,7 +24,10 @@ class ImportFile:
 
 
 def read_jsonl(data: bytes) -> ImportFile:
-    """One JSON object a line; blank lines are skipped."""
+    """One JSON object a line; blank lines are skipped. A file in UTF-16 or UTF-32 (Windows
+    PowerShell's ``>``) is refused as a whole, saying to save it as UTF-8: read line by line, each
+    of its lines was "not JSON", and one more for its final NUL byte."""
+    _refuse_wide_encoding(data, "as UTF-8")
     read = ImportFile()
     for number, raw in enumerate(data.splitlines(), start=1):
         try:
@@ -36,14 +40,64 @@ def read_jsonl(data: bytes) -> ImportFile:
         try:
             item = json.loads(line)
         except json.JSONDecodeError as exc:
-            read.unread.append((number, f"not JSON ({exc.msg})"))
+            read.unread.append((number, f"not JSON ({_json_problem(exc)})"))
             continue
         if not isinstance(item, dict):
             read.unread.append((number, "expected a JSON object"))
             continue
+        if _is_number(item.get("at")):
+            read.unread.append((number, _NUMBER_AT.format(at=item["at"])))
+            continue
         read.numbers.append(number)
         read.items.append(item)
     return read
+
+
+#: A time given as a JSON number: read as seconds since 1970 it was 20260301 -> 1970-08-23.
+_NUMBER_AT = (
+    "at: {at} is a number; write the time as ISO 8601 text, in quotes "
+    '(e.g. "2026-03-01" or "2026-03-01T09:30:00Z")'
+)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _json_problem(exc: json.JSONDecodeError) -> str:
+    """What the JSON parser found wrong, and the column (characters from 1) where. Its message
+    for a control character in a string ends in "at", the place cut off: that one says which
+    character and how JSON writes it."""
+    if exc.msg.startswith("Invalid control character"):
+        character = exc.doc[exc.pos]
+        name = _CONTROL_NAMES.get(character, f"a control character (U+{ord(character):04X})")
+        escaped = _JSON_ESCAPES.get(character, f"\\u{ord(character):04x}")
+        return f"{name} inside a string at column {exc.colno}: write it as {escaped}"
+    return f"{exc.msg} at column {exc.colno}"
+
+
+#: How JSON writes a control character inside a string, and its name, for those met in text.
+_JSON_ESCAPES = {"\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_CONTROL_NAMES = {"\t": "a tab", "\b": "a backspace", "\f": "a form feed"}
+
+#: Byte order marks of the encodings that are not UTF-8, the longest first (UTF-32 LE starts as
+#: UTF-16 LE does).
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _refuse_wide_encoding(data: bytes, save_as: str) -> None:
+    """Refuse a file that starts with a UTF-16 or UTF-32 byte order mark, saying what to do."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            raise InvalidInputError(
+                f"line 1: the file is {name} (it starts with the byte order mark "
+                f"{bom.hex(' ')}), not UTF-8: save it {save_as}"
+            )
 
 
 #: The columns read for the account and the time when the import names none.
@@ -67,7 +121,9 @@ def read_csv(
     A column named here must exist: one mistyped (a letter's case) put every row in the fallback
     account, timed now, without a word. ``scope`` and ``at`` left out read the columns "scope" and
     "at" where the file has them. The file is read strictly: an unclosed quote is named by the line
-    its cell starts on, where a lenient reader swallowed the rest of the file into that cell."""
+    its cell starts on, where a lenient reader swallowed the rest of the file into that cell. A
+    cell may be as long as the file (the store's own limit on an input's text applies later)."""
+    _refuse_wide_encoding(data, "as CSV UTF-8")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -77,6 +133,9 @@ def read_csv(
             f"line {line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}): save the file "
             "as CSV UTF-8"
         ) from None
+    # the csv module's default limit (131,072 characters a cell) refused a long text the store
+    # takes (AMEM_MAX_CONTENT_CHARS raised) as "not CSV": the file's length bounds every cell
+    csv.field_size_limit(max(csv.field_size_limit(), len(text)))
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections import Counter
 from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -26,8 +27,10 @@ from amem.cli.app import (
     store_label,
 )
 from amem.cli.blocks import printable, shown
+from amem.domain.progress import Progress, no_progress
 
 if TYPE_CHECKING:
+    from amem.domain.models import AddOutcome
     from amem.policy import Policy
 
 
@@ -93,7 +96,7 @@ def import_notes(
     ),
     scope: Annotated[str | None, typer.Option("--scope", help="Scope for lines that name none.")] = None,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", help="Inputs analysed and written together.")
+        int, typer.Option("--batch-size", min=1, help="Inputs analysed and written together (1 or more).")
     ] = 64,
     skip_recorded: Annotated[
         bool,
@@ -153,18 +156,22 @@ def import_notes(
     from amem.errors import InvalidBatchInputError, InvalidInputError
 
     data = _read_bytes(path)
-    is_csv = file_format is ImportFormat.auto and path.lower().endswith(".csv")
-    if file_format is ImportFormat.csv or is_csv:
-        try:
+    is_csv = file_format is ImportFormat.csv or (
+        file_format is ImportFormat.auto and path.lower().endswith(".csv")
+    )
+    try:
+        if is_csv:
             read = read_csv(data, content=content_column, scope=scope_column, at=at_column, key=key_column)
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"{path}, {exc}; nothing was recorded") from None
-    else:
-        read = read_jsonl(data)
+        else:
+            read = read_jsonl(data)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{path}, {exc}; nothing was recorded") from None
     numbers, items, unread = read.numbers, read.items, read.unread
-    if scope:
-        items = [item if "scope" in item else {**item, "scope": scope} for item in items]
-    _check_lines(path, actor, numbers, items, unread)  # every wrong line at once, before any store opens
+    if scope:  # a line naming no account, or an empty one (null, ""), as a CSV row's empty cell
+        items = [item if _names_scope(item) else {**item, "scope": scope} for item in items]
+    # the fields of a CSV row's problems are its columns, as the user named them
+    columns = {"at": at_column} if is_csv and at_column is not None else {}
+    _check_lines(path, actor, numbers, items, unread, columns)  # every wrong line, before any store opens
     if check:
         emit(
             {"ready": len(items), "recorded": 0},
@@ -176,30 +183,44 @@ def import_notes(
             ),
         )
         return
-    with open_memory() as mem, reporter(as_json) as progress:
-        try:
-            outcomes = mem.add_notes(
-                items, actor=actor, batch_size=batch_size, progress=progress, skip_recorded=skip_recorded
-            )
-        except InvalidBatchInputError as exc:
-            raise _wrong_lines(path, _by_line(numbers, items, exc.problems)) from None
-        waiting = mem.count_review_items().items
-        # what became so far of each input not analysed now: one recorded before and still not
-        # analysed (failed, or held elsewhere) is pending, not skipped: `amem reprocess` is what
-        # completes it; an erased one has nothing left to do
-        statuses = {o.raw_log_id: mem.input_status(o.raw_log_id) for o in outcomes if o.note_id is None}
-    unsettled = {o.raw_log_id for o in outcomes if o.recorded_before and o.raw_log_id in statuses} - {
+    recording = _Recording()
+    try:
+        with open_memory() as mem, reporter(as_json) as progress:
+            recording.progress = progress
+            try:
+                outcomes = mem.add_notes(
+                    items, actor=actor, batch_size=batch_size, progress=recording, skip_recorded=skip_recorded
+                )
+            except InvalidBatchInputError as exc:
+                raise _wrong_lines(path, _by_line(numbers, items, exc.problems, columns)) from None
+            recording.kept = True
+            waiting = mem.count_review_items().items
+            # what became so far of each input not analysed now: one recorded before and still not
+            # analysed (failed, or held elsewhere) is pending, not skipped: `amem reprocess` is what
+            # completes it; an erased one has nothing left to do
+            statuses = {o.raw_log_id: mem.input_status(o.raw_log_id) for o in outcomes if o.note_id is None}
+    except KeyboardInterrupt as stop:  # the message `amem` prints says how to finish: it must be true
+        advice = _how_to_finish(items, skip_recorded=skip_recorded, kept=recording.kept)
+        stop.how_to_finish = advice  # type: ignore[attr-defined]  # read by amem.cli.main
+        raise
+    # one raw log a line: a line repeating an earlier line of this file (kept once) is skipped, as
+    # one recorded by an earlier run is, and is never counted as a second note or a second failure
+    firsts, repeats = _first_lines_of_each_raw_log(outcomes)
+    unsettled = {o.raw_log_id for o in firsts if o.recorded_before and o.raw_log_id in statuses} - {
         i for i, s in statuses.items() if s.status == "erased"
     }
-    failed = [
-        o for o in outcomes if o.note_id is None and (not o.recorded_before or o.raw_log_id in unsettled)
-    ]
-    skipped = [o for o in outcomes if o.recorded_before and o.raw_log_id not in unsettled]
+    failed = [o for o in firsts if o.note_id is None and (not o.recorded_before or o.raw_log_id in unsettled)]
+    skipped = [o for o in firsts if o.recorded_before and o.raw_log_id not in unsettled]
     held = _held([statuses[o.raw_log_id] for o in failed])
+    causes = Counter(
+        statuses[o.raw_log_id].error or o.error or "no reason recorded"
+        for o in failed
+        if statuses[o.raw_log_id].status != "processing"
+    )
     data = {
-        "added": len(outcomes) - len(failed) - len(skipped),
+        "added": len(firsts) - len(failed) - len(skipped),
         "pending": len(failed),
-        "skipped": len(skipped),
+        "skipped": len(skipped) + repeats,
         "held": held.count,
         "held_until": held.until,
         "review_items": waiting,
@@ -217,6 +238,8 @@ def import_notes(
             ),
             markup=False,
         )
+        for line in _why_not_analysed(causes):
+            out.print(line, markup=False)
         if d["held"]:
             out.print(_held_words(d["held"], d["held_until"]), markup=False)
         if d["skipped"]:
@@ -238,6 +261,90 @@ def import_notes(
         raise typer.Exit(4)
 
 
+def _names_scope(item: dict[str, Any]) -> bool:
+    """Whether an input names its account: a scope that is missing, null or blank takes --scope."""
+    value = item.get("scope")
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+class _Recording:
+    """The import's progress callback, noting when the lines are kept: ``add_notes`` reports only
+    once it has committed every line of the run as a raw log (one transaction: all, or none)."""
+
+    def __init__(self) -> None:
+        self.kept = False
+        self.progress: Progress = no_progress
+
+    def __call__(self, task: str, done: int, total: int | None) -> None:
+        self.kept = True
+        self.progress(task, done, total)
+
+
+def _how_to_finish(items: list[dict[str, Any]], *, skip_recorded: bool, kept: bool) -> str | None:
+    """How to finish an interrupted import, when running it again would record some of its lines
+    a second time (None: it would not, and the same import finishes it), for `amem`'s message. A
+    run again skips a line with a key, and with --skip-recorded one with its time; any other line
+    is recorded again, so a re-run doubled every such line and stranded the first copies."""
+    again = sum(
+        1
+        for item in items
+        if not _has_text(item, "idempotency_key") and not (skip_recorded and _has_text(item, "at"))
+    )
+    if not again:
+        return None
+    why = (
+        f"{again:,} of its lines give no time (`at`) and no key, and would be recorded a second time"
+        if skip_recorded
+        else f"{again:,} of its lines have no key, and --record-again would record them a second time"
+    )
+    if kept:
+        return (
+            "every line of the file is kept as a raw log, and those not analysed yet are queued again; "
+            "run `amem reprocess` to finish (`amem status RAW_LOG_ID` says what became of one), not "
+            f"the same `amem import`: {why}"
+        )
+    return (
+        "it stopped while recording its lines, which are kept all together or not at all: run "
+        "`amem reprocess` first, which analyses them if they were kept and says how many it did; run "
+        f"the same `amem import` again only if none were: {why}"
+    )
+
+
+def _has_text(item: dict[str, Any], name: str) -> bool:
+    value = item.get(name)
+    return value is not None and (not isinstance(value, str) or bool(value.strip()))
+
+
+def _first_lines_of_each_raw_log(outcomes: list[AddOutcome]) -> tuple[list[AddOutcome], int]:
+    """The outcome of the first line held by each raw log, in order, and how many later lines
+    repeat one of them (the same input twice in the file, kept once)."""
+    firsts: dict[str, AddOutcome] = {}
+    for outcome in outcomes:
+        firsts.setdefault(outcome.raw_log_id, outcome)
+    return list(firsts.values()), len(outcomes) - len(firsts)
+
+
+#: The most distinct reasons an import names for inputs it could not analyse (--json has each).
+SHOWN_CAUSES = 5
+
+
+def _why_not_analysed(causes: Counter[str]) -> list[str]:
+    """Why inputs were kept but not analysed, each distinct reason once with how many it stopped
+    (the model down, a bad answer), as `amem add` says why: "not analysed" alone left the caller
+    to guess whether to wait, fix a setting or report a bug."""
+    lines = [
+        f"  why{f' ({count} raw logs)' if len(causes) > 1 or count > 1 else ''}: {printable(cause)}"
+        for cause, count in causes.most_common(SHOWN_CAUSES)
+    ]
+    if len(causes) > SHOWN_CAUSES:
+        rest = causes.most_common()[SHOWN_CAUSES:]
+        lines.append(
+            f"  and {len(rest):,} other reasons for {sum(c for _, c in rest):,} raw logs "
+            "(--json gives each input's)"
+        )
+    return lines
+
+
 def _read_bytes(path: str) -> bytes:
     """The file's bytes ("-": standard input); one that cannot be read is an error at once."""
     from amem.errors import InvalidInputError
@@ -249,10 +356,16 @@ def _read_bytes(path: str) -> bytes:
 
 
 def _check_lines(
-    path: str, actor: str, numbers: list[int], items: list[dict[str, Any]], unread: list[tuple[int, str]]
+    path: str,
+    actor: str,
+    numbers: list[int],
+    items: list[dict[str, Any]],
+    unread: list[tuple[int, str]],
+    columns: dict[str, str],
 ) -> None:
     """The checks an import makes before recording, on this store's settings, without opening it:
-    every wrong line named at once (a bad file creates no store)."""
+    every wrong line named at once (a bad file creates no store). ``columns``: the CSV column a
+    field was read from, where the user named it."""
     from amem.domain.models import Actor, ActorKind
     from amem.errors import InvalidInputError
     from amem.services.pipeline import checked_inputs
@@ -260,18 +373,32 @@ def _check_lines(
     if not actor.strip():
         raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
     _, wrong = checked_inputs(settings(), items, Actor.parse(actor.strip(), ActorKind.AGENT))
-    problems = sorted(unread + _by_line(numbers, items, wrong))
+    problems = sorted(unread + _by_line(numbers, items, wrong, columns))
     if problems:
         raise _wrong_lines(path, problems)
 
 
 def _by_line(
-    numbers: list[int], items: list[dict[str, Any]], problems: list[tuple[int, str]]
+    numbers: list[int],
+    items: list[dict[str, Any]],
+    problems: list[tuple[int, str]],
+    columns: dict[str, str] | None = None,
 ) -> list[tuple[int, str]]:
     """The library's problems by input position, as the file's lines: a key given twice names the
     line of its first input, where the library can only count inputs ("input 1" was line 3 of a
-    file with blank lines, or of a CSV with a cell over two lines)."""
-    return [(numbers[i - 1], _key_repeated_by_line(numbers, items, i, problem)) for i, problem in problems]
+    file with blank lines, or of a CSV with a cell over two lines); a field read from a column the
+    user named is called by that column ("at: 'next week' ..." named no column of theirs)."""
+    return [
+        (numbers[i - 1], _in_columns(_key_repeated_by_line(numbers, items, i, problem), columns or {}))
+        for i, problem in problems
+    ]
+
+
+def _in_columns(problem: str, columns: dict[str, str]) -> str:
+    """``problem`` ("at: ...") with its field called by the CSV column it was read from."""
+    field, sep, rest = problem.partition(": ")
+    column = columns.get(field)
+    return f"column {column!r}: {rest}" if sep and column is not None and column != field else problem
 
 
 def _key_repeated_by_line(
@@ -391,6 +518,11 @@ def update(
         name, sep, raw = item.partition("=")
         if not sep or not name:
             raise typer.BadParameter(f"{item!r}: expected attribute=value", param_hint="VALUES")
+        if name in _EDIT_PARAMETERS:  # the edit's own, never a note's attribute (the policy refuses them)
+            where = "the note is the first argument" if name == "note_id" else f"use --{name}"
+            raise typer.BadParameter(
+                f"{item!r}: {name} is not an attribute of a note ({where})", param_hint="VALUES"
+            )
         pairs.append((name, raw))
     with open_memory(create=False) as mem:
         # read before any password is asked for: a value its attribute cannot take is refused first
@@ -402,6 +534,10 @@ def update(
         as_json,
         lambda ps: [out.print(shown(f"{p.attribute}: {p.status.value} ({p.id}){_why(p)}")) for p in ps],
     )
+
+
+#: Names ``Memory.update`` takes for the edit itself: passed as attributes they collided (exit 70).
+_EDIT_PARAMETERS = frozenset({"note_id", "actor", "reason"})
 
 
 def typed_value(policy: Policy, attribute: str, raw: str) -> Any:

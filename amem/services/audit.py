@@ -8,7 +8,6 @@ top of LedgerTx and amem.ledger.audit_queries; none of them writes.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections import defaultdict
@@ -19,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from amem.domain.models import ActorKind, Note, Proposal, RawLog, as_utc, utcnow
-from amem.domain.spreadsheet import spreadsheet_safe
+from amem.domain.spreadsheet import CSV_BOM, csv_writer, spreadsheet_safe
 from amem.domain.values import current_value
 from amem.ledger import audit_queries as q
 from amem.ledger.audit_queries import AuditQuery
@@ -210,12 +209,12 @@ def _csv_cell(name: str, value: Any) -> str:
 def export_csv(ledger: Ledger, query: AuditQuery) -> bytes:
     """The filtered trail as CSV (UTF-8 with BOM, so spreadsheets read accents right)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csv_writer(buf)
     writer.writerow(CSV_COLUMNS)
     for event in iter_audit_events(ledger, query):
         data = event.model_dump()
         writer.writerow([_csv_cell(c, data[c]) for c in CSV_COLUMNS])
-    return ("\ufeff" + buf.getvalue()).encode("utf-8")
+    return (CSV_BOM + buf.getvalue()).encode("utf-8")
 
 
 def export_jsonl(ledger: Ledger, query: AuditQuery) -> bytes:

@@ -8,15 +8,14 @@ and are written as they come, so an export of any size needs the memory of one p
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from amem.domain.spreadsheet import spreadsheet_safe
+from amem.domain.spreadsheet import CSV_BOM, csv_writer, spreadsheet_safe
 from amem.errors import InvalidInputError
 from amem.ledger import export_queries
 from amem.ledger.store import Ledger
@@ -25,6 +24,12 @@ Kind = Literal["changes", "proposals", "raw_logs", "llm_calls", "events", "erasu
 Format = Literal["csv", "jsonl"]
 KINDS: tuple[str, ...] = tuple(export_queries.COLUMNS)
 FORMATS: tuple[str, ...] = ("csv", "jsonl")
+
+
+class TextOut(Protocol):
+    """Where an export is written: an open text file, or standard output as UTF-8 bytes."""
+
+    def write(self, text: str, /) -> int: ...
 
 
 def columns(kind: str) -> list[str]:
@@ -67,15 +72,20 @@ def _rows(
         yield from export_queries.iter_rows(tx, kind, scope=scope, since=since, until=until)
 
 
-def write(rows: Iterator[dict[str, Any]], kind: str, fmt: str, out: TextIO) -> int:
+def write(rows: Iterator[dict[str, Any]], kind: str, fmt: str, out: TextOut) -> int:
     """Write ``rows`` to ``out`` as CSV (a header, JSON for lists and objects) or JSON Lines.
-    Returns how many rows were written."""
+    Returns how many rows were written.
+
+    CSV is written as the console's audit trail is, for a spreadsheet: a byte order mark first
+    (accents read right) and rows ending in CRLF (a cell holding a lone carriage return quoted, so
+    its row stays whole); amem's own import reads it back."""
     if fmt not in FORMATS:
         raise InvalidInputError(f"unknown format {fmt!r}: choose csv or jsonl")
     count = 0
     if fmt == "csv":
-        writer = csv.writer(out, lineterminator="\n")
         names = columns(kind)
+        out.write(CSV_BOM)
+        writer = csv_writer(out)
         writer.writerow(names)
         for row in rows:
             writer.writerow([_cell(row[name]) for name in names])

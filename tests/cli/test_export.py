@@ -277,3 +277,70 @@ def test_csv_cells_an_agent_wrote_never_run_as_formulas_in_a_spreadsheet(
 
     code, out, _ = run(memory, capsys, "export", "raw-logs", "--format", "jsonl")
     assert [json.loads(line)["text"] for line in out.splitlines()] == [payload]
+
+
+def test_a_text_holding_a_lone_carriage_return_stays_in_its_csv_row(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Before: rows ended in a bare LF, so the csv module left a cell holding a lone CR (an old Mac
+    line break in an input) unquoted, and every reader split its row there."""
+    text = "Call notes:\rAcme wants 40 seats"
+    make_note(memory, text)
+    make_note(memory, "Second call")
+    target = tmp_path / "raw-logs.csv"
+    code, _, err = run(memory, capsys, "export", "raw-logs", "--format", "csv", "-o", str(target))
+    assert code == 0, err
+    header, *rows = csv.reader(io.StringIO(target.read_bytes().decode("utf-8-sig"), newline=""))
+    assert [len(row) for row in rows] == [len(header)] * 2
+    assert [dict(zip(header, row, strict=True))["text"] for row in rows] == [text, "Second call"]
+
+
+def test_csv_starts_with_a_byte_order_mark_and_imports_back(
+    ledger: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A spreadsheet reads a CSV without a byte order mark in the machine's code page ("Müller" as
+    "MÃ¼ller"): the export starts with one, to a file and to standard output, as the console's audit
+    CSV does; `amem import` reads the export back."""
+    make_note(ledger, "Müller from 北京 wants 40 seats")
+    target = tmp_path / "raw-logs.csv"
+    code, _, err = run(ledger, capsys, "export", "raw-logs", "--format", "csv", "-o", str(target))
+    assert code == 0, err
+    assert target.read_bytes().startswith(b"\xef\xbb\xbfseq,")
+    code, out, err = run(ledger, capsys, "export", "raw-logs", "--format", "csv")
+    assert code == 0, err
+    assert out.startswith("\ufeffseq,") and out.encode("utf-8") == target.read_bytes()
+    code, out, err = run(ledger, capsys, "export", "raw-logs", "--format", "jsonl")
+    assert not out.startswith("\ufeff")  # JSON Lines stays exact
+
+    texts = [row["text"] for row in ledger.export("raw_logs")]
+    copy = Memory(tmp_path / "copy", database_url=f"sqlite:///{tmp_path / 'copy.sqlite3'}")
+    try:
+        code, out, err = run(
+            copy, capsys, "import", str(target), "--content-column", "text", "--at-column", "occurred_at"
+        )
+        assert code == 0, err
+        assert sorted(r["text"] for r in copy.export("raw_logs")) == sorted(texts)
+    finally:
+        copy.close()
+
+
+def test_an_export_to_a_standard_output_not_in_utf8_is_written_whole_in_utf8(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a Windows redirect or a Latin-1 locale (PYTHONIOENCODING=cp1252) stopped the export at
+    its first Chinese character, "internal error (UnicodeEncodeError)", the file cut after the rows
+    before it."""
+    make_note(memory, "Plain ASCII first")
+    make_note(memory, "Müller from 北京 wants 40 seats")
+    for fmt in ("jsonl", "csv"):
+        stdout = io.TextIOWrapper(io.BytesIO(), encoding="cp1252", newline="")
+        monkeypatch.setattr("sys.stdout", stdout)
+        options = ["--database-url", memory.settings.database_url, "--home", str(memory.home)]
+        assert main([*options, "export", "raw-logs", "--format", fmt]) == 0, fmt
+        stdout.flush()
+        written = stdout.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+        if fmt == "jsonl":
+            texts = [json.loads(line)["text"] for line in written.splitlines()]
+        else:
+            texts = [row["text"] for row in csv.DictReader(io.StringIO(written.removeprefix("\ufeff")))]
+        assert texts == ["Plain ASCII first", "Müller from 北京 wants 40 seats"], fmt

@@ -355,3 +355,31 @@ def test_every_column_named_and_missing_is_named_at_once(
     message = " ".join(err.split())
     assert code == 2 and "no column 'Account' for the account" in message
     assert "no column 'When' for the time" in message and memory.count_raw_logs() == 0
+
+
+def test_a_long_cell_is_read_when_the_store_takes_long_texts(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: with AMEM_MAX_CONTENT_CHARS raised, a cell over 131,072 characters (the csv module's
+    default limit) was "not CSV (field larger than field limit)", though JSON Lines took it."""
+    monkeypatch.setenv("AMEM_MAX_CONTENT_CHARS", "500000")
+    text = "Acme call transcript. " * 9000  # 198,000 characters
+    path = tmp_path / "calls.csv"
+    path.write_text(f'content,scope\n"{text}",acme\n', encoding="utf-8")
+    code, out, err = run(memory, capsys, "import", str(path), "--check")
+    assert code == 0, err
+    assert out.startswith(f"{path}: 1 inputs ready to import")
+
+
+def test_a_time_that_cannot_be_read_is_named_by_the_users_column(
+    memory: Memory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Before: "at: 'next week' is not an ISO 8601 date-time", a name the file does not have."""
+    path = tmp_path / "activities.csv"
+    path.write_text(EXPORT.replace("2026-03-01", "next week"), encoding="utf-8", newline="")
+    code, _, err = run(memory, capsys, "import", str(path), *COLUMNS, "--scope", "initech")
+    assert code == 2
+    assert " ".join(err.split()) == (
+        f"error: {path}, line 2: column 'Activity Date': 'next week' is not an ISO 8601 date-time "
+        "(e.g. 2026-03-01T09:30:00Z); nothing was recorded"
+    )

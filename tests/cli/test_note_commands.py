@@ -323,6 +323,9 @@ def test_an_edit_the_policy_refuses_says_why(frozen_deletions: None, amem: Cli) 
         (["update", "NOTE", "tags", "--actor", "agent:crm"], "attribute=value"),
         (["update", "n_nope", "tags=[]", "--actor", "agent:crm"], "does not exist"),
         (["delete", "n_nope", "--actor", "agent:crm", "--reason", "x"], "does not exist"),
+        (["update", "NOTE", "reason=budget cut", "--actor", "agent:crm"], "use --reason"),
+        (["update", "NOTE", "actor=bob", "--actor", "agent:crm"], "use --actor"),
+        (["update", "NOTE", "note_id=n_1", "--actor", "agent:crm"], "the first argument"),
     ],
 )
 def test_update_and_delete_mistakes(amem: Cli, args: list[str], message: str) -> None:
