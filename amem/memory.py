@@ -30,7 +30,7 @@ from amem.domain.models import (
     Proposer,
 )
 from amem.domain.progress import Progress, no_progress
-from amem.domain.text import check_text
+from amem.domain.text import check_text, text_problem
 from amem.errors import (
     AnalysisPendingError,
     ConfigError,
@@ -405,6 +405,10 @@ class Memory:
     # -- reading --------------------------------------------------------------------------------
 
     def read(self, note_id: str) -> Note:
+        problem = text_problem(note_id) if isinstance(note_id, str) else None
+        if problem is not None:  # no note has such an id: PostgreSQL would refuse the query itself
+            shown = note_id.encode("unicode_escape").decode("ascii")
+            raise NotFoundError(f"note {shown} does not exist ({problem})")
         with self.ledger.read() as tx:
             note = tx.get_note(note_id)
         if note is None:
@@ -882,6 +886,7 @@ class Memory:
         with the number that match."""
         from amem.services import audit
 
+        _check_texts(("scope", scope), ("text", text))
         return audit.find_notes(
             self.ledger, scope=scope, text=text, include_deleted=include_deleted, limit=limit, offset=offset
         )
@@ -904,11 +909,13 @@ class Memory:
         """A page of the audit trail (proposals made, decisions taken, changes applied) matching ``query``."""
         from amem.services import audit
 
+        _check_audit_query(query)
         return audit.audit_events(self.ledger, query, limit=limit, offset=offset, newest_first=newest_first)
 
     def count_audit_events(self, query: AuditQuery) -> int:
         from amem.services import audit
 
+        _check_audit_query(query)
         return audit.count_audit_events(self.ledger, query)
 
     def erasures(self) -> list[ErasureRecord]:
@@ -927,12 +934,14 @@ class Memory:
         """The trail matching ``query`` as CSV (formula-safe cells, UTF-8 with BOM)."""
         from amem.services import audit
 
+        _check_audit_query(query)
         return audit.export_csv(self.ledger, query)
 
     def export_audit_jsonl(self, query: AuditQuery) -> bytes:
         """The trail matching ``query`` as JSON Lines, exact values."""
         from amem.services import audit
 
+        _check_audit_query(query)
         return audit.export_jsonl(self.ledger, query)
 
     def proposals_per_day(self, *, days: int = 30) -> list[DayCount]:
@@ -969,6 +978,25 @@ def _check_query(query: str, scope: str, tags: Sequence[str] | None) -> None:
     for what, value in (("query", query), ("scope", scope), *(("tag", t) for t in listed)):
         if isinstance(value, str):
             check_text(value, what)
+
+
+def _check_texts(*named: tuple[str, object]) -> None:
+    """Each ``(what, value)`` given as text, checked as ``_check_query`` checks a search's: the same
+    answer on both backends instead of PostgreSQL's refusal of the statement (a traceback)."""
+    for what, value in named:
+        if isinstance(value, str):
+            check_text(value, what)
+
+
+def _check_audit_query(query: AuditQuery) -> None:
+    """The audit trail's filters, checked like any text a query carries."""
+    _check_texts(
+        ("note", query.note_id),
+        ("attribute", query.attribute),
+        ("actor", query.actor),
+        *(("status", s) for s in query.statuses),
+        *(("kind", k) for k in query.kinds),
+    )
 
 
 def _moment(value: datetime | str | None, what: str = "as_of") -> datetime | None:

@@ -27,6 +27,20 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>:~$=^&\"'%@;/?])")
 _AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp|www)(?=[:.])")
 _WORD_JOINER = "\u2060"
 
+# A line's leading spaces or tabs: four make it a code block in Markdown (the highlight lost, the
+# escapes shown as backslashes), fewer are dropped. As no-break spaces they are neither, and the
+# indentation of a forwarded e-mail still shows.
+_INDENT = re.compile(r"^[ \t]+(?=\S)", re.MULTILINE)
+_NO_BREAK_SPACE = "\u00a0"
+_TAB_WIDTH = 4
+
+
+def _keep_indent(markdown: str) -> str:
+    """``markdown`` with each line's indentation as no-break spaces (a blank line stays blank)."""
+    return _INDENT.sub(
+        lambda m: m.group().replace("\t", " " * _TAB_WIDTH).replace(" ", _NO_BREAK_SPACE), markdown
+    )
+
 
 def md_escape(text: object, *, keep_newlines: bool = True) -> str:
     """``text`` as literal Markdown: no link, no HTML, no directive, no formula survives."""
@@ -36,7 +50,7 @@ def md_escape(text: object, *, keep_newlines: bool = True) -> str:
     s = s.replace("\r\n", "\n").replace("\r", "\n")
     if keep_newlines:
         # A hard line break per newline; blank lines stay paragraph breaks.
-        return "  \n".join(s.split("\n"))
+        return _keep_indent("  \n".join(s.split("\n")))
     return " ".join(s.split())
 
 
@@ -114,7 +128,7 @@ def word_diff_markdown(old: Any, new: Any) -> str:
                 out.append(" ")
         if added:
             out.append(_mark(added, "green-background", strike=False))
-    return "  \n".join("".join(out).split("\n"))
+    return _keep_indent("  \n".join("".join(out).split("\n")))
 
 
 def fmt_time(moment: datetime | None) -> str:
@@ -163,4 +177,4 @@ def highlighted_markdown(pieces: Any) -> str:
             out.append(_mark(piece.text, "orange-background", strike=False))
         else:
             out.append(_inline(piece.text))
-    return "  \n".join("".join(out).replace("\r\n", "\n").split("\n"))
+    return _keep_indent("  \n".join("".join(out).replace("\r\n", "\n").split("\n")))

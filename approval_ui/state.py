@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Literal, ParamSpec
 
 import streamlit as st
 
 from amem.config import Settings
+from amem.errors import ConfigError, ledger_unreachable
 from amem.memory import Memory
 from amem.policy import Policy, load_policy
 from amem.services.accounts import Account, account_for
@@ -30,6 +35,10 @@ REMEMBER_KEY = "amem_remember_sign_in"
 AUTHENTICATOR_KEYS = ("authentication_status", "username", "name", "email", "roles")
 FLASH_KEY = "amem_flash"
 FLASH_SHOWN_KEY = "amem_flash_shown"
+#: session_state key holding the page the last run showed: its messages (flash) belong to it.
+PAGE_KEY = "amem_page"
+#: session_state key holding why a button's callback could not reach the ledger's database.
+UNREACHABLE_KEY = "amem_ledger_unreachable"
 
 FlashKind = Literal["success", "info", "warning", "error"]
 
@@ -39,8 +48,27 @@ def _open_memory(
     home: str, database_url: str, policy_fingerprint: str, installed_sha256: str, _policy: Policy
 ) -> Memory:
     """One Memory (one connection pool) per store, policy file and installed policy version, shared
-    by every session."""
-    return Memory(home, database_url=database_url, policy=_policy)
+    by every session. The store must exist: a console that made an empty one at a mistyped
+    AMEM_HOME would say "Nothing waiting" about the wrong ledger."""
+    _require_ledger_file(database_url, Path(home))
+    return Memory(home, database_url=database_url, policy=_policy, create=False)
+
+
+#: A SQLite ledger's URL (``sqlite:///PATH``, any driver), whose file would be created by opening it.
+_SQLITE_FILE_URL = re.compile(r"^sqlite(?:\+\w+)?:///(?P<path>[^?]+)")
+
+
+def _require_ledger_file(database_url: str, home: Path) -> None:
+    """Refuse a SQLite ledger whose file does not exist, naming it, before SQLite creates it empty
+    (``amem ui`` passes even the default ledger as AMEM_DATABASE_URL)."""
+    found = _SQLITE_FILE_URL.match(database_url)
+    if found is None or found["path"] == ":memory:" or Path(found["path"]).exists():
+        return
+    raise ConfigError(
+        f"no amem ledger at {found['path']} (store {home}): the console opens an existing store and "
+        "creates none. Check AMEM_HOME or AMEM_DATABASE_URL (`amem --home DIR ui`, `amem where` says "
+        "which store a directory uses), or make the store first: `amem --home DIR init`."
+    )
 
 
 def memory() -> Memory:
@@ -127,9 +155,18 @@ def signed_in_account(policy: Policy) -> Account | None:
 
     Behind a trusted proxy, which vouches for every request itself, only the first is checked.
     """
-    account = account_for(policy, st.session_state.get(ACCOUNT_KEY))
-    if account is None or os.environ.get("AMEM_UI_TRUSTED_HEADER"):
+    identity = st.session_state.get(ACCOUNT_KEY)
+    account = account_for(policy, identity)
+    if os.environ.get("AMEM_UI_TRUSTED_HEADER"):
         return account
+    if account is None:
+        if identity:  # signed in, then taken off the reviewers: say so rather than sign out silently
+            where = policy.source or "the policy in force"
+            end_session(
+                f"{identity} is no longer a reviewer in {where}: this session has ended, and nothing "
+                "was decided as them since."
+            )
+        return None
     sign_in = st.session_state.get(SIGN_IN_KEY)
     if not isinstance(sign_in, SignIn):  # an identity put into session_state directly (tests, bench)
         sign_in = record_sign_in(account)
@@ -168,6 +205,14 @@ def authenticated(mem: Memory, account: Account) -> AuthenticatedReviewer:
     return mem.authentication.signed_in(account.id, method=method)
 
 
+def on_page(page: str) -> None:
+    """The entry script names the page this run shows: messages queued on another page (a
+    decision on the queue, a token made) are about what was done there, and are dropped."""
+    if st.session_state.get(PAGE_KEY) != page:
+        clear_flashes()
+    st.session_state[PAGE_KEY] = page
+
+
 def flash(kind: FlashKind, text: str) -> None:
     """Queue a message for the top of the page (callbacks run before the page draws). It stays
     through reruns nobody asked for (a browser component reporting back) until the reviewer's next
@@ -187,3 +232,42 @@ def show_flashes() -> None:
 def clear_flashes() -> None:
     """On another page: the review queue's messages are about what was done there."""
     st.session_state.pop(FLASH_KEY, None)
+
+
+def unreachable_message(reason: str) -> str:
+    """What the console says when the ledger's database cannot be reached, as the CLI does."""
+    try:
+        ledger = Settings.from_env().shown_database_url
+    except Exception:  # an unreadable URL: the reason says enough
+        ledger = "the ledger"
+    return (
+        f"The ledger database cannot be reached ({reason}): {ledger}. Check that its server runs "
+        "and the URL the console was given (AMEM_DATABASE_URL); the page comes back at the next "
+        "click once it answers."
+    )
+
+
+def unreachable_notice() -> str | None:
+    """Why a button's callback of this run found the ledger unreachable (said once), or None."""
+    return st.session_state.pop(UNREACHABLE_KEY, None)
+
+
+_P = ParamSpec("_P")
+
+
+def guarded(callback: Callable[_P, None]) -> Callable[_P, None]:
+    """A button's callback that reads or writes the ledger: callbacks run before the entry script,
+    so one that finds the ledger's database unreachable leaves that for the page to say instead of
+    a traceback."""
+
+    @functools.wraps(callback)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> None:
+        try:
+            callback(*args, **kwargs)
+        except Exception as exc:
+            reason = ledger_unreachable(exc)
+            if reason is None:
+                raise
+            st.session_state[UNREACHABLE_KEY] = unreachable_message(reason)
+
+    return run

@@ -22,19 +22,40 @@ _INVISIBLE_CATEGORIES = {"Cf", "Cc", "Zs", "Zl", "Zp"}
 
 
 #: What reorders or hides text without being seen, kept in the ledger as given (it is evidence) but
-#: never shown as is: the bidirectional embeddings, overrides and isolates (U+202A-202E,
-#: U+2066-2069: "Trojan Source", "$94" displayed as "$49"), the left-to-right and right-to-left
-#: marks, the zero-width space, word joiner and byte-order mark, the line and paragraph
-#: separators. The zero-width joiner and non-joiner stay: emoji and Persian script need them, and
-#: they reorder nothing.
-_DECEPTIVE = re.compile("[\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
+#: never shown as is: every format character (Unicode category Cf, which ``is_visible`` counts as
+#: showing nothing): the bidirectional embeddings, overrides, isolates and marks (U+202A-202E,
+#: U+2066-2069, U+200E, U+200F, U+061C: "Trojan Source", "$94" displayed as "$49"), the zero-width
+#: space, word joiner, invisible operators and byte-order mark, the soft hyphen, the Mongolian
+#: vowel separator, the tag characters (U+E0000-E007F, which spell a whole sentence no one sees),
+#: and the line and paragraph separators. Two stay, as they reorder and hide nothing: the
+#: zero-width joiner and non-joiner (emoji sequences, Persian and Indic script need them).
+_KEPT_FORMAT = frozenset("\u200c\u200d")
+_SEPARATORS = frozenset("\u2028\u2029")
+#: A flag of a subdivision (England, Scotland, Wales): the black flag, a region's code in tag
+#: letters and digits (3 to 6, UTS #51), the cancel tag. Shown as the flag it is; tag characters
+#: in any other place are revealed.
+_EMOJI_TAG_SEQUENCE = "\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{3,6}\U000e007f"
+#: Only characters outside ASCII can hide text: an ASCII text is looked at no further.
+_MAYBE_HIDDEN = re.compile(f"({_EMOJI_TAG_SEQUENCE})|[^\\x00-\\x7f]")
+
+
+def _reveal(match: re.Match[str]) -> str:
+    if match.group(1) is not None:  # a subdivision flag
+        return match.group()
+    char = match.group()
+    if char in _SEPARATORS or (unicodedata.category(char) == "Cf" and char not in _KEPT_FORMAT):
+        code = ord(char)
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return char
 
 
 def revealed(text: str) -> str:
     """``text`` with each character that reorders or hides text written as its escape
-    (``\\u202e``), so a reviewer reads what the bytes say: the terminal and the console show
-    text through this."""
-    return _DECEPTIVE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    (``\\u202e``, ``\\U000e0041``), so a reviewer reads what the bytes say: the terminal and the
+    console show text through this."""
+    if text.isascii():
+        return text
+    return _MAYBE_HIDDEN.sub(_reveal, text)
 
 
 def text_problem(value: str) -> str | None:

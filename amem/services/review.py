@@ -109,6 +109,12 @@ class ReviewField(BaseModel):
     def note_id(self) -> str:
         return self.proposal.note_id
 
+    @property
+    def brings_back(self) -> bool:
+        """Approving removes the note's end date: a retired fact holds again (an un-retirement,
+        a person's or a revert's), which the queue must not word as a retirement."""
+        return self.attribute == "invalid_at" and self.proposal.new_value is None
+
 
 class ReviewItem(BaseModel):
     """Every pending proposal one input caused. ``key``: the raw log's id (the proposal's own id
@@ -353,10 +359,7 @@ class ReviewService:
                 located_by = "value" if span is not None else None
         older = None
         kind = _kind(p)
-        # a retirement, first-hand or a reviewer's correction of its date: the older fact beside the
-        # newer (a revert of one puts an earlier date back, retiring nothing newer)
-        retires = p.attribute == "invalid_at" and p.revert_of is None
-        if retires and note is not None and (log is None or log.id not in note.raw_log_ids):
+        if _retires_for_a_newer_fact(p, note, log) and note is not None and log is not None:
             said = first_raw.get(note.id)
             older = OlderFact(
                 note_id=note.id,
@@ -413,6 +416,22 @@ def _shape_of(*values: Any) -> AttributeType:
         if value is not None:
             return "text"
     return "text"
+
+
+def _retires_for_a_newer_fact(p: Proposal, note: Note | None, log: RawLog | None) -> bool:
+    """Whether ``p`` ends ``note`` because of what another input (``log``) says, so the queue
+    shows the older fact beside that newer one: a retirement date, first-hand or a reviewer's
+    correction of it. Not a revert (it puts an earlier date back), not a value that brings a
+    retired fact back (no date at all), and not a person's edit without an input behind it: those
+    read as the note's current and proposed dates."""
+    return (
+        p.attribute == "invalid_at"
+        and p.revert_of is None
+        and p.new_value is not None
+        and note is not None
+        and log is not None
+        and log.id not in note.raw_log_ids
+    )
 
 
 def _kind(p: Proposal) -> ReviewKind:

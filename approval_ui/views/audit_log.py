@@ -261,7 +261,11 @@ def _query(mem: Memory) -> AuditQuery:
 
 
 def _table(mem: Memory, q: AuditQuery) -> None:
-    total = mem.count_audit_events(q)
+    try:
+        total = mem.count_audit_events(q)
+    except AmemError as exc:  # a filter no ledger can match (a NUL in the note id): say which
+        st.error(md_escape(f"Nothing listed: {exc}."), icon=":material/error:")
+        return
     pages = max(1, -(-total // PAGE_SIZE))
     if st.session_state.get("audit_page", 1) > pages:
         st.session_state["audit_page"] = pages

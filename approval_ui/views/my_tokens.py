@@ -11,7 +11,7 @@ from amem.domain.models import utcnow
 from amem.errors import AmemError
 from amem.services.tokens import REVIEWER_TOKEN_DAYS, TokenInfo
 from approval_ui import state
-from approval_ui.render import dataframe_height, md_escape
+from approval_ui.render import dataframe_height, fmt_time, md_escape
 
 #: Where a token made on this page is kept for the one rerun that shows it.
 SHOWN_ONCE_KEY = "amem_token_shown_once"
@@ -19,7 +19,7 @@ SHOWN_ONCE_KEY = "amem_token_shown_once"
 
 def _status(token: TokenInfo) -> str:
     if token.revoked_at is not None:
-        return f"revoked {token.revoked_at:%Y-%m-%d %H:%M}"
+        return f"revoked {fmt_time(token.revoked_at)}"
     if token.expires_at is not None and token.expires_at <= utcnow():
         return "expired"
     if token.expires_soon():
@@ -46,6 +46,7 @@ def _create(days: int, rotate: bool) -> None:
     state.flash("success", f"Token {info.id} made" + (": your other tokens are revoked." if rotate else "."))
 
 
+@state.guarded
 def _revoke(token_id: str) -> None:
     mem, account = state.memory(), state.callback_account()
     if account is None:  # signed out meanwhile: the page says so instead
@@ -83,9 +84,9 @@ def main() -> None:
         rows = [
             {
                 "token": t.id,
-                "made": f"{t.created_at:%Y-%m-%d %H:%M}",
-                "expires": f"{t.expires_at:%Y-%m-%d}" if t.expires_at else "never",
-                "last used": f"{t.last_used_at:%Y-%m-%d %H:%M}" if t.last_used_at else "never",
+                "made": fmt_time(t.created_at),  # in UTC, and says so
+                "expires": fmt_time(t.expires_at) if t.expires_at else "never",
+                "last used": fmt_time(t.last_used_at) if t.last_used_at else "never",
                 "status": _status(t),
             }
             for t in reversed(tokens)

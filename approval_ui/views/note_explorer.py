@@ -131,7 +131,11 @@ def _note_list(mem: Memory) -> None:
         find = partial(
             mem.find_notes, scope=scope, text=text, include_deleted=include_deleted, limit=PAGE_SIZE
         )
-        result = find(offset=(page - 1) * PAGE_SIZE)
+        try:
+            result = find(offset=(page - 1) * PAGE_SIZE)
+        except AmemError as exc:  # text no note can hold (a NUL): say so, as the search does
+            st.error(md_escape(f"Not searched: {exc}."))
+            return
         pages = max(1, -(-result.total // PAGE_SIZE))
         if page > pages:  # fewer notes than when that page was chosen (deleted, erased meanwhile)
             st.session_state["explorer_page"] = page = pages
@@ -240,6 +244,7 @@ def _links(mem: Memory, note: Note) -> None:
 _REVERTED_KEY = "explorer_revert_result"
 
 
+@state.guarded
 def _on_revert(change_seq: int) -> None:
     """Propose the value a change replaced, as the signed-in reviewer (a misclicked approval, a
     value that turned out wrong): routed by the policy like any proposal, so a held attribute waits
@@ -360,8 +365,8 @@ def _as_of(mem: Memory, note: Note) -> None:
 def _detail(mem: Memory, note_id: str) -> None:
     try:
         note = mem.read(note_id)
-    except NotFoundError:
-        st.error(md_escape(f"No note {note_id} in this ledger."))
+    except NotFoundError as exc:  # an id no note has, or can have (a NUL in a typed or linked id)
+        st.error(md_escape(f"No such note in this ledger: {exc}."))
         return
     with st.container(border=True):
         badges = [f"`{note.id}`", f"scope **{md_escape(note.scope)}**", f"version {note.version}"]

@@ -86,6 +86,7 @@ def _flash_report(report: DecisionReport, what: str) -> None:
     state.flash(kind, "\n".join(lines))  # type: ignore[arg-type]
 
 
+@state.guarded
 def _on_item(key: str, action: str, shown: list[str]) -> None:
     """``shown``: the held values the item showed; if it holds others now, nothing is decided."""
     mem, account = state.memory(), state.callback_account()
@@ -105,6 +106,7 @@ def _on_item(key: str, action: str, shown: list[str]) -> None:
     st.session_state.pop(f"comment_{key}", None)
 
 
+@state.guarded
 def _on_field(pid: str, key: str, action: str) -> None:
     mem, account = state.memory(), state.callback_account()
     if account is None:  # signed out meanwhile: the page says so instead
@@ -133,6 +135,7 @@ def _on_field(pid: str, key: str, action: str) -> None:
     state.flash(_KIND.get(decided.status.value, "info"), f"{verb}: {decided.attribute} of {decided.note_id}.")  # type: ignore[arg-type]
 
 
+@state.guarded
 def _on_correct(pid: str, value_type: str) -> None:
     """The reviewer's value instead of the proposed one (Governance.correct): the proposal is
     rejected and theirs proposed from the same input, routed by the policy."""
@@ -210,11 +213,13 @@ def _correction(field: ReviewField) -> None:
     )
 
 
+@state.guarded
 def _on_all_request(f: ReviewFilter, action: str) -> None:
     matched = state.memory().count_review_items(f)
     st.session_state[CONFIRM_KEY] = (f, matched.items, matched.proposals, matched.fingerprint, action)
 
 
+@state.guarded
 def _on_all_confirm() -> None:
     mem, account = state.memory(), state.callback_account()
     if account is None:  # signed out meanwhile: the page says so instead
@@ -253,18 +258,32 @@ def _on_all_cancel() -> None:
 # -- drawing -------------------------------------------------------------------------------------
 
 
+def _options(key: str, waiting: list[str]) -> list[str]:
+    """A filter's choices: "any", the values something waits for, and the value the reviewer chose
+    even once nothing waits for it any more (its last item decided): Streamlit would otherwise put
+    the filter back to "any" unasked, under "Waiting for these filters"."""
+    chosen = st.session_state.get(key)
+    kept = [chosen] if isinstance(chosen, str) and chosen != ANY and chosen not in waiting else []
+    return [ANY, *waiting, *kept]
+
+
 def _filters(mem: Memory, account: Account) -> tuple[ReviewFilter, int, MatchCount]:
     choices = mem.review_choices()
     mine = [s for s in choices["scopes"] if account.scopes is None or s in account.scopes]
     cols = st.columns([1.1, 1.2, 1.0, 1.2, 1.3, 0.7, 0.6], vertical_alignment="bottom")
-    scope = cols[0].selectbox("Account", [ANY, *mine], key="queue_scope", on_change=_reset_page)
+    scope = cols[0].selectbox(
+        "Account", _options("queue_scope", mine), key="queue_scope", on_change=_reset_page
+    )
     attribute = cols[1].selectbox(
-        "Attribute", [ANY, *choices["attributes"]], key="queue_attribute", on_change=_reset_page
+        "Attribute",
+        _options("queue_attribute", choices["attributes"]),
+        key="queue_attribute",
+        on_change=_reset_page,
     )
     kind = cols[2].selectbox("Kind", [ANY, *REVIEW_KINDS], key="queue_kind", on_change=_reset_page)
     proposer = cols[3].selectbox(
         "Proposed by",
-        [ANY, *choices["proposers"]],
+        _options("queue_proposer", choices["proposers"]),
         key="queue_proposer",
         on_change=_reset_page,
         help="A model whose values your team mostly turns down (the audit log's \"What reviewers "
@@ -410,6 +429,11 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
         with proposed:
             st.markdown("**Proposed**")
             st.code(revealed(field.proposed_words), language=None, wrap_lines=True)
+        if field.brings_back:
+            ended = f" (retired from {field.current_words})" if field.current_value is not None else ""
+            st.markdown(
+                md_escape(f"Brings the fact back{ended}: approving removes its end date, so it holds again.")
+            )
     model = " · ".join(x for x in (p.proposer.model, p.proposer.prompt_version) if x)
     st.caption(
         md_escape(

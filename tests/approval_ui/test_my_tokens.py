@@ -23,7 +23,9 @@ def test_a_reviewer_makes_a_token_that_is_shown_once_and_acts_as_them(mem: Memor
     assert mem.tokens.authenticate(shown).identity == "alice"
     (token,) = mem.tokens.reviewer_tokens("alice")
     assert token.created_by == "alice" and (token.expires_at - token.created_at).days == 30
-    assert [r["token"] for r in at.dataframe[0].value.to_dict("records")] == [token.id]
+    (row,) = at.dataframe[0].value.to_dict("records")
+    assert row["token"] == token.id
+    assert row["made"].endswith(" UTC") and row["expires"].endswith(" UTC")  # whose clock: said
     at.run()  # the next rerun: the secret is gone from the page
     assert shown not in texts(at)
 
@@ -59,3 +61,29 @@ def test_a_reviewer_revokes_their_own_token_and_no_one_elses(mem: Memory) -> Non
     agent_id = next(t.id for t in mem.tokens.list() if t.name == "crm-sync")
     with pytest.raises(PermissionDeniedError, match="only their own"):
         mem.tokens.revoke_own(agent_id, by=signed_in(mem, "alice"))
+
+
+def test_a_pages_messages_stay_on_it(mem: Memory) -> None:
+    """ "Approved item ..." followed the reviewer to "Your tokens", "Token ... made." to the review
+    queue, and the Policy page kept the queue's message for when they came back: each told of
+    something done elsewhere as if done there. A page's messages now go when the reviewer leaves it."""
+    from tests.approval_ui.conftest import PAGES, plain
+    from tests.approval_ui.test_review_queue import hold
+    from tests.factories import said
+
+    note = said(mem, "Acme: next step is to send the quote.")
+    hold(mem, note, "next_step", "send the quote")
+    at = open_console("alice")
+    at.button(key=f"approve_item_{note.raw_log_ids[0]}").click().run()
+    assert "Approved item" in texts(at)
+    for page in ("policy", "tokens"):
+        at.switch_page(PAGES[page]).run()
+        assert "Approved item" not in texts(at), page
+        at.switch_page(PAGES["queue"]).run()
+        assert "Approved item" not in texts(at), page
+
+    at.switch_page(PAGES["tokens"]).run()
+    at.button(key="FormSubmitter:amem_new_token-Make a token").click().run()
+    assert " made." in plain(texts(at))
+    at.switch_page(PAGES["queue"]).run()
+    assert not at.exception and " made." not in plain(texts(at))

@@ -113,7 +113,8 @@ def test_history_names_the_model_call_behind_a_proposed_value(mem: Memory) -> No
 def test_an_unknown_note_id_says_so(mem: Memory) -> None:
     make_note(mem, "x")
     at = open_console("alice", "explorer", note="n_missing")
-    assert "No note n_missing" in plain(" ".join(e.value for e in at.error))
+    said = plain(" ".join(e.value for e in at.error))
+    assert "No such note in this ledger: note n_missing does not exist." in said
 
 
 def test_semantic_search_ranks_notes_by_meaning(mem: Memory) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-from approval_ui.render import md_escape, value_text, word_diff_markdown
+from markdown_it import MarkdownIt
+
+from amem.services.review import TextPiece
+from approval_ui.render import highlighted_markdown, md_escape, value_text, word_diff_markdown
 from tests.approval_ui.conftest import plain
 
 
@@ -37,3 +40,31 @@ def test_values_read_as_text() -> None:
     assert value_text(["a", "b"]) == "• a\n• b"
     assert value_text([{"note_id": "n_1", "reason": "same deal"}]) == "→ n_1  (same deal)"
     assert value_text(None) == "" and value_text(True) == "true"
+
+
+FORWARDED = (
+    "Forwarded from Dana:\n\n    We need SSO (Okta); budget *approved*.\n"
+    "\tNext step: send the quote.\n\nThanks!"
+)
+
+
+def test_an_indented_line_stays_text_with_its_highlight_and_indentation() -> None:
+    """Four spaces or a tab before a line of a raw log (a quoted e-mail) made it a Markdown code
+    block: the evidence lost its highlight and every escape showed as a backslash. The console's
+    three renderings of text now keep such a line a paragraph, indented with no-break spaces."""
+    commonmark = MarkdownIt("commonmark")
+    start = FORWARDED.index("send the quote")
+    pieces = [
+        TextPiece(text=FORWARDED[:start]),
+        TextPiece(text="send the quote", attributes=["next_step"]),
+        TextPiece(text=FORWARDED[start + len("send the quote") :]),
+    ]
+    highlighted = highlighted_markdown(pieces)
+    for markdown in (md_escape(FORWARDED), highlighted, word_diff_markdown("", FORWARDED)):
+        html = commonmark.render(markdown)
+        assert "<pre>" not in html and "<code>" not in html and "\\" not in html, html
+        assert "We need SSO (Okta); budget *approved*." in html, html
+    assert ":orange-background[send the quote]" in commonmark.render(highlighted)
+    lines = md_escape(FORWARDED).split("\n")
+    assert lines[2].startswith("\u00a0" * 4 + "We") and lines[3].startswith("\u00a0" * 4 + "Next")
+    assert md_escape("a\n    \nb").split("\n")[1].strip(" ") == ""  # a blank line stays blank

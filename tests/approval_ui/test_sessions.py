@@ -151,3 +151,22 @@ def test_a_saved_sign_in_of_a_reviewer_taken_out_of_the_policy_gets_the_form(
     next(b for b in at.button if b.label == "Sign in").click()
     at.run()
     assert at.session_state[ACCOUNT_KEY] == "alice"
+
+
+def test_a_reviewer_taken_out_of_the_policy_mid_session_is_told_before_their_click_is_dropped(
+    mem: Memory, password_hash: str
+) -> None:
+    """Bob's open session ended without a word when he was taken off the reviewers: his click
+    decided nothing (right) and the sign-in form came back with no reason, as if the console had
+    lost his sign-in. It now says why, as for a changed password."""
+    key, p = _held(mem, "Acme call: next step book a demo")
+    at = _signed_in("bob")
+    line = f'  bob: {{name: Bob Chen, roles: [sales_lead], password_hash: "{password_hash}"}}\n'
+    _install_reviewers(mem, line, "")
+    at.text_input(key=f"comment_{key}").input("as said")
+    at.button(key=f"approve_item_{key}").click().run()  # the page drawn before the removal
+    assert not at.exception, [e.value for e in at.exception]
+    assert mem.proposal(p.id).status == ProposalStatus.PENDING
+    assert ACCOUNT_KEY not in at.session_state
+    assert [t.label for t in at.text_input] == FORM
+    assert re.search(r"^bob is no longer a reviewer in .+: this session has ended", _warning(at))

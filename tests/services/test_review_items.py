@@ -104,6 +104,24 @@ def test_a_contradiction_shows_the_older_fact_beside_the_newer(memory: Memory) -
     assert memory.count_review_items(ReviewFilter(kind="value")).items == 0
 
 
+def test_an_end_date_without_a_newer_input_or_its_removal_shows_no_older_fact(memory: Memory) -> None:
+    """Only an input saying otherwise retires a note beside it: a person's end date (no raw log)
+    and a proposal that clears a retirement (no date) read as current and proposed values, and the
+    second says it brings the fact back (`amem pending` and the console both read these fields)."""
+    alice = signed_in(memory, "alice")
+    old = said(memory, "Acme requires SSO", at=datetime(2026, 2, 1, tzinfo=UTC))
+    new = said(memory, "Acme dropped SSO", at=datetime(2026, 5, 1, tzinfo=UTC))
+    memory.approve(held(memory, old, "invalid_at", "2026-05-01T00:00:00Z", source=new).id, reviewer=alice)
+    (back,) = memory.update(old.id, actor="bob", reason="it still stands", invalid_at=None)
+    other = said(memory, "Acme uses Okta")
+    (ended,) = memory.update(other.id, actor="bob", reason="contract ended", invalid_at="2026-06-30")
+    fields = {f.proposal.id: f for item in memory.review_items().items for f in item.fields}
+    assert fields[back.id].older is None and fields[ended.id].older is None
+    assert fields[back.id].brings_back and not fields[ended.id].brings_back
+    assert (fields[back.id].current_words, fields[back.id].proposed_words) == ("1 May 2026", "(none)")
+    assert (fields[ended.id].current_words, fields[ended.id].proposed_words) == ("(none)", "30 June 2026")
+
+
 def test_approve_a_whole_item_and_skip_what_the_reviewer_may_not_decide(memory: Memory) -> None:
     note = said(memory, "Acme will not renew. Reason: the new CFO wants one vendor")
     why = held(memory, note, "decision_rationale", "the new CFO wants one vendor")
