@@ -141,7 +141,13 @@ class IndexSync:
         self.legacy_name = legacy_name
         self.model = embedder.identity
         self.built_by = f"{self.model}/{DOCUMENT_FORMAT}"
+        #: The view's lock. Lock order: this lock, then the ledger's write lock (a catch-up records
+        #: under it); never the other way round, so a thread inside a write transaction never waits
+        #: for it (``keep``).
         self._lock = threading.RLock()
+        #: Guards ``_remembered`` alone, held for no I/O: ``keep`` takes it inside a write
+        #: transaction while another thread's catch-up may hold ``_lock`` and wait for that write.
+        self._remembered_lock = threading.Lock()
         self._position = IndexPosition()
         #: Erasures the ledger recorded when this process last read its check (None: not read yet).
         self._erasures: int | None = None
@@ -193,7 +199,7 @@ class IndexSync:
         """Vectors add_note already computed for new notes' documents (with their neighbour query,
         in one call): the catch-up keeps them in the ledger and indexes them instead of embedding
         again. A note whose document changed before the catch-up misses and is embedded as usual."""
-        with self._lock:
+        with self._remembered_lock:
             for note, text, vector in zip(notes, documents, vectors, strict=True):
                 self._remembered[note.id] = (sha256_text(text), vector)
             while len(self._remembered) > REMEMBERED_VECTORS:
@@ -214,16 +220,30 @@ class IndexSync:
         as the transaction leaves them (one remembered for another document is not kept: the
         catch-up embeds that note), and move the ledger's position forward to what this process's
         index has absorbed before the write. So add_note writes once after its raw log; the
-        position the catch-up reaches next is kept by the next write, or on close."""
-        with self._lock:
-            rows: list[tuple[str, str, NDArray[np.float32]]] = []
-            if note_ids and self._remembered:
-                for note in tx.get_notes([i for i in dict.fromkeys(note_ids) if i in self._remembered]):
-                    digest, vector = self._remembered.pop(note.id)
-                    if not note.deleted and digest == sha256_text(document_text(note)):
-                        rows.append((note.id, digest, np.asarray(vector, dtype=np.float32)))
-            index_queries.put_vectors(tx, self.model, rows, utcnow())
-            self._advance(tx)
+        position the catch-up reaches next is kept by the next write, or on close.
+
+        It never waits for the view's lock: ``tx`` holds the ledger's write lock (SQLite's, the
+        whole database), and another thread's catch-up holding the view's lock may be waiting for
+        that lock to record (``_record``): the two waited on each other until SQLite gave up
+        ("database is locked", 60 s later, every writer of every process stalled meanwhile). While
+        that catch-up runs, the position is left to it (or to the next write, or close)."""
+        with self._remembered_lock:
+            wanted = [i for i in dict.fromkeys(note_ids) if i in self._remembered]
+        rows: list[tuple[str, str, NDArray[np.float32]]] = []
+        for note in tx.get_notes(wanted) if wanted else []:
+            with self._remembered_lock:
+                remembered = self._remembered.pop(note.id, None)
+            if remembered is None:
+                continue  # a catch-up took it meanwhile
+            digest, vector = remembered
+            if not note.deleted and digest == sha256_text(document_text(note)):
+                rows.append((note.id, digest, np.asarray(vector, dtype=np.float32)))
+        index_queries.put_vectors(tx, self.model, rows, utcnow())
+        if self._lock.acquire(blocking=False):  # else a catch-up is under way: it keeps the position
+            try:
+                self._advance(tx)
+            finally:
+                self._lock.release()
 
     def save_position(self) -> None:
         """On close: write the notes add_note's catch-ups staged into the index, and keep the
@@ -826,7 +846,7 @@ class IndexSync:
         found: list[NDArray[Any] | None] = []
         for note, digest in zip(notes, digests, strict=True):
             stored = vectors.stored.get(note.id)
-            with self._lock:
+            with self._remembered_lock:
                 computed = self._remembered.pop(note.id, None) if ahead else None
             if stored is not None and stored.document_sha256 == digest:
                 found.append(stored.vector)

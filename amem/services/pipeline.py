@@ -16,9 +16,10 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -271,51 +272,124 @@ class WritePipeline:
         else a batch in one.
 
         Should any other step fail (the embedder, the index, the ledger, a bug), the inputs not
-        written yet are marked failed with the cause and come back with it, beside the outcomes of
-        the batches written before (``_stopped``); on an interruption (KeyboardInterrupt) they are
-        given back to the queue and it is raised again."""
+        written yet are analysed again one at a time (``_one_by_one``), and one that fails alone is
+        marked failed with its cause and comes back with it, beside the outcomes of the others
+        (``_stopped``); on an interruption (KeyboardInterrupt) they are given back to the queue and
+        it is raised again."""
         settled: dict[str, AddOutcome] = {}  # by raw log id, as each transaction commits
+        # each input's construct answer, once asked: taken up again when the batch is retried input
+        # by input, so no model call is made twice for it
+        asked: dict[str, TaskResult[ConstructedNote] | AnalystError] = {}
         progress(ANALYSING, 0, len(raws))
-        starts = list(range(0, len(raws), batch_size))
+        opened = False
         try:
-            # The next batch is constructed, and its documents embedded in a thread (the embedding
-            # model runs outside the GIL), while this one is linked, written and indexed: neither
-            # needs the ledger. With one batch there is nothing to overlap, and no thread.
             # The leases are renewed while the inputs are analysed (a slow model, a large batch):
             # no worker takes one meanwhile, whoever holds them (a worker, add_note, an import).
             # The index is opened here, in this thread, after the raw logs were committed: one that
             # cannot be opened fails these inputs with the cause (``_stopped``), their raw logs kept.
             # It is opened while the leases are renewed: an open that loads the model, catches up
             # or rebuilds can outlast a lease, and a worker would take the inputs meanwhile.
-            with (
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
-                if len(starts) > 1
-                else nullcontext() as ahead,
-                self.queue.kept_alive(owner, [r.id for r in raws]) if owner is not None else nullcontext(),
-            ):
+            with self._kept_alive(owner, raws):
                 self.index  # noqa: B018
-                prepared = self._prepare(raws[:batch_size], ahead)
-                for n, start in enumerate(starts):
-                    following = starts[n + 1] if n + 1 < len(starts) else None
-                    upcoming = (
-                        self._prepare(raws[following : following + batch_size], ahead) if following else None
-                    )
-                    # The next batch, written next, is renewed in this batch's write; the rest of a
-                    # long import by the heartbeat, a few hundred a write: renewing every input left
-                    # in each write bound them all in one statement (over SQLite's and PostgreSQL's
-                    # limits past 32,766 and 65,535) and grew with the import at every batch.
-                    upcoming_ids = (
-                        [r.id for r in raws[start + batch_size : start + 2 * batch_size]]
-                        if owner is not None
-                        else []
-                    )
-                    self._process_batch(prepared, owner, commit_each, upcoming_ids, settled)
-                    progress(ANALYSING, len(settled), len(raws))
-                    if upcoming is not None:
-                        prepared = upcoming
+                opened = True
+                self._analyse(raws, batch_size, owner, commit_each, progress, settled, asked)
         except BaseException as exc:
+            left = [raw for raw in raws if raw.id not in settled]
+            if opened and isinstance(exc, Exception) and len(left) > 1:
+                return self._one_by_one(raws, exc, owner, commit_each, progress, settled, asked)
             return self._stopped(raws, settled, owner, exc)
         return [settled[raw.id] for raw in raws]
+
+    def _kept_alive(self, owner: str | None, raws: Sequence[RawLog]) -> AbstractContextManager[object]:
+        """``owner``'s leases on ``raws`` renewed while the body runs (nothing without an owner)."""
+        return self.queue.kept_alive(owner, [r.id for r in raws]) if owner is not None else nullcontext()
+
+    def _analyse(
+        self,
+        raws: Sequence[RawLog],
+        batch_size: int,
+        owner: str | None,
+        commit_each: bool,
+        progress: Progress,
+        settled: dict[str, AddOutcome],
+        asked: dict[str, TaskResult[ConstructedNote] | AnalystError],
+    ) -> None:
+        """``process_many``'s work, each outcome put in ``settled`` as its transaction commits;
+        a step failing raises."""
+        starts = list(range(0, len(raws), batch_size))
+        # The next batch is constructed, and its documents embedded in a thread (the embedding
+        # model runs outside the GIL), while this one is linked, written and indexed: neither
+        # needs the ledger. With one batch there is nothing to overlap, and no thread.
+        with (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="amem-embed")
+            if len(starts) > 1
+            else nullcontext() as ahead
+        ):
+            prepared = self._prepare(raws[:batch_size], ahead, asked)
+            for n, start in enumerate(starts):
+                following = starts[n + 1] if n + 1 < len(starts) else None
+                upcoming = (
+                    self._prepare(raws[following : following + batch_size], ahead, asked)
+                    if following
+                    else None
+                )
+                # The next batch, written next, is renewed in this batch's write; the rest of a
+                # long import by the heartbeat, a few hundred a write: renewing every input left
+                # in each write bound them all in one statement (over SQLite's and PostgreSQL's
+                # limits past 32,766 and 65,535) and grew with the import at every batch.
+                upcoming_ids = (
+                    [r.id for r in raws[start + batch_size : start + 2 * batch_size]]
+                    if owner is not None
+                    else []
+                )
+                self._process_batch(prepared, owner, commit_each, upcoming_ids, settled)
+                progress(ANALYSING, len(settled), len(raws))
+                if upcoming is not None:
+                    prepared = upcoming
+
+    def _one_by_one(
+        self,
+        raws: Sequence[RawLog],
+        exc: Exception,
+        owner: str | None,
+        commit_each: bool,
+        progress: Progress,
+        settled: dict[str, AddOutcome],
+        asked: dict[str, TaskResult[ConstructedNote] | AnalystError],
+    ) -> list[AddOutcome]:
+        """``process_many`` after a step other than the model call failed for several inputs at
+        once: each input not written yet is analysed again on its own (its construct answer kept),
+        so only one that fails alone is marked failed, with its own cause. Marking them all failed
+        with the one cause failed an input that breaks a step (a text the embedding model refuses,
+        one that trips a bug) together with every batch-mate, and again at every ``reprocess``,
+        which claims them in the same order; a batch-mate the model had failed got that cause too.
+
+        An input whose own failure came after its write (the index's catch-up refusing) keeps its
+        note; that failure is raised once every input of ``raws`` has its note, as a batch's is."""
+        left = [raw for raw in raws if raw.id not in settled]
+        log.info(
+            "analysis of raw logs %s stopped (%s): analysing them one at a time",
+            _listed([raw.id for raw in left]),
+            _cause(exc),
+        )
+        after_write: Exception | None = None
+        try:
+            with self._kept_alive(owner, left):
+                for raw in left:
+                    try:
+                        self._analyse([raw], 1, owner, commit_each, no_progress, settled, asked)
+                    except Exception as alone:
+                        if raw.id in settled:
+                            after_write = alone
+                        else:
+                            (settled[raw.id],) = self._stopped([raw], settled, owner, alone)
+                    progress(ANALYSING, len(settled), len(raws))
+        except BaseException as stop:  # an interruption, or a failure that could not be recorded
+            return self._stopped(raws, settled, owner, stop)
+        outcomes = [settled[raw.id] for raw in raws]
+        if after_write is not None and all(o.note_id is not None for o in outcomes):
+            raise after_write
+        return outcomes
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Analyse raw logs left failed or queued (an outage, a crash) that nobody holds: an input a
@@ -357,13 +431,33 @@ class WritePipeline:
     ) -> RawLog:
         return raw_log_from(self.settings, content, at=at, actor=actor, scope=scope, metadata=metadata)
 
-    def _prepare(self, raws: Sequence[RawLog], ahead: ThreadPoolExecutor | None) -> _Prepared:
-        """Construct each note (call 1) and start embedding the new notes' documents as they will
-        be applied (one call; in ``ahead``'s thread when given). Reads and writes nothing."""
+    def _prepare(
+        self,
+        raws: Sequence[RawLog],
+        ahead: ThreadPoolExecutor | None,
+        asked: dict[str, TaskResult[ConstructedNote] | AnalystError],
+    ) -> _Prepared:
+        """Construct each note (call 1; an input whose answer ``asked`` holds already is not
+        asked again, and the answers are kept there) and start embedding the new notes' documents
+        as they will be applied (one call; in ``ahead``'s thread when given). Reads and writes
+        nothing."""
         failed: dict[str, tuple[AnalystError, list[Any]]] = {}
         # the newest installed policy, read now: the attributes the model is asked for are its own
         declared = self.governance.followed_policy().declared_attributes()
-        constructed_all = self._calls(lambda r: self.analyst.construct(r, declared), raws)
+
+        def construct(raw: RawLog) -> TaskResult[ConstructedNote]:
+            answer = asked.get(raw.id)
+            if answer is None:
+                try:
+                    answer = self.analyst.construct(raw, declared)
+                except AnalystError as exc:
+                    answer = exc
+                asked[raw.id] = answer
+            if isinstance(answer, AnalystError):
+                raise answer
+            return answer
+
+        constructed_all = self._calls(construct, raws)
         drafts: dict[str, tuple[TaskResult[ConstructedNote], Note]] = {}
         for raw, constructed in zip(raws, constructed_all, strict=True):
             if isinstance(constructed, AnalystError):
@@ -937,10 +1031,16 @@ def keep_inputs(
 def outcomes_in_order(kept: Kept, analysed: Mapping[str, AddOutcome]) -> list[AddOutcome]:
     """What became of each input, in order: ``analysed`` (by raw log id) for the new ones analysed,
     queued for the others new, and for those recorded before, their analysis now (``analysed``
-    holds their raw log kept before: an interrupted import taken up) or what became of them so far."""
+    holds their raw log kept before: an interrupted import taken up) or what became of them so far.
+    An input repeating an earlier one of this call is recorded before too, by that one: its outcome
+    is that input's, ``recorded_before`` (before, the repeat answered as a second input analysed,
+    and ``amem import`` counted two notes added for one)."""
     outcomes = {raw.id: analysed.get(raw.id) or AddOutcome(raw_log_id=raw.id) for raw in kept.new}
     for raw_id, old in kept.before.items():
-        if old.raw_log_id in analysed:
+        if old.raw_log_id in outcomes:  # an earlier input of this call holds it
+            outcomes[raw_id] = outcomes[old.raw_log_id].model_copy(update={"recorded_before": True})
+            continue
+        if old.raw_log_id in analysed:  # kept before, taken up now
             outcomes[raw_id] = analysed[old.raw_log_id]
             continue
         error = old.error if old.state == RawLogState.FAILED.value else None
@@ -963,23 +1063,33 @@ def _recorded_before(
     """Of ``raws`` (checked, not written), those recorded before, keyed by the new raw log's id:
     by the sender's idempotency key (always: a key names one input of its author in a scope), then
     with ``skip_recorded`` by scope, time, author and text (inputs that give ``at``). A key used
-    before in the same scope for another text is refused, naming each such input (of a scope the
-    sender is adding to; another scope's input under the same key is never looked at)."""
+    before in the same scope for another input (another text, another time where the input gives
+    one, other metadata: a CRM record edited since) is refused, naming each such input (of a scope
+    the sender is adding to; another scope's input under the same key is never looked at)."""
     before: dict[str, queue_queries.Recorded] = {}
     if keys:
         found = queue.recorded_by_key(raws[0].actor, list(keys.values()))
-        reused: list[tuple[int, str]] = []
-        for position, raw in enumerate(raws, start=1):
+        keyed_by_raw: dict[str, queue_queries.KeyedInput] = {}
+        for raw in raws:
             named = found.get(keys.get(raw.id, ""))
             keyed = named.by_scope.get(raw.scope) if named is not None else None
+            if keyed is not None:
+                keyed_by_raw[raw.id] = keyed
+        kept = _raw_logs_by_id(queue, [k.recorded.raw_log_id for k in keyed_by_raw.values()])
+        reused: list[tuple[int, str]] = []
+        for position, (raw, item) in enumerate(zip(raws, items, strict=True), start=1):
+            keyed = keyed_by_raw.get(raw.id)
             if keyed is None:
                 continue
-            if keyed.sha256 != raw.sha256:
+            differs = _how_it_differs(
+                raw, keyed, kept.get(keyed.recorded.raw_log_id), timed=item.at is not None
+            )
+            if differs:
                 reused.append(
                     (
                         position,
                         f"idempotency_key {keys[raw.id]!r} names another input of {raw.scope}, kept "
-                        f"before as raw log {keyed.recorded.raw_log_id} (another text): a key names "
+                        f"before as raw log {keyed.recorded.raw_log_id} ({differs}): a key names "
                         "one input",
                     )
                 )
@@ -993,6 +1103,46 @@ def _recorded_before(
         before |= queue.recorded_before(timed) if timed else {}
         before |= _repeated_in_batch([raw for raw in timed if raw.id not in before], keys)
     return before
+
+
+def _raw_logs_by_id(queue: InputQueue, raw_log_ids: Sequence[str]) -> dict[str, RawLog]:
+    """The raw logs of these ids, by id, in one read (a few hundred ids a statement)."""
+    if not raw_log_ids:
+        return {}
+    with queue.ledger.read() as tx:
+        return {
+            raw.id: raw
+            for ids in queue_queries.chunks(list(dict.fromkeys(raw_log_ids)))
+            for raw in tx.get_raw_logs(ids)
+        }
+
+
+def _how_it_differs(raw: RawLog, keyed: queue_queries.KeyedInput, kept: RawLog | None, *, timed: bool) -> str:
+    """How an input differs from the one its idempotency key named before ("": it is that one, a
+    retry): its text; its time, when it gives one (a retry without ``at`` is timed at its arrival);
+    its metadata, unless the input kept was erased (its metadata is gone). Before, only the text
+    was compared, and a CRM record whose date or status was edited since was taken for a retry."""
+    differences: list[str] = []
+    if keyed.sha256 != raw.sha256:
+        differences.append("another text")
+    if kept is not None and timed and as_utc(kept.occurred_at) != as_utc(raw.occurred_at):
+        differences.append(
+            f"said at {as_utc(kept.occurred_at).isoformat()}, not {as_utc(raw.occurred_at).isoformat()}"
+        )
+    if (
+        kept is not None
+        and keyed.recorded.state != RawLogState.ERASED.value
+        and kept.metadata != raw.metadata
+    ):
+        changed = sorted(
+            name
+            for name in {*kept.metadata, *raw.metadata}
+            if name not in kept.metadata
+            or name not in raw.metadata
+            or kept.metadata[name] != raw.metadata[name]
+        )
+        differences.append(f"other metadata: {', '.join(repr(name) for name in changed)}")
+    return "; ".join(differences)
 
 
 def _repeated_in_batch(timed: Sequence[RawLog], keys: Mapping[str, str]) -> dict[str, queue_queries.Recorded]:
@@ -1114,7 +1264,7 @@ def raw_log_from(
         raise InvalidInputError(f"metadata must be a JSON object, got {type(metadata).__name__}")
     check_json(dict(metadata or {}), "metadata")
     try:
-        meta = json.loads(json.dumps(dict(metadata or {}), allow_nan=False))
+        meta = _numbers_as_stored(json.loads(json.dumps(dict(metadata or {}), allow_nan=False)))
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
     return RawLog(
@@ -1127,6 +1277,26 @@ def raw_log_from(
         sha256=sha256_text(content),
         metadata=meta,
     )
+
+
+def _numbers_as_stored(value: Any) -> Any:
+    """``value`` (parsed JSON) with each number written as both ledgers give it back, so the
+    digest its raw log's event commits to is the digest of what is stored, alike on SQLite and
+    PostgreSQL. JSONB keeps a number as a decimal and gives back its digits: a float that Python
+    writes with a positive exponent (1e+20, any float of 1e16 or more, always a whole number)
+    comes back as that integer, its digits as written (1.2345678901234568e+17 as
+    123456789012345680), and -0.0 as 0.0. Hashed as given, an untouched ledger failed `amem verify`
+    on PostgreSQL (and its export showed another value). The same number either way."""
+    if isinstance(value, float):
+        if value == 0.0:
+            return 0.0
+        written = repr(value)
+        return int(Decimal(written)) if "e+" in written else value
+    if isinstance(value, dict):
+        return {key: _numbers_as_stored(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers_as_stored(item) for item in value]
+    return value
 
 
 def _said_of(neighbours: Sequence[Note], said: Mapping[str, datetime]) -> dict[str, datetime]:

@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,7 @@ import pytest
 
 from amem.domain.models import utcnow
 from amem.index.documents import document_text
+from amem.ledger import store
 from amem.memory import Memory
 from tests.factories import LLM, make_note, signed_in
 
@@ -406,3 +409,60 @@ def test_an_index_whose_vector_files_were_truncated_is_rebuilt_on_open(memory: M
         found = again.search("identity provider login", k=1, scope="acme")
         assert [r.note_id for r in found] == [notes[0].id] and found[0].matched_by == ["vector"]
         assert again.search_service.sync.embedded == 0  # rebuilt from the vectors the ledger keeps
+
+
+def test_a_write_keeping_vectors_never_waits_for_a_catch_up_that_waits_for_that_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers of one process on SQLite: one inside its note transaction (the whole database's
+    write lock) keeps its vectors while the other's catch-up, holding the view's lock, records the
+    vector of a note another process changed. Before, the first waited for the view's lock and the
+    second for the write lock until SQLite gave up ("database is locked", after 60 s, every writer
+    of every process stalled meanwhile)."""
+    monkeypatch.setattr(store, "SQLITE_WRITE_WAIT_S", 2.0)  # the stall, shortened: an error at once
+    url = f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
+    worker = Memory(tmp_path / "home", database_url=url)
+    try:
+        note_id = worker.add_note("Initech wants SAML single sign-on", actor="agent:a", scope="acme")
+        with Memory(tmp_path / "home", database_url=url) as editor:  # another process's edit
+            editor.update(note_id, actor="agent:editor", keywords=["SAML", "Okta"])
+        sync = worker.search_service.sync
+        in_write, recording = threading.Event(), threading.Event()
+        keep, record = worker.search_service.keep_vectors, sync._record
+
+        def keep_while_the_other_records(tx: object, note_ids: list[str]) -> None:
+            in_write.set()
+            assert recording.wait(60), "the other worker's catch-up never came to record"
+            keep(tx, note_ids)
+
+        def record_under_the_views_lock(kept: list) -> None:
+            recording.set()  # the catch-up holds the view's lock here
+            record(kept)
+
+        monkeypatch.setattr(worker.search_service, "keep_vectors", keep_while_the_other_records)
+        monkeypatch.setattr(sync, "_record", record_under_the_views_lock)
+        errors: dict[str, BaseException] = {}
+
+        def run(name: str, step: Callable[[], object]) -> threading.Thread:
+            def guarded() -> None:
+                try:
+                    step()
+                except BaseException as exc:  # reported by the assertion below
+                    errors[name] = exc
+
+            thread = threading.Thread(target=guarded, name=name)
+            thread.start()
+            return thread
+
+        writer = run(
+            "worker 0", lambda: worker.add_note("Initech renews in May", actor="agent:a", scope="acme")
+        )
+        assert in_write.wait(120)
+        catching_up = run("worker 1", worker.search_service.catch_up_after_write)
+        writer.join(120)
+        catching_up.join(120)
+        assert not writer.is_alive() and not catching_up.is_alive()
+        assert errors == {}
+        assert worker.count_notes("acme") == 2 and worker.verify().ok
+    finally:
+        worker.close()

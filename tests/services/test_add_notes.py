@@ -228,38 +228,42 @@ def test_a_failure_before_the_batch_commits_applies_nothing_and_says_how_to_fini
     mem: Memory, scripted_llm, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The batch is written in one transaction after its raw logs: a failure half-way through it
-    (the second note's write) applies nothing of the batch. Every input is kept, marked failed with
-    the cause (no lease left to wait out), each outcome names its raw log and how to finish it, and
-    reprocess completes each input once."""
+    (the second note's write) applies nothing of the batch. Its inputs are then written one at a
+    time, so the one whose write fails alone is the only one kept failed, with the cause (no lease
+    left to wait out), its outcome naming its raw log and how to finish it, and reprocess completes
+    it once."""
     scripted_llm.default = lambda messages: (
         link() if "nearest neighbours" in messages[-1]["content"] else construct()
     )
-    real = mem.governance.propose_in
-    writes: list[int] = []
+    real = mem.governance.create_note
+    texts = [f"Stark wants {n} more seats" for n in (10, 20, 30)]
+    first_writes: list[int] = []
 
-    def crash_on_the_second(*args: object, **kwargs: object) -> object:
-        writes.append(1)
-        if len(writes) == 2:
+    def crash_on_the_second_input(*args: object, **kwargs: object) -> object:
+        if kwargs.get("content") == texts[1]:
+            # the first input's note was created in this transaction: none of it may stay
+            with mem.ledger.read() as tx:
+                first_writes.append(tx.last_change_seq())
             raise RuntimeError("killed in the middle of the batch's write")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(mem.governance, "propose_in", crash_on_the_second)
-    texts = [f"Stark wants {n} more seats" for n in (10, 20, 30)]
+    monkeypatch.setattr(mem.governance, "create_note", crash_on_the_second_input)
     outcomes = mem.add_notes([{"content": t, "scope": "stark"} for t in texts], actor="agent:x")
     monkeypatch.undo()
-    assert [o.note_id for o in outcomes] == [None, None, None]
-    for o in outcomes:
-        assert o.error is not None and o.raw_log_id in o.error and "killed in the middle" in o.error
-        assert "amem reprocess" in o.error
-    assert mem.notes(scope="stark") == [] and _raw_log_count(mem) == 3
+    assert first_writes[0] == 0  # the batch's write: nothing committed before the crash
+    assert [o.note_id is not None for o in outcomes] == [True, False, True]
+    failed_one = outcomes[1]
+    assert failed_one.error is not None and failed_one.raw_log_id in failed_one.error
+    assert "killed in the middle" in failed_one.error and "amem reprocess" in failed_one.error
+    assert sorted(n.content for n in mem.notes(scope="stark")) == [texts[0], texts[2]]
+    assert _raw_log_count(mem) == 3
     with mem.ledger.read() as tx:
         failed = tx.raw_log_states([RawLogState.FAILED])
-        assert tx.last_change_seq() == 0  # not even the first note's creation
-    assert sorted(r["raw_log_id"] for r in failed) == sorted(o.raw_log_id for o in outcomes)
-    assert all(mem.input_status(o.raw_log_id).lease_until is None for o in outcomes)
+    assert [r["raw_log_id"] for r in failed] == [failed_one.raw_log_id]
+    assert mem.input_status(failed_one.raw_log_id).lease_until is None
 
-    done = mem.reprocess()  # at once: nothing holds them
-    assert sorted(mem.read(n).content for n in done) == sorted(texts)
+    (done,) = mem.reprocess()  # at once: nothing holds it
+    assert mem.read(done).content == texts[1]
     assert mem.unprocessed_count() == 0 and mem.verify().ok
 
 
@@ -555,7 +559,7 @@ def test_an_import_binds_a_bounded_number_of_ids_a_statement_whatever_its_size(
 
     def crash_on_the_third(*args: object, **kwargs: object) -> object:
         writes.append(1)
-        if len(writes) == 3:  # the second batch's write: five inputs left to mark failed
+        if len(writes) >= 3:  # from the second batch's write on: five inputs left to mark failed
             raise RuntimeError("the ledger refused the write")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 

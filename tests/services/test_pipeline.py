@@ -707,3 +707,140 @@ def test_an_input_shown_erased_notes_twice_is_queued_again(mem: Memory, scripted
     (note_id,) = mem.reprocess()
     assert mem.read(note_id).raw_log_ids == [raw_log_id]
     assert mem.verify().ok
+
+
+# -- one input breaking a step other than the model call -----------------------------------------
+
+
+def test_an_input_the_embedder_refuses_fails_alone_not_with_its_batch_mates(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: one input a step refuses (here a text too long for the embedding model) failed every
+    input of its batch with its cause, the batch-mate the model had failed too, and again at every
+    reprocess, which took them in the same order. Now the batch is taken input by input: only the
+    culprit fails, with its own cause, and no input's construct call is made twice."""
+    from tests.agents.scripted_answers import answer, text_of
+    from tests.scripted_llm import bag_of_words
+
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    monkeypatch.setenv("AMEM_LLM_RETRY_WAIT", "0")
+    too_long = "The customer called about the contract. " * 250
+    refused_by_the_model = "Acme asks for a discount"
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        if any("called about the contract" in text for text in texts):
+            raise RuntimeError("This model's maximum context length is 8192 tokens")
+        return bag_of_words(texts)
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        if text_of(messages) == refused_by_the_model:
+            raise litellm.BadRequestError(message="content refused", llm_provider="scripted", model="m")
+        return answer(messages)
+
+    scripted_llm.default, scripted_llm.embedder = model, embed
+    lines = ["Acme wants SSO", too_long, "Acme's budget is 10k", refused_by_the_model, "Acme renews in March"]
+    with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
+        outcomes = mem.add_notes([{"content": t, "scope": "acme"} for t in lines], actor="agent:import")
+        assert [o.note_id is not None for o in outcomes] == [True, False, True, False, True]
+        poison, refused = outcomes[1], outcomes[3]
+        assert poison.error is not None and "maximum context length" in poison.error
+        assert refused.error is not None and "content refused" in refused.error
+        assert "maximum context length" not in refused.error
+        assert "maximum context length" in (mem.input_status(poison.raw_log_id).error or "")
+        assert "maximum context length" not in (mem.input_status(refused.raw_log_id).error or "")
+        asked = [text_of(messages) for messages in scripted_llm.requests]
+        assert [asked.count(t) for t in lines if t != refused_by_the_model] == [1, 1, 1, 1]
+
+        scripted_llm.default = answer  # the model answers again; the long text is still refused
+        assert len(mem.reprocess()) == 1
+        assert mem.input_status(refused.raw_log_id).status == "done"
+        status = mem.input_status(poison.raw_log_id)
+        assert status.status == "failed" and "maximum context length" in (status.error or "")
+        assert mem.count_notes("acme") == 4 and mem.verify().ok
+
+
+def test_an_input_given_twice_in_one_call_answers_the_repeat_as_recorded_before(
+    mem: Memory, scripted_llm
+) -> None:
+    """README: the repeat answers ``recorded_before`` with the first one's raw log. Before, an
+    analysed call answered it as a second input analysed (``recorded_before`` false), and ``amem
+    import`` counted three notes added for two."""
+    from tests.agents.scripted_answers import answer
+
+    scripted_llm.default = answer
+    same = {"content": "Acme wants 40 seats", "scope": "acme", "at": "2026-03-01T10:00:00Z"}
+    other = {"content": "Globex renewal in May", "scope": "globex", "at": "2026-03-02T10:00:00Z"}
+    first, repeat, third = mem.add_notes([same, dict(same), other], actor="agent:import", skip_recorded=True)
+    assert not first.recorded_before and first.note_id is not None
+    assert repeat.recorded_before
+    assert (repeat.raw_log_id, repeat.note_id) == (first.raw_log_id, first.note_id)
+    assert not third.recorded_before and third.note_id is not None
+    assert _raw_log_count(mem) == 2 and mem.count_notes() == 2
+
+
+def test_a_key_given_again_with_another_time_or_metadata_is_refused_saying_what_differs(mem: Memory) -> None:
+    """README: a key that comes back in its scope for another input (a CRM record edited since) is
+    named by its line and nothing of that call is recorded. Before, only the text was compared: a
+    record whose date or status was edited was taken for a retry and silently skipped."""
+    from amem.errors import InvalidBatchInputError
+
+    first = {
+        "content": "Renewal call: customer wants SSO",
+        "scope": "acme",
+        "at": "2026-01-05T00:00:00Z",
+        "metadata": {"Status": "Open", "Owner": "Ann"},
+        "idempotency_key": "A-1",
+    }
+    (kept,) = mem.add_notes([first], actor="agent:crm", wait=False)
+    untimed = {name: value for name, value in first.items() if name != "at"}  # timed at its arrival
+    for retry in (dict(first), untimed):
+        (again,) = mem.add_notes([retry], actor="agent:crm", wait=False)
+        assert again.recorded_before and again.raw_log_id == kept.raw_log_id
+    edits = [
+        ({**first, "at": "2026-02-05T00:00:00Z"}, "said at 2026-01-05T00:00:00+00:00, not 2026-02-05"),
+        ({**first, "metadata": {"Status": "Closed", "Owner": "Ann"}}, "other metadata: 'Status'"),
+        ({**untimed, "metadata": {"Owner": "Ann"}}, "other metadata: 'Status'"),
+    ]
+    for edited, says in edits:
+        with pytest.raises(InvalidBatchInputError) as caught:
+            mem.add_notes(
+                [{"content": "Acme signed", "scope": "acme"}, edited], actor="agent:crm", wait=False
+            )
+        assert [position for position, _ in caught.value.problems] == [2]
+        problem = caught.value.problem
+        assert "idempotency_key 'A-1' names another input" in problem and kept.raw_log_id in problem
+        assert says in problem and "another text" not in problem
+    assert _raw_log_count(mem) == 1
+
+
+def test_metadata_numbers_are_kept_as_the_ledger_gives_them_back_and_verify(memory: Memory) -> None:
+    """Before: on PostgreSQL, JSONB gave 1e20 back as 100000000000000000000 and -0.0 as 0.0, so the
+    raw log's event, hashed from the numbers as given, failed `amem verify` on an untouched ledger
+    (and the export showed another value than SQLite's). Now both keep the number as JSONB gives
+    it back, and hash that."""
+    metadata = {
+        "amount": 1e20,
+        "rounded": 1.2345678901234568e17,
+        "zero": -0.0,
+        "small": 1e-07,
+        "price": 1.5,
+        "lines": [{"total": 4.4207946e16}],
+    }
+    raw_log_id = memory.add_note(
+        "Acme wants 40 seats", actor="agent:crm", scope="acme", metadata=metadata, wait=False
+    )
+    with memory.ledger.read() as tx:
+        (raw,) = tx.get_raw_logs([raw_log_id])
+    assert raw.metadata == {
+        "amount": 100000000000000000000,
+        "rounded": 123456789012345680,
+        "zero": 0.0,
+        "small": 1e-07,
+        "price": 1.5,
+        "lines": [{"total": 44207946000000000}],
+    }
+    assert type(raw.metadata["amount"]) is int and str(raw.metadata["zero"]) == "0.0"
+    verified = memory.verify()
+    assert verified.ok, verified.message
+    (exported,) = memory.export("raw_logs")
+    assert exported["metadata"] == raw.metadata
