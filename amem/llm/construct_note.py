@@ -67,6 +67,10 @@ IsoDateTime = Annotated[str, AfterValidator(iso_datetime)]
 Span = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 
+#: What a model writes for no category when it writes null as text.
+_NO_CATEGORY = frozenset({"null", "none", "nil", "n/a"})
+
+
 def _unique(values: list[str]) -> list[str]:
     seen: set[str] = set()
     out = []
@@ -98,14 +102,25 @@ class ConstructedNote(BaseModel):
     def _dedupe(cls, values: list[str]) -> list[str]:
         return _unique(values)
 
+    @field_validator("category")
+    @classmethod
+    def _no_category_written_as_text(cls, category: str | None) -> str | None:
+        """A model that writes null as a string ("null", "None") files the note under nothing,
+        not under a category named "null"."""
+        if category is not None and category.casefold() in _NO_CATEGORY:
+            return None
+        return category
+
     @model_validator(mode="after")
     def _category_is_a_tag(self) -> ConstructedNote:
         """The category the note is filed under is one of its tags (as a slug: "support issue" is
         "support-issue"), so a policy rule on a tag (the default policy holds the context of notes
-        tagged contract) sees it whatever tags the model chose."""
+        tagged contract) sees it whatever tags the model chose. It is added to the model's tags,
+        never in place of one: any of them may be the one a rule names (a note may then carry
+        one tag more than a model may give)."""
         tag = re.sub(r"[^a-z0-9]+", "-", (self.category or "").lower()).strip("-")
         if tag and tag not in {t.casefold() for t in self.tags}:
-            self.tags = [tag, *self.tags][:12]
+            self.tags = [tag, *self.tags]
         return self
 
     @field_validator("extra")

@@ -71,7 +71,10 @@ def extract_json(text: str | None) -> Any:
             f"the answer could not be read ({type(unreadable).__name__}: {str(unreadable)[:120]}); reply "
             "with one JSON object of plain values, no number longer than 4,300 digits, little nesting"
         ) from unreadable
-    detail = f" ({error.msg} at line {error.lineno} column {error.colno})" if error else ""
+    detail = ""
+    if error is not None:
+        # json words some messages to be followed by a position ("Invalid control character at")
+        detail = f" ({error.msg.removesuffix(' at')} at line {error.lineno} column {error.colno})"
     raise InvalidAnswer(f"the answer is not a JSON object{detail}; reply with one JSON object only")
 
 

@@ -272,7 +272,11 @@ class LiteLLMAnalyst:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """A provider failure worth waiting out: a timeout, a rate limit (429), a server error (5xx)."""
+    """A provider failure worth waiting out: a timeout, a rate limit (429), a server error (5xx).
+    litellm maps only some statuses to their own class and raises a generic APIError for the
+    others (520, 522, 524 from a proxy, Anthropic's 529 "overloaded"), so the status the server
+    sent decides too; 501 (not implemented) answers the same however often it is asked. A
+    connection that failed got no status (litellm labels it 500): an outage, not retried."""
     import litellm
 
     transient = (
@@ -282,7 +286,12 @@ def is_transient(exc: BaseException) -> bool:
         litellm.ServiceUnavailableError,
         litellm.BadGatewayError,
     )
-    return isinstance(exc, transient)
+    if isinstance(exc, transient):
+        return True
+    if isinstance(exc, litellm.APIConnectionError):
+        return False
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and 500 <= status <= 599 and status != 501
 
 
 #: How providers' SDKs word a request made with no key (OpenAI's client: "Missing credentials").

@@ -32,6 +32,10 @@ CONSTRUCTED = ("keywords", "tags", "context", "category", "decision_rationale", 
 EVOLVABLE = ("context", "tags", "keywords", "decision_rationale")
 #: Attributes the new note carries from the construct step, besides its tags.
 _NOTE_VALUES = ("keywords", "context", "category", "decision_rationale", "valid_at")
+#: Labels of the whole text, not facts it states in one place: held for review, they are read
+#: against the raw log shown whole, so they need no evidence span (a policy that leaves keywords
+#: or category to ``default_mode: review`` would otherwise lose every one).
+LABELS = frozenset({"keywords", "tags", "category"})
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,10 @@ class Snapshot:
     absent); drafting looks at no other. ``restated``: the note the link step says this raw
     log only restates, if it exists; ``restated_pending``: the attributes it has proposals pending
     for. ``said_at``: when each neighbour's first raw log was said (for contradictions).
-    ``shown``: the neighbours as the analyst was shown them, when that may differ from now (another
-    input's analysis, made at the same time, changed one since)."""
+    ``shown``: the neighbours as the analyst was shown them (all of them, or at least those it
+    evolves), when that may differ from now (another input's analysis, made at the same time,
+    changed one since). Every neighbour here and in ``neighbours`` is text the link step read:
+    an injection stored in one is checked for like the raw log's own."""
 
     neighbours: Mapping[str, Note] = field(default_factory=dict)
     restated: Note | None = None
@@ -139,10 +145,10 @@ def _construct_drafts(
     note_id: str, raw: RawLog, answers: Answers, snapshot: Snapshot, policy: Policy, notes: Mapping[str, str]
 ) -> tuple[list[Draft], datetime | None]:
     """A value the policy holds for a person needs its evidence span in the raw log (else it is
-    dropped); a restatement does not propose again the held values the note it restates carries
-    or has pending, and proposes when the fact took effect and why on that note: the fact is that
-    note's, and a reviewer then sees one note for it, not two. ``notes``: what the answer check
-    changed, by attribute, said in the proposal's reason.
+    dropped), a label (``LABELS``) excepted; a restatement does not propose again the held values
+    the note it restates carries or has pending, and proposes when the fact took effect and why on
+    that note: the fact is that note's, and a reviewer then sees one note for it, not two.
+    ``notes``: what the answer check changed, by attribute, said in the proposal's reason.
 
     Also returns the valid_at these checks kept (None when there was none, or it was dropped):
     the only date the contradictions may take as the new fact's, so a date thrown out here, for
@@ -172,7 +178,7 @@ def _construct_drafts(
             log.warning("raw log %s: dropped unparseable valid_at %r", raw.id, value)
             continue
         if answers.checked and policy.applies(attribute, tags, ActorKind.LLM):
-            cleaned = without_injection(value, raw.text)
+            cleaned = without_injection(value, raw.text, said_at=raw.occurred_at)
             if cleaned != value:
                 log.warning("raw log %s: %s: left out what an injection wrote", raw.id, attribute)
                 if cleaned is None:
@@ -181,7 +187,7 @@ def _construct_drafts(
         span = answer.evidence.get(attribute)
         valid = span if evidence_in(span, raw.text) else None
         held = policy.holds(attribute, tags, ActorKind.LLM)
-        if held and valid is None:
+        if held and valid is None and attribute not in LABELS:
             log.info(
                 "raw log %s: dropped %s held for review without evidence in the raw log (%r)",
                 raw.id,
@@ -219,13 +225,14 @@ def _link_drafts(
     """Links, the neighbours' evolution and the contradictions. ``valid_at``: the new fact's date
     as the construct drafts kept it (else the fact holds from when it was said)."""
     answer, proposer, current = answers.link, answers.link_by, snapshot.neighbours
+    read = _read_beside(snapshot)
     drafts: list[Draft] = []
     links = []
     for link in answer.links:
         if link.note_id not in current:
             log.warning("raw log %s: dropped link to unknown note %r", raw.id, link.note_id)
             continue
-        if answers.checked and without_injection(link.reason, raw.text) is None:
+        if answers.checked and without_injection(link.reason, raw.text, read) is None:
             log.warning("raw log %s: dropped link to %s: injected text in its reason", raw.id, link.note_id)
             continue
         links.append({"note_id": link.note_id, "reason": link.reason})
@@ -248,7 +255,7 @@ def _link_drafts(
             if answers.checked and policy.applies(
                 attribute, neighbour.tags, ActorKind.LLM, category=neighbour.category
             ):
-                value = without_injection(value, raw.text)
+                value = without_injection(value, raw.text, read)
                 if value is None:
                     log.warning("raw log %s: dropped %s of %s, injected", raw.id, attribute, neighbour.id)
                     continue
@@ -267,8 +274,10 @@ def _link_drafts(
                     neighbour.id,
                 )
                 continue
-            if valid is None and policy.holds(
-                attribute, neighbour.tags, ActorKind.LLM, category=neighbour.category
+            if (
+                valid is None
+                and attribute not in LABELS
+                and policy.holds(attribute, neighbour.tags, ActorKind.LLM, category=neighbour.category)
             ):
                 log.info("raw log %s: dropped %s of %s without evidence", raw.id, attribute, neighbour.id)
                 continue
@@ -316,6 +325,12 @@ def _link_drafts(
                 reason = f"contradicted by newer note {old.id}: {c.reason}"
                 own = Draft(note_id, "invalid_at", until, reason, proposer, [raw.id], evidence=c.evidence)
     return [*drafts, own] if own is not None else drafts
+
+
+def _read_beside(snapshot: Snapshot) -> list[str]:
+    """The neighbours' texts the link step read beside the raw log (as shown, and as they stand)."""
+    notes = [*snapshot.shown.values(), *snapshot.neighbours.values()]
+    return list(dict.fromkeys(note.content for note in notes))
 
 
 def _carried(note: Note, pending: frozenset[str]) -> set[str]:

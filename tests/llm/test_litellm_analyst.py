@@ -280,6 +280,38 @@ def test_every_request_to_a_provider_is_a_recorded_attempt(
     assert len(seen) == 2, seen
 
 
+@pytest.mark.parametrize("status", [520, 522, 524, 529, 599])
+def test_every_server_error_is_waited_out_whatever_class_litellm_gives_it(
+    scripted_llm, policy: Policy, status: int
+) -> None:
+    """litellm raises a generic APIError for the 5xx statuses it has no class for (a proxy's 520
+    to 524, Anthropic's 529 "overloaded"): retried like a 503, each try recorded."""
+    failure = litellm.APIError(
+        status_code=status, message=f"fake {status}", llm_provider="scripted", model="test"
+    )
+    scripted_llm.push(failure, failure, _answer())
+    result = LiteLLMAnalyst(MODEL, transient_retries=2, retry_wait=0).construct(
+        raw_log("Acme call."), policy.declared_attributes()
+    )
+    assert result.answer.category == "pricing" and len(scripted_llm.requests) == 3
+    assert [bool(call.error) for call in result.attempts] == [True, True, False]
+
+
+@pytest.mark.parametrize("status", [501, 400])
+def test_an_error_asking_again_cannot_mend_ends_the_task_at_once(
+    scripted_llm, policy: Policy, status: int
+) -> None:
+    failure = litellm.APIError(
+        status_code=status, message=f"fake {status}", llm_provider="scripted", model="test"
+    )
+    scripted_llm.push(failure, _answer())
+    with pytest.raises(AnalystError, match=f"fake {status}"):
+        LiteLLMAnalyst(MODEL, transient_retries=2, retry_wait=0).construct(
+            raw_log("Acme call."), policy.declared_attributes()
+        )
+    assert len(scripted_llm.requests) == 1
+
+
 def test_a_provider_with_no_key_fails_at_once_naming_the_variable_to_set(
     policy: Policy, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -26,7 +26,7 @@ from amem.llm.json_answer import InvalidAnswer, prompt_sha256, validate
 from amem.llm.link_evolve import LinkEvolveAnswer
 from amem.llm.offline import categories, contradictions, cues, dates, reasons, restatements
 from amem.llm.offline.keywords import Keywords, context, key_sentence, tags
-from amem.llm.offline.text import readable, sentences, slug, terms, without_signature
+from amem.llm.offline.text import clip, readable, sentences, slug, terms, without_signature
 from amem.policy import AttributePolicy
 
 A = TypeVar("A", bound=BaseModel)
@@ -124,10 +124,10 @@ class OfflineAnalyst:
             "tags": tags(category, keywords),
             "context": the_context if lines else f"{(category or 'general').capitalize()} note.",
             "category": category,
-            "decision_rationale": why.text if why is not None else None,
+            "decision_rationale": _span(why.text) if why is not None else None,
             "valid_at": f"{when.when.isoformat()}T00:00:00+00:00" if when is not None else None,
-            "extra": extra,
-            "evidence": evidence,
+            "extra": {name: _within_limits(value) for name, value in extra.items()},
+            "evidence": {name: _span(span) for name, span in evidence.items()},
         }
 
     # -- link and evolve ---------------------------------------------------------------------------
@@ -202,10 +202,12 @@ class OfflineAnalyst:
                 {"note_id": restated, "reason": reason}
             ]
             return {"links": links, "updates": updates, "contradictions": [], "restates": restated}
+        found = self._contradictions(note, pool, said or {}, new_said)
         return {
             "links": links,
             "updates": updates,
-            "contradictions": self._contradictions(note, pool, said or {}, new_said),
+            # a fact stated in one very long sentence: its evidence is the sentence's start
+            "contradictions": [{**c, **_fitted(c)} for c in found],
             "restates": None,
         }
 
@@ -378,6 +380,43 @@ class OfflineAnalyst:
             prompt_version=PROMPT_VERSION,
             attempts=[call],
         )
+
+
+#: The limits of an answer (``construct_note``, ``link_evolve``): a longer span is cut to fit.
+_SPAN_CHARS = 2000
+_ITEM_CHARS = 300
+_ITEMS = 20
+_REASON_CHARS = 500
+
+
+def _span(text: str, limit: int = _SPAN_CHARS) -> str:
+    """``text``, a span of the raw log, cut to its start within ``limit`` characters, at a word
+    where there is one: still a span of the raw log (a value held for review keeps its
+    evidence), where a sentence longer than an answer may hold would fail the input for good."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rstrip().rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:")
+
+
+def _fitted(contradiction: Mapping[str, Any]) -> dict[str, Any]:
+    """A contradiction's reason and evidence within what an answer may hold."""
+    reason, evidence = contradiction["reason"], contradiction.get("evidence")
+    return {
+        "reason": reason if len(reason) <= _REASON_CHARS else clip(reason, _REASON_CHARS),
+        "evidence": _span(evidence) if isinstance(evidence, str) else evidence,
+    }
+
+
+def _within_limits(value: Any) -> Any:
+    """A team attribute's value within what an answer may hold: text to 2,000 characters, a list
+    to 20 items of 300 (each cut as ``_span`` cuts, so an item stays words of the raw log)."""
+    if isinstance(value, str):
+        return _span(value)
+    if isinstance(value, list):
+        return [_span(item, _ITEM_CHARS) if isinstance(item, str) else item for item in value[:_ITEMS]]
+    return value
 
 
 def _input_digest(inputs: dict[str, Any]) -> str:

@@ -13,6 +13,9 @@ from amem.llm.offline.text import CALENDAR, FILLER, STOP, clip, slug, stem, word
 
 MAX_KEYWORDS = 6
 MAX_TAGS = 4
+#: The longest keyword an answer may carry (``construct_note.Term``): a longer "phrase" is a text
+#: YAKE could not cut into words (Chinese or Japanese, written without spaces), not a term.
+MAX_KEYWORD_CHARS = 80
 
 #: A capitalised word followed by one of these is a name and a verb ("Globex reported"), not a term.
 _VERBISH = words("ran went came got made said says told wants needs thinks called sent")
@@ -52,6 +55,8 @@ class Keywords:
             if not words or all(w.lower() in STOP or re.fullmatch(r"[\d:/.,-]+", w) for w in words):
                 continue  # (a time or a date's figures, "14:30", names no subject either)
             if len(words) == 1 and len(words[0]) < 3 and not words[0].isupper():
+                continue
+            if len(" ".join(words)) > MAX_KEYWORD_CHARS:
                 continue
             stems = {stem(w) for w in words}
             if stems <= covered:

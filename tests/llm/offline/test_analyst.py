@@ -466,3 +466,25 @@ def test_a_letters_signature_neither_files_it_nor_names_it(analyst: OfflineAnaly
     answer = _construct(analyst, policy, letter)
     assert answer.category == "pricing"
     assert not any("dear" in k.lower() or "legal" in k.lower() for k in answer.keywords)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "客户希望在续约前启用单点登录并且预算为一万美元" * 4 + "客户希望",  # 96 characters, no spaces
+        "The customer " + "really " * 350 + "wants SSO.",  # one sentence of 2,473 characters
+        "Acme decided to renew because their auditor " + "really " * 330 + "wants SSO.",
+        "Next step: Dana will send " + "the " * 700 + "quote.",
+    ],
+)
+def test_a_valid_input_of_any_length_or_script_gets_a_valid_answer(analyst, policy, text: str) -> None:
+    """No input fails for good because a keyword or a span outgrew what an answer may hold: a
+    span is cut at a word to fit, and stays a span of the raw log, so a held value keeps its
+    evidence; a "keyword" no word break cut is none."""
+    answer = _construct(analyst, policy, text)
+    assert all(len(k) <= 80 for k in answer.keywords)
+    assert all(len(span) <= 2000 and span.strip() in text for span in answer.evidence.values())
+    if answer.decision_rationale is not None:
+        assert answer.decision_rationale == answer.evidence["decision_rationale"].strip()
+    for name, value in answer.extra.items():
+        assert value == answer.evidence[name].strip()
