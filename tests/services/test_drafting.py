@@ -357,8 +357,8 @@ def test_a_neighbour_s_injection_the_link_step_was_shown_reaches_no_applied_valu
 
 
 def test_keywords_and_category_held_for_review_need_no_evidence_span() -> None:
-    """Under a policy that leaves keywords and category to ``default_mode: review`` (the README's
-    example), they wait for a reviewer: they label the whole text, which no span states."""
+    """Under a policy that leaves keywords and category to ``default_mode: review`` (as the README's
+    example did), they wait for a reviewer: they label the whole text, which no span states."""
     policy = parse_policy(
         "default_mode: review\nattributes:\n  tags: {mode: auto}\n  context: {mode: auto}\n"
     )

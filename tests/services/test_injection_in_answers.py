@@ -141,7 +141,7 @@ def test_an_injection_stored_in_a_neighbour_only_shown_does_not_rewrite_another(
 def test_the_readme_policy_holds_keywords_and_category_for_review(
     database_url: str, tmp_path: Path, scripted_llm
 ) -> None:
-    """The README's example policy names neither keywords nor category: ``default_mode: review``
+    """A policy naming neither keywords nor category (as the README's example did): ``default_mode: review``
     holds them, and a reviewer gets them, though no span of the text states a label."""
     text = (
         "default_mode: review\nattributes:\n  tags: {mode: auto}\n  content: {mode: frozen}\n"
