@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from amem.config import Settings
+from amem.config import HOME_FROM_ENV, HOME_FROM_OPTION, Settings
 from amem.domain.identity import canonical_identity
 from amem.domain.models import (
     Actor,
@@ -107,7 +108,7 @@ class Memory:
             policy_path=None if isinstance(policy, Policy) else (str(policy) if policy else None),
         )
         if not create:
-            _require_store(self.settings)
+            require_store(self.settings)
         self.settings.home.mkdir(parents=True, exist_ok=True)
         file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
         self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
@@ -1029,12 +1030,46 @@ def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:
     return Actor.parse(str(value).strip(), default_kind)
 
 
-def _require_store(settings: Settings) -> None:
-    """A command that must not create a store (search, facts, export, ...) on a store that does not
-    exist: say which one it looked for, and create nothing (SQLite would leave an empty file)."""
-    if settings.database_url_override or (settings.home / "ledger.sqlite3").exists():
-        return
-    raise ConfigError(
-        f"no amem store at {settings.home.resolve()} ({settings.home_source}): `amem add` creates it, "
-        "`amem init` makes one in this directory; `amem where` says how the store is chosen"
-    )
+def require_store(settings: Settings) -> None:
+    """Refuse a store that does not exist, creating nothing, for what must only read or decide
+    (search, facts, export, the console, ...): opening a SQLite file that is not there would leave
+    an empty one and say it has "no amem schema". The store chosen by its directory is looked for
+    there; a ledger URL given (AMEM_DATABASE_URL, --database-url) naming a SQLite file, at that
+    file. A server database is checked when opened (its schema)."""
+    if not settings.database_url_override:
+        if (settings.home / "ledger.sqlite3").exists():
+            return
+        make = {
+            HOME_FROM_OPTION: f"`amem --home {shlex.quote(str(settings.home))} init` makes it there",
+            HOME_FROM_ENV: "`amem init` makes it there",
+        }.get(settings.home_source, "`amem init` makes one in this directory")
+        raise ConfigError(
+            f"no amem store at {settings.home.resolve()} ({settings.home_source}): `amem add` creates it, "
+            f"{make}; `amem where` says how the store is chosen"
+        )
+    missing = _missing_sqlite_file(settings.database_url_override)
+    if missing is not None:
+        raise ConfigError(
+            f"no amem ledger at {missing}, the SQLite file AMEM_DATABASE_URL or --database-url names: "
+            "nothing was created; `amem init` with that URL makes the store (check the URL first: "
+            "`amem where` says which store is used)"
+        )
+
+
+def _missing_sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names, when it does not exist; None for another database, an
+    in-memory one, or a URL SQLAlchemy cannot read (opening it says what is wrong)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    if str(parsed.query.get("uri", "")).lower() in ("true", "1"):  # file:PATH?mode=...: sqlite reads it
+        return None
+    path = Path(database)  # as SQLite reads it: relative to the working directory, no ~
+    return None if path.exists() else path.resolve()

@@ -121,6 +121,8 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
                 rows.append(("corrects", f"{c.proposed_words} ({c.proposer}, proposal {c.proposal_id})"))
             if field.older is not None:
                 rows.append(("older fact", f"{field.older.content} (said {when(field.older.said_at)})"))
+            if field.brings_back:
+                rows.append(("brings back", _brought_back(field)))
             rows.append(("reason", p.reason))
             if p.evidence:
                 rows.append(("evidence", p.evidence))
@@ -136,6 +138,14 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
         "amem correct PROPOSAL VALUE --reviewer YOU: the right value instead",
     ):
         console.print(Text(hint, style="dim"), soft_wrap=True)
+
+
+def _brought_back(field: Any) -> str:
+    """What approving an un-retirement does, in the console's words (its card says "Brings the
+    fact back (retired from ...): approving removes its end date, so it holds again"): a proposed
+    "(none)" alone reads like a value being taken away."""
+    ended = f" (retired from {field.current_words})" if field.current_value is not None else ""
+    return f"the fact{ended}: approving removes its end date, so it holds again"
 
 
 def decision_report(console: Console, report: Any) -> None:

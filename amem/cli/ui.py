@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from amem.cli.app import JsonOpt, app, cell, emit, err, open_memory, out, settings
+
+if TYPE_CHECKING:
+    from amem.policy import Policy
 
 reviewers_app = typer.Typer(help="Reviewer accounts of the approval console.", no_args_is_help=True)
 app.add_typer(reviewers_app, name="reviewers")
@@ -104,13 +107,16 @@ def ui(
     (AMEM_UI_TRUSTED_HEADER=X-Forwarded-User). Behind a reverse proxy that only forwards, list it in
     AMEM_UI_TRUSTED_PROXIES so failed sign-ins are counted per client, not per proxy.
     """
+    from amem.memory import require_store
     from amem.services.authentication import check_trusted_proxies
 
     check_trusted_proxies(os.environ.get("AMEM_UI_TRUSTED_PROXIES", ""))
     require_console()
-    cmd, env = console_command(port=port, headless=headless, address=address)
     cfg = settings()
-    cfg.home.mkdir(parents=True, exist_ok=True)
+    # The console opens an existing store only: a mistyped --home is refused here, saying how to
+    # make a store, before a server starts on it (and before anything is created there).
+    require_store(cfg)
+    cmd, env = console_command(port=port, headless=headless, address=address)
     err.print(f"approval console on http://{address}:{port} (ledger {cfg.shown_database_url})", markup=False)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -229,15 +235,9 @@ def reviewers_list(as_json: JsonOpt = False) -> None:
     """The reviewers of the policy in force, their roles, and whether they have a password.
 
     The policy in force is the ledger's installed one, else the file."""
-    from amem.errors import SchemaMismatchError
-    from amem.policy import load_policy
     from amem.services.accounts import accounts
 
-    try:
-        with open_memory(create=False) as mem:
-            policy = mem.policy
-    except SchemaMismatchError:  # no ledger yet: the file is what will be in force
-        policy = load_policy(settings().policy_path)
+    policy = _policy_in_force()
     rows = [
         {
             "reviewer": a.id,
@@ -266,6 +266,25 @@ def reviewers_list(as_json: JsonOpt = False) -> None:
         out.print(table)
 
     emit(rows, as_json, render)
+
+
+def _policy_in_force() -> Policy:
+    """The ledger's installed policy; before there is a ledger (no store yet, or a database without
+    its schema) the file, which `amem init` will install. A missing store is not created to ask."""
+    from amem.errors import ConfigError, SchemaMismatchError
+    from amem.memory import require_store
+    from amem.policy import load_policy
+
+    cfg = settings()
+    try:
+        require_store(cfg)
+    except ConfigError:
+        return load_policy(cfg.policy_path)
+    try:
+        with open_memory(create=False) as mem:
+            return mem.policy
+    except SchemaMismatchError:
+        return load_policy(cfg.policy_path)
 
 
 def _decides(read_only: bool, scopes: list[str] | None) -> str:

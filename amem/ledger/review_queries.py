@@ -29,8 +29,9 @@ class ReviewFilter:
 
     ``kind`` (each proposal has exactly one, ``kind_of``): ``correction`` (a reviewer's value
     instead of another's, whatever its attribute, waiting for a second reviewer), ``revert``
-    (restores an earlier value), ``contradiction`` (any other invalid_at proposal: a newer fact
-    retires an older note), ``deletion`` (any other proposal of deleted) or ``value`` (the rest).
+    (restores an earlier value), ``contradiction`` (any other invalid_at proposal of a date: a
+    newer fact retires an older note), ``deletion`` (any other proposal of deleted) or ``value``
+    (the rest, an un-retirement among them: an invalid_at of no date brings a retired fact back).
     """
 
     scope: str | None = None
@@ -49,19 +50,35 @@ def item_key() -> Any:
     return sa.func.coalesce(proposals.c.raw_log_ids[0].as_string(), proposals.c.id)
 
 
-def kind_of(attribute: str, *, corrects: str | None, revert_of: int | None) -> ReviewKind:
+def kind_of(attribute: str, *, corrects: str | None, revert_of: int | None, new_value: Any) -> ReviewKind:
     """A proposal's one review kind, in the order ``_kind_clause`` tells them apart: a correction
     waits for a second reviewer whatever it corrects (a retirement date too), and a revert of a
-    retirement or a deletion puts an earlier value back rather than retiring or deleting."""
+    retirement or a deletion puts an earlier value back rather than retiring or deleting. An
+    invalid_at of no date (``new_value`` None) ends nothing: it brings a retired fact back, so it
+    is a value, never a contradiction a reviewer would read as a retirement."""
     if corrects is not None:
         return "correction"
     if revert_of is not None:
         return "revert"
     if attribute == "invalid_at":
-        return "contradiction"
+        return "value" if new_value is None else "contradiction"
     if attribute == "deleted":
         return "deletion"
     return "value"
+
+
+def _no_value() -> Any:
+    """The proposals of no new value. new_value is a JSON column that stores Python None as JSON
+    ``null`` (on both backends); SQL NULL is read the same, so the two clauses built from this one
+    still split every proposal in two, whichever way a row holds it."""
+    value = proposals.c.new_value
+    return sa.or_(value.is_(None), sa.cast(value, sa.Text) == "null")
+
+
+def _a_value() -> Any:
+    """Every proposal ``_no_value`` leaves out (never SQL NULL, so NOT cannot drop a row)."""
+    value = proposals.c.new_value
+    return sa.and_(value.is_not(None), sa.cast(value, sa.Text) != "null")
 
 
 def _kind_clause(kind: ReviewKind) -> Any:
@@ -72,11 +89,15 @@ def _kind_clause(kind: ReviewKind) -> Any:
     if kind == "revert":
         return sa.and_(proposals.c.corrects.is_(None), proposals.c.revert_of.is_not(None))
     first_hand = (proposals.c.corrects.is_(None), proposals.c.revert_of.is_(None))
+    retirement = proposals.c.attribute == "invalid_at"
     if kind == "contradiction":
-        return sa.and_(*first_hand, proposals.c.attribute == "invalid_at")
+        return sa.and_(*first_hand, retirement, _a_value())
     if kind == "deletion":
         return sa.and_(*first_hand, proposals.c.attribute == "deleted")
-    return sa.and_(*first_hand, proposals.c.attribute.not_in(["invalid_at", "deleted"]))
+    return sa.and_(
+        *first_hand,
+        sa.or_(proposals.c.attribute.not_in(["invalid_at", "deleted"]), sa.and_(retirement, _no_value())),
+    )
 
 
 def _where(f: ReviewFilter) -> list[Any]:

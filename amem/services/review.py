@@ -436,7 +436,7 @@ def _retires_for_a_newer_fact(p: Proposal, note: Note | None, log: RawLog | None
 
 def _kind(p: Proposal) -> ReviewKind:
     """The kind the queue's Kind filter files ``p`` under (one per proposal)."""
-    return q.kind_of(p.attribute, corrects=p.corrects, revert_of=p.revert_of)
+    return q.kind_of(p.attribute, corrects=p.corrects, revert_of=p.revert_of, new_value=p.new_value)
 
 
 def _check_filter(f: ReviewFilter) -> None:

@@ -19,6 +19,7 @@ from amem.domain.text import revealed
 from amem.domain.values import parse_as_of
 from amem.errors import AmemError, NotFoundError
 from amem.memory import Memory
+from amem.services.accounts import Account
 from approval_ui import state
 from approval_ui.render import EVENT_ICON, age, dataframe_height, fmt_time, md_escape, short, value_text
 
@@ -269,7 +270,21 @@ def _on_revert(change_seq: int) -> None:
     )
 
 
-def _history(mem: Memory, note: Note, decides: bool) -> None:
+def _revert_refusal(mem: Memory, account: Account, note: Note, attribute: str) -> str | None:
+    """Why governance would refuse ``account``'s revert of a change to ``attribute`` of ``note``
+    (a revert takes what an approval takes: a role covering the attribute, in an account the
+    reviewer decides in), None when it would not: a control it would refuse is not offered."""
+    policy = mem.policy
+    if not policy.decides_in(account.id, note.scope):
+        yours = ", ".join(policy.scopes_of(account.id) or ()) or "no account"
+        return f"Only a reviewer who decides in {note.scope} may revert this change (you decide in {yours})."
+    if not policy.may_approve(account.id, attribute):
+        roles = ", ".join(policy.approver_roles(attribute)) or "no role"
+        return f"Only a reviewer whose role approves {attribute} ({roles}) may revert this change."
+    return None
+
+
+def _history(mem: Memory, note: Note, account: Account) -> None:
     events = mem.history(note.id)
     said = st.session_state.pop(_REVERTED_KEY, None)
     if said is not None:
@@ -298,7 +313,12 @@ def _history(mem: Memory, note: Note, decides: bool) -> None:
                 details.append(f"rule {e.rule}")
             if details:
                 st.caption(md_escape(" · ".join(details)))
-            if decides and e.change_seq and e.attribute != "content":  # the content never changes
+            if account.read_only or not e.change_seq or e.attribute == "content":  # content never changes
+                continue
+            refused = _revert_refusal(mem, account, note, e.attribute)
+            if refused is not None:
+                st.caption(md_escape(refused))
+            else:
                 with st.popover(f"Revert change {e.change_seq}", icon=":material/undo:"):
                     st.caption(
                         md_escape(
@@ -392,7 +412,7 @@ def _detail(mem: Memory, note_id: str) -> None:
             )
             st.code(revealed(raw.text), language=None, wrap_lines=True)
     with tabs[3]:
-        _history(mem, note, decides=not state.current_account().read_only)
+        _history(mem, note, state.current_account())
     with tabs[4]:
         _as_of(mem, note)
 

@@ -16,8 +16,9 @@ from amem.services.accounts import check_password
 
 
 def test_ui_runs_streamlit_on_the_app_with_the_store_in_the_environment(
-    console_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    mem: Memory, console_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``mem``: the store exists (`amem ui` serves an existing store only)."""
     for key in console_env:
         monkeypatch.delenv(key)
     started: dict[str, Any] = {}

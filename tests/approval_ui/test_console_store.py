@@ -88,3 +88,73 @@ def test_an_unreachable_ledger_database_is_said_at_the_first_open_and_after_a_cl
     at.run()
     assert not at.error and f"approve_item_{note.raw_log_ids[0]}" in [b.key for b in at.button]
     assert mem.proposal(p.id).status == ProposalStatus.PENDING
+
+
+def _serving(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The command lines `amem ui` would become (os.execve, recorded instead of run)."""
+    started: list[list[str]] = []
+
+    def record(path: str, argv: list[str], env: dict[str, str]) -> None:
+        started.append(argv)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("amem.cli.ui.os.execve", record)
+    return started
+
+
+def test_amem_ui_on_a_mistyped_store_says_how_to_make_one_and_creates_nothing(
+    console_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`amem --home hoem ui` made an empty hoem/ directory, then served a console that refused it.
+    It now refuses before serving, naming the store and `amem init`, whether the store is given by
+    its directory or by a SQLite URL, and creates nothing."""
+    monkeypatch.delenv("AMEM_HOME")
+    monkeypatch.delenv("AMEM_DATABASE_URL")
+    started = _serving(monkeypatch)
+    typo = tmp_path / "hoem"
+
+    assert main(["--home", str(typo), "ui"]) == 2
+    said_home = " ".join(capsys.readouterr().err.split())
+    assert f"no amem store at {typo} (--home)" in said_home and f"`amem --home {typo} init`" in said_home
+    url = sqlite_url(typo / "ledger.sqlite3")
+    assert main(["--database-url", url, "ui"]) == 2
+    said_url = " ".join(capsys.readouterr().err.split())
+    assert f"no amem ledger at {typo / 'ledger.sqlite3'}" in said_url and "`amem init`" in said_url
+    assert started == [] and not typo.exists()
+
+
+def test_the_quick_starts_init_then_ui_serves_the_store(
+    console_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's order, `amem init` then `amem ui` in the same directory, starts the console on
+    the store init made."""
+    monkeypatch.delenv("AMEM_HOME")
+    monkeypatch.delenv("AMEM_DATABASE_URL")
+    started = _serving(monkeypatch)
+    assert main(["init"]) == 0
+    with pytest.raises(SystemExit):
+        main(["ui"])
+    assert len(started) == 1 and started[0][3:5] == ["run", str(APP.resolve())]
+
+
+def test_reviewers_list_before_init_reads_the_policy_file_and_creates_no_store(
+    console_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before `amem init` the policy file is the one init will install: `amem reviewers list`
+    refused "no amem store" instead of listing it, and with a SQLite URL made an empty ledger."""
+    import json
+
+    monkeypatch.delenv("AMEM_HOME")
+    assert main(["reviewers", "list", "--json"]) == 0
+    assert {"alice", "bob", "audrey", "carol"} <= {r["reviewer"] for r in json.loads(capsys.readouterr().out)}
+    assert not (tmp_path / "ledger.sqlite3").exists()  # console_env's AMEM_DATABASE_URL
+    monkeypatch.delenv("AMEM_DATABASE_URL")
+    assert main(["reviewers", "list", "--json"]) == 0
+    assert "alice" in {r["reviewer"] for r in json.loads(capsys.readouterr().out)}
+    assert not (tmp_path / "user-data" / "amem").exists()  # the per-user store, not made

@@ -89,6 +89,10 @@ def test_newer_schema_is_refused(memory: Memory, tmp_path) -> None:
 
 
 def test_missing_schema_is_refused_when_not_creating(database_url: str, tmp_path) -> None:
+    """A database that exists without amem's schema: a SQLite file that does not exist at all is
+    refused earlier, naming the file (tests/test_memory_require_store.py)."""
+    if database_url.startswith("sqlite"):
+        sa.create_engine(database_url).connect().close()  # an empty file, as SQLite makes one
     with pytest.raises(SchemaMismatchError, match="amem db upgrade"):
         Memory(tmp_path / "h", database_url=database_url, create=False)
 
