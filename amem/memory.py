@@ -1047,7 +1047,7 @@ def require_store(settings: Settings) -> None:
             f"no amem store at {settings.home.resolve()} ({settings.home_source}): `amem add` creates it, "
             f"{make}; `amem where` says how the store is chosen"
         )
-    missing = _missing_sqlite_file(settings.database_url_override)
+    missing = missing_sqlite_file(settings.database_url_override)
     if missing is not None:
         raise ConfigError(
             f"no amem ledger at {missing}, the SQLite file AMEM_DATABASE_URL or --database-url names: "
@@ -1056,7 +1056,7 @@ def require_store(settings: Settings) -> None:
         )
 
 
-def _missing_sqlite_file(url: str) -> Path | None:
+def missing_sqlite_file(url: str) -> Path | None:
     """The file a SQLite URL names, when it does not exist; None for another database, an
     in-memory one, or a URL SQLAlchemy cannot read (opening it says what is wrong)."""
     from sqlalchemy.engine import make_url

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +16,7 @@ import streamlit as st
 
 from amem.config import Settings
 from amem.errors import ConfigError, ledger_unreachable
-from amem.memory import Memory
+from amem.memory import Memory, missing_sqlite_file
 from amem.policy import Policy, load_policy
 from amem.services.accounts import Account, account_for
 from amem.services.authentication import AuthenticatedReviewer
@@ -54,18 +53,15 @@ def _open_memory(
     return Memory(home, database_url=database_url, policy=_policy, create=False)
 
 
-#: A SQLite ledger's URL (``sqlite:///PATH``, any driver), whose file would be created by opening it.
-_SQLITE_FILE_URL = re.compile(r"^sqlite(?:\+\w+)?:///(?P<path>[^?]+)")
-
-
 def _require_ledger_file(database_url: str, home: Path) -> None:
     """Refuse a SQLite ledger whose file does not exist, naming it, before SQLite creates it empty
-    (``amem ui`` passes even the default ledger as AMEM_DATABASE_URL)."""
-    found = _SQLITE_FILE_URL.match(database_url)
-    if found is None or found["path"] == ":memory:" or Path(found["path"]).exists():
+    (``amem ui`` passes even the default ledger as AMEM_DATABASE_URL). The file is read from the
+    URL as SQLAlchemy reads it: a store path holding "#", "%" or "?" is escaped in its URL."""
+    missing = missing_sqlite_file(database_url)
+    if missing is None:
         return
     raise ConfigError(
-        f"no amem ledger at {found['path']} (store {home}): the console opens an existing store and "
+        f"no amem ledger at {missing} (store {home}): the console opens an existing store and "
         "creates none. Check AMEM_HOME or AMEM_DATABASE_URL (`amem --home DIR ui`, `amem where` says "
         "which store a directory uses), or make the store first: `amem --home DIR init`."
     )

@@ -62,6 +62,21 @@ def test_the_quick_starts_store_opens_in_the_console(
     assert "Nothing waiting for review here." in texts(at) and not at.error
 
 
+def test_a_store_whose_path_holds_characters_a_url_escapes_opens(
+    console_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store in "Team #2, 100% ?" works from the CLI; the console read its file name from the
+    escaped URL ("%232", "100%25") and refused it as missing."""
+    monkeypatch.delenv("AMEM_DATABASE_URL")
+    store = tmp_path / "Team #2, 100% ?"
+    assert main(["--home", str(store), "init"]) == 0
+    monkeypatch.setenv("AMEM_HOME", str(store))
+    monkeypatch.setenv("AMEM_DATABASE_URL", sqlite_url(store / "ledger.sqlite3"))  # as `amem ui` passes it
+    at = open_console("alice")
+    assert not at.error, _errors(at)
+    assert "Nothing waiting for review here." in texts(at)
+
+
 def test_an_unreachable_ledger_database_is_said_at_the_first_open_and_after_a_click(
     mem: Memory, console_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
