@@ -8,6 +8,7 @@ governance service (not the UI) is where it is enforced.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -21,6 +22,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -62,17 +64,6 @@ class Condition(_Strict):
     proposer_kinds: list[ActorKind] | None = Field(
         default=None, description="the proposer is of one of these kinds"
     )
-
-    @field_validator("tags_any", "proposer_kinds")
-    @classmethod
-    def _not_empty(cls, value: list[Any] | None, info: ValidationInfo) -> list[Any] | None:
-        """An empty list matches no note and no proposer: the rule would never apply, silently."""
-        if value == [] and not _installed(info):
-            raise ValueError(
-                "is an empty list, which matches nothing, so the rule would never apply: name at "
-                "least one, or leave it out to match every note or proposer"
-            )
-        return value
 
     def matches(self, note_tags: Iterable[str], proposer_kind: ActorKind) -> bool:
         """Tags match whatever their case: a note tagged "Contract" is tagged contract."""
@@ -122,7 +113,7 @@ def is_bcrypt_hash(value: str) -> bool:
 
 def _installed(info: ValidationInfo) -> bool:
     """Whether the text validated is an installed version read back from the ledger: the checks
-    added since (hash format, attribute names) must not make a ledger's own history unreadable."""
+    added since (hash format, identities) must not make a ledger's own history unreadable."""
     return bool((info.context or {}).get("installed"))
 
 
@@ -158,13 +149,62 @@ def _attribute_name_problem(name: str) -> str | None:
             f"attribute name {name!r} is reserved (pydantic's own: model_..., json, dict, copy, schema, "
             "validate, construct, ...): choose another"
         )
+    return None
+
+
+@dataclass(frozen=True)
+class Flaw:
+    """A setting amem refuses in a new policy but accepted before (a team attribute named like a
+    note's own field, a rule condition given an empty list): a policy may not introduce one, while
+    one the installed version holds already keeps loading, so a check added later never locks a
+    store out of its own policy (``policy_registry.install`` and ``resolve`` decide which)."""
+
+    #: What the installed version must hold for the setting to be kept: ("name", attribute) or
+    #: ("rule", attribute, the rule as canonical JSON).
+    kept_by: tuple[str, ...]
+    #: Where it is: "FILE:LINE: attributes.NAME..." (the file's line where it was read from a file).
+    where: str
+    problem: str
+    #: What to do instead, in a policy that would introduce it.
+    instead: str
+    #: What to do about it where the installed version keeps it.
+    remedy: str
+
+    def refusal(self) -> str:
+        """The message refusing it in a policy that would introduce it."""
+        return f"{self.where}: {self.problem}: {self.instead}"
+
+    def warning(self) -> str:
+        """The message saying it is kept, and the way out of it."""
+        return (
+            f"{self.where}: {self.problem}; kept, as the installed policy held it before amem refused "
+            f"it: {self.remedy}"
+        )
+
+
+def _note_field_problem(name: str) -> str | None:
+    """Why ``name``, a name allowed before, now cannot be a new team attribute's, or None."""
     if name in _NOTE_FIELDS or name in _UPDATE_PARAMETERS:
         taken = ", ".join(sorted(_NOTE_FIELDS | (_UPDATE_PARAMETERS - {"self"})))
         return (
             f"attribute name {name!r} is reserved: a note or an edit already has a field of that name "
-            f"({taken}); choose another (e.g. call_{name})"
+            f"({taken})"
         )
     return None
+
+
+def _rename_path(name: str) -> str:
+    """How a team attribute kept under a name refused since is edited, and renamed."""
+    edit = (
+        f"edit it with `amem propose NOTE {name} VALUE` (`amem update` cannot take it); "
+        if name in _UPDATE_PARAMETERS
+        else ""
+    )
+    return (
+        f"{edit}to rename it, declare the new name (e.g. call_{name}) beside it and install that "
+        f"policy, then leave {name} out of a later one once no note or pending proposal holds a value "
+        "of it (the install says if one does)"
+    )
 
 
 class Reviewer(_Strict):
@@ -209,6 +249,8 @@ class Policy(_Strict):
         default_factory=list, description="roles whose reviewers may erase raw logs on request"
     )
     source: str | None = Field(default=None, exclude=True)
+    #: The YAML the policy was read from (its lines, for ``flaws``); None for one built in code.
+    _node: yaml.Node | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> Policy:
@@ -267,6 +309,47 @@ class Policy(_Strict):
             reviewers[key] = reviewer
         self.agents, self.reviewers = agents, reviewers
         return self
+
+    # -- settings refused since -------------------------------------------------------------
+
+    def flaws(self) -> list[Flaw]:
+        """The settings a new policy may not introduce but an installed one keeps (``Flaw``), in
+        the order of the file: checked where a policy is installed, never where one is read."""
+        found: list[Flaw] = []
+        for name, attr in self.attributes.items():
+            problem = None if name in CORE_ATTRIBUTES else _note_field_problem(name)
+            if problem is not None:
+                found.append(
+                    Flaw(
+                        kept_by=("name", name),
+                        where=self._where(("attributes", name)),
+                        problem=problem,
+                        instead=f"choose another (e.g. call_{name})",
+                        remedy=_rename_path(name),
+                    )
+                )
+            for i, rule in enumerate(attr.rules):
+                for field in ("tags_any", "proposer_kinds"):
+                    if getattr(rule.when, field) != []:
+                        continue
+                    found.append(
+                        Flaw(
+                            kept_by=("rule", name, json.dumps(rule.model_dump(mode="json"), sort_keys=True)),
+                            where=self._where(("attributes", name, "rules", i, "when", field)),
+                            problem="is an empty list, which matches nothing, so the rule never applies",
+                            instead="name at least one, or leave it out to match every note or proposer",
+                            remedy="name at least one, or leave it out, in the next policy installed",
+                        )
+                    )
+        return found
+
+    def _where(self, loc: tuple[str | int, ...]) -> str:
+        """``loc`` as an error names it: the file and line when the policy was read from a file."""
+        dotted = ".".join(str(p) for p in loc)
+        found = _line_if_present(self._node, list(loc))
+        if self.source is None:
+            return dotted
+        return f"{self.source}:{found}: {dotted}" if found is not None else f"{self.source}: {dotted}"
 
     # -- questions the services ask ---------------------------------------------------------
 
@@ -482,7 +565,14 @@ def load_policy(path: str | os.PathLike[str] | None = None) -> Policy:
         policy = _validate(
             Policy, data, node, policy_path, elsewhere=lambda loc: _blame(loc, spelled, listed)
         )
-    return policy.model_copy(update={"source": str(policy_path)})
+    return _read_from(policy, str(policy_path), node)
+
+
+def _read_from(policy: Policy, source: str, node: yaml.Node | None) -> Policy:
+    """``policy`` naming the file (or version) it was read from, with its YAML for the lines."""
+    read = policy.model_copy(update={"source": source})
+    read._node = node
+    return read
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -509,7 +599,7 @@ def parse_policy(text: str, source: str = "<policy>", *, installed: bool = False
     it was installed under (a check added since must not make the ledger's history unreadable)."""
     data, node = _parse_yaml(text, Path(source))
     policy = _validate(Policy, data, node, Path(source), context={"installed": installed})
-    return policy.model_copy(update={"source": source})
+    return _read_from(policy, source, node)
 
 
 @dataclass(frozen=True)
@@ -662,6 +752,20 @@ def _validate(
         msg = err["msg"].removeprefix("Value error, ")
         more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
         raise PolicyError(f"{path}:{line}: {where}: {msg}{more}") from exc
+
+
+def _line_if_present(node: yaml.Node | None, loc: list[Any]) -> int | None:
+    """The line ``_line_of`` gives ``loc``, or None when the YAML holds no node there (a policy
+    changed in code since it was read)."""
+    at = node
+    for part in loc:
+        if isinstance(at, yaml.MappingNode):
+            at = next((value for key, value in at.value if key.value == str(part)), None)
+        elif isinstance(at, yaml.SequenceNode) and isinstance(part, int) and part < len(at.value):
+            at = at.value[part]
+        else:
+            return None
+    return _line_of(node, loc) if at is not None else None
 
 
 def _line_of(node: yaml.Node | None, loc: list[Any]) -> int:

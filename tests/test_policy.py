@@ -300,19 +300,24 @@ def test_clearing_the_category_of_a_note_filed_under_a_rule_tag_waits_for_a_pers
 @pytest.mark.parametrize(
     "name", ["reason", "actor", "note_id", "scope", "raw_log_ids", "id", "version", "created_at", "extra"]
 )
-def test_a_team_attribute_named_like_a_notes_own_field_or_an_edits_parameter_is_refused(
+def test_a_team_attribute_named_like_a_notes_own_field_or_an_edits_parameter_is_a_flaw(
     tmp_path: Path, name: str
 ) -> None:
     """`amem update N reason=...` ended in an internal error (two values for Memory.update's
-    reason), and `amem show` showed a team attribute `raw_log_ids` in place of the note's sources."""
+    reason), and `amem show` showed a team attribute `raw_log_ids` in place of the note's sources.
+    Refused where a policy is installed (tests/services/test_policy_registry_refused_since.py), the
+    file still loads: a store whose installed policy declared one before must not be locked out."""
     path = _write(
         tmp_path, f"version: 1\nattributes:\n  next_step: {{type: text}}\n  {name}:\n    type: text\n"
     )
-    with pytest.raises(PolicyError) as info:
-        load_policy(path)
-    assert str(info.value).startswith(f"{path}:4: attributes.{name}: attribute name {name!r} is reserved")
-    # a version installed before the check still reads (the ledger's history stays readable)
-    assert name in parse_policy(f"attributes:\n  {name}: {{type: text}}\n", installed=True).attributes
+    (flaw,) = load_policy(path).flaws()
+    assert flaw.kept_by == ("name", name)
+    assert flaw.refusal().startswith(f"{path}:4: attributes.{name}: attribute name {name!r} is reserved")
+    assert f"choose another (e.g. call_{name})" in flaw.refusal()
+    assert f"declare the new name (e.g. call_{name}) beside it" in flaw.warning()
+    # a version installed before the check reads as it was, and is found to hold it
+    installed = parse_policy(f"attributes:\n  {name}: {{type: text}}\n", installed=True)
+    assert name in installed.attributes and [f.kept_by for f in installed.flaws()] == [("name", name)]
 
 
 def test_every_parameter_of_an_edit_is_a_reserved_attribute_name() -> None:
@@ -328,8 +333,8 @@ def test_every_parameter_of_an_edit_is_a_reserved_attribute_name() -> None:
         if p.kind is not inspect.Parameter.VAR_KEYWORD
     ]
     for name in own:
-        with pytest.raises(PolicyError, match=f"attribute name {name!r} is reserved"):
-            parse_policy(f"attributes:\n  {name}: {{type: text}}\n")
+        (flaw,) = parse_policy(f"attributes:\n  {name}: {{type: text}}\n").flaws()
+        assert f"attribute name {name!r} is reserved" in flaw.refusal()
 
 
 def test_a_policy_or_reviewers_file_not_in_utf8_is_named_with_its_line(
@@ -353,18 +358,23 @@ def test_a_policy_or_reviewers_file_not_in_utf8_is_named_with_its_line(
 
 
 @pytest.mark.parametrize("condition", ["tags_any: []", "proposer_kinds: []"])
-def test_a_rule_condition_given_an_empty_list_is_refused_naming_its_line(
+def test_a_rule_condition_given_an_empty_list_is_a_flaw_naming_its_line(
     tmp_path: Path, condition: str
 ) -> None:
-    """An empty list matches nothing: the rule was accepted and silently never applied."""
+    """An empty list matches nothing: the rule was accepted and silently never applied. Refused
+    where a policy is installed; a policies.yaml holding one still loads (it stopped every command)."""
     path = _write(
         tmp_path,
         "attributes:\n  context:\n    mode: auto\n    rules:\n"
         f"      - when:\n          {condition}\n        mode: review\n",
     )
     field = condition.split(":")[0]
-    with pytest.raises(PolicyError) as info:
-        load_policy(path)
-    assert str(info.value).startswith(f"{path}:6: attributes.context.rules.0.when.{field}: is an empty list")
-    installed = parse_policy(path.read_text(), installed=True)  # a version installed before still reads
-    assert installed.attributes["context"].rules[0].mode == Mode.REVIEW
+    policy = load_policy(path)
+    (flaw,) = policy.flaws()
+    assert flaw.refusal().startswith(f"{path}:6: attributes.context.rules.0.when.{field}: is an empty list")
+    assert policy.attributes["context"].rules[0].mode == Mode.REVIEW
+    # the same rule in an installed version keeps it: what install compares
+    installed = parse_policy(path.read_text(), installed=True)
+    assert [f.kept_by for f in installed.flaws()] == [flaw.kept_by]
+    moved = parse_policy(path.read_text().replace("mode: review", "mode: frozen"))
+    assert [f.kept_by for f in moved.flaws()] != [flaw.kept_by]  # another rule: not kept by it

@@ -44,7 +44,9 @@ def all_tokens(tx: LedgerTx) -> list[dict[str, Any]]:
 def revoke(tx: LedgerTx, *, name_or_id: str, at: datetime, role: str | None = None) -> list[dict[str, Any]]:
     """Revoke the active tokens of that name (or with that id); the rows revoked, as they now are.
     A name is compared as an identity (amem/domain/identity.py: ``Alice`` is ``alice``), as the
-    token's holder is: compared as text, a variant's rotation left the old token working.
+    token's holder is: compared as text, a variant's rotation left the old token working. The
+    identity drops a kind prefix, so ``agent:bob`` names every role's bob here: a caller meaning one
+    role passes ``role``, as ``TokenService.revoke`` does for a prefixed name.
     ``role``: only tokens of that role (a rotation replaces its own kind: an agent and a reviewer
     may share a name)."""
     live = api_tokens.c.revoked_at.is_(None)

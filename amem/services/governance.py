@@ -798,10 +798,10 @@ class Governance:
         """Propose the value a change replaced, as an authenticated reviewer; routed by the same
         policy. History stays.
 
-        A revert is a decision (README: approve / reject / revert), so it takes what an approval
-        of that attribute takes: a reviewer whose role covers it, in an account they decide in. An
-        auditor, or a lead whose role does not cover the attribute, would otherwise undo a value
-        they may not approve, applied at once where the attribute applies by itself."""
+        A revert is that person's edit restoring the earlier value, so it takes what their edit
+        takes (``Memory.update``): a person signed in, in an account they decide in, and no role of
+        their own: where the attribute applies by itself their edit would too, and where it is held
+        the revert waits for a reviewer whose role covers it, as any person's proposal does."""
         who = self._reviewer(reviewer)
         with self.ledger.write() as tx:
             self._check_policy_in_force(tx)
@@ -813,7 +813,6 @@ class Governance:
             reverted = tx.get_note(change.note_id)
             if reverted is not None:
                 self.check_decides_in(who.id, reverted.scope)
-            self._check_role_covers(who, change.attribute, "revert")
             if _old_value_erased(tx, change):
                 raise InvalidInputError(
                     f"the value change {change_seq} replaced was erased on a data subject's request: "

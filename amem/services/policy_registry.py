@@ -25,20 +25,28 @@ which no one could sign in under to replace otherwise; that claim is open only t
 version 1 itself names, or, when it names none (a store made with an empty policies.yaml), to an
 admin of the policy installed, as on a ledger with no installed policy: otherwise nothing could
 ever be decided there. ``record_install`` is the one place that writes an installed version.
+
+A check amem added later (a team attribute named like a note's own field, a rule condition given an
+empty list: ``Policy.flaws``) is made here, where a policy is installed, never where one is read: a
+new policy may not introduce such a setting, while one the installed version holds keeps loading,
+from the ledger and from a file that matches it, with a warning saying what to do about it. A store
+made before the check is never locked out of its own policy, nor refused a rename of its own.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from amem.domain.models import PolicyVersion, utcnow
-from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from amem.errors import InvalidInputError, NotFoundError, PermissionDeniedError, PolicyError
 from amem.ledger import policy_queries
 from amem.ledger.store import Ledger, LedgerTx
 from amem.policy import (
     DEFAULT_POLICY_PATH,
+    Flaw,
     Policy,
     canonical_text,
     fingerprint,
@@ -46,6 +54,8 @@ from amem.policy import (
     parse_policy,
 )
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,9 @@ class PolicyInForce:
     file_policy: Policy
     #: Why this process may not decide (its file is not the installed policy); None when it may.
     mismatch: str | None = None
+    #: What the policy in force holds that amem refuses in a new policy (kept, since installed
+    #: before), and what the file would introduce that an install refuses: each says what to do.
+    warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
         if self.installed is None:
@@ -130,13 +143,36 @@ def bootstrap(ledger: Ledger, file_policy: Policy) -> PolicyVersion | None:
     with ledger.write() as tx:
         if tx.installed_policy() is not None or not tx.is_empty():
             return None
+        _refuse_new_flaws(tx, None, file_policy)  # a new store's policy is a new policy
         return record_install(tx, file_policy, installed_by=BOOTSTRAP_ACTOR, now=utcnow(), previous=None)
 
 
 def resolve(ledger: Ledger, file_policy: Policy, *, bootstrap_empty: bool = False) -> PolicyInForce:
-    """The policy in force on ``ledger`` for a process started with ``file_policy``.
+    """The policy in force on ``ledger`` for a process started with ``file_policy``, its warnings
+    logged (and kept on it for an interface to show).
 
     ``bootstrap_empty``: on an empty ledger, install ``file_policy`` as version 1 first."""
+    in_force = _resolve(ledger, file_policy, bootstrap_empty=bootstrap_empty)
+    for warning in in_force.warnings:
+        log.warning("%s", warning)
+    return in_force
+
+
+def _warnings(in_force: Policy, installed: PolicyVersion | None, file_policy: Policy) -> tuple[str, ...]:
+    """What the policy in force keeps that amem refuses in a new policy, and what the file (when it
+    is not the policy in force) would introduce, which the next install refuses."""
+    if installed is None:
+        return ()  # none installed: the first install says what it refuses
+    kept = in_force.flaws()
+    said = [flaw.warning() for flaw in kept]
+    if in_force is not file_policy:
+        said += [
+            f"{flaw.refusal()} (`amem policy install` refuses it)" for flaw in _new_flaws(kept, file_policy)
+        ]
+    return tuple(said)
+
+
+def _resolve(ledger: Ledger, file_policy: Policy, *, bootstrap_empty: bool) -> PolicyInForce:
     with ledger.read() as tx:
         installed = tx.installed_policy()
         empty = installed is None and tx.is_empty()
@@ -150,7 +186,9 @@ def resolve(ledger: Ledger, file_policy: Policy, *, bootstrap_empty: bool = Fals
         # AMEM_POLICY, no ./policies.yaml, none in the store): the ledger's policy is the one to
         # work under, as it would be with `amem policy export > policies.yaml`. A file someone chose
         # that differs from it still decides nothing.
-        return PolicyInForce(policy_of(installed), installed.sha256, installed, file_policy, None)
+        ledgers = policy_of(installed)
+        said = _warnings(ledgers, installed, ledgers)
+        return PolicyInForce(ledgers, installed.sha256, installed, file_policy, None, said)
     if installed is None:
         mismatch = None
         if not empty:
@@ -180,7 +218,8 @@ def resolve(ledger: Ledger, file_policy: Policy, *, bootstrap_empty: bool = Fals
         )
     # The file, when it is the installed policy (same canonical text), keeps its source and layout.
     policy = file_policy if mismatch is None else policy_of(installed)
-    return PolicyInForce(policy, installed.sha256, installed, file_policy, mismatch)
+    said = _warnings(policy, installed, file_policy)
+    return PolicyInForce(policy, installed.sha256, installed, file_policy, mismatch, said)
 
 
 def record_install(
@@ -240,9 +279,31 @@ def install(ledger: Ledger, policy: Policy, by: AuthenticatedReviewer) -> tuple[
             )
         if current is not None and current.sha256 == fingerprint(policy):
             return current, False
+        _refuse_new_flaws(tx, current, policy)
         if current is not None:
             _refuse_orphaned_values(tx, policy_of(current), policy)
         return record_install(tx, policy, installed_by=by.id, now=utcnow(), previous=current), True
+
+
+def _new_flaws(kept: list[Flaw], policy: Policy) -> list[Flaw]:
+    """``policy``'s flaws that none of ``kept`` (the installed version's) keeps."""
+    keys = {flaw.kept_by for flaw in kept}
+    return [flaw for flaw in policy.flaws() if flaw.kept_by not in keys]
+
+
+def _refuse_new_flaws(tx: LedgerTx, current: PolicyVersion | None, policy: Policy) -> None:
+    """Refuse a setting amem refuses since (``Policy.flaws``) unless the installed version holds it:
+    a store keeps what it was made with, a new policy introduces none. On a ledger made before amem
+    installed policies, a team attribute the notes hold values of is kept too (the first install
+    may not orphan them, so it may not refuse their name)."""
+    new = _new_flaws(policy_of(current).flaws() if current is not None else [], policy)
+    if current is None and new:
+        named = [flaw.kept_by[1] for flaw in new if flaw.kept_by[0] == "name"]
+        held = policy_queries.values_held(tx, named) if not tx.is_empty() else {}
+        new = [flaw for flaw in new if not (flaw.kept_by[0] == "name" and flaw.kept_by[1] in held)]
+    if new:
+        more = f" (and {_count(len(new) - 1, 'more problem')})" if len(new) > 1 else ""
+        raise PolicyError(f"{new[0].refusal()}{more}")
 
 
 def _refuse_locking(policy: Policy) -> None:

@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.identity import same_identity
-from amem.domain.models import new_id, utcnow
+from amem.domain.identity import same_identity, split_kind
+from amem.domain.models import ActorKind, new_id, utcnow
 from amem.errors import AmemError, InvalidInputError, NotFoundError, PermissionDeniedError
 from amem.ledger import token_queries
 from amem.ledger.store import Ledger
@@ -56,6 +56,14 @@ MAX_SCOPES = 100
 class TokenRole(StrEnum):
     AGENT = "agent"
     REVIEWER = "reviewer"
+
+
+#: The role of the tokens a kind prefix names (``TokenInfo.actor``): ``agent:NAME`` the agent
+#: tokens of NAME, ``person:NAME`` the reviewer's own.
+_ROLE_OF_KIND = {
+    ActorKind.AGENT.value: TokenRole.AGENT.value,
+    ActorKind.PERSON.value: TokenRole.REVIEWER.value,
+}
 
 
 class TokenInfo(BaseModel):
@@ -206,14 +214,25 @@ class TokenService:
 
     def revoke(self, name_or_id: str, *, by: str | None = None) -> int:
         """Revoke every active token of that name, compared as an identity (``CRM`` is ``crm``), or
-        the token with that id, each a chained event naming ``by``. Returns how many."""
+        the token with that id, each a chained event naming ``by``. Returns how many.
+
+        A name with a kind prefix names that role's tokens only: ``agent:bob`` the agent bob's,
+        ``person:bob`` reviewer bob's own (what each adds as, ``TokenInfo.actor``), so revoking a
+        leaked agent token never signs its reviewer namesake out; a bare ``bob`` revokes both."""
+        kind, name = split_kind(name_or_id.strip())
+        role = _ROLE_OF_KIND.get(kind) if kind is not None else None
         now = utcnow()
-        with self.ledger.write() as tx:
-            revoked = token_queries.revoke(tx, name_or_id=name_or_id, at=now)
-            for row in revoked:
-                token_queries.record_event(tx, _event(row, "revoked", by, now))
+        revoked: list[dict[str, Any]] = []
+        if kind is None or role is not None:  # llm: and system: hold no token
+            with self.ledger.write() as tx:
+                revoked = token_queries.revoke(
+                    tx, name_or_id=name if kind is not None else name_or_id, at=now, role=role
+                )
+                for row in revoked:
+                    token_queries.record_event(tx, _event(row, "revoked", by, now))
         if not revoked:
-            raise NotFoundError(f"no active token is named {name_or_id!r} or has that id")
+            held = "" if kind is None or role is not None else " (tokens are agent:NAME or person:NAME)"
+            raise NotFoundError(f"no active token is named {name_or_id!r} or has that id{held}")
         return len(revoked)
 
     def reviewer_tokens(self, reviewer: str) -> list[TokenInfo]:

@@ -90,8 +90,8 @@ def test_show_as_of_and_revert(
     code, out, _ = run(memory, capsys, "show", note.id, "--as-of", moment, "--json")
     assert code == 0 and json.loads(out)["tags"] == ["pilot"]
 
-    revert = ["revert", str(second_tags.seq), "--reviewer", "alice", "--password-stdin", "--json"]
-    code, out, _ = run(memory, capsys, *revert, stdin=reviewer_passwords["alice"])
+    revert = ["revert", str(second_tags.seq), "--reviewer", "bob", "--password-stdin", "--json"]
+    code, out, _ = run(memory, capsys, *revert, stdin=reviewer_passwords["bob"])
     assert code == 0 and json.loads(out)["status"] == "auto_applied"
     assert memory.read(note.id).tags == ["pilot"]
 
@@ -278,6 +278,20 @@ def test_only_the_reviewer_creates_their_token(
     code, _, err = run(memory, capsys, "approve", p.id, "--reviewer", "bob")
     assert code == 0, err
     assert memory.proposal(p.id).reviewer == "bob"
+
+
+def test_tokens_revoke_of_an_agent_name_leaves_its_reviewer_namesake_signed_in(
+    memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`amem tokens revoke agent:bob` revoked reviewer bob's own token too: a leaked agent token's
+    revocation signed a person out of the console and the CLI."""
+    memory.tokens.create("bob", "agent")
+    person, _ = memory.tokens.create("bob", "reviewer", by=signed_in(memory, "bob"))
+    code, out, err = run(memory, capsys, "tokens", "revoke", "agent:bob", "--json")
+    assert code == 0 and json.loads(out) == {"revoked": 1}, err
+    assert memory.tokens.authenticate(person).role.value == "reviewer"
+    active = sorted((t.role.value, t.revoked_at is None) for t in memory.tokens.list())
+    assert active == [("agent", False), ("reviewer", True)]
 
 
 def test_a_reviewer_token_expires_by_default_and_an_expired_one_decides_nothing(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from amem.memory import Memory
 from amem.policy import AttributePolicy, fingerprint
 from amem.services.authentication import Authentication
 from tests.conftest import REPO
-from tests.factories import LLM, admin_can_sign_in, make_note, signed_in
+from tests.factories import LLM, admin_can_sign_in, make_note, policy_with_scopes, signed_in
 
 AGENT = Proposer(kind="agent", id="sales-agent")
 
@@ -276,7 +277,7 @@ def test_revert_is_a_new_proposal_routed_by_policy(memory: Memory) -> None:
     memory.propose(note.id, "tags", ["second"], reason="retag", proposer=LLM)
     change = memory.changes()[-1]
     assert change.new_value == ["second"]
-    p = memory.revert(change.seq, reviewer=signed_in(memory, "alice"), reason="wrong tag")
+    p = memory.revert(change.seq, reviewer=signed_in(memory, "bob"), reason="wrong tag")
     assert p.status == ProposalStatus.AUTO_APPLIED and p.revert_of == change.seq
     assert memory.read(note.id).tags == ["first"]
     last = memory.changes()[-1]
@@ -297,26 +298,48 @@ def test_revert_of_reviewed_attribute_waits_for_review(memory: Memory) -> None:
     assert memory.read(note.id).decision_rationale is None
 
 
-def test_a_revert_takes_a_reviewer_whose_role_covers_the_attribute(memory: Memory) -> None:
-    """README: approve / reject / revert, only by a reviewer whose role covers the attribute. Before,
-    a sales lead (who may not approve tags) and an auditor (who approves nothing) reverted a tags
-    change, applied at once since tags apply by themselves."""
-    note = make_note(memory, "Acme call: SSO via Okta needed.", tags=["sso", "okta"])
-    (change,) = [c for c in memory.note_versions(note.id) if c.attribute == "tags"]
-    proposals = len(memory.proposals(limit=1000))
-    for who, roles in (("bob", "sales_lead"), ("audrey", "auditor")):
-        with pytest.raises(
-            PermissionDeniedError,
-            match=rf"{who} \(roles: {roles}\) may not revert changes to tags; needs: cs_lead",
-        ):
-            memory.revert(change.seq, reviewer=signed_in(memory, who), reason="not SSO")
-    assert memory.read(note.id).tags == ["sso", "okta"]
-    assert len(memory.proposals(limit=1000)) == proposals  # nothing proposed, nothing applied
-    # an attribute bob's role covers: his revert is proposed and routed as before
-    memory.propose(note.id, "context", "Okta SSO is a must", reason="r", proposer=LLM)
-    (context,) = [c for c in memory.note_versions(note.id) if c.attribute == "context"]
-    back = memory.revert(context.seq, reviewer=signed_in(memory, "bob"), reason="overstated")
-    assert back.status == ProposalStatus.AUTO_APPLIED and memory.read(note.id).context is None
+def test_a_revert_is_the_persons_edit_and_a_held_one_waits_for_a_covering_reviewer(
+    database_url: str, tmp_path: Path
+) -> None:
+    """A revert is a person's edit restoring the earlier value, routed by the policy like any
+    person's proposal. A role check blocked bob (sales_lead) from undoing a tags change he may make
+    himself (tags apply by themselves), while an auditor could still propose tags directly."""
+    policy = policy_with_scopes(tmp_path / "policy", bob=["acme"])
+    with Memory(tmp_path / "home", database_url=database_url, policy=policy) as mem:
+        bob = signed_in(mem, "bob")
+        note = make_note(mem, "Acme call: SSO via Okta needed.", tags=["sso", "okta"])
+        mem.propose(note.id, "tags", ["okta"], reason="retag", proposer=LLM)
+        tags = [c for c in mem.note_versions(note.id) if c.attribute == "tags"][-1]
+        back = mem.revert(tags.seq, reviewer=bob, reason="SSO was right")
+        assert back.status == ProposalStatus.AUTO_APPLIED and mem.read(note.id).tags == ["sso", "okta"]
+        assert back.proposer.kind.value == "person" and back.proposer.id == "bob"
+        # an auditor's revert is their edit too: applied where their edit would be
+        undo = [c for c in mem.note_versions(note.id) if c.attribute == "tags"][-1]
+        by_auditor = mem.revert(undo.seq, reviewer=signed_in(mem, "audrey"), reason="r")
+        assert by_auditor.status == ProposalStatus.AUTO_APPLIED and mem.read(note.id).tags == ["okta"]
+
+        # outside the accounts bob decides in: refused, nothing proposed
+        elsewhere = make_note(mem, "Globex call", scope="globex", tags=["pilot"])
+        mem.propose(elsewhere.id, "tags", ["trial"], reason="retag", proposer=LLM)
+        theirs = [c for c in mem.note_versions(elsewhere.id) if c.attribute == "tags"][-1]
+        proposals = len(mem.proposals(limit=1000))
+        with pytest.raises(PermissionDeniedError, match="bob decides in acme only, not in globex"):
+            mem.revert(theirs.seq, reviewer=bob, reason="r")
+        assert len(mem.proposals(limit=1000)) == proposals and mem.read(elsewhere.id).tags == ["trial"]
+
+        # a held attribute: the revert waits, and only a reviewer whose role covers it decides it
+        keep = mem.propose(note.id, "deleted", True, reason="duplicate", proposer=LLM)
+        mem.approve(keep.id, reviewer=signed_in(mem, "alice"))
+        deleted = [c for c in mem.note_versions(note.id) if c.attribute == "deleted"][-1]
+        held = mem.revert(deleted.seq, reviewer=bob, reason="not a duplicate")
+        assert held.status == ProposalStatus.PENDING and mem.read(note.id).deleted
+        with pytest.raises(PermissionDeniedError, match=r"bob \(roles: sales_lead\) may not decide"):
+            mem.approve(held.id, reviewer=bob)
+        with pytest.raises(PermissionDeniedError, match="may not decide changes to deleted"):
+            mem.approve(held.id, reviewer=signed_in(mem, "audrey"))
+        assert mem.approve(held.id, reviewer=signed_in(mem, "carol")).status == ProposalStatus.APPROVED
+        assert not mem.read(note.id).deleted
+        assert mem.verify().ok
 
 
 def test_approving_a_held_value_the_note_already_holds_records_no_change(memory: Memory) -> None:

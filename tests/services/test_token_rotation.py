@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from amem.errors import NotFoundError
 from amem.memory import Memory
 from amem.services.tokens import NotAuthenticatedError
 from tests.factories import signed_in
@@ -76,5 +77,28 @@ def test_a_rotation_or_revocation_by_a_variant_of_the_name_reaches_the_old_token
     for gone in (new, rotated):
         with pytest.raises(NotAuthenticatedError, match="revoked"):
             memory.tokens.authenticate(gone)
+    assert _active(memory) == []
+    assert memory.verify().ok, memory.verify().problems
+
+
+def test_a_kind_prefix_revokes_that_roles_tokens_only_and_a_bare_name_both(memory: Memory) -> None:
+    """`amem tokens revoke agent:bob` also revoked reviewer bob's own token (and `person:bob` the
+    agent's): the prefix was dropped with the identity, so both roles matched."""
+    agent, _ = memory.tokens.create("bob", "agent", scopes=["acme"])
+    person, _ = memory.tokens.create("bob", "reviewer", by=signed_in(memory, "bob"))
+    assert memory.tokens.revoke("agent:bob", by="ops") == 1
+    assert memory.tokens.authenticate(person).identity == "bob"  # the reviewer works on
+    with pytest.raises(NotAuthenticatedError, match="revoked"):
+        memory.tokens.authenticate(agent)
+    with pytest.raises(NotFoundError, match="no active token is named 'agent:bob'"):
+        memory.tokens.revoke("agent:bob", by="ops")  # none of that role is left, whatever the other's
+    agent, _ = memory.tokens.create("bob", "agent")
+    assert memory.tokens.revoke("Person: Bob", by="ops") == 1  # a variant of the prefix and the name
+    assert memory.tokens.authenticate(agent).role.value == "agent"
+    with pytest.raises(NotFoundError, match=r"tokens are agent:NAME or person:NAME"):
+        memory.tokens.revoke("llm:bob", by="ops")  # a kind no token has: nothing revoked
+    assert memory.tokens.authenticate(agent).role.value == "agent"
+    memory.tokens.create("bob", "reviewer", by=signed_in(memory, "bob"))
+    assert memory.tokens.revoke("bob", by="ops") == 2  # a bare name: all its active tokens
     assert _active(memory) == []
     assert memory.verify().ok, memory.verify().problems
