@@ -273,7 +273,13 @@ def tokens_history(as_json: JsonOpt = False) -> None:
 
 @tokens_app.command("revoke")
 def tokens_revoke(
-    name_or_id: Annotated[str, typer.Argument(help="A token's name (all its active tokens) or its id.")],
+    name_or_id: Annotated[
+        str,
+        typer.Argument(
+            help="A token's name (all its active tokens; agent:NAME or person:NAME: that role's only) "
+            "or its id."
+        ),
+    ],
     as_json: JsonOpt = False,
 ) -> None:
     """Revoke tokens at once: the next request with them gets 401. The record names the operating

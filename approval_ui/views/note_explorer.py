@@ -270,17 +270,15 @@ def _on_revert(change_seq: int) -> None:
     )
 
 
-def _revert_refusal(mem: Memory, account: Account, note: Note, attribute: str) -> str | None:
-    """Why governance would refuse ``account``'s revert of a change to ``attribute`` of ``note``
-    (a revert takes what an approval takes: a role covering the attribute, in an account the
-    reviewer decides in), None when it would not: a control it would refuse is not offered."""
+def _revert_refusal(mem: Memory, account: Account, note: Note) -> str | None:
+    """Why governance would refuse ``account``'s revert of a change to ``note`` (a revert takes what
+    the reviewer's edit takes: an account they decide in; the policy then routes it, a held one
+    waiting for a reviewer whose role covers the attribute), None when it would not: a control it
+    would refuse is not offered."""
     policy = mem.policy
     if not policy.decides_in(account.id, note.scope):
         yours = ", ".join(policy.scopes_of(account.id) or ()) or "no account"
         return f"Only a reviewer who decides in {note.scope} may revert this change (you decide in {yours})."
-    if not policy.may_approve(account.id, attribute):
-        roles = ", ".join(policy.approver_roles(attribute)) or "no role"
-        return f"Only a reviewer whose role approves {attribute} ({roles}) may revert this change."
     return None
 
 
@@ -315,7 +313,7 @@ def _history(mem: Memory, note: Note, account: Account) -> None:
                 st.caption(md_escape(" · ".join(details)))
             if account.read_only or not e.change_seq or e.attribute == "content":  # content never changes
                 continue
-            refused = _revert_refusal(mem, account, note, e.attribute)
+            refused = _revert_refusal(mem, account, note)
             if refused is not None:
                 st.caption(md_escape(refused))
             else:
