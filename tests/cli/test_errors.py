@@ -145,9 +145,9 @@ def test_an_import_names_every_wrong_line_at_once(
     code, _, err = run(memory, capsys, "import", str(path))
     assert code == 2
     assert one_line_error(err) == (
-        f"error: {path}: 6 lines are wrong: line 2: not JSON (Expecting value at column 1); line 3: not UTF-8 "
-        "(byte 0xe9 at column 17); lines 4 and 7: scope: Field required; line 5: expected a JSON "
-        "object; line 6: content is empty: add_note needs the text to remember; nothing was recorded"
+        f"error: {path}: 6 lines are wrong: line 2: not JSON (Expecting value at column 1); line 3: "
+        "not UTF-8 (byte 0xe9 at column 17); lines 4 and 7: scope: Field required; line 5: expected a "
+        "JSON object; line 6: content is empty: add_note needs the text to remember; nothing was recorded"
     )
     assert memory.unprocessed_count() == 0 and memory.notes() == []
 
