@@ -13,6 +13,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from amem.errors import InvalidInputError
@@ -127,6 +128,28 @@ def _walk(value: Any, where: str) -> None:
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
             _walk(item, f"{where}[{i}]")
+
+
+def numbers_as_stored(value: Any) -> Any:
+    """``value`` (parsed JSON: an object or array, as a raw log's metadata) with each number written
+    as both ledgers give it back, so the digest its raw log's event commits to is the digest of
+    what is stored, alike on SQLite and PostgreSQL. JSONB keeps a number as a decimal and gives back
+    its digits: a float that Python writes with a positive exponent (1e+20, any float of 1e16 or
+    more, always a whole number) comes back as that integer, its digits as written
+    (1.2345678901234568e+17 as 123456789012345680), and -0.0 as 0.0. Hashed as given, an untouched
+    ledger failed `amem verify` on PostgreSQL (and its export showed another value). The same
+    number either way. (SQLite keeps an object or array as its JSON text, exactly; a number stored
+    alone is read as a number: ``values.normalize`` gives a number attribute that form.)"""
+    if isinstance(value, float):
+        if value == 0.0:
+            return 0.0
+        written = repr(value)
+        return int(Decimal(written)) if "e+" in written else value
+    if isinstance(value, Mapping):
+        return {key: numbers_as_stored(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [numbers_as_stored(item) for item in value]
+    return value
 
 
 def storable(value: str | None) -> str | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from typing import Any
 
 from amem.domain.models import CORE_ATTRIBUTES, Note, as_utc
@@ -131,7 +133,7 @@ def normalize(attribute: str, attr_type: str, value: Any) -> Any:
     if attr_type == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise InvalidInputError(f"{where} must be a number, got {type(value).__name__}")
-        return check_json(value, where)
+        return _stored_number(check_json(value, where), where)
     if attr_type == "bool":
         if not isinstance(value, bool):
             raise InvalidInputError(f"{where} must be true or false, got {type(value).__name__}")
@@ -161,14 +163,51 @@ def normalize(attribute: str, attr_type: str, value: Any) -> Any:
     raise InvalidInputError(f"unknown attribute type {attr_type!r} for {attribute!r}")
 
 
+#: The numbers a number attribute holds: SQLite's integers' range. A value is kept alone in a JSON
+#: column (a proposal's and a change's old and new value), which SQLite reads as a number (its
+#: NUMERIC affinity): a larger one it keeps as a float of 16 digits or so, PostgreSQL exactly, and
+#: neither gives back the number hashed.
+_NUMBERS = range(-(2**63), 2**63)
+
+
+def _stored_number(value: int | float, where: str) -> int | float:
+    """A number as both ledgers give it back when it is stored alone in a JSON column, so the value
+    a proposal and its change are hashed on is the value `amem verify` reads: a whole number as an
+    integer (SQLite stores 5.0 as the integer 5; PostgreSQL's JSONB gives 1e20 back as
+    100000000000000000000 and -0.0 as 0.0), its digits as written (1.2345678901234568e+17 is
+    123456789012345680); a fraction as it is. Before, 5.0 failed `amem verify` on SQLite and 1e20
+    and -0.0 on PostgreSQL. One beyond ``_NUMBERS`` is refused, saying so."""
+    stored = int(Decimal(repr(value))) if isinstance(value, float) and value.is_integer() else value
+    if isinstance(stored, int) and stored not in _NUMBERS:
+        raise InvalidInputError(
+            f"{where}: {value!r} is out of range: a number is kept exactly from {_NUMBERS.start} to "
+            f"{_NUMBERS.stop - 1}"
+        )
+    return stored
+
+
+def _beyond_numbers(value: Any) -> bool:
+    """A number out of ``_NUMBERS`` (kept before they were refused)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and not _NUMBERS.start <= value < _NUMBERS.stop
+    )
+
+
 def current_value(note: Note, attribute: str, attr_type: str) -> Any:
-    """The note's value of ``attribute`` in canonical form."""
+    """The note's value of ``attribute`` in canonical form. A number kept before numbers out of
+    range were refused stays as the ledger gives it back: refused here, the attribute could never
+    be changed again."""
     if attribute in CORE_ATTRIBUTES:
         raw = getattr(note, attribute)
         if attr_type == "links":
             raw = [link.model_dump() for link in raw]
     else:
         raw = note.extra.get(attribute)
+    if attr_type == "number" and _beyond_numbers(raw):
+        return raw
     return normalize(attribute, attr_type, raw)
 
 

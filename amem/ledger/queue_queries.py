@@ -382,11 +382,13 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
 
 @dataclass(frozen=True)
 class KeyedInput:
-    """The input an author's idempotency key names in one scope: what it was (its text digest), and
-    what became of it so far."""
+    """The input an author's idempotency key names in one scope: what it was (its text digest, its
+    time, its metadata: a retry is told from another input by them), and what became of it so far."""
 
     recorded: Recorded
     sha256: str
+    occurred_at: datetime
+    metadata: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -405,7 +407,8 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
     found: dict[str, Keyed] = {}
     for some in chunks(wanted):
         rows = tx.conn.execute(
-            _with_state(input_keys.c.key_sha256)  # the raw log's scope is the key's
+            # the raw log's scope is the key's
+            _with_state(input_keys.c.key_sha256, raw_logs.c.occurred_at, raw_logs.c.metadata)
             .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
             .where(
                 input_keys.c.actor_kind == actor.kind.value,
@@ -416,7 +419,10 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
         for row in rows:
             named = found.setdefault(by_digest[row.key_sha256], Keyed(by_scope={}))
             named.by_scope[row.scope] = KeyedInput(
-                Recorded(row.id, row.state, row.note_id, row.error), row.sha256
+                Recorded(row.id, row.state, row.note_id, row.error),
+                row.sha256,
+                as_utc(row.occurred_at),
+                dict(row.metadata or {}),
             )
     return found
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -42,13 +41,12 @@ from amem.domain.models import (
     utcnow,
 )
 from amem.domain.progress import Progress, no_progress
-from amem.domain.text import check_json, check_name, check_text, is_visible
+from amem.domain.text import check_json, check_name, check_text, is_visible, numbers_as_stored
 from amem.domain.values import parse_datetime
 from amem.errors import (
     AmemError,
     AnalysisPendingError,
     AnalysisStoppedError,
-    InputKeyTakenError,
     InvalidBatchInputError,
     InvalidInputError,
 )
@@ -1006,26 +1004,35 @@ def keep_inputs(
     raw logs of those not recorded before, in one transaction, with their idempotency keys.
     ``hold``: the new ones are held under a lease for the caller to analyse (else queued for the
     workers). Needs the ledger only: no model, no index (an API server keeps inputs without
-    loading either)."""
+    loading either).
+
+    Which inputs were recorded before is looked up in the transaction that records the others
+    (``InputQueue.enqueue``), which runs after every earlier one that recorded raw logs: a retry
+    sent while the first request was still in flight finds the first's raw log. Looked up in a
+    read of its own before, both requests found nothing and an input that gives its time, without
+    a key, was kept twice (a keyed one was refused by the key's primary key, and looked up again)."""
     raws, problems = raw_logs_of(settings, items, actor=actor)
     if problems:
         raise InvalidBatchInputError(problems)
     keys = {
         raw.id: item.idempotency_key for raw, item in zip(raws, items, strict=True) if item.idempotency_key
     }
-    # A key recorded by a racing retry between the look-up and the commit: nothing of the commit
-    # was kept; look again (that retry's input is then found) and commit the rest.
-    for attempt in range(3):
-        before = _recorded_before(queue, raws, items, keys, skip_recorded=skip_recorded)
-        new = [raw for raw in raws if raw.id not in before]
-        lease = queue.lease() if new and hold else None
-        try:
-            queue.enqueue(new, lease, keys=keys)
-            return Kept(raws, new, before, lease)
-        except InputKeyTakenError:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+    timed = {raw.id for raw, item in zip(raws, items, strict=True) if item.at is not None}
+    position = {raw.id: n for n, raw in enumerate(raws, start=1)}
+
+    before: dict[str, queue_queries.Recorded] = {}
+
+    def recorded_before(tx: LedgerTx, theirs: list[RawLog]) -> Collection[str]:
+        """Run in each transaction that tries to commit them: the last one committed."""
+        before.clear()
+        before.update(_recorded_before(tx, theirs, keys, timed, position, skip_recorded=skip_recorded))
+        return before.keys()
+
+    lease = queue.lease() if hold else None
+    looks_up = bool(keys) or (skip_recorded and bool(timed))  # else, as a group commit's others, none
+    queue.enqueue(raws, lease, keys=keys, recorded_before=recorded_before if looks_up else None)
+    new = [raw for raw in raws if raw.id not in before]
+    return Kept(raws, new, before, lease if new else None)
 
 
 def outcomes_in_order(kept: Kept, analysed: Mapping[str, AddOutcome]) -> list[AddOutcome]:
@@ -1053,41 +1060,36 @@ def outcomes_in_order(kept: Kept, analysed: Mapping[str, AddOutcome]) -> list[Ad
 
 
 def _recorded_before(
-    queue: InputQueue,
+    tx: LedgerTx,
     raws: list[RawLog],
-    items: Sequence[NoteInput],
-    keys: dict[str, str],
+    keys: Mapping[str, str],
+    timed: Set[str],
+    position: Mapping[str, int],
     *,
     skip_recorded: bool,
 ) -> dict[str, queue_queries.Recorded]:
-    """Of ``raws`` (checked, not written), those recorded before, keyed by the new raw log's id:
-    by the sender's idempotency key (always: a key names one input of its author in a scope), then
-    with ``skip_recorded`` by scope, time, author and text (inputs that give ``at``). A key used
-    before in the same scope for another input (another text, another time where the input gives
-    one, other metadata: a CRM record edited since) is refused, naming each such input (of a scope
-    the sender is adding to; another scope's input under the same key is never looked at)."""
+    """Of ``raws`` (checked, not written), those recorded before, keyed by the new raw log's id,
+    read in ``tx``: by the sender's idempotency key (``keys``; always: a key names one input of its
+    author in a scope), then with ``skip_recorded`` by scope, time, author, text and metadata (the
+    inputs of ``timed``, which give ``at``). A key used before in the same scope for another input
+    (another text, another time where the input gives one, other metadata: a CRM record edited
+    since) is refused, naming each such input by its ``position`` (of a scope the sender is adding
+    to; another scope's input under the same key is never looked at)."""
     before: dict[str, queue_queries.Recorded] = {}
-    if keys:
-        found = queue.recorded_by_key(raws[0].actor, list(keys.values()))
-        keyed_by_raw: dict[str, queue_queries.KeyedInput] = {}
-        for raw in raws:
-            named = found.get(keys.get(raw.id, ""))
-            keyed = named.by_scope.get(raw.scope) if named is not None else None
-            if keyed is not None:
-                keyed_by_raw[raw.id] = keyed
-        kept = _raw_logs_by_id(queue, [k.recorded.raw_log_id for k in keyed_by_raw.values()])
+    keyed_raws = [raw for raw in raws if raw.id in keys]
+    if keyed_raws:
+        found = queue_queries.recorded_by_key(tx, keyed_raws[0].actor, [keys[raw.id] for raw in keyed_raws])
         reused: list[tuple[int, str]] = []
-        for position, (raw, item) in enumerate(zip(raws, items, strict=True), start=1):
-            keyed = keyed_by_raw.get(raw.id)
+        for raw in keyed_raws:
+            named = found.get(keys[raw.id])
+            keyed = named.by_scope.get(raw.scope) if named is not None else None
             if keyed is None:
                 continue
-            differs = _how_it_differs(
-                raw, keyed, kept.get(keyed.recorded.raw_log_id), timed=item.at is not None
-            )
+            differs = _how_it_differs(raw, keyed, timed=raw.id in timed)
             if differs:
                 reused.append(
                     (
-                        position,
+                        position[raw.id],
                         f"idempotency_key {keys[raw.id]!r} names another input of {raw.scope}, kept "
                         f"before as raw log {keyed.recorded.raw_log_id} ({differs}): a key names "
                         "one input",
@@ -1097,27 +1099,13 @@ def _recorded_before(
         if reused:
             raise InvalidBatchInputError(reused)
     if skip_recorded:
-        timed = [
-            raw for raw, item in zip(raws, items, strict=True) if item.at is not None and raw.id not in before
-        ]
-        before |= queue.recorded_before(timed) if timed else {}
-        before |= _repeated_in_batch([raw for raw in timed if raw.id not in before], keys)
+        looked_up = [raw for raw in raws if raw.id in timed and raw.id not in before]
+        before |= queue_queries.recorded_before(tx, looked_up) if looked_up else {}
+        before |= _repeated_in_batch([raw for raw in looked_up if raw.id not in before], keys)
     return before
 
 
-def _raw_logs_by_id(queue: InputQueue, raw_log_ids: Sequence[str]) -> dict[str, RawLog]:
-    """The raw logs of these ids, by id, in one read (a few hundred ids a statement)."""
-    if not raw_log_ids:
-        return {}
-    with queue.ledger.read() as tx:
-        return {
-            raw.id: raw
-            for ids in queue_queries.chunks(list(dict.fromkeys(raw_log_ids)))
-            for raw in tx.get_raw_logs(ids)
-        }
-
-
-def _how_it_differs(raw: RawLog, keyed: queue_queries.KeyedInput, kept: RawLog | None, *, timed: bool) -> str:
+def _how_it_differs(raw: RawLog, keyed: queue_queries.KeyedInput, *, timed: bool) -> str:
     """How an input differs from the one its idempotency key named before ("": it is that one, a
     retry): its text; its time, when it gives one (a retry without ``at`` is timed at its arrival);
     its metadata, unless the input kept was erased (its metadata is gone). Before, only the text
@@ -1125,21 +1113,17 @@ def _how_it_differs(raw: RawLog, keyed: queue_queries.KeyedInput, kept: RawLog |
     differences: list[str] = []
     if keyed.sha256 != raw.sha256:
         differences.append("another text")
-    if kept is not None and timed and as_utc(kept.occurred_at) != as_utc(raw.occurred_at):
+    if timed and keyed.occurred_at != as_utc(raw.occurred_at):
         differences.append(
-            f"said at {as_utc(kept.occurred_at).isoformat()}, not {as_utc(raw.occurred_at).isoformat()}"
+            f"said at {keyed.occurred_at.isoformat()}, not {as_utc(raw.occurred_at).isoformat()}"
         )
-    if (
-        kept is not None
-        and keyed.recorded.state != RawLogState.ERASED.value
-        and kept.metadata != raw.metadata
-    ):
+    if keyed.recorded.state != RawLogState.ERASED.value and keyed.metadata != raw.metadata:
         changed = sorted(
             name
-            for name in {*kept.metadata, *raw.metadata}
-            if name not in kept.metadata
+            for name in {*keyed.metadata, *raw.metadata}
+            if name not in keyed.metadata
             or name not in raw.metadata
-            or kept.metadata[name] != raw.metadata[name]
+            or keyed.metadata[name] != raw.metadata[name]
         )
         differences.append(f"other metadata: {', '.join(repr(name) for name in changed)}")
     return "; ".join(differences)
@@ -1264,7 +1248,7 @@ def raw_log_from(
         raise InvalidInputError(f"metadata must be a JSON object, got {type(metadata).__name__}")
     check_json(dict(metadata or {}), "metadata")
     try:
-        meta = _numbers_as_stored(json.loads(json.dumps(dict(metadata or {}), allow_nan=False)))
+        meta = numbers_as_stored(json.loads(json.dumps(dict(metadata or {}), allow_nan=False)))
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
     return RawLog(
@@ -1277,26 +1261,6 @@ def raw_log_from(
         sha256=sha256_text(content),
         metadata=meta,
     )
-
-
-def _numbers_as_stored(value: Any) -> Any:
-    """``value`` (parsed JSON) with each number written as both ledgers give it back, so the
-    digest its raw log's event commits to is the digest of what is stored, alike on SQLite and
-    PostgreSQL. JSONB keeps a number as a decimal and gives back its digits: a float that Python
-    writes with a positive exponent (1e+20, any float of 1e16 or more, always a whole number)
-    comes back as that integer, its digits as written (1.2345678901234568e+17 as
-    123456789012345680), and -0.0 as 0.0. Hashed as given, an untouched ledger failed `amem verify`
-    on PostgreSQL (and its export showed another value). The same number either way."""
-    if isinstance(value, float):
-        if value == 0.0:
-            return 0.0
-        written = repr(value)
-        return int(Decimal(written)) if "e+" in written else value
-    if isinstance(value, dict):
-        return {key: _numbers_as_stored(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_numbers_as_stored(item) for item in value]
-    return value
 
 
 def _said_of(neighbours: Sequence[Note], said: Mapping[str, datetime]) -> dict[str, datetime]:

@@ -18,12 +18,12 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from amem.domain.models import Actor, InputStatus, RawLog, RawLogState, utcnow
+from amem.domain.models import InputStatus, RawLog, RawLogState, utcnow
 from amem.errors import NotFoundError
 from amem.ledger import queue_queries
 from amem.ledger.store import Ledger, LedgerTx
@@ -131,6 +131,11 @@ class GroupCommit:
                 self.rows += sum(len(w.raws) for w in group)
 
 
+#: A caller's look-up of those of its raw logs recorded before (their ids), run in the transaction
+#: that would record them (``InputQueue.enqueue``); it keeps what it found for its caller.
+RecordedBefore = Callable[[LedgerTx, list[RawLog]], Collection[str]]
+
+
 @dataclass(frozen=True)
 class Batch:
     """What one claim took: the inputs now held, in arrival order; those it gave up on the way
@@ -184,6 +189,10 @@ class InputQueue:
         self._arrived = threading.Condition()
         self._arrivals = 0
         self._group = GroupCommit(self._commit)
+        #: The look-up each caller of ``enqueue`` runs in the commit of its raw logs, by raw log id:
+        #: a group commits several callers' raw logs in one transaction (``_commit``).
+        self._look_ups: dict[str, RecordedBefore] = {}
+        self._look_ups_guard = threading.Lock()
 
     def lease(self, owner: str | None = None) -> Lease:
         return Lease(owner or owner_id("add"))
@@ -202,7 +211,12 @@ class InputQueue:
     # -- arrivals and claims --------------------------------------------------------------------
 
     def enqueue(
-        self, raws: Sequence[RawLog], lease: Lease | None = None, *, keys: dict[str, str] | None = None
+        self,
+        raws: Sequence[RawLog],
+        lease: Lease | None = None,
+        *,
+        keys: dict[str, str] | None = None,
+        recorded_before: RecordedBefore | None = None,
     ) -> None:
         """Commit raw logs (validated by the pipeline's ``raw_log_from``): from here on they are
         never lost; it returns only once they are committed. Without a lease they wait for a worker
@@ -210,29 +224,73 @@ class InputQueue:
         ``keys`` (raw log id -> its sender's idempotency key) are recorded with them; a key its
         author recorded meanwhile raises InputKeyTakenError, and none of ``raws`` is kept.
 
+        ``recorded_before``: the caller's look-up of those of ``raws`` recorded before (a retry of
+        an input named by its key or its time), run in the transaction that records them, after
+        every raw log committed before it and before any committed after it (``_commit``); those it
+        finds are not recorded. It keeps what it found: the run of the transaction that committed
+        is the last one (a group that failed is committed again caller by caller). Looked up before
+        the transaction, a retry sent while the first request was still committing found nothing
+        and was kept twice.
+
         Concurrent callers without a lease (the HTTP API's requests, in threads) share transactions:
         one of them commits what all the others brought meanwhile (group commit), so they take the
         chain head (and, on SQLite, the writer lock) once together instead of queueing for it one
         by one, each behind the others' commits."""
         if not raws:
             return
-        if lease is not None:
-            self._commit(raws, keys or {}, lease)
-            return
-        self._group.commit(list(raws), keys)
-        self.notify()
+        if recorded_before is not None:
+            with self._look_ups_guard:
+                self._look_ups.update({raw.id: recorded_before for raw in raws})
+        try:
+            if lease is not None:
+                self._commit(raws, keys or {}, lease)
+            else:
+                self._group.commit(list(raws), keys)
+                self.notify()
+        finally:
+            if recorded_before is not None:
+                with self._look_ups_guard:
+                    for raw in raws:
+                        self._look_ups.pop(raw.id, None)
 
     def _commit(self, raws: Sequence[RawLog], keys: dict[str, str], lease: Lease | None = None) -> None:
+        """Commit ``raws`` (one caller's, or a group's: callers in arrival order), each caller's
+        look-up (``enqueue``) run in this transaction just before its raw logs are written.
+
+        The look-ups need no lock of their own: every raw log is appended in such a transaction,
+        which takes the chain head first (PostgreSQL: SELECT ... FOR UPDATE, the writers' lock
+        aside; SQLite: BEGIN IMMEDIATE), so appends run one after the other, and each statement
+        here, under PostgreSQL's READ COMMITTED, sees every raw log and key committed before (and
+        this transaction's own: a caller grouped after another with the same input finds it)."""
         # Raw logs only: on PostgreSQL the chain head alone, not the writers' lock, so an
         # acknowledgement waits for a note transaction's last statements, not for all of it.
         with self.ledger.write(writer_lock=False) as tx:
-            tx.insert_raw_logs(
-                raws,
-                max(r.received_at for r in raws),
-                lease_owner=lease.owner if lease else None,
-                lease_until=self._lease_end(tx) if lease else None,
-            )
-            queue_queries.insert_input_keys(tx, raws, keys)
+            until = self._lease_end(tx) if lease else None
+            for recorded_before, theirs in self._by_caller(raws):
+                if recorded_before is not None:
+                    found = recorded_before(tx, theirs)
+                    theirs = [raw for raw in theirs if raw.id not in found]
+                if not theirs:
+                    continue
+                tx.insert_raw_logs(
+                    theirs,
+                    max(r.received_at for r in theirs),
+                    lease_owner=lease.owner if lease else None,
+                    lease_until=until,
+                )
+                queue_queries.insert_input_keys(tx, theirs, keys)
+
+    def _by_caller(self, raws: Sequence[RawLog]) -> list[tuple[RecordedBefore | None, list[RawLog]]]:
+        """``raws`` in runs of one caller's look-up (a caller without one: None), in order."""
+        with self._look_ups_guard:
+            look_ups = [self._look_ups.get(raw.id) for raw in raws]
+        runs: list[tuple[RecordedBefore | None, list[RawLog]]] = []
+        for look_up, raw in zip(look_ups, raws, strict=True):
+            if runs and runs[-1][0] is look_up:
+                runs[-1][1].append(raw)
+            else:
+                runs.append((look_up, [raw]))
+        return runs
 
     def claim(self, owner: str, limit: int, *, include_failed: bool = False) -> list[RawLog]:
         """Up to ``limit`` inputs nobody holds, oldest first, now held by ``owner``. With
@@ -344,17 +402,6 @@ class InputQueue:
             return queue_queries.fail(tx, owner=owner, raw_log_ids=raw_log_ids, error=error, now=self.now(tx))
 
     # -- what callers see -----------------------------------------------------------------------
-
-    def recorded_before(self, raws: Sequence[RawLog]) -> dict[str, queue_queries.Recorded]:
-        """Of ``raws`` (validated, not written), those recorded before (same scope, time, author and
-        text), keyed by the new raw log's id: an import run again skips them."""
-        with self.ledger.read() as tx:
-            return queue_queries.recorded_before(tx, raws)
-
-    def recorded_by_key(self, actor: Actor, keys: Sequence[str]) -> dict[str, queue_queries.Keyed]:
-        """Of ``actor``'s idempotency ``keys``, those that name an input recorded before."""
-        with self.ledger.read() as tx:
-            return queue_queries.recorded_by_key(tx, actor, keys)
 
     def status(self, raw_log_id: str) -> InputStatus:
         with self.ledger.read() as tx:

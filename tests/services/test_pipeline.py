@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +16,17 @@ import sqlalchemy as sa
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
+from amem import AddOutcome
 from amem.domain.hashing import PAYLOAD_FIELDS, payload_digest
 from amem.domain.models import ProposalStatus, RawLogState
-from amem.errors import AnalysisPendingError, InvalidInputError
+from amem.errors import AnalysisPendingError, InvalidBatchInputError, InvalidInputError
 from amem.ledger.tables import llm_calls, raw_logs
 from amem.memory import Memory
 from amem.policy import Mode, fingerprint
 from amem.services.accounts import hash_password
 from amem.services.authentication import Authentication
 from amem.services.drafting import evidence_in
+from tests.agents.test_load_paths import _hold_first_commit
 from tests.factories import signed_in
 from tests.ledger.tamper_cases import unlock
 
@@ -844,3 +848,165 @@ def test_metadata_numbers_are_kept_as_the_ledger_gives_them_back_and_verify(memo
     assert verified.ok, verified.message
     (exported,) = memory.export("raw_logs")
     assert exported["metadata"] == raw.metadata
+
+
+def _sent_together(mem: Memory, first: Callable[[], object], retry: Callable[[], object]) -> None:
+    """Run ``first`` and ``retry`` as two requests in flight at once: the first's commit is held
+    until the retry has reached the commit too (past where its look-up used to run, in a read of
+    its own, before the commit), then both go on."""
+    group = mem.queue._group
+    release = _hold_first_commit(group)
+    threads = [threading.Thread(target=first)]
+    threads[0].start()
+    with group._cond:
+        assert group._cond.wait_for(lambda: group._leading, timeout=60)
+    threads.append(threading.Thread(target=retry))
+    threads[1].start()
+    with group._cond:
+        assert group._cond.wait_for(lambda: len(group._waiting) == 1, timeout=60)
+    release.set()
+    for thread in threads:
+        thread.join(60)
+
+
+#: An input that gives its time and no key, as an agent retrying a timed-out request sends it again.
+_TIMED = {
+    "content": "Acme renews in March",
+    "scope": "acme",
+    "at": "2026-03-01T09:30:00Z",
+    "metadata": {"source": "crm", "seats": 40},
+}
+
+
+def test_a_timed_input_sent_again_while_the_first_request_is_in_flight_is_kept_once(mem: Memory) -> None:
+    """README: an input that gives its ``at`` is kept once even without a key (POST /v1/inputs, the
+    batch endpoint and MCP add_note keep it as this call does). Before, the retry looked the input
+    up before the first request had committed, found nothing, and was kept a second time: two raw
+    logs, two notes of one input."""
+    answers: dict[str, list[AddOutcome]] = {}
+
+    def send(name: str) -> Callable[[], None]:
+        def call() -> None:
+            answers[name] = mem.add_notes([dict(_TIMED)], actor="agent:crm", wait=False, skip_recorded=True)
+
+        return call
+
+    _sent_together(mem, send("first"), send("retry"))
+
+    ((first,), (retry,)) = answers["first"], answers["retry"]
+    assert not first.recorded_before
+    assert retry.recorded_before and retry.raw_log_id == first.raw_log_id
+    assert _raw_log_count(mem) == 1 and mem.queue_depth()["queued"] == 1
+
+
+def test_a_timed_input_sent_twice_in_one_group_commit_is_kept_once(mem: Memory) -> None:
+    """Two requests of one input arriving while another request commits are committed together, in
+    one transaction: the second finds the first's raw log there, written moments before."""
+    answers: dict[str, list[AddOutcome]] = {}
+    group = mem.queue._group
+    release = _hold_first_commit(group)
+
+    def send(name: str, item: dict[str, Any]) -> threading.Thread:
+        def call() -> None:
+            answers[name] = mem.add_notes([item], actor="agent:crm", wait=False, skip_recorded=True)
+
+        thread = threading.Thread(target=call)
+        thread.start()
+        return thread
+
+    other = send("other", {"content": "Globex asked for a demo", "scope": "globex"})
+    with group._cond:
+        assert group._cond.wait_for(lambda: group._leading, timeout=60)
+    first = send("first", dict(_TIMED))
+    with group._cond:
+        assert group._cond.wait_for(lambda: len(group._waiting) == 1, timeout=60)
+    retry = send("retry", dict(_TIMED))
+    with group._cond:
+        assert group._cond.wait_for(lambda: len(group._waiting) == 2, timeout=60)
+    release.set()
+    for thread in (other, first, retry):
+        thread.join(60)
+
+    ((kept,), (again,)) = answers["first"], answers["retry"]
+    assert not kept.recorded_before
+    assert again.recorded_before and again.raw_log_id == kept.raw_log_id
+    assert group.commits == 2  # the opener's, then both requests' in one
+    assert _raw_log_count(mem) == 2
+
+
+def test_an_import_line_analysed_at_once_and_sent_again_meanwhile_is_kept_once(
+    mem: Memory, scripted_llm
+) -> None:
+    """The same holds for inputs kept for the caller to analyse (add_note with its ``at``, an import
+    run twice at once): both calls reach their commit, then go on; one keeps and analyses the input,
+    the other answers it recorded before. Before, both had looked it up first, and both kept it."""
+    scripted_llm.push(construct(keywords=["Acme"]), link())
+    commit = mem.queue._commit
+    both_there = threading.Barrier(2, timeout=60)
+
+    def met(raws: Any, keys: Any, lease: Any = None) -> None:
+        both_there.wait()
+        commit(raws, keys, lease)
+
+    mem.queue._commit = met  # type: ignore[method-assign]
+    answers: list[list[AddOutcome]] = []
+
+    def send() -> None:
+        answers.append(mem.add_notes([dict(_TIMED)], actor="agent:import", skip_recorded=True))
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+
+    outcomes = sorted((o for (o,) in answers), key=lambda o: o.recorded_before)
+    assert [o.recorded_before for o in outcomes] == [False, True]
+    assert outcomes[0].note_id is not None
+    assert outcomes[1].raw_log_id == outcomes[0].raw_log_id
+    assert _raw_log_count(mem) == 1 and mem.count_notes() == 1
+
+
+def test_a_key_reused_for_another_text_in_a_group_commit_refuses_only_its_own_request(mem: Memory) -> None:
+    """The look-up runs in the group's transaction: a request it refuses (a key given again with
+    another text) gets its own 422 message, and the request committed with it is kept."""
+    mem.add_notes(
+        [{"content": "Globex wants SSO", "scope": "globex", "idempotency_key": "k-1"}],
+        actor="agent:crm",
+        wait=False,
+    )
+    answers: dict[str, list[AddOutcome] | InvalidBatchInputError] = {}
+    group = mem.queue._group
+    release = _hold_first_commit(group)
+
+    def send(name: str, item: dict[str, Any]) -> threading.Thread:
+        def call() -> None:
+            try:
+                answers[name] = mem.add_notes([item], actor="agent:crm", wait=False, skip_recorded=True)
+            except InvalidBatchInputError as exc:
+                answers[name] = exc
+
+        thread = threading.Thread(target=call)
+        thread.start()
+        return thread
+
+    opener = send("opener", {"content": "Globex asked for a demo", "scope": "globex"})
+    with group._cond:
+        assert group._cond.wait_for(lambda: group._leading, timeout=60)
+    reused = send("reused", {"content": "Globex wants SAML", "scope": "globex", "idempotency_key": "k-1"})
+    good = send("good", dict(_TIMED))
+    with group._cond:
+        assert group._cond.wait_for(lambda: len(group._waiting) == 2, timeout=60)
+    release.set()
+    for thread in (opener, reused, good):
+        thread.join(60)
+
+    refused = answers["reused"]
+    assert isinstance(refused, InvalidBatchInputError)
+    assert "idempotency_key 'k-1' names another input of globex" in str(refused)
+    assert "another text" in str(refused)
+    good_answer = answers["good"]
+    assert isinstance(good_answer, list)
+    (kept,) = good_answer
+    assert not kept.recorded_before and mem.input_status(kept.raw_log_id).status == "queued"
+    assert _raw_log_count(mem) == 3
