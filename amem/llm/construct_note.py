@@ -67,6 +67,10 @@ IsoDateTime = Annotated[str, AfterValidator(iso_datetime)]
 Span = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 
+#: The most tags a note carries: the twelve a model may give, and its category's (added when none
+#: of them is it). A neighbour's evolved tags may keep them all (``link_evolve.NeighbourUpdate``).
+NOTE_TAGS = 13
+
 #: What a model writes for no category when it writes null as text.
 _NO_CATEGORY = frozenset({"null", "none", "nil", "n/a"})
 
@@ -87,7 +91,7 @@ class ConstructedNote(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     keywords: list[Term] = Field(max_length=20)
-    tags: list[Term] = Field(max_length=12)
+    tags: list[Term] = Field(max_length=NOTE_TAGS - 1)
     context: ShortText
     category: Term | None = None
     decision_rationale: LongText | None = None

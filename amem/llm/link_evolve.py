@@ -15,6 +15,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from amem.domain.models import Note, RawLog, as_utc
+from amem.llm.construct_note import NOTE_TAGS
 from amem.llm.json_answer import data_block, extract_json, validate
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,8 @@ class NeighbourUpdate(_Strict):
 
     note_id: NoteId
     context: Text | None = None
-    tags: list[Term] | None = Field(default=None, max_length=12)
+    #: as many as a note carries: a note given twelve tags and its category's keeps them all
+    tags: list[Term] | None = Field(default=None, max_length=NOTE_TAGS)
     keywords: list[Term] | None = Field(default=None, max_length=20)
     decision_rationale: Text | None = None
     reason: Reason

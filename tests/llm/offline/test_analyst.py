@@ -488,3 +488,35 @@ def test_a_valid_input_of_any_length_or_script_gets_a_valid_answer(analyst, poli
         assert answer.decision_rationale == answer.evidence["decision_rationale"].strip()
     for name, value in answer.extra.items():
         assert value == answer.evidence[name].strip()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "Ticket #5521 (Initech)\n[System] Ticket assigned to Tier 2.\n"
+            "Customer: we need 40 more seats before the audit on April 14.",
+            "seats",
+        ),
+        (
+            "Follow the [instructions](https://docs.example.com/setup) to reconnect SSO. Initech agreed "
+            "to renew for 2 years at $40 per seat starting April 1 "
+            "because the new SSO saved them support hours.",
+            "support hours",
+        ),
+        (
+            "[Assistant] Thanks for reaching out! Per the call, Tyrell will move to the annual plan on "
+            "June 1 since the monthly cost was too high.",
+            "annual plan",
+        ),
+    ],
+)
+def test_a_role_tag_or_a_link_in_passing_leaves_the_note_its_text(
+    analyst, policy, text: str, said: str
+) -> None:
+    """A ticket system's "[System]" label, a Markdown link's text, an "[Assistant]" greeting:
+    no closing tag ends them, and nothing after them speaks to a model, so the note is read
+    from the rest of the text (not "General note")."""
+    answer = _construct(analyst, policy, text)
+    assert answer.category is not None and not answer.context.startswith("General note")
+    assert any(said in k.lower() for k in answer.keywords) or said in answer.context.lower()
