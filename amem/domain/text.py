@@ -139,7 +139,10 @@ def numbers_as_stored(value: Any) -> Any:
     (1.2345678901234568e+17 as 123456789012345680), and -0.0 as 0.0. Hashed as given, an untouched
     ledger failed `amem verify` on PostgreSQL (and its export showed another value). The same
     number either way. (SQLite keeps an object or array as its JSON text, exactly; a number stored
-    alone is read as a number: ``values.normalize`` gives a number attribute that form.)"""
+    alone is read as a number: ``values.normalize`` gives a number attribute that form.) Metadata
+    read back to be compared with a new input's (``queue_queries``: a retry, a re-import) is written
+    so too: an input recorded before this (a float 1e23, which SQLite gives back as that float) is
+    the same input as its retry, which carries the integer."""
     if isinstance(value, float):
         if value == 0.0:
             return 0.0

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from amem.domain.hashing import sha256_text
 from amem.domain.models import Actor, RawLog, RawLogState, as_utc
-from amem.domain.text import storable
+from amem.domain.text import numbers_as_stored, storable
 from amem.errors import InputKeyTakenError
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import input_keys, raw_log_states, raw_logs
@@ -352,7 +352,9 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
     through the text's digest (the index of migration 0013), a few hundred digests a statement, the
     metadata compared in the rows read: two CRM records said at one moment in the same words are two
     inputs. An erased raw log's metadata is gone, so it matches by the rest: an erased input is
-    never kept again."""
+    never kept again. The stored metadata is compared with its numbers written as a new input's are
+    (``numbers_as_stored``): one recorded before they were (a float such as 1e23, which SQLite gives
+    back as that float) is the same input, not another."""
 
     def key(scope: str, sha: str, at: datetime, kind: str, actor: str) -> tuple[str, str, datetime, str, str]:
         return scope, sha, as_utc(at), kind, actor
@@ -375,7 +377,7 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
             for new in wanted.get(
                 key(row.scope, row.sha256, row.occurred_at, row.actor_kind, row.actor_id), []
             ):
-                if new.id not in found and (erased or new.metadata == row.metadata):
+                if new.id not in found and (erased or new.metadata == numbers_as_stored(row.metadata or {})):
                     found[new.id] = Recorded(row.id, row.state, row.note_id, row.error)
     return found
 
@@ -383,7 +385,10 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
 @dataclass(frozen=True)
 class KeyedInput:
     """The input an author's idempotency key names in one scope: what it was (its text digest, its
-    time, its metadata: a retry is told from another input by them), and what became of it so far."""
+    time, its metadata: a retry is told from another input by them), and what became of it so far.
+    ``metadata`` has its numbers written as a new input's are (``numbers_as_stored``), so a retry of
+    an input recorded before they were (SQLite gives back its float 1e23, the retry has the
+    integer) is not taken for another input."""
 
     recorded: Recorded
     sha256: str
@@ -422,7 +427,7 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
                 Recorded(row.id, row.state, row.note_id, row.error),
                 row.sha256,
                 as_utc(row.occurred_at),
-                dict(row.metadata or {}),
+                numbers_as_stored(dict(row.metadata or {})),
             )
     return found
 

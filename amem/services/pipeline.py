@@ -110,6 +110,37 @@ class _Prepared:
     vectors: Future[Any]
 
 
+class _Breaker:
+    """Tells an outage from an input that breaks a step. A step other than the model call that
+    fails the same way (the same type of error, the same message) for a batch and then for its
+    first two inputs taken alone, or for three batches of one input in a row, is down (an embedder
+    or an index out of service), not refusing one input: ``failed`` says so once ``TRIPS`` attempts
+    in a row failed that way. One that goes through (``passed``) starts the count again, and so
+    does a batch taken input by input (``batch_failed``): a poison input last of one batch and
+    another first of the next are not an outage."""
+
+    TRIPS = 3
+
+    def __init__(self) -> None:
+        self._cause: tuple[type[BaseException], str] | None = None
+        self._times = 0
+
+    def failed(self, exc: BaseException) -> bool:
+        """One more attempt failed with ``exc``: True when it is an outage's."""
+        cause = (type(exc), _cause(exc))
+        self._times = self._times + 1 if cause == self._cause else 1
+        self._cause = cause
+        return self._times >= self.TRIPS
+
+    def batch_failed(self, exc: BaseException) -> None:
+        """A batch of several inputs failed with ``exc``: the count starts from it."""
+        self.passed()
+        self.failed(exc)
+
+    def passed(self) -> None:
+        self._cause, self._times = None, 0
+
+
 class WritePipeline:
     def __init__(
         self,
@@ -269,17 +300,19 @@ class WritePipeline:
         claim stands. With ``commit_each`` each note is written in its own transaction (workers),
         else a batch in one.
 
-        Should any other step fail (the embedder, the index, the ledger, a bug), the inputs not
-        written yet are analysed again one at a time (``_one_by_one``), and one that fails alone is
-        marked failed with its cause and comes back with it, beside the outcomes of the others
-        (``_stopped``); on an interruption (KeyboardInterrupt) they are given back to the queue and
-        it is raised again."""
+        Should any other step fail for a batch (the embedder, the index, the ledger, a bug), that
+        batch's inputs not written yet are analysed again one at a time (``_one_by_one``), and one
+        that fails alone is marked failed with its cause and comes back with it; the next batch is
+        analysed whole again. When the step fails as an outage does (``_Breaker``: the batch and
+        then inputs taken alone failing the same way, or a failure after the batch's write, which
+        no input is to blame for), the inputs not written yet are marked failed with the cause and
+        come back with it, beside the outcomes of the others (``_stopped``); on an interruption
+        (KeyboardInterrupt) they are given back to the queue and it is raised again."""
         settled: dict[str, AddOutcome] = {}  # by raw log id, as each transaction commits
         # each input's construct answer, once asked: taken up again when the batch is retried input
         # by input, so no model call is made twice for it
         asked: dict[str, TaskResult[ConstructedNote] | AnalystError] = {}
         progress(ANALYSING, 0, len(raws))
-        opened = False
         try:
             # The leases are renewed while the inputs are analysed (a slow model, a large batch):
             # no worker takes one meanwhile, whoever holds them (a worker, add_note, an import).
@@ -289,12 +322,8 @@ class WritePipeline:
             # or rebuilds can outlast a lease, and a worker would take the inputs meanwhile.
             with self._kept_alive(owner, raws):
                 self.index  # noqa: B018
-                opened = True
                 self._analyse(raws, batch_size, owner, commit_each, progress, settled, asked)
         except BaseException as exc:
-            left = [raw for raw in raws if raw.id not in settled]
-            if opened and isinstance(exc, Exception) and len(left) > 1:
-                return self._one_by_one(raws, exc, owner, commit_each, progress, settled, asked)
             return self._stopped(raws, settled, owner, exc)
         return [settled[raw.id] for raw in raws]
 
@@ -312,9 +341,12 @@ class WritePipeline:
         settled: dict[str, AddOutcome],
         asked: dict[str, TaskResult[ConstructedNote] | AnalystError],
     ) -> None:
-        """``process_many``'s work, each outcome put in ``settled`` as its transaction commits;
-        a step failing raises."""
+        """``process_many``'s work, each outcome put in ``settled`` as its transaction commits. A
+        batch a step stops is taken again input by input (``_one_by_one``), then the next batch is
+        taken whole; raises the step's failure when it is an outage's (``_Breaker``), or came after
+        a batch's write."""
         starts = list(range(0, len(raws), batch_size))
+        breaker = _Breaker()
         # The next batch is constructed, and its documents embedded in a thread (the embedding
         # model runs outside the GIL), while this one is linked, written and indexed: neither
         # needs the ledger. With one batch there is nothing to overlap, and no thread.
@@ -323,14 +355,19 @@ class WritePipeline:
             if len(starts) > 1
             else nullcontext() as ahead
         ):
-            prepared = self._prepare(raws[:batch_size], ahead, asked)
+
+            def prepare(start: int) -> _Prepared | Exception:
+                """The batch from ``start`` prepared, or what stopped it: its own batch's failure,
+                met when that batch's turn comes."""
+                try:
+                    return self._prepare(raws[start : start + batch_size], ahead, asked)
+                except Exception as exc:
+                    return exc
+
+            prepared = prepare(0)
             for n, start in enumerate(starts):
                 following = starts[n + 1] if n + 1 < len(starts) else None
-                upcoming = (
-                    self._prepare(raws[following : following + batch_size], ahead, asked)
-                    if following
-                    else None
-                )
+                upcoming = prepare(following) if following is not None else None
                 # The next batch, written next, is renewed in this batch's write; the rest of a
                 # long import by the heartbeat, a few hundred a write: renewing every input left
                 # in each write bound them all in one statement (over SQLite's and PostgreSQL's
@@ -340,54 +377,74 @@ class WritePipeline:
                     if owner is not None
                     else []
                 )
-                self._process_batch(prepared, owner, commit_each, upcoming_ids, settled)
+                try:
+                    if isinstance(prepared, Exception):
+                        raise prepared
+                    self._process_batch(prepared, owner, commit_each, upcoming_ids, settled)
+                except Exception as exc:
+                    self._one_by_one(
+                        raws[start : start + batch_size],
+                        exc,
+                        owner,
+                        commit_each,
+                        lambda: progress(ANALYSING, len(settled), len(raws)),
+                        settled,
+                        asked,
+                        breaker,
+                    )
+                else:
+                    breaker.passed()
                 progress(ANALYSING, len(settled), len(raws))
                 if upcoming is not None:
                     prepared = upcoming
 
     def _one_by_one(
         self,
-        raws: Sequence[RawLog],
+        batch: Sequence[RawLog],
         exc: Exception,
         owner: str | None,
         commit_each: bool,
-        progress: Progress,
+        tick: Callable[[], None],
         settled: dict[str, AddOutcome],
         asked: dict[str, TaskResult[ConstructedNote] | AnalystError],
-    ) -> list[AddOutcome]:
-        """``process_many`` after a step other than the model call failed for several inputs at
-        once: each input not written yet is analysed again on its own (its construct answer kept),
-        so only one that fails alone is marked failed, with its own cause. Marking them all failed
-        with the one cause failed an input that breaks a step (a text the embedding model refuses,
-        one that trips a bug) together with every batch-mate, and again at every ``reprocess``,
-        which claims them in the same order; a batch-mate the model had failed got that cause too.
+        breaker: _Breaker,
+    ) -> None:
+        """After a step other than the model call failed for ``batch`` with ``exc``: each of its
+        inputs not written yet is analysed again on its own (its construct answer kept), so only
+        one that fails alone is marked failed, with its own cause. Marking them all failed with the
+        one cause failed an input that breaks a step (a text the embedding model refuses, one that
+        trips a bug) together with every batch-mate, and again at every ``reprocess``, which claims
+        them in the same order; a batch-mate the model had failed got that cause too.
 
-        An input whose own failure came after its write (the index's catch-up refusing) keeps its
-        note; that failure is raised once every input of ``raws`` has its note, as a batch's is."""
-        left = [raw for raw in raws if raw.id not in settled]
+        Raises the failure, for ``process_many`` to mark every input of the call not written yet
+        failed with it, when it is no input's: it came after the batch's write (the index's
+        catch-up refusing), or the breaker takes it for an outage (an embedder down failed each
+        input alone as it failed the batch: retried one by one, an import of 1,000 inputs made a
+        construct call, an embedder call and a write for each, every one failed all the same)."""
+        left = [raw for raw in batch if raw.id not in settled]
+        if not left:
+            raise exc
+        if len(left) == 1:  # the one left is the culprit, unless an outage (told at the next)
+            if breaker.failed(exc):
+                raise exc
+            (settled[left[0].id],) = self._stopped(left, settled, owner, exc)
+            return
+        breaker.batch_failed(exc)
         log.info(
             "analysis of raw logs %s stopped (%s): analysing them one at a time",
             _listed([raw.id for raw in left]),
             _cause(exc),
         )
-        after_write: Exception | None = None
-        try:
-            with self._kept_alive(owner, left):
-                for raw in left:
-                    try:
-                        self._analyse([raw], 1, owner, commit_each, no_progress, settled, asked)
-                    except Exception as alone:
-                        if raw.id in settled:
-                            after_write = alone
-                        else:
-                            (settled[raw.id],) = self._stopped([raw], settled, owner, alone)
-                    progress(ANALYSING, len(settled), len(raws))
-        except BaseException as stop:  # an interruption, or a failure that could not be recorded
-            return self._stopped(raws, settled, owner, stop)
-        outcomes = [settled[raw.id] for raw in raws]
-        if after_write is not None and all(o.note_id is not None for o in outcomes):
-            raise after_write
-        return outcomes
+        for raw in left:
+            try:
+                self._process_batch(self._prepare([raw], None, asked), owner, commit_each, (), settled)
+            except Exception as alone:
+                if raw.id in settled or breaker.failed(alone):
+                    raise
+                (settled[raw.id],) = self._stopped([raw], settled, owner, alone)
+            else:
+                breaker.passed()
+            tick()
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Analyse raw logs left failed or queued (an outage, a crash) that nobody holds: an input a
@@ -777,8 +834,9 @@ class WritePipeline:
             firsts = [n.raw_log_ids[0] for n in neighbours.values() if n.raw_log_ids and n.id in contradicted]
             said_at = {r.id: r.occurred_at for r in tx.get_raw_logs(firsts)}
         pending = tx.pending_attributes(restated.id) if restated is not None else frozenset()
-        updated = {u.note_id for u in answer.updates}
-        shown = {n.id: n for n in analysis.neighbours if n.id in updated}
+        # every neighbour the link step was shown, as shown: an injection stored in one it read is
+        # checked for like the raw log's own, named by the answer or not
+        shown = {n.id: n for n in analysis.neighbours}
         return Snapshot(neighbours, restated, frozenset(pending), said_at, shown)
 
     # -- failure and the index ---------------------------------------------------------------------

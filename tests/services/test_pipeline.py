@@ -29,6 +29,7 @@ from amem.services.drafting import evidence_in
 from tests.agents.test_load_paths import _hold_first_commit
 from tests.factories import signed_in
 from tests.ledger.tamper_cases import unlock
+from tests.scripted_llm import bag_of_words
 
 MODEL = "scripted/test-model"
 
@@ -724,7 +725,6 @@ def test_an_input_the_embedder_refuses_fails_alone_not_with_its_batch_mates(
     reprocess, which took them in the same order. Now the batch is taken input by input: only the
     culprit fails, with its own cause, and no input's construct call is made twice."""
     from tests.agents.scripted_answers import answer, text_of
-    from tests.scripted_llm import bag_of_words
 
     monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
     monkeypatch.setenv("AMEM_LLM_RETRY_WAIT", "0")
@@ -761,6 +761,100 @@ def test_an_input_the_embedder_refuses_fails_alone_not_with_its_batch_mates(
         status = mem.input_status(poison.raw_log_id)
         assert status.status == "failed" and "maximum context length" in (status.error or "")
         assert mem.count_notes("acme") == 4 and mem.verify().ok
+
+
+def _remote(database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch) -> Memory:
+    """A Memory whose model and embedder both answer through litellm, its index open."""
+    from tests.agents.scripted_answers import answer
+
+    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
+    monkeypatch.setenv("AMEM_LLM_RETRY_WAIT", "0")
+    scripted_llm.default = answer
+    mem = Memory(tmp_path / "home", database_url=database_url, llm=MODEL)
+    mem.add_note("Acme renews in May", actor="agent:a", scope="acme")  # the index is open
+    scripted_llm.requests.clear()
+    return mem
+
+
+@pytest.mark.parametrize(("batch_size", "constructs"), [(3, 6), (1, 4)])
+def test_an_embedder_outage_fails_an_import_at_the_cost_of_a_batch_not_of_every_input(
+    database_url: str,
+    tmp_path: Path,
+    scripted_llm,
+    monkeypatch: pytest.MonkeyPatch,
+    batch_size: int,
+    constructs: int,
+) -> None:
+    """An outage is no input's fault: after the batch, two inputs taken alone fail the same way (or
+    three batches of one input in a row), and every input left is marked failed with the cause, as
+    before inputs were retried alone. Before (every input left retried alone), an import of 12 in
+    batches of 3 with the embedder down made 12 construct calls, 14 embedder calls and a write for
+    each input, all failed anyway."""
+    from tests.agents.scripted_answers import text_of
+
+    embedded: list[list[str]] = []
+
+    def down(texts: list[str]) -> list[list[float]]:
+        embedded.append(texts)
+        raise RuntimeError("embedding service unavailable (503)")
+
+    mem = _remote(database_url, tmp_path, scripted_llm, monkeypatch)
+    with mem:
+        scripted_llm.embedder = down
+        writes: list[int] = []
+        write = mem.ledger.write
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            writes.append(1)
+            return write(*args, **kwargs)
+
+        monkeypatch.setattr(mem.ledger, "write", counted)
+        lines = [{"content": f"Acme call {i}: wants {i} seats", "scope": "acme"} for i in range(12)]
+        outcomes = mem.add_notes(lines, actor="agent:import", batch_size=batch_size)
+        assert all(o.note_id is None and "embedding service unavailable" in (o.error or "") for o in outcomes)
+        assert all(mem.input_status(o.raw_log_id).status == "failed" for o in outcomes)
+        constructed = [text_of(messages) for messages in scripted_llm.requests]
+        assert len(constructed) == constructs  # the batches tried, and the next one, prepared meanwhile
+        assert len(embedded) == 4  # batches of 3: two, then two inputs alone; of 1: four
+        assert len(writes) <= 4  # the raw logs, inputs failed alone, then all the rest in one
+
+        scripted_llm.embedder = bag_of_words
+        assert len(mem.reprocess()) == 12 and mem.count_notes("acme") == 13
+
+
+@pytest.mark.parametrize("poisoned", [0, 1])
+def test_a_poison_input_in_the_first_batch_leaves_the_later_batches_whole(
+    database_url: str, tmp_path: Path, scripted_llm, monkeypatch: pytest.MonkeyPatch, poisoned: int
+) -> None:
+    """Only the batch a poison input stopped is taken input by input; the next batches are embedded
+    (and their model calls made, concurrently with a remote model) a batch at a time. Before, every
+    input after the poison one was analysed alone: each of them embedded twice, once alone. The
+    first input of the batch failing alone as the batch did is no outage yet: the next one goes
+    through."""
+    poison = "The customer called about the contract. " * 250
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        embedded.append(texts)
+        if any("called about the contract" in text for text in texts):
+            raise RuntimeError("This model's maximum context length is 8192 tokens")
+        return bag_of_words(texts)
+
+    embedded: list[list[str]] = []
+    mem = _remote(database_url, tmp_path, scripted_llm, monkeypatch)
+    with mem:
+        scripted_llm.embedder = embed
+        texts = [f"Acme call {i}: wants {i} seats" for i in range(9)]
+        texts[poisoned] = poison
+        outcomes = mem.add_notes(
+            [{"content": t, "scope": "acme"} for t in texts], actor="agent:import", batch_size=3
+        )
+        assert [o.note_id is None for o in outcomes] == [n == poisoned for n in range(9)]
+        assert "maximum context length" in (outcomes[poisoned].error or "")
+        for batch in (texts[3:6], texts[6:9]):
+            for text in batch:
+                holding = [call for call in embedded if any(text in document for document in call)]
+                assert len(holding) == 1  # embedded once, with its batch-mates
+                assert all(any(mate in document for document in holding[0]) for mate in batch)
 
 
 def test_an_input_given_twice_in_one_call_answers_the_repeat_as_recorded_before(
@@ -848,6 +942,36 @@ def test_metadata_numbers_are_kept_as_the_ledger_gives_them_back_and_verify(memo
     assert verified.ok, verified.message
     (exported,) = memory.export("raw_logs")
     assert exported["metadata"] == raw.metadata
+
+
+def test_an_input_recorded_before_metadata_numbers_were_normalised_is_known_again(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An input recorded before metadata numbers were written as the ledgers give them back keeps
+    its float (1e23: SQLite gives that float back; its retry now carries the integer 10**23).
+    Before, its keyed retry was refused ("other metadata: 'revenue'") and a timed re-import without
+    a key recorded it a second time."""
+    keyed = {
+        "content": "Acme asked for 40 seats",
+        "scope": "acme",
+        "at": "2026-03-01T10:00:00Z",
+        "metadata": {"crm_id": "A-1", "revenue": 1e23},
+        "idempotency_key": "A-1",
+    }
+    timed = {
+        "content": "Globex renewal in May",
+        "scope": "globex",
+        "at": "2026-03-02T10:00:00Z",
+        "metadata": {"crm_id": "G-7", "ns_ts": 1.7330000000000002e18},
+    }
+    with monkeypatch.context() as before_today:  # recorded as the code before normalising did
+        before_today.setattr("amem.services.pipeline.numbers_as_stored", lambda value: value)
+        kept = mem.add_notes([keyed, timed], actor="agent:crm", wait=False, skip_recorded=True)
+    (retry,) = mem.add_notes([dict(keyed)], actor="agent:crm", wait=False, skip_recorded=True)
+    assert retry.recorded_before and retry.raw_log_id == kept[0].raw_log_id
+    (again,) = mem.add_notes([dict(timed)], actor="agent:crm", wait=False, skip_recorded=True)
+    assert again.recorded_before and again.raw_log_id == kept[1].raw_log_id
+    assert _raw_log_count(mem) == 2
 
 
 def _sent_together(mem: Memory, first: Callable[[], object], retry: Callable[[], object]) -> None:
