@@ -4,32 +4,11 @@ records no line twice: a line without a time or a key is recorded again by any r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from amem.memory import Memory
 from tests.agents.scripted_answers import answer, text_of
 from tests.cli.test_note_commands import MODEL, Cli
-
-
-@pytest.fixture
-def amem(
-    database_url: str,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    scripted_llm: Any,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[Cli]:
-    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
-    scripted_llm.default = answer
-    memory = Memory(tmp_path / "home", database_url=database_url)
-    try:
-        yield Cli(memory, capsys)
-    finally:
-        memory.close()
 
 
 def test_an_interrupted_import_of_lines_without_a_time_says_to_reprocess_not_to_import_again(

@@ -4,34 +4,13 @@ another encoding refused as a whole, and a run that says what became of each inp
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from amem.cli import main
-from amem.memory import Memory
-from tests.agents.scripted_answers import answer
 from tests.cli.test_note_commands import MODEL, Cli, outage
-
-
-@pytest.fixture
-def amem(
-    database_url: str,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    scripted_llm: Any,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[Cli]:
-    """The CLI on one ledger, its model and its embedder answering through litellm."""
-    monkeypatch.setenv("AMEM_EMBEDDING_MODEL", "scripted/embed-v1")
-    scripted_llm.default = answer
-    memory = Memory(tmp_path / "home", database_url=database_url)
-    try:
-        yield Cli(memory, capsys)
-    finally:
-        memory.close()
 
 
 def one_line(err: str) -> str:
