@@ -3,9 +3,10 @@
 Full text uses the database's own index (migrations 0003, 0004): SQLite FTS5 ranked by bm25(), each
 scope a block of rowids; PostgreSQL tsvector ranked by ts_rank_cd() weighted by each word's inverse
 document frequency (a BM25-like score; ts_rank_cd alone knows no IDF). Queries are OR-style over
-the query's words. User text never reaches the query syntax: it is cut into words (letters and
-digits only), stop words dropped, and each word is quoted (FTS5) or joined by ``|`` (tsquery) and
-passed as a bound parameter.
+the query's words. User text never reaches the query syntax: it is cut into words (letters, marks
+and digits), stop words dropped, and each word is quoted (FTS5) or given to phraseto_tsquery() (plain
+text, no operators), always as a bound parameter. Each backend then cuts a query word as it cut the
+notes' text (``query_terms``), so a word found verbatim in a note matches it on both.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -54,22 +56,109 @@ _STOP_WORDS_TEXT = """
 """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 _WORD = re.compile(r"[^\W_]+")
+#: Characters outside ASCII that ``\w`` leaves out: punctuation and symbols, but also the marks
+#: (and private-use characters) that ``_is_word_char`` keeps in their word.
+_NOT_ALNUM = re.compile(r"[^\w\s\x00-\x7f]")
+#: Words joined by one of . @ / - each: PostgreSQL's parser may read them as one lexeme (an email,
+#: host, URL, path, version, number), indexed whole, not as its words: "4.2.17", "a.b@acme-corp.com".
+_JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[.@/-][^\W_]++)+")
+#: A join PostgreSQL's parser does not cut: a dot, at sign or slash, or a hyphen before a digit
+#: ("TW-41877" is "tw" and "-41877" to it; "follow-up" is "follow-up", "follow" and "up").
+_KEPT_WHOLE = re.compile(r"[.@/]|-[0-9]")
+
+
+def _is_word_char(char: str) -> bool:
+    r"""A letter, mark or digit (or a private-use character, which FTS5 keeps too): a combining mark
+    (a vowel sign, virama or accent: "हिंदी", "தமிழ்", a decomposed "café") is part of its word, which
+    Python's ``\w`` would cut there."""
+    category = unicodedata.category(char)
+    return category[0] in "LMN" or category == "Co"
+
+
+def _lower(text: str) -> str:
+    """``text`` in NFC and lower case one character to one, as both backends lower the note text:
+    Python's lower() turns İ into i and a combining dot, and a final Σ into ς (they make i and σ)."""
+    text = unicodedata.normalize("NFC", text)
+    if text.isascii():
+        return text.lower()
+    return text.replace("\u0130", "i").replace("\u03a3", "\u03c3").lower()
+
+
+def _marks_as_letters(text: str) -> str:
+    """``text`` with each mark (and private-use character) replaced by a letter: the same length, so
+    a regular expression's words in it are the words of ``text`` at the same places."""
+    if text.isascii():
+        return text
+    return _NOT_ALNUM.sub(lambda m: "a" if _is_word_char(m.group()) else m.group(), text)
+
+
+def _query_words(text: str, *, joined: bool) -> dict[str, int]:
+    """``query_terms``, each with its weight (1); ``joined``: also, first, each run of words joined
+    as PostgreSQL's parser indexes whole (``_KEPT_WHOLE``), weighted by the number of its words: a
+    note holding it holds them all, which counts each on SQLite, where a note's words are indexed
+    one by one."""
+    lowered = _lower(text)
+    masked = _marks_as_letters(lowered)
+    seen: dict[str, int] = {}
+    if joined:
+        for run in _JOINED.finditer(masked):
+            whole = lowered[run.start() : run.end()]
+            if whole not in seen and _KEPT_WHOLE.search(run.group()):
+                parts = {lowered[w.start() : w.end()] for w in _WORD.finditer(masked, *run.span())}
+                seen[whole] = max(len(parts - STOP_WORDS), 1)
+                if len(seen) >= MAX_TERMS:
+                    break
+    if masked == lowered:  # no mark to keep in its word
+        words = _WORD.findall(lowered)
+    else:
+        words = [lowered[w.start() : w.end()] for w in _WORD.finditer(masked)]
+    for word in words:
+        if word not in STOP_WORDS and word not in seen:
+            seen[word] = 1
+            if len(seen) >= MAX_TERMS:
+                break
+    return dict(list(seen.items())[:MAX_TERMS])
 
 
 def query_terms(text: str) -> list[str]:
-    """The distinct searchable words of ``text``, in order: lower case, stop words dropped."""
-    seen: dict[str, None] = {}
-    for word in _WORD.findall(text.lower()):
-        if word not in STOP_WORDS and word not in seen:
-            seen[word] = None
-            if len(seen) == MAX_TERMS:
-                break
-    return list(seen)
+    """The distinct searchable words of ``text``, in order: NFC, lower case, stop words dropped.
+    A word is letters, marks and digits; each backend cuts it further as it cut the notes' text
+    (FTS5 at a vowel sign, so a quoted word is a phrase of its pieces that meets the same pieces,
+    in order, in the note), so a query word that a note holds verbatim matches it."""
+    return list(_query_words(text, joined=False))
+
+
+def postgres_terms(text: str) -> dict[str, int]:
+    """``query_terms`` and the runs of joined words among them that PostgreSQL's parser indexes
+    whole (an email, host, URL, version: its tsvector holds "4.2.17", not "4", "2" and "17"), each
+    with the weight of its score: 1 for a word, the number of its words for a run."""
+    return _query_words(text, joined=True)
+
+
+def decomposed(term: str) -> str | None:
+    """``term`` in NFD, or None where that is ``term`` itself. Note text is stored as given, and a
+    note written in NFD may be indexed otherwise than one in NFC: PostgreSQL keeps accents (an NFD
+    "café" is a lexeme of its own), and a Hangul syllable decomposes into two or three letters."""
+    variant = unicodedata.normalize("NFD", term)
+    return variant if variant != term else None
+
+
+def _letters(text: str) -> int:
+    """How many characters of ``text`` are not marks: those FTS5 keeps once it strips accents."""
+    return sum(1 for char in text if unicodedata.category(char)[0] != "M")
 
 
 def fts5_match(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression: any of ``terms``, each a quoted string (no operators, no columns)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    """An FTS5 MATCH expression: any of ``terms``, each a quoted string (no operators, no columns).
+    FTS5 strips the accents of NFC and NFD text alike (remove_diacritics), so a term's NFD spelling is
+    added only where it holds other letters (a Hangul syllable is two or three jamo)."""
+    quoted: list[str] = []
+    for term in terms:
+        quoted.append(term)
+        variant = decomposed(term)
+        if variant is not None and _letters(variant) != _letters(term):
+            quoted.append(variant)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in quoted)
 
 
 def scope_key(scope: str) -> str:
@@ -79,7 +168,8 @@ def scope_key(scope: str) -> str:
 
 def tsquery_text(terms: Sequence[str]) -> str:
     """A to_tsquery() text: any of ``terms``. Terms are letters and digits only, so no operator
-    (& | ! ( ) : * < >) or quote can reach the parser."""
+    (& | ! ( ) : * < >) or quote can reach the parser. Search does not use it: it gives each term
+    to phraseto_tsquery(), which reads no operators at all and keeps the marks of a word."""
     return " | ".join(t for t in terms if _WORD.fullmatch(t))
 
 
@@ -114,12 +204,17 @@ def keyword_search(
     cost stops growing with the scope (on SQLite, deleted notes take places in that window); None
     ranks every match.
     """
-    terms = query_terms(text)
-    if not terms or limit <= 0 or (newest is not None and newest <= 0):
+    if limit <= 0 or (newest is not None and newest <= 0):
         return []
     if tx.dialect == "sqlite":
+        terms = query_terms(text)
+        if not terms:
+            return []
         return _fts5(tx, fts5_match(terms), scope, limit, tags, alive_at, newest, created_by, deleted)
     if tx.dialect == "postgresql":
+        terms = postgres_terms(text)
+        if not terms:
+            return []
         return _tsvector(tx, terms, scope, limit, tags, alive_at, newest, created_by, deleted)
     raise NotImplementedError(f"full-text search is not implemented for {tx.dialect}")
 
@@ -235,7 +330,7 @@ def _fts5_best(windowed: bool) -> sa.TextualSelect:
 
 def _tsvector(
     tx: LedgerTx,
-    terms: Sequence[str],
+    terms: Mapping[str, int],
     scope: str,
     limit: int,
     tags: Sequence[str],
@@ -253,32 +348,44 @@ def _tsvector(
     scores them as the search made then did.
     With ``newest``, each word's document count is estimated from the window (of the notes that
     pass the filters): its count there, scaled by all matches over the window's (the same figure
-    when the window holds every match)."""
-    words = [t for t in terms if _WORD.fullmatch(t)]
-    if not words:
-        return []
+    when the window holds every match).
+    Each term is read by phraseto_tsquery(), PostgreSQL's parser as it read the notes (a word it
+    cuts is a phrase of its pieces; "4.2.17" one lexeme), with its NFD spelling ORed in where that
+    differs (``decomposed``). A term of which the parser keeps no lexeme ("½", a word of 2,047
+    characters or more) matches nothing; with none left, the query has no candidates (an empty
+    tsquery ANDed with the scope's token would be the scope's token alone: every note of it)."""
     extra, params, typed = _filters(tx, tags, alive_at, created_by)
     if not deleted:
         extra.insert(0, "NOT n.deleted")
-    params.update({f"w{i}": w for i, w in enumerate(words)})
-    params.update({"any": tsquery_text(words), "key": scope_key(scope), "scope": scope, "limit": limit})
+    n = range(len(terms))
+    times = [f"{w} * " if w != 1 else "" for w in terms.values()]  # a run counts as its words
+    parsed: list[str] = []
+    for i, term in enumerate(terms):
+        params[f"w{i}"] = term
+        variant = decomposed(term)
+        if variant is None:
+            parsed.append(f"phraseto_tsquery('english', :w{i})")
+        else:
+            params[f"d{i}"] = variant
+            parsed.append(f"(phraseto_tsquery('english', :w{i}) || phraseto_tsquery('english', :d{i}))")
+    params.update({"key": scope_key(scope), "scope": scope, "limit": limit})
     if newest is not None:
         params["newest"] = newest
     # Each CTE is MATERIALIZED and so computed once: inlined, the planner re-ran df and s once per
-    # candidate row (quadratic: 340 ms for 547 candidates of 663 notes). h<i>: the note has word i,
+    # candidate row (quadratic: 340 ms for 547 candidates of 663 notes). h<i>: the note has term i,
     # tested once per note and used both to count and to skip ts_rank_cd, which is 0 without the
-    # word (unless its tsquery is more than one lexeme, p<i>) and costs more than the test.
-    n = range(len(words))
-    queries = ", ".join(
-        f"to_tsquery('english', :w{i}) AS q{i}, numnode(to_tsquery('english', :w{i})) > 1 AS p{i}" for i in n
-    )
+    # term (unless its tsquery is more than one lexeme, p<i>; an NFD spelling ORed in is none: it
+    # ranks 0 where it is not found) and costs more than the test.
+    each = ", ".join(f"{parsed[i]} AS q{i}" for i in n)
+    anyone = " || ".join(f"t.q{i}" for i in n)
+    queries = ", ".join(f"t.q{i}, numnode(phraseto_tsquery('english', :w{i})) > 1 AS p{i}" for i in n)
     hits = ", ".join(f"n.search_vector @@ q.q{i} AS h{i}" for i in n)
     # Scaled by all matches over the matches ranked: 1 unless a window left some out.
     scale = "" if newest is None else " * max(m.total)::float / greatest(count(*), 1)"
     counts = ", ".join(f"count(*) FILTER (WHERE m.h{i}){scale} AS d{i}" for i in n)
     weights = f"'{TSRANK_WEIGHTS}'::float4[]"
     score = " + ".join(
-        f"(CASE WHEN m.h{i} OR q.p{i} THEN ln(1 + (s.n - df.d{i} + 0.5) / (df.d{i} + 0.5)) "
+        f"(CASE WHEN m.h{i} OR q.p{i} THEN {times[i]}ln(1 + (s.n - df.d{i} + 0.5) / (df.d{i} + 0.5)) "
         f"* ts_rank_cd({weights}, m.sv, q.q{i}, 1) ELSE 0 END)"
         for i in n
     )
@@ -299,7 +406,8 @@ def _tsvector(
         )
         kept = ""
     sql = (
-        f"WITH q AS (SELECT to_tsquery('english', :any) && to_tsquery('simple', :key) AS qa, {queries}), "
+        f"WITH q AS (SELECT CASE WHEN numnode({anyone}) > 0 THEN ({anyone}) && to_tsquery('simple', :key) "
+        f"END AS qa, {queries} FROM (SELECT {each}) t), "
         f"m AS MATERIALIZED ({m}), df AS MATERIALIZED (SELECT {counts} FROM m), "
         # N counts the scope's deleted notes too; an index-only scan of ix_notes_scope when vacuumed.
         + "s AS MATERIALIZED (SELECT count(*)::float AS n FROM notes WHERE scope = :scope) "
