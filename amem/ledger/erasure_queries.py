@@ -205,6 +205,24 @@ def earlier_entries(tx: LedgerTx, table_name: str, keys: Sequence[str]) -> dict[
     return out
 
 
+def erased_before(tx: LedgerTx, raw_log_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The raw logs of ``raw_log_ids`` an erasure already erased, each with the one that did (its
+    ``erasure_id``, ``erased_by``, ``erased_at``): what a second request for them finds done."""
+    out: dict[str, dict[str, Any]] = {}
+    for part in _chunks(list(raw_log_ids)):
+        stmt = (
+            sa.select(erased_rows.c.row_key, erasures.c.id, erasures.c.erased_by, erasures.c.erased_at)
+            .join(erasures)
+            .where(erased_rows.c.table_name == "raw_logs", erased_rows.c.row_key.in_(part))
+            .order_by(erasures.c.erased_at)
+        )
+        for r in tx.conn.execute(stmt):
+            out.setdefault(
+                r.row_key, {"erasure_id": r.id, "erased_by": r.erased_by, "erased_at": r.erased_at}
+            )
+    return out
+
+
 def record(tx: LedgerTx, erasure: dict[str, Any], entries: Sequence[dict[str, Any]]) -> None:
     tx.conn.execute(sa.insert(erasures), [erasure])
     for start in range(0, len(entries), CHUNK):

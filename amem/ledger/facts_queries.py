@@ -1,9 +1,10 @@
 """The ledger's side of an account's facts: the notes that hold now, or that held at a past moment
 as the ledger stood then (for an auditor asking what the memory said about an account that day).
 
-Now: paged in SQL on the notes' own columns. At a past moment: the notes made by then, each with
-the last ``deleted`` and ``invalid_at`` change applied by then (one grouped query over the scope),
-and only the page's notes rebuilt from their changes; never a replay of the whole account.
+Now: paged in SQL on the notes' own columns. At a past moment: the notes made by then and not
+erased since (an erased note is gone from every moment, as search as of then leaves it out), each
+with the last ``deleted`` and ``invalid_at`` change applied by then (one grouped query over the
+scope), and only the page's notes rebuilt from their changes; never a replay of the whole account.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from amem.domain.hashing import REDACTED
 from amem.domain.models import Change, Note, ProposalStatus, RawLog, as_utc
 from amem.domain.values import parse_datetime
 from amem.ledger.store import LedgerTx, _change, _note, _proposal
@@ -74,10 +76,13 @@ class HeldThen:
 
 def notes_held_at(tx: LedgerTx, scope: str, *, moment: datetime, include_retired: bool) -> list[HeldThen]:
     """The scope's notes made by ``moment`` that were not deleted then (nor retired, unless
-    ``include_retired``), as the ledger stood at ``moment``, newest said first."""
+    ``include_retired``), as the ledger stood at ``moment``, newest said first. A note erased since
+    (deleted, its text the marker: ``search_queries.Standing.erased``) is left out: a data
+    subject's erasure takes the fact from the past too, not only from now."""
+    erased = sa.and_(notes.c.deleted.is_(True), notes.c.content == REDACTED)
     made = tx.conn.execute(
         _with_first_raw_log(sa.select(notes.c.id, raw_logs.c.id.label("raw_id")))
-        .where(notes.c.scope == scope, notes.c.created_at <= moment)
+        .where(notes.c.scope == scope, notes.c.created_at <= moment, sa.not_(erased))
         .order_by(_said().desc(), notes.c.id)
     ).all()
     last = (

@@ -31,9 +31,10 @@ import re
 from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from contextlib import closing
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from amem.domain.hashing import (
     REDACTED,
@@ -74,11 +75,25 @@ _TEXTUAL = ("text", "list[str]", "links")
 _NOTE_ID = re.compile(r"\bn_[0-9a-f]{16}\b")
 
 
+class EarlierErasure(BaseModel):
+    """An earlier erasure that had already erased some of the raw logs a request chose."""
+
+    erasure_id: str
+    erased_by: str
+    erased_at: datetime
+    raw_logs: int
+
+
 class ErasureReport(BaseModel):
+    """What one erasure redacted: each count is of rows it changed, never of rows an earlier
+    erasure had left as they are now."""
+
     erasure_id: str
     erased_by: str
     reason: str
     raw_logs: int
+    # Notes whose values or history the erasure changed (an erased note, or a kept one that held
+    # or had held an erased value): a note erased before and left as it was is not counted.
     notes: int
     proposals: int
     changes: int
@@ -114,6 +129,30 @@ class ErasureReport(BaseModel):
     # (when the fact took effect and why), or left them out as already stated there. Proposed again
     # on the kept input's own note from its recorded answer, routed by the policy.
     restated_values_proposed: int = 0
+    # Raw logs chosen that an earlier erasure had already erased (not in ``raw_logs``), and the
+    # erasures that did, oldest first: a second request for the same data subject finds them done.
+    already_erased: int = 0
+    earlier_erasures: list[EarlierErasure] = []
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nothing_redacted(self) -> bool:
+        """Whether the erasure found nothing left to redact (every raw log chosen erased before, and
+        nothing derived from them left): it is recorded all the same, as the request it was."""
+        return not any(
+            (
+                self.raw_logs,
+                self.notes,
+                self.proposals,
+                self.changes,
+                self.llm_calls,
+                self.review_comments,
+                self.proposals_withdrawn,
+                self.notes_deleted,
+                self.values_redacted,
+                self.restated_values_proposed,
+            )
+        )
 
 
 def _redacted(attr_type: str, value: Any) -> Any:
@@ -196,6 +235,8 @@ def erase(
             raise PermissionDeniedError(
                 f"{by} decides in {mine} only: {chosen[0]!r} reaches raw logs of {', '.join(outside)}"
             )
+        # erased by an earlier erasure: nothing of them is left to redact, and they are not counted
+        erased_earlier = q.erased_before(tx, ids)
         calls = q.rows(tx, "llm_calls", "raw_log_id", ids)
         erased_ids = set(ids)
         scopes = sorted({r["scope"] for r in raw})
@@ -394,7 +435,8 @@ def erase(
         )
         q.withdraw(tx, withdrawn, why, now)
         # each note touched is its redacted changes replayed: verify's replay check still holds
-        touched = sorted({c["note_id"] for c in redacted_changes.values()} | erased_notes)
+        redacted_notes = {c["note_id"] for c in redacted_changes.values()}
+        touched = sorted(redacted_notes | erased_notes)
         in_place: list[tuple[Note, list[str]]] = []  # kept notes as rebuilt, and which values changed
         for note in tx.get_notes(touched):
             history = [
@@ -405,6 +447,8 @@ def erase(
             if rebuilt is not None:
                 tx.save_note(rebuilt)
                 changed = [a for a in type_of if _value(note, a, type_of) != _value(rebuilt, a, type_of)]
+                if changed:  # an erased note an earlier erasure left as it is now is not counted
+                    redacted_notes.add(note.id)
                 if changed and note.id not in erased_notes:
                     in_place.append((rebuilt, changed))
         deleted = redacted_in_place = restated = 0
@@ -437,7 +481,7 @@ def erase(
         erased_by=by,
         reason=reason.strip(),
         raw_logs=len(raw_updates),
-        notes=len(touched),
+        notes=len(redacted_notes),
         proposals=len(proposal_updates),
         changes=len(change_updates),
         llm_calls=len(call_updates),
@@ -448,16 +492,30 @@ def erase(
         reasons_quoting=reasons_quoting,
         values_redacted=redacted_in_place,
         restated_values_proposed=restated,
+        already_erased=len(erased_earlier),
+        earlier_erasures=_earlier(erased_earlier),
     )
+
+
+def _earlier(erased_by_raw_log: dict[str, dict[str, Any]]) -> list[EarlierErasure]:
+    """The erasures that had erased raw logs a request chose (raw log -> its erasure), oldest first."""
+    by_erasure: dict[str, EarlierErasure] = {}
+    for e in erased_by_raw_log.values():
+        if (seen := by_erasure.get(e["erasure_id"])) is not None:
+            seen.raw_logs += 1
+        else:
+            by_erasure[e["erasure_id"]] = EarlierErasure(**e, raw_logs=1)
+    return sorted(by_erasure.values(), key=lambda e: (e.erased_at, e.erasure_id))
 
 
 def matching(
     ledger: Ledger, *, raw_log_id: str | None = None, scope: str | None = None, actor: str | None = None
 ) -> int:
     """How many raw logs an erasure with these selectors would erase (what `amem erase` asks to
-    confirm before erasing a scope's or an actor's)."""
+    confirm before erasing a scope's or an actor's): those an earlier erasure erased are not."""
     with ledger.read() as tx:
-        return len(q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor))
+        ids = q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor)
+        return len(ids) - len(q.erased_before(tx, ids))
 
 
 def answer_without(text: str, erased: AbstractSet[str], marks: AbstractSet[str] = frozenset()) -> str:
@@ -487,7 +545,7 @@ def _entry_without(item: Any, erased: AbstractSet[str], marks: set[str]) -> Any:
 
 def _marks(tx: Any, raw: list[dict[str, Any]], scopes: list[str]) -> set[str]:
     """The words that identify the erased texts and that no kept raw log of their scopes holds."""
-    marks: set[str] = set().union(*(erased_words.identifying(r["text"]) for r in raw))
+    marks: set[str] = set().union(*(erased_words.marks_of(r["text"]) for r in raw))
     erased_ids = {r["id"] for r in raw}
     with closing(q.scope_texts(tx, scopes)) as texts:
         for raw_log_id, text in texts:

@@ -6,7 +6,8 @@ Each fact is a note that is neither deleted nor retired (its ``invalid_at`` has 
 newest said first (the time of the raw log it came from), with the decision rationale it holds,
 its validity dates and the decisions people took on it, each with their comment. As of a past
 moment: only notes made by then, each rebuilt from the changes applied by then (values, retirement,
-deletion), with the decisions taken by then.
+deletion), with the decisions taken by then; a note erased since is in no moment's facts (nor in
+their total), as search as of then leaves it out.
 """
 
 from __future__ import annotations

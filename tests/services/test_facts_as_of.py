@@ -71,3 +71,24 @@ def test_a_past_page_is_counted_and_paged_like_the_present(memory: Memory) -> No
 def test_a_moment_that_is_not_a_time_is_refused(memory: Memory) -> None:
     with pytest.raises(InvalidInputError, match="as_of"):
         memory.facts("acme", as_of="last tuesday")
+
+
+def test_a_note_erased_since_is_in_no_past_moments_facts(memory: Memory) -> None:
+    """A data subject's erasure takes their note from the past too, as search as of that moment
+    leaves it out; a note deleted since is still a fact of then. Before, the facts as of a moment
+    before the erasure listed the erased note as an "[erased]" fact and counted it in the total."""
+    price = said(memory, "Acme pays 40 EUR per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
+    champion = said(
+        memory, "Dana Smith is Acme's champion, phone 555-0199", at=datetime(2026, 1, 20, tzinfo=UTC)
+    )
+    demo = said(memory, "Acme asked for a demo", at=datetime(2026, 2, 1, tzinfo=UTC))
+    moment = utcnow()
+    alice = signed_in(memory, "alice")
+    memory.approve(memory.delete(demo.id, actor="agent:sales-agent", reason="done").id, reviewer=alice)
+    memory.erase(by=alice, reason="her request", raw_log_id=champion.raw_log_ids[0])
+
+    then = memory.facts("acme", as_of=moment, include_retired=True)
+    assert [f.note_id for f in then.facts] == [demo.id, price.id] and then.total == 2
+    first = memory.facts("acme", as_of=moment, limit=1, offset=1)
+    assert [f.note_id for f in first.facts] == [price.id] and first.total == 2
+    assert [f.note_id for f in memory.facts("acme").facts] == [price.id]
