@@ -11,24 +11,26 @@ everything those statements committed to. A PostgreSQL dump is verified by resto
 (``pg_restore``) into a scratch database that is dropped afterwards. The vector index is not copied:
 it is derived, and ``amem reindex`` rebuilds it from the ledger's stored vectors.
 
-A SQLite copy is placed in rollback-journal mode: a restore only reads it (``mode=ro``), and a file
-still marked WAL cannot be opened from read-only media, and leaves -wal/-shm beside it elsewhere.
+A SQLite copy is placed in rollback-journal mode, so that whatever opens it as a database (a restore
+only reads its bytes) finds a file complete on its own: one still marked WAL cannot be opened by
+SQLite from read-only media, and leaves -wal/-shm beside it elsewhere.
 
 A backup killed midway (power cut, SIGKILL, OOM) cannot clean up after itself: its partial file (with
 the -journal SQLite writes the copy under) and, for PostgreSQL, its scratch database (a full copy of
-the ledger) stay. The next backup removes those whose maker is gone, and never those of a backup
-still running: each backup holds an exclusive lock on a file beside its partial (``.partial-lock``)
-for its whole life, which the kernel releases when the process ends however it ends, and is seen
-from every PID namespace (containers sharing the host name and the volume, whose process ids mean
-nothing here). Partials named after another host are left (a lock may not reach across a network
-share). The scratch database is named after the server session that holds it to the end.
+the ledger) stay. The next backup into the same directory removes those whose maker is gone,
+whatever file they were for (backups are often named by date, so the next one is seldom to the
+same name), and never those of a backup still running: each backup holds an exclusive lock on a
+file beside its partial (``.partial-lock``) for its whole life, which the kernel releases when the
+process ends however it ends, and is seen from every PID namespace (containers sharing the host
+name and the volume, whose process ids mean nothing here). Partials named after another host are
+left (a lock may not reach across a network share). The scratch database is named after the
+server session that holds it to the end. A restore claims its temporary copy the same way.
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import glob
 import os
 import re
 import secrets
@@ -78,19 +80,21 @@ def back_up(
     written under a temporary name and renamed when complete, so ``dest`` never names half a copy;
     a copy that does not verify is kept (the evidence of what was there) and its report says why.
     A file that appears at ``dest`` meanwhile is never overwritten (InvalidInputError). What
-    backups killed midway left (partial files of ``dest``, scratch databases) is removed first,
-    and the report lists it."""
+    backups killed midway left (partial files in ``dest``'s directory, scratch databases) is removed
+    first, and the report lists it."""
     dest = dest.expanduser().resolve()
     if dest.exists():
         raise InvalidInputError(f"{dest} exists: a backup never overwrites a file; name a new one")
     if not dest.parent.is_dir():
         raise InvalidInputError(f"{dest.parent} is not a directory: create it first")
     postgres = ledger.dialect == "postgresql"
-    cleaned = _stale_partials(dest) + (_stale_check_databases(ledger) if postgres else [])
+    stopped = "a partial copy left by a backup that stopped"
+    cleaned = left_by_killed(dest.parent, "partial", stopped)
+    cleaned += _stale_check_databases(ledger) if postgres else []
     started = time.perf_counter()
     progress("copying the ledger", 0, 1)
     # a copy not placed (a failure, or dest taken meanwhile) leaves nothing behind
-    with _claimed_beside(dest) as partial:
+    with claimed_beside(dest) as partial:
         if postgres:
             _dump_postgres(ledger, partial)
         else:
@@ -122,14 +126,16 @@ def back_up(
 
 
 @contextmanager
-def _claimed_beside(dest: Path) -> Iterator[Path]:
-    """A new file of this backup's own beside ``dest``, locked (``.partial-lock``) until it is placed
-    or removed: two backups naming the same file never write into one copy (each is placed whole,
-    or refused), and no other backup takes it for a killed one's. Its name says which host and
-    process writes it, for whoever finds it. On leaving, the partial and what SQLite wrote beside
-    it are removed, then the lock file, whose lock is held until then."""
+def claimed_beside(dest: Path, kind: str = "partial", *, hidden: bool = False) -> Iterator[Path]:
+    """A new file of this process's own beside ``dest``, locked (``-lock`` beside it) until it is
+    placed or removed: two backups (or restores) naming the same file never write into one copy
+    (each is placed whole, or refused), and no clean-up takes it for a killed one's. Its name says
+    which host and process writes it, and ``kind`` what for ("partial": a backup, "restoring": a
+    restore), for whoever finds it; ``hidden`` starts it with a dot. On leaving, the file and what
+    SQLite wrote beside it are removed, then the lock file, whose lock is held until then."""
     while True:
-        partial = dest.with_name(f"{dest.name}.{_HOST}-{os.getpid()}-{secrets.token_hex(4)}.partial")
+        tag = f"{_HOST}-{os.getpid()}-{secrets.token_hex(4)}"
+        partial = dest.with_name(f"{'.' if hidden else ''}{dest.name}.{tag}.{kind}")
         lock = _lock_of(partial)
         try:
             held = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
@@ -162,6 +168,14 @@ _HOST = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
 _BESIDE = ("-journal", "-wal", "-shm")
 _LOCK = "-lock"
 
+#: A file ``claimed_beside`` makes, or one of those beside it: "<name>.<host>-<pid>-<8 hex>.<kind>",
+#: then nothing, a journal's ending or the lock's. The host is letters, digits and "_" only, so the
+#: name before it is whatever precedes the last such part.
+_CLAIMED = re.compile(
+    r"(?P<stem>.+\.(?P<host>[A-Za-z0-9_]+)-(?P<pid>\d+)-[0-9a-f]{8}\.(?P<kind>[a-z]+))"
+    r"(?:-journal|-wal|-shm|-lock)?"
+)
+
 
 def _lock_of(partial: Path) -> Path:
     return partial.with_name(partial.name + _LOCK)
@@ -187,45 +201,61 @@ def _locked(fd: int, lock: Path) -> bool:
     return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
-def _stale_partials(dest: Path) -> list[str]:
-    """Remove the partial files of ``dest`` (with what SQLite wrote beside them) that backups killed
-    on this host left: their lock can be taken. Those of a running backup, which holds its lock, or
-    of another host, are left; so are names this scheme did not make."""
-    made = re.compile(
-        re.escape(dest.name) + r"\.(([A-Za-z0-9_]+)-(\d+)-[0-9a-f]{8})\.partial(?:-journal|-wal|-shm|-lock)?"
-    )
-    makers: dict[str, tuple[str, int]] = {}
-    for path in sorted(dest.parent.glob(f"{glob.escape(dest.name)}.*.partial*")):
-        found = made.fullmatch(path.name)
-        if found is not None and found.group(2) == _HOST:
-            makers[found.group(1)] = (found.group(2), int(found.group(3)))
+def left_by_killed(directory: Path, kind: str, left_by: str) -> list[str]:
+    """Remove the files of ``kind`` (see ``claimed_beside``) in ``directory``, whatever file they
+    were made for, with what SQLite wrote beside them, that processes killed on this host left:
+    their lock can be taken. Each is said as "path (``left_by``: process N)". Those of a running
+    process, which holds its lock, or of another host, are left; so are names this scheme did not
+    make. The whole directory is looked at: a backup's next run is often to a new, dated name."""
+    return claims_in(directory, kind, left_by)[0]
+
+
+def claims_in(directory: Path, kind: str, left_by: str) -> tuple[list[str], list[str]]:
+    """``left_by_killed``'s removal, and the claims it left because a running process holds them
+    (on this host, or named after another): (removed, in use), each said with its process."""
+    makers: dict[str, int] = {}
+    in_use: list[str] = []
+    try:
+        names = sorted(entry.name for entry in os.scandir(directory))
+    except FileNotFoundError:
+        return [], []
+    for name in names:
+        found = _CLAIMED.fullmatch(name)
+        if found is None or found.group("kind") != kind:
+            continue
+        if found.group("host") == _HOST:
+            makers[found.group("stem")] = int(found.group("pid"))
+        elif name == found.group("stem"):
+            in_use.append(f"{directory / name} (made on host {found.group('host')}: left to it)")
     removed: list[str] = []
-    for stem, (_, pid) in makers.items():
-        partial = dest.with_name(f"{dest.name}.{stem}.partial")
+    for stem, pid in makers.items():
+        partial = directory / stem
         lock = _lock_of(partial)
         try:
             held = os.open(lock, os.O_RDWR)
         except FileNotFoundError:  # an older amem's partial, or one whose clean-up stopped midway
             if _running(pid):
+                in_use.append(f"{partial} (process {pid} is running)")
                 continue
             held = None
         try:
             if held is not None:
                 try:
                     fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:  # its backup is running
+                except BlockingIOError:  # its maker is running
+                    in_use.append(f"{partial} (in use by process {pid}, which removes it when it ends)")
                     continue
             for path in _files_of(partial):
                 try:
                     path.unlink()
                 except FileNotFoundError:
                     continue
-                removed.append(f"{path} (a partial copy left by a backup that stopped: process {pid})")
+                removed.append(f"{path} ({left_by}: process {pid})")
             lock.unlink(missing_ok=True)  # the last, while it is held
         finally:
             if held is not None:
                 os.close(held)
-    return removed
+    return removed, in_use
 
 
 def _running(pid: int) -> bool:

@@ -101,6 +101,10 @@ class CheckpointProof(BaseModel):
     at: datetime | None = None
     proven: bool
     message: str
+    #: Only when a backup is verified to be restored: the statement signed events the backup does
+    #: not hold (signed after it was taken, or the backup was cut short). Not proven, and not counted
+    #: as tampering: the restore says which events it loses. `amem verify` never sets it.
+    newer_than_ledger: bool = False
 
 
 class VerifyResult(BaseModel):
@@ -141,11 +145,15 @@ def verify_ledger(
     public_key: Any = None,
     *,
     progress: Progress = no_progress,
+    of_a_backup: bool = False,
 ) -> VerifyResult:
     """Recompute both chains, compare every row with its event, replay every note, prove checkpoints.
 
     ``checkpoints``: (line number, statement) pairs read from a checkpoint log; ``public_key``: the
-    Ed25519 public key they must be signed with."""
+    Ed25519 public key they must be signed with. ``of_a_backup``: the ledger is a backup about to be
+    restored, and the log was kept since it was taken: a statement signing more events than it holds
+    is reported as newer than it (``CheckpointProof.newer_than_ledger``, and a notice naming the
+    events it lacks), not as a truncation. A live ledger (`amem verify`) never passes it."""
     from amem.services.checkpoints import check_key
 
     check_key(checkpoints, public_key)  # a wrong key is the caller's mistake, said before any work
@@ -184,27 +192,46 @@ def verify_ledger(
         notes_checked = _notes(tx, f, creations, changed_notes)
         _append_only_guards(tx, f)
         proofs = [
-            _prove(line, st, public_key, event_hashes, events_ok, change_hashes, changes_ok)
+            _prove(
+                line,
+                st,
+                public_key,
+                event_hashes,
+                events_ok,
+                change_hashes,
+                changes_ok,
+                of_a_backup=of_a_backup,
+            )
             for line, st in checkpoints
         ]
         notices = _erased_after_signing(proofs, checkpoints, erased, erasure_rows, seq_of)
     for p in proofs:
-        if not p.proven:
+        if not p.proven and not p.newer_than_ledger:
             f.add(f"checkpoint line {p.line}", p.message)
+    newer = [p for p in proofs if p.newer_than_ledger]
+    if newer:
+        notices.insert(0, _not_held(newer, len(event_hashes)))
     ok = not f.problems
     if ok:
         message = (
             f"intact: {len(change_hashes)} changes, {len(event_hashes)} events, {raw_checked} raw logs, "
             f"{proposals_checked} proposals and {notes_checked} notes verified"
         )
-        if proofs:
-            latest = max(proofs, key=lambda p: p.seq or 0)
+        reached = [p for p in proofs if p.proven]
+        if reached:
+            latest = max(reached, key=lambda p: p.seq or 0)
+            extends = f"all {len(reached)}" if not newer else f"{len(reached)} of the {len(proofs)}"
             message += (
-                f"; the ledger extends all {len(proofs)} checkpoints, the latest proving events "
+                f"; the ledger extends {extends} checkpoints, the latest proving events "
                 f"1..{latest.seq} as signed at {latest.at.isoformat() if latest.at else '?'}"
             )
             if latest.seq is not None and latest.seq < len(event_hashes):
                 message += f" (events {latest.seq + 1}..{len(event_hashes)} are covered by no checkpoint yet)"
+        if newer:
+            message += (
+                f"; {len(newer)} checkpoint(s) signed events it does not hold "
+                f"({len(event_hashes) + 1}..{max(p.seq or 0 for p in newer)}): see the note"
+            )
     else:
         message = f.problems[0][1]
     return VerifyResult(
@@ -932,6 +959,8 @@ def _prove(
     events_ok: bool,
     change_hashes: list[str],
     changes_ok: bool,
+    *,
+    of_a_backup: bool = False,
 ) -> CheckpointProof:
     from amem.services.checkpoints import statement_problem
 
@@ -939,6 +968,18 @@ def _prove(
     at = statement.get("at")
     when = datetime.fromisoformat(at) if isinstance(at, str) else None
     problem = statement_problem(statement, public_key)
+    if problem is None and of_a_backup and events_ok and seq > len(event_hashes):
+        problem = _changes_held_as_signed(statement, change_hashes)
+        if problem is None:  # signed after the backup was taken, or the backup was cut short
+            return CheckpointProof(
+                line=line,
+                seq=seq,
+                at=when,
+                proven=False,
+                newer_than_ledger=True,
+                message=f"checkpoint at line {line}: newer than this backup (events "
+                f"{len(event_hashes) + 1}..{seq} not in it), signed at {at}",
+            )
     if problem is None:
         problem = _extends(statement, event_hashes, events_ok, change_hashes, changes_ok)
     if problem is not None:
@@ -985,6 +1026,32 @@ def _extends(
             f"change {cseq} no longer has the hash it signed: the changes were rewritten at or before {cseq}"
         )
     return None
+
+
+def _changes_held_as_signed(statement: dict[str, Any], change_hashes: list[str]) -> str | None:
+    """Of a statement newer than the backup verified (its events are not all there), the part that
+    can still be checked: the change it signed last, if the backup holds that many changes, must
+    have the hash it signed. A genuine older backup is a prefix of what was signed."""
+    cseq, csigned = statement["change_seq"], statement["change_hash"]
+    if cseq and cseq <= len(change_hashes) and change_hashes[cseq - 1] != csigned:
+        return (
+            f"change {cseq} no longer has the hash it signed: the changes were rewritten at or before {cseq}"
+        )
+    return None
+
+
+def _not_held(newer: list[CheckpointProof], held: int) -> str:
+    """What restoring a backup older than some signed statements loses, said plainly: the operator
+    decides, since a backup cut short by someone looks the same as an older one."""
+    lines = ", ".join(str(p.line) for p in newer)
+    last = max(newer, key=lambda p: p.seq or 0)
+    signed = last.at.isoformat() if last.at else "?"
+    return (
+        f"the ledger ends at event {held}, and the checkpoint(s) at line(s) {lines} of the log signed "
+        f"events up to {last.seq} (the latest at {signed}): events {held + 1}..{last.seq} are not in it. "
+        "They were recorded after this backup was taken, and restoring it loses them; a backup cut "
+        "short would look the same. If a newer backup holds them, restore that one instead"
+    )
 
 
 def _tokens(tx: LedgerTx, f: _Findings, seq_of: dict[tuple[str, str], int] | None = None) -> None:

@@ -7,14 +7,27 @@ table): it never overwrites a ledger, since a ledger newer than the backup holds
 acknowledged after it, and history is never rewritten. The restored ledger is verified as `amem
 verify` does (both chains, every row, each signed checkpoint given) before it is called restored.
 
-SQLite: the backup is copied with SQLite's backup API to a temporary name beside the target (the
-backup file itself is only read), verified there, and renamed into place if the target is still
-free; a copy that does not verify is removed and nothing is restored. PostgreSQL: ``pg_restore``
-into the target database (the dump's schema, made there unless it exists empty) in one transaction,
-so a restore interrupted or failing part-way leaves nothing (a ledger without its keys and
-append-only triggers would otherwise verify, and refuse the next restore); then verified; one that
-does not verify is left there for inspection, and the report says so. The dump's schema is the one
-restored, verified and reported: a target URL whose search_path names another is refused.
+SQLite: the backup's bytes are copied to a temporary name beside the target (the backup file itself
+is only read, never opened by SQLite: a file an older amem left in WAL mode would otherwise get
+-wal/-shm beside it, and could not be opened at all from read-only media), checked, verified there,
+and renamed into place if the target is still free; a copy that does not verify is removed and
+nothing is restored. The temporary copy is a whole ledger: it is claimed as a backup claims its
+partial file (host and process in its name, a lock held for the restore's life), so one a killed
+restore left is removed by the next restore into that directory and by an erasure
+(``copies_of_stopped_restores``), and never one a running restore uses.
+
+PostgreSQL: the dump's schema revision is read from the dump first (one a newer amem wrote is
+refused before anything is written), then ``pg_restore`` into the target database (the dump's
+schema, made there unless it exists empty) in one transaction, so a restore interrupted or failing
+part-way leaves nothing (a ledger without its keys and append-only triggers would otherwise verify,
+and refuse the next restore); then verified; one that does not verify is left there for inspection,
+and the report says so. The dump's schema is the one restored, verified and reported: a target URL
+whose search_path names another is refused.
+
+The checkpoint log given is usually kept since the backup was taken, so its later statements sign
+events the backup does not hold: those are reported as newer than the backup, with the events the
+restored ledger lacks, and the restore goes on (`amem verify` of a live ledger still calls that a
+truncation). Each statement the backup reaches is proven as `amem verify` proves it.
 
 The vector index is derived: the CLI rebuilds it from the restored ledger's stored vectors. The
 restored ledger keeps none of the source's index positions (``index_state``), whose ledger identity
@@ -28,6 +41,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -46,13 +60,23 @@ from amem.ledger import schema
 from amem.ledger.store import Ledger, create_engine
 from amem.ledger.tables import index_state
 from amem.services import pg_client
-from amem.services.backup import place
+from amem.services.backup import claimed_beside, claims_in, place
 from amem.services.integrity import VerifyResult, verify_ledger
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _PG_DUMP_MAGIC = b"PGDMP"
 #: A schema entry of ``pg_restore --list``: "3; 2615 2200 SCHEMA - public pg_database_owner".
 _SCHEMA_ENTRY = re.compile(r"^\d+; \d+ \d+ SCHEMA - (\S+) ")
+#: What the claim of a restore's temporary copy ends with (``backup.claimed_beside``).
+_RESTORING = "restoring"
+#: A temporary copy an amem before ``claimed_beside`` made (``tempfile.mkstemp``: eight random
+#: letters, digits or "_"), with what SQLite wrote beside it; group 1 is the target's file name.
+_UNCLAIMED = re.compile(r"\.(.+)\.[a-z0-9_]{8}\.restoring(?:-journal|-wal|-shm)?")
+#: The data of alembic_version in ``pg_restore --data-only`` output: "COPY s.alembic_version
+#: (version_num) FROM stdin;", then one revision a line, ended by a line "\.".
+_REVISION_DATA = re.compile(
+    r"^COPY .*\balembic_version \(version_num\) FROM stdin;\n(.*?)^\\\.$", re.M | re.S
+)
 #: The rows of the index positions in ``pg_restore --list``: "3514; 0 45759 TABLE DATA public
 #: index_state postgres" (left out: the restored ledger's index is its own).
 _INDEX_STATE_DATA = re.compile(rf"^\d+; \d+ \d+ TABLE DATA \S+ {index_state.name} ")
@@ -75,6 +99,19 @@ class RestoreReport(BaseModel):
     #: The backup's schema revision when an older amem wrote it (the restored ledger was migrated
     #: to this amem's, as `amem db upgrade` would); None when it was current.
     upgraded_from: str | None = None
+    #: Temporary copies (each a whole ledger) that restores killed earlier left beside the target,
+    #: removed before this one; and those left, which a restore may still be using.
+    cleaned: list[str] = []
+    left: list[str] = []
+
+
+class StoppedRestores(BaseModel):
+    """The temporary copies of restores found in a directory: each a whole ledger, which an erasure
+    must not leave behind. ``removed``: those whose restore stopped; ``left``: those a restore may
+    still be using (it removes its copy when it ends), said with why."""
+
+    removed: list[str] = []
+    left: list[str] = []
 
 
 def kind_of(backup: Path) -> Literal["sqlite", "postgresql"]:
@@ -128,7 +165,9 @@ class _Proof:
 
     def verify(self, ledger: Ledger) -> tuple[VerifyResult, dict[str, Any]]:
         """The ledger verified as `amem verify` does, and its chain heads."""
-        verified = verify_ledger(ledger, self.checkpoints, self.public_key, progress=self.progress)
+        verified = verify_ledger(
+            ledger, self.checkpoints, self.public_key, progress=self.progress, of_a_backup=True
+        )
         with ledger.read() as tx:
             return verified, tx.chain_state()
 
@@ -145,10 +184,8 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
     dest = Path(target.database).expanduser().resolve()
     _refuse_a_ledger(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".restoring", dir=dest.parent)
-    os.close(fd)
-    partial = Path(name)
-    try:
+    found = copies_of_stopped_restores_in(dest.parent)
+    with claimed_beside(dest, _RESTORING, hidden=True) as partial:
         try:
             _copy_backup(backup, partial)
             upgraded_from = _brought_up_to_date(sqlite_url(partial), backup)
@@ -178,13 +215,6 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
                     f"{dest} was created while the backup was being restored: it is left as it is and "
                     "nothing was restored; restore into a new place (--home DIR or --database-url)"
                 ) from None
-    finally:
-        for leftover in (
-            partial,
-            partial.with_name(partial.name + "-wal"),
-            partial.with_name(partial.name + "-shm"),
-        ):
-            leftover.unlink(missing_ok=True)
     return RestoreReport(
         backup=str(backup),
         kind="sqlite",
@@ -195,14 +225,62 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
         restored=verified.ok,
         ledger_url=sqlite_url(dest),
         upgraded_from=upgraded_from,
+        cleaned=found.removed,
+        left=found.left,
     )
+
+
+def copies_of_stopped_restores(database_url: str) -> StoppedRestores:
+    """The temporary copies restores left beside the SQLite ledger ``database_url`` names, those of
+    stopped restores removed: what an erasure calls, since each copy is a whole ledger holding what
+    the erasure removes. Nothing for a PostgreSQL ledger (a restore there leaves no file)."""
+    url = sa.make_url(database_url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return StoppedRestores()
+    return copies_of_stopped_restores_in(Path(url.database).expanduser().resolve().parent)
+
+
+def copies_of_stopped_restores_in(directory: Path) -> StoppedRestores:
+    """Remove the temporary copies that restores killed midway (SIGKILL, OOM, power cut) left in
+    ``directory``, whatever file they were restoring: those whose lock can be taken. Those a running
+    restore holds are left, said so (it removes its copy when it ends). A copy an amem before these
+    locks made names no process: it is removed only when the file it was for holds a ledger by now
+    (its restore, if it still runs, will be refused: a restore never overwrites a ledger), else
+    left and said so."""
+    stopped = "a copy of a backup left by a restore that stopped"
+    removed, left = claims_in(directory, _RESTORING, stopped)
+    try:
+        names = sorted(entry.name for entry in os.scandir(directory))
+    except FileNotFoundError:
+        return StoppedRestores(removed=removed)
+    for name in names:
+        found = _UNCLAIMED.fullmatch(name)
+        if found is None:
+            continue
+        path, meant = directory / name, directory / found.group(1)
+        if not _holds_a_ledger(meant):
+            left.append(
+                f"{path} (a copy of a backup that an earlier amem's restore into {meant} made: it may "
+                "still be running; remove the file once no restore runs)"
+            )
+            continue
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(f"{path} ({stopped}: {meant} holds a ledger, which no restore replaces)")
+    return StoppedRestores(removed=removed, left=left)
+
+
+def _holds_a_ledger(dest: Path) -> bool:
+    return any(p.exists() and p.stat().st_size > 0 for p in (dest, dest.with_name(dest.name + "-wal")))
 
 
 def _refuse_a_ledger(dest: Path) -> None:
     """InvalidInputError when ``dest`` (or its write-ahead log) holds anything: a restore never
     overwrites a ledger, which may hold inputs acknowledged after the backup."""
     for path in (dest, dest.with_name(dest.name + "-wal")):
-        if path.exists() and path.stat().st_size > 0:
+        if _holds_a_ledger(path):
             raise InvalidInputError(
                 f"{path} holds a ledger already: a restore never overwrites one (it would lose what was "
                 "kept after the backup); restore into a new place (--home DIR or --database-url) and "
@@ -210,25 +288,47 @@ def _refuse_a_ledger(dest: Path) -> None:
             )
 
 
+#: What SQLite reads beside a database file when it opens it: committed pages not yet in the file
+#: (a write-ahead log), or the pages to put back of a write cut short (a hot rollback journal).
+_READ_BESIDE = ("-wal", "-journal")
+
+
 def _copy_backup(backup: Path, partial: Path) -> None:
-    """The backup copied page by page into ``partial``, then checked whole: SQLite reads only the
-    pages a query needs, so a file cut short could otherwise verify and fail later, in service."""
+    """The backup's bytes copied into ``partial`` (with a write-ahead log or hot journal beside it
+    that holds anything, as SQLite would read them), then checked whole: SQLite reads only the
+    pages a query needs, so a file cut short could otherwise verify and fail later, in service. The
+    backup is only read as a file: SQLite opening it, even read-only, makes -wal/-shm beside one an
+    older amem left in WAL mode, and cannot open that one at all from read-only media."""
     short = _cut_short(backup)
     if short:
         raise sqlite3.DatabaseError(short)
-    # an escaped URI: in "file:{path}" a "#", "?" or "%41" of the name makes SQLite open another file
-    source = sqlite3.connect(f"{backup.as_uri()}?mode=ro", uri=True)  # the backup is only read
+    sources = [backup, *(backup.with_name(backup.name + end) for end in _READ_BESIDE)]
+    before = [_state(path) for path in sources]
+    shutil.copyfile(backup, partial)
+    for source, state, end in zip(sources[1:], before[1:], _READ_BESIDE, strict=True):
+        if state is not None and state[0] > 0:
+            shutil.copyfile(source, partial.with_name(partial.name + end))
+    if [_state(path) for path in sources] != before:
+        raise InvalidInputError(
+            f"{backup} was written to while it was being read: something has it open; nothing "
+            "restored; restore it again once nothing writes it, or restore another copy of it"
+        )
+    copy = sqlite3.connect(f"{partial.as_uri()}?mode=rw", uri=True)  # never a new, empty file
     try:
-        copy = sqlite3.connect(partial)
-        try:
-            source.backup(copy)
-            problems = [row[0] for row in copy.execute("PRAGMA quick_check(1)")]
-        finally:
-            copy.close()
+        problems = [row[0] for row in copy.execute("PRAGMA quick_check(1)")]
     finally:
-        source.close()
+        copy.close()
     if problems != ["ok"]:
         raise sqlite3.DatabaseError("; ".join(problems))
+
+
+def _state(path: Path) -> tuple[int, int] | None:
+    """A file's size and time of last change, or None where there is none."""
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return found.st_size, found.st_mtime_ns
 
 
 def _cut_short(backup: Path) -> str | None:
@@ -295,6 +395,7 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
             f"{backup}: expected the dump of one ledger schema, found {schemas or 'none'}"
         )
     (schema,) = schemas
+    _refuse_unknown(_dump_revision(backup, schema, env), backup)  # before anything is written
     engine = sa.create_engine(_without_options(target))
     try:
         with engine.connect() as conn:
@@ -411,20 +512,47 @@ def _brought_up_to_date(url: str, backup: Path) -> str | None:
     ledger); refuse one a newer amem wrote. Returns the revision it was at, if it was older."""
     engine = create_engine(url)
     try:
-        found = schema.current_revision(engine)
-        if found is None:
-            raise InvalidInputError(f"{backup} holds no amem ledger (no schema revision)")
+        found = _refuse_unknown(schema.current_revision(engine), backup)
         if found == schema.head_revision():
             return None
-        if found not in schema.known_revisions():
-            raise InvalidInputError(
-                f"{backup} was written by a newer amem (schema {found}; this one knows up to "
-                f"{schema.head_revision()}): restore it with that version"
-            )
         schema.upgrade(engine)
         return found
     finally:
         engine.dispose()
+
+
+def _refuse_unknown(found: str | None, backup: Path) -> str:
+    """``found``, the backup's schema revision, if this amem can restore it; else InvalidInputError:
+    no revision (not an amem ledger), or one a newer amem wrote (its migrations are not here)."""
+    if found is None:
+        raise InvalidInputError(f"{backup} holds no amem ledger (no schema revision)")
+    if found != schema.head_revision() and found not in schema.known_revisions():
+        raise InvalidInputError(
+            f"{backup} was written by a newer amem (schema {found}; this one knows up to "
+            f"{schema.head_revision()}): nothing restored; restore it with that version"
+        )
+    return found
+
+
+def _dump_revision(backup: Path, schema_name: str, env: dict[str, str]) -> str | None:
+    """The schema revision a dump holds, read from the dump itself (its alembic_version rows, as
+    ``pg_restore`` prints them), so a dump this amem cannot take is refused before pg_restore
+    writes a ledger into the target that nothing would take out again. None: no revision."""
+    printed = pg_client.run(
+        [
+            pg_client.client("pg_restore"),
+            "--data-only",
+            f"--schema={schema_name}",
+            "--table=alembic_version",
+            "--file=-",
+            str(backup),
+        ],
+        env,
+        "pg_restore --data-only",
+    )
+    found = _REVISION_DATA.search(printed)
+    rows = found.group(1).split() if found else []
+    return rows[0] if len(rows) == 1 else None
 
 
 def _shown(url: sa.URL) -> str:
