@@ -23,6 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
+from amem.config import ledger_url
 from amem.domain.hashing import GENESIS_HASH, event_hash, payload_digest
 from amem.domain.models import (
     Actor,
@@ -61,6 +62,9 @@ from amem.ledger.tables import (
 
 
 def create_engine(url: str) -> sa.Engine:
+    """The engine of the ledger at ``url``, refused with a ConfigError (not the driver's error, shown
+    as "a bug in amem") when it is not a URL amem can use (``amem.config.ledger_url``)."""
+    url = ledger_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -189,8 +193,8 @@ class Ledger:
     """Opens the database, checks its schema and hands out transactions."""
 
     def __init__(self, url: str, *, create_if_empty: bool = True, check_schema: bool = True) -> None:
-        self.url = url
-        self.engine = create_engine(url)
+        self.url = ledger_url(url)  # a bare postgresql:// as psycopg; a SQLite file by its absolute path
+        self.engine = create_engine(self.url)
         self.dialect = self.engine.dialect.name
         if check_schema:
             schema.check(self.engine, create_if_empty=create_if_empty)

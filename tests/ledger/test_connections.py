@@ -5,6 +5,7 @@ statement on it fails once if the server dropped it since, and the pool is renew
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -74,3 +75,21 @@ def test_a_write_after_compaction_is_still_one_transaction(database_url: str) ->
         assert not [t for t in sa.inspect(ledger.engine).get_table_names() if t.startswith("half_done")]
     finally:
         ledger.close()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("scheme", ["postgresql://", "postgres://"])
+def test_a_postgresql_url_without_its_driver_opens_the_ledger_through_psycopg(
+    scheme: str, tmp_path: Path
+) -> None:
+    """A URL as PostgreSQL's own tools and hosts write it (Heroku's DATABASE_URL is postgres://).
+    Before: postgres:// failed as "Can't load plugin: sqlalchemy.dialects:postgres", a bug in amem;
+    a bare postgresql:// is psycopg2 to SQLAlchemy 2.0, which amem does not install."""
+    from amem.memory import Memory
+
+    for url in _postgres_schema_url():
+        bare = scheme + url.split("://", 1)[1]
+        with Memory(tmp_path / "home", database_url=bare) as mem:
+            note_id = mem.add_note("Hooli asked for a 10% discount", actor="agent:crm", scope="hooli")
+            assert [hit.note_id for hit in mem.search("discount", scope="hooli")] == [note_id]
+            assert mem.settings.shown_database_url.startswith("postgresql+psycopg://")
