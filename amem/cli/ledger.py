@@ -203,6 +203,7 @@ def pending(
             if account is None:
                 raise InvalidInputError(f"--reviewer {reviewer!r} is not a reviewer of the policy in force")
             whose = account.id
+        _known_filter(mem, f)
         page = mem.review_items(f, limit=limit, offset=offset, reviewer=whose)
         second_looks = mem.second_looks(whose) if whose is not None else 0
 
@@ -217,12 +218,45 @@ def pending(
                 soft_wrap=True,
             )
         if not p.items and not offset:
-            out.print(f"nothing pending in {store_label()}", markup=False)
+            chosen = _filter_words(f)
+            if chosen:
+                out.print(f"nothing pending matches {chosen} in {store_label()}", markup=False)
+            else:
+                out.print(f"nothing pending in {store_label()}", markup=False)
             return
 
         blocks.review_items(out, p, offset=offset)
 
     emit(page, as_json, render)
+
+
+def _known_filter(mem: Any, f: Any) -> None:
+    """A mistyped --scope or --attribute is named, not answered with an empty queue (a reviewer
+    reading "nothing pending" would take the queue for empty)."""
+    from amem.cli.search import _known_scope
+    from amem.errors import InvalidInputError
+
+    if f.scope:
+        _known_scope(mem, f.scope)
+    if f.attribute and not mem.policy.knows(f.attribute):
+        from amem.domain.models import CORE_ATTRIBUTES
+
+        known = [*CORE_ATTRIBUTES, *mem.policy.declared_attributes()]
+        raise InvalidInputError(
+            f"--attribute {f.attribute!r} is not an attribute of the policy in force; "
+            f"known: {', '.join(known)}"
+        )
+
+
+def _filter_words(f: Any) -> str:
+    """The filters a reviewer chose, as they typed them."""
+    chosen = [
+        ("--scope", f.scope),
+        ("--attribute", f.attribute),
+        ("--kind", f.kind),
+        ("--proposer", f.proposer),
+    ]
+    return " ".join(f"{flag} {value}" for flag, value in chosen if value)
 
 
 def _render_decision(p: Any) -> None:
@@ -365,8 +399,12 @@ def _decide(
     """approve or reject: one item, one proposal, or --all matching the filter ``f`` after a count."""
     from amem.errors import InvalidInputError
 
-    if every == (ident is not None):
+    if every and ident is not None:
         raise InvalidInputError(f"{verb} takes an item or proposal id, or --all (with filters), not both")
+    if not every and ident is None:
+        raise InvalidInputError(
+            f"{verb} needs an item or proposal id (see `amem pending`), or --all with filters"
+        )
     if not every and (f.scope or f.attribute or f.kind or f.proposer):
         raise InvalidInputError("--scope, --attribute, --kind and --proposer only go with --all")
     with open_memory(create=False, warn=False) as mem:  # a decision says it itself
@@ -379,6 +417,8 @@ def _decide(
                 held = ", ".join(f.proposal.attribute for f in shown.fields)
                 values = "held value" if len(shown.fields) == 1 else "held values"
                 out.print(f"item {ident} ({shown.scope}), {len(shown.fields)} {values}: {held}", markup=False)
+        if every:
+            _known_filter(mem, f)  # a typo is named before anything is counted or asked
         if every and mem.count_review_items(f, reviewer=reviewer).items == 0:
             _nothing_matches(mem, f, reviewer, as_json)  # counted first: no password asked in vain
             return

@@ -612,3 +612,22 @@ def test_terminal_escapes_in_an_input_are_shown_not_obeyed(memory: Memory, capsy
     (data,) = json.loads(out)["items"]  # exact: JSON escapes the control characters itself
     assert code == 0 and data["raw_log"]["text"] == text
     assert data["fields"][0]["proposal"]["evidence"] == evidence
+
+
+def test_a_mistyped_filter_is_named_not_answered_with_an_empty_queue(memory: Memory, item, capsys) -> None:
+    code, _, err = run(memory, capsys, "pending", "--scope", "globexx")
+    assert code == 2 and "scope 'globexx' has no notes; did you mean globex?" in flat(err)
+    code, _, err = run(memory, capsys, "pending", "--attribute", "decision_rationel")
+    assert code == 2 and "--attribute 'decision_rationel' is not an attribute" in flat(err)
+    code, _, err = run(memory, capsys, "approve", "--all", "--scope", "globexx", "--reviewer", "alice")
+    assert code == 2 and "did you mean globex?" in flat(err)
+    assert {memory.proposal(p.id).status for p in item[1]} == {ProposalStatus.PENDING}
+    code, out, _ = run(memory, capsys, "pending", "--scope", "globex", "--kind", "contradiction")
+    assert code == 0 and "nothing pending matches --scope globex --kind contradiction in" in flat(out)
+
+
+def test_approve_with_neither_an_id_nor_all_says_what_it_needs(memory: Memory, item, capsys) -> None:
+    code, _, err = run(memory, capsys, "approve", "--reviewer", "alice")
+    assert code == 2 and "approve needs an item or proposal id" in flat(err) and "not both" not in err
+    code, _, err = run(memory, capsys, "approve", item[1][0].id, "--all", "--reviewer", "alice")
+    assert code == 2 and "not both" in flat(err)
