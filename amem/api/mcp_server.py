@@ -94,6 +94,8 @@ def _hit(result: SearchResult) -> dict[str, Any]:
         "keywords": note.keywords,
         "tags": note.tags,
         "category": note.category,
+        "decision_rationale": note.decision_rationale,
+        "attributes": note.extra,  # the team's own attributes (next step, priorities, ...)
         "links": [link.note_id for link in note.links],
         "matched_by": list(result.matched_by),
         **_currency(note, result.said_at, result.retired, result.retirement_waiting),
@@ -111,6 +113,7 @@ def _fact(fact: Fact) -> dict[str, Any]:
         "content": note.content,
         "category": note.category,
         "decision_rationale": note.decision_rationale,
+        "attributes": note.extra,
         "said_by": fact.said_by,
         "decisions": [d.model_dump(mode="json", exclude_none=True) for d in fact.decisions],
         **_currency(note, fact.said_at, fact.retired, fact.retirement_waiting),

@@ -241,6 +241,33 @@ def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: M
     assert "retirement_waiting" not in by_id[new.id]
 
 
+def test_a_search_hit_carries_the_decision_rationale_and_the_teams_attributes(memory: Memory) -> None:
+    """An agent asking "why?" through MCP gets the approved rationale and the team's attributes
+    on each hit, as the account's facts and the HTTP search give them."""
+    from tests.factories import LLM, said, signed_in
+
+    note = said(memory, "Globex chose the annual plan for the 15% discount")
+    alice = signed_in(memory, "alice")
+    for attribute, value in (("decision_rationale", "the 15% discount"), ("next_step", "send the contract")):
+        memory.approve(
+            memory.propose(note.id, attribute, value, reason="said", proposer=LLM).id, reviewer=alice
+        )
+    server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
+
+    async def main() -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+        async with Client(server) as client:
+            asked = {"query": "why the annual plan", "scope": "acme"}
+            hits = data(await client.call_tool("search", asked))
+            linked = data(await client.call_tool("search_agentic", asked))
+            facts = data(await client.call_tool("account_facts", {"scope": "acme"}))
+            return hits, linked, facts
+
+    hits, linked, facts = anyio.run(main)
+    for hit in (hits[0], linked[0], facts["facts"][0]):
+        assert hit["note_id"] == note.id and hit["decision_rationale"] == "the 15% discount"
+        assert hit["attributes"]["next_step"] == "send the contract"
+
+
 def test_an_agent_reads_an_accounts_facts_as_they_stood_on_a_past_moment(memory: Memory) -> None:
     """account_facts with as_of: the notes made by then, as they stood then (a retirement applied
     later does not count), and a clear error for a moment that is not a date."""
