@@ -245,7 +245,20 @@ def _cookie_key() -> str:
 
 
 def _cookie_days() -> float:
-    return float(os.environ.get("AMEM_UI_COOKIE_DAYS", "1"))
+    """AMEM_UI_COOKIE_DAYS: a number of days from 0 (no cookie kept) to 365, said naming the
+    variable when it is anything else."""
+    from amem.errors import ConfigError
+
+    given = os.environ.get("AMEM_UI_COOKIE_DAYS", "1")
+    try:
+        days = float(given)
+    except ValueError:
+        days = float("nan")
+    if not 0 <= days <= 365:
+        raise ConfigError(
+            f"AMEM_UI_COOKIE_DAYS={given!r}: give a number of days from 0 to 365 (the default is 1)"
+        )
+    return days
 
 
 def _cookie_token(username: str, password_digest: str, signed_in_at: float) -> tuple[str, datetime]:

@@ -738,10 +738,9 @@ def _unparsed_body(cause: BaseException | None) -> str | None:
             "send JSON encoded as UTF-8"
         )
     if isinstance(cause, RecursionError):
-        return (
-            "the body is not JSON amem can read: it is nested too deep (arrays and objects inside "
-            "each other, hundreds of levels); send it flatter"
-        )
+        from amem.domain.text import TOO_DEEP
+
+        return f"the body is not JSON amem can read: it is {TOO_DEEP}"
     return None
 
 

@@ -192,7 +192,8 @@ def print_verification(result: Any, what: str) -> None:
     for problem in result.problems[1:]:
         out.print(f"  also: {problem}", markup=False)
     for proof in result.checkpoints:
-        out.print(f"  {'proven' if proof.proven else 'NOT PROVEN'}: {proof.message}", markup=False)
+        label = "proven" if proof.proven else "newer" if proof.newer_than_ledger else "NOT PROVEN"
+        out.print(f"  {label}: {proof.message}", markup=False)
     for notice in getattr(result, "notices", []):  # not tampering: what an auditor should know
         out.print(f"  note: {notice}", markup=False)
 

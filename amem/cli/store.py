@@ -56,7 +56,7 @@ def init(
     --policy are honoured as by every command (the policy becomes the ledger's version 1)."""
     import os
 
-    from amem.config import STORE_DIR_NAME
+    from amem.config import STORE_DIR_NAME, home_path
     from amem.errors import InvalidInputError
     from amem.memory import Memory
 
@@ -66,7 +66,7 @@ def init(
             f"{Path(directory) / STORE_DIR_NAME}, --home makes the directory itself)"
         )
     chosen = state.home or (None if directory is not None else os.environ.get("AMEM_HOME") or None)
-    home = Path(chosen).resolve() if chosen else ((directory or Path(".")) / STORE_DIR_NAME).resolve()
+    home = home_path(chosen) if chosen else ((directory or Path(".")) / STORE_DIR_NAME).resolve()
     with Memory(home, database_url=state.database_url, policy=state.policy, llm=state.llm) as mem:
         if mem.policy_in_force.mismatch:
             err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)

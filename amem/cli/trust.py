@@ -151,6 +151,10 @@ def restore(
                 indexed = mem.reindex(progress=progress)
 
     def render(r: Any) -> None:
+        for left in r.cleaned:  # the copies killed restores left
+            out.print(f"removed {left}", markup=False)
+        for kept in r.left:
+            out.print(f"left {kept}", markup=False)
         heads = r.heads
         where = r.database_url + (f" (schema {r.schema_name})" if r.schema_name else "")
         held = (
@@ -246,8 +250,22 @@ def erase(
         report,
         as_json,
         lambda r: out.print(
-            f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
-            f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
+            (
+                f"erasure {r.erasure_id} by {r.erased_by}: nothing left to redact; "
+                if r.nothing_redacted
+                else f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
+                f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
+            )
+            + (
+                f"{r.already_erased} of the raw logs chosen were already erased, by "
+                + ", ".join(
+                    f"{e.erasure_id} ({e.erased_by}, {e.erased_at:%Y-%m-%d %H:%M} UTC)"
+                    for e in r.earlier_erasures
+                )
+                + " (this request is recorded as an erasure of no rows of theirs); "
+                if r.already_erased
+                else ""
+            )
             + (f"{r.notes_deleted} erased notes marked deleted; " if r.notes_deleted else "")
             + (f"{r.review_comments} reviewers' comments redacted; " if r.review_comments else "")
             + (

@@ -166,13 +166,6 @@ def scope_key(scope: str) -> str:
     return "x" + hashlib.md5(scope.encode("utf-8")).hexdigest()
 
 
-def tsquery_text(terms: Sequence[str]) -> str:
-    """A to_tsquery() text: any of ``terms``. Terms are letters and digits only, so no operator
-    (& | ! ( ) : * < >) or quote can reach the parser. Search does not use it: it gives each term
-    to phraseto_tsquery(), which reads no operators at all and keeps the marks of a word."""
-    return " | ".join(t for t in terms if _WORD.fullmatch(t))
-
-
 @dataclass(frozen=True)
 class KeywordHit:
     note_id: str

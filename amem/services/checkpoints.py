@@ -33,13 +33,13 @@ LOG_FILE = "checkpoints.jsonl"
 def default_key_path(home: Path) -> Path:
     """AMEM_SIGNING_KEY, else ``keys/checkpoint-ed25519.pem`` under the store directory."""
     named = os.environ.get("AMEM_SIGNING_KEY")
-    return Path(named) if named else home / "keys" / KEY_FILE
+    return Path(named).expanduser() if named else home / "keys" / KEY_FILE
 
 
 def default_log_path(home: Path) -> Path:
     """AMEM_CHECKPOINT_LOG, else ``checkpoints.jsonl`` under the store directory."""
     named = os.environ.get("AMEM_CHECKPOINT_LOG")
-    return Path(named) if named else home / LOG_FILE
+    return Path(named).expanduser() if named else home / LOG_FILE
 
 
 def public_key_path(key_path: Path) -> Path:

@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from amem.ledger import schema
-from amem.ledger.search_queries import fts5_match, keyword_search, query_terms, tsquery_text
+from amem.ledger.search_queries import fts5_match, keyword_search, query_terms
 from amem.ledger.store import Ledger, create_engine
 from amem.memory import Memory
 from amem.policy import load_policy
@@ -34,7 +34,6 @@ def test_query_words_are_plain_words_without_syntax() -> None:
     assert query_terms("the of and !!!") == []
     assert query_terms("foo_bar Ümlaut 2023") == ["foo", "bar", "ümlaut", "2023"]
     assert fts5_match(["a", "b"]) == '"a" OR "b"'
-    assert tsquery_text(["a", "b&c", "d"]) == "a | d"
 
 
 def test_edits_of_content_keywords_tags_and_context_reach_the_full_text_index(memory: Memory) -> None:

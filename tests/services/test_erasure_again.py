@@ -3,6 +3,8 @@ redacted that an earlier erasure had already redacted, and the report says who e
 
 from __future__ import annotations
 
+import pytest
+
 from amem.memory import Memory
 from tests.factories import signed_in
 
@@ -52,3 +54,19 @@ def test_a_scope_erasure_counts_and_redacts_only_the_raw_logs_not_erased_before(
     assert memory.count_erasable(scope="acme") == 0
     result = memory.verify()
     assert result.ok, result.problems
+
+
+def test_the_erase_command_says_nothing_was_left_to_redact_and_who_erased_it(
+    reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.services.test_erasure import run
+
+    gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
+    raw = memory.read(gone).raw_log_ids[0]
+    assert run(memory, "erase", "--raw-log", raw, "--reviewer", "alice", "--reason", "her request") == 0
+    first = " ".join(capsys.readouterr().out.split())
+    assert "nothing left to redact" not in first and "1 raw logs" in first
+    assert run(memory, "erase", "--raw-log", raw, "--reviewer", "alice", "--reason", "again") == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "nothing left to redact; 1 of the raw logs chosen were already erased, by " in said
+    assert "(alice, " in said and "raw logs, 0 notes" not in said
