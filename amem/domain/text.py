@@ -98,8 +98,21 @@ def is_visible(value: str) -> bool:
     return any(unicodedata.category(c) not in _INVISIBLE_CATEGORIES and not c.isspace() for c in value)
 
 
+#: How deep JSON (metadata, a value, a model's answer) may nest, objects and arrays inside each
+#: other: deeper, what reads it back recursively (hashing, the ledger's JSON, an export, the HTTP
+#: API's answer) would fail with RecursionError, after it was acknowledged. The one limit on input
+#: JSON, the Python API's and the HTTP API's alike.
+MAX_JSON_DEPTH = 100
+#: What ``check_json`` says of JSON nested deeper than ``MAX_JSON_DEPTH``.
+TOO_DEEP = (
+    f"nested too deep (arrays and objects inside each other, more than {MAX_JSON_DEPTH} levels); "
+    "send it flatter"
+)
+
+
 def check_json(value: Any, what: str) -> Any:
-    """``value`` if every string and key in it can be stored and every number is finite."""
+    """``value`` if every string and key in it can be stored, every number is finite and it nests
+    at most ``MAX_JSON_DEPTH`` levels (refused as InvalidInputError, never RecursionError)."""
     _walk(value, what)
     return value
 
@@ -113,7 +126,11 @@ def json_problem(value: Any, where: str = "") -> str | None:
     return None
 
 
-def _walk(value: Any, where: str) -> None:
+def _walk(value: Any, where: str, depth: int = 0) -> None:
+    if isinstance(value, Mapping | list | tuple):
+        depth += 1
+        if depth > MAX_JSON_DEPTH:
+            raise InvalidInputError(f"{_shortened(where)}: {TOO_DEEP}")
     if isinstance(value, str):
         check_text(value, where)
     elif isinstance(value, bool) or value is None or isinstance(value, int):
@@ -124,10 +141,15 @@ def _walk(value: Any, where: str) -> None:
     elif isinstance(value, Mapping):
         for key, item in value.items():
             check_text(str(key), f"{where}: key {str(key).encode('unicode_escape').decode('ascii')!r}")
-            _walk(item, f"{where}.{key}")
+            _walk(item, f"{where}.{key}", depth)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            _walk(item, f"{where}[{i}]")
+            _walk(item, f"{where}[{i}]", depth)
+
+
+def _shortened(where: str, most: int = 80) -> str:
+    """A path into JSON fit for a message: a path a hundred levels long shows its start and end."""
+    return where if len(where) <= most else f"{where[: most // 2]}…{where[-most // 2 :]}"
 
 
 def numbers_as_stored(value: Any) -> Any:
