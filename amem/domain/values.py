@@ -175,8 +175,10 @@ def _stored_number(value: int | float, where: str) -> int | float:
     a proposal and its change are hashed on is the value `amem verify` reads: a whole number as an
     integer (SQLite stores 5.0 as the integer 5; PostgreSQL's JSONB gives 1e20 back as
     100000000000000000000 and -0.0 as 0.0), its digits as written (1.2345678901234568e+17 is
-    123456789012345680); a fraction as it is. Before, 5.0 failed `amem verify` on SQLite and 1e20
-    and -0.0 on PostgreSQL. One beyond ``_NUMBERS`` is refused, saying so."""
+    123456789012345680); a fraction as it is, which both keep exactly (SQLite is handed the float
+    itself, ``amem.ledger.tables.ExactJSON``: parsing its JSON text, SQLite 3.40 gave some floats
+    back one unit in the last place off). Before, 5.0 failed `amem verify` on SQLite and 1e20 and
+    -0.0 on PostgreSQL. One beyond ``_NUMBERS`` is refused, saying so."""
     stored = int(Decimal(repr(value))) if isinstance(value, float) and value.is_integer() else value
     if isinstance(stored, int) and stored not in _NUMBERS:
         raise InvalidInputError(

@@ -6,6 +6,7 @@ Processing state of a raw log therefore lives beside it, in raw_log_states.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,8 +49,60 @@ JSONValue = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
 OptionalJSON = sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True), "postgresql")
 
 
+#: SQLite's own integers: a bare number beyond them is bound as JSON text, as before (SQLite keeps a
+#: float of it), since the driver cannot bind it as a number.
+_SQLITE_INTEGERS = range(-(2**63), 2**63)
+
+
+def _bound_as_number(value: Any) -> bool:
+    """A bare JSON number SQLite can be handed as a number: a float, or an integer it holds."""
+    if isinstance(value, bool):  # JSON true/false: kept as JSON text
+        return False
+    return isinstance(value, float) or (isinstance(value, int) and value in _SQLITE_INTEGERS)
+
+
+class ExactJSON(TypeDecorator[Any]):
+    """A JSON value that keeps a bare number exactly on both ledgers (an attribute's old and new
+    value is one, as a proposal and its change hold it).
+
+    SQLite gives a column declared JSON NUMERIC affinity: the JSON text of a number became the REAL
+    SQLite parsed from it, and SQLite's parsing (3.40) is not correctly rounded: a few floats in ten
+    thousand came back one unit in the last place off (24349.51343622073 as 24349.513436220732), so
+    history and the export showed another value than the note, and an untouched ledger failed
+    `amem verify`, its hashes being of the value given. Here a bare number is handed to SQLite as
+    the number itself, which it keeps bit for bit (a whole one as an integer, as
+    ``values.normalize`` writes it); any other value is JSON text, as before. Rows stored before are
+    read as they always were. PostgreSQL: JSONB, which keeps a number's digits. Binding is the one
+    step changed (``bind_processor``, which TypeDecorator's subclasses usually leave alone): a number
+    must not pass through the JSON serializer on SQLite at all."""
+
+    impl = sa.JSON
+    cache_ok = True
+    #: As ``sa.JSON()``: Python None is stored as JSON ``null``, not SQL NULL.
+    should_evaluate_none = True
+
+    def load_dialect_impl(self, dialect: sa.Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(postgresql.JSONB())
+        return dialect.type_descriptor(sa.JSON())
+
+    def bind_processor(self, dialect: sa.Dialect) -> Callable[[Any], Any] | None:
+        as_json_text = super().bind_processor(dialect)
+        if dialect.name != "sqlite":
+            return as_json_text
+
+        def bind(value: Any) -> Any:
+            if _bound_as_number(value):
+                return value
+            return as_json_text(value) if as_json_text is not None else value
+
+        return bind
+
+
 def _json() -> Any:
-    return JSONValue
+    """The type of a JSON column: ``ExactJSON``, so a bare number, wherever one is stored, is kept
+    exactly on SQLite too."""
+    return ExactJSON()
 
 
 raw_logs = sa.Table(

@@ -69,3 +69,32 @@ def test_a_whole_number_the_model_reads_verifies(seats: Memory, scripted_llm) ->
     assert value == 40 and type(value) is int
     verified = seats.verify()
     assert verified.ok, verified.message
+
+
+def test_a_fractional_amount_verifies_and_reads_the_same_everywhere(seats: Memory, scripted_llm) -> None:
+    """SQLite parsed the JSON text of a float into the REAL it stored, and not always to the same
+    float (3.40 is not correctly rounded): `amem update NOTE amount=24349.51343622073` made an
+    untouched ledger fail `amem verify` ("change N ... its content was altered"), `amem show` gave
+    24349.51343622073 and history and the export 24349.513436220732."""
+    scripted_llm.push(construct(keywords=["Soylent"]), link())
+    note_id = seats.add_note("Soylent asked for a quote", actor="agent:crm", scope="soy")
+    given = [
+        24349.51343622073,
+        17234.67122134489,
+        8879.97740712625,
+        5.079847532820406e-08,
+        0.30000000000000004,
+    ]
+    for value in given:
+        (proposal,) = seats.update(note_id, actor="person:alice", seats=value)
+        assert seats.read(note_id).extra["seats"] == value and proposal.new_value == value
+    verified = seats.verify()
+    assert verified.ok, verified.problems
+    history = [e.new_value for e in seats.history(note_id) if e.attribute == "seats" and e.change_seq]
+    exported = [c["new_value"] for c in seats.export("changes") if c["attribute"] == "seats"]
+    proposed = [p["new_value"] for p in seats.export("proposals") if p["attribute"] == "seats"]
+    assert history == exported == proposed == given
+    assert [c["old_value"] for c in seats.export("changes") if c["attribute"] == "seats"] == [
+        None,
+        *given[:-1],
+    ]
