@@ -40,7 +40,7 @@ def parse_as_of(value: Any, *, what: str = "as_of") -> datetime:
         return parse_datetime(value, what=what)
     if isinstance(value, date):
         return datetime.combine(value, time.max, tzinfo=UTC)
-    text = value.strip() if isinstance(value, str) else None
+    text = _utc_as_iso(value.strip()) if isinstance(value, str) else None
     if text is not None:
         try:
             return datetime.combine(date.fromisoformat(text), time.max, tzinfo=UTC)
@@ -53,6 +53,23 @@ def parse_as_of(value: Any, *, what: str = "as_of") -> datetime:
             "or date (2026-03-01)"
         )
     return _in_utc(_end_of_given_precision(parsed, text), what, shown=_shown(text))
+
+
+_SAID_IN_UTC = re.compile(r"(.*?\d)\s*UTC", re.IGNORECASE)
+_HAS_OFFSET = re.compile(r"(?:Z|[+-]\d{2}(?::?\d{2})?)$")
+
+
+def _utc_as_iso(text: str) -> str:
+    """``text`` with a trailing " UTC", as amem prints times (`amem history`, the facts' header),
+    written the ISO 8601 way, so a time copied from amem's output is read back: "2026-12-07
+    10:22:33 UTC" is 2026-12-07 10:22:33Z, "2026-12-07 UTC" the day."""
+    said = _SAID_IN_UTC.fullmatch(text)
+    if said is None:
+        return text
+    base = said.group(1)
+    if len(base) == 10 or _HAS_OFFSET.search(base):  # a date alone, or an offset given already
+        return base
+    return base + "Z"
 
 
 #: The time of day at the end of an ISO 8601 date-time, as typed: hours, then minutes, seconds

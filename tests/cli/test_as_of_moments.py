@@ -42,6 +42,12 @@ def test_show_as_of_a_second_history_prints_has_the_change_made_in_that_second(
     moment = f"{printed[1]}T{printed[2]}Z"
     code, out, _ = run(memory, capsys, "show", note.id, "--as-of", moment, "--json")
     assert code == 0 and json.loads(out)["tags"] == ["sso"]
+    # the time exactly as history printed it, " UTC" and all, as README says one may copy it
+    copied = printed[0].split("applied")[0].strip()
+    code, out, err = run(memory, capsys, "show", note.id, "--as-of", copied, "--json")
+    assert code == 0 and json.loads(out)["tags"] == ["sso"], err
+    code, out, err = run(memory, capsys, "facts", "--scope", "acme", "--as-of", f"{printed[1]} UTC")
+    assert code == 0, err
 
 
 def test_facts_show_and_policy_as_of_a_date_are_what_the_ledger_held_that_day(
