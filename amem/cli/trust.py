@@ -227,6 +227,9 @@ def erase(
 
     with open_memory(create=False, warn=False) as mem:
         who = sign_in(mem, reviewer, password_stdin)
+        from amem.services.erasure import check_may_erase
+
+        check_may_erase(mem.policy, who.id)  # before any count or question: a non-eraser is told at once
         bulk = scope if scope is not None else actor
         if bulk is not None and raw_log is None and not yes:
             if as_json:

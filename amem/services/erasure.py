@@ -182,7 +182,7 @@ def _items_redacted(items: list[Any], derived: AbstractSet[str], marks: set[str]
     return out
 
 
-def _check_may_erase(policy: Policy, by: str) -> None:
+def check_may_erase(policy: Policy, by: str) -> None:
     if not policy.may_erase(by):
         roles = ", ".join(policy.roles_of(by)) or "none"
         need = ", ".join(policy.erasers) or "no role: the policy names no erasers"
@@ -213,7 +213,7 @@ def erase(
         raise InvalidInputError("name exactly one of a raw log, a scope or an actor to erase")
     if not reason or not reason.strip():
         raise InvalidInputError("an erasure needs a reason (the data subject's request)")
-    _check_may_erase(policy, by)
+    check_may_erase(policy, by)
 
     now = utcnow()
     erasure_id = new_id("e")
@@ -223,7 +223,7 @@ def erase(
             # opened with (another process may have installed one that takes the right away)
             governance._check_policy_in_force(tx)
             policy = governance.policy
-            _check_may_erase(policy, by)
+            check_may_erase(policy, by)
         type_of = {**CORE_TYPES, **{n: a.type for n, a in policy.attributes.items() if a.type}}
         ids = q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor)
         if not ids:

@@ -615,6 +615,11 @@ def test_scope_erasure_and_who_may_erase(memory: Memory, capsys: pytest.CaptureF
     args = ("erase", "--scope", "acme", "--reason", "the account left", "--yes")
     assert run(memory, *args, "--reviewer", "bob") == 2  # sales_lead: not an eraser
     assert "may not erase" in capsys.readouterr().err
+    # without --yes, bob is told before he is asked to confirm anything (the confirmation would be
+    # the line after his password; none is given)
+    assert run(memory, "erase", "--scope", "acme", "--reason", "dsr", "--reviewer", "bob") == 2
+    told = capsys.readouterr()
+    assert "may not erase" in told.err and "Erase them?" not in told.out
     assert run(memory, "erase", "--scope", "acme", "--reviewer", "alice", "--reason", " ", "--yes") == 2
     assert "needs a reason" in capsys.readouterr().err
     assert run(memory, "erase", "--reviewer", "alice", "--reason", "x") == 2
