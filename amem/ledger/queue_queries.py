@@ -10,14 +10,14 @@ a ``BEGIN IMMEDIATE`` transaction, its single writer (``Ledger.write(lock_head=F
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
 from amem.domain.hashing import sha256_text
-from amem.domain.models import Actor, RawLog, RawLogState, as_utc
+from amem.domain.models import Actor, ActorKind, RawLog, RawLogState, as_utc
 from amem.domain.text import numbers_as_stored, storable
 from amem.errors import InputKeyTakenError
 from amem.ledger.store import LedgerTx
@@ -402,34 +402,64 @@ class Keyed:
     one name limited to different scopes never meet, and none learns of another scope's input."""
 
     by_scope: dict[str, KeyedInput]
+    #: A person's key only: the input ``agent:NAME`` recorded under it in a scope before
+    #: ``person:NAME`` recorded any key (an amem before reviewer tokens added as ``person:NAME``
+    #: recorded what the reviewer's own token added as ``agent:NAME``). It is the person's only
+    #: where it is the very input they send again (the caller compares, as for ``by_scope``); any
+    #: other input is an agent's of that name, and its key is not the person's to be refused by.
+    as_agent_before: dict[str, KeyedInput] = field(default_factory=dict)
 
 
 def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str, Keyed]:
     """Of ``actor``'s idempotency ``keys``, those recorded before: key -> the inputs it names, by
-    scope. By the table's primary key (author, key, scope), a few hundred keys a statement."""
+    scope. By the table's primary key (author, key, scope), a few hundred keys a statement; for a
+    person, the same statement reads the keys the agent of their name recorded before their first
+    (``Keyed.as_agent_before``): a retry across the upgrade that made reviewer tokens add as
+    ``person:NAME`` is found, not kept twice."""
     by_digest = {sha256_text(key): key for key in keys}
     wanted = sorted(by_digest)
     found: dict[str, Keyed] = {}
     for some in chunks(wanted):
         rows = tx.conn.execute(
             # the raw log's scope is the key's
-            _with_state(input_keys.c.key_sha256, raw_logs.c.occurred_at, raw_logs.c.metadata)
-            .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
-            .where(
-                input_keys.c.actor_kind == actor.kind.value,
-                input_keys.c.actor_id == actor.id,
-                input_keys.c.key_sha256.in_(some),
+            _with_state(
+                input_keys.c.key_sha256, input_keys.c.actor_kind, raw_logs.c.occurred_at, raw_logs.c.metadata
             )
+            .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
+            .where(_authors(actor), input_keys.c.key_sha256.in_(some))
         ).all()
         for row in rows:
             named = found.setdefault(by_digest[row.key_sha256], Keyed(by_scope={}))
-            named.by_scope[row.scope] = KeyedInput(
+            kept = named.by_scope if row.actor_kind == actor.kind.value else named.as_agent_before
+            kept[row.scope] = KeyedInput(
                 Recorded(row.id, row.state, row.note_id, row.error),
                 row.sha256,
                 as_utc(row.occurred_at),
                 numbers_as_stored(dict(row.metadata or {})),
             )
     return found
+
+
+def _authors(actor: Actor) -> sa.ColumnElement[bool]:
+    """The key rows ``recorded_by_key`` reads: ``actor``'s own; for a person, also those the agent
+    of their name recorded before the person's first key (``Keyed.as_agent_before``). Until that
+    first key every one of them may be the reviewer's own token's, recorded by an amem before the
+    change; after it, an agent's of that name is the agent's alone. One statement either way."""
+    own = sa.and_(input_keys.c.actor_kind == actor.kind.value, input_keys.c.actor_id == actor.id)
+    if actor.kind != ActorKind.PERSON:
+        return own
+    persons = input_keys.alias("persons_keys")
+    first_own = (
+        sa.select(sa.func.min(persons.c.created_at))
+        .where(persons.c.actor_kind == ActorKind.PERSON.value, persons.c.actor_id == actor.id)
+        .scalar_subquery()
+    )
+    as_agent = sa.and_(
+        input_keys.c.actor_kind == ActorKind.AGENT.value,
+        input_keys.c.actor_id == actor.id,
+        sa.or_(first_own.is_(None), input_keys.c.created_at < first_own),
+    )
+    return sa.or_(own, as_agent)
 
 
 def insert_input_keys(tx: LedgerTx, raws: Sequence[RawLog], keys: dict[str, str]) -> None:

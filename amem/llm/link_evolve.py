@@ -26,6 +26,11 @@ PROMPT_VERSION = "link_evolve/5"
 #: Per-neighbour and new-note content caps (characters): they bound the prompt at any k.
 NEIGHBOUR_CONTENT_CHARS = 600
 NOTE_CONTENT_CHARS = 2000
+#: How many of a note's keywords and tags the prompt shows: every one the construct step gives a
+#: note, and as many as an update may hold, so an update written from what the model saw can keep
+#: them all (shown 12 keywords and 8 tags, an update silently dropped the rest). A note given more
+#: by a person shows its first ones; drafting keeps the others (``unseen``).
+SHOWN_TERMS = {"keywords": 20, "tags": NOTE_TAGS}
 
 NoteId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Reason = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
@@ -48,8 +53,8 @@ class NeighbourUpdate(_Strict):
     note_id: NoteId
     context: Text | None = None
     #: as many as a note carries: a note given twelve tags and its category's keeps them all
-    tags: list[Term] | None = Field(default=None, max_length=NOTE_TAGS)
-    keywords: list[Term] | None = Field(default=None, max_length=20)
+    tags: list[Term] | None = Field(default=None, max_length=SHOWN_TERMS["tags"])
+    keywords: list[Term] | None = Field(default=None, max_length=SHOWN_TERMS["keywords"])
     decision_rationale: Text | None = None
     reason: Reason
     #: The exact span of the new note's raw log behind the update (needed for a held value).
@@ -159,6 +164,17 @@ update, omit the fields that should not change; give a decision_rationale only w
 evidence span of the new note's content it comes from. No other fields."""
 
 
+def shown_terms(note: Note, attribute: str) -> list[str]:
+    """The note's keywords or tags (``attribute``) as the prompt shows them: the first ones."""
+    return list(getattr(note, attribute))[: SHOWN_TERMS[attribute]]
+
+
+def unseen(note: Note, attribute: str) -> list[str]:
+    """The note's keywords or tags (``attribute``) the prompt leaves out, in their order: a model
+    cannot have meant to drop them from an update, since it never saw them."""
+    return list(getattr(note, attribute))[SHOWN_TERMS[attribute] :]
+
+
 def _clip(text: str | None, limit: int) -> str | None:
     if text is None or len(text) <= limit:
         return text
@@ -168,8 +184,11 @@ def _clip(text: str | None, limit: int) -> str | None:
 def _view(note: Note, content_chars: int) -> dict[str, object]:
     # a field with no value is left out, not shown as null: a held context waits for a person,
     # and a null read as "missing" invites the model to propose another
-    view: dict[str, object] = {"content": _clip(note.content, content_chars), "keywords": note.keywords[:12]}
-    view |= {"tags": note.tags[:8]} if note.tags else {}
+    view: dict[str, object] = {
+        "content": _clip(note.content, content_chars),
+        "keywords": shown_terms(note, "keywords"),
+    }
+    view |= {"tags": shown_terms(note, "tags")} if note.tags else {}
     view |= {"context": _clip(note.context, 400)} if note.context else {}
     view |= {"category": note.category} if note.category else {}
     if note.decision_rationale:

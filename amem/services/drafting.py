@@ -19,7 +19,7 @@ from amem.domain.models import ActorKind, Note, Proposer, RawLog, as_utc
 from amem.domain.values import current_value, normalize, parse_datetime
 from amem.errors import InvalidInputError
 from amem.llm.construct_note import ConstructedNote
-from amem.llm.link_evolve import LinkEvolveAnswer
+from amem.llm.link_evolve import LinkEvolveAnswer, unseen
 from amem.policy import Policy
 from amem.services.answer_checks import check_answer, check_rationale, without_injection
 from amem.services.governance import Draft
@@ -259,11 +259,13 @@ def _link_drafts(
                 if value is None:
                     log.warning("raw log %s: dropped %s of %s, injected", raw.id, attribute, neighbour.id)
                     continue
+            seen = snapshot.shown.get(neighbour.id)
+            if attribute in _TERMS:
+                value = with_unseen(value, seen or neighbour, attribute)
             attr_type = policy.type_of(attribute)
             now = current_value(neighbour, attribute, attr_type)
             if normalize(attribute, attr_type, value) == now:
                 continue
-            seen = snapshot.shown.get(neighbour.id)
             if seen is not None and current_value(seen, attribute, attr_type) != now:
                 # rewritten from a value that is no longer there: applied, it would drop what the
                 # change since added (two inputs analysed at once evolving the same neighbour)
@@ -325,6 +327,18 @@ def _link_drafts(
                 reason = f"contradicted by newer note {old.id}: {c.reason}"
                 own = Draft(note_id, "invalid_at", until, reason, proposer, [raw.id], evidence=c.evidence)
     return [*drafts, own] if own is not None else drafts
+
+
+#: The evolvable lists the link step may show only in part (``link_evolve.SHOWN_TERMS``).
+_TERMS = frozenset({"keywords", "tags"})
+
+
+def with_unseen(given: list[str], shown: Note, attribute: str) -> list[str]:
+    """An update's keywords or tags, then those of the note the link step did not show it (in their
+    order, unless given): a list replaces the whole value, and a value the model never saw is not
+    one it chose to drop. One it was shown and left out is dropped."""
+    named = {value.casefold() for value in given}
+    return [*given, *(value for value in unseen(shown, attribute) if value.casefold() not in named)]
 
 
 def _read_beside(snapshot: Snapshot) -> list[str]:

@@ -26,6 +26,10 @@ def main() -> None:
     overview = mem.policy_overview()
     st.title("Policy")
     st.caption(md_escape(f"In force from {overview.source or 'the built-in default'}"))
+    # what the policy in force keeps that amem refuses in a new one (installed before the check),
+    # and what its file would introduce: each says what to do, which a policy admin reads here
+    for warning in mem.policy_in_force.warnings:
+        st.warning(md_escape(warning), icon=":material/warning:")
 
     m = st.columns(4)
     modes = [a.mode for a in overview.attributes]
