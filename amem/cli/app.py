@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -79,6 +80,9 @@ class State:
 
 
 state = State()
+#: The policy's warnings are printed by ``open_memory``, each as a `warning:` line; with no handler of
+#: its own, Python's last resort printed the registry's log of them as well, as a bare line.
+logging.getLogger("amem.services.policy_registry").addHandler(logging.NullHandler())
 
 
 @app.callback()
@@ -99,6 +103,8 @@ def open_memory(*, create: bool = True, warn: bool = True) -> Any:
     mem = Memory(
         state.home, database_url=state.database_url, policy=state.policy, llm=state.llm, create=create
     )
+    for warning in mem.policy_in_force.warnings:  # with warn=False too: a decision does not say these
+        err.print(f"warning: {warning}", markup=False)
     if warn and mem.policy_in_force.mismatch:
         err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
     return mem

@@ -68,6 +68,8 @@ def init(
     chosen = state.home or (None if directory is not None else os.environ.get("AMEM_HOME") or None)
     home = home_path(chosen) if chosen else ((directory or Path(".")) / STORE_DIR_NAME).resolve()
     with Memory(home, database_url=state.database_url, policy=state.policy, llm=state.llm) as mem:
+        for warning in mem.policy_in_force.warnings:
+            err.print(f"warning: {warning}", markup=False)
         if mem.policy_in_force.mismatch:
             err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
         data = {"store": str(home), "ledger": mem.settings.shown_database_url}

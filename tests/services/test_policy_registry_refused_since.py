@@ -100,6 +100,9 @@ def test_a_store_whose_policy_holds_a_name_reserved_since_still_verifies_adds_an
     caplog.set_level(logging.WARNING)
     code, out, err = older("verify")
     assert code == 0 and out.startswith("OK"), err
+    # each warning once, on stderr, marked as one (not a bare line that reads like an error)
+    told = [line for line in err.splitlines() if "attribute name 'reason' is reserved" in line]
+    assert len(told) == 1 and told[0].startswith(f"warning: {older.policy_file}:"), err
     said = caplog.text
     assert (
         f"{older.policy_file}:" in said and "attributes.reason: attribute name 'reason' is reserved" in said
