@@ -541,11 +541,31 @@ def create_app(
         include_retired: Annotated[
             bool, Query(description="Also notes whose invalid_at has passed.")
         ] = False,
+        tag: Annotated[
+            list[str] | None,
+            Query(max_length=20, description="Only notes holding every one of these tags (repeat it)."),
+        ] = None,
+        as_of: Annotated[
+            str | None,
+            Query(
+                description="Search the notes as they stood at the end of this ISO 8601 date or "
+                "date-time, UTC unless it gives an offset (as /v1/facts reads it).",
+                json_schema_extra={
+                    "anyOf": [
+                        {"type": "string", "format": "date-time"},
+                        {"type": "string", "format": "date"},
+                        {"type": "null"},
+                    ]
+                },
+            ),
+        ] = None,
     ) -> list[SearchResult]:
-        """Hybrid search (meaning and words) over one scope's current notes."""
+        """Hybrid search (meaning and words) over one scope's current notes; with `as_of`, the
+        notes as they stood then (a search made then, again); with `tag`, only notes holding them."""
         scope = who.grant.require(scope)
+        moment = parse_as_of(as_of) if as_of is not None else None
         find: Callable[..., list[SearchResult]] = memory.search_agentic if agentic else memory.search
-        return find(q, k, scope=scope, include_retired=include_retired)
+        return find(q, k, scope=scope, include_retired=include_retired, tags=tag or None, as_of=moment)
 
     @app.get("/v1/facts", response_model=FactPage, responses=_OUT_OF_SCOPE, tags=["notes"])
     def account_facts(

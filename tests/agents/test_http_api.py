@@ -474,6 +474,33 @@ def test_a_search_without_its_query_is_422(client: TestClient, agent: dict[str, 
     )
 
 
+def test_a_search_as_of_a_past_moment_and_by_tags_is_the_librarys(
+    client: TestClient, memory: Memory, agent: dict[str, str]
+) -> None:
+    """`as_of` and `tag` were ignored by /v1/search (unknown query parameters): an agent asking what
+    was known before a note existed got it anyway."""
+    from amem.domain.models import utcnow
+    from tests.factories import LLM, said
+
+    old = said(memory, "Acme pays $42 per seat")
+    then = utcnow().isoformat()
+    new = said(memory, "Acme pays $49 per seat from now on")
+    memory.propose(new.id, "tags", ["pricing"], reason="t", proposer=LLM)
+    question = {"q": "price per seat", "scope": "acme"}
+
+    def hits(**more: object) -> list[str]:
+        answer = client.get("/v1/search", params={**question, **more}, headers=agent)
+        assert answer.status_code == 200, answer.text
+        return [h["note_id"] for h in answer.json()]
+
+    assert set(hits()) == {old.id, new.id}
+    assert hits(as_of=then) == [old.id]
+    assert hits(tag="pricing") == [new.id]
+    assert hits(as_of=then) == [h.note_id for h in memory.search("price per seat", scope="acme", as_of=then)]
+    wrong = client.get("/v1/search", params={**question, "as_of": "June 1st"}, headers=agent)
+    assert wrong.status_code == 422 and "is not an ISO 8601" in wrong.text
+
+
 def test_a_token_limited_to_one_account_reaches_nothing_else(
     client: TestClient, memory: Memory, agent: dict[str, str]
 ) -> None:
