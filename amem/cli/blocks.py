@@ -121,6 +121,8 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
                 rows.append(("corrects", f"{c.proposed_words} ({c.proposer}, proposal {c.proposal_id})"))
             if field.older is not None:
                 rows.append(("older fact", f"{field.older.content} (said {when(field.older.said_at)})"))
+            if field.newer is not None:  # the item is an older record's, analysed late
+                rows.append(("newer fact", f"{field.newer.content} (said {when(field.newer.said_at)})"))
             if field.brings_back:
                 rows.append(("brings back", _brought_back(field)))
             rows.append(("reason", p.reason))
@@ -213,7 +215,7 @@ def search_hits(console: Console, results: Sequence[Any]) -> None:
         rows: list[tuple[str, str | Text]] = [("content", " ".join(r.note.content.split()))]
         rows.append(("said", when(r.said_at)))
         rows.append(("currency", _validity(r.valid_at, r.invalid_at, r.retired)))
-        rows += _contested(getattr(r, "retirement_waiting", None))
+        rows += _contested(getattr(r, "retirement_waiting", None), r.note.content)
         if r.note.tags:
             rows.append(("tags", ", ".join(r.note.tags)))
         _rows(console, rows, indent=3)
@@ -222,18 +224,15 @@ def search_hits(console: Console, results: Sequence[Any]) -> None:
             console.print(shown(f"   linked from {r.linked_from}{because}"), soft_wrap=False)
 
 
-def _contested(waiting: Any) -> list[tuple[str, str | Text]]:
-    """The row saying a newer note contradicts this one and a reviewer has not decided yet."""
+def _contested(waiting: Any, content: str) -> list[tuple[str, str | Text]]:
+    """The row saying a newer note contradicts this one (``content``) and a reviewer has not
+    decided yet: in the newer note's words, never in this note's own (``contested_words``)."""
     if waiting is None:
         return []
-    said = f': "{" ".join(waiting.evidence.split())}"' if waiting.evidence else ""
-    return [
-        (
-            "contested",
-            f"a newer note says otherwise{said}; its retirement waits for review "
-            f"(proposal {waiting.proposal_id})",
-        )
-    ]
+    from amem.services.review import contested_words  # on use: the commands that print none start light
+
+    said = contested_words(waiting.evidence, waiting.reason, content)
+    return [("contested", f"{said}; its retirement waits for review (proposal {waiting.proposal_id})")]
 
 
 def facts(console: Console, page: Any) -> None:
@@ -249,7 +248,7 @@ def facts(console: Console, page: Any) -> None:
         rows: list[tuple[str, str | Text]] = [
             ("said", f"{when(fact.said_at)}" + (f" by {fact.said_by}" if fact.said_by else "")),
             ("currency", _validity(note.valid_at, note.invalid_at, fact.retired)),
-            *_contested(fact.retirement_waiting),
+            *_contested(fact.retirement_waiting, note.content),
         ]
         if note.category:
             rows.append(("category", note.category))

@@ -4,7 +4,9 @@ A review item gathers every pending proposal one raw log caused (the proposal's 
 log): the account, when it was said and by whom, the raw log's text with each proposal's evidence
 located in it, and each held value with its current and proposed values in words. For a
 contradiction (a newer fact proposing ``invalid_at`` for an older note) the older fact is given
-beside the newer one. Decisions go through governance, proposal by proposal, with its checks.
+beside the newer one; for an older record analysed after the note that retires it (a late import,
+a retry) the item is the record's, and the newer fact is given beside it. Decisions go through
+governance, proposal by proposal, with its checks.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from amem.services.governance import UNCORRECTABLE, DecisionReport, Governance
 __all__ = [
     "REVIEW_KINDS",
     "MatchCount",
+    "NewerFact",
     "OlderFact",
     "ReviewField",
     "ReviewFilter",
@@ -40,6 +43,7 @@ __all__ = [
     "ReviewPage",
     "ReviewService",
     "TextPiece",
+    "contested_words",
     "proposal_words",
     "value_words",
 ]
@@ -47,6 +51,9 @@ __all__ = [
 #: A proposed value is looked for in the raw log (when it has no evidence) only if this long:
 #: shorter text ("no", "Q3") would be found by chance.
 MIN_VALUE_CHARS = 4
+#: How drafting names the note said later that retires an input's own note ("contradicted by newer
+#: note n_…: …"); a reviewer's correction keeps the reason of the proposal it corrects.
+_RETIRED_BY = re.compile(r"\bcontradicted by newer note (?P<note_id>n_\w+)")
 
 
 class TextPiece(BaseModel):
@@ -63,6 +70,17 @@ class TextPiece(BaseModel):
 
 class OlderFact(BaseModel):
     """For a contradiction: the note the newer fact would retire, and when it was said."""
+
+    note_id: str
+    content: str
+    said_at: datetime | None = None
+    said_by: str | None = None
+
+
+class NewerFact(BaseModel):
+    """For an older record analysed after the note that retires it (a late import, a retry): that
+    newer note, and when it was said. The item shows the record's raw log, so the fact it is
+    retired for is given beside it."""
 
     note_id: str
     content: str
@@ -94,6 +112,7 @@ class ReviewField(BaseModel):
     located_by: Literal["evidence", "value"] | None = None
     span: tuple[int, int] | None = None
     older: OlderFact | None = None
+    newer: NewerFact | None = None
     #: The attribute's type: what a correction of the value must be (text, a date, a list...).
     value_type: AttributeType = "text"
     #: Whether a reviewer may correct the value (Governance.correct), not only approve or reject it.
@@ -309,8 +328,15 @@ class ReviewService:
             return []
         notes = {n.id: n for n in tx.get_notes(list(dict.fromkeys(p.note_id for p in pending)))}
         raw = {r.id: r for r in tx.get_raw_logs([k for k in keys])}
-        older_raw = q.first_raw_logs(tx, list(notes.values()))
         corrected = {c.id: c for c in tx.get_proposals([p.corrects for p in pending if p.corrects])}
+        retiring = {
+            p.id: note_id
+            for p in pending
+            if (note_id := _retired_by_a_later_note(p, notes.get(p.note_id), corrected.get(p.corrects or "")))
+        }
+        later = [n for n in tx.get_notes(list(dict.fromkeys(retiring.values()))) if n.id not in notes]
+        notes_by_id = {**notes, **{n.id: n for n in later}}
+        older_raw = q.first_raw_logs(tx, list(notes_by_id.values()))
         by_key: dict[str, list[Proposal]] = {}
         for p in pending:
             by_key.setdefault(p.raw_log_ids[0] if p.raw_log_ids else p.id, []).append(p)
@@ -320,7 +346,14 @@ class ReviewService:
                 continue
             log = raw.get(key)
             fields = [
-                self._field(p, notes.get(p.note_id), log, older_raw, corrected.get(p.corrects or ""))
+                self._field(
+                    p,
+                    notes.get(p.note_id),
+                    log,
+                    older_raw,
+                    corrected.get(p.corrects or ""),
+                    notes_by_id.get(retiring.get(p.id, "")),
+                )
                 for p in by_key[key]
             ]
             items.append(
@@ -341,6 +374,7 @@ class ReviewService:
         log: RawLog | None,
         first_raw: dict[str, RawLog],
         corrected: Proposal | None = None,
+        retired_by: Note | None = None,
     ) -> ReviewField:
         declared = self.policy.knows(p.attribute)
         attr_type = attribute_type(self.policy, p.attribute, p.new_value, p.old_value)
@@ -367,6 +401,15 @@ class ReviewService:
                 said_at=said.occurred_at if said else note.created_at,
                 said_by=str(said.actor) if said else None,
             )
+        newer = None
+        if retired_by is not None and log is not None and note is not None and log.id in note.raw_log_ids:
+            said = first_raw.get(retired_by.id)
+            newer = NewerFact(
+                note_id=retired_by.id,
+                content=retired_by.content,
+                said_at=said.occurred_at if said else retired_by.created_at,
+                said_by=str(said.actor) if said else None,
+            )
         return ReviewField(
             proposal=p,
             kind=kind,
@@ -378,6 +421,7 @@ class ReviewService:
             located_by=located_by,
             span=span,
             older=older,
+            newer=newer,
             value_type=attr_type,
             correctable=declared and p.attribute not in UNCORRECTABLE,
             corrected=None
@@ -389,6 +433,26 @@ class ReviewService:
                 corrected_by=corrected.reviewer,
             ),
         )
+
+
+def contested_words(evidence: str | None, reason: str, own_text: str) -> str:
+    """What a newer note says against a fact whose retirement waits for review, as a contested
+    fact is shown: the newer note's words (the evidence), or, for a record said before that note
+    but analysed after it (a late import, a retry), whose evidence is the record's own sentence
+    (the span in its own raw log), the reason, which names the newer note and its value: quoting
+    the record's words as the newer note's would say the opposite of what happened."""
+    said = " ".join((evidence or "").split())
+    if said and not _within(said, own_text):
+        return f'a newer note says otherwise: "{said}"'
+    if found := _RETIRED_BY.search(reason):
+        why = reason[found.end() :].lstrip(": ").strip()
+        return f"a newer note ({found['note_id']}) says otherwise" + (f": {why}" if why else "")
+    return "a newer note says otherwise" + (f": {reason.strip()}" if reason.strip() else "")
+
+
+def _within(span: str, text: str) -> bool:
+    """Whether ``span`` occurs in ``text``, ignoring case and runs of whitespace."""
+    return " ".join(span.split()).casefold() in " ".join(text.split()).casefold()
 
 
 def attribute_type(policy: Policy, attribute: str, *values: Any) -> AttributeType:
@@ -432,6 +496,22 @@ def _retires_for_a_newer_fact(p: Proposal, note: Note | None, log: RawLog | None
         and log is not None
         and log.id not in note.raw_log_ids
     )
+
+
+def _retired_by_a_later_note(p: Proposal, note: Note | None, corrected: Proposal | None) -> str | None:
+    """The id of the note said later that ``p`` retires ``note`` for, when ``p`` is the retirement
+    of a record said before that note but analysed after it (its own input proposes it: a late
+    import, a retry), so the queue shows the newer fact beside the record. Drafting names that note
+    in the reason; a reviewer's correction keeps the reason of the proposal it corrects."""
+    if p.attribute != "invalid_at" or p.revert_of is not None or p.new_value is None or note is None:
+        return None
+    if not p.raw_log_ids or p.raw_log_ids[0] not in note.raw_log_ids:
+        return None  # another input's: the older fact beside it (``_retires_for_a_newer_fact``)
+    for reason in (p.reason, corrected.reason if corrected is not None else ""):
+        found = _RETIRED_BY.search(reason)
+        if found is not None and found["note_id"] != note.id:
+            return found["note_id"]
+    return None
 
 
 def _kind(p: Proposal) -> ReviewKind:

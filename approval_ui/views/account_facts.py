@@ -14,7 +14,7 @@ from functools import partial
 import streamlit as st
 
 from amem.domain.values import parse_as_of
-from amem.services.review import date_words
+from amem.services.review import contested_words, date_words
 from approval_ui import state
 from approval_ui.render import md_escape
 
@@ -88,10 +88,9 @@ def main() -> None:
                 st.markdown(f"**Why** · {md_escape(note.decision_rationale)}")
             waiting = fact.retirement_waiting
             if waiting is not None:  # a newer note says otherwise; a reviewer has not decided yet
-                said = f': "{" ".join(waiting.evidence.split())}"' if waiting.evidence else ""
+                said = contested_words(waiting.evidence, waiting.reason, note.content)
                 st.markdown(
-                    ":orange[**Contested**] · "
-                    + md_escape(f"a newer note says otherwise{said}; its retirement waits for review")
+                    ":orange[**Contested**] · " + md_escape(f"{said}; its retirement waits for review")
                 )
             for d in fact.decisions:
                 comment = f": {d.comment}" if d.comment else ""

@@ -421,6 +421,16 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             st.markdown(f"**Newer fact** · said {md_escape(_when(item))}")
             st.code(revealed(item.raw_log.text) if item.raw_log else "", language=None, wrap_lines=True)
         st.markdown(f"Retires the older fact from **{md_escape(field.proposed_words)}**")
+    elif field.newer is not None:  # an older record analysed after the note that retires it
+        older, newer = st.columns(2)
+        with older:
+            st.markdown(f"**Older fact** · said {md_escape(_when(item))}")
+            st.code(revealed(item.raw_log.text) if item.raw_log else "", language=None, wrap_lines=True)
+        with newer:
+            said = date_words(field.newer.said_at) if field.newer.said_at else "unknown time"
+            st.markdown(f"**Newer fact** · said {md_escape(said)}")
+            st.code(revealed(field.newer.content), language=None, wrap_lines=True)
+        st.markdown(f"Retired by the newer fact from **{md_escape(field.proposed_words)}**")
     else:
         current, proposed = st.columns(2)
         with current:

@@ -165,6 +165,22 @@ def test_a_contradiction_shows_the_older_fact_beside_the_newer(mem: Memory) -> N
     assert "Acme pays $42 per seat" in codes and "Acme now pays $55 per seat" in codes
 
 
+def test_a_late_older_record_shows_the_newer_fact_that_retires_it(mem: Memory) -> None:
+    """An older price imported after the newer one: the item is the older record's own input, so
+    the console showed it as the "Newer fact" beside Current/Proposed; now the newer fact is beside it."""
+    june = "As of today Globex pays $55 per seat per month."
+    march = "Pricing call: Globex pays $42 per seat per month."
+    mem.add_note(june, at="2026-06-08T10:00:00Z", actor="agent:crm", scope="acme", wait=True)
+    mem.add_note(march, at="2026-03-10T10:00:00Z", actor="agent:crm", scope="acme", wait=True)
+    at = open_console("alice")
+    page = plain(texts(at))
+    assert "**Older fact** · said 10 March 2026" in page
+    assert "**Newer fact** · said 8 June 2026" in page
+    assert "Retired by the newer fact from **" in page
+    codes = [c.value for c in at.code]
+    assert march in codes and june in codes
+
+
 def test_bringing_a_retired_fact_back_or_a_persons_end_date_is_no_retirement(mem: Memory) -> None:
     """A person's proposal to clear a wrong retirement showed as one: "Older fact" beside an empty
     "Newer fact · said unknown time" and "Retires the older fact from (none)", though approving

@@ -1086,8 +1086,11 @@ def made_untrue(newer: Facts, older: Facts, older_text: str, kind: str) -> Contr
     Globex pays $55" retires "Globex pays $42"), with the evidence taken from the older note: the
     sentence of its text stating the fact made untrue. For a record said before the note that
     changed it, but analysed after (a late import, a retry after an outage): it is the record
-    that is retired, and the span a person reviews is in its own raw log. None when that sentence
-    cannot be told."""
+    that is retired, and the span a person reviews is in its own raw log (drafting keeps only
+    evidence found in the analysed input's raw log). The reason is worded from the older note's
+    side: "here" is the record, the raw log its review item shows, and "that note" the newer one
+    ("$42/seat here, $55/seat in that note"), as in order "here" is the newer input. None when
+    that sentence cannot be told."""
     found = contradiction(newer, older, older_text, kind)
     if found is None:
         return None
@@ -1100,7 +1103,61 @@ def made_untrue(newer: Facts, older: Facts, older_text: str, kind: str) -> Contr
         scored = [(len(about & roots(x)), -i, x) for i, x in enumerate(found_in)]
         best = max(scored, default=(0, 0, ""))
         span = best[2] if best[0] >= 2 else None
-    return Contradiction(found.kind, found.reason, span) if span else None
+    return Contradiction(found.kind, _from_the_older_side(found.reason), span) if span else None
+
+
+#: ``contradiction``'s reasons, worded from the newer note ("here") against the older ("that
+#: note"), and the same reasons worded from the older note's side, for ``made_untrue``. The first
+#: pattern that matches the whole reason rewords it.
+_FROM_THE_OLDER_SIDE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"a new (?P<role>[^:]+): (?P<mine>.+) here, (?P<theirs>.+) in that note"),
+        r"a new \g<role> in that note: \g<mine>, not \g<theirs> as here",
+    ),
+    (
+        re.compile(r"a new (?P<role>[^:]+): (?P<gone>.+) no longer holds it \((?P<mine>.+) here\)"),
+        r"a new \g<role> in that note: \g<gone>, named here, no longer holds it (\g<mine> there)",
+    ),
+    (
+        re.compile(r"(?P<what>[^:]+): (?P<mine>.+) here, (?P<theirs>.+) in that note"),
+        r"\g<what>: \g<theirs> here, \g<mine> in that note",
+    ),
+    (
+        re.compile(r"no longer the (?P<plan>.+) plan that note states"),
+        r"that note says it is no longer the \g<plan> plan stated here",
+    ),
+    (
+        re.compile(r"takes the option that note turned down: (?P<what>.+)"),
+        r"that note takes the option turned down here: \g<what>",
+    ),
+    (
+        re.compile(r"moves away from (?P<name>.+), which that note chose"),
+        r"that note moves away from \g<name>, chosen here",
+    ),
+    (
+        re.compile(r"decides what that note left open: (?P<what>.+)"),
+        r"that note decides what was left open here: \g<what>",
+    ),
+    (
+        re.compile(r"undoes the decision that note states about (?P<what>.+)"),
+        r"that note undoes the decision stated here about \g<what>",
+    ),
+    (
+        re.compile(r"reverses what that note says about (?P<what>.+)"),
+        r"that note reverses what is said here about \g<what>",
+    ),
+)
+
+
+def _from_the_older_side(reason: str) -> str:
+    """``reason`` as the older note's review item reads it: "here" is its own raw log, which the
+    item shows, and "that note" the newer one that retires it (worded from the newer note, the
+    values read the wrong way round: "$55/seat here" under the $42 record)."""
+    for pattern, worded in _FROM_THE_OLDER_SIDE:
+        match = pattern.fullmatch(reason)
+        if match is not None:
+            return match.expand(worded)
+    return reason
 
 
 def _contradiction(new: Facts, old: Facts, old_text: str, kind: str) -> Contradiction | None:
