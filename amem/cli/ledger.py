@@ -203,8 +203,9 @@ def pending(
             if account is None:
                 raise InvalidInputError(f"--reviewer {reviewer!r} is not a reviewer of the policy in force")
             whose = account.id
-        _known_filter(mem, f)
         page = mem.review_items(f, limit=limit, offset=offset, reviewer=whose)
+        if not page.items and not offset:
+            _known_filter(mem, f)  # nothing matches: a typo is named, not answered as an empty queue
         second_looks = mem.second_looks(whose) if whose is not None else 0
 
     def render(p: Any) -> None:
@@ -231,13 +232,19 @@ def pending(
 
 
 def _known_filter(mem: Any, f: Any) -> None:
-    """A mistyped --scope or --attribute is named, not answered with an empty queue (a reviewer
-    reading "nothing pending" would take the queue for empty)."""
-    from amem.cli.search import _known_scope
+    """Where nothing matches: a mistyped --scope or --attribute is named, not answered with an empty
+    queue (a reviewer reading "nothing pending" would take the queue for empty). Called only then:
+    an attribute a policy no longer declares may still hold pending values, and a new account's
+    inputs may wait before its first note, so neither is refused while something matches."""
+    import difflib
+
+    from amem.cli.search import _raise_unknown
     from amem.errors import InvalidInputError
 
     if f.scope:
-        _known_scope(mem, f.scope)
+        scopes = mem.scopes()
+        if f.scope not in scopes and difflib.get_close_matches(f.scope, scopes, n=1):
+            _raise_unknown(f.scope, scopes)
     if f.attribute and not mem.policy.knows(f.attribute):
         from amem.domain.models import CORE_ATTRIBUTES
 
@@ -417,9 +424,8 @@ def _decide(
                 held = ", ".join(f.proposal.attribute for f in shown.fields)
                 values = "held value" if len(shown.fields) == 1 else "held values"
                 out.print(f"item {ident} ({shown.scope}), {len(shown.fields)} {values}: {held}", markup=False)
-        if every:
-            _known_filter(mem, f)  # a typo is named before anything is counted or asked
         if every and mem.count_review_items(f, reviewer=reviewer).items == 0:
+            _known_filter(mem, f)  # a typo is named, before any password is asked
             _nothing_matches(mem, f, reviewer, as_json)  # counted first: no password asked in vain
             return
         who = sign_in(mem, reviewer, password_stdin)
@@ -642,7 +648,17 @@ def propose(
         p = mem.propose(
             note_id, attribute, parsed, reason=reason, proposer=editor(mem, actor, password_stdin)
         )
-    emit(p, as_json, lambda p: out.print(f"proposal {p.id}: {p.status.value} ({p.rule})", markup=False))
+    emit(
+        p,
+        as_json,
+        lambda p: out.print(
+            f"proposal {p.id}: {p.status.value} ({p.rule})"
+            + (f": {p.review_comment}" if p.status.value == "rejected" and p.review_comment else ""),
+            markup=False,
+        ),
+    )
+    if p.status.value == "rejected":  # the policy refused it: a script checking $? must see that
+        raise typer.Exit(2)
 
 
 policy_app = typer.Typer(

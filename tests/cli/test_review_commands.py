@@ -624,6 +624,9 @@ def test_a_mistyped_filter_is_named_not_answered_with_an_empty_queue(memory: Mem
     assert {memory.proposal(p.id).status for p in item[1]} == {ProposalStatus.PENDING}
     code, out, _ = run(memory, capsys, "pending", "--scope", "globex", "--kind", "contradiction")
     assert code == 0 and "nothing pending matches --scope globex --kind contradiction in" in flat(out)
+    # a new account (its inputs may wait before its first note) is no typo: nothing matches, said so
+    code, out, _ = run(memory, capsys, "pending", "--scope", "initech", "--json")
+    assert code == 0 and json.loads(out)["items"] == []
 
 
 def test_approve_with_neither_an_id_nor_all_says_what_it_needs(memory: Memory, item, capsys) -> None:
