@@ -44,16 +44,18 @@ _POSTGRES_DRIVER = "postgresql+psycopg"
 #: The range of each numeric setting: a value outside is refused when the settings are read, naming
 #: the variable and the range, not taken and failing later (AMEM_LINK_K=99999999999999999999 made
 #: every input fail with "Python int too large to convert to SQLite INTEGER").
-MAX_CONTENT_CHARS_RANGE = (1, 10_000_000)
-LINK_K_RANGE = (0, 100)
-LLM_CONCURRENCY_RANGE = (1, 256)
-LLM_TRANSIENT_RETRIES_RANGE = (0, 20)
+MAX_CONTENT_CHARS_RANGE = (1, 100_000_000)
+LINK_K_RANGE = (0, 1_000)
+LLM_CONCURRENCY_RANGE = (1, 4_096)
+LLM_TRANSIENT_RETRIES_RANGE = (0, 1_000)
 #: AMEM_LINK_KEYWORD_WINDOW and AMEM_LINK_KEYWORD_SCOPE_LIMIT: counts of notes, or 'all'.
 NOTES_COUNT_RANGE = (0, 1_000_000_000)
 #: Seconds: a lease shorter than a second is renewed (at a third of it) faster than a write can be
-#: relied on; a retry never waits more than 30 s (amem/llm/litellm_analyst.py).
-WORKER_LEASE_SECONDS_RANGE = (1.0, 86_400.0)
-LLM_RETRY_WAIT_RANGE = (0.0, 30.0)
+#: relied on; a retry never waits more than 30 s (amem/llm/litellm_analyst.py), but a longer first
+#: wait an env file already gives is taken, not refused. The bounds are wide on purpose: values
+#: amem took before the ranges keep working; only what cannot work (or overflows the ledger) is refused.
+WORKER_LEASE_SECONDS_RANGE = (1.0, 604_800.0)
+LLM_RETRY_WAIT_RANGE = (0.0, 3_600.0)
 #: Model calls add_notes and reprocess make at once with a remote model (the offline analyst runs
 #: on this machine's CPU and so one at a time).
 DEFAULT_LLM_CONCURRENCY = 4

@@ -200,7 +200,7 @@ def test_a_numeric_setting_out_of_its_range_is_refused_naming_the_variable_and_t
 def test_a_worker_lease_under_a_second_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """Renewed at a third of itself, a lease of a millisecond lapses before it can be renewed."""
     monkeypatch.setenv("AMEM_WORKER_LEASE_SECONDS", "0.001")
-    with pytest.raises(ConfigError, match="from 1 to 86,400"):
+    with pytest.raises(ConfigError, match="from 1 to 604,800"):
         Settings.from_env()
 
 
@@ -214,6 +214,6 @@ def test_the_cli_refuses_a_link_k_too_large_before_recording_anything(
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.startswith(
-        "error: AMEM_LINK_K='99999999999999999999': give a whole number, 0 or more, up to 100"
+        "error: AMEM_LINK_K='99999999999999999999': give a whole number, 0 or more, up to 1,000"
     )
     assert not (tmp_path / "home").exists()

@@ -67,9 +67,12 @@ def _utc_as_iso(text: str) -> str:
     if said is None:
         return text
     base = said.group(1)
-    if len(base) == 10 or _HAS_OFFSET.search(base):  # a date alone, or an offset given already
+    try:
+        date.fromisoformat(base)  # a date alone (2026-12-07, 20261207): the day, read as a date is
         return base
-    return base + "Z"
+    except ValueError:
+        pass
+    return base if _HAS_OFFSET.search(base) else base + "Z"
 
 
 #: The time of day at the end of an ISO 8601 date-time, as typed: hours, then minutes, seconds
