@@ -106,8 +106,9 @@ def worker(
                 t.start()
             for t in threads:
                 t.join()
-            processed = sum(w.stats.processed for w in workers)
-            failed = sum(w.stats.failed for w in workers)
+            from amem.services.worker import WorkerStats
+
+            stats = WorkerStats.total(workers)
         else:
             pool = memory.start_workers(concurrency, batch_size=batch_size)
             err.print(f"{concurrency} worker(s) running; Ctrl-C to stop", markup=False)
@@ -115,15 +116,31 @@ def worker(
                 pass
             # each worker finishes its batch; one that cannot leaves leases that end (inputs kept)
             pool.stop(timeout=memory.settings.worker_lease_seconds)
-            processed, failed = pool.stats.processed, pool.stats.failed
+            stats = pool.stats
         depth = memory.queue_depth()
-    emit(
-        {"processed": processed, "failed": failed, "queue": depth},
-        as_json,
-        lambda d: out.print(
-            f"processed {d['processed']} inputs ({d['failed']} failed); queued now: {d['queue']['queued']}",
+    failed = stats.failed
+
+    def render(d: dict[str, Any]) -> None:
+        # erased meanwhile, or given back to the queue: not failed, and not counted as such
+        others = [f"{d['erased']} erased meanwhile"] if d["erased"] else []
+        others += [f"{d['given_back']} given back to the queue"] if d["given_back"] else []
+        out.print(
+            f"processed {d['processed']} inputs ({d['failed']} failed"
+            + "".join(f"; {other}" for other in others)
+            + f"); queued now: {d['queue']['queued']}",
             markup=False,
-        ),
+        )
+
+    emit(
+        {
+            "processed": stats.processed,
+            "failed": failed,
+            "erased": stats.erased,
+            "given_back": stats.given_back,
+            "queue": depth,
+        },
+        as_json,
+        render,
     )
     if not once:
         return  # a signal is how a running worker is meant to stop

@@ -6,7 +6,7 @@ import json
 import re
 import sys
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
@@ -458,13 +458,14 @@ def reprocess(
 ) -> None:
     """Retry analysis of raw logs that an LLM outage or a crash left unprocessed."""
     from amem.cli.progress import reporter
-    from amem.domain.models import utcnow
 
     with open_memory(create=False) as mem:
         with reporter(as_json) as progress:
             done = mem.reprocess(limit=limit, progress=progress)
         left = mem.unprocessed_count()
         held = mem.queue_depth()["processing"] if left else 0
+        # the leases' own end, by the clock they are read by (PostgreSQL: the server's)
+        free_by = mem.pipeline.leases_end() if held else None
         lease_seconds = mem.settings.worker_lease_seconds
     data = {"processed": done, "still_unprocessed": left, "held": held}
 
@@ -474,13 +475,13 @@ def reprocess(
             markup=False,
         )
         if d["held"]:
-            # a lease ends at most lease_seconds after it was taken or last renewed
-            free_by = utcnow() + timedelta(seconds=lease_seconds)
+            # the leases' end as recorded: the local clock plus a lease was off by the clocks' skew
+            until = f"by {free_by:%Y-%m-%d %H:%M:%S} UTC" if free_by is not None else "now"
             out.print(
                 f"{d['held']} of them held by a worker's lease (an import or worker still running, or "
                 "one stopped without giving them back), which reprocess leaves alone; a lease lasts "
                 f"{lease_seconds:g} s from its last renewal (AMEM_WORKER_LEASE_SECONDS), so unless a "
-                f"worker still at work renews it they are free by {free_by:%Y-%m-%d %H:%M:%S} UTC: run "
+                f"worker still at work renews it they are free {until}: run "
                 "`amem reprocess` then (`amem status RAW_LOG_ID` says what became of one)",
                 markup=False,
             )
@@ -534,6 +535,8 @@ def update(
         as_json,
         lambda ps: [out.print(shown(f"{p.attribute}: {p.status.value} ({p.id}){_why(p)}")) for p in ps],
     )
+    if proposals and all(p.status.value == "rejected" for p in proposals):
+        raise typer.Exit(2)  # the policy refused every value, as an approval it refuses whole exits 2
 
 
 #: Names ``Memory.update`` takes for the edit itself: passed as attributes they collided (exit 70).
@@ -602,6 +605,8 @@ def delete(
     with open_memory(create=False) as mem:
         p = mem.delete(note_id, actor=editor(mem, actor, password_stdin), reason=reason)
     emit(p, as_json, lambda p: out.print(shown(f"deletion {p.id}: {p.status.value}{_why(p)}")))
+    if p.status.value == "rejected":
+        raise typer.Exit(2)
 
 
 @app.command("notes")

@@ -13,6 +13,10 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from amem.domain.text import check_name, check_text, is_visible
+from amem.errors import InvalidInputError
 
 #: The attributes every note has. Teams add more in policies.yaml (stored in ``Note.extra``).
 CORE_ATTRIBUTES: tuple[str, ...] = (
@@ -60,6 +64,67 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:16]}"
 
 
+#: The longest scope, in characters once normalised.
+MAX_SCOPE_CHARS = 200
+#: What a scope never holds beyond control characters: format characters (zero-width spaces, bidi
+#: controls such as the right-to-left override, the soft hyphen, the byte-order mark) and the line
+#: and paragraph separators: "acme" followed by one of them looked like acme and was another account.
+_HIDDEN_IN_A_SCOPE = frozenset({"Cf", "Zl", "Zp"})
+#: The zero-width joiner and non-joiner, which emoji sequences and Persian or Indic names need: kept
+#: between two characters outside ASCII, where they join or part letters, and nowhere else.
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def canonical_scope(value: object, *, what: str = "scope") -> str:
+    """The scope ``value`` names, as memory keeps it and finds it: trimmed, its full-width and
+    half-width forms and its spaces (no-break, ideographic) made plain, in Unicode's composed form
+    (NFC). "Société Générale" typed decomposed (NFD, as macOS file names and some keyboards give
+    it) and composed were two accounts, neither finding the other's notes, and ``ａｃｍｅ`` another
+    than ``acme``. Refused, naming the character and its position: what hides or reorders text
+    (InvalidInputError). Other look-alikes (a Cyrillic a) are other names, as for identities."""
+    if value is None:
+        raise InvalidInputError(f"{what} is empty: say whose memory this is (an account, a user)")
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be text, got {type(value).__name__}")
+    check_text(value, what)
+    stripped = value.strip()
+    if not stripped:
+        raise InvalidInputError(f"{what} is empty: say whose memory this is (an account, a user)")
+    if not is_visible(stripped):
+        raise InvalidInputError(f"{what} shows nothing (only spaces, zero-width or control characters)")
+    check_name(stripped, what)
+    for position, char in enumerate(stripped, start=1):
+        if unicodedata.category(char) in _HIDDEN_IN_A_SCOPE and not _joins(stripped, position - 1):
+            name = unicodedata.name(char, "unnamed character")
+            raise InvalidInputError(
+                f"{what}: character {position} (U+{ord(char):04X} {name}) is invisible or reorders "
+                "text; a scope is one line of visible text"
+            )
+    canonical = unicodedata.normalize("NFC", "".join(_plain(char) for char in stripped))
+    if len(canonical) > MAX_SCOPE_CHARS:
+        raise InvalidInputError(f"{what} is longer than {MAX_SCOPE_CHARS} characters")
+    return canonical
+
+
+def _joins(text: str, index: int) -> bool:
+    """True when ``text[index]`` is a joiner between two characters outside ASCII."""
+    return (
+        text[index] in _JOINERS
+        and 0 < index < len(text) - 1
+        and not text[index - 1].isascii()
+        and not text[index + 1].isascii()
+    )
+
+
+def _plain(char: str) -> str:
+    """A full-width or half-width form as its plain character (ａ is a, ｶ is カ), a space as " "."""
+    if unicodedata.category(char) == "Zs":
+        return " "
+    if unicodedata.decomposition(char).startswith(("<wide>", "<narrow>")):
+        return unicodedata.normalize("NFKC", char)
+    return char
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -83,14 +148,25 @@ class Actor(_Frozen):
     @classmethod
     def parse(cls, text: str, default_kind: ActorKind = ActorKind.PERSON) -> Actor:
         """``"agent:sales-bot"`` or a bare name (taken as ``default_kind``), its name canonical
-        (amem.domain.identity): ``Agent:Sales-Bot`` is ``agent:sales-bot``."""
-        from amem.domain.identity import canonical_identity, split_kind
+        (amem.domain.identity): ``Agent:Sales-Bot`` is ``agent:sales-bot``. A prefix that names no
+        kind is refused (``robot:x``, ``:``): before, it was kept as part of an agent's name, so a
+        mistyped kind (``agnet:crm``) made another agent; a name with a colon is given its kind
+        first (``agent:robot:x``)."""
+        from amem.domain.identity import KIND_PREFIXES, canonical_identity, split_kind
 
         # the kind read as canonical_identity reads the name (ａｇｅｎｔ: is agent:), which drops
         # the prefix and refuses a second one (person:agent:alice names no one)
         kind, _ = (
             split_kind(unicodedata.normalize("NFKC", text).strip()) if isinstance(text, str) else (None, "")
         )
+        if kind is None and isinstance(text, str) and ":" in text:
+            prefix = unicodedata.normalize("NFKC", text).partition(":")[0].strip()
+            kinds = ", ".join(f"{k}:" for k in KIND_PREFIXES)
+            raise InvalidInputError(
+                f"actor {text.strip()!r}: "
+                + (f"{prefix!r} is not a kind of actor" if prefix else "nothing names a kind before ':'")
+                + f" ({kinds}); give KIND:NAME or a bare name (a name with a colon: agent:NAME)"
+            )
         return cls(kind=ActorKind(kind) if kind else default_kind, id=canonical_identity(text, what="actor"))
 
 
@@ -132,6 +208,15 @@ class RawLog(_Frozen):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+def time_given_as_number(value: object) -> str | None:
+    """Why ``value``, given as an input's time (``at``), is refused when it is a number, else None:
+    read as seconds (or milliseconds) since 1970 it names a moment nobody checks (20260301 is
+    1970-08-23), so a time is ISO 8601 text everywhere, add_note, add_notes, the APIs and imports."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value} is a number; write the time as ISO 8601 text (e.g. 2026-03-01T09:30:00Z)"
+    return None
+
+
 class NoteInput(BaseModel):
     """One input of ``add_notes``: what ``add_note`` takes, as data (a line of an import file)."""
 
@@ -144,6 +229,16 @@ class NoteInput(BaseModel):
     #: The sender's own name for this input (a CRM record's id, a message id, a request's
     #: Idempotency-Key): an input whose key its author sent before is kept once.
     idempotency_key: str | None = Field(None, min_length=1, max_length=200)
+
+    @field_validator("at", mode="before")
+    @classmethod
+    def _at_is_not_a_number(cls, value: object) -> object:
+        """pydantic's lax mode read a number as Unix seconds or milliseconds (1700000000 and
+        1700000000000 both 2023-11-14), where add_note without a key refused it."""
+        problem = time_given_as_number(value)
+        if problem is not None:
+            raise PydanticCustomError("time_is_a_number", problem)
+        return value
 
 
 class AddOutcome(_Frozen):
@@ -194,8 +289,12 @@ class Link(_Frozen):
 
 class RetirementWaiting(_Frozen):
     """A newer note says this one no longer holds; a person has not decided yet (the policy holds
-    ``invalid_at`` for review). ``invalid_at``: the end it proposes; ``evidence``: the newer raw
-    log's words; ``reason``: why the analyst thinks so. Search hits and an account's facts carry it."""
+    ``invalid_at`` for review). ``invalid_at``: the end it proposes; ``evidence``: the proposal's
+    span, in the raw log that proposed it: the newer raw log's words, except for a record said
+    before the newer note but analysed after it (a late import, a retry), where it is the record's
+    own sentence that the newer note made untrue and ``reason`` names that note ("contradicted by
+    newer note n_…"); ``reason``: why the analyst thinks so. Search hits and an account's facts
+    carry it."""
 
     proposal_id: str
     invalid_at: datetime | None = None

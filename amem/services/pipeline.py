@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
@@ -37,7 +37,9 @@ from amem.domain.models import (
     RawLog,
     RawLogState,
     as_utc,
+    canonical_scope,
     new_id,
+    time_given_as_number,
     utcnow,
 )
 from amem.domain.progress import Progress, no_progress
@@ -110,14 +112,64 @@ class _Prepared:
     vectors: Future[Any]
 
 
+@dataclass
+class _Call:
+    """What one ``process_many`` call's inputs taken alone share: the call's inputs, the claim they
+    are held under, how they are written, what became of each so far, the construct answers asked,
+    and the breaker that tells an outage."""
+
+    raws: Sequence[RawLog]
+    owner: str | None
+    commit_each: bool
+    settled: dict[str, AddOutcome]
+    asked: dict[str, TaskResult[ConstructedNote] | AnalystError]
+    breaker: _Breaker
+    #: The call's inputs shortest first (the first of equals first), and how far ``probe`` went in it.
+    _by_length: list[RawLog] = field(init=False)
+    _next: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        self._by_length = sorted(self.raws, key=lambda raw: len(raw.text))  # stable: input order kept
+
+    def probe(self) -> RawLog | None:
+        """The shortest input of the call not written nor failed yet (the first of equals): the
+        one least like texts a step refuses for their length, taken to tell an outage. Settled
+        inputs stay settled, so the walk only goes forward: a call of any size pays for it once."""
+        while self._next < len(self._by_length) and self._by_length[self._next].id in self.settled:
+            self._next += 1
+        return self._by_length[self._next] if self._next < len(self._by_length) else None
+
+
+class _Reported:
+    """The caller's ``progress``, remembering an exception it raised: the caller's own error (a
+    progress bar that broke), no input's, so ``process_many`` gives the inputs back to the queue and
+    raises it. Before, it was recorded as every input's analysis failure ("analysis stopped:
+    ValueError: my progress bar broke")."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.raised: BaseException | None = None
+
+    def __call__(self, task: str, done: int, total: int | None) -> None:
+        try:
+            self.progress(task, done, total)
+        except BaseException as exc:
+            self.raised = exc
+            raise
+
+
 class _Breaker:
-    """Tells an outage from an input that breaks a step. A step other than the model call that
-    fails the same way (the same type of error, the same message) for a batch and then for its
-    first two inputs taken alone, or for three batches of one input in a row, is down (an embedder
-    or an index out of service), not refusing one input: ``failed`` says so once ``TRIPS`` attempts
-    in a row failed that way. One that goes through (``passed``) starts the count again, and so
-    does a batch taken input by input (``batch_failed``): a poison input last of one batch and
-    another first of the next are not an outage."""
+    """Tells an outage from inputs that break a step. A step other than the model call that fails
+    the same way (the same type of error, the same message) ``TRIPS`` attempts in a row (a batch,
+    then its inputs taken alone; or batches of one input) may be down (an embedder or an index out
+    of service) rather than refusing those inputs: it is taken for an outage only when the last of
+    them was a probe (``failed(probe=True)``): the shortest input of the call not tried yet, the one
+    least like the texts failing (a text too long for the embedding model, several at the head of an
+    import: two of them failing alone after their batch stopped every input of the call, and every
+    ``reprocess``, which met them first again). ``wants_probe`` says the next attempt must be one.
+    One that goes through (``passed``) starts the count again, and so does a batch taken input by
+    input (``batch_failed``): a poison input last of one batch and another first of the next are
+    not an outage."""
 
     TRIPS = 3
 
@@ -125,20 +177,38 @@ class _Breaker:
         self._cause: tuple[type[BaseException], str] | None = None
         self._times = 0
 
-    def failed(self, exc: BaseException) -> bool:
-        """One more attempt failed with ``exc``: True when it is an outage's."""
+    def failed(self, exc: BaseException, *, probe: bool) -> bool:
+        """One more attempt failed with ``exc``: True when it is an outage's (it was a probe)."""
         cause = (type(exc), _cause(exc))
         self._times = self._times + 1 if cause == self._cause else 1
         self._cause = cause
+        if self._times >= self.TRIPS and not probe:
+            self._times = self.TRIPS - 1  # not told yet: the next attempt is a probe
         return self._times >= self.TRIPS
 
     def batch_failed(self, exc: BaseException) -> None:
         """A batch of several inputs failed with ``exc``: the count starts from it."""
         self.passed()
-        self.failed(exc)
+        self.failed(exc, probe=False)
 
     def passed(self) -> None:
         self._cause, self._times = None, 0
+
+    @property
+    def wants_probe(self) -> bool:
+        """The next attempt failing the same way would make an outage: it must be a probe."""
+        return self._times >= self.TRIPS - 1
+
+
+class _OutageSuspected(Exception):
+    """Raised by ``_analyse`` when ``_Breaker`` takes a failure for an outage: ``failure`` is the
+    step's error, ``tried`` the input whose attempt alone (the probe) made it one; every other input
+    of the call not written yet was not tried, and its outcome says so (``_stopped``)."""
+
+    def __init__(self, failure: Exception, tried: str) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+        self.tried = tried
 
 
 class WritePipeline:
@@ -304,16 +374,19 @@ class WritePipeline:
         batch's inputs not written yet are analysed again one at a time (``_one_by_one``), and one
         that fails alone is marked failed with its cause and comes back with it; the next batch is
         analysed whole again. When the step fails as an outage does (``_Breaker``: the batch and
-        then inputs taken alone failing the same way, or a failure after the batch's write, which
-        no input is to blame for), the inputs not written yet are marked failed with the cause and
-        come back with it, beside the outcomes of the others (``_stopped``); on an interruption
-        (KeyboardInterrupt) they are given back to the queue and it is raised again."""
+        then inputs taken alone failing the same way, the last the shortest input left, or a failure
+        after the batch's write, which no input is to blame for), the inputs not written yet are
+        marked failed with the cause and come back with it, beside the outcomes of the others
+        (``_stopped``: those never tried say so). On an interruption (KeyboardInterrupt), or an
+        exception raised by ``progress`` (the caller's own: nothing is wrong with the inputs), they
+        are given back to the queue and it is raised again."""
         settled: dict[str, AddOutcome] = {}  # by raw log id, as each transaction commits
         # each input's construct answer, once asked: taken up again when the batch is retried input
         # by input, so no model call is made twice for it
         asked: dict[str, TaskResult[ConstructedNote] | AnalystError] = {}
-        progress(ANALYSING, 0, len(raws))
+        reported = _Reported(progress)
         try:
+            reported(ANALYSING, 0, len(raws))
             # The leases are renewed while the inputs are analysed (a slow model, a large batch):
             # no worker takes one meanwhile, whoever holds them (a worker, add_note, an import).
             # The index is opened here, in this thread, after the raw logs were committed: one that
@@ -322,9 +395,9 @@ class WritePipeline:
             # or rebuilds can outlast a lease, and a worker would take the inputs meanwhile.
             with self._kept_alive(owner, raws):
                 self.index  # noqa: B018
-                self._analyse(raws, batch_size, owner, commit_each, progress, settled, asked)
+                self._analyse(raws, batch_size, owner, commit_each, reported, settled, asked)
         except BaseException as exc:
-            return self._stopped(raws, settled, owner, exc)
+            return self._stopped(raws, settled, owner, exc, given_back=exc is reported.raised)
         return [settled[raw.id] for raw in raws]
 
     def _kept_alive(self, owner: str | None, raws: Sequence[RawLog]) -> AbstractContextManager[object]:
@@ -343,8 +416,9 @@ class WritePipeline:
     ) -> None:
         """``process_many``'s work, each outcome put in ``settled`` as its transaction commits. A
         batch a step stops is taken again input by input (``_one_by_one``), then the next batch is
-        taken whole; raises the step's failure when it is an outage's (``_Breaker``), or came after
-        a batch's write."""
+        taken whole; raises the step's failure when it is an outage's (``_Breaker``: as
+        ``_OutageSuspected``), or came after a batch's write. An input taken ahead of its batch as
+        a probe is left out of its batch."""
         starts = list(range(0, len(raws), batch_size))
         breaker = _Breaker()
         # The next batch is constructed, and its documents embedded in a thread (the embedding
@@ -364,50 +438,46 @@ class WritePipeline:
                 except Exception as exc:
                     return exc
 
+            call = _Call(raws, owner, commit_each, settled, asked, breaker)
             prepared = prepare(0)
             for n, start in enumerate(starts):
                 following = starts[n + 1] if n + 1 < len(starts) else None
                 upcoming = prepare(following) if following is not None else None
+                batch = [raw for raw in raws[start : start + batch_size] if raw.id not in settled]
+                probe = call.probe() if batch and len(batch) == 1 and breaker.wants_probe else None
+                if probe is not None and probe is not batch[0]:
+                    # batches of one input failing the same way: the shortest input left tells an
+                    # outage from inputs that break a step, whichever batch it is in
+                    self._alone(call, probe, probe=True)
+                    batch = [raw for raw in batch if raw.id not in settled]
                 # The next batch, written next, is renewed in this batch's write; the rest of a
                 # long import by the heartbeat, a few hundred a write: renewing every input left
                 # in each write bound them all in one statement (over SQLite's and PostgreSQL's
                 # limits past 32,766 and 65,535) and grew with the import at every batch.
                 upcoming_ids = (
-                    [r.id for r in raws[start + batch_size : start + 2 * batch_size]]
+                    [r.id for r in raws[start + batch_size : start + 2 * batch_size] if r.id not in settled]
                     if owner is not None
                     else []
                 )
-                try:
-                    if isinstance(prepared, Exception):
-                        raise prepared
-                    self._process_batch(prepared, owner, commit_each, upcoming_ids, settled)
-                except Exception as exc:
-                    self._one_by_one(
-                        raws[start : start + batch_size],
-                        exc,
-                        owner,
-                        commit_each,
-                        lambda: progress(ANALYSING, len(settled), len(raws)),
-                        settled,
-                        asked,
-                        breaker,
-                    )
-                else:
-                    breaker.passed()
+                if batch:
+                    try:
+                        if isinstance(prepared, Exception):
+                            raise prepared
+                        ours = _without(prepared, settled)  # a probe taken ahead of its batch
+                        if ours is not None:
+                            self._process_batch(ours, owner, commit_each, upcoming_ids, settled)
+                    except Exception as exc:
+                        self._one_by_one(
+                            batch, exc, call, lambda: progress(ANALYSING, len(settled), len(raws))
+                        )
+                    else:
+                        breaker.passed()
                 progress(ANALYSING, len(settled), len(raws))
                 if upcoming is not None:
                     prepared = upcoming
 
     def _one_by_one(
-        self,
-        batch: Sequence[RawLog],
-        exc: Exception,
-        owner: str | None,
-        commit_each: bool,
-        tick: Callable[[], None],
-        settled: dict[str, AddOutcome],
-        asked: dict[str, TaskResult[ConstructedNote] | AnalystError],
-        breaker: _Breaker,
+        self, batch: Sequence[RawLog], exc: Exception, call: _Call, tick: Callable[[], None]
     ) -> None:
         """After a step other than the model call failed for ``batch`` with ``exc``: each of its
         inputs not written yet is analysed again on its own (its construct answer kept), so only
@@ -420,14 +490,20 @@ class WritePipeline:
         failed with it, when it is no input's: it came after the batch's write (the index's
         catch-up refusing), or the breaker takes it for an outage (an embedder down failed each
         input alone as it failed the batch: retried one by one, an import of 1,000 inputs made a
-        construct call, an embedder call and a write for each, every one failed all the same)."""
+        construct call, an embedder call and a write for each, every one failed all the same).
+        Once an input alone failed as the batch did, the next one taken is the shortest input of
+        the call left (a probe, ``_Call.probe``): it going through is no outage, and the inputs
+        that failed fail alone (two texts too long for the embedding model at the head of an import
+        failed all ten inputs of the call, and every ``reprocess`` after it)."""
+        settled, breaker = call.settled, call.breaker
         left = [raw for raw in batch if raw.id not in settled]
         if not left:
             raise exc
         if len(left) == 1:  # the one left is the culprit, unless an outage (told at the next)
-            if breaker.failed(exc):
-                raise exc
-            (settled[left[0].id],) = self._stopped(left, settled, owner, exc)
+            raw = left[0]
+            if breaker.failed(exc, probe=call.probe() is raw):
+                raise _OutageSuspected(exc, raw.id) from exc
+            (settled[raw.id],) = self._stopped(left, settled, call.owner, exc)
             return
         breaker.batch_failed(exc)
         log.info(
@@ -435,16 +511,32 @@ class WritePipeline:
             _listed([raw.id for raw in left]),
             _cause(exc),
         )
-        for raw in left:
-            try:
-                self._process_batch(self._prepare([raw], None, asked), owner, commit_each, (), settled)
-            except Exception as alone:
-                if raw.id in settled or breaker.failed(alone):
-                    raise
-                (settled[raw.id],) = self._stopped([raw], settled, owner, alone)
-            else:
-                breaker.passed()
+        pending = list(left)
+        while pending:
+            probing = breaker.wants_probe
+            raw = call.probe() if probing else None
+            raw = raw or pending[0]
+            self._alone(call, raw, probe=probing)
+            pending = [r for r in pending if r.id not in settled]
             tick()
+
+    def _alone(self, call: _Call, raw: RawLog, *, probe: bool) -> None:
+        """``raw`` analysed and written on its own (its construct answer kept). Failing, it is marked
+        failed with its own cause, unless it failed after its write (raised) or the breaker takes
+        its failure for an outage's (``probe``: it is the shortest input left; raised as
+        ``_OutageSuspected``)."""
+        try:
+            self._process_batch(
+                self._prepare([raw], None, call.asked), call.owner, call.commit_each, (), call.settled
+            )
+        except Exception as exc:
+            if raw.id in call.settled:
+                raise
+            if call.breaker.failed(exc, probe=probe):
+                raise _OutageSuspected(exc, raw.id) from exc
+            (call.settled[raw.id],) = self._stopped([raw], call.settled, call.owner, exc)
+        else:
+            call.breaker.passed()
 
     def reprocess(self, *, limit: int | None = None, progress: Progress = no_progress) -> list[str]:
         """Analyse raw logs left failed or queued (an outage, a crash) that nobody holds: an input a
@@ -472,6 +564,20 @@ class WritePipeline:
             if left is not None:
                 left -= len(raws)
         return done
+
+    def leases_end(self) -> datetime | None:
+        """When the last lease held on an input not analysed yet ends (those ``reprocess`` leaves to
+        whoever holds them), as the lease says it, by the queue's clock (PostgreSQL: the server's);
+        None when none is held. `amem reprocess` said "free by" this machine's clock plus a lease,
+        half an hour off on a machine whose clock was."""
+        with self.ledger.read() as tx:
+            now = self.queue.now(tx)
+            ends = [
+                as_utc(row["lease_until"])
+                for row in tx.raw_log_states([RawLogState.FAILED, RawLogState.PENDING])
+                if isinstance(row["lease_until"], datetime) and as_utc(row["lease_until"]) > now
+            ]
+        return max(ends, default=None)
 
     # -- the steps -------------------------------------------------------------------------------
 
@@ -596,6 +702,8 @@ class WritePipeline:
         for group in groups:
             with self.ledger.write() as tx:
                 held = self.queue.held(tx, [r.id for r in group], owner) if owner is not None else None
+                # the state's time by the clock its claim and lease read (PostgreSQL: the server's)
+                now = self.queue.now(tx)
                 shown_here = {r.id: shown_to[r.id] for r in group if r.id in shown_to}
                 stale = self._shown_erased(tx, erasures, shown_here, batch_notes)
                 touched: list[str] = []
@@ -606,7 +714,7 @@ class WritePipeline:
                     elif raw.id in failed:
                         error, calls = failed[raw.id]
                         calls = _unread(calls) if raw.id in stale else calls
-                        errors[raw.id] = self._failed(tx, raw, error, calls)
+                        errors[raw.id] = self._failed(tx, raw, error, calls, now)
                     elif raw.id in stale:
                         analysis = analyses[raw.id]
                         for call in _unread(_attempts(analysis.link)):  # asked, its answer not kept
@@ -618,7 +726,7 @@ class WritePipeline:
                         else:
                             errors[raw.id] = self._given_back(tx, raw, analysis, owner)
                     elif raw.id in analyses:
-                        note_ids[raw.id], changed = self._apply(tx, raw, analyses[raw.id])
+                        note_ids[raw.id], changed = self._apply(tx, raw, analyses[raw.id], now)
                         touched += changed
                 self.index.keep_vectors(tx, touched)
                 if owner is not None and rest and group is groups[-1]:
@@ -786,9 +894,10 @@ class WritePipeline:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="amem-llm") as pool:
             return list(pool.map(guarded, items))
 
-    def _apply(self, tx: LedgerTx, raw: RawLog, analysis: Analysis) -> tuple[str, list[str]]:
+    def _apply(self, tx: LedgerTx, raw: RawLog, analysis: Analysis, now: datetime) -> tuple[str, list[str]]:
         """Write one analysed raw log: its model calls, the new note, every draft routed by
-        governance, the raw log marked processed. Returns the note id and the notes it changed."""
+        governance, the raw log marked processed (at ``now``, the queue's clock: on PostgreSQL the
+        server's, as its claim's and lease's times). Returns the note id and the notes it changed."""
         state = tx.raw_log_state(raw.id)
         if state is not None and state["state"] == RawLogState.PROCESSED.value and state["note_id"]:
             return str(state["note_id"]), []  # another process finished it meanwhile
@@ -808,7 +917,7 @@ class WritePipeline:
             snapshot = self._snapshot(tx, raw, analysis)
             drafts = draft(note.id, raw, self._answers(analysis), snapshot, self.policy)
             proposals = self.governance.propose_in(tx, drafts)
-        tx.set_raw_log_state(raw.id, RawLogState.PROCESSED, utcnow(), note_id=note.id)
+        tx.set_raw_log_state(raw.id, RawLogState.PROCESSED, now, note_id=note.id)
         applied = [p.note_id for p in proposals if p.status == ProposalStatus.AUTO_APPLIED]
         return note.id, list(dict.fromkeys([note.id, *applied]))
 
@@ -841,16 +950,25 @@ class WritePipeline:
 
     # -- failure and the index ---------------------------------------------------------------------
 
-    def _failed(self, tx: LedgerTx, raw: RawLog, error: AnalystError, calls: Sequence[Any]) -> str:
-        """Record the failed analysis (its model calls included) in the batch's transaction, and
-        say what the caller sees. Only this input is marked failed; the rest of the batch goes on."""
+    def _failed(
+        self, tx: LedgerTx, raw: RawLog, error: AnalystError, calls: Sequence[Any], now: datetime
+    ) -> str:
+        """Record the failed analysis (its model calls included) in the batch's transaction, at
+        ``now`` (the queue's clock), and say what the caller sees. Only this input is marked
+        failed; the rest of the batch goes on."""
         for call in calls:
             tx.insert_llm_call(call)
-        tx.set_raw_log_state(raw.id, RawLogState.FAILED, utcnow(), error=str(error)[:2000])
+        tx.set_raw_log_state(raw.id, RawLogState.FAILED, now, error=str(error)[:2000])
         return f"raw log {raw.id} is kept, but analysis failed: {error}. Run `amem reprocess` to retry."
 
     def _stopped(
-        self, raws: Sequence[RawLog], settled: Mapping[str, AddOutcome], owner: str | None, exc: BaseException
+        self,
+        raws: Sequence[RawLog],
+        settled: Mapping[str, AddOutcome],
+        owner: str | None,
+        exc: BaseException,
+        *,
+        given_back: bool = False,
     ) -> list[AddOutcome]:
         """``process_many`` after a step other than the model call failed: the raw logs are kept,
         and what became of each input not written yet is recorded in a short write of its own.
@@ -859,14 +977,16 @@ class WritePipeline:
         ended, and comes back with it, beside the outcomes already written; ``amem status`` says
         why, ``amem reprocess`` retries. Failed rather than queued again: a worker would claim it
         at once and meet the same broken step, claim after claim, as the model's outage is met
-        (marked failed too). An interruption (KeyboardInterrupt): nothing is wrong with the inputs,
-        so they are given back to the queue, and it is raised again. When even that write fails,
-        the inputs are taken again once their lease ends: the error raised names them."""
+        (marked failed too). After an outage suspected (``_OutageSuspected``) an input never tried
+        says so, and the cause. An interruption (KeyboardInterrupt), or an exception of the
+        caller's own (``given_back``: its progress callback): nothing is wrong with the inputs, so
+        they are given back to the queue, and it is raised again. When even that write fails, the
+        inputs are taken again once their lease ends: the error raised names them."""
         left = [raw.id for raw in raws if raw.id not in settled]
         if not left:
             raise exc  # everything was written: the failure came after (a catch-up refusing)
         named = _listed(left)
-        if not isinstance(exc, Exception):
+        if given_back or not isinstance(exc, Exception):
             try:
                 if owner is not None:
                     self.queue.release(owner, left)
@@ -874,16 +994,27 @@ class WritePipeline:
                 log.exception("could not give back raw logs %s; taken again when their lease ends", named)
             exc.add_note(f"raw logs kept, not analysed yet: {named} (`amem reprocess` retries them)")
             raise exc
-        cause = _cause(exc)
+        failure = exc.failure if isinstance(exc, _OutageSuspected) else exc
+        cause = _cause(failure)
         # every caller reports the outcomes (and `amem status` the cause): the traceback on demand
         log.info(
             "analysis of raw logs %s stopped: %s",
             named,
             cause,
-            exc_info=exc if log.isEnabledFor(logging.DEBUG) else None,
+            exc_info=failure if log.isEnabledFor(logging.DEBUG) else None,
+        )
+        untried = [i for i in left if i != exc.tried] if isinstance(exc, _OutageSuspected) else []
+        stopped = f"analysis stopped: {cause}"
+        not_tried = (
+            f"not analysed: an outage was suspected ({cause}: {_Breaker.TRIPS} attempts in a row "
+            "failed that way, the last on the shortest input left), so it was not tried"
         )
         try:
-            self.queue.fail(owner, left, f"analysis stopped: {cause}")
+            with self.ledger.write(lock_head=False) as tx:
+                now = self.queue.now(tx)
+                tried = [i for i in left if i not in set(untried)]
+                queue_queries.fail(tx, owner=owner, raw_log_ids=tried, error=stopped, now=now)
+                queue_queries.fail(tx, owner=owner, raw_log_ids=untried, error=not_tried, now=now)
         except Exception as refused:
             log.exception("could not mark raw logs %s failed", named)
             raise AnalysisStoppedError(
@@ -892,17 +1023,22 @@ class WritePipeline:
                 f"once their lease ends; `amem status {left[0]}` says what became of one",
                 left,
             ) from exc
-        stopped = {
+        untried_set = set(untried)
+        outcomes = {
             raw_id: AddOutcome(
                 raw_log_id=raw_id,
                 error=(
-                    f"raw log {raw_id} is kept, but its analysis stopped before it was written: {cause}. "
-                    f"Run `amem reprocess` to retry (`amem status {raw_id}` says what became of it)."
+                    f"raw log {raw_id} is kept, but {not_tried}. Run `amem reprocess` to retry "
+                    f"(`amem status {raw_id}` says what became of it)."
+                    if raw_id in untried_set
+                    else f"raw log {raw_id} is kept, but its analysis stopped before it was written: "
+                    f"{cause}. Run `amem reprocess` to retry (`amem status {raw_id}` says what became "
+                    "of it)."
                 ),
             )
             for raw_id in left
         }
-        return [settled.get(raw.id) or stopped[raw.id] for raw in raws]
+        return [settled.get(raw.id) or outcomes[raw.id] for raw in raws]
 
     def _catch_up_index(self) -> None:
         """The index is derived: if it fails now, the next open or search catches up."""
@@ -935,6 +1071,37 @@ def _stamped(
     return stamped, [
         (n.model_copy(update={"created_at": by_note[n.id], "updated_at": by_note[n.id]}), q) for n, q in asks
     ]
+
+
+def _without(prepared: _Prepared, settled: Mapping[str, AddOutcome]) -> _Prepared | None:
+    """``prepared`` less the inputs settled already (a probe taken ahead of its batch, written or
+    failed alone); None when none is left. The construct answers and the vectors of the others are
+    kept (the vectors once embedded: an embedding that failed fails the batch as it would have)."""
+    if not any(raw.id in settled for raw in prepared.raws):
+        return prepared
+    raws = [raw for raw in prepared.raws if raw.id not in settled]
+    if not raws:
+        return None
+    picked = [i for i, raw in enumerate(prepared.ready) if raw.id not in settled]
+    vectors: Future[Any] = Future()
+
+    def narrow(embedding: Future[Any]) -> None:
+        try:
+            embedded = embedding.result()
+        except BaseException as exc:
+            vectors.set_exception(exc)
+            return
+        vectors.set_result(None if embedded is None or not picked else np.asarray(embedded)[picked])
+
+    prepared.vectors.add_done_callback(narrow)
+    return _Prepared(
+        raws=raws,
+        failed={i: failure for i, failure in prepared.failed.items() if i not in settled},
+        drafts={i: draft for i, draft in prepared.drafts.items() if i not in settled},
+        ready=[prepared.ready[i] for i in picked],
+        asks=[prepared.asks[i] for i in picked],
+        vectors=vectors,
+    )
 
 
 def _relinked(prepared: _Prepared, raws: Sequence[RawLog]) -> _Prepared:
@@ -1142,6 +1309,11 @@ def _recorded_before(
             named = found.get(keys[raw.id])
             keyed = named.by_scope.get(raw.scope) if named is not None else None
             if keyed is None:
+                # a person's key the agent of their name recorded before their first (an amem
+                # before reviewer tokens added as person:NAME): theirs only for the very same input
+                legacy = named.as_agent_before.get(raw.scope) if named is not None else None
+                if legacy is not None and not _how_it_differs(raw, legacy, timed=raw.id in timed):
+                    before[raw.id] = legacy.recorded
                 continue
             differs = _how_it_differs(raw, keyed, timed=raw.id in timed)
             if differs:
@@ -1278,8 +1450,12 @@ def raw_log_from(
     scope: str,
     metadata: Mapping[str, Any] | None,
 ) -> RawLog:
-    """The raw log of an input, validated (nothing is written): the one place an input is checked."""
-    if not isinstance(content, str) or not content.strip():
+    """The raw log of an input, validated (nothing is written): the one place an input is checked.
+    A wrong type is named as such (a number or bytes given as the text or the scope was "empty")."""
+    if content is not None and not isinstance(content, str):
+        decode = " (decode the bytes first)" if isinstance(content, bytes | bytearray) else ""
+        raise InvalidInputError(f"content must be text, got {type(content).__name__}{decode}")
+    if content is None or not content.strip():
         raise InvalidInputError("content is empty: add_note needs the text to remember")
     check_text(content, "content")
     if not is_visible(content):
@@ -1292,14 +1468,10 @@ def raw_log_from(
             f"content is {len(content):,} characters, over the limit of "
             f"{settings.max_content_chars:,} (AMEM_MAX_CONTENT_CHARS)"
         )
-    if not isinstance(scope, str) or not scope.strip():
-        raise InvalidInputError("scope is empty: say whose memory this is (an account, a user)")
-    if len(scope) > 200:
-        raise InvalidInputError("scope is longer than 200 characters")
-    check_text(scope, "scope")
-    if not is_visible(scope):
-        raise InvalidInputError("scope shows nothing (only spaces, zero-width or control characters)")
-    check_name(scope.strip(), "scope")
+    scope = canonical_scope(scope)  # trimmed, NFC: one account however its name was typed
+    number = time_given_as_number(at)
+    if number is not None:
+        raise InvalidInputError(f"at: {number}")
     now = utcnow()
     occurred = now if at is None else parse_datetime(at, what="at")
     if not isinstance(metadata, Mapping | None):
@@ -1314,7 +1486,7 @@ def raw_log_from(
         text=content,
         occurred_at=occurred,
         actor=actor,
-        scope=scope.strip(),
+        scope=scope,
         received_at=now,
         sha256=sha256_text(content),
         metadata=meta,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from amem.domain.models import AddOutcome
@@ -28,9 +28,25 @@ DEFAULT_POLL_SECONDS = 0.5
 
 @dataclass
 class WorkerStats:
+    """What a worker's inputs became: a note (``processed``), failed (kept, left to ``amem
+    reprocess``), erased on a data subject's request while analysed (``erased``: nothing left to
+    do), or given back to the queue for another analysis (``given_back``: shown a note erased
+    meanwhile, or taken by another worker once its lease ended); neither of the last two failed."""
+
     processed: int = 0
     failed: int = 0
     batches: int = 0
+    erased: int = 0
+    given_back: int = 0
+
+    @classmethod
+    def total(cls, workers: Iterable[Worker]) -> WorkerStats:
+        """The stats of ``workers`` added up (a pool, or ``amem worker --once``'s threads)."""
+        total = cls()
+        for worker in workers:
+            for name, value in vars(worker.stats).items():
+                setattr(total, name, getattr(total, name) + value)
+        return total
 
 
 class Worker:
@@ -71,11 +87,22 @@ class Worker:
             )
             self.stats.batches += 1
         for outcome in outcomes:
-            if outcome.note_id is None:
+            if outcome.note_id is not None:
+                self.stats.processed += 1
+                continue
+            # the ledger says what became of it: an outcome without a note was erased meanwhile,
+            # queued again, or failed (before, each counted failed, and `amem worker --once` said
+            # "kept, not analysed" of an input erased or waiting in the queue)
+            became = self.queue.status(outcome.raw_log_id).status
+            if became == "erased":
+                self.stats.erased += 1
+                log.info("%s", outcome.error)
+            elif became == "failed":
                 self.stats.failed += 1
                 log.warning("%s", outcome.error)
-            else:
-                self.stats.processed += 1
+            else:  # queued or processing again, or done by another worker
+                self.stats.given_back += 1
+                log.info("%s", outcome.error)
         return outcomes
 
     def drain(self, stop: threading.Event | None = None) -> int:
@@ -133,9 +160,4 @@ class WorkerPool:
 
     @property
     def stats(self) -> WorkerStats:
-        total = WorkerStats()
-        for w in self.workers:
-            total.processed += w.stats.processed
-            total.failed += w.stats.failed
-            total.batches += w.stats.batches
-        return total
+        return WorkerStats.total(self.workers)

@@ -194,7 +194,7 @@ def test_update_and_delete_become_routed_proposals(reviewer_passwords: dict[str,
     assert amem.memory.read(note_id).tags == ["churn-risk", "globex"]
 
     code, out, _ = amem("update", note_id, "content=rewritten", *bob, stdin=password)
-    assert code == 0 and "content: rejected" in out  # frozen: recorded as refused
+    assert code == 2 and "content: rejected" in out  # frozen: recorded as refused, said in the exit
     assert amem.memory.read(note_id).content == "Globex churn risk: usage fell"
 
     tomb = amem.json("delete", note_id, "--actor", "agent:sales-agent", "--reason", "duplicate")
@@ -309,10 +309,18 @@ def test_an_edit_the_policy_refuses_says_why(frozen_deletions: None, amem: Cli) 
     note_id = amem.json("add", "Globex pays $55 per seat", "--scope", "globex")["note_id"]
     code, out, _ = amem("update", note_id, "content=Globex pays $60", "--actor", "agent:crm")
     (line,) = out.strip().splitlines()
-    assert code == 0 and line.startswith("content: rejected (p_")
+    assert code == 2 and line.startswith("content: rejected (p_")  # a script checking $? sees it
     assert line.endswith("): refused by policy: content is frozen")
     code, out, _ = amem("delete", note_id, "--actor", "agent:crm", "--reason", "duplicate")
-    assert code == 0 and out.strip().endswith(": rejected: refused by policy: deleted is frozen")
+    assert code == 2 and out.strip().endswith(": rejected: refused by policy: deleted is frozen")
+    code, out, _ = amem(
+        "propose", note_id, "content", "Globex pays $60", "--reason", "x", "--actor", "agent:crm"
+    )
+    assert code == 2 and out.strip().endswith(": refused by policy: content is frozen")
+    code, _, _ = amem(
+        "update", note_id, "content=Globex pays $60", 'tags=["pricing"]', "--actor", "agent:crm"
+    )
+    assert code == 0  # one value applied beside the refused one: as an approval of some values
     assert amem.memory.read(note_id).content == "Globex pays $55 per seat"
     assert not amem.memory.read(note_id).deleted
 

@@ -180,7 +180,7 @@ def test_each_new_note_is_embedded_once(
     with Memory(tmp_path / "home", database_url=database_url, llm=MODEL) as mem:
         mem.add_note("Hooli wants a sandbox", actor="agent:x", scope="hooli")
         mem.add_notes(
-            [{"content": f"Hooli sandbox request {i}", "scope": "hooli"} for i in range(4)], actor="a:x"
+            [{"content": f"Hooli sandbox request {i}", "scope": "hooli"} for i in range(4)], actor="agent:x"
         )
         # (the one probe that learns the remote model's dimension, its identity, aside)
         embedded = [t for call in scripted_llm.embedding_inputs for t in call if t != LiteLLMEmbedder.PROBE]
@@ -571,3 +571,39 @@ def test_an_import_binds_a_bounded_number_of_ids_a_statement_whatever_its_size(
     monkeypatch.setattr(mem.governance, "propose_in", real)
     assert len(mem.reprocess()) == 5 and mem.count_notes("wayne") == 7
     assert max(in_lists, default=0) == 2  # statements with two ids were seen, none with more
+
+
+def test_an_exception_from_the_callers_progress_callback_is_raised_and_the_inputs_left_are_queued(
+    mem: Memory, scripted_llm
+) -> None:
+    """Reviewer L, finding 10: the caller's progress callback raising was recorded as the analysis
+    failure of every input left ("analysis stopped: ValueError: my progress bar broke"). It is the
+    caller's error: raised as it is, the inputs not written given back to the queue, none failed."""
+    from tests.agents.scripted_answers import answer
+
+    scripted_llm.default = answer
+
+    def progress(task: str, done: int, total: int | None) -> None:
+        if done >= 2:
+            raise ValueError("my progress bar broke")
+
+    items = [{"content": f"Initrode input {i} about the TPS reports", "scope": "initrode"} for i in range(6)]
+    with pytest.raises(ValueError, match="my progress bar broke") as raised:
+        mem.add_notes(items, actor="agent:a", batch_size=2, progress=progress)
+    assert any("not analysed yet" in note for note in getattr(raised.value, "__notes__", []))
+    assert mem.queue_depth() == {"queued": 4, "processing": 0, "failed": 0}
+    assert mem.count_notes("initrode") == 2
+    assert len(mem.reprocess()) == 4 and mem.count_notes("initrode") == 6
+
+
+def test_a_progress_callback_failing_at_the_start_gives_every_input_back(mem: Memory, scripted_llm) -> None:
+    """Its first call, before any analysis: before, it raised with every input still held under the
+    import's lease, free only once the lease ended."""
+    items = [{"content": f"Initrode input {i}", "scope": "initrode"} for i in range(3)]
+
+    def progress(task: str, done: int, total: int | None) -> None:
+        raise RuntimeError("no terminal")
+
+    with pytest.raises(RuntimeError, match="no terminal"):
+        mem.add_notes(items, actor="agent:a", progress=progress)
+    assert mem.queue_depth() == {"queued": 3, "processing": 0, "failed": 0}

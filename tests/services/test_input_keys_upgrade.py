@@ -5,7 +5,6 @@ answers, nor refuses, another input of the person's."""
 
 from __future__ import annotations
 
-import pytest
 from fastapi.testclient import TestClient
 
 from amem.api.app import create_app
@@ -65,10 +64,6 @@ def _post(memory: Memory, token: str, body: dict[str, str], key: str = "msg-1") 
     return answer.json()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs amem/services/pipeline.py _recorded_before to take Keyed.as_agent_before (same input)",
-)
 def test_a_reviewer_s_retry_across_the_upgrade_is_recorded_before(memory: Memory) -> None:
     """Sent with alice's reviewer token before the upgrade (recorded as agent:alice), sent again
     after it (as person:alice): answered 202 queued, and the input was kept twice."""

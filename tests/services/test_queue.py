@@ -111,3 +111,25 @@ def test_an_import_interrupted_again_and_again_is_analysed_not_given_up_as_crash
     status = mem.input_status(outcome.raw_log_id)
     assert outcome.error is None and status.status == "done" and status.note_id == outcome.note_id
     assert worker.stats.failed == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_an_input_done_or_failed_is_timed_by_the_database_clock_as_its_claim_is(
+    mem: Memory, scripted_llm: Any
+) -> None:
+    """Reviewer K, finding 6: on PostgreSQL an input's claim and lease were timed by the server's
+    clock, but its end (done, or failed by the model) by the clock of the machine that analysed it:
+    one status mixed two clocks, its `updated_at` before its own claim on a machine running behind."""
+    import litellm
+
+    scripted_llm.push(litellm.AuthenticationError(message="bad key", llm_provider="scripted", model="m"))
+    scripted_llm.default = answer
+    lines = [{"content": f"Acme call {i}: wants {i} seats", "scope": "acme"} for i in range(2)]
+    with machine_clock_off_by(-SKEW):  # the analysing machine runs behind
+        failed, done = mem.add_notes(lines, actor="agent:crm")
+    assert failed.note_id is None and done.note_id is not None
+    for outcome in (failed, done):
+        status = mem.input_status(outcome.raw_log_id)
+        assert status.status in {"failed", "done"}
+        assert abs(status.updated_at - models.utcnow()) < SKEW / 2  # the server's clock, not 150 s behind
