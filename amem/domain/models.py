@@ -75,6 +75,14 @@ _HIDDEN_IN_A_SCOPE = frozenset({"Cf", "Zl", "Zp"})
 _JOINERS = frozenset("\u200c\u200d")
 
 
+def scope_as_kept(value: str) -> str:
+    """The spelling memory keeps for the scope ``value`` names (as ``canonical_scope`` stores an
+    input's), for looking one up: a search or a grant typed decomposed (NFD) or full-width finds the
+    account its inputs were kept under. Nothing is refused here: a look-up of a name an older amem
+    kept finds it or nothing."""
+    return unicodedata.normalize("NFC", "".join(_plain(char) for char in value.strip()))
+
+
 def canonical_scope(value: object, *, what: str = "scope") -> str:
     """The scope ``value`` names, as memory keeps it and finds it: trimmed, its full-width and
     half-width forms and its spaces (no-break, ideographic) made plain, in Unicode's composed form

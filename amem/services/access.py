@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from amem.domain.models import scope_as_kept
 from amem.domain.text import check_name, check_text, is_visible
 from amem.errors import InvalidBatchInputError, InvalidInputError, NotFoundError, PermissionDeniedError
 
@@ -38,7 +39,7 @@ def named_scope(scope: object) -> str:
         raise InvalidInputError("scope shows nothing (only spaces, zero-width or control characters)")
     if len(stripped) > MAX_SCOPE_CHARS:
         raise InvalidInputError(f"scope is longer than {MAX_SCOPE_CHARS} characters")
-    return check_name(stripped, "scope")
+    return scope_as_kept(check_name(stripped, "scope"))
 
 
 def granted_scope(scope: object) -> str:
@@ -53,7 +54,7 @@ def granted_scope(scope: object) -> str:
             f"scope {scope!r}: give a scope as agents send it, 1 to {MAX_SCOPE_CHARS} characters, "
             "with no space at either end"
         )
-    return scope
+    return scope_as_kept(scope)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class ScopeGrant:
 
     def allows(self, scope: str) -> bool:
         # add_note keeps a scope stripped: " acme" is acme's memory
-        return self.scopes is None or scope.strip() in self.scopes
+        return self.scopes is None or scope_as_kept(scope) in self.scopes
 
     def require(self, scope: str) -> str:
         """``scope`` as memory keeps it (``named_scope``: InvalidInputError for an empty one), if the

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.models import Note, RetirementWaiting, as_utc, utcnow
+from amem.domain.models import Note, RetirementWaiting, as_utc, scope_as_kept, utcnow
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
 from amem.ledger import facts_queries as q
@@ -82,7 +82,7 @@ def facts(
         raise InvalidInputError(
             f"limit must be 1 to {MAX_PAGE:,} and offset 0 to {MAX_OFFSET:,}, not {limit} and {offset}"
         )
-    scope = scope.strip()
+    scope = scope_as_kept(scope)  # as inputs keep it: composed (NFC), full-width letters plain
     if as_of is not None:
         return _facts_then(ledger, scope, as_utc(as_of), limit, offset, include_retired)
     moment = utcnow()

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from amem.config import DEFAULT_LINK_KEYWORD_SCOPE_LIMIT, DEFAULT_LINK_KEYWORD_WINDOW, Settings
 from amem.domain.hashing import REDACTED, sha256_text
-from amem.domain.models import Note, RetirementWaiting, as_utc, utcnow
+from amem.domain.models import Note, RetirementWaiting, as_utc, scope_as_kept, utcnow
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
@@ -828,7 +828,8 @@ def _check(
     if odd:
         raise InvalidInputError(f"tags must be text, got {odd[0]!r}")
     clean = tuple(dict.fromkeys(t.strip() for t in listed if t.strip()))
-    return _Filters(scope.strip(), clean, as_utc(as_of) if as_of is not None else None, include_retired)
+    kept = scope_as_kept(scope)  # as inputs keep it: composed (NFC), full-width letters plain
+    return _Filters(kept, clean, as_utc(as_of) if as_of is not None else None, include_retired)
 
 
 def _states_at(

@@ -98,6 +98,23 @@ def test_a_scope_typed_composed_decomposed_or_full_width_is_one_account(mem: Mem
     assert [mem.input_status(i).scope for i in ids] == [composed, composed, "acme", "acme"]
 
 
+def test_an_account_is_found_however_its_scope_is_typed(memory: Memory) -> None:
+    """Kept composed, the account is searched and briefed on decomposed (as macOS types it) or
+    full-width too; a grant made decomposed allows the composed account."""
+    from amem.services.access import ScopeGrant, granted_scope
+
+    composed = unicodedata.normalize("NFC", "Société Générale")
+    decomposed = unicodedata.normalize("NFD", composed)
+    note = memory.add_note("Société Générale wants a pilot in May", actor="agent:a", scope=decomposed)
+    for typed in (composed, decomposed):
+        assert [h.note_id for h in memory.search("pilot in May", scope=typed)] == [note]
+        assert [f.note.id for f in memory.facts(typed).facts] == [note]
+    acme = memory.add_note("Acme renews in May", actor="agent:a", scope="acme")
+    assert [h.note_id for h in memory.search("renews", scope="ａｃｍｅ")] == [acme]
+    assert granted_scope(decomposed) == composed
+    assert ScopeGrant(holder="agent:a", scopes=frozenset({composed})).require(decomposed) == composed
+
+
 @pytest.mark.parametrize(
     ("scope", "named"),
     [
