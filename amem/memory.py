@@ -33,6 +33,7 @@ from amem.domain.models import (
 from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_text, text_problem
 from amem.errors import (
+    AmemError,
     AnalysisPendingError,
     ConfigError,
     InvalidBatchInputError,
@@ -84,6 +85,11 @@ log = logging.getLogger(__name__)
 _Part = TypeVar("_Part")
 
 
+class MemoryClosedError(AmemError):
+    """A Memory was used after ``close()``: refused before anything is recorded (its index and its
+    workers are gone, so an input kept now would only be marked failed)."""
+
+
 class Memory:
     """An evolving, auditable memory store.
 
@@ -107,37 +113,81 @@ class Memory:
             llm_model=llm,
             policy_path=None if isinstance(policy, Policy) else (str(policy) if policy else None),
         )
-        if not create:
+        if create:
+            self.settings.home.mkdir(parents=True, exist_ok=True)
+        else:
             require_store(self.settings)
-        self.settings.home.mkdir(parents=True, exist_ok=True)
         file_policy = policy if isinstance(policy, Policy) else load_policy(self.settings.policy_path)
-        self.ledger = Ledger(self.settings.database_url, create_if_empty=create)
+        self._ledger = Ledger(self.settings.database_url, create_if_empty=create)
+        if not create:  # only once the store proved to exist: a refused open leaves nothing behind
+            self.settings.home.mkdir(parents=True, exist_ok=True)
         #: Failed password sign-ins, for as long as this Memory is open (the console keeps one).
         self._failed_sign_ins = FailedSignIns()
         #: The ledger's installed policy (on a new ledger, the file's, installed now as version 1).
-        self.policy_in_force = policy_registry.resolve(self.ledger, file_policy, bootstrap_empty=True)
+        self.policy_in_force = policy_registry.resolve(self._ledger, file_policy, bootstrap_empty=True)
         self.policy = self.policy_in_force.policy
-        self.governance = Governance(
-            self.ledger,
+        self._governance = Governance(
+            self._ledger,
             self.policy,
             installed=self.policy_in_force.installed,
             mismatch=self.policy_in_force.mismatch,
         )
-        self.review = ReviewService(self.ledger, self.policy, self.governance)
+        self._review = ReviewService(self._ledger, self.policy, self._governance)
         self._parts: dict[str, object] = {}
         # The console shares one Memory between its sessions' threads: each heavy part must be
         # built once (functools.cached_property stopped locking in Python 3.12).
         self._parts_lock = threading.RLock()
+        #: The worker pools ``start_workers`` started: ``close`` stops them before what they use.
+        self._pools: list[WorkerPool] = []
+        self._closing = False  # close() began: no pool starts
+        self._closed = False  # close() stopped the pools: every method refuses
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        if "search_service" in self._parts:
-            self.search_service.close()
+        """Stop the workers ``start_workers`` started (each finishes the batch it holds; the inputs
+        none took stay queued for the next worker), then release the index, the listener and the
+        ledger. From then on every method refuses (MemoryClosedError) before recording anything.
+        Closing twice does nothing more."""
+        with self._parts_lock:
+            if self._closing:
+                return
+            self._closing = True  # no pool starts now
+            pools, self._pools = self._pools, []
+        for pool in pools:  # while the parts they use are still open
+            pool.stop()
+        with self._parts_lock:
+            self._closed = True
+        search = self._parts.get("search_service")
+        if search is not None:
+            search.close()  # type: ignore[attr-defined]
         listener = self._parts.get("settled_listener")
         if listener is not None:
-            listener.close()  # type: ignore[union-attr]
-        self.ledger.close()
+            listener.close()  # type: ignore[attr-defined]
+        self._ledger.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise MemoryClosedError(
+                "this Memory is closed: open a new one (Memory(...)) to read or write the store; "
+                "nothing was recorded"
+            )
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger (refused once closed: its connections are released)."""
+        self._check_open()
+        return self._ledger
+
+    @property
+    def governance(self) -> Governance:
+        self._check_open()
+        return self._governance
+
+    @property
+    def review(self) -> ReviewService:
+        self._check_open()
+        return self._review
 
     def __enter__(self) -> Memory:
         return self
@@ -153,6 +203,7 @@ class Memory:
 
     def _part(self, name: str, build: Callable[[], _Part]) -> _Part:
         """The part called ``name``, built by ``build`` on first use, once, whatever the threads."""
+        self._check_open()
         part = self._parts.get(name)
         if part is None:
             with self._parts_lock:
@@ -245,8 +296,9 @@ class Memory:
         ``idempotency_key``: the caller's own name for this input (a message id), unique per
         actor. Called again with it (a retry), nothing is kept twice: the answer is the input kept
         before (its note, or with ``wait=False`` its raw log); an input kept before and not analysed
-        yet raises AnalysisPendingError with its raw log. A key given with another scope or text
-        is refused (InvalidInputError).
+        yet, or erased since on a data subject's request (its note deleted with it), raises
+        AnalysisPendingError with its raw log and what became of it, as ``add_notes`` reports it. A
+        key given with another scope or text is refused (InvalidInputError).
         """
         if idempotency_key is not None:
             item = {"content": content, "scope": scope, "at": at, "metadata": metadata or {}}
@@ -258,7 +310,7 @@ class Memory:
                 raise InvalidInputError(exc.problem) from None
             if not wait:
                 return outcome.raw_log_id
-            if outcome.note_id is None:
+            if outcome.note_id is None or outcome.error is not None:  # an erased one keeps its note id
                 raise AnalysisPendingError(
                     outcome.error or f"input {outcome.raw_log_id} was kept before and is not analysed yet",
                     outcome.raw_log_id,
@@ -341,6 +393,7 @@ class Memory:
 
     def input_status(self, raw_log_id: str) -> InputStatus:
         """queued / processing / done (with the note id) / failed (with why) for an input's raw log id."""
+        _check_id("input", raw_log_id)
         return self.queue.status(raw_log_id)
 
     def settled_listener(self) -> SettledListener | None:
@@ -368,9 +421,13 @@ class Memory:
 
         self.pipeline  # noqa: B018  (build the heavy parts once, before the threads race for them)
         self.search_service  # noqa: B018
-        return WorkerPool(
-            lambda i: self.worker(batch_size=batch_size, name=f"worker{i}"), concurrency
-        ).start()
+        pool = WorkerPool(lambda i: self.worker(batch_size=batch_size, name=f"worker{i}"), concurrency)
+        with self._parts_lock:  # close() stops every pool it can see; one started after is refused
+            if self._closing:
+                self._check_open()
+                raise MemoryClosedError("this Memory is closing: no worker starts now")
+            self._pools.append(pool)
+            return pool.start()
 
     def index_embedded(self) -> int | None:
         """Note documents this process's index embedded itself rather than loading their vectors
@@ -389,27 +446,26 @@ class Memory:
     def update(
         self, note_id: str, *, actor: str | Actor, reason: str | None = None, **attributes: Any
     ) -> list[Proposal]:
-        """An edit by a person or an agent: one proposal per attribute, routed by the policy."""
+        """An edit by an agent or a person: one proposal per attribute, routed by the policy, all
+        recorded or none. ``actor``: a bare name is an agent's, as for add_note; a person's edit is
+        said so (``person:NAME``, or an Actor of kind person: see ``_editor``)."""
         if not attributes:
             raise InvalidInputError("update() needs at least one attribute=value")
-        who = _actor(actor, ActorKind.PERSON)
+        who = _editor(actor)
         why = reason or f"edited by {who}"
         drafts = [Draft(note_id, name, value, why, Proposer.of(who)) for name, value in attributes.items()]
-        with self.ledger.write() as tx:
-            return self.governance.propose_in(tx, drafts)
+        return self.governance.propose_drafts(drafts)
 
     def delete(self, note_id: str, *, actor: str | Actor, reason: str) -> Proposal:
-        """A recorded tombstone, routed by the policy (``deleted``): hidden from search, kept in history."""
-        who = _actor(actor, ActorKind.PERSON)
+        """A recorded tombstone, routed by the policy (``deleted``): hidden from search, kept in history.
+        ``actor`` as for ``update``."""
+        who = _editor(actor)
         return self.governance.propose(note_id, "deleted", True, reason=reason, proposer=Proposer.of(who))
 
     # -- reading --------------------------------------------------------------------------------
 
     def read(self, note_id: str) -> Note:
-        problem = text_problem(note_id) if isinstance(note_id, str) else None
-        if problem is not None:  # no note has such an id: PostgreSQL would refuse the query itself
-            shown = note_id.encode("unicode_escape").decode("ascii")
-            raise NotFoundError(f"note {shown} does not exist ({problem})")
+        _check_id("note", note_id)
         with self.ledger.read() as tx:
             note = tx.get_note(note_id)
         if note is None:
@@ -419,6 +475,8 @@ class Memory:
     def notes(
         self, *, scope: str | None = None, limit: int = 100, offset: int = 0, include_deleted: bool = False
     ) -> list[Note]:
+        _check_page(limit=limit, offset=offset)
+        _check_texts(("scope", scope))
         with self.ledger.read() as tx:
             return tx.list_notes(scope=scope, limit=limit, offset=offset, include_deleted=include_deleted)
 
@@ -456,6 +514,7 @@ class Memory:
         )
 
     def count_notes(self, scope: str | None = None) -> int:
+        _check_texts(("scope", scope))
         with self.ledger.read() as tx:
             return tx.count_notes(scope)
 
@@ -504,8 +563,11 @@ class Memory:
         raw_log_ids: Sequence[str] = (),
         evidence: str | None = None,
     ) -> Proposal:
+        """A new value for one attribute, routed by the policy. ``proposer`` as ``update``'s actor;
+        a Proposer of amem's own (the model's, naming its recorded call) is checked by governance.
+        ``raw_log_ids``: the note's scope's raw logs the value comes from."""
         if not isinstance(proposer, Proposer):
-            proposer = Proposer.of(_actor(proposer, ActorKind.PERSON))
+            proposer = Proposer.of(_editor(proposer, "proposer"))
         return self.governance.propose(
             note_id,
             attribute,
@@ -584,21 +646,27 @@ class Memory:
     ) -> ReviewPage:
         """Items waiting for review (all pending proposals one raw log caused), oldest input first;
         ``reviewer``: only in the scopes the policy lets them decide in."""
+        _check_page(limit=limit, offset=offset)
+        _check_review_filter(f, reviewer)
         return self.review.items(f, limit=limit, offset=offset, reviewer=reviewer)
 
     def review_item(self, key: str) -> ReviewItem:
         """The item of raw log ``key`` (or of a proposal without a raw log)."""
+        _check_id("review item", key)
         return self.review.item(key)
 
     def decided_by(self, reviewer: str, *, limit: int = 8) -> list[Proposal]:
         """The proposals ``reviewer`` (an identity) decided last, newest first."""
+        _check_texts(("reviewer", reviewer))
         return self.review.decided_by(reviewer, limit=limit)
 
     def second_looks(self, reviewer: str) -> int:
         """How many corrections by other reviewers wait for ``reviewer``'s second look."""
+        _check_texts(("reviewer", reviewer))
         return self.review.second_looks(reviewer)
 
     def count_review_items(self, f: ReviewFilter | None = None, *, reviewer: str | None = None) -> MatchCount:
+        _check_review_filter(f, reviewer)
         return self.review.count(f, reviewer=reviewer)
 
     def approve_item(
@@ -606,11 +674,13 @@ class Memory:
     ) -> DecisionReport:
         """Approve the item's held values, if they are still the ones the reviewer was shown
         (``shown``: the item's ``proposal_ids`` as displayed); refused, nothing decided, if not."""
+        _check_id("review item", key)
         return self.review.approve_item(key, reviewer, comment, shown=shown)
 
     def reject_item(
         self, key: str, *, reviewer: AuthenticatedReviewer, shown: Sequence[str], comment: str
     ) -> DecisionReport:
+        _check_id("review item", key)
         return self.review.reject_item(key, reviewer, comment, shown=shown)
 
     def approve_matching(
@@ -657,6 +727,7 @@ class Memory:
         ``as_of``, the facts as the ledger stood then (each note rebuilt as of that moment)."""
         from amem.services.facts import facts
 
+        _check_texts(("scope", scope))
         return facts(
             self.ledger,
             scope,
@@ -672,17 +743,21 @@ class Memory:
         return self.governance.revert(change_seq, reviewer, reason)
 
     def history(self, note_id: str) -> list[HistoryEvent]:
+        _check_id("note", note_id)
         return self.governance.history(note_id)
 
     def as_of(self, note_id: str, at: datetime | str) -> Note | None:
+        _check_id("note", note_id)
         return self.governance.as_of(note_id, _as_of(at, "at"))
 
     def as_of_version(self, note_id: str, version: int) -> Note:
         """The note at its ``version`` (``Change.note_version``), whatever changes shared its moment."""
+        _check_id("note", note_id)
         return self.governance.as_of_version(note_id, version)
 
     def llm_call(self, call_id: str) -> LlmCall:
         """The recorded model call behind a proposed value (``HistoryEvent.llm_call_id``)."""
+        _check_id("model call", call_id)
         return self.governance.llm_call(call_id)
 
     def verify(
@@ -780,6 +855,7 @@ class Memory:
         """The raw logs ``erase`` with the same selector would erase."""
         from amem.services import erasure
 
+        _check_texts(("raw log", raw_log_id), ("scope", scope), ("actor", actor))
         return erasure.matching(self.ledger, raw_log_id=raw_log_id, scope=scope, actor=actor)
 
     def checkpoint(
@@ -796,6 +872,7 @@ class Memory:
         return cp.write_checkpoint(self.ledger, key_path, log_path)
 
     def proposal(self, proposal_id: str) -> Proposal:
+        _check_id("proposal", proposal_id)
         with self.ledger.read() as tx:
             p = tx.get_proposal(proposal_id)
         if p is None:
@@ -805,10 +882,13 @@ class Memory:
     def proposals(
         self, f: ProposalFilter | None = None, *, limit: int = 50, offset: int = 0
     ) -> list[Proposal]:
+        _check_page(limit=limit, offset=offset)
+        _check_proposal_filter(f)
         with self.ledger.read() as tx:
             return tx.list_proposals(f or ProposalFilter(), limit=limit, offset=offset)
 
     def count_proposals(self, f: ProposalFilter | None = None) -> int:
+        _check_proposal_filter(f)
         with self.ledger.read() as tx:
             return tx.count_proposals(f or ProposalFilter())
 
@@ -830,6 +910,7 @@ class Memory:
         by page from one consistent read (amem/services/export.py)."""
         from amem.services.export import iter_export
 
+        _check_texts(("scope", scope))
         return iter_export(
             self.ledger, kind, scope=scope, since=_moment(since, "since"), until=_moment(until, "until")
         )
@@ -846,6 +927,9 @@ class Memory:
     def changes(
         self, f: ChangeFilter | None = None, *, limit: int = 100, offset: int = 0, newest_first: bool = False
     ) -> list[Change]:
+        _check_page(limit=limit, offset=offset)
+        if f is not None:
+            _check_texts(("note", f.note_id), ("attribute", f.attribute), ("actor", f.actor))
         with self.ledger.read() as tx:
             return tx.list_changes(f or ChangeFilter(), limit=limit, offset=offset, newest_first=newest_first)
 
@@ -860,19 +944,20 @@ class Memory:
 
     def note_versions(self, note_id: str, *, limit: int = 10_000) -> list[Change]:
         """The changes applied to a note, oldest first: one per version it went through."""
+        _check_id("note", note_id)
         return self.changes(ChangeFilter(note_id=note_id), limit=limit)
 
     def notes_by_id(self, ids: Iterable[str]) -> dict[str, Note]:
         """The notes of ``ids`` that exist, by id (one query)."""
         from amem.services import audit
 
-        return audit.notes_by_id(self.ledger, ids)
+        return audit.notes_by_id(self.ledger, _findable(ids))
 
     def raw_logs(self, ids: Sequence[str]) -> list[RawLog]:
         """The raw logs of ``ids`` that exist (a note's sources, say)."""
         from amem.services import audit
 
-        return audit.raw_logs(self.ledger, ids)
+        return audit.raw_logs(self.ledger, _findable(ids))
 
     def find_notes(
         self,
@@ -887,6 +972,7 @@ class Memory:
         with the number that match."""
         from amem.services import audit
 
+        _check_page(limit=limit, offset=offset)
         _check_texts(("scope", scope), ("text", text))
         return audit.find_notes(
             self.ledger, scope=scope, text=text, include_deleted=include_deleted, limit=limit, offset=offset
@@ -910,6 +996,7 @@ class Memory:
         """A page of the audit trail (proposals made, decisions taken, changes applied) matching ``query``."""
         from amem.services import audit
 
+        _check_page(limit=limit, offset=offset)
         _check_audit_query(query)
         return audit.audit_events(self.ledger, query, limit=limit, offset=offset, newest_first=newest_first)
 
@@ -989,6 +1076,54 @@ def _check_texts(*named: tuple[str, object]) -> None:
             check_text(value, what)
 
 
+#: The largest page size or start a read takes (PostgreSQL's LIMIT and OFFSET are 64-bit).
+MAX_PAGE = 2**62
+
+
+def _check_page(**named: object) -> None:
+    """A page's ``limit`` and ``offset``, refused alike on both backends: PostgreSQL refused a
+    negative one in the statement itself (a traceback with the SQL) where SQLite read -1 as "no
+    limit" and returned every row."""
+    for what, value in named.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PAGE:
+            raise InvalidInputError(f"{what} must be a whole number from 0 to {MAX_PAGE:,}, not {value!r}")
+
+
+def _check_id(what: str, value: object) -> None:
+    """An id no row can have (a NUL, a lone surrogate) is answered as one that does not exist, on
+    both backends: PostgreSQL would refuse the query itself."""
+    problem = text_problem(value) if isinstance(value, str) else None
+    if problem is not None:
+        shown = str(value).encode("unicode_escape").decode("ascii")
+        raise NotFoundError(f"{what} {shown} does not exist ({problem})")
+
+
+def _findable(ids: Iterable[str]) -> list[str]:
+    """``ids`` less those no row can have (``_check_id``): a look-up of several finds the others."""
+    return [i for i in ids if not isinstance(i, str) or text_problem(i) is None]
+
+
+def _check_proposal_filter(f: ProposalFilter | None) -> None:
+    if f is None:
+        return
+    _check_texts(
+        ("scope", f.scope),
+        ("attribute", f.attribute),
+        ("proposer", f.proposer),
+        ("note", f.note_id),
+        *(("status", s) for s in f.status or ()),
+        *(("scope", s) for s in f.scopes or ()),
+    )
+
+
+def _check_review_filter(f: ReviewFilter | None, reviewer: str | None) -> None:
+    named: list[tuple[str, object]] = [("reviewer", reviewer)]
+    if f is not None:
+        named += [("scope", f.scope), ("attribute", f.attribute), ("kind", f.kind), ("proposer", f.proposer)]
+        named += [("scope", s) for s in f.within or ()]
+    _check_texts(*named)
+
+
 def _check_audit_query(query: AuditQuery) -> None:
     """The audit trail's filters, checked like any text a query carries."""
     _check_texts(
@@ -1025,9 +1160,27 @@ def _actor(value: str | Actor, default_kind: ActorKind) -> Actor:
     """Who acts, in canonical form (amem.domain.identity), however the caller spelled the name."""
     if isinstance(value, Actor):
         return Actor(kind=value.kind, id=canonical_identity(value.id, what="actor"))
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"actor must be text (agent:NAME) or an Actor, not {type(value).__name__}")
     if not value or not str(value).strip():
         raise InvalidInputError("an actor is required (e.g. agent:sales-bot or a person's name)")
     return Actor.parse(str(value).strip(), default_kind)
+
+
+def _editor(value: str | Actor, what: str = "actor") -> Actor:
+    """Who edits through the library. A bare name is an agent's, as add_note reads it: the library
+    signs no one in, and a policy may apply a person's edits without review (``proposer_kinds``),
+    so a name alone never gets a person's routing. ``person:NAME`` (or an Actor of kind person) is
+    the in-process caller's own claim, trusted as any code holding the ledger's credentials is
+    (README, "What this is not"); governance refuses it for a name the policy lists as an agent.
+    What the model proposes and what amem does itself are recorded by amem, never given."""
+    who = _actor(value, ActorKind.AGENT)
+    if who.kind in (ActorKind.LLM, ActorKind.SYSTEM):
+        raise InvalidInputError(
+            f"{what} {who}: edit as agent:NAME or as person:NAME, not as {who.kind.value}: "
+            "(amem records what the model proposes, with its model call, and what it does itself)"
+        )
+    return who
 
 
 def require_store(settings: Settings) -> None:

@@ -7,7 +7,7 @@ policy cannot be bypassed by a new feature.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -37,7 +37,7 @@ from amem.domain.models import (
 )
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
-from amem.domain.text import check_text, is_visible
+from amem.domain.text import check_text, is_visible, text_problem
 from amem.domain.values import current_value, normalize, parse_datetime, with_value
 from amem.errors import (
     FrozenAttributeError,
@@ -251,8 +251,13 @@ class Governance:
         evidence: str | None = None,
     ) -> Proposal:
         draft = Draft(note_id, attribute, new_value, reason, proposer, raw_log_ids, evidence)
+        return self.propose_drafts([draft])[0]
+
+    def propose_drafts(self, drafts: Sequence[Draft]) -> list[Proposal]:
+        """``propose_in`` in a write transaction of its own: an edit of several attributes is
+        recorded whole or, one draft refused, not at all."""
         with self.ledger.write() as tx:
-            return self.propose_in(tx, [draft])[0]
+            return self.propose_in(tx, drafts)
 
     def propose_in(
         self,
@@ -263,10 +268,17 @@ class Governance:
         corrects: str | None = None,
     ) -> list[Proposal]:
         """Route and record drafts inside ``tx``; applies the ones the policy lets through.
-        ``revert_of``: the change a revert undoes; ``corrects``: the proposal a correction replaces."""
+        ``revert_of``: the change a revert undoes; ``corrects``: the proposal a correction replaces.
+
+        Every value traces to who proposed it, the raw logs it comes from and the model call that
+        made it, so each draft's are checked first (``_Sources``, a query a table for all drafts): a
+        raw log that does not exist or belongs to another scope than the note's, a model call that
+        was not recorded, a person the policy lists as an agent, or ``system:`` is refused, and
+        nothing of the drafts is recorded."""
         self._follow_installed_policy(tx)
         now = utcnow()
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
+        sources = _Sources.read(tx, drafts)
         changed: set[str] = set()  # notes to write back once, at the end (each write re-indexes it)
         out: list[Proposal] = []
         # The proposals and changes of all drafts: one multi-row INSERT per table at the end.
@@ -288,6 +300,8 @@ class Governance:
                 if not d.reason or not d.reason.strip():
                     raise InvalidInputError(f"a proposal to change {d.attribute!r} needs a reason")
                 check_text(d.reason, "reason")
+                self._check_proposer(d.proposer)
+                sources.check(d, note)
                 self._check_edits_in(d.proposer, note.scope)
                 attr_type = self.policy.type_of(d.attribute)
                 new = normalize(d.attribute, attr_type, d.new_value)
@@ -357,12 +371,31 @@ class Governance:
             tx.save_note(notes[note_id])
         return out
 
+    def _check_proposer(self, proposer: Proposer) -> None:
+        """Refuse a proposer no one may claim: ``system:`` (what amem does itself is recorded as its
+        own act, a bootstrap or an erasure, never proposed), and a person the policy lists as an
+        agent (a policy may apply a person's edits without review: an agent's name claiming a person
+        would step around it)."""
+        if proposer.kind == ActorKind.SYSTEM:
+            raise InvalidInputError(
+                f"proposer {proposer.actor}: system: names what amem does itself and proposes nothing; "
+                "propose as agent:NAME or as a person"
+            )
+        if proposer.kind == ActorKind.PERSON and self.policy.is_agent(proposer.id):
+            raise PermissionDeniedError(
+                f"{proposer.id} is an agent in {self.policy.source or 'the policy'}: it proposes as "
+                f"agent:{proposer.id}, never as a person"
+            )
+
     def _check_edits_in(self, proposer: Proposer, scope: str) -> None:
         """A person the policy names as a reviewer edits only in the accounts it gives them, as they
         decide there only: a limit that an edit (applied by itself where a rule lets a person's
-        value through) could step around would limit nothing. A person it does not name has no
-        limit to keep (nothing of theirs signs in), nor do agents, whose tokens carry their own."""
-        if proposer.kind == ActorKind.PERSON and self.policy.reviewer(proposer.id) is not None:
+        value through) could step around would limit nothing. So does an agent of a reviewer's name
+        (one namespace: agent:alice is alice, and a bare name in the library is an agent's). A name
+        it does not name as a reviewer has no limit to keep (nothing of theirs signs in): other
+        agents' tokens carry their own."""
+        named = proposer.kind in (ActorKind.PERSON, ActorKind.AGENT)
+        if named and self.policy.reviewer(proposer.id) is not None:
             self.check_decides_in(proposer.id, scope)
 
     def _check_links(self, tx: LedgerTx, note: Note, links: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -933,6 +966,88 @@ class Governance:
     def verify(self, *, progress: Progress = no_progress) -> VerifyResult:
         """Recompute both hash chains, compare every row with its event, replay every note."""
         return verify_ledger(self.ledger, progress=progress)
+
+
+@dataclass(frozen=True)
+class _Sources:
+    """The raw logs and model calls a batch of drafts cites, read in one query a table whatever the
+    number of drafts (a statement binds a few hundred ids at most; the pipeline proposes each
+    input's values through here): each raw log's scope, and each model call's raw log."""
+
+    #: raw log id -> its scope, for the cited raw logs and the model calls' raw logs that exist
+    scopes: Mapping[str, str]
+    #: model call id -> the raw log it analysed (None: a call on no raw log), for those that exist
+    calls: Mapping[str, str | None]
+
+    @classmethod
+    def read(cls, tx: LedgerTx, drafts: Sequence[Draft]) -> _Sources:
+        # an id no row can have (a NUL: PostgreSQL refuses the statement) is simply not found
+        call_ids = {
+            d.proposer.llm_call_id
+            for d in drafts
+            if d.proposer.llm_call_id and _findable(d.proposer.llm_call_id)
+        }
+        calls: dict[str, str | None] = {}
+        if call_ids:
+            calls = {
+                c["id"]: c["raw_log_id"]
+                for c in erasure_queries.rows(tx, "llm_calls", "id", sorted(call_ids))
+            }
+        raw_ids = {r for d in drafts for r in d.raw_log_ids if _findable(r)}
+        raw_ids |= {r for r in calls.values() if r is not None}
+        scopes: dict[str, str] = {}
+        if raw_ids:
+            scopes = {
+                r["id"]: r["scope"] for r in erasure_queries.rows(tx, "raw_logs", "id", sorted(raw_ids))
+            }
+        return cls(scopes=scopes, calls=calls)
+
+    def check(self, draft: Draft, note: Note) -> None:
+        """InvalidInputError naming the raw log or model call ``draft`` cites that does not exist or
+        is of another scope than ``note``'s: a value traces to what was said in its own account."""
+        for raw_log_id in draft.raw_log_ids:
+            scope = self.scopes.get(raw_log_id) if isinstance(raw_log_id, str) else None
+            if scope is None:
+                raise InvalidInputError(
+                    f"raw log {_shown(raw_log_id)} does not exist: a proposal cites the raw logs of "
+                    f"note {note.id}'s scope its value comes from"
+                )
+            if scope != note.scope:
+                raise InvalidInputError(
+                    f"raw log {raw_log_id} is of another scope than note {note.id} ({note.scope}): a "
+                    "value comes from what was said in its own note's scope"
+                )
+        call_id = draft.proposer.llm_call_id
+        if call_id is None:
+            return
+        if draft.proposer.kind != ActorKind.LLM:
+            raise InvalidInputError(
+                f"proposer {draft.proposer.actor} names model call {_shown(call_id)}: only the model's "
+                "proposals name the call that made them"
+            )
+        if call_id not in self.calls:
+            raise InvalidInputError(
+                f"model call {_shown(call_id)} does not exist: a model's proposal names the recorded "
+                "call that made it"
+            )
+        analysed = self.calls[call_id]
+        if analysed is not None and self.scopes.get(analysed) != note.scope:
+            raise InvalidInputError(
+                f"model call {call_id} analysed a raw log of another scope than note {note.id} "
+                f"({note.scope}): its answer is no source of this note's values"
+            )
+
+
+def _findable(identifier: object) -> bool:
+    """Whether a row could have ``identifier`` as its id (text PostgreSQL can hold)."""
+    return isinstance(identifier, str) and text_problem(identifier) is None
+
+
+def _shown(identifier: object) -> str:
+    """An id for a message, its NUL or control characters escaped."""
+    if isinstance(identifier, str):
+        return identifier.encode("unicode_escape").decode("ascii")
+    return repr(identifier)
 
 
 def _each(proposal_ids: Sequence[str], decide: Callable[[str], Proposal]) -> DecisionReport:

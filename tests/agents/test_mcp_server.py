@@ -274,13 +274,13 @@ def test_an_agent_reads_an_accounts_facts_as_they_stood_on_a_past_moment(memory:
     from datetime import UTC, datetime
 
     from amem.domain.models import utcnow
-    from tests.factories import said, signed_in
+    from tests.factories import LLM, said, signed_in
 
     old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
     then = utcnow().isoformat()
     new = said(memory, "Acme now pays $49 per seat", at=datetime(2026, 8, 20, tzinfo=UTC))
     retire = memory.propose(
-        old.id, "invalid_at", "2026-08-20T00:00:00Z", reason="newer price", proposer="llm:x"
+        old.id, "invalid_at", "2026-08-20T00:00:00Z", reason="newer price", proposer=LLM
     )
     memory.approve(retire.id, reviewer=signed_in(memory, "alice"))
     server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)

@@ -24,7 +24,7 @@ from amem.cli import main
 from amem.domain.hashing import REDACTED
 from amem.memory import Memory
 from tests.conftest import REVIEWER_PASSWORDS
-from tests.factories import signed_in
+from tests.factories import LLM, signed_in
 from tests.ledger import tamper_cases as tc
 
 TABLES = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors", "input_keys")
@@ -468,11 +468,11 @@ def test_an_erased_note_cannot_be_restored_or_changed(memory: Memory) -> None:
 
     with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
         memory.revert(tombstone, reviewer=alice, reason="by mistake")
-    for actor in ("person:alice", "agent:x", "llm:scripted"):
+    for actor in ("person:alice", "agent:x"):
         with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
             memory.update(gone, actor=actor, context="Quibblestone again")
     with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
-        memory.propose(gone, "tags", ["quibblestone"], reason="evolved", proposer="llm:scripted")
+        memory.propose(gone, "tags", ["quibblestone"], reason="evolved", proposer=LLM)
 
     assert memory.read(gone).deleted and len(memory.pending()) == proposals_before
     assert [h.note.id for h in memory.search("renewal", scope="acme")] == [other]

@@ -259,7 +259,7 @@ def test_approving_a_stale_proposal_gives_conflict_not_overwrite(database_url: s
     with Memory(tmp_path / "h", database_url=database_url, policy=policy) as memory:
         note = make_note(memory, "We chose annual billing")
         stale = memory.propose(note.id, "decision_rationale", "discount", reason="r", proposer=LLM)
-        edit = memory.update(note.id, actor="bob", decision_rationale="finance asked for it")
+        edit = memory.update(note.id, actor="person:bob", decision_rationale="finance asked for it")
         assert edit[0].status == ProposalStatus.AUTO_APPLIED
         decided = memory.approve(stale.id, reviewer=signed_in(memory, "alice"))
         assert decided.status == ProposalStatus.CONFLICT
