@@ -290,14 +290,15 @@ def test_a_downgrade_below_0008_is_refused_while_the_chain_holds_events(
     key, log = tmp_path / "key.pem", tmp_path / "checkpoints.jsonl"
     checkpoints.init_key(key)
     memory.checkpoint(key=key, log=log)
+    engine = memory.ledger.engine  # the engine outlives the Memory: it reads the ledger afterwards
     memory.close()
     store = ["--home", str(memory.home), "--database-url", memory.settings.database_url]
 
     assert main([*store, "db", "downgrade", "0006"]) == 2
     assert "refusing to downgrade below 0008: the event chain holds" in capsys.readouterr().err
 
-    assert schema.current_revision(memory.ledger.engine) == schema.head_revision()
-    with memory.ledger.engine.connect() as conn:
+    assert schema.current_revision(engine) == schema.head_revision()
+    with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM policy_versions")).scalar_one() == 1
     assert main([*store, "verify", "--checkpoints", str(log), "--public-key", str(key)]) == 0
     assert capsys.readouterr().out.startswith("OK")
