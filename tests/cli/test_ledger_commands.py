@@ -181,7 +181,7 @@ def test_propose_command_routes_by_policy(
     code, out, _ = run(
         memory, capsys, "propose", note.id, "content", "new", "--reason", "r", "--actor", "agent:crm"
     )
-    assert code == 0 and "rejected" in out and "frozen" in out
+    assert code == 2 and "rejected" in out and "frozen" in out  # refused: a script's $? sees it
     assert memory.read(note.id).tags == ["a", "b"]
 
 

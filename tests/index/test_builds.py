@@ -566,8 +566,9 @@ def test_an_older_amem_s_row_is_taken_over_by_its_location_without_a_rebuild(mem
     note = memory.add_note("Acme wants SSO before the renewal", actor="agent:a", scope="acme")
     sync = memory.search_service.sync
     build, name, legacy = sync.index.build, sync.name, sync.legacy_name
+    engine = memory.ledger.engine  # the engine outlives the Memory: it edits the ledger afterwards
     memory.close()
-    with memory.ledger.engine.begin() as conn:  # as the older amem left it
+    with engine.begin() as conn:  # as the older amem left it
         conn.execute(sa.update(index_state).where(index_state.c.name == name).values(name=legacy))
     with Memory(memory.home, database_url=memory.settings.database_url) as again:
         assert again.search_service.sync.name == name and again.search_service.index.build == build
