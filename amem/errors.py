@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 
 
 class AmemError(Exception):
@@ -123,6 +124,44 @@ class AnalysisPendingError(AmemError):
     def __init__(self, message: str, raw_log_id: str) -> None:
         super().__init__(message)
         self.raw_log_id = raw_log_id
+
+
+class InputErasedError(AmemError):
+    """An input was erased on a data subject's request (`amem erase`): a retry under its idempotency
+    key records nothing again, and nothing of it is analysed; not pending (`amem reprocess` has
+    nothing to do), so never reported as AnalysisPendingError is. ``raw_log_id``: the erased raw
+    log; ``erased_at``, ``erased_by``, ``erasure_id``: the erasure's record, where it was found.
+    ``retry``: it was sent again under its key (else it was erased while this call analysed it)."""
+
+    def __init__(
+        self,
+        raw_log_id: str,
+        *,
+        retry: bool,
+        erased_at: datetime | None = None,
+        erased_by: str | None = None,
+        erasure_id: str | None = None,
+    ) -> None:
+        when = f" on {erased_at:%Y-%m-%d %H:%M} UTC" if erased_at is not None else ""
+        who = f" by {erased_by}" if erased_by else ""
+        which = f" (erasure {erasure_id}, `amem erasures`)" if erasure_id else ""
+        if retry:
+            what = (
+                f"input {raw_log_id}, which this idempotency key names, was erased on a data subject's "
+                f"request{when}{who}{which}: nothing was recorded again (an erased input is never "
+                "kept again under its key)"
+            )
+        else:
+            what = (
+                f"input {raw_log_id} was erased on a data subject's request{when}{who}{which} while it "
+                "was analysed: nothing of it was applied"
+            )
+        super().__init__(what)
+        self.raw_log_id = raw_log_id
+        self.retry = retry
+        self.erased_at = erased_at
+        self.erased_by = erased_by
+        self.erasure_id = erasure_id
 
 
 class AnalysisStoppedError(AnalysisPendingError):

@@ -36,6 +36,7 @@ from amem.errors import (
     AmemError,
     AnalysisPendingError,
     ConfigError,
+    InputErasedError,
     InvalidBatchInputError,
     InvalidInputError,
     NotFoundError,
@@ -296,8 +297,9 @@ class Memory:
         ``idempotency_key``: the caller's own name for this input (a message id), unique per
         actor. Called again with it (a retry), nothing is kept twice: the answer is the input kept
         before (its note, or with ``wait=False`` its raw log); an input kept before and not analysed
-        yet, or erased since on a data subject's request (its note deleted with it), raises
-        AnalysisPendingError with its raw log and what became of it, as ``add_notes`` reports it. A
+        yet raises AnalysisPendingError with its raw log; one erased since on a data subject's request
+        (its note deleted with it), or while this call analysed it, raises InputErasedError with the
+        erasure's record (who, when, which), and nothing is kept again. A
         key given with another scope or text is refused (InvalidInputError).
         """
         if idempotency_key is not None:
@@ -311,6 +313,8 @@ class Memory:
             if not wait:
                 return outcome.raw_log_id
             if outcome.note_id is None or outcome.error is not None:  # an erased one keeps its note id
+                if erased := self._erased_input(outcome.raw_log_id, retry=True):
+                    raise erased
                 raise AnalysisPendingError(
                     outcome.error or f"input {outcome.raw_log_id} was kept before and is not analysed yet",
                     outcome.raw_log_id,
@@ -323,9 +327,24 @@ class Memory:
             raw = raw_log_from(self.settings, content, at=at, actor=who, scope=scope, metadata=metadata)
             self.queue.enqueue([raw])
             return raw.id
-        return self.pipeline.add_note(
-            content, at=at, actor=_actor(actor, ActorKind.AGENT), scope=scope, metadata=metadata
-        )
+        try:
+            return self.pipeline.add_note(
+                content, at=at, actor=_actor(actor, ActorKind.AGENT), scope=scope, metadata=metadata
+            )
+        except AnalysisPendingError as exc:
+            if erased := self._erased_input(exc.raw_log_id, retry=False):
+                raise erased from None
+            raise
+
+    def _erased_input(self, raw_log_id: str, *, retry: bool) -> InputErasedError | None:
+        """What add_note says of an input erased on a data subject's request (a retry under its key,
+        or erased while it was analysed): not pending, as `amem reprocess` has nothing to do for it;
+        None when it is not erased."""
+        if self.queue.status(raw_log_id).status != "erased":
+            return None
+        from amem.services import audit
+
+        return InputErasedError(raw_log_id, retry=retry, **audit.erasure_of(self.ledger, raw_log_id))
 
     def add_notes(
         self,

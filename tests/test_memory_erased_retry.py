@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from amem.errors import AnalysisPendingError
+from amem.errors import InputErasedError
 from amem.memory import Memory
 from tests.factories import signed_in
 
@@ -18,13 +18,15 @@ def test_retrying_an_erased_input_by_its_key_says_it_was_erased(memory: Memory) 
     assert memory.add_note(TEXT, actor="agent:sales-agent", scope="globex", idempotency_key="msg-42") == first
     (raw_log_id,) = memory.read(first).raw_log_ids
     memory.erase(by=signed_in(memory, "alice"), reason="GDPR art. 17", raw_log_id=raw_log_id)
-    with pytest.raises(AnalysisPendingError, match=r"erased on a data subject's request") as retry:
+    with pytest.raises(InputErasedError, match=r"erased on a data subject's request") as retry:
         memory.add_note(TEXT, actor="agent:sales-agent", scope="globex", idempotency_key="msg-42")
     assert retry.value.raw_log_id == raw_log_id
     # as the others report it
     (outcome,) = memory.add_notes(
         [{"content": TEXT, "scope": "globex", "idempotency_key": "msg-42"}], actor="agent:sales-agent"
     )
-    assert outcome.error == str(retry.value)
+    (erasure,) = memory.erasures()  # add_note names the erasure: who, when, which
+    assert (retry.value.erasure_id, retry.value.erased_by) == (erasure.id, "alice")
+    assert outcome.error is not None and raw_log_id in outcome.error and "erased" in outcome.error
     assert memory.input_status(raw_log_id).status == "erased"
     assert memory.count_raw_logs() == 1  # nothing kept again

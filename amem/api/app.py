@@ -258,6 +258,22 @@ _TEXT = r"^[^\x00]*$"
 RawLogId = Annotated[str, Path(pattern=_ID, description="A raw log id, as POST /v1/inputs returned it.")]
 NoteId = Annotated[str, Path(pattern=_ID, description="A note id.")]
 
+
+def _as_of(description: str) -> Any:
+    """The `as_of` query parameter of /v1/search and /v1/facts, one schema for both: a date or a
+    date-time, read as text by values.parse_as_of (ISO 8601 only; typed as a datetime, a number such
+    as 0.99999 was taken as seconds since 1970, which the schema denies). ``description``: what the
+    moment means to that endpoint."""
+    schema = {
+        "anyOf": [
+            {"type": "string", "format": "date-time"},
+            {"type": "string", "format": "date"},
+            {"type": "null"},
+        ]
+    }
+    return Query(description=description, json_schema_extra=schema)
+
+
 _AUTH = {401: {"model": Problem, "description": "No token, or an unknown or revoked one."}}
 _NOT_FOUND = {
     404: {"model": Problem, "description": "No such input or note, or one in a scope the token may not use."}
@@ -547,16 +563,9 @@ def create_app(
         ] = None,
         as_of: Annotated[
             str | None,
-            Query(
-                description="Search the notes as they stood at the end of this ISO 8601 date or "
-                "date-time, UTC unless it gives an offset (as /v1/facts reads it).",
-                json_schema_extra={
-                    "anyOf": [
-                        {"type": "string", "format": "date-time"},
-                        {"type": "string", "format": "date"},
-                        {"type": "null"},
-                    ]
-                },
+            _as_of(
+                "Search the notes as they stood at the end of this ISO 8601 date or date-time, UTC "
+                "unless it gives an offset (as /v1/facts reads it)."
             ),
         ] = None,
     ) -> list[SearchResult]:
@@ -582,19 +591,10 @@ def create_app(
         ] = False,
         as_of: Annotated[
             str | None,
-            Query(
-                description="The facts as the ledger stood at the end of this ISO 8601 date or "
-                "date-time, UTC unless it gives an offset: 2026-12-07 is what it said that day "
-                "(to its end), 2026-12-07T04:41:09Z what it said in that second.",
-                # read as text by values.parse_as_of (ISO 8601 only): typed as a datetime, a number
-                # such as 0.99999 was taken as seconds since 1970, which the schema denies
-                json_schema_extra={
-                    "anyOf": [
-                        {"type": "string", "format": "date-time"},
-                        {"type": "string", "format": "date"},
-                        {"type": "null"},
-                    ]
-                },
+            _as_of(
+                "The facts as the ledger stood at the end of this ISO 8601 date or date-time, UTC "
+                "unless it gives an offset: 2026-12-07 is what it said that day (to its end), "
+                "2026-12-07T04:41:09Z what it said in that second."
             ),
         ] = None,
     ) -> FactPage:

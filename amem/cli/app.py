@@ -103,11 +103,19 @@ def open_memory(*, create: bool = True, warn: bool = True) -> Any:
     mem = Memory(
         state.home, database_url=state.database_url, policy=state.policy, llm=state.llm, create=create
     )
-    for warning in mem.policy_in_force.warnings:  # with warn=False too: a decision does not say these
-        err.print(f"warning: {warning}", markup=False)
-    if warn and mem.policy_in_force.mismatch:
-        err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
+    print_policy_warnings(mem, mismatch=warn)
     return mem
+
+
+def print_policy_warnings(mem: Any, *, mismatch: bool = True) -> None:
+    """What is wrong with the policy in force, each a `warning:` line on stderr, as every command
+    that opens a store says it once (``open_memory``; `amem init`, `restore` and `demo`, which open
+    their own): the flaws it keeps or the file would bring (always: a decision does not say these),
+    and with ``mismatch`` that this process decides nothing because its file is not the installed one."""
+    for warning in mem.policy_in_force.warnings:
+        err.print(f"warning: {warning}", markup=False)
+    if mismatch and mem.policy_in_force.mismatch:
+        err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
 
 
 def sign_in(mem: Any, reviewer: str, password_stdin: bool) -> Any:

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import app, err, out, state
+from amem.cli.app import app, err, out, print_policy_warnings, state
 
 DEMO_STORE = ".amem-demo"
 #: Written into a demo store: ``--reset`` deletes only a directory that carries it.
@@ -125,6 +125,7 @@ def demo(
     )
 
     with Memory(store, database_url=ledger, policy=policy_path) as mem:
+        print_policy_warnings(mem)  # the store's own policy, as any command opening a store says it
         try:
             kept, left = mem.count_raw_logs(), mem.queue_depth()["queued"]
             if kept and not left:

@@ -52,7 +52,10 @@ def add(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add a note: the raw log is kept, then a note is built, linked and evolved."""
+    """Add a note: the raw log is kept, then a note is built, linked and evolved.
+
+    An input erased on a data subject's request (`amem erase`) is never kept again: run again with
+    its --idempotency-key, it exits 2 saying when and by whom it was erased, and records nothing."""
     with open_memory() as mem:
         note_id = mem.add_note(text, at=at, actor=actor, scope=scope, idempotency_key=idempotency_key)
         note = mem.read(note_id)

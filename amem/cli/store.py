@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from amem.cli.app import JsonOpt, app, emit, err, out, settings, state
+from amem.cli.app import JsonOpt, app, emit, out, print_policy_warnings, settings, state
 
 
 def where_data() -> dict[str, Any]:
@@ -68,9 +68,6 @@ def init(
     chosen = state.home or (None if directory is not None else os.environ.get("AMEM_HOME") or None)
     home = home_path(chosen) if chosen else ((directory or Path(".")) / STORE_DIR_NAME).resolve()
     with Memory(home, database_url=state.database_url, policy=state.policy, llm=state.llm) as mem:
-        for warning in mem.policy_in_force.warnings:
-            err.print(f"warning: {warning}", markup=False)
-        if mem.policy_in_force.mismatch:
-            err.print(f"warning: {mem.policy_in_force.mismatch}", markup=False)
+        print_policy_warnings(mem)
         data = {"store": str(home), "ledger": mem.settings.shown_database_url}
     emit(data, as_json, lambda d: out.print(f"store {d['store']} ready", markup=False))

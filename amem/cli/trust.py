@@ -17,6 +17,7 @@ from amem.cli.app import (
     emit,
     open_memory,
     out,
+    print_policy_warnings,
     print_verification,
     settings,
     sign_in,
@@ -148,6 +149,7 @@ def restore(
             with Memory(
                 cfg.home, database_url=report.ledger_url, policy=cfg.policy_path, create=False
             ) as mem:
+                print_policy_warnings(mem)  # the restored ledger's policy, as any command opening it says
                 indexed = mem.reindex(progress=progress)
 
     def render(r: Any) -> None:

@@ -169,6 +169,16 @@ def erasures(ledger: Ledger) -> list[ErasureRecord]:
     ]
 
 
+def erasure_of(ledger: Ledger, raw_log_id: str) -> dict[str, Any]:
+    """The erasure that erased a raw log (``erasure_id``, ``erased_by``, ``erased_at``), or ``{}``
+    when none did: what a retry of an erased input is told."""
+    from amem.ledger.erasure_queries import erased_before
+
+    with ledger.read() as tx:
+        found = erased_before(tx, [raw_log_id]).get(raw_log_id, {})
+    return {k: as_utc(v) if k == "erased_at" else v for k, v in found.items()}
+
+
 def audit_actors(ledger: Ledger) -> list[str]:
     with ledger.read() as tx:
         return q.audit_actors(tx)
