@@ -1157,18 +1157,21 @@ __all__ = ["GENESIS_HASH", "ChangeFilter", "Ledger", "LedgerTx", "ProposalFilter
 
 
 _OLDER_SNAPSHOTS = (
-    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-    " AND pid <> pg_backend_pid() AND ("
-    " (backend_xmin IS NOT NULL AND age(backend_xmin) > age(%(now)s::text::xid))"
+    "SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ("
+    " (datname = current_database() AND backend_xmin IS NOT NULL"
+    "  AND age(backend_xmin) > age(%(now)s::text::xid))"
     # a transaction that has written holds the horizon back with its own xid, even between two
-    # statements, when it has no snapshot (backend_xmin null: idle in transaction, read committed)
-    " OR (backend_xid IS NOT NULL AND age(backend_xid) > age(%(now)s::text::xid)))"
+    # statements, when it has no snapshot (backend_xmin null: idle in transaction, read committed);
+    # VACUUM FULL keeps the row versions for one open in any database of the server, not only this
+    " OR (backend_xid IS NOT NULL AND age(backend_xid) > age(%(now)s::text::xid))))"
+    " + (SELECT count(*) FROM pg_prepared_xacts WHERE age(transaction) > age(%(now)s::text::xid))"
 )
 
 
 def _wait_for_older_snapshots(cur: Any, wait_s: float) -> int:
-    """Wait until no other session of this database can still see row versions overwritten before
-    now (its snapshot's xmin is older than a fresh transaction id); the count still open at the end."""
+    """Wait until no other session can still keep row versions overwritten before now: a snapshot
+    of this database, or a transaction of any database of the server holding an id, older than a
+    fresh transaction id; the count still open at the end."""
     cur.execute("SELECT (txid_current() % 4294967296)::text")  # autocommit: its own, fresh xid
     (now_xid,) = cur.fetchone()
     deadline = time.monotonic() + wait_s

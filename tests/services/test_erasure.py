@@ -560,6 +560,31 @@ def test_compaction_waits_for_sessions_that_can_still_see_the_erased_rows(memory
     assert hits == [], _why_kept(memory, hits, secret.encode())
 
 
+def test_compaction_waits_for_a_writing_transaction_in_another_database_of_the_server(
+    memory: Memory,
+) -> None:
+    """VACUUM FULL keeps row versions overwritten after a transaction holding an id began in any
+    database of the server, not only the ledger's: the erasure counted only its own database's
+    sessions, so on a shared team server it said the erased bytes were gone while they were kept."""
+    if memory.ledger.dialect != "postgresql":
+        pytest.skip("SQLite has no other sessions")
+    secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
+    note_id = memory.add_note(f"Mrs {secret} of Acme called", actor="agent:sales-agent", scope="acme")
+    raw = memory.read(note_id).raw_log_ids[0]
+    elsewhere = sa.create_engine(memory.ledger.engine.url.set(database="postgres"))
+    try:
+        with elsewhere.connect() as other:
+            other.execute(sa.text("SELECT txid_current()"))  # an id, its transaction left open
+            report = memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw, wait_s=0.2)
+            assert report.older_sessions_open >= 1
+            other.rollback()
+    finally:
+        elsewhere.dispose()
+    assert memory.ledger.compact() == 0
+    hits = _hits(_database_files(memory), secret.encode())
+    assert hits == [], _why_kept(memory, hits, secret.encode())
+
+
 def _key(memory: Memory) -> Path:
     from amem.services import checkpoints
 
