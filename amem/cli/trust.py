@@ -251,10 +251,9 @@ def erase(
             report = mem.erase(
                 by=who, reason=reason, raw_log_id=raw_log, scope=scope, actor=actor, progress=progress
             )
-    emit(
-        report,
-        as_json,
-        lambda r: out.print(
+
+    def render(r: Any) -> None:
+        out.print(
             (
                 f"erasure {r.erasure_id} by {r.erased_by}: nothing left to redact; "
                 if r.nothing_redacted
@@ -302,7 +301,8 @@ def erase(
             )
             + "the index was rebuilt and the databases compacted"
             + (
-                f"; {r.older_sessions_open} database sessions begun before the erasure were still open, "
+                f"; {r.older_sessions_open} database sessions begun before the erasure (of this database, or "
+                "writing in another of the server) were still open, "
                 "so the old row versions leave PostgreSQL's files at the next VACUUM FULL after they end"
                 if r.older_sessions_open
                 else ""
@@ -314,5 +314,10 @@ def erase(
                 else ""
             ),
             markup=False,
-        ),
-    )
+        )
+        for copy in r.copies_removed:  # whole copies of the ledger killed restores and backups left
+            out.print(f"removed {copy}", markup=False)
+        for copy in r.copies_left:
+            out.print(f"left {copy}: it holds what was erased until it is removed", markup=False)
+
+    emit(report, as_json, render)

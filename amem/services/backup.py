@@ -19,7 +19,9 @@ A backup killed midway (power cut, SIGKILL, OOM) cannot clean up after itself: i
 the -journal SQLite writes the copy under) and, for PostgreSQL, its scratch database (a full copy of
 the ledger) stay. The next backup into the same directory removes those whose maker is gone,
 whatever file they were for (backups are often named by date, so the next one is seldom to the
-same name), and never those of a backup still running: each backup holds an exclusive lock on a
+same name), and never those of a backup still running; an erasure removes them too where it can
+find them (partial files beside a SQLite ledger, scratch databases on a PostgreSQL ledger's server),
+since each holds what it erases. Each backup holds an exclusive lock on a
 file beside its partial (``.partial-lock``) for its whole life, which the kernel releases when the
 process ends however it ends, and is seen from every PID namespace (containers sharing the host
 name and the volume, whose process ids mean nothing here). Partials named after another host are
@@ -51,6 +53,10 @@ from amem.errors import ConfigError, InvalidInputError
 from amem.ledger.store import Ledger
 from amem.services import pg_client
 from amem.services.integrity import VerifyResult, verify_ledger
+
+#: What ``claimed_beside`` names a backup's partial copy after, and how one a killed backup left is said.
+PARTIAL = "partial"
+STOPPED_BACKUP = "a partial copy left by a backup that stopped"
 
 
 class BackupReport(BaseModel):
@@ -88,9 +94,8 @@ def back_up(
     if not dest.parent.is_dir():
         raise InvalidInputError(f"{dest.parent} is not a directory: create it first")
     postgres = ledger.dialect == "postgresql"
-    stopped = "a partial copy left by a backup that stopped"
-    cleaned = left_by_killed(dest.parent, "partial", stopped)
-    cleaned += _stale_check_databases(ledger) if postgres else []
+    cleaned = left_by_killed(dest.parent, PARTIAL, STOPPED_BACKUP)
+    cleaned += stale_check_databases(ledger) if postgres else []
     started = time.perf_counter()
     progress("copying the ledger", 0, 1)
     # a copy not placed (a failure, or dest taken meanwhile) leaves nothing behind
@@ -126,7 +131,7 @@ def back_up(
 
 
 @contextmanager
-def claimed_beside(dest: Path, kind: str = "partial", *, hidden: bool = False) -> Iterator[Path]:
+def claimed_beside(dest: Path, kind: str = PARTIAL, *, hidden: bool = False) -> Iterator[Path]:
     """A new file of this process's own beside ``dest``, locked (``-lock`` beside it) until it is
     placed or removed: two backups (or restores) naming the same file never write into one copy
     (each is placed whole, or refused), and no clean-up takes it for a killed one's. Its name says
@@ -412,12 +417,13 @@ def _dump_postgres(ledger: Ledger, partial: Path) -> None:
 _CHECK_DATABASE = re.compile(r"amem_backup_check_(\d+)_[0-9a-f]{8}")
 
 
-def _stale_check_databases(ledger: Ledger) -> list[str]:
+def stale_check_databases(ledger: Ledger) -> list[str]:
     """Drop the scratch databases that backups killed midway left on this server: each a full copy
-    of a ledger. One is stale when the server session named in it has ended (a killed client's
-    session ends with its connection) and nobody is connected to it; a running backup holds its
-    session to the end, so its database is never taken from under it. One this role may not drop
-    is left to its owner; names without a session (an older amem's) are left as they are."""
+    of a ledger, which the next backup and an erasure (which never reaches into one) drop. One is
+    stale when the server session named in it has ended (a killed client's session ends with its
+    connection) and nobody is connected to it; a running backup holds its session to the end, so its
+    database is never taken from under it. One this role may not drop is left to its owner; names
+    without a session (an older amem's) are left as they are."""
     admin = ledger.engine.execution_options(isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         names = conn.execute(

@@ -32,8 +32,10 @@ from collections import defaultdict
 from collections.abc import Set as AbstractSet
 from contextlib import closing
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from pydantic import BaseModel, computed_field
 
 from amem.domain.hashing import (
@@ -65,7 +67,7 @@ from amem.llm import construct_note, link_evolve
 from amem.llm.factory import OFFLINE
 from amem.llm.json_answer import InvalidAnswer, extract_json
 from amem.policy import Policy
-from amem.services import erased_words
+from amem.services import backup, erased_words, restore
 from amem.services.drafting import Answers, Snapshot, draft
 from amem.services.governance import Draft, Governance
 
@@ -133,6 +135,13 @@ class ErasureReport(BaseModel):
     # erasures that did, oldest first: a second request for the same data subject finds them done.
     already_erased: int = 0
     earlier_erasures: list[EarlierErasure] = []
+    # Whole copies of the ledger that restores and backups killed midway left, which hold what was
+    # erased and which no erasure reaches into: restores' temporary copies and backups' partial files
+    # beside a SQLite ledger, backups' scratch databases on a PostgreSQL ledger's server. Removed,
+    # each said with what left it; and those left because a restore or backup running now uses them
+    # (it removes its own when it ends), or that could not be looked at, each said why.
+    copies_removed: list[str] = []
+    copies_left: list[str] = []
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -494,7 +503,38 @@ def erase(
         restated_values_proposed=restated,
         already_erased=len(erased_earlier),
         earlier_erasures=_earlier(erased_earlier),
+        **_copies_left_by_killed(ledger),
     )
+
+
+def _copies_left_by_killed(ledger: Ledger) -> dict[str, list[str]]:
+    """Remove the whole copies of the ledger that restores and backups killed midway left where it
+    lives (the erasure is committed by now): each holds the text just erased, and only the next
+    restore or backup into the same place would have removed it. A SQLite ledger's directory holds
+    restores' temporary copies and the partial files of backups written there; a PostgreSQL
+    server, the scratch databases backups verify their dumps in. Those a running process holds are
+    left and said; a place that cannot be looked at is said too, since the erasure is done."""
+    removed: list[str] = []
+    left: list[str] = []
+    if ledger.dialect == "postgresql":
+        try:
+            removed += backup.stale_check_databases(ledger)
+        except sa.exc.DBAPIError as exc:  # e.g. a role that may not list the server's databases
+            left.append(f"backups' scratch databases on the ledger's server: not looked at ({exc.orig})")
+        return {"copies_removed": removed, "copies_left": left}
+    database = sa.make_url(ledger.url).database
+    if database and database != ":memory:":
+        directory = Path(database).expanduser().resolve().parent
+        try:
+            restores = restore.copies_of_stopped_restores(ledger.url)
+            removed += restores.removed
+            left += restores.left
+            backups, running = backup.claims_in(directory, backup.PARTIAL, backup.STOPPED_BACKUP)
+            removed += backups
+            left += running
+        except OSError as exc:  # a file another user owns, say: the erasure stands, the copy is said
+            left.append(f"{directory}: not looked at for copies killed restores and backups left ({exc})")
+    return {"copies_removed": removed, "copies_left": left}
 
 
 def _earlier(erased_by_raw_log: dict[str, dict[str, Any]]) -> list[EarlierErasure]:

@@ -21,8 +21,12 @@ refused before anything is written), then ``pg_restore`` into the target databas
 schema, made there unless it exists empty) in one transaction, so a restore interrupted or failing
 part-way leaves nothing (a ledger without its keys and append-only triggers would otherwise verify,
 and refuse the next restore); then verified; one that does not verify is left there for inspection,
-and the report says so. The dump's schema is the one restored, verified and reported: a target URL
-whose search_path names another is refused.
+and the report says so. There is no temporary copy: the ledger is restored into the target itself.
+So a restore killed while it verifies leaves the backup's ledger there, unproven, and nothing tells
+it from one put into service since (a store may be open on it): it is never dropped for the
+operator, and the next restore into that schema, refused as for any ledger, says how to prove it
+(`amem verify`) or drop it. The dump's schema is the one restored, verified and reported: a target
+URL whose search_path names another is refused.
 
 The checkpoint log given is usually kept since the backup was taken, so its later statements sign
 events the backup does not hold: those are reported as newer than the backup, with the events the
@@ -232,8 +236,9 @@ def _restore_sqlite(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRepor
 
 def copies_of_stopped_restores(database_url: str) -> StoppedRestores:
     """The temporary copies restores left beside the SQLite ledger ``database_url`` names, those of
-    stopped restores removed: what an erasure calls, since each copy is a whole ledger holding what
-    the erasure removes. Nothing for a PostgreSQL ledger (a restore there leaves no file)."""
+    stopped restores removed: what an erasure calls (``erasure.erase``), since each copy is a whole
+    ledger holding what the erasure removes. Nothing for a PostgreSQL ledger: a restore there makes
+    no copy, it restores into its target itself."""
     url = sa.make_url(database_url)
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return StoppedRestores()
@@ -409,10 +414,14 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
     finally:
         engine.dispose()
     if tables:
+        bare = _without_options(target)
+        there = bare.set(query={**bare.query, "options": f"-csearch_path={schema}"})
         raise InvalidInputError(
             f"schema {schema!r} of {_shown(target)} holds {tables} table(s) already: a restore never "
             "overwrites a ledger (it would lose what was kept after the backup); restore into a new "
-            "database (--database-url)"
+            "database (--database-url). If they are what a restore killed while verifying left (the "
+            f"backup's ledger, unproven): `amem --database-url '{_shown(there)}' verify` proves it, or "
+            f"drop it (DROP SCHEMA {_quoted(schema)} CASCADE, once nothing uses it) and restore again"
         )
     scoped = _opening(target, schema, made=bool(exists))
     uri, env = pg_client.libpq(scoped)
@@ -557,3 +566,8 @@ def _dump_revision(backup: Path, schema_name: str, env: dict[str, str]) -> str |
 
 def _shown(url: sa.URL) -> str:
     return pg_client.shown(url)
+
+
+def _quoted(schema: str) -> str:
+    """``schema`` as an SQL identifier, quoted (the dump's schema may hold any character)."""
+    return '"' + schema.replace('"', '""') + '"'

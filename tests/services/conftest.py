@@ -26,6 +26,17 @@ def mem(database_url: str, tmp_path: Path, scripted_llm) -> Iterator[Memory]:
 
 
 @pytest.fixture
+def lite(tmp_path: Path) -> Iterator[Memory]:
+    """A store of the embedded default, a SQLite ledger in its home: what the backup and restore
+    tests of SQLite's own paths (files beside the ledger, its online backup) start from."""
+    mem = Memory(tmp_path / "home")
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+
+@pytest.fixture
 def new_database() -> Iterator[Callable[[], str]]:
     """Makes databases of their own on the test server (a team's setup: the ledger in ``public``),
     each dropped afterwards; returns the URL of each new one."""

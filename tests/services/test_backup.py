@@ -27,13 +27,7 @@ from amem.services import checkpoints
 from amem.services.backup import back_up
 from tests.conftest import POSTGRES_URL
 from tests.factories import make_note
-
-
-@pytest.fixture
-def lite(tmp_path: Path) -> Memory:
-    mem = Memory(tmp_path / "home")  # the embedded default: a SQLite ledger
-    yield mem
-    mem.close()
+from tests.services.restore_setups import cli, killed_backup
 
 
 def _cli(memory: Memory, *args: str) -> tuple[int, str, str]:
@@ -322,33 +316,11 @@ def test_a_sqlite_backup_is_only_read_by_a_restore(lite: Memory, tmp_path: Path)
     kept.mkdir()
     backup = Path(lite.backup(kept / "b.sqlite3").path)
 
-    code, _, err = _cli_at(tmp_path / "new", "restore", str(backup))
+    code, _, err = cli("--home", str(tmp_path / "new"), "restore", str(backup))
 
     assert code == 0, err
     assert backup.read_bytes()[18:20] == b"\x01\x01"  # SQLite's header: not WAL (2)
     assert sorted(p.name for p in kept.iterdir()) == ["b.sqlite3"]
-
-
-def _cli_at(home: Path, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with patch("sys.stdout", out), patch("sys.stderr", err):
-        code = main(["--home", str(home), *args])
-    return code, out.getvalue(), err.getvalue()
-
-
-_KILLED_WHILE_VERIFYING = """
-import os, signal, sys
-from pathlib import Path
-from amem.memory import Memory
-from amem.services import backup
-
-def killed(copy, *args, **kwargs):
-    print(copy.engine.url.database, flush=True)  # the copy being verified: a scratch database
-    os.kill(os.getpid(), signal.SIGKILL)
-
-backup.verify_ledger = killed
-Memory(Path(sys.argv[1]), database_url=sys.argv[2], create=False).backup(sys.argv[3])
-"""
 
 
 def _scratch_databases(memory: Memory) -> set[str]:
@@ -363,21 +335,12 @@ def test_what_a_killed_backup_left_is_removed_by_the_next_one(memory: Memory, tm
     """A backup killed while verifying leaves its partial file and (PostgreSQL) its scratch
     database, a full copy of the ledger; the next backup removes both and says so. Before, nothing
     ever removed them."""
-    from tests.conftest import REPO
-
     make_note(memory, "Acme pays $42 per seat")
     dest = tmp_path / "b.backup"
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_WHILE_VERIFYING, str(tmp_path / "killed-home"),
-         memory.settings.database_url, str(dest)],
-        capture_output=True, text=True, cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
-    assert killed.returncode == -9, killed.stderr
+    scratch = killed_backup(memory, tmp_path / "killed-home", dest)
     left = sorted(p.name for p in tmp_path.glob("b.backup.*.partial"))
     assert len(left) == 1
     postgres = memory.ledger.dialect == "postgresql"
-    scratch = killed.stdout.strip()
     if postgres:
         assert scratch in _scratch_databases(memory)
 

@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
 import pytest
 import sqlalchemy as sa
 
-from amem.cli import main
 from amem.errors import InvalidInputError
 from amem.memory import Memory
 from amem.services import checkpoints
 from amem.services.restore import restore
 from tests.factories import make_note
-
-
-@pytest.fixture
-def lite(tmp_path: Path) -> Iterator[Memory]:
-    mem = Memory(tmp_path / "home")  # the embedded default: a SQLite ledger
-    yield mem
-    mem.close()
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with patch("sys.stdout", out), patch("sys.stderr", err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
+from tests.services.restore_setups import cli, execute, ledger_in_schema, tables, team_dump
 
 
 def _digest(path: Path) -> str:
@@ -50,7 +34,7 @@ def test_a_backup_is_restored_into_a_new_store_proven_and_searchable(lite: Memor
     before = _digest(backup)
 
     proof = ["--checkpoints", str(log), "--public-key", str(key)]
-    code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(backup), *proof, "--json")
+    code, out, err = cli("--home", str(tmp_path / "new"), "restore", str(backup), *proof, "--json")
 
     assert code == 0, err
     report = json.loads(out)
@@ -80,7 +64,7 @@ def test_a_tampered_backup_restores_nothing(lite: Memory, tmp_path: Path) -> Non
         conn.execute("DROP TRIGGER raw_logs_no_update")
         conn.execute("UPDATE raw_logs SET text = 'Acme pays $4 per seat'")
 
-    code, out, _ = _cli("--home", str(tmp_path / "new"), "restore", str(backup))
+    code, out, _ = cli("--home", str(tmp_path / "new"), "restore", str(backup))
 
     assert code == 1 and "nothing restored" in out and "TAMPERED" in out and note.raw_log_ids[0] in out
     assert not (tmp_path / "new" / "ledger.sqlite3").exists()
@@ -109,7 +93,7 @@ def test_a_postgresql_dump_is_restored_into_a_new_database(
     note = make_note(memory, "Initech renewed for two years", scope="initech")
     dump = Path(memory.backup(tmp_path / "ledger.dump").path)
 
-    code, out, err = _cli(
+    code, out, err = cli(
         "--home", str(tmp_path / "new"), "--database-url", target, "restore", str(dump), "--json"
     )
 
@@ -188,7 +172,7 @@ def test_the_backup_named_is_the_one_restored_whatever_its_file_is_called(
         make_note(other, "Globex wants a pilot", scope="globex")
         other.backup(shelf / misread_as)
 
-    code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(shelf / name), "--json")
+    code, out, err = cli("--home", str(tmp_path / "new"), "restore", str(shelf / name), "--json")
 
     assert code == 0, err
     assert json.loads(out)["backup"] == str(shelf / name)
@@ -248,7 +232,7 @@ def test_a_damaged_backup_is_refused_as_damaged_not_as_a_bug(lite: Memory, tmp_p
         cut = tmp_path / f"cut-{size}.sqlite3"
         cut.write_bytes(whole[:size])
 
-        code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(cut))
+        code, out, err = cli("--home", str(tmp_path / "new"), "restore", str(cut))
 
         assert code == 2 and out == "", err
         assert err.startswith(f"error: the backup {cut} is damaged or incomplete (") and "bug" not in err
@@ -270,7 +254,7 @@ def test_a_restore_beside_the_live_store_leaves_the_live_index_alone(
     backup = Path(memory.backup(tmp_path / ("b.dump" if postgres else "b.sqlite3")).path)
     target = request.getfixturevalue("new_database")() if postgres else f"sqlite:///{tmp_path / 'r.sqlite3'}"
 
-    code, out, err = _cli(
+    code, out, err = cli(
         "--home", str(memory.home), "--database-url", target, "restore", str(backup), "--json"
     )
 
@@ -289,28 +273,6 @@ def test_a_restore_beside_the_live_store_leaves_the_live_index_alone(
         assert [h.note.id for h in back.search("renewal two years", scope="initech", k=1)] == [renewal.id]
 
 
-def _team_dump(url: str, home: Path, *contents: str) -> Path:
-    """A backup of a team ledger (kept in "public" of the database ``url``) holding ``contents``."""
-    with Memory(home, database_url=url) as team:
-        for content in contents:
-            make_note(team, content, scope="initech")
-        return Path(team.backup(home.parent / f"{home.name}.dump").path)
-
-
-def _tables(url: str, schema: str) -> int:
-    engine = sa.create_engine(url)
-    try:
-        with engine.connect() as conn:
-            return int(
-                conn.execute(
-                    sa.text("SELECT count(*) FROM information_schema.tables WHERE table_schema = :s"),
-                    {"s": schema},
-                ).scalar_one()
-            )
-    finally:
-        engine.dispose()
-
-
 @pytest.mark.postgres
 def test_a_dump_is_not_restored_through_a_url_that_opens_another_schema(
     new_database: Callable[[], str], tmp_path: Path
@@ -319,19 +281,13 @@ def test_a_dump_is_not_restored_through_a_url_that_opens_another_schema(
     went into public, yet the restore verified, reindexed and reported amem_prod's ledger (its heads,
     "verified") as the one restored."""
     source, target = new_database(), new_database()
-    dump = _team_dump(source, tmp_path / "team", "Initech renewed for two years", "Initech asked for SSO")
-    engine = sa.create_engine(target)
-    with engine.begin() as conn:
-        conn.execute(sa.text("CREATE SCHEMA amem_prod"))
-    engine.dispose()
-    prod = sa.make_url(target).set(query={"options": "-csearch_path=amem_prod"}).render_as_string(False)
-    with Memory(tmp_path / "live", database_url=prod) as live:
-        make_note(live, "Globex signed a 3 year deal", scope="globex")
+    dump = team_dump(source, tmp_path / "team", "Initech renewed for two years", "Initech asked for SSO")
+    prod = ledger_in_schema(target, "amem_prod", tmp_path / "live", "Globex signed a 3 year deal", "globex")
 
     with pytest.raises(InvalidInputError, match=r"opens schema 'amem_prod', and the dump holds .* 'public'"):
         restore(dump, prod)
 
-    assert _tables(target, "public") == 0
+    assert tables(target, "public") == 0
     with Memory(tmp_path / "live", database_url=prod, create=False) as live:
         assert live.count_raw_logs() == 1 and live.verify().ok
     public = sa.make_url(target).set(query={"options": "-csearch_path=public"}).render_as_string(False)
@@ -349,18 +305,15 @@ def test_a_postgresql_restore_that_fails_part_way_leaves_the_database_empty_to_r
     from amem.errors import ConfigError
 
     source, target = new_database(), new_database()
-    dump = _team_dump(source, tmp_path / "team", "Initech renewed for two years")
-    engine = sa.create_engine(target)
-    with engine.begin() as conn:  # not a table, so the target counts as empty: one of the dump's
-        conn.execute(sa.text("CREATE SEQUENCE public.ix_raw_logs_scope"))  # index names, taken
+    dump = team_dump(source, tmp_path / "team", "Initech renewed for two years")
+    # not a table, so the target counts as empty: one of the dump's index names, taken
+    execute(target, "CREATE SEQUENCE public.ix_raw_logs_scope")
 
     with pytest.raises(ConfigError, match="pg_restore failed"):
         restore(dump, target)
 
-    assert _tables(target, "public") == 0
-    with engine.begin() as conn:
-        conn.execute(sa.text("DROP SEQUENCE public.ix_raw_logs_scope"))
-    engine.dispose()
+    assert tables(target, "public") == 0
+    execute(target, "DROP SEQUENCE public.ix_raw_logs_scope")
     report = restore(dump, target)
     assert report.restored and report.heads["counts"]["raw_log"] == 1
 
@@ -374,16 +327,13 @@ def test_verify_fails_on_a_postgresql_ledger_restored_without_its_append_only_tr
     from amem.services import pg_client
 
     source, target = new_database(), new_database()
-    dump = _team_dump(source, tmp_path / "team", "Initech renewed for two years")
-    engine = sa.create_engine(target)
-    with engine.begin() as conn:
-        conn.execute(sa.text("DROP SCHEMA public"))  # the dump makes it
-    engine.dispose()
+    dump = team_dump(source, tmp_path / "team", "Initech renewed for two years")
+    execute(target, "DROP SCHEMA public")  # the dump makes it
     uri, env = pg_client.libpq(sa.make_url(target))
     restoring = [pg_client.client("pg_restore"), "--no-owner", f"--dbname={uri}"]
     pg_client.run([*restoring, "--section=pre-data", "--section=data", str(dump)], env, "pg_restore")
 
-    code, out, _ = _cli("--home", str(tmp_path / "half"), "--database-url", target, "verify")
+    code, out, _ = cli("--home", str(tmp_path / "half"), "--database-url", target, "verify")
 
     assert code == 1 and "TAMPERED" in out
     assert "TAMPERED: the append-only triggers of raw_logs, changes, " in out
@@ -400,16 +350,13 @@ def test_verify_finds_the_append_only_triggers_of_a_public_ledger_beside_a_role_
     home = tmp_path / "team"
     with Memory(home, database_url=url) as team:
         make_note(team, "Initech renewed for two years", scope="initech")
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        conn.execute(sa.text("CREATE SCHEMA AUTHORIZATION CURRENT_USER"))
-    engine.dispose()
+    execute(url, "CREATE SCHEMA AUTHORIZATION CURRENT_USER")
 
-    code, out, _ = _cli("--home", str(home), "--database-url", url, "verify")
+    code, out, _ = cli("--home", str(home), "--database-url", url, "verify")
 
     assert code == 0 and "TAMPERED" not in out, out
     with Memory(home, database_url=url, create=False) as team:
         assert team.count_raw_logs() == 1  # the ledger read is the one verified, in public
     # a backup dumped the schema current_schema() names, the empty one: now the ledger's own
-    code, out, err = _cli("--home", str(home), "--database-url", url, "backup", str(tmp_path / "b.dump"))
+    code, out, err = cli("--home", str(home), "--database-url", url, "backup", str(tmp_path / "b.dump"))
     assert code == 0 and "1 raw logs" in out, (out, err)

@@ -3,44 +3,24 @@ target: the next restore into that directory and an erasure remove it, never one
 
 from __future__ import annotations
 
-import io
 import json
-import os
+import re
 import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
 import pytest
 
-from amem.cli import main
+from amem.errors import InvalidInputError
 from amem.memory import Memory
 from amem.services import restore as restoring
 from amem.services.restore import copies_of_stopped_restores, restore
-from tests.conftest import REPO
 from tests.factories import make_note
+from tests.services.restore_setups import cli, execute, holding, killed_restore, tables, team_dump
 
 #: Only in the raw log the backup holds: found in a file, that file holds the store's text.
 _SECRET = "Zebulon 5551234567"
-
-_KILLED_WHILE_VERIFYING = """
-import os, signal, sys
-from pathlib import Path
-from amem.services import restore
-
-restore.verify_ledger = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
-restore.restore(Path(sys.argv[1]), sys.argv[2])
-"""
-
-
-@pytest.fixture
-def lite(tmp_path: Path) -> Iterator[Memory]:
-    mem = Memory(tmp_path / "home")  # the embedded default: a SQLite ledger
-    yield mem
-    mem.close()
 
 
 @pytest.fixture
@@ -49,35 +29,15 @@ def backup(lite: Memory, tmp_path: Path) -> Path:
     return Path(lite.backup(tmp_path / "b.sqlite3").path)
 
 
-def _killed_restore(backup: Path, target: Path) -> None:
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_WHILE_VERIFYING, str(backup), f"sqlite:///{target}"],
-        capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
-    assert killed.returncode == -9, killed.stderr
-
-
-def _holding(directory: Path, text: str) -> list[str]:
-    """The files of ``directory`` whose bytes hold ``text``."""
-    return sorted(p.name for p in directory.iterdir() if p.is_file() and text.encode() in p.read_bytes())
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with patch("sys.stdout", out), patch("sys.stderr", err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_the_copy_a_killed_restore_left_is_removed_by_the_next_restore(backup: Path, tmp_path: Path) -> None:
     """Before, `.ledger.sqlite3.XXXX.restoring` (with -wal, -shm) stayed in the store directory for
     good, a hidden full copy of the ledger that the next restore neither removed nor mentioned."""
     store = tmp_path / "new"
-    _killed_restore(backup, store / "ledger.sqlite3")
+    killed_restore(backup, f"sqlite:///{store / 'ledger.sqlite3'}")
     left = [p.name for p in store.iterdir() if ".restoring" in p.name]
-    assert left and _holding(store, _SECRET)
+    assert left and holding(store, _SECRET)
 
-    code, out, err = _cli("--home", str(store), "restore", str(backup), "--json")
+    code, out, err = cli("--home", str(store), "restore", str(backup), "--json")
 
     assert code == 0, err
     assert sorted(p.name for p in store.iterdir() if ".restoring" in p.name) == []
@@ -85,7 +45,7 @@ def test_the_copy_a_killed_restore_left_is_removed_by_the_next_restore(backup: P
     assert report["restored"] and report["left"] == []
     copy = next(name for name in left if name.endswith(".restoring"))
     assert any(str(store / copy) in line for line in report["cleaned"])
-    assert _holding(store, _SECRET) == ["ledger.sqlite3"]
+    assert holding(store, _SECRET) == ["ledger.sqlite3"]
 
 
 def test_an_erasure_can_remove_the_copies_killed_restores_left_beside_the_ledger(
@@ -95,8 +55,8 @@ def test_an_erasure_can_remove_the_copies_killed_restores_left_beside_the_ledger
     backup's text; what an erasure calls removes it, so the erased text leaves the directory."""
     store = tmp_path / "new"
     restore(backup, f"sqlite:///{store / 'ledger.sqlite3'}")
-    _killed_restore(backup, store / "second.sqlite3")
-    assert ".second.sqlite3." in " ".join(_holding(store, _SECRET))
+    killed_restore(backup, f"sqlite:///{store / 'second.sqlite3'}")
+    assert ".second.sqlite3." in " ".join(holding(store, _SECRET))
 
     found = copies_of_stopped_restores(f"sqlite:///{store / 'ledger.sqlite3'}")
 
@@ -152,3 +112,31 @@ def test_a_restore_leaves_alone_the_copy_a_running_restore_uses(
     assert sorted(p.name for p in store.iterdir()) == ["ledger.sqlite3", "second.sqlite3"]
     with Memory(tmp_path / "home2", database_url=first.ledger_url, create=False) as back:
         assert back.count_raw_logs() == 1 and back.verify().ok
+
+
+@pytest.mark.postgres
+def test_a_postgresql_restore_killed_while_verifying_is_refused_again_saying_how_to_prove_or_drop_it(
+    new_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """A PostgreSQL restore makes no temporary copy: pg_restore commits into the target itself, so
+    one killed while verifying leaves the backup's ledger there, unproven, as a store put into
+    service there would look. It is not dropped for the operator; before, the next restore said only
+    "holds 17 table(s) already ... restore into a new database", which left that copy behind for
+    good, unverified and beyond any erasure's reach."""
+    source, target = new_database(), new_database()
+    dump = team_dump(source, tmp_path / "team", f"Initech contact is John {_SECRET}")
+    killed_restore(dump, target)
+    assert tables(target, "public") > 0  # what the kill left: the whole ledger, in the target
+
+    with pytest.raises(InvalidInputError, match=r"holds \d+ table\(s\) already") as refused:
+        restore(dump, target)
+
+    said = str(refused.value)
+    assert "restore killed while verifying" in said and 'DROP SCHEMA "public" CASCADE' in said
+    shown = re.search(r"`amem --database-url '([^']+)' verify`", said)
+    assert shown is not None, said
+    code, out, err = cli("--home", str(tmp_path / "check"), "--database-url", shown.group(1), "verify")
+    assert code == 0 and "TAMPERED" not in out, (out, err)  # the advice proves the ledger left there
+    execute(target, 'DROP SCHEMA "public" CASCADE')  # the other way out it names: drop, restore again
+    report = restore(dump, target)
+    assert report.restored and report.heads["counts"]["raw_log"] == 1

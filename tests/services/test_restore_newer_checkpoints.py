@@ -4,36 +4,18 @@ taken for a truncation; `amem verify` of a live ledger still is."""
 
 from __future__ import annotations
 
-import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
-from unittest.mock import patch
 
-import pytest
 import sqlalchemy as sa
 
-from amem.cli import main
 from amem.memory import Memory
 from amem.services import checkpoints
 from amem.services.restore import restore
 from tests.factories import make_note
 from tests.ledger import tamper_cases
-
-
-@pytest.fixture
-def lite(tmp_path: Path) -> Iterator[Memory]:
-    mem = Memory(tmp_path / "home")  # the embedded default: a SQLite ledger
-    yield mem
-    mem.close()
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with patch("sys.stdout", out), patch("sys.stderr", err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
+from tests.services.restore_setups import cli
 
 
 def _events(mem: Memory) -> int:
@@ -56,7 +38,7 @@ def test_last_nights_backup_restores_with_the_checkpoint_log_kept_since(lite: Me
     signed = _events(lite)
     proof = ["--checkpoints", str(log), "--public-key", str(key)]
 
-    code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(backup), *proof)
+    code, out, err = cli("--home", str(tmp_path / "new"), "restore", str(backup), *proof)
 
     assert code == 0, err
     assert "TAMPERED" not in out and f"newer than this backup (events {held + 1}..{signed} not in it)" in out
@@ -64,7 +46,7 @@ def test_last_nights_backup_restores_with_the_checkpoint_log_kept_since(lite: Me
     with Memory(tmp_path / "new", create=False) as back:
         assert back.count_raw_logs() == 1 and back.notes(scope="globex") == []
 
-    code, out, err = _cli("--home", str(tmp_path / "json"), "restore", str(backup), *proof, "--json")
+    code, out, err = cli("--home", str(tmp_path / "json"), "restore", str(backup), *proof, "--json")
 
     assert code == 0, err
     verified = json.loads(out)["verified"]
@@ -86,7 +68,7 @@ def test_verify_of_a_ledger_still_calls_the_same_gap_a_truncation(lite: Memory, 
     proof = ["--checkpoints", str(log), "--public-key", str(key)]
     assert restore(backup, f"sqlite:///{tmp_path / 'new' / 'ledger.sqlite3'}").restored
 
-    code, out, _ = _cli("--home", str(tmp_path / "new"), "verify", *proof)
+    code, out, _ = cli("--home", str(tmp_path / "new"), "verify", *proof)
 
     assert code == 1 and "TAMPERED" in out and "the chain was truncated" in out
 
@@ -114,7 +96,7 @@ def test_a_backup_whose_changes_differ_from_a_later_statement_is_tampered(
         assert looked.verify().ok  # without the statement, nothing tells
     proof = ["--checkpoints", str(log), "--public-key", str(key)]
 
-    code, out, _ = _cli("--home", str(tmp_path / "new"), "restore", str(backup), *proof)
+    code, out, _ = cli("--home", str(tmp_path / "new"), "restore", str(backup), *proof)
 
     assert code == 1 and "nothing restored" in out
     assert "TAMPERED: checkpoint at line 1: change " in out and "no longer has the hash it signed" in out

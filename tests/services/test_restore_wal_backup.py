@@ -4,33 +4,14 @@ beside it (so it restores from read-only media too), and what its write-ahead lo
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
-from unittest.mock import patch
 
-import pytest
-
-from amem.cli import main
 from amem.memory import Memory
 from tests.factories import make_note
-
-
-@pytest.fixture
-def lite(tmp_path: Path) -> Iterator[Memory]:
-    mem = Memory(tmp_path / "home")  # the embedded default: a SQLite ledger
-    yield mem
-    mem.close()
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with patch("sys.stdout", out), patch("sys.stderr", err):
-        code = main(list(args))
-    return code, out.getvalue(), err.getvalue()
+from tests.services.restore_setups import cli
 
 
 def _in_wal_mode(backup: Path) -> None:
@@ -55,7 +36,7 @@ def test_a_wal_mode_backup_is_restored_without_writing_beside_it(lite: Memory, t
     _in_wal_mode(backup)
     before = hashlib.sha256(backup.read_bytes()).hexdigest()
 
-    code, out, err = _cli("--home", str(tmp_path / "new"), "restore", str(backup), "--json")
+    code, out, err = cli("--home", str(tmp_path / "new"), "restore", str(backup), "--json")
 
     assert code == 0, err
     assert json.loads(out)["restored"]
@@ -83,7 +64,7 @@ def test_what_the_write_ahead_log_beside_a_backup_holds_is_restored(lite: Memory
             shutil.copyfile(part, shelf / part.name)
     copied = shelf / backup.name
 
-    code, _, err = _cli("--home", str(tmp_path / "new"), "restore", str(copied))
+    code, _, err = cli("--home", str(tmp_path / "new"), "restore", str(copied))
 
     assert code == 0, err
     with Memory(tmp_path / "new", create=False) as back:
