@@ -298,11 +298,11 @@ class Link(_Frozen):
 class RetirementWaiting(_Frozen):
     """A newer note says this one no longer holds; a person has not decided yet (the policy holds
     ``invalid_at`` for review). ``invalid_at``: the end it proposes; ``evidence``: the proposal's
-    span, in the raw log that proposed it: the newer raw log's words, except for a record said
-    before the newer note but analysed after it (a late import, a retry), where it is the record's
-    own sentence that the newer note made untrue and ``reason`` names that note ("contradicted by
-    newer note n_…"); ``reason``: why the analyst thinks so. Search hits and an account's facts
-    carry it."""
+    span: the newer note's words saying otherwise (for a record said before the newer note but
+    analysed after it, a late import or a retry, that note's raw log is among the proposal's
+    sources, after the record's own; a proposal recorded by an older amem has the record's own
+    sentence, and ``reason`` names the note: "contradicted by newer note n_…"); ``reason``: why the
+    analyst thinks so. Search hits and an account's facts carry it."""
 
     proposal_id: str
     invalid_at: datetime | None = None

@@ -10,9 +10,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+)
 
 from amem.domain.models import Note, RawLog, as_utc
 from amem.llm.construct_note import NOTE_TAGS
@@ -21,7 +29,7 @@ from amem.llm.json_answer import data_block, extract_json, validate
 log = logging.getLogger(__name__)
 
 TASK = "link_evolve"
-PROMPT_VERSION = "link_evolve/5"
+PROMPT_VERSION = "link_evolve/6"
 
 #: Per-neighbour and new-note content caps (characters): they bound the prompt at any k.
 NEIGHBOUR_CONTENT_CHARS = 600
@@ -72,6 +80,18 @@ class Contradiction(_Strict):
     reason: Reason
     #: The exact span of the new note's raw log that states the fact (otherwise).
     evidence: Text | None = None
+    #: For a neighbour said after the new note (an older record analysed late): the exact span of
+    #: that neighbour's content stating the fact otherwise. Drafting makes it the evidence of the
+    #: new note's own retirement, as a newer input's own words are a contradiction's evidence.
+    newer_evidence: Text | None = None
+
+    @model_serializer(mode="wrap")
+    def _newer_evidence_only_where_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Left out when None: the recorded answer of every other contradiction reads as before."""
+        data: dict[str, Any] = handler(self)
+        if self.newer_evidence is None:
+            data.pop("newer_evidence", None)
+        return data
 
 
 class LinkEvolveAnswer(_Strict):
@@ -240,9 +260,11 @@ def _said_later(raw_log: RawLog, neighbours: Sequence[Note], said: Mapping[str, 
         "occurred_at is later). It is an older record analysed late, so one of them may have made "
         "its fact untrue: for each fact of the new note, the earliest of these neighbours that states "
         "the same fact otherwise (a later price, count, plan, date or person in the role, a reversed "
-        "decision) goes under contradictions too, with that neighbour's id, the reason, and as "
-        "evidence the exact span of the new note's content stating the fact it made untrue. A "
-        "neighbour said later that only repeats the new note's fact makes nothing untrue."
+        "decision) goes under contradictions too, with that neighbour's id, the reason, as "
+        "evidence the exact span of the new note's content stating the fact it made untrue, and as "
+        "newer_evidence the exact span of that neighbour's content stating it otherwise, each copied "
+        "character for character. A neighbour said later that only repeats the new note's fact "
+        "makes nothing untrue."
     )
 
 

@@ -19,7 +19,7 @@ from amem.domain.models import ActorKind, Note, Proposer, RawLog, as_utc
 from amem.domain.values import current_value, normalize, parse_datetime
 from amem.errors import InvalidInputError
 from amem.llm.construct_note import ConstructedNote
-from amem.llm.link_evolve import LinkEvolveAnswer, unseen
+from amem.llm.link_evolve import Contradiction, LinkEvolveAnswer, unseen
 from amem.policy import Policy
 from amem.services.answer_checks import check_answer, check_rationale, without_injection
 from amem.services.governance import Draft
@@ -324,9 +324,24 @@ def _link_drafts(
         elif new_said < old_said:
             until = max(old_time, old_said)
             if own is None or until < own.new_value:
-                reason = f"contradicted by newer note {old.id}: {c.reason}"
-                own = Draft(note_id, "invalid_at", until, reason, proposer, [raw.id], evidence=c.evidence)
+                own = _retired_by_newer(note_id, raw, old, c, until, proposer)
     return [*drafts, own] if own is not None else drafts
+
+
+def _retired_by_newer(
+    note_id: str, raw: RawLog, newer: Note, c: Contradiction, until: datetime, proposer: Proposer
+) -> Draft:
+    """The input's own note retired by ``newer``, a note said after it (a late import, a retry).
+    Its sources are the input's raw log (first: the review item is the record's) and the newer
+    note's, so the note that retires it is named in data; its evidence is the newer note's words
+    saying otherwise (``newer_evidence``, kept only where found in that note's text, which is its
+    raw log's), as a newer input's own words are a contradiction's evidence. An answer that gives
+    none (recorded before it was asked for, or a model that left it out) keeps the input's own
+    sentence, as amem did before. The reason still names the note, for the history's reader."""
+    sources = [raw.id, *(r for r in newer.raw_log_ids[:1] if r != raw.id)]
+    evidence = c.newer_evidence if evidence_in(c.newer_evidence, newer.content) else c.evidence
+    reason = f"contradicted by newer note {newer.id}: {c.reason}"
+    return Draft(note_id, "invalid_at", until, reason, proposer, sources, evidence=evidence)
 
 
 #: The evolvable lists the link step may show only in part (``link_evolve.SHOWN_TERMS``).

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
@@ -52,7 +52,8 @@ __all__ = [
 #: shorter text ("no", "Q3") would be found by chance.
 MIN_VALUE_CHARS = 4
 #: How drafting names the note said later that retires an input's own note ("contradicted by newer
-#: note n_…: …"); a reviewer's correction keeps the reason of the proposal it corrects.
+#: note n_…: …"); a reviewer's correction keeps the reason of the proposal it corrects. Read only for
+#: a proposal recorded before drafting cited that note's raw log among its sources (``_later_notes``).
 _RETIRED_BY = re.compile(r"\bcontradicted by newer note (?P<note_id>n_\w+)")
 
 
@@ -80,12 +81,14 @@ class OlderFact(BaseModel):
 class NewerFact(BaseModel):
     """For an older record analysed after the note that retires it (a late import, a retry): that
     newer note, and when it was said. The item shows the record's raw log, so the fact it is
-    retired for is given beside it."""
+    retired for is given beside it. ``span``: where the proposal's evidence, the newer note's words
+    saying otherwise, is in ``content`` (None for a proposal recorded before amem cited them)."""
 
     note_id: str
     content: str
     said_at: datetime | None = None
     said_by: str | None = None
+    span: tuple[int, int] | None = None
 
 
 class CorrectedValue(BaseModel):
@@ -329,13 +332,7 @@ class ReviewService:
         notes = {n.id: n for n in tx.get_notes(list(dict.fromkeys(p.note_id for p in pending)))}
         raw = {r.id: r for r in tx.get_raw_logs([k for k in keys])}
         corrected = {c.id: c for c in tx.get_proposals([p.corrects for p in pending if p.corrects])}
-        retiring = {
-            p.id: note_id
-            for p in pending
-            if (note_id := _retired_by_a_later_note(p, notes.get(p.note_id), corrected.get(p.corrects or "")))
-        }
-        later = [n for n in tx.get_notes(list(dict.fromkeys(retiring.values()))) if n.id not in notes]
-        notes_by_id = {**notes, **{n.id: n for n in later}}
+        retiring, notes_by_id = _later_notes(tx, pending, notes, corrected)
         older_raw = q.first_raw_logs(tx, list(notes_by_id.values()))
         by_key: dict[str, list[Proposal]] = {}
         for p in pending:
@@ -409,6 +406,7 @@ class ReviewService:
                 content=retired_by.content,
                 said_at=said.occurred_at if said else retired_by.created_at,
                 said_by=str(said.actor) if said else None,
+                span=locate(retired_by.content, p.evidence) if p.evidence and span is None else None,
             )
         return ReviewField(
             proposal=p,
@@ -437,10 +435,11 @@ class ReviewService:
 
 def contested_words(evidence: str | None, reason: str, own_text: str) -> str:
     """What a newer note says against a fact whose retirement waits for review, as a contested
-    fact is shown: the newer note's words (the evidence), or, for a record said before that note
-    but analysed after it (a late import, a retry), whose evidence is the record's own sentence
-    (the span in its own raw log), the reason, which names the newer note and its value: quoting
-    the record's words as the newer note's would say the opposite of what happened."""
+    fact is shown: the newer note's words (the evidence; for a record said before that note but
+    analysed after it, a late import or a retry, too). A retirement of such a record recorded
+    before drafting cited the newer note's words has the record's own sentence as its evidence
+    (or one whose model gave none): then the reason, which names the newer note and its value, since
+    quoting the record's words as the newer note's would say the opposite of what happened."""
     said = " ".join((evidence or "").split())
     if said and not _within(said, own_text):
         return f'a newer note says otherwise: "{said}"'
@@ -498,15 +497,63 @@ def _retires_for_a_newer_fact(p: Proposal, note: Note | None, log: RawLog | None
     )
 
 
-def _retired_by_a_later_note(p: Proposal, note: Note | None, corrected: Proposal | None) -> str | None:
-    """The id of the note said later that ``p`` retires ``note`` for, when ``p`` is the retirement
-    of a record said before that note but analysed after it (its own input proposes it: a late
-    import, a retry), so the queue shows the newer fact beside the record. Drafting names that note
-    in the reason; a reviewer's correction keeps the reason of the proposal it corrects."""
-    if p.attribute != "invalid_at" or p.revert_of is not None or p.new_value is None or note is None:
-        return None
-    if not p.raw_log_ids or p.raw_log_ids[0] not in note.raw_log_ids:
-        return None  # another input's: the older fact beside it (``_retires_for_a_newer_fact``)
+def _later_notes(
+    tx: Any, pending: Sequence[Proposal], notes: dict[str, Note], corrected: dict[str, Proposal]
+) -> tuple[dict[str, str], dict[str, Note]]:
+    """For each pending retirement of a record by a note said after it (``_retires_its_own``), that
+    note's id, by proposal id; and ``notes`` with those notes added. The newer note is found from
+    data: drafting cites its raw log among the proposal's sources, after the record's own (a
+    reviewer's correction carries the sources of the proposal it corrects), and it is the note made
+    from that raw log (its first). A proposal recorded before amem cited it names the note only in
+    its reason, which is read then (``_RETIRED_BY``; also where the raw log's note cannot be told):
+    history is never rewritten."""
+    own = [(p, n) for p in pending if (n := notes.get(p.note_id)) is not None and _retires_its_own(p, n)]
+    cited: dict[str, str] = {}  # proposal id -> the newer raw log it cites
+    for p, note in own:
+        later = [r for r in p.raw_log_ids[1:] if r not in note.raw_log_ids]
+        if later:
+            cited[p.id] = later[0]
+    made: dict[str, str] = {}  # raw log id -> the note made from it
+    for raw_log_id in dict.fromkeys(cited.values()):
+        state = tx.raw_log_state(raw_log_id)
+        if state is not None and state["note_id"]:
+            made[raw_log_id] = str(state["note_id"])
+    notes_by_id = {**notes, **_read(tx, made.values(), notes)}
+    retiring: dict[str, str] = {}
+    for pid, raw_log_id in cited.items():
+        newer = notes_by_id.get(made.get(raw_log_id, ""))
+        # the note whose first raw log it is (its creation, which verify checks, says so)
+        if newer is not None and newer.raw_log_ids[:1] == [raw_log_id]:
+            retiring[pid] = newer.id
+    named = {
+        p.id: found
+        for p, note in own
+        if p.id not in retiring and (found := _named_in_reason(p, note, corrected.get(p.corrects or "")))
+    }
+    notes_by_id |= _read(tx, named.values(), notes_by_id)
+    retiring |= named
+    return retiring, notes_by_id
+
+
+def _read(tx: Any, note_ids: Iterable[str], known: dict[str, Note]) -> dict[str, Note]:
+    """The notes of ``note_ids`` not in ``known``, by id."""
+    return {n.id: n for n in tx.get_notes([i for i in dict.fromkeys(note_ids) if i not in known])}
+
+
+def _retires_its_own(p: Proposal, note: Note) -> bool:
+    """Whether ``p`` retires ``note`` for a note said later, proposed by the note's own input (a
+    record said before that note but analysed after it: a late import, a retry), so the queue shows
+    the newer fact beside the record. Another input's retirement shows the older fact beside it
+    (``_retires_for_a_newer_fact``)."""
+    if p.attribute != "invalid_at" or p.revert_of is not None or p.new_value is None:
+        return False
+    return bool(p.raw_log_ids) and p.raw_log_ids[0] in note.raw_log_ids
+
+
+def _named_in_reason(p: Proposal, note: Note, corrected: Proposal | None) -> str | None:
+    """The newer note a retirement recorded before its sources cited it names in its reason
+    ("contradicted by newer note n_…"); a reviewer's correction keeps the reason of the proposal it
+    corrects."""
     for reason in (p.reason, corrected.reason if corrected is not None else ""):
         found = _RETIRED_BY.search(reason)
         if found is not None and found["note_id"] != note.id:

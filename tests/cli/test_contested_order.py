@@ -47,13 +47,14 @@ def test_a_late_older_note_is_contested_with_the_newer_value_and_its_item_shows_
         assert code == 0, err
         flat = _flat(out)
         assert f'says otherwise: "{OLDER}"' not in flat  # never its own words as the newer note's
-        assert "$40/seat here, $45/seat in that note; its retirement waits for review" in flat
+        assert f'a newer note says otherwise: "{NEWER}"; its retirement waits for review' in flat
 
     code, out, err = amem("pending")
     assert code == 0, err
     flat = _flat(out)
     assert f"newer fact {NEWER} (said 1 November 2026, 10:00 UTC)" in flat
     assert "different price per seat: $40/seat here, $45/seat in that note" in flat
+    assert f"evidence {NEWER}" in flat  # the newer note's words, not the record's
 
 
 def test_in_order_the_older_note_is_contested_in_the_newer_note_s_words(amem: Cli) -> None:

@@ -353,7 +353,7 @@ def test_link_evolve_shows_real_ids_and_keeps_answers_about_them(scripted_llm) -
     assert [link.note_id for link in result.answer.links] == ["n_neighbour_0"]
     assert result.answer.updates[0].tags == ["pricing", "acme"]
     assert result.answer.contradictions[0].reason == "$60/seat replaces $50/seat"
-    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/5")
+    assert (result.call.task, result.prompt_version) == ("link_evolve", "link_evolve/6")
 
 
 def test_ids_not_among_the_neighbours_are_dropped_and_logged(scripted_llm, caplog) -> None:

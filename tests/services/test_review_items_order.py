@@ -47,8 +47,8 @@ def test_in_order_the_item_still_shows_the_older_fact_beside_the_newer(memory: M
     assert field.proposal.reason.endswith("$55/seat here, $42/seat in that note")
 
 
-def test_a_late_record_is_contested_in_the_newer_note_s_terms_not_its_own_words(memory: Memory) -> None:
-    june = _add(memory, JUNE_PRICE, JUNE_AT)
+def test_a_late_record_is_contested_in_the_newer_note_s_words_not_its_own(memory: Memory) -> None:
+    _add(memory, JUNE_PRICE, JUNE_AT)
     march = _add(memory, MARCH_PRICE, MARCH_AT)
 
     facts = {f.note.id: f for f in memory.facts("globex").facts}
@@ -57,8 +57,18 @@ def test_a_late_record_is_contested_in_the_newer_note_s_terms_not_its_own_words(
     said = contested_words(waiting.evidence, waiting.reason, facts[march].note.content)
 
     assert MARCH_PRICE not in said
+    assert said == f'a newer note says otherwise: "{JUNE_PRICE}"'  # its evidence: the June note's words
+
+
+def test_a_retirement_recorded_with_the_record_s_own_sentence_is_contested_by_its_reason() -> None:
+    """An older amem's evidence for a late record was its own sentence: quoting it as the newer
+    note's would say the opposite of what happened, so the reason (naming that note) is given."""
     why = "different price per seat: $42/seat here, $55/seat in that note"
-    assert said == f"a newer note ({june}) says otherwise: {why}"
+    reason = f"contradicted by newer note n_0000000000june: {why}"
+
+    said = contested_words("Globex pays $42 per seat", reason, MARCH_PRICE)
+
+    assert said == f"a newer note (n_0000000000june) says otherwise: {why}"
 
 
 def test_in_order_a_contested_fact_quotes_the_newer_note(memory: Memory) -> None:

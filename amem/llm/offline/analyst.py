@@ -298,7 +298,8 @@ class OfflineAnalyst:
         had the new note been there in its time, would have retired it, that is which finds it the
         newest holder of a kind it states otherwise (no note said between the two holds that kind).
         Its fact held until then; a later change of that kind retires the note said in between.
-        The evidence is the new note's own sentence stating the fact (``made_untrue``)."""
+        The evidence is the new note's own sentence stating the fact (``made_untrue``), and the
+        newer evidence that neighbour's sentence saying otherwise (what drafting proposes with)."""
         earliest_first = sorted(later, key=lambda o: (when[o.id], as_utc(o.created_at)))
         read = {o.id: contradictions.facts(o.content) for o in earliest_first}
         for i, other in enumerate(earliest_first):
@@ -313,13 +314,24 @@ class OfflineAnalyst:
                     continue  # the note said in between held that value when ``other`` changed it
                 found = contradictions.made_untrue(theirs, new, note.content, kind)
                 if found is not None:
-                    return {"note_id": other.id, "reason": found.reason, "evidence": found.evidence}
+                    return {
+                        "note_id": other.id,
+                        "reason": found.reason,
+                        "evidence": found.evidence,
+                        "newer_evidence": found.newer_evidence,
+                    }
             # a settled price ends the offer the new note made, when no price held in between
             offers = [*((b.id, read[b.id]) for b in between), (note.id, new)]
             for ended, found in contradictions.superseded_offers(theirs, offers):
                 span = new.evidence.get("offer") or new.evidence.get("price")
                 if ended == note.id and span and contradictions.same_topic(other.category, note.category):
-                    return {"note_id": other.id, "reason": found.reason, "evidence": span}
+                    said = found.evidence  # the settled price's sentence, in ``other``'s text
+                    return {
+                        "note_id": other.id,
+                        "reason": found.reason,
+                        "evidence": span,
+                        "newer_evidence": said,
+                    }
         return None
 
     def _note_terms(self, note: Note) -> set[str]:
@@ -401,12 +413,15 @@ def _span(text: str, limit: int = _SPAN_CHARS) -> str:
 
 
 def _fitted(contradiction: Mapping[str, Any]) -> dict[str, Any]:
-    """A contradiction's reason and evidence within what an answer may hold."""
+    """A contradiction's reason and evidence (and a later note's, where given) within what an
+    answer may hold."""
     reason, evidence = contradiction["reason"], contradiction.get("evidence")
-    return {
+    fitted = {
         "reason": reason if len(reason) <= _REASON_CHARS else clip(reason, _REASON_CHARS),
         "evidence": _span(evidence) if isinstance(evidence, str) else evidence,
     }
+    newer = contradiction.get("newer_evidence")
+    return fitted | ({"newer_evidence": _span(newer)} if isinstance(newer, str) else {})
 
 
 def _within_limits(value: Any) -> Any:

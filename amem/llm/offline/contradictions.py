@@ -972,11 +972,13 @@ def facts(text: str, *, main: bool = True) -> Facts:
 
 @dataclass(frozen=True)
 class Contradiction:
-    """A kind of fact the new note states otherwise, why, and the span of its raw log saying so."""
+    """A kind of fact the new note states otherwise, why, and the span of its raw log saying so.
+    ``newer_evidence``: for ``made_untrue``, the span of the later note's text saying otherwise."""
 
     kind: str
     reason: str
     evidence: str
+    newer_evidence: str | None = None
 
 
 def _money(values: Sequence[tuple[str, str, float]]) -> str:
@@ -1084,10 +1086,12 @@ def made_untrue(newer: Facts, older: Facts, older_text: str, kind: str) -> Contr
     """How a note said later (``newer``) makes the fact of ``kind`` an older note states untrue,
     judged as ``contradiction`` judges a newer note (the later one's wording decides, "As of today
     Globex pays $55" retires "Globex pays $42"), with the evidence taken from the older note: the
-    sentence of its text stating the fact made untrue. For a record said before the note that
-    changed it, but analysed after (a late import, a retry after an outage): it is the record
-    that is retired, and the span a person reviews is in its own raw log (drafting keeps only
-    evidence found in the analysed input's raw log). The reason is worded from the older note's
+    sentence of its text stating the fact made untrue, and ``newer_evidence`` the later note's
+    sentence saying otherwise. For a record said before the note that changed it, but analysed
+    after (a late import, a retry after an outage): it is the record that is retired; drafting
+    keeps the contradiction only where the record's sentence is in its raw log, and proposes the
+    retirement with the later note's words as evidence (in that note's raw log, which the proposal
+    cites beside the record's), as a newer input's words are. The reason is worded from the older note's
     side: "here" is the record, the raw log its review item shows, and "that note" the newer one
     ("$42/seat here, $55/seat in that note"), as in order "here" is the newer input. None when
     that sentence cannot be told."""
@@ -1103,7 +1107,9 @@ def made_untrue(newer: Facts, older: Facts, older_text: str, kind: str) -> Contr
         scored = [(len(about & roots(x)), -i, x) for i, x in enumerate(found_in)]
         best = max(scored, default=(0, 0, ""))
         span = best[2] if best[0] >= 2 else None
-    return Contradiction(found.kind, _from_the_older_side(found.reason), span) if span else None
+    if not span:
+        return None
+    return Contradiction(found.kind, _from_the_older_side(found.reason), span, newer_evidence=found.evidence)
 
 
 #: ``contradiction``'s reasons, worded from the newer note ("here") against the older ("that
