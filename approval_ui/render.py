@@ -13,7 +13,7 @@ import difflib
 import json
 import re
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from amem.domain.text import revealed
 
@@ -178,3 +178,22 @@ def highlighted_markdown(pieces: Any) -> str:
         else:
             out.append(_inline(piece.text))
     return _keep_indent("  \n".join("".join(out).replace("\r\n", "\n").split("\n")))
+
+
+class _Piece(NamedTuple):
+    """A stretch of a text, marked when ``attributes`` is not empty (as a review item's pieces)."""
+
+    text: str
+    attributes: tuple[str, ...] = ()
+
+
+def highlighted_span_markdown(text: str, span: tuple[int, int] | None, attribute: str) -> str:
+    """``text`` with the evidence ``span`` in it highlighted as a raw log's evidence is
+    (``highlighted_markdown``): a late record's retirement quotes the newer note's words, which are
+    in that note, not in the record's raw log. A span that does not fit the text marks nothing."""
+    start, end = span if span is not None else (0, 0)
+    if not 0 <= start < end <= len(text):
+        return highlighted_markdown([_Piece(text)])
+    return highlighted_markdown(
+        [_Piece(text[:start]), _Piece(text[start:end], (attribute,)), _Piece(text[end:])]
+    )

@@ -87,16 +87,29 @@ def marked_text(item: Any) -> Text:
     return text
 
 
+def marked_span(text: str, span: tuple[int, int] | None) -> Text:
+    """``text`` printable with its evidence ``span`` «marked» as in ``marked_text``: a late record's
+    retirement quotes the newer note's words, which are in that note, not in the record's raw log.
+    No span (a proposal an older amem recorded), or one that does not fit, marks nothing."""
+    start, end = span if span is not None else (0, 0)
+    if not 0 <= start < end <= len(text):
+        return shown(text)
+    marked = Text(printable(text[:start]))
+    marked.append(MARK_OPEN + printable(text[start:end]) + MARK_CLOSE, style="bold reverse")
+    marked.append(printable(text[end:]))
+    return marked
+
+
 def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
     if not page.items:
         console.print("nothing pending", markup=False)
         return
-    shown = f"{offset + 1}-{offset + len(page.items)}"
+    showing = f"{offset + 1}-{offset + len(page.items)}"
     more = offset + len(page.items) < page.total
     paging = f"; --offset {offset + len(page.items)} shows the next" if more else ""
     console.print(
         Text(
-            f"review items waiting: {page.total} (showing {shown}{paging}); «» marks the evidence",
+            f"review items waiting: {page.total} (showing {showing}{paging}); «» marks the evidence",
             style="dim",
         )
     )
@@ -122,7 +135,8 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
             if field.older is not None:
                 rows.append(("older fact", f"{field.older.content} (said {when(field.older.said_at)})"))
             if field.newer is not None:  # the item is an older record's, analysed late
-                rows.append(("newer fact", f"{field.newer.content} (said {when(field.newer.said_at)})"))
+                said = shown(f" (said {when(field.newer.said_at)})")
+                rows.append(("newer fact", marked_span(field.newer.content, field.newer.span) + said))
             if field.brings_back:
                 rows.append(("brings back", _brought_back(field)))
             rows.append(("reason", p.reason))

@@ -2,11 +2,12 @@
 
 Each item shows the account, when it was said and by whom, the raw log with the evidence of
 each held value highlighted, and each value's current and proposed versions in words; for a
-contradiction, the older fact beside the newer one. A reviewer approves or rejects an item whole
-or value by value, or approves every item matching the filters after seeing their count and
-confirming it. Decisions go to the facade as the signed-in reviewer; governance decides whether
-that reviewer may (a refusal is reported, never hidden). Buttons run as callbacks, so the page
-that follows a click already reflects the decision.
+contradiction, the older fact beside the newer one (for a record analysed after the note that
+retires it, the newer note's words are the evidence, highlighted in that fact, not in the raw log).
+A reviewer approves or rejects an item whole or value by value, or approves every item matching
+the filters after seeing their count and confirming it. Decisions go to the facade as the
+signed-in reviewer; governance decides whether that reviewer may (a refusal is reported, never
+hidden). Buttons run as callbacks, so the page that follows a click already reflects the decision.
 """
 
 from __future__ import annotations
@@ -33,7 +34,14 @@ from amem.services.review import (
     proposal_words,
 )
 from approval_ui import state
-from approval_ui.render import age, counted, highlighted_markdown, md_escape, short
+from approval_ui.render import (
+    age,
+    counted,
+    highlighted_markdown,
+    highlighted_span_markdown,
+    md_escape,
+    short,
+)
 
 PAGE_SIZES = (5, 10, 25, 50)
 ANY = "any"
@@ -429,7 +437,11 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
         with newer:
             said = date_words(field.newer.said_at) if field.newer.said_at else "unknown time"
             st.markdown(f"**Newer fact** · said {md_escape(said)}")
-            st.code(revealed(field.newer.content), language=None, wrap_lines=True)
+            if field.newer.span is not None:  # the evidence is the newer note's words: marked there
+                st.markdown(highlighted_span_markdown(field.newer.content, field.newer.span, p.attribute))
+                st.caption(md_escape(f"Highlighted: the evidence for {p.attribute}"))
+            else:  # a proposal an older amem recorded: its evidence is marked in the record's raw log
+                st.code(revealed(field.newer.content), language=None, wrap_lines=True)
         st.markdown(f"Retired by the newer fact from **{md_escape(field.proposed_words)}**")
     else:
         current, proposed = st.columns(2)

@@ -52,7 +52,7 @@ def test_a_late_older_note_is_contested_with_the_newer_value_and_its_item_shows_
     code, out, err = amem("pending")
     assert code == 0, err
     flat = _flat(out)
-    assert f"newer fact {NEWER} (said 1 November 2026, 10:00 UTC)" in flat
+    assert f"newer fact «{NEWER}» (said 1 November 2026, 10:00 UTC)" in flat  # its words the evidence
     assert "different price per seat: $40/seat here, $45/seat in that note" in flat
     assert f"evidence {NEWER}" in flat  # the newer note's words, not the record's
 
