@@ -1,12 +1,18 @@
 """The ledger's side of search: full-text queries, backlinks, and note scans for the index.
 
-Full text uses the database's own index (migrations 0003, 0004): SQLite FTS5 ranked by bm25(), each
-scope a block of rowids; PostgreSQL tsvector ranked by ts_rank_cd() weighted by each word's inverse
-document frequency (a BM25-like score; ts_rank_cd alone knows no IDF). Queries are OR-style over
-the query's words. User text never reaches the query syntax: it is cut into words (letters, marks
-and digits), stop words dropped, and each word is quoted (FTS5) or given to phraseto_tsquery() (plain
-text, no operators), always as a bound parameter. Each backend then cuts a query word as it cut the
-notes' text (``query_terms``), so a word found verbatim in a note matches it on both.
+Full text uses the database's own index (migrations 0003, 0004, 0026): SQLite FTS5 ranked by bm25(),
+each scope a block of rowids; PostgreSQL tsvector ranked by ts_rank_cd() weighted by each word's
+inverse document frequency (a BM25-like score; ts_rank_cd alone knows no IDF). Queries are OR-style
+over the query's words. User text never reaches the query syntax: it is cut into words (letters,
+marks and digits), stop words dropped, and each word is quoted (FTS5) or given to phraseto_tsquery()
+(plain text, no operators), always as a bound parameter. Each backend then cuts a query word as it
+cut the notes' text (``query_terms``), so a word found verbatim in a note matches it on both.
+
+The two backends index the same words: PostgreSQL reads the notes' text through
+``postgres_search_vector`` (migration 0026), which cuts emails, hosts, URLs, paths and versions into
+their words and strips Latin accents as FTS5's unicode61 tokenizer does, and its queries are folded
+by the same table (``postgres_fold``). This module holds both sides of that rule; a change to it
+needs a migration that rebuilds the column, as 0026 did.
 """
 
 from __future__ import annotations
@@ -59,12 +65,118 @@ _WORD = re.compile(r"[^\W_]+")
 #: Characters outside ASCII that ``\w`` leaves out: punctuation and symbols, but also the marks
 #: (and private-use characters) that ``_is_word_char`` keeps in their word.
 _NOT_ALNUM = re.compile(r"[^\w\s\x00-\x7f]")
-#: Words joined by one of . @ / - each: PostgreSQL's parser may read them as one lexeme (an email,
-#: host, URL, path, version, number), indexed whole, not as its words: "4.2.17", "a.b@acme-corp.com".
+#: Words joined by one of . @ / - each: an email, host, URL, path or version ("a.b@acme-corp.com",
+#: "4.2.17"); the query asks for them as a phrase too (``postgres_terms``).
 _JOINED = re.compile(r"(?<![^\W_])[^\W_]++(?:[.@/-][^\W_]++)+")
-#: A join PostgreSQL's parser does not cut: a dot, at sign or slash, or a hyphen before a digit
-#: ("TW-41877" is "tw" and "-41877" to it; "follow-up" is "follow-up", "follow" and "up").
+#: The joins that make an address: a dot, at sign or slash, or a hyphen before a digit ("TW-41877");
+#: not the hyphen of a word ("follow-up"), whose parts PostgreSQL's parser indexed too before 0026.
 _KEPT_WHOLE = re.compile(r"[.@/]|-[0-9]")
+#: The combining accents FTS5's unicode61 tokenizer drops from a word (``remove_diacritics 2``),
+#: read from SQLite 3.40 by tokenizing every code point: grave, acute, circumflex, tilde, macron,
+#: breve, dot above, diaeresis, hook, ring, double acute, caron, double grave, inverted breve, horn,
+#: dot below, diaeresis below, ring below, comma below, cedilla, ogonek, circumflex below, breve
+#: below, tilde below, macron below. It keeps other marks (a Hindi vowel sign, a Greek tonos).
+FTS5_ACCENTS = (
+    "\u0300\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u0309\u030a\u030b\u030c\u030f"
+    "\u0311\u031b\u0323\u0324\u0325\u0326\u0327\u0328\u032d\u032e\u0330\u0331"
+)
+#: The characters PostgreSQL's parser joins words with, and FTS5 parts them at: an email
+#: ("dana.smith@globex.com"), host, URL, file path ("42/seat"), version ("4.2.17"), number ("-41877",
+#: "+5"), hyphenated word; "<" and ">" would make "<dana.smith@globex.com>" an XML tag, which the
+#: parser drops, and "&" an entity ("&amp;"). Indexed and searched as spaces on PostgreSQL.
+POSTGRES_SEPARATORS = "./@-+<>&"
+
+
+def _accented_latin() -> dict[str, str]:
+    """Each Latin letter that is an ASCII letter with accents FTS5 drops (NFD), and that letter in
+    lower case: "é" is "e", "Ş" is "s", "ǖ" is "u". That is 486 of the 488 letters FTS5 folds so
+    (the Ångström sign and a Greek iota sign are outside these blocks), and Ǡ and ǡ, which FTS5
+    keeps. "ø", "ß", "ł" are letters of their own to both."""
+    out: dict[str, str] = {}
+    for point in range(0x00C0, 0x1F00):  # Latin-1 Supplement to Latin Extended Additional
+        char = chr(point)
+        parts = unicodedata.normalize("NFD", char)
+        base, accents = parts[0], parts[1:]
+        if (
+            accents
+            and base.isascii()
+            and base.isalpha()
+            and all(a in FTS5_ACCENTS for a in accents)
+            and unicodedata.name(char, "").startswith("LATIN ")
+        ):
+            out[char] = base.lower()
+    return out
+
+
+_FOLDED = _accented_latin()
+_FOLD_TABLE = str.maketrans(
+    POSTGRES_SEPARATORS + "".join(_FOLDED),
+    " " * len(POSTGRES_SEPARATORS) + "".join(_FOLDED.values()),
+    FTS5_ACCENTS,
+)
+#: The blocks of the accented letters (Latin Extended Additional in two: Vietnamese needs the second
+#: half), each folded only in a text that holds one of its characters: PostgreSQL's translate()
+#: compares each character with every one of its list, and the whole list (505 characters) cost
+#: 3.7 us a character, twelve times to_tsvector's own 0.3 us.
+_FOLD_BLOCKS = ((0x00C0, 0x00FF), (0x0100, 0x017F), (0x0180, 0x024F), (0x1E00, 0x1E9F), (0x1EA0, 0x1EFF))
+
+
+def postgres_fold(text: str) -> str:
+    """``text`` as PostgreSQL's search vector reads it (``postgres_indexed_text``): separators as
+    spaces, Latin letters without their accents, loose accents (NFD) dropped."""
+    return text.translate(_FOLD_TABLE)
+
+
+def postgres_indexed_text(expression: str, probe: str | None = None) -> str:
+    """The SQL of ``postgres_fold`` over a text ``expression``: built in and immutable, so a
+    generated column may use it (the unaccent extension may be missing, and its function is not
+    immutable). Each separator is replace()d (5 ns a character for the eight; translate() took 46);
+    a text holding an accented letter or a loose accent (``probe``, by default ``expression``: a
+    cheaper text holding the same characters) is then translate()d, its lists holding the letters of
+    the blocks it holds a character of, then the accents if it holds one (dropped: the second list
+    is shorter)."""
+    probe = probe or expression
+    parted = expression
+    for separator in POSTGRES_SEPARATORS:
+        parted = f"replace({parted}, '{separator}', ' ')"
+    taken: list[str] = []
+    given: list[str] = []
+    ranges = ""
+    for low, high in _FOLD_BLOCKS:
+        letters = "".join(c for c in _FOLDED if low <= ord(c) <= high)
+        holds = f"{probe} ~ '[{chr(low)}-{chr(high)}]'"
+        taken.append(f"CASE WHEN {holds} THEN '{letters}' ELSE '' END")
+        given.append(f"CASE WHEN {holds} THEN '{''.join(_FOLDED[c] for c in letters)}' ELSE '' END")
+        ranges += f"{chr(low)}-{chr(high)}"
+    first, last = FTS5_ACCENTS[0], FTS5_ACCENTS[-1]
+    taken.append(f"CASE WHEN {probe} ~ '[{first}-{last}]' THEN '{FTS5_ACCENTS}' ELSE '' END")
+    ranges += f"{first}-{last}"
+    folded = f"translate({parted}, {' || '.join(taken)}, {' || '.join(given)})"
+    return f"CASE WHEN {probe} ~ '[{ranges}]' THEN {folded} ELSE {parted} END"
+
+
+def postgres_search_vector() -> str:
+    """The expression of notes.search_vector (migration 0026): content weighted A, keywords and
+    tags B, context C, each read through ``postgres_indexed_text``, and the scope's token
+    (``scope_key``) as 0003 indexed it. A list's strings only are translated (a number's "-" or "."
+    would break the JSON), then read as jsonb_to_tsvector read the list before."""
+
+    english = "'english'::regconfig"
+
+    def text(expression: str) -> str:
+        return f"to_tsvector({english}, {postgres_indexed_text(expression)})"
+
+    def strings(column: str) -> str:
+        listed = f"jsonb_path_query_array({column}, '$[*] ? (@.type() == \"string\")')::text"
+        folded = postgres_indexed_text(listed, probe=f"{column}::text")
+        return f"jsonb_to_tsvector({english}, {folded}::jsonb, '[\"string\"]')"
+
+    context = text("coalesce(context, '')")
+    return (
+        f"setweight({text('content')}, 'A') || setweight({strings('keywords')}, 'B') || "
+        f"setweight({strings('tags')}, 'B') || setweight({context}, 'C') || "
+        "to_tsvector('simple'::regconfig, 'x' || md5(scope))"
+    )
 
 
 def _is_word_char(char: str) -> bool:
@@ -94,9 +206,7 @@ def _marks_as_letters(text: str) -> str:
 
 def _query_words(text: str, *, joined: bool) -> dict[str, int]:
     """``query_terms``, each with its weight (1); ``joined``: also, first, each run of words joined
-    as PostgreSQL's parser indexes whole (``_KEPT_WHOLE``), weighted by the number of its words: a
-    note holding it holds them all, which counts each on SQLite, where a note's words are indexed
-    one by one."""
+    as an address is (``_JOINED``), weighted by the number of its words."""
     lowered = _lower(text)
     masked = _marks_as_letters(lowered)
     seen: dict[str, int] = {}
@@ -128,17 +238,37 @@ def query_terms(text: str) -> list[str]:
     return list(_query_words(text, joined=False))
 
 
-def postgres_terms(text: str) -> dict[str, int]:
-    """``query_terms`` and the runs of joined words among them that PostgreSQL's parser indexes
-    whole (an email, host, URL, version: its tsvector holds "4.2.17", not "4", "2" and "17"), each
-    with the weight of its score: 1 for a word, the number of its words for a run."""
-    return _query_words(text, joined=True)
+@dataclass(frozen=True)
+class PostgresTerm:
+    """A term of a PostgreSQL query, as the search vector holds it (``postgres_fold``)."""
+
+    text: str
+    #: The spelling a note stored decomposed holds where that is another (``decomposed``: a Hangul
+    #: syllable is two or three letters; an accent FTS5 keeps, a Devanagari nukta, stays a mark).
+    variant: str | None
+    #: What its score counts: 1 for a word, the number of its words for an address.
+    weight: int
+
+
+def postgres_terms(text: str) -> list[PostgresTerm]:
+    """``query_terms`` folded as the search vector is, once each ("société" and "societe" are one
+    term), and first each address of the query (an email, host, URL, path, version, "TW-41877") as
+    the phrase of its words, weighted by their number: a note holding the whole address outranks
+    notes holding its words apart, as when PostgreSQL indexed an address whole (before 0026)."""
+    out: dict[str, PostgresTerm] = {}
+    for term, weight in _query_words(text, joined=True).items():
+        folded = postgres_fold(term)
+        if folded not in out:
+            variant = decomposed(term)
+            other = postgres_fold(variant) if variant is not None else None
+            out[folded] = PostgresTerm(folded, other if other != folded else None, weight)
+    return list(out.values())
 
 
 def decomposed(term: str) -> str | None:
     """``term`` in NFD, or None where that is ``term`` itself. Note text is stored as given, and a
-    note written in NFD may be indexed otherwise than one in NFC: PostgreSQL keeps accents (an NFD
-    "café" is a lexeme of its own), and a Hangul syllable decomposes into two or three letters."""
+    note written in NFD may be indexed otherwise than one in NFC: a Hangul syllable decomposes into
+    two or three letters, and an accent neither backend strips stays a mark of its own."""
     variant = unicodedata.normalize("NFD", term)
     return variant if variant != term else None
 
@@ -323,7 +453,7 @@ def _fts5_best(windowed: bool) -> sa.TextualSelect:
 
 def _tsvector(
     tx: LedgerTx,
-    terms: Mapping[str, int],
+    terms: Sequence[PostgresTerm],
     scope: str,
     limit: int,
     tags: Sequence[str],
@@ -342,20 +472,21 @@ def _tsvector(
     With ``newest``, each word's document count is estimated from the window (of the notes that
     pass the filters): its count there, scaled by all matches over the window's (the same figure
     when the window holds every match).
-    Each term is read by phraseto_tsquery(), PostgreSQL's parser as it read the notes (a word it
-    cuts is a phrase of its pieces; "4.2.17" one lexeme), with its NFD spelling ORed in where that
-    differs (``decomposed``). A term of which the parser keeps no lexeme ("½", a word of 2,047
+    Each term (``postgres_terms``: folded as the notes' text was; an address the phrase of its
+    words, its score counted once a word) is read by phraseto_tsquery(), PostgreSQL's parser as it
+    read the notes (a word it cuts is a phrase of its pieces), with its NFD spelling ORed in where
+    that differs (``decomposed``). A term of which the parser keeps no lexeme ("½", a word of 2,047
     characters or more) matches nothing; with none left, the query has no candidates (an empty
     tsquery ANDed with the scope's token would be the scope's token alone: every note of it)."""
     extra, params, typed = _filters(tx, tags, alive_at, created_by)
     if not deleted:
         extra.insert(0, "NOT n.deleted")
     n = range(len(terms))
-    times = [f"{w} * " if w != 1 else "" for w in terms.values()]  # a run counts as its words
+    times = [f"{t.weight} * " if t.weight != 1 else "" for t in terms]
     parsed: list[str] = []
     for i, term in enumerate(terms):
-        params[f"w{i}"] = term
-        variant = decomposed(term)
+        params[f"w{i}"] = term.text
+        variant = term.variant
         if variant is None:
             parsed.append(f"phraseto_tsquery('english', :w{i})")
         else:

@@ -1,9 +1,9 @@
 """Keyword search finds a word a note holds verbatim, in any script and on both backends.
 
 Each backend cuts the note text into words its own way (SQLite FTS5's unicode61 tokenizer splits at
-a vowel sign and strips accents; PostgreSQL's parser keeps a Hindi word whole and reads an email or a
-version as one lexeme), so the query's words must be cut to meet them. Every test runs on SQLite and
-on PostgreSQL (the ``memory`` fixture).
+a vowel sign; PostgreSQL's parser keeps a Hindi word whole), so the query's words must be cut to
+meet them (emails, hosts and accents: tests/ledger/test_search_words_of_addresses.py). Every test
+runs on SQLite and on PostgreSQL (the ``memory`` fixture).
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def test_a_hindi_word_is_not_matched_by_a_note_holding_one_of_its_fragments(memo
 def test_versions_emails_hosts_and_tickets_are_found_on_both_backends(
     memory: Memory, query: str, expected: str
 ) -> None:
-    """PostgreSQL indexes an email, host, URL or version as one lexeme (and "TW-41877" as "tw" and
-    "-41877"): a query of its words alone would never meet it there."""
+    """A whole address, version or ticket as the query finds its note first: on PostgreSQL, which
+    indexes their words since migration 0026, the query asks for the phrase of its words too."""
     notes = {
         "email": make_note(memory, "Send the renewal quote to dana.smith@acme-corp.com before Friday."),
         "guide": make_note(
