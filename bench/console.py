@@ -28,14 +28,14 @@ sys.path.insert(0, str(REPO))
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from amem.domain.hashing import sha256_text  # noqa: E402
-from amem.domain.models import Actor, Proposer, RawLog, new_id, utcnow  # noqa: E402
+from amem.domain.models import Actor, RawLog, new_id, utcnow  # noqa: E402
 from amem.memory import Memory  # noqa: E402
 from amem.services.governance import Draft  # noqa: E402
 from approval_ui.state import ACCOUNT_KEY  # noqa: E402
+from tests.factories import llm_proposer  # noqa: E402
 
 APP = REPO / "approval_ui" / "app.py"
 AGENT = Actor(kind="agent", id="sales-agent")
-LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="bench/1")
 #: Attributes that wait for review under the default policy; one pending proposal per note and
 #: attribute at a time (a newer one supersedes the older).
 REVIEWED = ("decision_rationale", "next_step", "customer_priorities", "valid_at", "deleted")
@@ -63,6 +63,7 @@ def build(directory: Path, pending: int) -> dict[str, str]:
     notes_needed = -(-pending // len(REVIEWED))
     with Memory(env["AMEM_HOME"], database_url=env["AMEM_DATABASE_URL"], policy=env["AMEM_POLICY"]) as mem:
         drafts: list[Draft] = []
+        model = llm_proposer(mem, prompt_version="bench/1")  # a model's proposals name its call
         batch = 500
         for start in range(0, notes_needed, batch):
             with mem.ledger.write() as tx:
@@ -90,7 +91,7 @@ def build(directory: Path, pending: int) -> dict[str, str]:
                                     attribute,
                                     _value(attribute, i),
                                     "stated in the call",
-                                    LLM,
+                                    model,
                                     [raw.id],
                                 )
                             )

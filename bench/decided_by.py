@@ -29,13 +29,13 @@ sys.path.insert(0, str(REPO))
 import sqlalchemy as sa  # noqa: E402
 
 from amem.domain.hashing import sha256_text  # noqa: E402
-from amem.domain.models import Actor, Proposer, RawLog, new_id, utcnow  # noqa: E402
+from amem.domain.models import Actor, RawLog, new_id, utcnow  # noqa: E402
 from amem.memory import Memory  # noqa: E402
 from amem.services.governance import Draft  # noqa: E402
 from amem.services.review import ReviewFilter  # noqa: E402
+from tests.factories import llm_proposer  # noqa: E402
 
 AGENT = Actor(kind="agent", id="sales-agent")
-LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="bench/1")
 #: Reviewers of the default policy whose roles approve next_step.
 REVIEWERS = ("alice", "bob")
 
@@ -44,6 +44,7 @@ def build(directory: Path, decided: int) -> Memory:
     """A ledger with ``decided`` next_step proposals approved, alternately by alice and bob."""
     mem = Memory(directory / "home", database_url=f"sqlite:///{directory / 'ledger.sqlite3'}")
     drafts: list[Draft] = []
+    model = llm_proposer(mem, prompt_version="bench/1")  # a model's proposals name its call
     with mem.ledger.write() as tx:
         now = utcnow()
         for i in range(decided):
@@ -54,7 +55,7 @@ def build(directory: Path, decided: int) -> Memory:
             )  # fmt: skip
             tx.insert_raw_logs([raw], now)
             note = mem.governance.create_note(tx, scope="acme", content=text, raw_logs=[raw], actor=AGENT)
-            drafts.append(Draft(note.id, "next_step", f"send quote {i}", "said in the call", LLM, [raw.id]))
+            drafts.append(Draft(note.id, "next_step", f"send quote {i}", "said in the call", model, [raw.id]))
         mem.governance.propose_in(tx, drafts)
     page = mem.review_items(ReviewFilter(), limit=decided)  # once: each reviewer takes every other item
     for i, reviewer in enumerate(REVIEWERS):

@@ -51,10 +51,11 @@ def one_add(mem: Memory, i: int) -> None:
     with mem.ledger.write() as tx:
         tx.insert_raw_logs([raw], raw.received_at)
     with mem.ledger.write() as tx:
-        for task in ("construct", "link"):
+        calls = {task: new_id("c") for task in ("construct", "link")}
+        for task, call_id in calls.items():
             tx.insert_llm_call(
                 LlmCall(
-                    id=new_id("c"),
+                    id=call_id,
                     task=task,
                     model="offline",
                     prompt_version="bench/1",
@@ -65,7 +66,8 @@ def one_add(mem: Memory, i: int) -> None:
                 )
             )
         note = mem.governance.create_note(tx, scope="acme", content=text, raw_logs=[raw], actor=AGENT)
-        mem.governance.propose_in(tx, [Draft(note.id, a, v, "bench", LLM, [raw.id]) for a, v in DRAFTS])
+        by = LLM.model_copy(update={"llm_call_id": calls["construct"]})  # the call its values came from
+        mem.governance.propose_in(tx, [Draft(note.id, a, v, "bench", by, [raw.id]) for a, v in DRAFTS])
 
 
 def run(url: str, notes: int, block: int) -> tuple[float, float, float]:

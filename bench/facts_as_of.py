@@ -27,13 +27,13 @@ sys.path.insert(0, str(REPO))
 
 import amem  # noqa: E402
 from amem.domain.hashing import sha256_text  # noqa: E402
-from amem.domain.models import Actor, Proposer, RawLog, new_id, utcnow  # noqa: E402
+from amem.domain.models import Actor, RawLog, new_id, utcnow  # noqa: E402
 from amem.memory import Memory  # noqa: E402
 from amem.services.governance import Draft  # noqa: E402
 from bench.decided_by import timed  # noqa: E402
+from tests.factories import llm_proposer  # noqa: E402
 
 AGENT = Actor(kind="agent", id="sales-agent")
-LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="bench/1")
 BATCH = 1000
 PAGE = 25
 
@@ -58,12 +58,13 @@ def build(directory: Path, size: int, *, policy: Path | None = None) -> tuple[Me
     )
     middle = None
     retire: list[str] = []
+    model = llm_proposer(mem, prompt_version="bench/1")  # a model's proposals name its call
     for start in range(0, size, BATCH):
         with mem.ledger.write() as tx:
             now = utcnow()
             if retire:
                 mem.governance.propose_in(
-                    tx, [Draft(n, "invalid_at", now.isoformat(), "a newer fact", LLM) for n in retire]
+                    tx, [Draft(n, "invalid_at", now.isoformat(), "a newer fact", model) for n in retire]
                 )
                 retire = []
             for i in range(start, min(start + BATCH, size)):
@@ -80,7 +81,7 @@ def build(directory: Path, size: int, *, policy: Path | None = None) -> tuple[Me
             middle = utcnow()
     with mem.ledger.write() as tx:
         mem.governance.propose_in(
-            tx, [Draft(n, "invalid_at", utcnow().isoformat(), "a newer fact", LLM) for n in retire]
+            tx, [Draft(n, "invalid_at", utcnow().isoformat(), "a newer fact", model) for n in retire]
         )
     return mem, middle
 

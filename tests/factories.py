@@ -9,14 +9,46 @@ from typing import Any
 import pytest
 
 from amem.domain.hashing import sha256_text
-from amem.domain.models import Actor, Note, Proposal, Proposer, RawLog, new_id, utcnow
+from amem.domain.models import Actor, LlmCall, Note, Proposal, Proposer, RawLog, new_id, utcnow
+from amem.llm import construct_note
 from amem.memory import Memory
 from amem.policy import Policy
 from amem.services.accounts import hash_password
 from amem.services.authentication import AuthenticatedReviewer
 
 AGENT = Actor(kind="agent", id="sales-agent")
+#: The offline model as it is named, with no model call: governance refuses it as a proposer (a
+#: model's value names the call that made it). Propose as the model with ``llm_proposer``.
 LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="test/1")
+
+
+def llm_proposer(
+    mem: Memory,
+    *,
+    model: str = "offline",
+    name: str | None = None,
+    prompt_version: str = "test/1",
+    raw_log_id: str | None = None,
+) -> Proposer:
+    """The model as amem's pipeline proposes with it: a model call recorded in ``mem``'s ledger (its
+    own write), and the Proposer naming it, as every value a model proposes names the call behind it.
+    ``name``: the proposer's id (the analyst's model name), ``model`` by default; ``raw_log_id``: the
+    raw log the call analysed (None: none in particular, so it backs a note of any scope)."""
+    call = LlmCall(
+        id=new_id("llm"),
+        task=construct_note.TASK,
+        model=model,
+        prompt_version=prompt_version,
+        raw_log_id=raw_log_id,
+        prompt_sha256=sha256_text(f"a test's prompt to {model}"),
+        response_text="{}",
+        created_at=utcnow(),
+    )
+    with mem.ledger.write() as tx:
+        tx.insert_llm_call(call)
+    return Proposer(
+        kind="llm", id=name or model, model=model, prompt_version=prompt_version, llm_call_id=call.id
+    )
 
 
 def raw_log(text: str, scope: str = "acme", at: datetime | None = None, actor: Actor = AGENT) -> RawLog:
@@ -33,13 +65,16 @@ def raw_log(text: str, scope: str = "acme", at: datetime | None = None, actor: A
 
 
 def make_note(mem: Memory, content: str, scope: str = "acme", **attributes: object) -> Note:
-    """A note created through governance, with ``attributes`` proposed by an LLM and routed by policy."""
+    """A note created through governance, with ``attributes`` proposed by the model (one recorded call
+    on the note's raw log, as its analysis) and routed by policy."""
     raw = raw_log(content, scope)
     with mem.ledger.write() as tx:
         tx.insert_raw_logs([raw], raw.received_at)
         note = mem.governance.create_note(tx, scope=scope, content=content, raw_logs=[raw], actor=AGENT)
-    for name, value in attributes.items():
-        mem.propose(note.id, name, value, reason=f"set {name} for the test", proposer=LLM)
+    if attributes:
+        by = llm_proposer(mem, raw_log_id=raw.id)
+        for name, value in attributes.items():
+            mem.propose(note.id, name, value, reason=f"set {name} for the test", proposer=by)
     return mem.read(note.id)
 
 
@@ -75,7 +110,7 @@ def contradict(mem: Memory, old: Note, new: Note, when: str, *, reason: str = "a
         when,
         reason=reason,
         evidence=new.content,
-        proposer=LLM,
+        proposer=llm_proposer(mem),
         raw_log_ids=new.raw_log_ids,
     )
 

@@ -26,7 +26,7 @@ from amem.domain.models import RawLogState
 from amem.errors import AnalysisPendingError, InvalidInputError
 from amem.ledger.tables import llm_calls, raw_logs
 from amem.memory import Memory
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 MODEL = "scripted/test-model"
 #: What a property test may draw from besides ordinary text: NUL, surrogates, invisible characters.
@@ -282,8 +282,8 @@ def test_proposals_and_decisions_refuse_text_the_ledger_cannot_hold(memory: Memo
     for value, reason in (("a\x00b", "r"), ("ok", "why\x00"), ("x\udc80", "r"), (["t\x00"], "r")):
         attribute = "tags" if isinstance(value, list) else "decision_rationale"
         with pytest.raises(InvalidInputError, match=r"NUL|lone surrogate"):
-            memory.propose(note.id, attribute, value, reason=reason, proposer=LLM)
-    p = memory.propose(note.id, "decision_rationale", "renewal", reason="r", proposer=LLM)
+            memory.propose(note.id, attribute, value, reason=reason, proposer=llm_proposer(memory))
+    p = memory.propose(note.id, "decision_rationale", "renewal", reason="r", proposer=llm_proposer(memory))
     alice = signed_in(memory, "alice")
     with pytest.raises(InvalidInputError, match="comment: character 3 is a NUL"):
         memory.reject(p.id, reviewer=alice, comment="no\x00")

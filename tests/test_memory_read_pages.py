@@ -14,7 +14,7 @@ from amem.errors import InvalidInputError, NotFoundError
 from amem.ledger.audit_queries import AuditQuery
 from amem.ledger.store import ChangeFilter, ProposalFilter
 from amem.memory import Memory
-from tests.factories import LLM, make_note
+from tests.factories import llm_proposer, make_note
 
 
 def _pages(memory: Memory) -> dict[str, Callable[..., Any]]:
@@ -32,7 +32,7 @@ def _pages(memory: Memory) -> dict[str, Callable[..., Any]]:
 @pytest.mark.parametrize("argument", ["limit", "offset"])
 def test_a_negative_page_is_refused_naming_the_argument(memory: Memory, argument: str) -> None:
     note = make_note(memory, "Acme: next step is to send the quote.")
-    memory.propose(note.id, "decision_rationale", "finance asked", reason="r", proposer=LLM)
+    memory.propose(note.id, "decision_rationale", "finance asked", reason="r", proposer=llm_proposer(memory))
     for name, read in _pages(memory).items():
         with pytest.raises(InvalidInputError, match=rf"^{argument} must be a whole number from 0 to "):
             read(**{argument: -1})

@@ -273,8 +273,8 @@ class Governance:
         Every value traces to who proposed it, the raw logs it comes from and the model call that
         made it, so each draft's are checked first (``_Sources``, a query a table for all drafts): a
         raw log that does not exist or belongs to another scope than the note's, a model call that
-        was not recorded, a person the policy lists as an agent, or ``system:`` is refused, and
-        nothing of the drafts is recorded."""
+        was not recorded, a model's proposal naming no call, a person the policy lists as an agent,
+        or ``system:`` is refused, and nothing of the drafts is recorded."""
         self._follow_installed_policy(tx)
         now = utcnow()
         notes: dict[str, Note] = {n.id: n for n in tx.get_notes(list({d.note_id for d in drafts}))}
@@ -373,13 +373,21 @@ class Governance:
 
     def _check_proposer(self, proposer: Proposer) -> None:
         """Refuse a proposer no one may claim: ``system:`` (what amem does itself is recorded as its
-        own act, a bootstrap or an erasure, never proposed), and a person the policy lists as an
-        agent (a policy may apply a person's edits without review: an agent's name claiming a person
-        would step around it)."""
+        own act, a bootstrap or an erasure, never proposed), the model without the recorded call
+        that made its value (the value would say a model made it, with nothing to trace it to), and
+        a person the policy lists as an agent (a policy may apply a person's edits without review:
+        an agent's name claiming a person would step around it)."""
         if proposer.kind == ActorKind.SYSTEM:
             raise InvalidInputError(
                 f"proposer {proposer.actor}: system: names what amem does itself and proposes nothing; "
                 "propose as agent:NAME or as a person"
+            )
+        if proposer.kind == ActorKind.LLM and not proposer.llm_call_id:
+            raise InvalidInputError(
+                f"proposer {proposer.actor} names no model call (llm_call_id): a model's proposal names "
+                "the recorded call that made it, and amem's pipeline (add_note, reprocess, a worker) "
+                "records each call and proposes with it; a value proposed by hand is proposed as "
+                "agent:NAME or as a person"
             )
         if proposer.kind == ActorKind.PERSON and self.policy.is_agent(proposer.id):
             raise PermissionDeniedError(

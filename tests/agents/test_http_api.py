@@ -17,7 +17,7 @@ from amem.api.app import create_app
 from amem.domain.models import InputStatus, ProposalStatus, utcnow
 from amem.ledger.tables import api_tokens
 from amem.memory import Memory
-from tests.factories import LLM, said, signed_in
+from tests.factories import llm_proposer, said, signed_in
 
 
 @pytest.fixture
@@ -480,12 +480,12 @@ def test_a_search_as_of_a_past_moment_and_by_tags_is_the_librarys(
     """`as_of` and `tag` were ignored by /v1/search (unknown query parameters): an agent asking what
     was known before a note existed got it anyway."""
     from amem.domain.models import utcnow
-    from tests.factories import LLM, said
+    from tests.factories import llm_proposer, said
 
     old = said(memory, "Acme pays $42 per seat")
     then = utcnow().isoformat()
     new = said(memory, "Acme pays $49 per seat from now on")
-    memory.propose(new.id, "tags", ["pricing"], reason="t", proposer=LLM)
+    memory.propose(new.id, "tags", ["pricing"], reason="t", proposer=llm_proposer(memory))
     question = {"q": "price per seat", "scope": "acme"}
 
     def hits(**more: object) -> list[str]:
@@ -556,7 +556,9 @@ def test_a_token_limited_to_one_account_reaches_nothing_else(
     assert client.get(ours.json()["status_url"], headers=acme).json()["status"] == "done"
     held = ((our_note, "decision_rationale"), (their_note, "decision_rationale"), (their_note, "next_step"))
     for note_id, attribute in held:
-        memory.propose(note_id, attribute, "budget approved", reason="r", proposer=LLM)  # held for review
+        memory.propose(
+            note_id, attribute, "budget approved", reason="r", proposer=llm_proposer(memory)
+        )  # held for review
     pending = {scope: memory.count_pending(scope) for scope in ("acme", "globex")}
     assert pending == {"acme": 1, "globex": 2}
     assert client.get("/v1/review/count", headers=acme).json()["pending"] == pending["acme"]
@@ -659,7 +661,12 @@ def test_with_decisions_on_rejecting_all_matching_says_why_on_each(
     for text in ("Globex will renew in March because the pilot went well", "Globex chose annual billing"):
         note = said(memory, text, scope="globex")
         memory.propose(
-            note.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+            note.id,
+            "next_step",
+            "call back",
+            reason="r",
+            proposer=llm_proposer(memory),
+            raw_log_ids=note.raw_log_ids,
         )
     counted = deciding.get("/v1/review/items/count", params={"scope": "globex"}, headers=reviewer).json()
     body = {"scope": "globex", "expected_items": counted["items"], "fingerprint": counted["fingerprint"]}
@@ -675,7 +682,12 @@ def test_with_decisions_on_a_reviewer_corrects_a_held_value_for_a_second_look(
 ) -> None:
     note = said(memory, "Globex will renew in March", scope="globex")
     wrong = memory.propose(
-        note.id, "valid_at", "2026-03-01", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+        note.id,
+        "valid_at",
+        "2026-03-01",
+        reason="r",
+        proposer=llm_proposer(memory),
+        raw_log_ids=note.raw_log_ids,
     )
     path = f"/v1/review/proposals/{wrong.id}/correct"
     assert deciding.post(path, json={"value": "2027-03-01"}, headers=agent).status_code == 403
@@ -716,13 +728,15 @@ def test_without_decisions_the_api_decides_nothing_for_any_token(
 def test_a_reviewer_limited_to_some_accounts_reads_and_decides_in_those(database_url: str, tmp_path) -> None:
     """alice owns acme (reviewers.yaml scopes): through the API her token lists, counts and
     approves acme's items only, as the console would show her."""
-    from tests.factories import policy_with_scopes
+    from tests.factories import llm_proposer, policy_with_scopes
 
     policy = policy_with_scopes(tmp_path / "policy", alice=["acme"])
     with Memory(tmp_path / "home", database_url=database_url, policy=policy) as memory:
         for scope in ("acme", "globex"):
             note = said(memory, f"{scope.title()} renews in March", scope=scope)
-            memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+            memory.propose(
+                note.id, "decision_rationale", "SSO shipped", reason="r", proposer=llm_proposer(memory)
+            )
         alice = _reviewer_token(memory, "alice")
         with TestClient(create_app(memory, decisions=True)) as api:
             listed = api.get("/v1/review/items", headers=alice).json()
@@ -752,11 +766,21 @@ def test_the_change_feed_tells_a_crm_each_value_as_it_lands_in_its_accounts(
     note = said(memory, "Acme will renew in March", scope="acme")
     other = said(memory, "Globex pays $55 per seat", scope="globex")
     rationale = memory.propose(
-        note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+        note.id,
+        "decision_rationale",
+        "SSO shipped",
+        reason="r",
+        proposer=llm_proposer(memory),
+        raw_log_ids=note.raw_log_ids,
     )
     memory.approve(rationale.id, reviewer=signed_in(memory, "alice"))
     wrong = memory.propose(
-        note.id, "valid_at", "2026-03-01", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+        note.id,
+        "valid_at",
+        "2026-03-01",
+        reason="r",
+        proposer=llm_proposer(memory),
+        raw_log_ids=note.raw_log_ids,
     )
     fix = memory.correct(wrong.id, "2027-03-01", reviewer=signed_in(memory, "alice")).correction
     memory.approve(fix.id, reviewer=signed_in(memory, "bob"))
@@ -833,13 +857,15 @@ def test_a_reviewer_token_is_refused_once_its_reviewer_left_the_policy(
 ) -> None:
     """alice, limited to acme, is removed from the policy: her token (valid for 90 days) is refused
     with a 403 that says why, on every route, instead of showing her every account's queue."""
-    from tests.factories import policy_with_scopes
+    from tests.factories import llm_proposer, policy_with_scopes
 
     home, before = tmp_path / "home", policy_with_scopes(tmp_path / "p1", alice=["acme"])
     with Memory(home, database_url=database_url, policy=before) as memory:
         for scope in ("acme", "globex"):
             note = said(memory, f"{scope.title()} renews in March", scope=scope)
-            memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+            memory.propose(
+                note.id, "decision_rationale", "SSO shipped", reason="r", proposer=llm_proposer(memory)
+            )
         alice = _reviewer_token(memory, "alice")
         with TestClient(create_app(memory)) as api:
             assert [p["scope"] for p in api.get("/v1/review/pending", headers=alice).json()] == ["acme"]
@@ -869,12 +895,14 @@ def test_a_reviewer_removed_while_a_read_only_server_runs_is_refused_at_once(
 ) -> None:
     """The server writes nothing (no input arrives): alice's removal, installed by another process,
     still refuses her token on her next request, not at the server's next write or restart."""
-    from tests.factories import policy_with_scopes
+    from tests.factories import llm_proposer, policy_with_scopes
 
     home = tmp_path / "home"
     with Memory(home, database_url=database_url, policy=policy_with_scopes(tmp_path / "p1")) as memory:
         note = said(memory, "Acme renews in March", scope="acme")
-        memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+        memory.propose(
+            note.id, "decision_rationale", "SSO shipped", reason="r", proposer=llm_proposer(memory)
+        )
         alice, carol = _reviewer_token(memory, "alice"), _reviewer_token(memory, "carol")
         with TestClient(create_app(memory)) as api:
             assert api.get("/v1/review/items", headers=alice).status_code == 200
@@ -890,13 +918,15 @@ def test_the_pending_list_follows_a_policy_installed_while_the_server_runs(
 ) -> None:
     """A new policy limits alice to acme while the API server runs: /v1/review/pending narrows her
     list as /v1/review/items does, by the policy the server now follows (not the one it opened with)."""
-    from tests.factories import policy_with_scopes
+    from tests.factories import llm_proposer, policy_with_scopes
 
     home = tmp_path / "home"
     with Memory(home, database_url=database_url, policy=policy_with_scopes(tmp_path / "p1")) as memory:
         for scope in ("acme", "globex"):
             note = said(memory, f"{scope.title()} renews in March", scope=scope)
-            memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+            memory.propose(
+                note.id, "decision_rationale", "SSO shipped", reason="r", proposer=llm_proposer(memory)
+            )
         alice = _reviewer_token(memory, "alice")
         with TestClient(create_app(memory)) as api:
             assert len(api.get("/v1/review/pending", headers=alice).json()) == 2
@@ -915,7 +945,7 @@ def test_a_scope_with_a_stray_space_is_the_account_everywhere_and_an_empty_one_i
     every account's held values."""
     note = said(memory, "Acme will renew in March", scope="acme")
     said(memory, "Globex pays $55 per seat", scope="globex")
-    memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=LLM)
+    memory.propose(note.id, "decision_rationale", "SSO shipped", reason="r", proposer=llm_proposer(memory))
     token, _ = memory.tokens.create("acme-sync", "agent", scopes=["acme"])
     limited = {"Authorization": f"Bearer {token}"}
 

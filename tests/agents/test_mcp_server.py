@@ -244,13 +244,14 @@ def test_a_search_hit_tells_the_agent_when_a_newer_note_contradicts_it(memory: M
 def test_a_search_hit_carries_the_decision_rationale_and_the_teams_attributes(memory: Memory) -> None:
     """An agent asking "why?" through MCP gets the approved rationale and the team's attributes
     on each hit, as the account's facts and the HTTP search give them."""
-    from tests.factories import LLM, said, signed_in
+    from tests.factories import llm_proposer, said, signed_in
 
     note = said(memory, "Globex chose the annual plan for the 15% discount")
     alice = signed_in(memory, "alice")
     for attribute, value in (("decision_rationale", "the 15% discount"), ("next_step", "send the contract")):
         memory.approve(
-            memory.propose(note.id, attribute, value, reason="said", proposer=LLM).id, reviewer=alice
+            memory.propose(note.id, attribute, value, reason="said", proposer=llm_proposer(memory)).id,
+            reviewer=alice,
         )
     server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
 
@@ -274,13 +275,13 @@ def test_an_agent_reads_an_accounts_facts_as_they_stood_on_a_past_moment(memory:
     from datetime import UTC, datetime
 
     from amem.domain.models import utcnow
-    from tests.factories import LLM, said, signed_in
+    from tests.factories import llm_proposer, said, signed_in
 
     old = said(memory, "Acme pays $42 per seat", at=datetime(2026, 1, 10, tzinfo=UTC))
     then = utcnow().isoformat()
     new = said(memory, "Acme now pays $49 per seat", at=datetime(2026, 8, 20, tzinfo=UTC))
     retire = memory.propose(
-        old.id, "invalid_at", "2026-08-20T00:00:00Z", reason="newer price", proposer=LLM
+        old.id, "invalid_at", "2026-08-20T00:00:00Z", reason="newer price", proposer=llm_proposer(memory)
     )
     memory.approve(retire.id, reviewer=signed_in(memory, "alice"))
     server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
@@ -364,10 +365,10 @@ def _expect_limited(errors: dict[str, str], theirs: str, holder: str) -> None:
 
 
 def test_a_stdio_server_started_for_one_account_reaches_no_other(memory: Memory) -> None:
-    from tests.factories import LLM, said
+    from tests.factories import llm_proposer, said
 
     theirs = said(memory, "Globex pays $55 per seat", scope="globex")
-    memory.propose(theirs.id, "decision_rationale", "matched", reason="r", proposer=LLM)
+    memory.propose(theirs.id, "decision_rationale", "matched", reason="r", proposer=llm_proposer(memory))
     server = create_mcp_server(memory, actor="agent:mcp-test", workers=0, scopes=["acme"])
 
     async def main() -> dict[str, str]:
@@ -444,11 +445,11 @@ def test_a_scope_with_a_stray_space_is_the_account_for_every_tool_and_an_empty_o
 ) -> None:
     """changes_since(scope=" acme") answered an empty page whose next_after moved past every acme
     change, so a poller never saw them; pending_review_count(scope="") counted every account."""
-    from tests.factories import LLM, said
+    from tests.factories import llm_proposer, said
 
     note = said(memory, "Acme pays $40 per seat", scope="acme")
     said(memory, "Globex pays $55 per seat", scope="globex")
-    memory.propose(note.id, "decision_rationale", "matched", reason="r", proposer=LLM)
+    memory.propose(note.id, "decision_rationale", "matched", reason="r", proposer=llm_proposer(memory))
     server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
 
     async def main() -> tuple[list[Any], list[Any]]:
@@ -483,7 +484,7 @@ def test_a_reviewers_token_counts_their_queue_as_over_the_http_api(database_url:
     from fastapi.testclient import TestClient
 
     from amem.api.app import create_app
-    from tests.factories import LLM, policy_with_scopes, said, signed_in
+    from tests.factories import llm_proposer, policy_with_scopes, said, signed_in
 
     policy = policy_with_scopes(tmp_path / "policy", alice=["acme"])
     with Memory(tmp_path / "home", database_url=database_url, policy=policy) as memory:
@@ -491,9 +492,9 @@ def test_a_reviewers_token_counts_their_queue_as_over_the_http_api(database_url:
             said(memory, "Acme pays $40", scope="acme"),
             said(memory, "Globex pays $55", scope="globex"),
         )
-        memory.propose(acme.id, "decision_rationale", "matched", reason="r", proposer=LLM)
-        memory.propose(globex.id, "decision_rationale", "matched", reason="r", proposer=LLM)
-        memory.propose(globex.id, "next_step", "call them", reason="r", proposer=LLM)
+        memory.propose(acme.id, "decision_rationale", "matched", reason="r", proposer=llm_proposer(memory))
+        memory.propose(globex.id, "decision_rationale", "matched", reason="r", proposer=llm_proposer(memory))
+        memory.propose(globex.id, "next_step", "call them", reason="r", proposer=llm_proposer(memory))
         alice, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
         http = TestClient(create_app(memory)).get(
             "/v1/review/count", headers={"Authorization": f"Bearer {alice}"}

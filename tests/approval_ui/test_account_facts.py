@@ -8,12 +8,17 @@ from datetime import UTC, date, datetime, timedelta
 from amem.domain.models import Note
 from amem.memory import Memory
 from tests.approval_ui.conftest import delete_notes, open_console, plain, texts
-from tests.factories import LLM, said, signed_in
+from tests.factories import llm_proposer, said, signed_in
 
 
 def retire(mem: Memory, old: Note, new: Note, when: str) -> None:
     p = mem.propose(
-        old.id, "invalid_at", when, reason="newer price", proposer=LLM, raw_log_ids=new.raw_log_ids
+        old.id,
+        "invalid_at",
+        when,
+        reason="newer price",
+        proposer=llm_proposer(mem),
+        raw_log_ids=new.raw_log_ids,
     )
     mem.approve(p.id, reviewer=signed_in(mem, "alice"), comment="the price changed")
 
@@ -24,7 +29,9 @@ def three_prices(mem: Memory) -> list[Note]:
     third = said(mem, "Acme pays $49 per seat from the renewal", at=datetime(2026, 8, 20, tzinfo=UTC))
     retire(mem, first, second, "2026-04-02T00:00:00Z")
     retire(mem, second, third, "2026-08-20T00:00:00Z")
-    p = mem.propose(third.id, "decision_rationale", "a two-year commitment", reason="stated", proposer=LLM)
+    p = mem.propose(
+        third.id, "decision_rationale", "a two-year commitment", reason="stated", proposer=llm_proposer(mem)
+    )
     mem.approve(p.id, reviewer=signed_in(mem, "alice"), comment="matches the order form")
     return [first, second, third]
 

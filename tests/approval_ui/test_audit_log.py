@@ -14,7 +14,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from amem.memory import Memory
 from tests.approval_ui.conftest import open_console, plain, texts
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 
 @pytest.fixture
@@ -39,9 +39,11 @@ def downloads(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Callable[[]
 
 def _history(mem: Memory) -> tuple[str, str]:
     note = make_note(mem, "Acme call", keywords=["sso"])
-    approved = mem.propose(note.id, "decision_rationale", '=HYPERLINK("x")', reason="r1", proposer=LLM)
+    approved = mem.propose(
+        note.id, "decision_rationale", '=HYPERLINK("x")', reason="r1", proposer=llm_proposer(mem)
+    )
     mem.approve(approved.id, reviewer=signed_in(mem, "alice"), comment="fine")
-    rejected = mem.propose(note.id, "next_step", "call back", reason="r2", proposer=LLM)
+    rejected = mem.propose(note.id, "next_step", "call back", reason="r2", proposer=llm_proposer(mem))
     mem.reject(rejected.id, reviewer=signed_in(mem, "bob"), comment="no")
     return note.id, approved.id
 
@@ -222,7 +224,7 @@ def test_what_reviewers_decide_per_attribute_and_model_and_which_to_look_at(mem:
 
     note = make_note(mem, "Globex call")
     for n in range(20):
-        p = mem.propose(note.id, "next_step", f"call back {n}", reason="r", proposer=LLM)
+        p = mem.propose(note.id, "next_step", f"call back {n}", reason="r", proposer=llm_proposer(mem))
         mem.reject(p.id, reviewer=signed_in(mem, "bob"), comment="not said")
     at = open_console("audrey", "audit")
     (warning,) = at.warning

@@ -17,14 +17,14 @@ from amem.policy import Mode, fingerprint, load_policy
 from amem.services import audit
 from amem.services.authentication import Authentication
 from tests.conftest import REPO
-from tests.factories import LLM, admin_can_sign_in, make_note, signed_in
+from tests.factories import admin_can_sign_in, llm_proposer, make_note, signed_in
 
 
 def _decided(memory: Memory) -> tuple[str, str, str]:
     note = make_note(memory, "Acme call", keywords=["sso"])
-    ok = memory.propose(note.id, "decision_rationale", "Okta", reason="call", proposer=LLM)
+    ok = memory.propose(note.id, "decision_rationale", "Okta", reason="call", proposer=llm_proposer(memory))
     memory.approve(ok.id, reviewer=signed_in(memory, "alice"), comment="fine")
-    no = memory.propose(note.id, "next_step", "-1 discount", reason="guess", proposer=LLM)
+    no = memory.propose(note.id, "next_step", "-1 discount", reason="guess", proposer=llm_proposer(memory))
     memory.reject(no.id, reviewer=signed_in(memory, "bob"), comment="not said")
     return note.id, ok.id, no.id
 
@@ -135,7 +135,12 @@ def test_an_erasure_s_deletions_are_not_reviews(memory: Memory) -> None:
 def test_review_items_bring_the_current_value_and_raw_logs(memory: Memory) -> None:
     note = make_note(memory, "Acme call")
     p = memory.propose(
-        note.id, "decision_rationale", "Okta", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+        note.id,
+        "decision_rationale",
+        "Okta",
+        reason="r",
+        proposer=llm_proposer(memory),
+        raw_log_ids=note.raw_log_ids,
     )
     [item] = audit.review_items(memory.ledger, memory.policy, [p])
     assert item.current_value is None and not item.stale
@@ -166,9 +171,7 @@ def test_policy_overview_reads_the_policy() -> None:
 def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory: Memory) -> None:
     """The queue's precision as reviewers see it: approved as proposed, corrected, rejected, per
     attribute and per model; conflicts are not judged, and what waits is counted apart."""
-    from amem.domain.models import Proposer
-
-    newer = Proposer(kind="llm", id="gpt", model="openai/gpt-4o-mini", prompt_version="construct/4")
+    newer = llm_proposer(memory, name="gpt", model="openai/gpt-4o-mini", prompt_version="construct/4")
     _decided(memory)  # decision_rationale approved, next_step rejected (both LLM offline test/1)
     note = make_note(memory, "Globex renews in March")
     alice, bob = signed_in(memory, "alice"), signed_in(memory, "bob")
@@ -176,7 +179,9 @@ def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory:
     memory.correct(wrong.id, "2027-03-01", reviewer=alice)  # a correction: waits for bob
     stale = memory.propose(note.id, "decision_rationale", "budget", reason="r", proposer=newer)
     memory.propose(note.id, "customer_priorities", ["uptime"], reason="r", proposer=newer)
-    other = memory.propose(note.id, "decision_rationale", "budget cut", reason="r", proposer=LLM)
+    other = memory.propose(
+        note.id, "decision_rationale", "budget cut", reason="r", proposer=llm_proposer(memory)
+    )
     assert memory.proposal(stale.id).status.value == "superseded"  # not a verdict either
     memory.approve(other.id, reviewer=bob)
 
@@ -240,7 +245,9 @@ def test_a_correction_its_reviewer_approves_themselves_is_no_review(memory: Memo
     """Where the policy allows self-approval, a correction is approved in the transaction that makes
     it. It counted as a reviewer's approval of a person's edit and as a review that waited no time."""
     first = make_note(memory, "Acme call")
-    wrong = memory.propose(first.id, "next_step", "send a discount", reason="r", proposer=LLM)
+    wrong = memory.propose(
+        first.id, "next_step", "send a discount", reason="r", proposer=llm_proposer(memory)
+    )
     memory.correct(wrong.id, "send the SSO quote", reviewer=signed_in(memory, "alice"))
     memory.approve(memory.pending()[0].id, reviewer=signed_in(memory, "bob"))  # a second look: a review
     looser = admin_can_sign_in(memory.policy).model_copy(update={"self_approval": True})
@@ -249,7 +256,7 @@ def test_a_correction_its_reviewer_approves_themselves_is_no_review(memory: Memo
     )
     with Memory(memory.home, database_url=memory.settings.database_url, policy=looser) as later:
         second = make_note(later, "Globex call")
-        wrong = later.propose(second.id, "next_step", "call in May", reason="r", proposer=LLM)
+        wrong = later.propose(second.id, "next_step", "call in May", reason="r", proposer=llm_proposer(later))
         fix = later.correct(wrong.id, "call in June", reviewer=signed_in(later, "alice")).correction
         assert fix.status.value == "approved" and fix.reviewer == "alice"
 
@@ -267,7 +274,7 @@ def test_review_times_count_every_decision_of_the_window(memory: Memory) -> None
     """The waits were read into Python, at most 50,000 of them: beyond that the page showed 50,000
     decisions, and a median and 90th percentile of an arbitrary part of them."""
     note = make_note(memory, "Acme call")
-    decided = memory.propose(note.id, "next_step", "call", reason="r", proposer=LLM)
+    decided = memory.propose(note.id, "next_step", "call", reason="r", proposer=llm_proposer(memory))
     memory.approve(decided.id, reviewer=signed_in(memory, "alice"))  # waited under a second
     # Copies of that decision (one INSERT ... SELECT, for speed), decided an hour ago after waiting
     # 1 h (the 25,005 shortest), 2 h (up to the 45,009th) or 10 h. Of all 50,011 waits sorted, the

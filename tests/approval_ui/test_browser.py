@@ -21,7 +21,7 @@ from amem.domain.models import ProposalStatus
 from amem.memory import Memory
 from approval_ui.auth import COOKIE_NAME
 from tests.approval_ui.conftest import PASSWORD, REPO
-from tests.factories import LLM, make_note, said, signed_in
+from tests.factories import llm_proposer, make_note, said, signed_in
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -153,7 +153,7 @@ def test_a_reviewer_signs_in_and_approves_in_a_browser(mem: Memory, console_url:
         "decision_rationale",
         "Okta, because Acme's IT mandates it",
         reason="stated by the CTO",
-        proposer=LLM,
+        proposer=llm_proposer(mem),
         raw_log_ids=note.raw_log_ids,
     )
     ARTIFACTS.mkdir(exist_ok=True)
@@ -204,7 +204,7 @@ def test_behind_a_proxy_the_header_names_the_reviewer(mem: Memory, console_url: 
     from playwright.sync_api import expect, sync_playwright
 
     note = make_note(mem, "Globex renewal")
-    p = mem.propose(note.id, "deleted", True, reason="duplicate", proposer=LLM)
+    p = mem.propose(note.id, "deleted", True, reason="duplicate", proposer=llm_proposer(mem))
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
         try:
@@ -252,7 +252,7 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
             attribute,
             value,
             reason="stated in the call",
-            proposer=LLM,
+            proposer=llm_proposer(mem),
             raw_log_ids=new.raw_log_ids,
             evidence=evidence,
         )
@@ -262,17 +262,22 @@ def test_the_first_items_buttons_are_visible_without_scrolling_at_1440x900(
         "invalid_at",
         "2026-08-20T00:00:00Z",
         reason="a newer price per seat",
-        proposer=LLM,
+        proposer=llm_proposer(mem),
         raw_log_ids=new.raw_log_ids,
         evidence="$49 per seat",
     )
     other = said(mem, "Globex wants a pilot for the support team", scope="globex")
     mem.propose(
-        other.id, "next_step", "plan the pilot", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids
+        other.id,
+        "next_step",
+        "plan the pilot",
+        reason="r",
+        proposer=llm_proposer(mem),
+        raw_log_ids=other.raw_log_ids,
     )
     # alice decided before: her "Your last decision" line is on the page too, above the queue
     earlier = said(mem, "Initech asked for SSO", scope="initech")
-    held = mem.propose(earlier.id, "next_step", "book the SSO demo", reason="r", proposer=LLM)
+    held = mem.propose(earlier.id, "next_step", "book the SSO demo", reason="r", proposer=llm_proposer(mem))
     mem.approve(held.id, reviewer=signed_in(mem, "alice"))
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
@@ -335,7 +340,12 @@ def test_no_page_cuts_a_buttons_label_on_a_1280_px_laptop(mem: Memory, console_u
     for n in range(12):  # enough items for a two-digit "Approve all 12 matching"
         note = said(mem, f"Globex wants a pilot for team {n}", scope="globex")
         mem.propose(
-            note.id, "next_step", f"plan pilot {n}", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+            note.id,
+            "next_step",
+            f"plan pilot {n}",
+            reason="r",
+            proposer=llm_proposer(mem),
+            raw_log_ids=note.raw_log_ids,
         )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
@@ -369,7 +379,12 @@ def test_a_reviewer_decides_the_top_item_from_the_keyboard(mem: Memory, console_
         note = said(mem, text, scope="globex", at=datetime(2026, 8, 1 + n, 9, 0, tzinfo=UTC))
         held.append(
             mem.propose(
-                note.id, "next_step", f"step {n}", reason="r", proposer=LLM, raw_log_ids=note.raw_log_ids
+                note.id,
+                "next_step",
+                f"step {n}",
+                reason="r",
+                proposer=llm_proposer(mem),
+                raw_log_ids=note.raw_log_ids,
             )
         )
     first, second, third = held

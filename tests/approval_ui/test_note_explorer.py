@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from amem.memory import Memory
 from tests.approval_ui.conftest import delete_notes, open_console, plain, texts
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 
 def _frames(at: AppTest) -> list[pd.DataFrame]:
@@ -33,7 +33,9 @@ def test_a_note_shows_attributes_links_both_ways_raw_logs_and_history(mem: Memor
     target = make_note(mem, "Acme needs SSO", tags=["acme"])
     source = make_note(mem, "Acme security review", links=[{"note_id": target.id, "reason": "same customer"}])
     unrelated = make_note(mem, "Other customer")
-    p = mem.propose(target.id, "decision_rationale", "Okta is mandated", reason="call", proposer=LLM)
+    p = mem.propose(
+        target.id, "decision_rationale", "Okta is mandated", reason="call", proposer=llm_proposer(mem)
+    )
     mem.approve(p.id, reviewer=signed_in(mem, "alice"), comment="ok")
     at = open_console("alice", "explorer", note=target.id)
     frames = _frames(at)
@@ -59,9 +61,9 @@ def test_outgoing_links_show_the_target(mem: Memory) -> None:
 
 def test_as_of_shows_the_note_as_it_stood(mem: Memory) -> None:
     note = make_note(mem, "Acme call")
-    p = mem.propose(note.id, "decision_rationale", "first reason", reason="r", proposer=LLM)
+    p = mem.propose(note.id, "decision_rationale", "first reason", reason="r", proposer=llm_proposer(mem))
     mem.approve(p.id, reviewer=signed_in(mem, "alice"))
-    p = mem.propose(note.id, "decision_rationale", "second reason", reason="r", proposer=LLM)
+    p = mem.propose(note.id, "decision_rationale", "second reason", reason="r", proposer=llm_proposer(mem))
     mem.approve(p.id, reviewer=signed_in(mem, "alice"))
     at = open_console("alice", "explorer", note=note.id)
 
@@ -148,7 +150,9 @@ def test_a_reviewer_reverts_an_approved_value_from_its_history(mem: Memory) -> N
     is proposed as the reviewer, routed by the policy (decision_rationale waits for a reviewer
     again), and history keeps both; an auditor sees no revert control."""
     note = make_note(mem, "Acme needs SSO")
-    p = mem.propose(note.id, "decision_rationale", "Okta is mandated", reason="call", proposer=LLM)
+    p = mem.propose(
+        note.id, "decision_rationale", "Okta is mandated", reason="call", proposer=llm_proposer(mem)
+    )
     mem.approve(p.id, reviewer=signed_in(mem, "alice"))
     (change,) = [c for c in mem.note_versions(note.id) if c.attribute == "decision_rationale"]
 
@@ -260,7 +264,7 @@ def test_a_date_and_minute_show_the_changes_made_in_that_minute(mem: Memory) -> 
     from datetime import UTC
 
     note = make_note(mem, "Acme call")
-    p = mem.propose(note.id, "decision_rationale", "Okta is mandated", reason="r", proposer=LLM)
+    p = mem.propose(note.id, "decision_rationale", "Okta is mandated", reason="r", proposer=llm_proposer(mem))
     mem.approve(p.id, reviewer=signed_in(mem, "alice"))
     (change,) = [c for c in mem.note_versions(note.id) if c.attribute == "decision_rationale"]
     applied = change.applied_at.astimezone(UTC)
@@ -278,7 +282,9 @@ def test_revert_is_offered_only_to_a_reviewer_governance_lets_revert(mem: Memory
     revert would be taken (a revert is the reviewer's edit, whatever their role: the policy routes
     it), and elsewhere the page says who may revert."""
     note = make_note(mem, "Globex needs SSO", scope="globex", tags=["sso"])
-    p = mem.propose(note.id, "decision_rationale", "Okta is mandated", reason="call", proposer=LLM)
+    p = mem.propose(
+        note.id, "decision_rationale", "Okta is mandated", reason="call", proposer=llm_proposer(mem)
+    )
     mem.approve(p.id, reviewer=signed_in(mem, "alice"))
     seq = {c.attribute: c.seq for c in mem.note_versions(note.id)}
 

@@ -9,10 +9,14 @@ from datetime import UTC, datetime
 from amem.domain.models import Note, Proposal, ProposalStatus, Proposer
 from amem.memory import Memory
 from tests.approval_ui.conftest import open_console, plain, texts
-from tests.factories import LLM, make_note, said
+from tests.factories import llm_proposer, make_note, said
 
-MODEL = Proposer(kind="llm", id="offline", model="gpt-4o-mini", prompt_version="evolve/3")
 CALL = "Call with Acme: they need SSO via Okta because IT mandates it. Next step: send the quote."
+
+
+def _model(mem: Memory) -> Proposer:
+    """The model behind the queue's held values, naming the call it made."""
+    return llm_proposer(mem, name="offline", model="gpt-4o-mini", prompt_version="evolve/3")
 
 
 def hold(mem: Memory, note: Note, attribute: str, value: object, **kw: object) -> Proposal:
@@ -21,7 +25,7 @@ def hold(mem: Memory, note: Note, attribute: str, value: object, **kw: object) -
         attribute,
         value,
         reason=str(kw.pop("reason", "stated in the call")),
-        proposer=kw.pop("proposer", MODEL),  # type: ignore[arg-type]
+        proposer=kw.pop("proposer", None) or _model(mem),  # type: ignore[arg-type]
         raw_log_ids=note.raw_log_ids,
         **kw,  # type: ignore[arg-type]
     )
@@ -152,7 +156,7 @@ def test_a_contradiction_shows_the_older_fact_beside_the_newer(mem: Memory) -> N
         "invalid_at",
         "2026-04-02T00:00:00Z",
         reason="different price",
-        proposer=LLM,
+        proposer=llm_proposer(mem),
         raw_log_ids=new.raw_log_ids,
         evidence="now pays $55 per seat",
     )
@@ -296,10 +300,12 @@ def test_a_refusal_by_role_is_reported_not_hidden(mem: Memory) -> None:
 
 def test_a_stale_value_is_flagged_and_approving_it_records_the_conflict(mem: Memory) -> None:
     note = make_note(mem, "Globex contract", tags=["contract"])
-    stale = mem.propose(note.id, "context", "renewal talks", reason="from the call", proposer=LLM)
+    stale = mem.propose(
+        note.id, "context", "renewal talks", reason="from the call", proposer=llm_proposer(mem)
+    )
     # a model's change of tags that drops contract waits too; a reviewer approves it, then the
     # context is no longer held and bob's edit applies: the pending context is now stale
-    untag = mem.propose(note.id, "tags", [], reason="not a contract yet", proposer=LLM)
+    untag = mem.propose(note.id, "tags", [], reason="not a contract yet", proposer=llm_proposer(mem))
     mem.approve(untag.id, reviewer=mem.authentication.signed_in("alice", method="test"))
     mem.update(note.id, actor="bob", context="pilot only")
     at = open_console("alice")
@@ -326,7 +332,7 @@ def test_note_content_cannot_inject_markup(mem: Memory) -> None:
         "decision_rationale",
         "**bold** <img src=x onerror=alert(1)>",
         reason="<b>why</b> [x](y)",
-        proposer=LLM,
+        proposer=llm_proposer(mem),
         raw_log_ids=note.raw_log_ids,
         evidence="[click me](javascript:alert(1))",
     )
@@ -418,7 +424,7 @@ def test_an_auditor_and_a_deletion_get_no_correction(mem: Memory) -> None:
 def test_a_models_held_values_are_looked_at_and_rejected_on_their_own(mem: Memory) -> None:
     """The audit log names a model whose values reviewers mostly turn down: the queue filters by
     proposer, and "reject all matching" then rejects that model's values only."""
-    noisy = Proposer(kind="llm", id="cheap-model", model="cheap-model", prompt_version="construct/1")
+    noisy = llm_proposer(mem, model="cheap-model", prompt_version="construct/1")
     bad = [
         hold(mem, said(mem, f"Acme call {i}"), "valid_at", "2026-01-05T00:00:00Z", proposer=noisy)
         for i in range(3)

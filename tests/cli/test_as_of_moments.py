@@ -13,7 +13,7 @@ import pytest
 
 from amem.cli import main
 from amem.memory import Memory
-from tests.factories import LLM, make_note, said
+from tests.factories import llm_proposer, make_note, said
 
 
 def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -34,7 +34,7 @@ def test_show_as_of_a_second_history_prints_has_the_change_made_in_that_second(
     the second's start, before the change (made some microseconds into it): the note without it,
     or "did not exist" when the note was made in the same second."""
     note = make_note(memory, "Acme wants SSO")
-    memory.propose(note.id, "tags", ["sso"], reason="the call", proposer=LLM)
+    memory.propose(note.id, "tags", ["sso"], reason="the call", proposer=llm_proposer(memory))
     code, out, _ = run(memory, capsys, "history", note.id)
     printed = re.search(r"^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d) UTC\s+applied\s+tags", out, re.MULTILINE)
     assert code == 0 and printed is not None, out

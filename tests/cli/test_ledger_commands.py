@@ -15,7 +15,7 @@ import pytest
 
 from amem.cli import main
 from amem.memory import Memory
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 
 def run(
@@ -31,7 +31,9 @@ def test_review_flow_through_the_cli(
     reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     note = make_note(memory, "Umbrella Corp chose the annual plan because of the discount")
-    p = memory.propose(note.id, "decision_rationale", "annual discount", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "annual discount", reason="stated", proposer=llm_proposer(memory)
+    )
 
     code, out, _ = run(memory, capsys, "pending", "--json")
     assert code == 0
@@ -70,7 +72,9 @@ def test_reject_requires_comment_and_records_it(
     reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "valid_at", "2026-02-01T00:00:00Z", reason="dated", proposer=LLM)
+    p = memory.propose(
+        note.id, "valid_at", "2026-02-01T00:00:00Z", reason="dated", proposer=llm_proposer(memory)
+    )
     code, _, err = run(memory, capsys, "reject", p.id, "--reviewer", "alice")
     assert code == 2 and "--comment" in err
     reject = ["reject", p.id, "--reviewer", "alice", "--comment", "no date stated", "--password-stdin"]
@@ -83,7 +87,7 @@ def test_show_as_of_and_revert(
     reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     note = make_note(memory, "Hooli pilot", tags=["pilot"])
-    memory.propose(note.id, "tags", ["pilot", "expansion"], reason="r", proposer=LLM)
+    memory.propose(note.id, "tags", ["pilot", "expansion"], reason="r", proposer=llm_proposer(memory))
     _first_tags, second_tags = [c for c in memory.changes() if c.attribute == "tags"]
 
     moment = (second_tags.applied_at - timedelta(microseconds=1)).isoformat()
@@ -109,7 +113,7 @@ def test_a_revert_the_policy_refuses_says_why_and_exits_2(
     from amem.policy import load_policy
 
     note = make_note(memory, "Hooli pilot", tags=["pilot"])
-    memory.propose(note.id, "tags", ["pilot", "expansion"], reason="r", proposer=LLM)
+    memory.propose(note.id, "tags", ["pilot", "expansion"], reason="r", proposer=llm_proposer(memory))
     change = [c for c in memory.changes() if c.attribute == "tags"][-1]
     path = Path(os.environ["AMEM_POLICY"])
     data = yaml.safe_load(path.read_text("utf-8"))
@@ -200,7 +204,9 @@ def test_approving_a_frozen_attribute_says_it_was_rejected_and_it_stays_rejected
     reviewer_passwords: dict[str, str], memory: Memory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "decision_rationale", "because", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "because", reason="stated", proposer=llm_proposer(memory)
+    )
     policy = Path(os.environ["AMEM_POLICY"])
     frozen = policy.with_name("frozen.yaml")  # beside the reviewers file with the passwords
     text = policy.read_text("utf-8")
@@ -227,7 +233,9 @@ def test_a_reviewer_decides_with_a_personal_token_and_an_agent_token_never_does(
     """A personal token (AMEM_REVIEWER_TOKEN, never on the command line) stands in for the password;
     it proves only its own holder, and an agent's token decides nothing."""
     note = make_note(memory, "We chose Postgres because the team knows it")
-    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "the team knows it", reason="stated", proposer=llm_proposer(memory)
+    )
     bob_token, _ = memory.tokens.create("bob", role="reviewer", by=signed_in(memory, "bob"))
     agent_token, _ = memory.tokens.create("sales-agent", role="agent")
 
@@ -257,7 +265,9 @@ def test_only_the_reviewer_creates_their_token(
     from amem.errors import PermissionDeniedError
 
     note = make_note(memory, "We chose Postgres because the team knows it")
-    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "the team knows it", reason="stated", proposer=llm_proposer(memory)
+    )
     with pytest.raises(PermissionDeniedError, match="only bob, signed in"):
         memory.tokens.create("bob", "reviewer")
     with pytest.raises(PermissionDeniedError, match="each reviewer creates their own"):
@@ -306,7 +316,9 @@ def test_a_reviewer_token_expires_by_default_and_an_expired_one_decides_nothing(
     from amem.ledger.tables import api_tokens
 
     note = make_note(memory, "We chose Postgres because the team knows it")
-    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "the team knows it", reason="stated", proposer=llm_proposer(memory)
+    )
     create = ["tokens", "create", "bob", "--role", "reviewer", "--password-stdin", "--json"]
     code, out, err = run(memory, capsys, *create, stdin=reviewer_passwords["bob"] + "\n")
     assert code == 0, err
@@ -352,7 +364,9 @@ def test_a_reviewer_is_told_before_their_token_expires_and_rotates_it_in_one_ste
     """A week before its end, deciding with the token warns (and still decides); `--replace`
     makes the next token and revokes the old one in one step, both on the record."""
     note = make_note(memory, "We chose Postgres because the team knows it")
-    p = memory.propose(note.id, "decision_rationale", "the team knows it", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "the team knows it", reason="stated", proposer=llm_proposer(memory)
+    )
     create = ["tokens", "create", "bob", "--role", "reviewer", "--password-stdin", "--json"]
     code, out, err = run(
         memory, capsys, *create, "--expires-in-days", "3", stdin=reviewer_passwords["bob"] + "\n"
@@ -367,7 +381,9 @@ def test_a_reviewer_is_told_before_their_token_expires_and_rotates_it_in_one_ste
     assert code == 0, err
     new = json.loads(out)
     monkeypatch.setenv("AMEM_REVIEWER_TOKEN", old["token"])
-    other = memory.propose(note.id, "next_step", "send the quote", reason="stated", proposer=LLM)
+    other = memory.propose(
+        note.id, "next_step", "send the quote", reason="stated", proposer=llm_proposer(memory)
+    )
     code, _, err = run(memory, capsys, "approve", other.id, "--reviewer", "bob")
     assert code == 2 and "unknown or revoked" in err
     monkeypatch.setenv("AMEM_REVIEWER_TOKEN", new["token"])
@@ -385,7 +401,11 @@ def test_pending_pages_have_the_bounds_of_facts_pages(
     from amem.services.facts import MAX_OFFSET, MAX_PAGE
 
     memory.propose(
-        make_note(memory, "Acme renewed").id, "decision_rationale", "price", reason="r", proposer=LLM
+        make_note(memory, "Acme renewed").id,
+        "decision_rationale",
+        "price",
+        reason="r",
+        proposer=llm_proposer(memory),
     )
     for option, value in (("--limit", str(MAX_PAGE + 1)), ("--offset", str(10**20)), ("--limit", "0")):
         code, out, err = run(memory, capsys, "pending", option, value)

@@ -19,7 +19,7 @@ from amem.memory import Memory
 from amem.policy import load_policy
 from amem.services.review import value_words
 from tests.conftest import REVIEWER_PASSWORDS
-from tests.factories import LLM, contradict, said, signed_in
+from tests.factories import contradict, llm_proposer, said, signed_in
 
 LONG_REASON = (
     "The customer's procurement lead said on the call that the renewal depends on single sign-on "
@@ -80,7 +80,7 @@ def item(memory: Memory):
         "decision_rationale",
         LONG_VALUE,
         reason=LONG_REASON,
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=note.raw_log_ids,
         evidence="the migration to our EU region removed their data-residency blocker",
     )
@@ -89,7 +89,7 @@ def item(memory: Memory):
         "valid_at",
         "2026-06-03T00:00:00Z",
         reason="renewed on the call",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=note.raw_log_ids,
     )
     priorities = memory.propose(
@@ -97,7 +97,7 @@ def item(memory: Memory):
         "customer_priorities",
         ["EU data residency", "two-year price lock"],
         reason="stated",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=note.raw_log_ids,
     )
     return note, [rationale, valid, priorities]
@@ -184,7 +184,12 @@ def test_approve_takes_an_item_or_a_proposal(memory: Memory, item, capsys) -> No
 def test_an_item_value_the_reviewer_may_not_decide_is_reported(memory: Memory, capsys) -> None:
     note = said(memory, "Initech is a duplicate of Initrode")
     gone = memory.propose(
-        note.id, "deleted", True, reason="duplicate", proposer=LLM, raw_log_ids=note.raw_log_ids
+        note.id,
+        "deleted",
+        True,
+        reason="duplicate",
+        proposer=llm_proposer(memory),
+        raw_log_ids=note.raw_log_ids,
     )
     code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "bob")
     assert code == 2 and f"skipped {gone.id}" in out and "may not decide changes to deleted" in flat(out)
@@ -216,7 +221,12 @@ def test_an_approval_the_policy_refuses_whole_exits_2_as_for_one_proposal(
     note, proposals = item
     other = said(memory, "Initech decided to renew in May, because the CFO asked for it.")
     later = memory.propose(
-        other.id, "valid_at", "2026-05-01T00:00:00Z", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids
+        other.id,
+        "valid_at",
+        "2026-05-01T00:00:00Z",
+        reason="r",
+        proposer=llm_proposer(memory),
+        raw_log_ids=other.raw_log_ids,
     )
     _install_freezing(memory, "decision_rationale", "valid_at", "customer_priorities")
 
@@ -243,9 +253,18 @@ def test_approve_all_counts_asks_and_decides_every_page(
 ) -> None:
     for i in range(3):
         n = said(memory, f"Acme call {i}")
-        memory.propose(n.id, "next_step", f"step {i}", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+        memory.propose(
+            n.id,
+            "next_step",
+            f"step {i}",
+            reason="r",
+            proposer=llm_proposer(memory),
+            raw_log_ids=n.raw_log_ids,
+        )
     other = said(memory, "Globex call", scope="globex")
-    kept = memory.propose(other.id, "next_step", "x", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids)
+    kept = memory.propose(
+        other.id, "next_step", "x", reason="r", proposer=llm_proposer(memory), raw_log_ids=other.raw_log_ids
+    )
 
     code, out, _ = run(
         memory, capsys, "approve", "--all", "--scope", "acme", "--reviewer", "alice", stdin="n\n"
@@ -359,7 +378,14 @@ def test_pending_for_a_reviewer_shows_the_accounts_they_decide_in(
 
     for scope in ("acme", "globex"):
         n = said(memory, f"{scope} call", scope=scope)
-        memory.propose(n.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+        memory.propose(
+            n.id,
+            "next_step",
+            "call back",
+            reason="r",
+            proposer=llm_proposer(memory),
+            raw_log_ids=n.raw_log_ids,
+        )
     reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
     data = yaml.safe_load(reviewers.read_text("utf-8"))
     data["reviewers"]["alice"]["scopes"] = ["acme"]  # alice owns acme
@@ -391,7 +417,9 @@ def test_approve_all_counts_before_asking_and_names_the_accounts_the_reviewer_de
     import yaml
 
     n = said(memory, "initech call", scope="initech")
-    memory.propose(n.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+    memory.propose(
+        n.id, "next_step", "call back", reason="r", proposer=llm_proposer(memory), raw_log_ids=n.raw_log_ids
+    )
     reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
     data = yaml.safe_load(reviewers.read_text("utf-8"))
     data["reviewers"]["bob"]["scopes"] = ["acme", "globex"]
@@ -416,7 +444,14 @@ def test_pending_says_how_to_see_the_next_page_and_a_decision_with_no_terminal_h
 ) -> None:
     for i in range(3):
         n = said(memory, f"Acme call {i}")
-        memory.propose(n.id, "next_step", f"step {i}", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+        memory.propose(
+            n.id,
+            "next_step",
+            f"step {i}",
+            reason="r",
+            proposer=llm_proposer(memory),
+            raw_log_ids=n.raw_log_ids,
+        )
     code, out, _ = run(memory, capsys, "pending", "--limit", "2")
     assert code == 0 and "showing 1-2; --offset 2 shows the next" in flat(out)
     code, out, _ = run(memory, capsys, "pending", "--limit", "2", "--offset", "2")
@@ -439,7 +474,9 @@ def test_a_reviewer_given_no_accounts_is_listed_and_refused_as_deciding_in_none(
     import yaml
 
     n = said(memory, "acme call")
-    held = memory.propose(n.id, "next_step", "call back", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+    held = memory.propose(
+        n.id, "next_step", "call back", reason="r", proposer=llm_proposer(memory), raw_log_ids=n.raw_log_ids
+    )
     reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
     data = yaml.safe_load(reviewers.read_text("utf-8"))
     data["reviewers"]["alice"]["scopes"] = []
@@ -468,11 +505,18 @@ def test_reject_all_matching_counts_asks_and_says_why_on_each(memory: Memory, ca
         n = said(memory, f"Acme call {i}")
         held.append(
             memory.propose(
-                n.id, "next_step", f"step {i}", reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids
+                n.id,
+                "next_step",
+                f"step {i}",
+                reason="r",
+                proposer=llm_proposer(memory),
+                raw_log_ids=n.raw_log_ids,
             )
         )
     other = said(memory, "Globex call", scope="globex")
-    kept = memory.propose(other.id, "next_step", "x", reason="r", proposer=LLM, raw_log_ids=other.raw_log_ids)
+    kept = memory.propose(
+        other.id, "next_step", "x", reason="r", proposer=llm_proposer(memory), raw_log_ids=other.raw_log_ids
+    )
 
     code, out, _ = run(
         memory, capsys, "reject", "--all", "--scope", "acme", "--comment", "the import misread these",
@@ -498,7 +542,12 @@ def test_reject_all_matching_counts_asks_and_says_why_on_each(memory: Memory, ca
 def test_correct_rejects_a_held_value_and_proposes_the_right_one(memory: Memory, capsys) -> None:
     note = said(memory, "Acme will renew in March", at=datetime(2026, 11, 30, tzinfo=UTC))
     wrong = memory.propose(
-        note.id, "valid_at", "2026-03-01", reason="renewal", proposer=LLM, raw_log_ids=note.raw_log_ids
+        note.id,
+        "valid_at",
+        "2026-03-01",
+        reason="renewal",
+        proposer=llm_proposer(memory),
+        raw_log_ids=note.raw_log_ids,
     )
     code, out, _ = run(
         memory, capsys, "correct", wrong.id, "2027-03-01", "--reviewer", "alice", "--comment", "next March"
@@ -525,7 +574,9 @@ def test_correct_reads_the_right_value_as_its_attributes_type(memory: Memory, ca
     reads the value as `amem update` and `amem propose` do, by the held value's attribute."""
     notes = [said(memory, "Acme: next step is the 2027 plan"), said(memory, "Globex: next step?")]
     held = [
-        memory.propose(n.id, "next_step", guess, reason="r", proposer=LLM, raw_log_ids=n.raw_log_ids)
+        memory.propose(
+            n.id, "next_step", guess, reason="r", proposer=llm_proposer(memory), raw_log_ids=n.raw_log_ids
+        )
         for n, guess in zip(notes, ("send the quote", "book a demo"), strict=True)
     ]
     code, _, err = run(memory, capsys, "correct", held[0].id, "2027", "--reviewer", "alice")
@@ -539,12 +590,10 @@ def test_correct_reads_the_right_value_as_its_attributes_type(memory: Memory, ca
 def test_reject_all_of_one_proposer(memory: Memory, capsys) -> None:
     """`amem review-stats` names a model whose values reviewers turn down; `--proposer` rejects
     those only."""
-    from amem.domain.models import Proposer
-
-    cheap = Proposer(kind="llm", id="cheap-model", model="cheap-model", prompt_version="c/1")
+    cheap = llm_proposer(memory, model="cheap-model", prompt_version="c/1")
     bad, good = said(memory, "Acme call 1"), said(memory, "Acme call 2")
     guess = memory.propose(bad.id, "valid_at", "2026-01-05", reason="r", proposer=cheap)
-    kept = memory.propose(good.id, "next_step", "send the quote", reason="r", proposer=LLM)
+    kept = memory.propose(good.id, "next_step", "send the quote", reason="r", proposer=llm_proposer(memory))
     code, out, _ = run(memory, capsys, "review-stats")
     assert "llm:cheap-model · c/1" in flat(out)
     code, out, _ = run(
@@ -563,9 +612,9 @@ def test_reject_all_of_one_proposer(memory: Memory, capsys) -> None:
 def test_review_stats_say_what_reviewers_did_per_attribute_and_model(memory: Memory, capsys) -> None:
     note = said(memory, "Acme will renew in March", at=datetime(2026, 11, 30, tzinfo=UTC))
     for value in ("call back", "send the quote"):  # the second supersedes the first: no verdict
-        p = memory.propose(note.id, "next_step", value, reason="r", proposer=LLM)
+        p = memory.propose(note.id, "next_step", value, reason="r", proposer=llm_proposer(memory))
     memory.reject(p.id, reviewer=signed_in(memory, "bob"), comment="not said")
-    memory.propose(note.id, "valid_at", "2026-03-01", reason="r", proposer=LLM)
+    memory.propose(note.id, "valid_at", "2026-03-01", reason="r", proposer=llm_proposer(memory))
     code, out, _ = run(memory, capsys, "review-stats")
     assert code == 0 and "held values by attribute, decided in the last 30 days" in out
     assert "llm:offline · test/1 1 waiting, 0 approved, 0 corrected, 1 rejected, 0 conflict; 0%" in flat(out)
@@ -575,7 +624,7 @@ def test_review_stats_say_what_reviewers_did_per_attribute_and_model(memory: Mem
     rows = {r["name"]: (r["waiting"], r["rejected"]) for r in stats["by_attribute"]}
     assert stats["days"] == 7 and rows == {"next_step": (0, 1), "valid_at": (1, 0)}
     for n in range(20):
-        p = memory.propose(note.id, "next_step", f"call {n}", reason="r", proposer=LLM)
+        p = memory.propose(note.id, "next_step", f"call {n}", reason="r", proposer=llm_proposer(memory))
         memory.reject(p.id, reviewer=signed_in(memory, "bob"), comment="not said")
     code, out, _ = run(memory, capsys, "review-stats")
     assert "Reviewers approve few held values of next_step (0% of 21)" in flat(out)
@@ -597,7 +646,7 @@ def test_terminal_escapes_in_an_input_are_shown_not_obeyed(memory: Memory, capsy
         "decision_rationale",
         evidence,
         reason=f"the model said so{TITLE}",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=note.raw_log_ids,
         evidence=evidence,
     )

@@ -8,7 +8,7 @@ import pytest
 
 from amem.cli import main
 from amem.memory import Memory
-from tests.factories import LLM, make_note
+from tests.factories import llm_proposer, make_note
 
 
 def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -21,7 +21,11 @@ def test_search_options_and_json(memory: Memory, capsys: pytest.CaptureFixture[s
     hit = make_note(memory, "Acme asked for a discount on the renewal", tags=["pricing"])
     other = make_note(memory, "Acme's SSO login broke after the upgrade", tags=["support"])
     memory.propose(
-        hit.id, "links", [{"note_id": other.id, "reason": "same renewal risk"}], reason="t", proposer=LLM
+        hit.id,
+        "links",
+        [{"note_id": other.id, "reason": "same renewal risk"}],
+        reason="t",
+        proposer=llm_proposer(memory),
     )
     make_note(memory, "A discount note of another account", scope="globex")
 

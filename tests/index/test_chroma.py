@@ -17,7 +17,7 @@ import pytest
 
 from amem.index.chroma import collection_name
 from amem.memory import Memory
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 CHROMA = str(Path(sys.executable).with_name("chroma"))
 STARTUP_SECONDS = 60
@@ -108,7 +108,7 @@ def test_a_note_written_again_drops_the_text_an_older_amem_left_in_the_index(tmp
                 metadatas=held["metadatas"],
                 documents=["Wayne Corp master agreement"],
             )
-            p = memory.propose(note.id, attribute, value, reason="t", proposer=LLM)
+            p = memory.propose(note.id, attribute, value, reason="t", proposer=llm_proposer(memory))
             memory.approve(p.id, reviewer=signed_in(memory, "alice"))
             memory.search_service.catch_up()
             assert collection.get(ids=[note.id], include=["documents"])["documents"] == [""], attribute

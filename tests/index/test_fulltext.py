@@ -13,7 +13,7 @@ from amem.ledger.store import Ledger, create_engine
 from amem.memory import Memory
 from amem.policy import load_policy
 from amem.services.governance import Governance
-from tests.factories import AGENT, LLM, make_note, raw_log, signed_in
+from tests.factories import AGENT, llm_proposer, make_note, raw_log, signed_in
 from tests.ledger import older_ledgers
 
 
@@ -40,13 +40,17 @@ def test_edits_of_content_keywords_tags_and_context_reach_the_full_text_index(me
     note = make_note(memory, "Quarterly business review booked")
     assert found(memory, "quarterly") == [note.id]
     assert found(memory, "executive") == []
-    memory.propose(note.id, "keywords", ["QBR", "executive sponsor"], reason="t", proposer=LLM)
-    memory.propose(note.id, "tags", ["café-meeting"], reason="t", proposer=LLM)
-    memory.propose(note.id, "context", "Preparation for the renewal", reason="t", proposer=LLM)
+    memory.propose(
+        note.id, "keywords", ["QBR", "executive sponsor"], reason="t", proposer=llm_proposer(memory)
+    )
+    memory.propose(note.id, "tags", ["café-meeting"], reason="t", proposer=llm_proposer(memory))
+    memory.propose(
+        note.id, "context", "Preparation for the renewal", reason="t", proposer=llm_proposer(memory)
+    )
     assert found(memory, "executive") == [note.id]
     assert found(memory, "café") == [note.id]  # a tag's words, not its JSON escapes
     assert found(memory, "preparing") == [note.id]  # stemmed
-    memory.propose(note.id, "keywords", ["QBR"], reason="t", proposer=LLM)
+    memory.propose(note.id, "keywords", ["QBR"], reason="t", proposer=llm_proposer(memory))
     assert found(memory, "executive") == []
 
 
@@ -56,7 +60,7 @@ def test_filters_on_tags_and_retirement(memory: Memory) -> None:
     assert set(found(memory, "renewal")) == {a.id, b.id}
     assert found(memory, "renewal", tags=["pricing"]) == [a.id]
     assert found(memory, "renewal", tags=["pricing", "renewal"]) == [a.id]
-    p = memory.propose(b.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+    p = memory.propose(b.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=llm_proposer(memory))
     memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     assert set(found(memory, "renewal", alive_at=datetime(2023, 6, 1, tzinfo=UTC))) == {a.id, b.id}
     assert found(memory, "renewal", alive_at=datetime(2025, 1, 1, tzinfo=UTC)) == [a.id]
@@ -191,7 +195,9 @@ def test_deleted_or_retired_notes_never_crowd_out_live_ones_however_well_they_ma
         if dropped_by == "deletion":
             proposal = memory.delete(note.id, actor="bob", reason="duplicate")
         else:
-            proposal = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+            proposal = memory.propose(
+                note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=llm_proposer(memory)
+            )
         if proposal.status.value == "pending":
             memory.approve(proposal.id, reviewer=signed_in(memory, "alice"))
     live = [make_note(memory, f"Escrow call number {i}") for i in range(3)]

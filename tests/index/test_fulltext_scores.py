@@ -9,7 +9,7 @@ import pytest
 from amem.domain.models import utcnow
 from amem.ledger.search_queries import keyword_search
 from amem.memory import Memory
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 
 def test_a_notes_keyword_score_does_not_depend_on_which_notes_the_filters_leave_out(memory: Memory) -> None:
@@ -19,7 +19,9 @@ def test_a_notes_keyword_score_does_not_depend_on_which_notes_the_filters_leave_
     moment could not rank its candidates as the search made then ranked them."""
     retired = [make_note(memory, f"Escrow draft {i} for the audit") for i in range(6)]
     for note in retired:
-        p = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+        p = memory.propose(
+            note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=llm_proposer(memory)
+        )
         if p.status.value == "pending":
             memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     live = [

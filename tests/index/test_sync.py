@@ -18,7 +18,7 @@ from amem.domain.models import utcnow
 from amem.index.documents import document_text
 from amem.ledger import store
 from amem.memory import Memory
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 REPO = Path(__file__).resolve().parents[2]
 #: Another agent's process: adds one note to the store and prints its id.
@@ -170,7 +170,9 @@ def test_a_deleted_index_directory_is_rebuilt_with_the_same_results(memory: Memo
 def test_pending_proposals_never_reach_the_index(memory: Memory) -> None:
     note = make_note(memory, "Wayne Corp master agreement", tags=["contract"])
     # The policy holds context of contract notes for review.
-    p = memory.propose(note.id, "context", "escrow clause under negotiation", reason="t", proposer=LLM)
+    p = memory.propose(
+        note.id, "context", "escrow clause under negotiation", reason="t", proposer=llm_proposer(memory)
+    )
     assert p.status.value == "pending"
     found = memory.search("escrow", k=1, scope="acme")
     assert found[0].matched_by == ["vector"]  # the only note, but not by the pending word
@@ -190,7 +192,9 @@ def test_metadata_follows_retirement_and_deletion(memory: Memory) -> None:
     note = make_note(memory, "Wonka pays by wire transfer", tags=["billing", "wire"])
     _, meta = entry(memory, note.id)
     assert meta is not None and meta["scope"] == "acme" and meta["tags"] == ["billing", "wire"]
-    p = memory.propose(note.id, "invalid_at", "2020-01-01T00:00:00Z", reason="t", proposer=LLM)
+    p = memory.propose(
+        note.id, "invalid_at", "2020-01-01T00:00:00Z", reason="t", proposer=llm_proposer(memory)
+    )
     memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     memory.search_service.catch_up()
     assert entry(memory, note.id)[1]["invalid_at"] == pytest.approx(1577836800.0)  # type: ignore[index]
@@ -218,7 +222,9 @@ def test_an_index_built_from_another_ledger_is_rebuilt(memory: Memory, tmp_path:
 def test_the_index_looks_past_many_retired_neighbours(memory: Memory) -> None:
     retired = [make_note(memory, "Seat price in dollars") for _ in range(20)]
     for note in retired:
-        p = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+        p = memory.propose(
+            note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=llm_proposer(memory)
+        )
         memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     live = make_note(memory, "Seats are now priced in euros")
     service = memory.search_service

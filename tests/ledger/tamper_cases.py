@@ -30,7 +30,7 @@ from amem.domain.hashing import (
     sha256_text,
     value_digest,
 )
-from amem.domain.models import LlmCall, Proposer, new_id, utcnow
+from amem.domain.models import LlmCall, new_id, utcnow
 from amem.ledger.tables import (
     api_tokens,
     chain_head,
@@ -46,9 +46,7 @@ from amem.ledger.tables import (
     token_events,
 )
 from amem.memory import Memory
-from tests.factories import make_note, signed_in
-
-LLM = Proposer(kind="llm", id="offline", model="offline", prompt_version="test/1")
+from tests.factories import llm_proposer, make_note, signed_in
 
 
 @dataclass
@@ -96,16 +94,20 @@ def build(mem: Memory, *, recent: bool = True, erased: bool = False) -> Scene:
     with mem.ledger.write() as tx:
         tx.insert_llm_call(call)
     scene.llm_call = call.id
-    scene.pending = mem.propose(first.id, "decision_rationale", "price matched", reason="r", proposer=LLM).id
-    approved = mem.propose(second.id, "decision_rationale", "auditor asked", reason="r", proposer=LLM)
+    scene.pending = mem.propose(
+        first.id, "decision_rationale", "price matched", reason="r", proposer=llm_proposer(mem)
+    ).id
+    approved = mem.propose(
+        second.id, "decision_rationale", "auditor asked", reason="r", proposer=llm_proposer(mem)
+    )
     scene.approved = mem.approve(approved.id, reviewer=signed_in(mem, "alice"), comment="ok").id
-    rejected = mem.propose(second.id, "next_step", "send the quote", reason="r", proposer=LLM)
+    rejected = mem.propose(second.id, "next_step", "send the quote", reason="r", proposer=llm_proposer(mem))
     scene.rejected = mem.reject(rejected.id, reviewer=signed_in(mem, "bob"), comment="not agreed").id
     with mem.ledger.read() as tx:
         scene.cut_event_seq = tx.event_head()[0]
     third = make_note(mem, "Initech wants SSO first", tags=["sso"], keywords=["initech"])
     if recent:
-        guessed = mem.propose(third.id, "valid_at", "2026-03-01", reason="r", proposer=LLM)
+        guessed = mem.propose(third.id, "valid_at", "2026-03-01", reason="r", proposer=llm_proposer(mem))
         fix = mem.correct(guessed.id, "2027-03-01", reviewer=signed_in(mem, "alice"))
         scene.correction = fix.correction.id
         scene.reviewer_token = mem.tokens.create("alice", "reviewer", by=signed_in(mem, "alice"))[1].id
@@ -747,6 +749,8 @@ def full_truncate_every_chain(conn: sa.Connection, s: Scene) -> str:
         subjects.setdefault(e.kind, []).append(e.subject)
     conn.execute(sa.delete(changes).where(changes.c.seq.in_([int(x) for x in subjects.get("change", [])])))
     conn.execute(sa.delete(proposals).where(proposals.c.id.in_(subjects.get("proposal", []))))
+    # the model calls behind the removed proposals (those name them, so they go first)
+    conn.execute(sa.delete(llm_calls).where(llm_calls.c.id.in_(subjects.get("llm_call", []))))
     conn.execute(sa.delete(notes).where(notes.c.id == s.notes[2]))
     conn.execute(
         sa.delete(raw_log_states).where(raw_log_states.c.raw_log_id.in_(subjects.get("raw_log", [])))

@@ -11,7 +11,7 @@ from amem.ledger import review_queries as q
 from amem.ledger.tables import proposals
 from amem.memory import Memory
 from amem.services.review import REVIEW_KINDS, ReviewFilter
-from tests.factories import LLM, contradict, said, signed_in
+from tests.factories import contradict, llm_proposer, said, signed_in
 
 
 def _matched(memory: Memory, kind: str) -> set[str]:
@@ -32,7 +32,7 @@ def test_an_un_retirement_is_a_value_not_a_contradiction(memory: Memory) -> None
     (back,) = memory.update(old.id, actor="bob", reason="the requirement still stands", invalid_at=None)
     other = said(memory, "Acme has 40 seats", at=datetime(2026, 2, 1, tzinfo=UTC))
     retires = contradict(memory, other, new, "2026-03-05T00:00:00Z")
-    step = memory.propose(new.id, "next_step", "send the quote", reason="said", proposer=LLM)
+    step = memory.propose(new.id, "next_step", "send the quote", reason="said", proposer=llm_proposer(memory))
     assert back.new_value is None and back.attribute == "invalid_at"
 
     assert _matched(memory, "contradiction") == {retires.id}

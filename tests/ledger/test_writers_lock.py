@@ -17,12 +17,11 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from amem.domain.models import Proposer
 from amem.ledger.tables import chain_head, changes, events, proposals, raw_logs
 from amem.memory import Memory
 from amem.services.governance import Draft
 from tests.conftest import _postgres_schema_url
-from tests.factories import LLM, make_note, raw_log
+from tests.factories import llm_proposer, make_note, raw_log
 
 #: A generous bound on waits that succeed at once when the code is right (never slept through).
 BOUND_S = 30.0
@@ -91,7 +90,7 @@ def _seqs(mem: Memory, column: sa.Column[Any]) -> list[int]:
 def test_an_input_is_acknowledged_while_a_note_transaction_is_open(pg_url: str, tmp_path: Path) -> None:
     with Memory(tmp_path / "home", database_url=pg_url) as mem:
         note = make_note(mem, "Acme renews for 40 seats")
-        draft = Draft(note.id, "tags", ["renewal"], "seen in the call", LLM)
+        draft = Draft(note.id, "tags", ["renewal"], "seen in the call", llm_proposer(mem))
         writer, inside, go, written, out = _paused_writer(mem, [draft])
         assert inside.wait(BOUND_S)
         raw = raw_log("Acme asked for a quote for 45 seats")
@@ -121,10 +120,10 @@ def test_note_writers_still_wait_for_each_other(pg_url: str, tmp_path: Path) -> 
         Memory(tmp_path / "home", database_url=pg_url) as other,
     ):
         note = make_note(mem, "Acme renews for 40 seats", tags=["first"])
-        first = Draft(note.id, "tags", ["second"], "the first writer", LLM)
+        first = Draft(note.id, "tags", ["second"], "the first writer", llm_proposer(mem))
+        by = llm_proposer(mem, name="offline-2")  # its call recorded before the first writer holds the lock
         writer, inside, go, _written, out = _paused_writer(mem, [first])
         assert inside.wait(BOUND_S)
-        by = Proposer(kind="llm", id="offline-2", model="offline", prompt_version="test/1")
         _second, second_done, second_out = _in_thread(
             lambda: other.propose(note.id, "tags", ["third"], reason="the second writer", proposer=by)
         )
@@ -158,8 +157,9 @@ def test_a_head_moved_outside_the_writers_lock_rolls_the_writer_back(pg_url: str
         note = make_note(mem, "Acme renews for 40 seats")
         before = _seqs(mem, proposals.c.seq)
         bump = sa.update(chain_head).where(chain_head.c.id == 1)
+        by = llm_proposer(mem)
         with pytest.raises(RuntimeError, match="writers' lock"), mem.ledger.write() as tx:
-            mem.governance.propose_in(tx, [Draft(note.id, "tags", ["x"], "r", LLM)])
+            mem.governance.propose_in(tx, [Draft(note.id, "tags", ["x"], "r", by)])
             with mem.ledger.engine.begin() as intruder:  # commits at once, head not locked
                 intruder.execute(sa.text("SET LOCAL lock_timeout = '10s'"))
                 intruder.execute(bump.values(proposal_seq=chain_head.c.proposal_seq + 1))
@@ -187,8 +187,16 @@ def test_concurrent_writers_and_acknowledgements_keep_the_chains_gapless(
         start.wait()
         for r in range(rounds):
             if i < 2:
-                m.propose(notes[r % 2].id, "tags", [f"w{i}-{r}"], reason="concurrent", proposer=LLM)
-                m.propose(notes[r % 2].id, "decision_rationale", f"w{i}-{r}", reason="held", proposer=LLM)
+                m.propose(
+                    notes[r % 2].id, "tags", [f"w{i}-{r}"], reason="concurrent", proposer=llm_proposer(m)
+                )
+                m.propose(
+                    notes[r % 2].id,
+                    "decision_rationale",
+                    f"w{i}-{r}",
+                    reason="held",
+                    proposer=llm_proposer(m),
+                )
             else:
                 m.queue.enqueue([raw_log(f"input {i}-{r}")])
 
@@ -215,11 +223,12 @@ def test_one_propose_writes_its_proposals_and_changes_in_one_statement_each(
     INSERT per table, numbered, hashed and chained as if written one by one."""
     with Memory(tmp_path / "home", database_url=database_url) as mem:
         note = make_note(mem, "Acme renews for 40 seats")
+        by = llm_proposer(mem)
         drafts = [
-            Draft(note.id, "tags", ["renewal"], "seen", LLM),
-            Draft(note.id, "keywords", ["seats"], "seen", LLM),
-            Draft(note.id, "decision_rationale", "support", "held", LLM),
-            Draft(note.id, "decision_rationale", "price", "held again", LLM),  # supersedes the first
+            Draft(note.id, "tags", ["renewal"], "seen", by),
+            Draft(note.id, "keywords", ["seats"], "seen", by),
+            Draft(note.id, "decision_rationale", "support", "held", by),
+            Draft(note.id, "decision_rationale", "price", "held again", by),  # supersedes the first
         ]
         inserts: list[str] = []
 
@@ -264,8 +273,9 @@ def test_writers_keep_one_lock_when_a_schema_named_after_the_role_appears(tmp_pa
     try:
         with Memory(tmp_path / "home", database_url=url) as mem:
             note = make_note(mem, "Acme renews for 40 seats", tags=["first"])
+            by = llm_proposer(mem, name="offline-2")  # recorded before the first writer holds the lock
             writer, inside, go, _written, out = _paused_writer(
-                mem, [Draft(note.id, "tags", ["second"], "the first writer", LLM)]
+                mem, [Draft(note.id, "tags", ["second"], "the first writer", llm_proposer(mem))]
             )
             assert inside.wait(BOUND_S)
             role = sa.make_url(url).username or "postgres"  # made by its owner, the writer still open
@@ -274,7 +284,6 @@ def test_writers_keep_one_lock_when_a_schema_named_after_the_role_appears(tmp_pa
                 db.execute(sa.text(f'CREATE SCHEMA "{role}"'))
             fresh.dispose()
             with Memory(tmp_path / "home", database_url=url) as other:
-                by = Proposer(kind="llm", id="offline-2", model="offline", prompt_version="test/1")
                 _second, second_done, second_out = _in_thread(
                     lambda: other.propose(note.id, "tags", ["third"], reason="the second", proposer=by)
                 )

@@ -14,12 +14,14 @@ from amem.errors import AuthenticationError, InvalidInputError, PermissionDenied
 from amem.memory import Memory
 from amem.policy import fingerprint, parse_policy
 from amem.services.authentication import AuthenticatedReviewer, Authentication
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 
-def _pending(memory: Memory, proposer: Proposer | str = LLM) -> str:
+def _pending(memory: Memory, proposer: Proposer | str | None = None) -> str:
+    """A held value on a new note, proposed by ``proposer`` (the model by default)."""
     note = make_note(memory, "Acme chose SSO because their auditor asked")
-    return memory.propose(note.id, "decision_rationale", "auditor", reason="stated", proposer=proposer).id
+    by = proposer if proposer is not None else llm_proposer(memory)
+    return memory.propose(note.id, "decision_rationale", "auditor", reason="stated", proposer=by).id
 
 
 def test_a_bare_name_decides_nothing(memory: Memory) -> None:

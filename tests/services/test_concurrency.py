@@ -10,7 +10,7 @@ import pytest
 from amem.domain.models import ProposalStatus
 from amem.errors import ProposalStateError
 from amem.memory import Memory
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 
 def _race(database_url: str, home: Path, proposal_id: str, reviewers: list[str]) -> list[object]:
@@ -41,7 +41,9 @@ def _race(database_url: str, home: Path, proposal_id: str, reviewers: list[str])
 def test_concurrent_double_approval_has_one_winner(memory: Memory) -> None:
     for round_ in range(5):
         note = make_note(memory, f"We renew because of support quality ({round_})")
-        p = memory.propose(note.id, "decision_rationale", "support quality", reason="stated", proposer=LLM)
+        p = memory.propose(
+            note.id, "decision_rationale", "support quality", reason="stated", proposer=llm_proposer(memory)
+        )
         results = _race(memory.settings.database_url, memory.home, p.id, ["alice", "bob"])
         winners = [r for r in results if not isinstance(r, Exception)]
         losers = [r for r in results if isinstance(r, ProposalStateError)]
@@ -75,7 +77,9 @@ def test_a_change_feed_poller_misses_nothing_while_writers_commit(
     def write(k: int) -> None:
         barrier.wait()
         for i in range(20):  # tags apply at once: each proposal is a change
-            stores[k].propose(notes[k].id, "tags", [f"topic-{i}"], reason="r", proposer=LLM)
+            stores[k].propose(
+                notes[k].id, "tags", [f"topic-{i}"], reason="r", proposer=llm_proposer(stores[k])
+            )
         with counting:
             finished.append(k)
             if len(finished) == len(stores):
@@ -104,6 +108,6 @@ def test_a_change_feed_poller_misses_nothing_while_writers_commit(
     tags = sum(1 for c in memory.change_feed(scopes=scopes, limit=1000).changes if c.attribute == "tags")
     assert tags == (60 if scopes is None else 20)
     if scopes is not None:  # another account's change: the next poll moves past it, finding none
-        memory.propose(notes[0].id, "tags", ["late"], reason="r", proposer=LLM)
+        memory.propose(notes[0].id, "tags", ["late"], reason="r", proposer=llm_proposer(memory))
         quiet = memory.change_feed(after=after, scopes=scopes, limit=3)
         assert quiet.changes == [] and quiet.next_after == memory.changes(limit=1, newest_first=True)[0].seq

@@ -14,7 +14,7 @@ from amem.ledger import schema
 from amem.memory import Memory
 from amem.policy import fingerprint
 from amem.services.authentication import Authentication
-from tests.factories import LLM, admin_can_sign_in, said, signed_in
+from tests.factories import admin_can_sign_in, llm_proposer, said, signed_in
 
 RENEWAL = "Acme will renew in March, said on the call of 30 November"
 
@@ -27,7 +27,7 @@ def _wrong_date(memory: Memory) -> tuple[str, str]:
         "valid_at",
         "2026-03-01",
         reason="renewal date",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=note.raw_log_ids,
         evidence="renew in March",
     )
@@ -91,10 +91,12 @@ def test_a_correction_that_is_no_correction_is_refused_and_the_value_still_waits
         memory.correct(wrong, "2026-03-01", reviewer=alice)
     with pytest.raises(InvalidInputError, match="valid_at"):
         memory.correct(wrong, "sometime in spring", reviewer=alice)
-    memory.propose(note_id, "next_step", "send the quote", reason="r", proposer=LLM)
+    memory.propose(note_id, "next_step", "send the quote", reason="r", proposer=llm_proposer(memory))
     step = memory.approve(memory.pending(attribute="next_step")[0].id, reviewer=alice)
     assert step.status == ProposalStatus.APPROVED
-    again = memory.propose(note_id, "next_step", "send the quote by Friday", reason="r", proposer=LLM)
+    again = memory.propose(
+        note_id, "next_step", "send the quote by Friday", reason="r", proposer=llm_proposer(memory)
+    )
     with pytest.raises(InvalidInputError, match="already the note's next_step: reject"):
         memory.correct(again.id, "send the quote", reviewer=alice)
     assert memory.proposal(wrong).status == ProposalStatus.PENDING
@@ -108,7 +110,7 @@ def test_only_a_reviewer_who_may_decide_the_value_corrects_it(memory: Memory) ->
         with pytest.raises(PermissionDeniedError):
             memory.correct(wrong, "2027-03-01", reviewer=signed_in(memory, who))
     note = said(memory, "Acme's duplicate of the renewal note")
-    tombstone = memory.propose(note.id, "deleted", True, reason="duplicate", proposer=LLM)
+    tombstone = memory.propose(note.id, "deleted", True, reason="duplicate", proposer=llm_proposer(memory))
     with pytest.raises(InvalidInputError, match="deletes a note: approve or reject it"):
         memory.correct(tombstone.id, False, reviewer=signed_in(memory, "alice"))
     memory.reject(wrong, reviewer=signed_in(memory, "bob"), comment="no date was said")
@@ -197,7 +199,7 @@ def test_a_correction_that_shows_nothing_is_refused_and_the_models_value_still_w
     """Spaces or a zero-width character were stripped to "" and replaced the model's value with an
     empty correction; refused, as an input whose content shows nothing is."""
     note = said(memory, RENEWAL)
-    held = memory.propose(note.id, "next_step", "send the quote", reason="r", proposer=LLM)
+    held = memory.propose(note.id, "next_step", "send the quote", reason="r", proposer=llm_proposer(memory))
     alice = signed_in(memory, "alice")
     for nothing in ("   ", "\u200b", " \u200b\t", "\u2060"):
         with pytest.raises(InvalidInputError, match=r"value of 'next_step' shows nothing"):

@@ -24,7 +24,7 @@ from amem.cli import main
 from amem.domain.hashing import REDACTED
 from amem.memory import Memory
 from tests.conftest import REVIEWER_PASSWORDS
-from tests.factories import LLM, signed_in
+from tests.factories import llm_proposer, signed_in
 from tests.ledger import tamper_cases as tc
 
 TABLES = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors", "input_keys")
@@ -472,7 +472,7 @@ def test_an_erased_note_cannot_be_restored_or_changed(memory: Memory) -> None:
         with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
             memory.update(gone, actor=actor, context="Quibblestone again")
     with pytest.raises(InvalidInputError, match="erased on a data subject's request"):
-        memory.propose(gone, "tags", ["quibblestone"], reason="evolved", proposer=LLM)
+        memory.propose(gone, "tags", ["quibblestone"], reason="evolved", proposer=llm_proposer(memory))
 
     assert memory.read(gone).deleted and len(memory.pending()) == proposals_before
     assert [h.note.id for h in memory.search("renewal", scope="acme")] == [other]

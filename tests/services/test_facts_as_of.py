@@ -12,11 +12,18 @@ import pytest
 from amem.domain.models import Note, utcnow
 from amem.errors import InvalidInputError
 from amem.memory import Memory
-from tests.factories import LLM, said, signed_in
+from tests.factories import llm_proposer, said, signed_in
 
 
 def approved(memory: Memory, note: Note, attribute: str, value: object, source: Note) -> None:
-    p = memory.propose(note.id, attribute, value, reason="said", proposer=LLM, raw_log_ids=source.raw_log_ids)
+    p = memory.propose(
+        note.id,
+        attribute,
+        value,
+        reason="said",
+        proposer=llm_proposer(memory),
+        raw_log_ids=source.raw_log_ids,
+    )
     memory.approve(p.id, reviewer=signed_in(memory, "alice"), comment=f"{attribute} checked")
 
 

@@ -19,7 +19,7 @@ from amem.memory import Memory
 from amem.policy import AttributePolicy, fingerprint
 from amem.services.authentication import Authentication
 from tests.conftest import REPO
-from tests.factories import LLM, admin_can_sign_in, make_note, policy_with_scopes, signed_in
+from tests.factories import admin_can_sign_in, llm_proposer, make_note, policy_with_scopes, signed_in
 
 AGENT = Proposer(kind="agent", id="sales-agent")
 
@@ -29,7 +29,7 @@ AGENT = Proposer(kind="agent", id="sales-agent")
 
 def test_auto_attribute_applies_at_once_and_is_recorded(memory: Memory) -> None:
     note = make_note(memory, "Acme asked about SSO")
-    p = memory.propose(note.id, "tags", ["sso", "security"], reason="topic", proposer=LLM)
+    p = memory.propose(note.id, "tags", ["sso", "security"], reason="topic", proposer=llm_proposer(memory))
     assert p.status == ProposalStatus.AUTO_APPLIED
     assert p.rule == "attributes.tags.mode -> auto"
     assert memory.read(note.id).tags == ["sso", "security"]
@@ -39,7 +39,9 @@ def test_auto_attribute_applies_at_once_and_is_recorded(memory: Memory) -> None:
 
 def test_review_attribute_waits_for_a_reviewer(memory: Memory) -> None:
     note = make_note(memory, "We chose Postgres because the team knows it")
-    p = memory.propose(note.id, "decision_rationale", "team knows it", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "team knows it", reason="stated", proposer=llm_proposer(memory)
+    )
     assert p.status == ProposalStatus.PENDING
     assert memory.read(note.id).decision_rationale is None
     assert [x.id for x in memory.pending()] == [p.id]
@@ -56,17 +58,17 @@ def test_a_proposal_keeps_the_evidence_span_it_was_made_with(memory: Memory) -> 
         "decision_rationale",
         "the team knows it",
         reason="stated",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         evidence="the team knows it",
     )
     assert memory.proposal(p.id).evidence == "the team knows it"
-    plain = memory.propose(note.id, "valid_at", "2026-03-01", reason="stated", proposer=LLM)
+    plain = memory.propose(note.id, "valid_at", "2026-03-01", reason="stated", proposer=llm_proposer(memory))
     assert memory.proposal(plain.id).evidence is None
 
 
 def test_frozen_attribute_is_recorded_as_rejected_with_the_rule(memory: Memory) -> None:
     note = make_note(memory, "original text")
-    p = memory.propose(note.id, "content", "rewritten", reason="improve", proposer=LLM)
+    p = memory.propose(note.id, "content", "rewritten", reason="improve", proposer=llm_proposer(memory))
     assert p.status == ProposalStatus.REJECTED
     assert "content.mode -> frozen" in p.rule
     assert memory.read(note.id).content == "original text"
@@ -88,8 +90,10 @@ def test_clearing_the_category_of_a_contract_note_waits_for_a_person(memory: Mem
 def test_rule_narrows_context_to_review_for_contract_notes(memory: Memory) -> None:
     plain = make_note(memory, "Kickoff call notes", tags=["meeting"])
     contract = make_note(memory, "MSA redlines from legal", tags=["contract"])
-    p1 = memory.propose(plain.id, "context", "kickoff", reason="summary", proposer=LLM)
-    p2 = memory.propose(contract.id, "context", "legal redlines", reason="summary", proposer=LLM)
+    p1 = memory.propose(plain.id, "context", "kickoff", reason="summary", proposer=llm_proposer(memory))
+    p2 = memory.propose(
+        contract.id, "context", "legal redlines", reason="summary", proposer=llm_proposer(memory)
+    )
     assert p1.status == ProposalStatus.AUTO_APPLIED
     assert p2.status == ProposalStatus.PENDING
     assert "rules[0] (note tagged contract)" in p2.rule
@@ -97,22 +101,28 @@ def test_rule_narrows_context_to_review_for_contract_notes(memory: Memory) -> No
 
 def test_declared_team_attribute_is_routed_and_type_checked(memory: Memory) -> None:
     note = make_note(memory, "They care most about uptime and a Q2 launch")
-    p = memory.propose(note.id, "customer_priorities", ["uptime", "Q2 launch"], reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id,
+        "customer_priorities",
+        ["uptime", "Q2 launch"],
+        reason="stated",
+        proposer=llm_proposer(memory),
+    )
     assert p.status == ProposalStatus.PENDING
     memory.approve(p.id, reviewer=signed_in(memory, "bob"))
     assert memory.read(note.id).extra["customer_priorities"] == ["uptime", "Q2 launch"]
     with pytest.raises(InvalidInputError, match="list of strings"):
-        memory.propose(note.id, "customer_priorities", "uptime", reason="x", proposer=LLM)
+        memory.propose(note.id, "customer_priorities", "uptime", reason="x", proposer=llm_proposer(memory))
 
 
 def test_unknown_attribute_and_missing_note_are_refused(memory: Memory) -> None:
     note = make_note(memory, "x")
     with pytest.raises(InvalidInputError, match="unknown attribute 'favourite_colour'"):
-        memory.propose(note.id, "favourite_colour", "blue", reason="x", proposer=LLM)
+        memory.propose(note.id, "favourite_colour", "blue", reason="x", proposer=llm_proposer(memory))
     with pytest.raises(NotFoundError):
-        memory.propose("n_missing", "tags", ["a"], reason="x", proposer=LLM)
+        memory.propose("n_missing", "tags", ["a"], reason="x", proposer=llm_proposer(memory))
     with pytest.raises(InvalidInputError, match="needs a reason"):
-        memory.propose(note.id, "tags", ["a"], reason=" ", proposer=LLM)
+        memory.propose(note.id, "tags", ["a"], reason=" ", proposer=llm_proposer(memory))
 
 
 def test_links_never_cross_scopes(memory: Memory) -> None:
@@ -120,10 +130,24 @@ def test_links_never_cross_scopes(memory: Memory) -> None:
     b = make_note(memory, "Globex SSO", scope="globex")
     c = make_note(memory, "Acme SAML", scope="acme")
     with pytest.raises(InvalidInputError, match="across scopes"):
-        memory.propose(a.id, "links", [{"note_id": b.id, "reason": "same topic"}], reason="x", proposer=LLM)
+        memory.propose(
+            a.id,
+            "links",
+            [{"note_id": b.id, "reason": "same topic"}],
+            reason="x",
+            proposer=llm_proposer(memory),
+        )
     with pytest.raises(InvalidInputError, match="no such note"):
-        memory.propose(a.id, "links", [{"note_id": "n_invented", "reason": "?"}], reason="x", proposer=LLM)
-    memory.propose(a.id, "links", [{"note_id": c.id, "reason": "both SSO"}], reason="x", proposer=LLM)
+        memory.propose(
+            a.id,
+            "links",
+            [{"note_id": "n_invented", "reason": "?"}],
+            reason="x",
+            proposer=llm_proposer(memory),
+        )
+    memory.propose(
+        a.id, "links", [{"note_id": c.id, "reason": "both SSO"}], reason="x", proposer=llm_proposer(memory)
+    )
     assert [link.note_id for link in memory.read(a.id).links] == [c.id]
 
 
@@ -131,7 +155,8 @@ def test_in_one_batch_the_later_of_two_pending_proposals_supersedes_the_earlier(
     from amem.services.governance import Draft
 
     note = make_note(memory, "x")  # nothing waits on it yet
-    drafts = [Draft(note.id, "decision_rationale", v, reason=f"r-{v}", proposer=LLM) for v in ("one", "two")]
+    by = llm_proposer(memory)
+    drafts = [Draft(note.id, "decision_rationale", v, reason=f"r-{v}", proposer=by) for v in ("one", "two")]
     with memory.ledger.write() as tx:
         first, second = memory.governance.propose_in(tx, drafts)
     assert memory.proposal(first.id).status == ProposalStatus.SUPERSEDED
@@ -145,11 +170,12 @@ def test_on_a_note_created_in_the_same_transaction_the_later_pending_proposal_su
 ) -> None:
     from amem.services.governance import Draft
 
+    by = llm_proposer(memory)
     drafts = lambda note_id, values: [  # noqa: E731
-        Draft(note_id, "decision_rationale", v, reason=f"r-{v}", proposer=LLM) for v in values
+        Draft(note_id, "decision_rationale", v, reason=f"r-{v}", proposer=by) for v in values
     ]
     with memory.ledger.write() as tx:
-        note = memory.governance.create_note(tx, scope="acme", content="x", raw_logs=[], actor=LLM.actor)
+        note = memory.governance.create_note(tx, scope="acme", content="x", raw_logs=[], actor=by.actor)
         (only,) = memory.governance.propose_in(tx, drafts(note.id, ["one"]))
         (later,) = memory.governance.propose_in(tx, drafts(note.id, ["two"]))  # a later input of the batch
     assert memory.proposal(only.id).status == ProposalStatus.SUPERSEDED
@@ -160,8 +186,8 @@ def test_on_a_note_created_in_the_same_transaction_the_later_pending_proposal_su
 
 def test_new_proposal_supersedes_older_pending_one(memory: Memory) -> None:
     note = make_note(memory, "x")
-    first = memory.propose(note.id, "decision_rationale", "one", reason="r1", proposer=LLM)
-    second = memory.propose(note.id, "decision_rationale", "two", reason="r2", proposer=LLM)
+    first = memory.propose(note.id, "decision_rationale", "one", reason="r1", proposer=llm_proposer(memory))
+    second = memory.propose(note.id, "decision_rationale", "two", reason="r2", proposer=llm_proposer(memory))
     assert memory.proposal(first.id).status == ProposalStatus.SUPERSEDED
     assert [p.id for p in memory.pending()] == [second.id]
 
@@ -207,7 +233,7 @@ def test_a_later_contradiction_leaves_the_earlier_pending_retirement_standing(me
 
 def test_agents_can_never_approve(memory: Memory) -> None:
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=LLM)
+    p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=llm_proposer(memory))
     for who in ("agent:sales-agent", "sales-agent", "llm:offline"):
         with pytest.raises(PermissionDeniedError, match=r"agents and LLMs can never approve|not a person"):
             memory.approve(p.id, reviewer=signed_in(memory, who))
@@ -237,7 +263,9 @@ def test_roles_decide_what_a_reviewer_may_approve(memory: Memory) -> None:
 
 def test_reject_needs_a_comment_and_decisions_are_final(memory: Memory) -> None:
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "valid_at", "2026-01-05T00:00:00Z", reason="dated", proposer=LLM)
+    p = memory.propose(
+        note.id, "valid_at", "2026-01-05T00:00:00Z", reason="dated", proposer=llm_proposer(memory)
+    )
     with pytest.raises(InvalidInputError, match="comment"):
         memory.reject(p.id, reviewer=signed_in(memory, "alice"), comment="")
     rejected = memory.reject(p.id, reviewer=signed_in(memory, "alice"), comment="wrong date")
@@ -258,7 +286,9 @@ def test_approving_a_stale_proposal_gives_conflict_not_overwrite(database_url: s
     policy = policy.model_validate({**policy.model_dump(), "attributes": attrs})
     with Memory(tmp_path / "h", database_url=database_url, policy=policy) as memory:
         note = make_note(memory, "We chose annual billing")
-        stale = memory.propose(note.id, "decision_rationale", "discount", reason="r", proposer=LLM)
+        stale = memory.propose(
+            note.id, "decision_rationale", "discount", reason="r", proposer=llm_proposer(memory)
+        )
         edit = memory.update(note.id, actor="person:bob", decision_rationale="finance asked for it")
         assert edit[0].status == ProposalStatus.AUTO_APPLIED
         decided = memory.approve(stale.id, reviewer=signed_in(memory, "alice"))
@@ -274,7 +304,7 @@ def test_approving_a_stale_proposal_gives_conflict_not_overwrite(database_url: s
 
 def test_revert_is_a_new_proposal_routed_by_policy(memory: Memory) -> None:
     note = make_note(memory, "x", tags=["first"])
-    memory.propose(note.id, "tags", ["second"], reason="retag", proposer=LLM)
+    memory.propose(note.id, "tags", ["second"], reason="retag", proposer=llm_proposer(memory))
     change = memory.changes()[-1]
     assert change.new_value == ["second"]
     p = memory.revert(change.seq, reviewer=signed_in(memory, "bob"), reason="wrong tag")
@@ -289,7 +319,7 @@ def test_revert_is_a_new_proposal_routed_by_policy(memory: Memory) -> None:
 
 def test_revert_of_reviewed_attribute_waits_for_review(memory: Memory) -> None:
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=LLM)
+    p = memory.propose(note.id, "decision_rationale", "because", reason="r", proposer=llm_proposer(memory))
     memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     change = memory.changes()[-1]
     back = memory.revert(change.seq, reviewer=signed_in(memory, "bob"))
@@ -308,7 +338,7 @@ def test_a_revert_is_the_persons_edit_and_a_held_one_waits_for_a_covering_review
     with Memory(tmp_path / "home", database_url=database_url, policy=policy) as mem:
         bob = signed_in(mem, "bob")
         note = make_note(mem, "Acme call: SSO via Okta needed.", tags=["sso", "okta"])
-        mem.propose(note.id, "tags", ["okta"], reason="retag", proposer=LLM)
+        mem.propose(note.id, "tags", ["okta"], reason="retag", proposer=llm_proposer(mem))
         tags = [c for c in mem.note_versions(note.id) if c.attribute == "tags"][-1]
         back = mem.revert(tags.seq, reviewer=bob, reason="SSO was right")
         assert back.status == ProposalStatus.AUTO_APPLIED and mem.read(note.id).tags == ["sso", "okta"]
@@ -320,7 +350,7 @@ def test_a_revert_is_the_persons_edit_and_a_held_one_waits_for_a_covering_review
 
         # outside the accounts bob decides in: refused, nothing proposed
         elsewhere = make_note(mem, "Globex call", scope="globex", tags=["pilot"])
-        mem.propose(elsewhere.id, "tags", ["trial"], reason="retag", proposer=LLM)
+        mem.propose(elsewhere.id, "tags", ["trial"], reason="retag", proposer=llm_proposer(mem))
         theirs = [c for c in mem.note_versions(elsewhere.id) if c.attribute == "tags"][-1]
         proposals = len(mem.proposals(limit=1000))
         with pytest.raises(PermissionDeniedError, match="bob decides in acme only, not in globex"):
@@ -328,7 +358,7 @@ def test_a_revert_is_the_persons_edit_and_a_held_one_waits_for_a_covering_review
         assert len(mem.proposals(limit=1000)) == proposals and mem.read(elsewhere.id).tags == ["trial"]
 
         # a held attribute: the revert waits, and only a reviewer whose role covers it decides it
-        keep = mem.propose(note.id, "deleted", True, reason="duplicate", proposer=LLM)
+        keep = mem.propose(note.id, "deleted", True, reason="duplicate", proposer=llm_proposer(mem))
         mem.approve(keep.id, reviewer=signed_in(mem, "alice"))
         deleted = [c for c in mem.note_versions(note.id) if c.attribute == "deleted"][-1]
         held = mem.revert(deleted.seq, reviewer=bob, reason="not a duplicate")
@@ -405,7 +435,7 @@ def test_history_says_who_what_when_why_and_from_which_raw_logs(memory: Memory) 
         "decision_rationale",
         "price",
         reason="stated in call",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=note.raw_log_ids,
     )
     memory.reject(p.id, reviewer=signed_in(memory, "alice"), comment="too vague")
@@ -420,8 +450,10 @@ def test_history_says_who_what_when_why_and_from_which_raw_logs(memory: Memory) 
 
 def test_as_of_rebuilds_the_note_at_each_instant(memory: Memory) -> None:
     note = make_note(memory, "Acme: 50 seats", tags=["seats"])
-    memory.propose(note.id, "tags", ["seats", "pricing"], reason="r", proposer=LLM)
-    p = memory.propose(note.id, "invalid_at", "2026-06-01T00:00:00Z", reason="superseded", proposer=LLM)
+    memory.propose(note.id, "tags", ["seats", "pricing"], reason="r", proposer=llm_proposer(memory))
+    p = memory.propose(
+        note.id, "invalid_at", "2026-06-01T00:00:00Z", reason="superseded", proposer=llm_proposer(memory)
+    )
     memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     created, tagged, retagged, retired = memory.changes()
     tick = timedelta(microseconds=1)
@@ -484,10 +516,16 @@ def test_a_value_of_an_attribute_a_newer_policy_dropped_is_rejected_when_approve
     from amem.services.policy_registry import record_install
 
     note = make_note(memory, "Acme call: Leo drafts the ROI summary")
-    step = memory.propose(note.id, "next_step", "Leo drafts the ROI summary", reason="r", proposer=LLM)
+    step = memory.propose(
+        note.id, "next_step", "Leo drafts the ROI summary", reason="r", proposer=llm_proposer(memory)
+    )
     other = make_note(memory, "Globex call: Ann sends the quote")
-    again = memory.propose(other.id, "next_step", "Ann sends the quote", reason="r", proposer=LLM)
-    why = memory.propose(note.id, "decision_rationale", "auditor asked", reason="r", proposer=LLM)
+    again = memory.propose(
+        other.id, "next_step", "Ann sends the quote", reason="r", proposer=llm_proposer(memory)
+    )
+    why = memory.propose(
+        note.id, "decision_rationale", "auditor asked", reason="r", proposer=llm_proposer(memory)
+    )
     attributes = {k: v for k, v in memory.policy.attributes.items() if k != "next_step"}
     roles = {
         name: role.model_copy(update={"approves": [a for a in role.approves if a != "next_step"]})
@@ -522,9 +560,13 @@ def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory
     """One approval raises, the rejection committed; a bulk approval reports it among the decided
     (rejected, saying why), not as skipped: it was decided, and the ledger says so."""
     note = make_note(memory, "We chose Postgres because the team knows it")
-    p = memory.propose(note.id, "decision_rationale", "team knows it", reason="stated", proposer=LLM)
+    p = memory.propose(
+        note.id, "decision_rationale", "team knows it", reason="stated", proposer=llm_proposer(memory)
+    )
     other = make_note(memory, "We chose Chroma because it runs embedded")
-    q = memory.propose(other.id, "decision_rationale", "runs embedded", reason="stated", proposer=LLM)
+    q = memory.propose(
+        other.id, "decision_rationale", "runs embedded", reason="stated", proposer=llm_proposer(memory)
+    )
     attributes = {**memory.policy.attributes, "decision_rationale": AttributePolicy(mode="frozen")}
     frozen = admin_can_sign_in(memory.policy).model_copy(update={"attributes": attributes})
     # the ledger's policy since: installed over the new ledger's version 1 (no admin has a password)

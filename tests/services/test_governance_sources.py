@@ -14,7 +14,7 @@ from amem.domain.models import LlmCall, Proposer, new_id, utcnow
 from amem.errors import InvalidInputError, PermissionDeniedError
 from amem.memory import Memory
 from amem.services.governance import Draft
-from tests.factories import LLM, make_note
+from tests.factories import make_note
 
 
 def _recorded_call(memory: Memory, raw_log_id: str) -> str:
@@ -142,7 +142,7 @@ def test_the_sources_of_many_drafts_are_read_in_one_query_each(memory: Memory) -
     assert len(proposals) == 6
     assert sum("FROM raw_logs" in s for s in seen) == 1
     assert sum("FROM llm_calls" in s for s in seen) == 1
-    plain = [Draft(n.id, "tags", ["t"], "r", LLM) for n in notes]
+    plain = [Draft(n.id, "tags", ["t"], "r", Proposer(kind="agent", id="crm-sync")) for n in notes]
     with _statements(memory) as seen:
         memory.governance.propose_drafts(plain)
     assert not any("FROM raw_logs" in s or "FROM llm_calls" in s for s in seen)  # nothing cited

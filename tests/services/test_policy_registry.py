@@ -21,7 +21,7 @@ from amem.services import policy_registry
 from amem.services.accounts import hash_password
 from amem.services.authentication import Authentication
 from amem.services.policy_registry import BOOTSTRAP_ACTOR
-from tests.factories import LLM, make_note, signed_in
+from tests.factories import llm_proposer, make_note, signed_in
 
 
 def _variant(policy: Policy, **changes: object) -> Policy:
@@ -58,7 +58,7 @@ def test_a_new_ledger_installs_the_creating_process_policy_as_version_1(memory: 
     with memory.ledger.read() as tx:  # recorded like any install: a chain event
         assert [(e.kind, e.subject) for e in tx.iter_events()] == [("policy", "1")]
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=LLM)
+    p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=llm_proposer(memory))
     assert p.policy_sha256 == installed.sha256
     assert memory.approve(p.id, reviewer=signed_in(memory, "alice")).status == ProposalStatus.APPROVED
     with _open(memory, memory.policy) as again:  # reopening with the same file installs nothing
@@ -100,7 +100,7 @@ def test_a_ledger_with_data_and_no_installed_policy_decides_nothing_until_one_is
         Memory(home, database_url=database_url) as old,
     ):
         note = make_note(old, "Acme chose SSO")
-        p = old.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=LLM)
+        p = old.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=llm_proposer(old))
     with Memory(home, database_url=database_url) as mem:
         assert mem.policy_in_force.installed is None
         assert "no policy is installed in this ledger" in (mem.policy_in_force.mismatch or "")
@@ -121,7 +121,7 @@ def test_installed_policy_routes_and_a_different_file_decides_nothing(memory: Me
         installed = same.policy_in_force.installed
         assert installed is not None and installed.version == 1 and installed.installed_by == BOOTSTRAP_ACTOR
         assert same.policy_in_force.mismatch is None
-        p = same.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=LLM)
+        p = same.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=llm_proposer(same))
         assert p.policy_sha256 == installed.sha256
 
     # A file that would widen rights: mallory becomes a lead, tags need review, self-approval is on.
@@ -141,7 +141,7 @@ def test_installed_policy_routes_and_a_different_file_decides_nothing(memory: Me
             other.approve(p.id, reviewer=signed_in(other, "alice"))
         with pytest.raises(PolicyMismatchError, match="decides nothing"):
             other.reject(p.id, reviewer=signed_in(other, "alice"), comment="no")
-        tags = other.propose(note.id, "tags", ["sso"], reason="r", proposer=LLM)
+        tags = other.propose(note.id, "tags", ["sso"], reason="r", proposer=llm_proposer(other))
         assert tags.status == ProposalStatus.AUTO_APPLIED  # routed by the installed policy, not the file
     assert memory.proposal(p.id).status == ProposalStatus.PENDING
 
@@ -168,7 +168,7 @@ def test_only_a_policy_admin_of_the_policy_in_force_installs_the_next(memory: Me
         assert [v.version for v in current.policy_versions()] == [1, 2, 3]
         # a process opened before the install reads on, routes under the new policy, decides nothing
         note = make_note(current, "x")
-        p = current.propose(note.id, "next_step", "call", reason="r", proposer=LLM)
+        p = current.propose(note.id, "next_step", "call", reason="r", proposer=llm_proposer(current))
         assert p.policy_sha256 == version.sha256
         with pytest.raises(PolicyMismatchError, match="changed since this process started"):
             current.reject(p.id, reviewer=alice, comment="no")
@@ -266,7 +266,7 @@ def test_cli_install_and_policy_flag_cannot_widen_rights(
 ) -> None:
     policy_file = Path(os.environ["AMEM_POLICY"])
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=LLM)
+    p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=llm_proposer(memory))
 
     code, text = _cli(memory, capsys, "policy")
     assert code == 0 and "installed version 1" in text and BOOTSTRAP_ACTOR in text
@@ -311,7 +311,7 @@ def test_a_new_ledger_whose_policy_gives_no_admin_a_password_is_claimed_by_the_f
     assert policy_registry.is_unclaimed(memory.policy_in_force.installed)
     assert "claims the ledger" in memory.policy_in_force.describe()
     note = make_note(memory, "x")
-    p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=LLM)
+    p = memory.propose(note.id, "decision_rationale", "why", reason="r", proposer=llm_proposer(memory))
     folder = tmp_path / "claim"
     folder.mkdir()
     for name in ("policies.yaml", "reviewers.yaml"):
@@ -441,7 +441,9 @@ def test_a_process_given_no_policy_works_under_the_installed_one(
         chosen = first.policy_in_force.installed
         assert chosen is not None and chosen.sha256 == fingerprint(first.policy)
         note = make_note(first, "Acme chose SSO because the auditor asked")
-        p = first.propose(note.id, "decision_rationale", "the auditor asked", reason="r", proposer=LLM)
+        p = first.propose(
+            note.id, "decision_rationale", "the auditor asked", reason="r", proposer=llm_proposer(first)
+        )
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -474,9 +476,11 @@ def test_a_policy_that_drops_or_retypes_an_attribute_the_ledger_holds_is_refused
     with _open(memory, base) as mem:
         alice = signed_in(mem, "alice")
         note = make_note(mem, "Acme: uptime matters most")
-        held = mem.propose(note.id, "customer_priorities", ["uptime"], reason="r", proposer=LLM)
+        held = mem.propose(note.id, "customer_priorities", ["uptime"], reason="r", proposer=llm_proposer(mem))
         mem.approve(held.id, reviewer=alice)
-        mem.propose(note.id, "customer_priorities", ["uptime", "price"], reason="r", proposer=LLM)
+        mem.propose(
+            note.id, "customer_priorities", ["uptime", "price"], reason="r", proposer=llm_proposer(mem)
+        )
         attributes = dict(base.attributes)
         retyped = attributes["customer_priorities"].model_copy(update={"type": "text"})
         with pytest.raises(InvalidInputError) as info:
@@ -581,7 +585,7 @@ def test_a_ledger_made_with_a_policy_naming_no_admin_is_claimed_by_the_first_adm
             _bootstrap(mem, mallory)  # claimed: no second first install
     with Memory(home, database_url=database_url, policy=good) as mem:
         note = make_note(mem, "Acme chose SSO because the auditor asked")
-        p = mem.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=LLM)
+        p = mem.propose(note.id, "decision_rationale", "auditor", reason="r", proposer=llm_proposer(mem))
         assert mem.approve(p.id, reviewer=signed_in(mem, "alice")).status == ProposalStatus.APPROVED
         assert mem.verify().ok
 

@@ -26,7 +26,7 @@ from amem.services import policy_registry
 from amem.services.authentication import Authentication
 from tests.cli.test_note_commands import MODEL, construct
 from tests.conftest import REPO
-from tests.factories import LLM, make_note
+from tests.factories import llm_proposer, make_note
 
 TEXT = "Acme renews on 2027-03-01 only with SSO: their auditor asked for it."
 
@@ -199,7 +199,7 @@ def test_the_first_install_on_a_ledger_made_before_installs_keeps_the_names_its_
         Memory(home, database_url=database_url, policy=with_reason) as old,
     ):
         note = make_note(old, "Acme chose SSO")
-        old.propose(note.id, "reason", "their auditor asked", reason="r", proposer=LLM)
+        old.propose(note.id, "reason", "their auditor asked", reason="r", proposer=llm_proposer(old))
     also_actor = _with(with_reason, lambda d: d["attributes"].update(actor={"type": "text"}))
     with Memory(home, database_url=database_url, policy=with_reason) as mem:
         assert mem.policy_in_force.installed is None

@@ -11,7 +11,7 @@ from amem.domain.models import Note, ProposalStatus
 from amem.errors import NotFoundError, ReviewSetChangedError
 from amem.memory import Memory
 from amem.services.review import ReviewFilter
-from tests.factories import LLM, said, signed_in
+from tests.factories import llm_proposer, said, signed_in
 
 MARCH_1 = "2026-03-01T00:00:00+00:00"
 
@@ -31,7 +31,7 @@ def held(
         attribute,
         value,
         reason=reason,
-        proposer=LLM,
+        proposer=llm_proposer(mem),
         raw_log_ids=(source or note).raw_log_ids,
         evidence=evidence,
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from amem.domain.models import ProposalStatus
 from amem.memory import Memory
 from amem.services.review import ReviewField, contested_words
-from tests.factories import LLM, signed_in
+from tests.factories import llm_proposer, signed_in
 
 MARCH_PRICE = "Pricing call: Globex pays $42 per seat per month."
 JUNE_PRICE = "Pricing update. As of today Globex pays $55 per seat per month."
@@ -71,7 +71,7 @@ def test_the_queue_finds_the_newer_note_from_the_proposal_s_sources_not_its_reas
         "invalid_at",
         JUNE_AT,
         reason="a later fact makes it untrue",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=[_source(memory, older), _source(memory, newer)],
         evidence="booked the onboarding kickoff",
     )
@@ -92,7 +92,7 @@ def test_a_retirement_recorded_before_its_sources_named_the_newer_note_still_sho
         "invalid_at",
         JUNE_AT,
         reason=f"contradicted by newer note {newer}: a later fact",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=[_source(memory, older)],
         evidence="Globex signed the order form",
     )

@@ -13,7 +13,7 @@ from amem.errors import PermissionDeniedError, ReviewSetChangedError
 from amem.memory import Memory
 from amem.policy import canonical_text, load_policy
 from amem.services.review import ReviewFilter
-from tests.factories import LLM, make_note, policy_with_scopes, signed_in
+from tests.factories import llm_proposer, make_note, policy_with_scopes, signed_in
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,9 @@ def owned(database_url: str, tmp_path: Path) -> Iterator[Memory]:
 
 def _held(mem: Memory, scope: str, content: str) -> str:
     note = make_note(mem, content, scope=scope)
-    return mem.propose(note.id, "decision_rationale", "they said so", reason="r", proposer=LLM).id
+    return mem.propose(
+        note.id, "decision_rationale", "they said so", reason="r", proposer=llm_proposer(mem)
+    ).id
 
 
 def test_a_reviewer_decides_in_their_accounts_only(owned: Memory) -> None:

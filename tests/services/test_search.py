@@ -14,7 +14,7 @@ from amem.domain.models import Note, new_id, utcnow
 from amem.errors import ConfigError, InvalidInputError
 from amem.memory import Memory
 from amem.services import search as search_module
-from tests.factories import LLM, make_note, said, signed_in
+from tests.factories import llm_proposer, make_note, said, signed_in
 
 REVIEWER = "alice"
 
@@ -25,7 +25,9 @@ def ids(results: list) -> list[str]:
 
 def decide(memory: Memory, note: Note, attribute: str, value: object) -> None:
     """Propose as the LLM, and approve as a reviewer when the policy holds it for review."""
-    p = memory.propose(note.id, attribute, value, reason=f"test sets {attribute}", proposer=LLM)
+    p = memory.propose(
+        note.id, attribute, value, reason=f"test sets {attribute}", proposer=llm_proposer(memory)
+    )
     if p.status.value == "pending":
         memory.approve(p.id, reviewer=signed_in(memory, REVIEWER))
 

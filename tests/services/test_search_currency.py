@@ -9,7 +9,7 @@ import pytest
 
 from amem.domain.models import Note
 from amem.memory import Memory
-from tests.factories import LLM, contradict, said, signed_in
+from tests.factories import contradict, llm_proposer, said, signed_in
 
 QUESTION = "how much does Acme pay per seat?"
 
@@ -17,7 +17,12 @@ QUESTION = "how much does Acme pay per seat?"
 def retire(memory: Memory, old: Note, new: Note, when: str) -> None:
     """The newer fact retires the older one: a contradiction, approved by a reviewer."""
     p = memory.propose(
-        old.id, "invalid_at", when, reason="a newer price", proposer=LLM, raw_log_ids=new.raw_log_ids
+        old.id,
+        "invalid_at",
+        when,
+        reason="a newer price",
+        proposer=llm_proposer(memory),
+        raw_log_ids=new.raw_log_ids,
     )
     memory.approve(p.id, reviewer=signed_in(memory, "alice"))
 
@@ -69,7 +74,11 @@ def test_asking_for_retired_facts_too_never_pushes_out_the_current_ones(memory: 
     said(memory, "Acme's champion is Priya, the head of IT", at=datetime(2026, 2, 1, tzinfo=UTC))
     retire(memory, old, new, "2026-08-20T00:00:00Z")
     linked = memory.propose(
-        new.id, "links", [{"note_id": old.id, "reason": "replaces the old price"}], reason="r", proposer=LLM
+        new.id,
+        "links",
+        [{"note_id": old.id, "reason": "replaces the old price"}],
+        reason="r",
+        proposer=llm_proposer(memory),
     )
     if linked.status.value == "pending":
         memory.approve(linked.id, reviewer=signed_in(memory, "alice"))
@@ -95,7 +104,7 @@ def test_facts_are_the_current_ones_newest_first_with_decisions(memory: Memory, 
         "decision_rationale",
         "a two-year commitment",
         reason="stated",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=prices[2].raw_log_ids,
     )
     memory.approve(p.id, reviewer=signed_in(memory, "alice"), comment="matches the contract")
@@ -211,7 +220,11 @@ def test_a_contested_note_an_agentic_search_brings_in_by_a_link_says_so_too(memo
     new = said(memory, "Acme now pays $55 per seat after the uplift", at=datetime(2026, 4, 2, tzinfo=UTC))
     call = said(memory, "Renewal call with Acme's CFO about the budget", at=datetime(2026, 5, 1, tzinfo=UTC))
     memory.propose(
-        call.id, "links", [{"note_id": old.id, "reason": "the price discussed"}], reason="r", proposer=LLM
+        call.id,
+        "links",
+        [{"note_id": old.id, "reason": "the price discussed"}],
+        reason="r",
+        proposer=llm_proposer(memory),
     )
     waiting = contradict(memory, old, new, "2026-04-02T00:00:00Z")
     found = memory.search_agentic("renewal call with the CFO", k=1, scope="acme")
@@ -239,11 +252,15 @@ def test_a_pending_revert_that_would_end_no_note_is_no_retirement_waiting(
     too: a revert that would bring the retired $55 back, or lift the end the $49 was given, showed
     as "contested: a newer note says otherwise; its retirement waits for review". A proposal of no
     date ends nothing, nor does one that moves a retired note's end; a retirement still waits."""
-    decide = memory.propose(prices[2].id, "invalid_at", "2031-01-01T00:00:00Z", reason="ends", proposer=LLM)
+    decide = memory.propose(
+        prices[2].id, "invalid_at", "2031-01-01T00:00:00Z", reason="ends", proposer=llm_proposer(memory)
+    )
     memory.approve(decide.id, reviewer=signed_in(memory, "alice"))  # the $49 holds until 2031
     revert_pending(memory, prices[1])  # would bring the retired $55 back
     revert_pending(memory, prices[2])  # would lift the $49's end
-    moved = memory.propose(prices[0].id, "invalid_at", "2026-03-01T00:00:00Z", reason="earlier", proposer=LLM)
+    moved = memory.propose(
+        prices[0].id, "invalid_at", "2026-03-01T00:00:00Z", reason="earlier", proposer=llm_proposer(memory)
+    )
     assert moved.status.value == "pending"  # would move the retired $42's end
     hits = memory.search(QUESTION, k=5, scope="acme", include_retired=True)
     assert {h.note_id for h in hits} >= {p.id for p in prices}

@@ -22,19 +22,20 @@ from amem.domain.models import utcnow
 from amem.index.chroma import ChromaIndex
 from amem.ledger import search_queries
 from amem.memory import Memory
-from tests.factories import LLM, make_note, said, signed_in
+from tests.factories import llm_proposer, make_note, said, signed_in
 
 REPO = Path(__file__).resolve().parents[2]
 #: Another process: retires a note or brings it back (approved by a reviewer), or adds one, then exits.
 OTHER_PROCESS = """
 import sys
 from amem.memory import Memory
-from tests.factories import LLM, signed_in
+from tests.factories import llm_proposer, signed_in
 home, url, what, arg = sys.argv[1:5]
 with Memory(home, database_url=url) as memory:
     if what in ("retire", "restore"):
         value = "2020-01-01T00:00:00Z" if what == "retire" else None
-        p = memory.propose(arg, "invalid_at", value, reason="ended" if value else "still holds", proposer=LLM)
+        why = "ended" if value else "still holds"
+        p = memory.propose(arg, "invalid_at", value, reason=why, proposer=llm_proposer(memory))
         memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     elif what == "erase":  # the erasure alone: the moment before its index rebuild, or a crash in it
         from amem.services import erasure
@@ -135,7 +136,9 @@ def test_notes_retired_before_a_process_opened_stay_out_of_its_searches(
         current = make_note(first, "Vandelay's seat price is $49 now")
         first.search("seat price", k=5, scope="acme")  # its index holds all four, as current
         for note in retired:
-            p = first.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="replaced", proposer=LLM)
+            p = first.propose(
+                note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="replaced", proposer=llm_proposer(first)
+            )
             first.approve(p.id, reviewer=signed_in(first, "alice"))
     with Memory(tmp_path / "home", database_url=database_url) as second:
         assert [h.note_id for h in second.search("Vandelay seat price", k=5, scope="acme")] == [current.id]
@@ -163,7 +166,9 @@ def test_the_vector_side_looks_past_many_notes_the_ledger_retired(memory: Memory
     filters on invalid_at after all."""
     retired = [make_note(memory, "Seat price in dollars") for _ in range(20)]
     for note in retired:
-        p = memory.propose(note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=LLM)
+        p = memory.propose(
+            note.id, "invalid_at", "2024-01-01T00:00:00Z", reason="t", proposer=llm_proposer(memory)
+        )
         memory.approve(p.id, reviewer=signed_in(memory, "alice"))
     live = make_note(memory, "Seats are now priced in euros")
     service = memory.search_service
@@ -191,7 +196,7 @@ def test_a_search_reads_its_hits_k_at_a_time_as_of_a_past_moment_too(
     later = [make_note(memory, f"Initech renewal renewal call call {i}") for i in range(4)]
     before = utcnow()
     for note in later:  # tagged since: as of ``before`` they fail the filter
-        memory.propose(note.id, "tags", ["renewal"], reason="tagged later", proposer=LLM)
+        memory.propose(note.id, "tags", ["renewal"], reason="tagged later", proposer=llm_proposer(memory))
     asked: list[int] = []
     service = memory.search_service
     real = service._notes_said
@@ -310,7 +315,9 @@ def test_a_search_that_finds_nothing_changed_reads_no_notes_after_the_embedding(
         assert beside == [] and len(mine) == 2 and "index_state" in mine[0]
     assert notes_read() == 0
 
-    memory.propose(note.id, "context", "Renewal moved to April", reason="call", proposer=LLM)  # applied
+    memory.propose(
+        note.id, "context", "Renewal moved to April", reason="call", proposer=llm_proposer(memory)
+    )  # applied
     hits = search()
     assert notes_read() == 1 and hits[0].note.context == "Renewal moved to April"
     hits[0].note.tags.append("changed by the caller")  # a caller's copy: the next search is not

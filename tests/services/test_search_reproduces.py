@@ -11,7 +11,7 @@ import pytest
 
 from amem.domain.models import Note, utcnow
 from amem.memory import Memory
-from tests.factories import LLM, said, signed_in
+from tests.factories import llm_proposer, said, signed_in
 
 WORDS = [
     "price",
@@ -57,7 +57,7 @@ def retire(memory: Memory, note: Note) -> None:
         "invalid_at",
         "2026-06-01T00:00:00Z",
         reason="newer",
-        proposer=LLM,
+        proposer=llm_proposer(memory),
         raw_log_ids=note.raw_log_ids,
     )
     approved(memory, p.id, p.status.value)
