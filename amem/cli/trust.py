@@ -318,6 +318,10 @@ def erase(
         for copy in r.copies_removed:  # whole copies of the ledger killed restores and backups left
             out.print(f"removed {copy}", markup=False)
         for copy in r.copies_left:
-            out.print(f"left {copy}: it holds what was erased until it is removed", markup=False)
+            out.print(
+                f"left {copy}: a running restore or backup holds it (if it copies this ledger, it keeps "
+                "what was erased until it is removed)",
+                markup=False,
+            )
 
     emit(report, as_json, render)

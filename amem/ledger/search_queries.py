@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -127,14 +127,30 @@ def postgres_fold(text: str) -> str:
     return text.translate(_FOLD_TABLE)
 
 
-def postgres_indexed_text(expression: str, probe: str | None = None) -> str:
+def _holds(encoding: str) -> Callable[[str], bool]:
+    """Whether a character can be written in ``encoding`` (a Python codec): a database in another
+    encoding than UTF-8 (LATIN1, WIN1252) cannot hold, nor be sent, the letters it lacks."""
+
+    def can(char: str) -> bool:
+        try:
+            char.encode(encoding)
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    return can
+
+
+def postgres_indexed_text(expression: str, probe: str | None = None, encoding: str = "utf-8") -> str:
     """The SQL of ``postgres_fold`` over a text ``expression``: built in and immutable, so a
     generated column may use it (the unaccent extension may be missing, and its function is not
     immutable). Each separator is replace()d (5 ns a character for the eight; translate() took 46);
     a text holding an accented letter or a loose accent (``probe``, by default ``expression``: a
     cheaper text holding the same characters) is then translate()d, its lists holding the letters of
     the blocks it holds a character of, then the accents if it holds one (dropped: the second list
-    is shorter)."""
+    is shorter). ``encoding``: the database's (a Python codec): only the letters it can hold are
+    listed, the only ones its texts can have (a block it holds whole is tested by its range)."""
+    can = _holds(encoding)
     probe = probe or expression
     parted = expression
     for separator in POSTGRES_SEPARATORS:
@@ -142,33 +158,42 @@ def postgres_indexed_text(expression: str, probe: str | None = None) -> str:
     taken: list[str] = []
     given: list[str] = []
     ranges = ""
+    accents = "".join(a for a in FTS5_ACCENTS if can(a))
     for low, high in _FOLD_BLOCKS:
-        letters = "".join(c for c in _FOLDED if low <= ord(c) <= high)
-        holds = f"{probe} ~ '[{chr(low)}-{chr(high)}]'"
+        letters = "".join(c for c in _FOLDED if low <= ord(c) <= high and can(c))
+        if not letters:
+            continue
+        whole = can(chr(low)) and can(chr(high))
+        block = f"{chr(low)}-{chr(high)}" if whole else letters
+        holds = f"{probe} ~ '[{block}]'"
         taken.append(f"CASE WHEN {holds} THEN '{letters}' ELSE '' END")
         given.append(f"CASE WHEN {holds} THEN '{''.join(_FOLDED[c] for c in letters)}' ELSE '' END")
-        ranges += f"{chr(low)}-{chr(high)}"
-    first, last = FTS5_ACCENTS[0], FTS5_ACCENTS[-1]
-    taken.append(f"CASE WHEN {probe} ~ '[{first}-{last}]' THEN '{FTS5_ACCENTS}' ELSE '' END")
-    ranges += f"{first}-{last}"
+        ranges += block
+    if accents:
+        block = f"{accents[0]}-{accents[-1]}" if accents == FTS5_ACCENTS else accents
+        taken.append(f"CASE WHEN {probe} ~ '[{block}]' THEN '{accents}' ELSE '' END")
+        ranges += block
+    if not ranges:  # an ASCII database: no letter to fold
+        return parted
     folded = f"translate({parted}, {' || '.join(taken)}, {' || '.join(given)})"
     return f"CASE WHEN {probe} ~ '[{ranges}]' THEN {folded} ELSE {parted} END"
 
 
-def postgres_search_vector() -> str:
+def postgres_search_vector(encoding: str = "utf-8") -> str:
     """The expression of notes.search_vector (migration 0026): content weighted A, keywords and
     tags B, context C, each read through ``postgres_indexed_text``, and the scope's token
     (``scope_key``) as 0003 indexed it. A list's strings only are translated (a number's "-" or "."
-    would break the JSON), then read as jsonb_to_tsvector read the list before."""
+    would break the JSON), then read as jsonb_to_tsvector read the list before. ``encoding``: the
+    database's, as a Python codec (``postgres_indexed_text``)."""
 
     english = "'english'::regconfig"
 
     def text(expression: str) -> str:
-        return f"to_tsvector({english}, {postgres_indexed_text(expression)})"
+        return f"to_tsvector({english}, {postgres_indexed_text(expression, encoding=encoding)})"
 
     def strings(column: str) -> str:
         listed = f"jsonb_path_query_array({column}, '$[*] ? (@.type() == \"string\")')::text"
-        folded = postgres_indexed_text(listed, probe=f"{column}::text")
+        folded = postgres_indexed_text(listed, probe=f"{column}::text", encoding=encoding)
         return f"jsonb_to_tsvector({english}, {folded}::jsonb, '[\"string\"]')"
 
     context = text("coalesce(context, '')")

@@ -46,12 +46,30 @@ def _migration_0003() -> ModuleType:
     return module
 
 
+def _database_encoding() -> str:
+    """The encoding the column's SQL must be written in, as a Python codec: the database's (UTF8:
+    "utf-8", LATIN1: "iso8859-1"), or the connection's where the database is UTF-8 and the client
+    asked for another. The column lists only the letters it can hold; an encoding psycopg has no
+    codec for folds none (ASCII)."""
+    from psycopg._encodings import pg2pyenc  # psycopg's own table of PostgreSQL's encodings
+
+    bind = op.get_bind()
+    name = str(bind.exec_driver_sql("SHOW server_encoding").scalar_one())
+    try:
+        server = pg2pyenc(name.encode())
+    except Exception:
+        return "ascii"
+    if server != "utf-8":
+        return server
+    return str(bind.connection.dbapi_connection.info.encoding)  # type: ignore[union-attr]
+
+
 def upgrade() -> None:
     if op.get_bind().dialect.name != "postgresql":
         return
     op.execute("DROP INDEX IF EXISTS ix_notes_search_vector")
     op.execute("ALTER TABLE notes DROP COLUMN IF EXISTS search_vector")
-    generated = f"GENERATED ALWAYS AS ({postgres_search_vector()}) STORED"
+    generated = f"GENERATED ALWAYS AS ({postgres_search_vector(_database_encoding())}) STORED"
     op.execute(f"ALTER TABLE notes ADD COLUMN search_vector tsvector {generated}")
     op.execute("CREATE INDEX ix_notes_search_vector ON notes USING gin (search_vector)")
     op.execute("ANALYZE notes")

@@ -147,3 +147,30 @@ def test_every_accented_latin_letter_and_separator_is_folded_by_the_index_as_by_
     missed = [w for w in words if found(memory, search_queries.postgres_fold(w)) != [note.id]]
     missed += [w for i, w in enumerate(joined) if found(memory, f"w{i}") != [note.id]]
     assert missed == []
+
+
+def test_a_store_on_a_latin1_postgresql_database_is_made_and_folds_its_accents(tmp_path) -> None:
+    """A team's older PostgreSQL database in LATIN1: migration 0026 wrote letters the database
+    cannot hold (Ā, ạ) into the column's SQL, so no store could be made or upgraded there. The
+    column lists only the letters the database holds, and folds them."""
+    from uuid import uuid4
+
+    from tests.conftest import POSTGRES_URL
+
+    if POSTGRES_URL is None:
+        pytest.skip("AMEM_TEST_POSTGRES_URL is not set")
+    server = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    name = f"amem_latin1_{uuid4().hex[:8]}"
+    with server.connect() as conn:
+        conn.exec_driver_sql(
+            f"CREATE DATABASE {name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+        )
+    try:
+        url = sa.make_url(POSTGRES_URL).set(database=name)
+        with Memory(tmp_path / "home", database_url=url.render_as_string(hide_password=False)) as memory:
+            note = make_note(memory, "Café meeting at Zürich about the renewal")
+            assert found(memory, "zurich") == [note.id] and found(memory, "cafe") == [note.id]
+    finally:
+        with server.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        server.dispose()
