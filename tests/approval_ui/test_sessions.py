@@ -17,8 +17,7 @@ from amem.services.accounts import hash_password
 from approval_ui.auth import COOKIE_NAME
 from approval_ui.state import ACCOUNT_KEY, REMEMBER_KEY
 from tests.approval_ui.conftest import APP, PASSWORD, plain
-from tests.approval_ui.test_review_queue import MODEL
-from tests.factories import said
+from tests.factories import llm_proposer, said
 
 FORM = ["Reviewer", "Password"]
 
@@ -55,7 +54,12 @@ def _held(mem: Memory, text: str) -> tuple[str, Proposal]:
     """An input waiting in the queue: its item key and its held proposal."""
     note = said(mem, text)
     p = mem.propose(
-        note.id, "next_step", "book a demo", reason="said", proposer=MODEL, raw_log_ids=note.raw_log_ids
+        note.id,
+        "next_step",
+        "book a demo",
+        reason="said",
+        proposer=llm_proposer(mem),
+        raw_log_ids=note.raw_log_ids,
     )
     assert p.status == ProposalStatus.PENDING
     return note.raw_log_ids[0], p
