@@ -339,12 +339,17 @@ class Memory:
     def _erased_input(self, raw_log_id: str, *, retry: bool) -> InputErasedError | None:
         """What add_note says of an input erased on a data subject's request (a retry under its key,
         or erased while it was analysed): not pending, as `amem reprocess` has nothing to do for it;
-        None when it is not erased."""
-        if self.queue.status(raw_log_id).status != "erased":
-            return None
+        None when it is not erased, or when the ledger cannot say (the pending error, which names the
+        kept raw log, must reach the caller then: a caller told only "ledger unreachable" sends again)."""
         from amem.services import audit
 
-        return InputErasedError(raw_log_id, retry=retry, **audit.erasure_of(self.ledger, raw_log_id))
+        try:
+            if self.queue.status(raw_log_id).status != "erased":
+                return None
+            found = audit.erasure_of(self.ledger, raw_log_id)
+        except Exception:  # the ledger failing too (it refused the write): the pending error says it
+            return None
+        return InputErasedError(raw_log_id, retry=retry, **found)
 
     def add_notes(
         self,

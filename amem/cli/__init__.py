@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from typer import Abort, Exit
     from typer._click.exceptions import ClickException
 
-    from amem.errors import AmemError, AnalysisPendingError, NotFoundError
+    from amem.errors import AmemError, AnalysisPendingError, InputErasedError, NotFoundError
 
     args = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in args
@@ -96,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     except AnalysisPendingError as exc:  # not a user mistake: the input is kept, analysis comes later
         message = f"pending: {_printable(exc)}"
         return _fail(message, EXIT_ANALYSIS_PENDING, as_json, raw_log_id=exc.raw_log_id)
+    except InputErasedError as exc:  # a user mistake (exit 2), with the erasure's record for a script
+        erasure = {"erasure_id": exc.erasure_id, "erased_by": exc.erased_by}
+        erasure["erased_at"] = exc.erased_at.isoformat() if exc.erased_at else None
+        return _fail(
+            f"error: {_printable(exc)}", EXIT_USER_ERROR, as_json, raw_log_id=exc.raw_log_id, **erasure
+        )
     except NotFoundError as exc:  # say where it looked: another store may hold it
         return _fail(f"error: {_printable(exc)} in {store_label()}", EXIT_USER_ERROR, as_json)
     except AmemError as exc:
