@@ -354,32 +354,63 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
     inputs. An erased raw log's metadata is gone, so it matches by the rest: an erased input is
     never kept again. The stored metadata is compared with its numbers written as a new input's are
     (``numbers_as_stored``): one recorded before they were (a float such as 1e23, which SQLite gives
-    back as that float) is the same input, not another."""
+    back as that float) is the same input, not another. A person's input is also the one
+    ``agent:NAME`` recorded before the person's first raw log (``_before_first_own``): an amem
+    before reviewer tokens added as ``person:NAME`` recorded the reviewer's own token's inputs so,
+    and their retry across that upgrade was kept a second time."""
 
     def key(scope: str, sha: str, at: datetime, kind: str, actor: str) -> tuple[str, str, datetime, str, str]:
         return scope, sha, as_utc(at), kind, actor
 
     wanted: dict[tuple[str, str, datetime, str, str], list[RawLog]] = {}
+    as_agent: dict[tuple[str, str, datetime, str, str], list[RawLog]] = {}
     for r in raws:
         wanted.setdefault(key(r.scope, r.sha256, r.occurred_at, r.actor.kind.value, r.actor.id), []).append(r)
+        if r.actor.kind == ActorKind.PERSON:
+            at = key(r.scope, r.sha256, r.occurred_at, ActorKind.AGENT.value, r.actor.id)
+            as_agent.setdefault(at, []).append(r)
     digests = sorted({r.sha256 for r in raws})
     found: dict[str, Recorded] = {}
+    first_own: dict[str, datetime | None] = {}
     for some in chunks(digests):
         rows = tx.conn.execute(
             _with_state(
-                raw_logs.c.occurred_at, raw_logs.c.actor_kind, raw_logs.c.actor_id, raw_logs.c.metadata
+                raw_logs.c.occurred_at,
+                raw_logs.c.actor_kind,
+                raw_logs.c.actor_id,
+                raw_logs.c.metadata,
+                raw_logs.c.received_at,
             )
             .where(raw_logs.c.sha256.in_(some))
             .order_by(raw_logs.c.seq)
         ).all()
         for row in rows:
             erased = row.state == RawLogState.ERASED.value
-            for new in wanted.get(
-                key(row.scope, row.sha256, row.occurred_at, row.actor_kind, row.actor_id), []
-            ):
+            at = key(row.scope, row.sha256, row.occurred_at, row.actor_kind, row.actor_id)
+            theirs = wanted.get(at, [])
+            if at in as_agent and _before_first_own(tx, row.actor_id, row.received_at, first_own):
+                theirs = [*theirs, *as_agent[at]]
+            for new in theirs:
                 if new.id not in found and (erased or new.metadata == numbers_as_stored(row.metadata or {})):
                     found[new.id] = Recorded(row.id, row.state, row.note_id, row.error)
     return found
+
+
+def _before_first_own(
+    tx: LedgerTx, name: str, received_at: datetime, first: dict[str, datetime | None]
+) -> bool:
+    """Whether a raw log ``agent:NAME`` recorded at ``received_at`` came before ``person:NAME``'s
+    first (``first`` caches that time per name): until then it may be the reviewer's own token's,
+    after it an agent's of that name. Read only for a person's input that an agent of their name
+    recorded in the same scope, time and words, so rarely; no index serves it."""
+    if name not in first:
+        first[name] = tx.conn.execute(
+            sa.select(sa.func.min(raw_logs.c.received_at)).where(
+                raw_logs.c.actor_kind == ActorKind.PERSON.value, raw_logs.c.actor_id == name
+            )
+        ).scalar_one_or_none()
+    own = first[name]
+    return own is None or as_utc(received_at) < as_utc(own)
 
 
 @dataclass(frozen=True)

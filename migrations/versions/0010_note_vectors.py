@@ -12,7 +12,9 @@ Revises: 0008
 Create Date: 2026-11-30
 """
 
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import op
@@ -28,6 +30,7 @@ _ADDED = ("instance", "built_by", "ledger_id")
 
 
 def upgrade() -> None:
+    _queue_and_tokens_if_skipped()
     op.create_table(
         "note_vectors",
         sa.Column("note_id", sa.String(40), sa.ForeignKey("notes.id"), primary_key=True),
@@ -39,6 +42,23 @@ def upgrade() -> None:
     op.add_column("index_state", sa.Column("instance", sa.String(64), nullable=False, server_default=""))
     op.add_column("index_state", sa.Column("built_by", sa.String(300), nullable=False, server_default=""))
     op.add_column("index_state", sa.Column("ledger_id", sa.String(64), nullable=False, server_default=""))
+
+
+def _queue_and_tokens_if_skipped() -> None:
+    """Make 0006's leases and tokens where the ledger passed 0007 without them.
+
+    From 2026-11-30 23:39 to 2026-12-01 00:18 (c407e77 to 591dd53) amem's 0007 revised 0005 and
+    0006 was not yet in the chain: a ledger stamped 0007 or 0008 then never ran 0006, and the
+    migrations that alter its tables (0015 first) failed on every later upgrade.
+    """
+    if "api_tokens" in sa.inspect(op.get_bind()).get_table_names():
+        return
+    path = Path(__file__).with_name("0006_agents_queue_tokens.py")
+    spec = importlib.util.spec_from_file_location("amem_migration_0006", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.upgrade()
 
 
 def downgrade() -> None:

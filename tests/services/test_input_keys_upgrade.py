@@ -82,3 +82,34 @@ def test_another_input_under_the_agent_s_key_is_the_person_s_own(memory: Memory)
     other = _post(memory, token, {"content": "Acme wants a discount", "scope": "acme"})
     assert other["status"] == "queued" and other["raw_log_id"] != kept
     assert memory.count_raw_logs() == 2
+
+
+TIMED = {**SSO, "at": "2026-12-01T10:00:00Z"}
+
+
+def _timed_as_before_the_upgrade(memory: Memory) -> str:
+    """What the older amem recorded for an input alice's reviewer token sent with its time and no
+    key (the HTTP API looks such an input up: ``skip_recorded``): agent:alice's."""
+    (outcome,) = memory.add_notes([TIMED], actor="agent:alice", wait=False, skip_recorded=True)
+    return outcome.raw_log_id
+
+
+def test_a_reviewer_s_timed_retry_without_a_key_across_the_upgrade_is_recorded_before(memory: Memory) -> None:
+    """Sent with alice's reviewer token and its time before the upgrade, again after it: before,
+    answered 202 queued under a new raw log, and the input was kept (and analysed) twice."""
+    kept = _timed_as_before_the_upgrade(memory)
+    token, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
+    with TestClient(create_app(memory)) as api:
+        retry = api.post("/v1/inputs", json=TIMED, headers={"Authorization": f"Bearer {token}"}).json()
+    assert retry["status"] == "recorded_before" and retry["raw_log_id"] == kept
+    assert memory.count_raw_logs() == 1
+
+
+def test_an_agent_s_timed_input_after_the_person_s_first_input_is_the_agent_s_alone(memory: Memory) -> None:
+    """Once person:alice has recorded an input the upgrade is behind her: the same words at the same
+    time recorded since by an agent named alice are the agent's, and hers are kept apart."""
+    memory.add_notes([{"content": "Acme signs in March", "scope": "acme"}], actor="person:alice", wait=False)
+    agents = _timed_as_before_the_upgrade(memory)
+    (hers,) = memory.add_notes([TIMED], actor="person:alice", wait=False, skip_recorded=True)
+    assert not hers.recorded_before and hers.raw_log_id != agents
+    assert memory.count_raw_logs() == 3
