@@ -377,7 +377,9 @@ class Memory:
         nobody holds (an import interrupted) is analysed now, and its outcome is that analysis
         (``recorded_before`` False); one that failed is left to ``reprocess``. ``wait=False``, as for
         add_note: returns as soon as the raw logs are committed (in one transaction), queued for the
-        workers; each outcome then has no note yet, and ``input_status`` follows it.
+        workers; each outcome then has no note yet, and ``input_status`` follows it. An input whose
+        raw log was erased on a data subject's request (kept before, or erased while this call
+        analysed it) names that erasure (``erasure_id``), as add_note's InputErasedError does.
         """
         from amem.services.pipeline import checked_inputs
 
@@ -392,15 +394,35 @@ class Memory:
             kept = keep_inputs(
                 self.settings, self.queue, inputs, actor=who, skip_recorded=skip_recorded, hold=False
             )
-            return outcomes_in_order(kept, {})
-        return self.pipeline.add_notes(
-            inputs,
-            actor=who,
-            batch_size=batch_size,
-            progress=progress,
-            skip_recorded=skip_recorded,
-            wait=wait,
+            return self._with_erasures(outcomes_in_order(kept, {}))
+        return self._with_erasures(
+            self.pipeline.add_notes(
+                inputs,
+                actor=who,
+                batch_size=batch_size,
+                progress=progress,
+                skip_recorded=skip_recorded,
+                wait=wait,
+            )
         )
+
+    def _with_erasures(self, outcomes: list[AddOutcome]) -> list[AddOutcome]:
+        """``outcomes`` with the erasure named of each input erased on a data subject's request: only
+        an input kept before, or one whose analysis came to nothing, can be (one read, and none when
+        every input is new and analysed). Said here, once, so no interface (`amem import`) tells an
+        erased input from one skipped or pending its own way."""
+        from amem.services import audit
+
+        maybe = sorted({o.raw_log_id for o in outcomes if o.recorded_before or o.error is not None})
+        erased = audit.erasures_of(self.ledger, maybe)
+        if not erased:
+            return outcomes
+        return [
+            o.model_copy(update={"erasure_id": erased[o.raw_log_id]["erasure_id"]})
+            if o.raw_log_id in erased
+            else o
+            for o in outcomes
+        ]
 
     def check_inputs(
         self, items: Iterable[NoteInput | Mapping[str, Any]], *, actor: str | Actor
@@ -841,7 +863,7 @@ class Memory:
         the redacted ledger and compact both, so the erased bytes leave the files too. ``wait_s``: how
         long the compaction waits for older PostgreSQL sessions that can still read the erased rows.
         ``progress``: told how the rebuild of the index goes (most of an erasure's time in a large
-        store: 84 of 88 s at 100,000 notes, bench/README.md).
+        store: 84 of 88 s at 100,000 notes, bench/README.md), and what that wait waits on.
 
         The index files written before the compaction are cleared of this process's stale memory
         (amem.index.hnsw_files), and this process's caches of texts are emptied
@@ -869,9 +891,15 @@ class Memory:
                 self.search_service.hit_rows.clear()
             self.reindex(progress=progress)
         finally:  # the erased rows leave the ledger's files even when the index could not be rebuilt
-            older = self.ledger.compact(wait_s=wait_s)
+            kept = self.ledger.compact(wait_s=wait_s, progress=progress)
         unchecked = self.search_service.index.compact()
-        return report.model_copy(update={"older_sessions_open": older, "index_segments_unchecked": unchecked})
+        return report.model_copy(
+            update={
+                "older_sessions_open": kept.older_sessions,
+                "replication_slots_holding": list(kept.replication_slots),
+                "index_segments_unchecked": unchecked,
+            }
+        )
 
     def count_erasable(
         self, *, raw_log_id: str | None = None, scope: str | None = None, actor: str | None = None

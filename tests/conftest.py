@@ -73,6 +73,37 @@ def memory(database_url: str, tmp_path: Path) -> Iterator[Memory]:
         mem.close()
 
 
+class ScratchDatabase:
+    """A PostgreSQL database of one test's own on the test server: ``url`` opens it, ``drop`` takes
+    it away (under a running store, as when the ledger's server is gone; again at the end)."""
+
+    def __init__(self, admin: sa.Engine, name: str) -> None:
+        self.admin, self.name = admin, name
+        self.url = sa.make_url(admin.url).set(database=name).render_as_string(hide_password=False)
+
+    def drop(self) -> None:
+        with self.admin.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def scratch_database() -> Iterator[ScratchDatabase]:
+    """A new database on the test server, dropped afterwards: named after the test database
+    (``<its name>_<hex>``), so one a killed run left says which run's it was."""
+    if not POSTGRES_URL:
+        pytest.skip("AMEM_TEST_POSTGRES_URL is not set (.ci/run sets it to the PostgreSQL it uses)")
+    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    base = (sa.make_url(POSTGRES_URL).database or "amem")[:40]
+    scratch = ScratchDatabase(admin, f"{base}_{uuid.uuid4().hex[:10]}")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{scratch.name}"'))
+    try:
+        yield scratch
+    finally:
+        scratch.drop()
+        admin.dispose()
+
+
 #: The reviewers' passwords in the ``reviewer_passwords`` fixture's policy.
 REVIEWER_PASSWORDS = {"alice": "alice-password-1", "bob": "bob-password-22", "audrey": "audrey-password-3"}
 

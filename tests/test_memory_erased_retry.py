@@ -28,5 +28,6 @@ def test_retrying_an_erased_input_by_its_key_says_it_was_erased(memory: Memory) 
     (erasure,) = memory.erasures()  # add_note names the erasure: who, when, which
     assert (retry.value.erasure_id, retry.value.erased_by) == (erasure.id, "alice")
     assert outcome.error is not None and raw_log_id in outcome.error and "erased" in outcome.error
+    assert (outcome.raw_log_id, outcome.erasure_id) == (raw_log_id, erasure.id)  # which erasure, apart
     assert memory.input_status(raw_log_id).status == "erased"
     assert memory.count_raw_logs() == 1  # nothing kept again

@@ -152,7 +152,9 @@ def import_notes(
     Every line is checked before anything is recorded; then each is kept as a raw log and analysed
     like `amem add`. Running the same import again records nothing twice: a line whose
     idempotency key was imported before is skipped, and so is a line that gives its time and was
-    recorded before (--record-again records those anyway). --check only
+    recorded before (--record-again records those anyway). A line whose input was erased on a data
+    subject's request is never recorded again: those lines are counted and named apart, with their
+    erasures, and exit 0 as the skipped ones do. --check only
     checks the file: every wrong line named at once, nothing opened or recorded."""
     from amem.cli.import_files import read_csv, read_jsonl
     from amem.cli.progress import reporter
@@ -206,9 +208,16 @@ def import_notes(
         advice = _how_to_finish(items, skip_recorded=skip_recorded, kept=recording.kept)
         stop.how_to_finish = advice  # type: ignore[attr-defined]  # read by amem.cli.main
         raise
+    # a line whose input was erased on a data subject's request (the library names the erasure) is
+    # said apart: neither skipped as a line kept before, nor pending for `amem reprocess`
+    erased = [
+        {"line": number, "raw_log_id": o.raw_log_id, "erasure_id": o.erasure_id}
+        for number, o in zip(numbers, outcomes, strict=True)
+        if o.erasure_id is not None
+    ]
     # one raw log a line: a line repeating an earlier line of this file (kept once) is skipped, as
     # one recorded by an earlier run is, and is never counted as a second note or a second failure
-    firsts, repeats = _first_lines_of_each_raw_log(outcomes)
+    firsts, repeats = _first_lines_of_each_raw_log([o for o in outcomes if o.erasure_id is None])
     unsettled = {o.raw_log_id for o in firsts if o.recorded_before and o.raw_log_id in statuses} - {
         i for i, s in statuses.items() if s.status == "erased"
     }
@@ -224,6 +233,8 @@ def import_notes(
         "added": len(firsts) - len(failed) - len(skipped),
         "pending": len(failed),
         "skipped": len(skipped) + repeats,
+        "erased": len(erased),
+        "erased_lines": erased,
         "held": held.count,
         "held_until": held.until,
         "review_items": waiting,
@@ -251,6 +262,8 @@ def import_notes(
                 "actor and text): skipped, not recorded again",
                 markup=False,
             )
+        if d["erased"]:
+            out.print(_erased_words(d["erased_lines"]), markup=False)
         if d["review_items"]:
             out.print(
                 f"review items waiting for a person: {d['review_items']}; see them with `amem pending`",
@@ -262,6 +275,24 @@ def import_notes(
     emit(data, as_json, render)
     if failed:
         raise typer.Exit(4)
+
+
+#: The erased lines an import names by line; --json lists every one.
+SHOWN_ERASED = 5
+
+
+def _erased_words(lines: list[dict[str, Any]]) -> str:
+    """What an import says of its lines whose inputs were erased on a data subject's request: how
+    many, which lines and by which erasures, and that they were not recorded again (the erasure
+    stands: running the import again changes nothing, so it is no failure)."""
+    shown = ", ".join(f"{e['line']} (erasure {e['erasure_id']})" for e in lines[:SHOWN_ERASED])
+    more = f" and {len(lines) - SHOWN_ERASED:,} more (--json lists each)" if len(lines) > SHOWN_ERASED else ""
+    many = len(lines) > 1
+    return (
+        f"{len(lines)} {'lines are inputs' if many else 'line is an input'} erased on a data subject's "
+        "request (see `amem erasures`): not recorded again, and nothing of "
+        f"{'them' if many else 'it'} analysed; line{'s' if many else ''} {shown}{more}"
+    )
 
 
 def _names_scope(item: dict[str, Any]) -> bool:

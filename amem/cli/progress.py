@@ -1,8 +1,9 @@
-"""Progress of long commands (import, reprocess, reindex, verify), from the services' callback.
+"""Progress of long commands (import, reprocess, reindex, verify, erase), from the services' callback.
 
 On a terminal: a rich progress bar with counts and time left, on stderr. Otherwise (a pipe, a
 log file, or ``--json``): a plain line on stderr at most every ``QUIET_EVERY_S`` seconds and one
-when a step ends, so a short command prints nothing and standard output keeps only the result.
+when a step ends, so a short command prints nothing and standard output keeps only the result;
+a wait (``WAITING``) is said as it begins, since nothing moves while it lasts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from amem.cli.app import err
-from amem.domain.progress import Progress
+from amem.domain.progress import WAITING, Progress
 
 #: Seconds between two plain progress lines; the first comes only after this long.
 QUIET_EVERY_S = 10.0
@@ -32,6 +33,9 @@ class _Lines:
 
     def __call__(self, task: str, done: int, total: int | None) -> None:
         now = time.monotonic()
+        if task.startswith(WAITING):
+            self._wait(task, done, now)
+            return
         ended = total is not None and done >= total
         due = now - self.last_line >= QUIET_EVERY_S
         if task in self.ended or not (due or (ended and task in self.shown)):
@@ -43,6 +47,17 @@ class _Lines:
         counts = f"{done:,}/{total:,}" if total is not None else f"{done:,}"
         share = f" ({100 * done // total}%)" if total else ""
         self.console.print(f"{task}: {counts}{share}", markup=False, highlight=False)
+
+    def _wait(self, task: str, waited: int, now: float) -> None:
+        """A wait is said when it begins (it names what it waits on), then how long so far at most
+        every ``QUIET_EVERY_S``; its end is silent, the command's result follows."""
+        if task not in self.shown:
+            self.shown.add(task)
+            self.last_line = now
+            self.console.print(task, markup=False, highlight=False)
+        elif now - self.last_line >= QUIET_EVERY_S:
+            self.last_line = now
+            self.console.print(f"{task}: {waited} s so far", markup=False, highlight=False)
 
 
 class _Bar:

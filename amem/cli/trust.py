@@ -308,6 +308,15 @@ def erase(
                 else ""
             )
             + (
+                "; the erased bytes may remain in PostgreSQL's files: replication slot "
+                + ", ".join(r.replication_slots_holding)
+                + " (pg_replication_slots) holds an xmin from before the erasure, so PostgreSQL keeps "
+                "the old row versions a standby fed by it may still read; they leave the files at the "
+                "next VACUUM FULL after the slot moves past the erasure or is dropped"
+                if r.replication_slots_holding
+                else ""
+            )
+            + (
                 f"; {r.index_segments_unchecked} index segments are in a file layout this version does not "
                 "know, so their unused capacity was not cleared and may still hold stale bytes of the input"
                 if r.index_segments_unchecked

@@ -254,12 +254,15 @@ class AddOutcome(_Frozen):
     when analysis failed (``error`` says why; ``reprocess`` completes it later), or, with both None,
     when it was queued for the workers (``wait=False``). With
     ``recorded_before`` the input was not recorded again: ``raw_log_id`` is the raw log that holds
-    it, and ``note_id`` / ``error`` say what became of that one so far."""
+    it, and ``note_id`` / ``error`` say what became of that one so far. ``erasure_id``: the raw log
+    was erased on a data subject's request (before, or while this call analysed it), by that erasure
+    (`amem erasures`): nothing of the input is kept again or analysed."""
 
     raw_log_id: str
     note_id: str | None = None
     error: str | None = None
     recorded_before: bool = False
+    erasure_id: str | None = None
 
 
 class RawLogState(StrEnum):

@@ -42,8 +42,10 @@ from amem.domain.models import (
     Usage,
     utcnow,
 )
+from amem.domain.progress import Progress, no_progress
 from amem.domain.text import storable
-from amem.ledger import schema
+from amem.ledger import compaction, schema
+from amem.ledger.compaction import Compaction
 from amem.ledger.tables import (
     api_tokens,
     chain_head,
@@ -202,26 +204,26 @@ class Ledger:
     def close(self) -> None:
         self.engine.dispose()
 
-    def compact(self, *, wait_s: float = 60.0) -> int:
+    def compact(self, *, wait_s: float = 60.0, progress: Progress = no_progress) -> Compaction:
         """Rewrite the database files so no free page keeps deleted or overwritten bytes (after an
         erasure): VACUUM and a truncating WAL checkpoint on SQLite, VACUUM FULL on PostgreSQL.
 
         PostgreSQL keeps an overwritten row version while any transaction that began before the
-        overwrite may still read it, and VACUUM FULL copies such versions into the new files. So it
-        first waits, up to ``wait_s``, until no other session of this database holds a snapshot older
-        than now. Returns how many such sessions were still open when it went ahead (0: every old
-        version is gone from the files; SQLite has no other readers' snapshots to wait for)."""
+        overwrite may still read it, or a replication slot's xmin is older, and VACUUM FULL copies
+        such versions into the new files. So it first waits, up to ``wait_s`` and telling
+        ``progress`` what it waits on, for those that can end (``compaction``); what still held
+        them when it went ahead is returned (empty: every old version is gone from the files)."""
         raw = self.engine.raw_connection()  # VACUUM runs outside any transaction
         try:
             cur = raw.cursor()
             if self.dialect == "postgresql":
                 raw.driver_connection.autocommit = True  # type: ignore[union-attr]
-                still_open = _wait_for_older_snapshots(cur, wait_s)
+                kept = compaction.wait_for_older_snapshots(cur, wait_s, progress)
                 # note_vectors: an erased note's old vector is derived from its text as well
                 tables = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors")
                 statements = [f"VACUUM FULL {t}" for t in tables]
             else:
-                still_open = 0
+                kept = Compaction()
                 statements = ["VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"]
             for statement in statements:
                 cur.execute(statement)
@@ -231,7 +233,7 @@ class Ledger:
                 # never back to the pool in autocommit: a later write on it would not be one transaction
                 raw.invalidate()
             raw.close()
-        return still_open
+        return kept
 
     @contextmanager
     def read(
@@ -1153,31 +1155,4 @@ def _change(r: Any) -> Change:
     )
 
 
-__all__ = ["GENESIS_HASH", "ChangeFilter", "Ledger", "LedgerTx", "ProposalFilter"]
-
-
-_OLDER_SNAPSHOTS = (
-    "SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ("
-    " (datname = current_database() AND backend_xmin IS NOT NULL"
-    "  AND age(backend_xmin) > age(%(now)s::text::xid))"
-    # a transaction that has written holds the horizon back with its own xid, even between two
-    # statements, when it has no snapshot (backend_xmin null: idle in transaction, read committed);
-    # VACUUM FULL keeps the row versions for one open in any database of the server, not only this
-    " OR (backend_xid IS NOT NULL AND age(backend_xid) > age(%(now)s::text::xid))))"
-    " + (SELECT count(*) FROM pg_prepared_xacts WHERE age(transaction) > age(%(now)s::text::xid))"
-)
-
-
-def _wait_for_older_snapshots(cur: Any, wait_s: float) -> int:
-    """Wait until no other session can still keep row versions overwritten before now: a snapshot
-    of this database, or a transaction of any database of the server holding an id, older than a
-    fresh transaction id; the count still open at the end."""
-    cur.execute("SELECT (txid_current() % 4294967296)::text")  # autocommit: its own, fresh xid
-    (now_xid,) = cur.fetchone()
-    deadline = time.monotonic() + wait_s
-    while True:
-        cur.execute(_OLDER_SNAPSHOTS, {"now": now_xid})
-        (older,) = cur.fetchone()
-        if older == 0 or time.monotonic() >= deadline:
-            return int(older)
-        time.sleep(0.05)
+__all__ = ["GENESIS_HASH", "ChangeFilter", "Compaction", "Ledger", "LedgerTx", "ProposalFilter"]

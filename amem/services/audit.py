@@ -172,11 +172,22 @@ def erasures(ledger: Ledger) -> list[ErasureRecord]:
 def erasure_of(ledger: Ledger, raw_log_id: str) -> dict[str, Any]:
     """The erasure that erased a raw log (``erasure_id``, ``erased_by``, ``erased_at``), or ``{}``
     when none did: what a retry of an erased input is told."""
+    return erasures_of(ledger, [raw_log_id]).get(raw_log_id, {})
+
+
+def erasures_of(ledger: Ledger, raw_log_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``erasure_of`` for many raw logs in one read (an import's lines), by raw log id; those no
+    erasure erased are left out."""
     from amem.ledger.erasure_queries import erased_before
 
+    if not raw_log_ids:
+        return {}
     with ledger.read() as tx:
-        found = erased_before(tx, [raw_log_id]).get(raw_log_id, {})
-    return {k: as_utc(v) if k == "erased_at" else v for k, v in found.items()}
+        found = erased_before(tx, raw_log_ids)
+    return {
+        raw_log_id: {k: as_utc(v) if k == "erased_at" else v for k, v in record.items()}
+        for raw_log_id, record in found.items()
+    }
 
 
 def audit_actors(ledger: Ledger) -> list[str]:

@@ -103,6 +103,10 @@ class ErasureReport(BaseModel):
     # PostgreSQL sessions that still held a snapshot from before the erasure when the files were
     # compacted: until they end and the next VACUUM FULL, old row versions keep the erased bytes.
     older_sessions_open: int = 0
+    # PostgreSQL replication slots whose xmin was from before the erasure when the files were
+    # compacted (a standby's hot_standby_feedback, kept while that standby is down): until the slot
+    # moves past it or is dropped, and the next VACUUM FULL, old row versions keep the erased bytes.
+    replication_slots_holding: list[str] = []
     # Vector index segments whose files' unused capacity could not be cleared (a file layout the
     # code does not know): those files may still hold stale bytes of the erased inputs.
     index_segments_unchecked: int = 0

@@ -20,6 +20,7 @@ UPDATE of a raw log as readily as an INSERT.
 
 from __future__ import annotations
 
+import heapq
 import json
 import warnings
 from collections import defaultdict
@@ -46,7 +47,7 @@ from amem.domain.hashing import (
     string_leaves,
     value_digest,
 )
-from amem.domain.models import CORE_ATTRIBUTES, Note
+from amem.domain.models import CORE_ATTRIBUTES, Note, as_utc
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.ledger import audit_queries, erasure_queries
@@ -123,8 +124,13 @@ class VerifyResult(BaseModel):
     problems: list[str] = []
     checkpoints: list[CheckpointProof] = []
     #: What an auditor should know that is not tampering: an erasure recorded after a checkpoint
-    #: redacted rows that checkpoint signed (what they held then is gone, by request).
+    #: redacted rows that checkpoint signed (what they held then is gone, by request); proposals
+    #: that say a model made them and name no model call (``untraced_model_proposals``).
     notices: list[str] = []
+    #: Proposals by the model (proposer kind llm) that name no model call (``llm_call_id``): their
+    #: values cannot be traced to the call that made them. amem refuses such a proposal now; older
+    #: versions recorded them from library callers, so they are a notice, not tampering.
+    untraced_model_proposals: int = 0
 
 
 class _Findings:
@@ -173,7 +179,8 @@ def verify_ledger(
         raw_checked = _raw_logs(tx, f, recorded, erased)
         _check_rows(tx, f, recorded, erased, kind="llm_call", table="llm_calls", key="id", noun="LLM call")
         creations: dict[str, tuple[str, list[str]]] = {}
-        proposals_checked = _proposals(tx, f, recorded, erased, creations, notes_of_erased)
+        untraced = _Untraced()
+        proposals_checked = _proposals(tx, f, recorded, erased, creations, notes_of_erased, untraced)
         _check_rows(tx, f, recorded, erased, kind="change", table="changes", key="seq", noun="change")
         _check_rows(
             tx,
@@ -211,6 +218,8 @@ def verify_ledger(
     newer = [p for p in proofs if p.newer_than_ledger]
     if newer:
         notices.insert(0, _not_held(newer, len(event_hashes)))
+    if untraced.count:
+        notices.append(untraced.notice())
     ok = not f.problems
     if ok:
         message = (
@@ -249,6 +258,7 @@ def verify_ledger(
         problems=[m for _, m in f.problems],
         checkpoints=proofs,
         notices=notices,
+        untraced_model_proposals=untraced.count,
     )
 
 
@@ -782,9 +792,11 @@ def _proposals(
     erased: dict[str, dict[str, list[dict[str, Any]]]],
     creations: dict[str, tuple[str, list[str]]],
     notes_of_erased: dict[str, set[str]] | None = None,
+    untraced: _Untraced | None = None,
 ) -> int:
     """Each proposal against its event and its one decision; fills ``creations`` (a content
-    proposal's id -> its scope and raw logs: where a note was made, and from what).
+    proposal's id -> its scope and raw logs: where a note was made, and from what) and ``untraced``
+    (the model's proposals that name no model call).
 
     amem decides a proposal once (every decision is a compare-and-set from pending): a second
     decision event would overturn the first, so it is reported and the row compared with the first.
@@ -799,6 +811,8 @@ def _proposals(
         seen.add(pid)
         if row["attribute"] == "content":
             creations[pid] = (row["scope"], list(row["raw_log_ids"] or []))
+        if untraced is not None and row["proposer_kind"] == "llm" and not row["llm_call_id"]:
+            untraced.add(pid, row["note_id"], row["created_at"])
         moved = (notes_of_erased or {}).get(pid, set()) - {row["note_id"]}
         if moved:
             _bad(
@@ -867,6 +881,51 @@ def _proposals(
             "it was deleted",
         )
     return checked
+
+
+class _Untraced:
+    """The model's proposals that name no model call, as verify's one pass over the proposals meets
+    them: how many, and the oldest few by when they were made (a heap: a ledger of such rows is not
+    held in memory whole)."""
+
+    #: How many a notice names.
+    SHOWN = 5
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._oldest: list[tuple[float, str, str, str]] = []  # (-time, at, proposal, note): a max-heap
+        self.first: datetime | None = None
+        self.last: datetime | None = None
+
+    def add(self, proposal_id: str, note_id: str, at: datetime) -> None:
+        at = as_utc(at)
+        self.count += 1
+        self.first = at if self.first is None else min(self.first, at)
+        self.last = at if self.last is None else max(self.last, at)
+        entry = (-at.timestamp(), at.isoformat(), proposal_id, note_id)
+        if len(self._oldest) < self.SHOWN:
+            heapq.heappush(self._oldest, entry)
+        elif entry > self._oldest[0]:  # older than the newest of those kept
+            heapq.heapreplace(self._oldest, entry)
+
+    def notice(self) -> str:
+        """What an auditor is told: not tampering (the chain covers them as recorded), but these
+        values say a model made them and nothing traces them to the call."""
+        named = ", ".join(
+            f"{pid} (note {note}, {at})" for _, at, pid, note in sorted(self._oldest, reverse=True)
+        )
+        which = "it is" if self.count == 1 else f"the oldest {len(self._oldest)} are"
+        span = (
+            ""
+            if self.count == 1 or self.first is None or self.last is None
+            else f", made {self.first.isoformat()} to {self.last.isoformat()}"
+        )
+        return (
+            f"{self.count} proposal(s) say a model made them (proposer llm:...) but name no model call "
+            f"(llm_call_id){span}: their values cannot be traced to the call that made them; {which} "
+            f"{named}. amem refuses such a proposal now; older versions recorded them from library "
+            "callers, so this is not tampering"
+        )
 
 
 def _decision_difference(row: Any, recorded: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +16,7 @@ from amem.api.app import create_app
 from amem.domain.models import InputStatus, ProposalStatus, utcnow
 from amem.ledger.tables import api_tokens
 from amem.memory import Memory
+from tests.conftest import ScratchDatabase
 from tests.factories import llm_proposer, said, signed_in
 
 
@@ -1048,35 +1048,22 @@ def test_every_answer_to_an_expiring_token_says_when_errors_too(client: TestClie
 
 
 @pytest.mark.postgres
-def test_a_ledger_database_gone_is_a_503_saying_so_not_a_server_failure(tmp_path: Path) -> None:
+def test_a_ledger_database_gone_is_a_503_saying_so_not_a_server_failure(
+    tmp_path: Path, scratch_database: ScratchDatabase
+) -> None:
     """The PostgreSQL server's database dropped or out of reach under a running API: every request
     was `500 the server failed (OperationalError)`, read as amem's bug. It is the machine's state:
     503, saying what cannot be reached (the URL and the driver's words stay in the server's log)."""
-    from tests.conftest import POSTGRES_URL
-
-    if not POSTGRES_URL:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set")
-    name = f"amem_gone_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
-    try:
-        with Memory(tmp_path / "home", database_url=url) as memory:
-            token, _ = memory.tokens.create("crm", "agent")
-            said(memory, "Acme wants SSO", scope="acme")
-            api = TestClient(create_app(memory), raise_server_exceptions=False)
-            agent = {"Authorization": f"Bearer {token}"}
-            assert api.get("/v1/facts", params={"scope": "acme"}, headers=agent).status_code == 200
-            with admin.connect() as conn:
-                conn.execute(sa.text(f'DROP DATABASE "{name}" WITH (FORCE)'))
-            gone = api.get("/v1/facts", params={"scope": "acme"}, headers=agent)
-            again = api.get("/v1/facts", params={"scope": "acme"}, headers=agent)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with Memory(tmp_path / "home", database_url=scratch_database.url) as memory:
+        token, _ = memory.tokens.create("crm", "agent")
+        said(memory, "Acme wants SSO", scope="acme")
+        api = TestClient(create_app(memory), raise_server_exceptions=False)
+        agent = {"Authorization": f"Bearer {token}"}
+        assert api.get("/v1/facts", params={"scope": "acme"}, headers=agent).status_code == 200
+        scratch_database.drop()
+        gone = api.get("/v1/facts", params={"scope": "acme"}, headers=agent)
+        again = api.get("/v1/facts", params={"scope": "acme"}, headers=agent)
     for answer in (gone, again):
         assert answer.status_code == 503, answer.text
         assert answer.json()["detail"].startswith("the ledger database cannot be reached"), answer.text
-        assert name not in answer.text
+        assert scratch_database.name not in answer.text

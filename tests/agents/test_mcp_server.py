@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from amem.api.mcp_server import create_mcp_server
 from amem.memory import Memory
+from tests.conftest import ScratchDatabase
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = {
@@ -538,45 +539,26 @@ def test_a_server_started_for_a_scope_with_a_stray_space_is_refused_before_it_se
 
 
 @pytest.mark.postgres
-def test_a_ledger_database_gone_is_said_in_words_to_the_agent(tmp_path: Path) -> None:
+def test_a_ledger_database_gone_is_said_in_words_to_the_agent(
+    tmp_path: Path, scratch_database: ScratchDatabase
+) -> None:
     """The ledger's database dropped or out of reach under a running MCP server: a tool answered
     the driver's raw error (naming the server's address and database). It says, as the HTTP API
     does, that the ledger cannot be reached; the driver's words stay in the server's log."""
-    import uuid
-
-    import sqlalchemy as sa
-
-    from tests.conftest import POSTGRES_URL
     from tests.factories import said
 
-    if not POSTGRES_URL:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set")
-    name = f"amem_gone_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    with Memory(tmp_path / "home", database_url=scratch_database.url) as memory:
+        said(memory, "Acme wants SSO", scope="acme")
+        server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
 
-    def drop() -> None:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        async def main() -> tuple[Any, Any]:
+            async with Client(server) as client:
+                before = await client.call_tool("account_facts", {"scope": "acme"})
+                scratch_database.drop()
+                return before, await client.call_tool("account_facts", {"scope": "acme"})
 
-    try:
-        with Memory(tmp_path / "home", database_url=url) as memory:
-            said(memory, "Acme wants SSO", scope="acme")
-            server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
-
-            async def main() -> tuple[Any, Any]:
-                async with Client(server) as client:
-                    before = await client.call_tool("account_facts", {"scope": "acme"})
-                    drop()
-                    return before, await client.call_tool("account_facts", {"scope": "acme"})
-
-            before, gone = anyio.run(main)
-    finally:
-        drop()
-        admin.dispose()
+        before, gone = anyio.run(main)
     assert len(data(before)["facts"]) == 1
     assert gone.is_error, gone.content
     text = gone.content[0].text
-    assert "the ledger database cannot be reached" in text and name not in text, text
+    assert "the ledger database cannot be reached" in text and scratch_database.name not in text, text

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 
 from amem.cli import main
 from amem.domain.hashing import REDACTED
+from amem.ledger.compaction import Compaction
 from amem.memory import Memory
 from tests.conftest import REVIEWER_PASSWORDS
 from tests.factories import llm_proposer, signed_in
@@ -555,7 +556,7 @@ def test_compaction_waits_for_sessions_that_can_still_see_the_erased_rows(memory
         assert secret in reader.execute(_RAW_TEXT, {"i": raw}).scalar_one()  # and still reads it
     finally:
         reader.close()
-    assert memory.ledger.compact() == 0
+    assert memory.ledger.compact() == Compaction()
     hits = _hits(_database_files(memory), secret.encode())
     assert hits == [], _why_kept(memory, hits, secret.encode())
 
@@ -580,7 +581,7 @@ def test_compaction_waits_for_a_writing_transaction_in_another_database_of_the_s
             other.rollback()
     finally:
         elsewhere.dispose()
-    assert memory.ledger.compact() == 0
+    assert memory.ledger.compact() == Compaction()
     hits = _hits(_database_files(memory), secret.encode())
     assert hits == [], _why_kept(memory, hits, secret.encode())
 
@@ -817,7 +818,7 @@ def test_the_ledger_is_compacted_even_when_the_index_cannot_be_opened(
     """The erasure commits, the index's rebuild fails (its server is down): the ledger's files are
     compacted all the same, so no free page or old row version keeps the erased text."""
     from amem.index.chroma import IndexUnavailableError
-    from amem.ledger import store
+    from amem.ledger import compaction
     from tests.factories import said
 
     secret = f"Quibblestone-{uuid.uuid4().hex[:8]}"
@@ -827,10 +828,10 @@ def test_the_ledger_is_compacted_even_when_the_index_cannot_be_opened(
     # Twice under -n 2 in CI (never alone) the files kept the erased rows' old versions with no
     # other session seen then: what every session of the server held as the compaction began.
     seen: list[object] = []
-    waited = store._wait_for_older_snapshots
+    waited = compaction.wait_for_older_snapshots
 
-    def wait_and_record(cur: Any, wait_s: float) -> int:
-        older = waited(cur, wait_s)
+    def wait_and_record(cur: Any, wait_s: float, progress: Any) -> compaction.Compaction:
+        older = waited(cur, wait_s, progress)
         cur.execute(
             "SELECT txid_current_if_assigned(), pid, datname, backend_type, state, backend_xmin,"
             " backend_xid, xact_start, left(query, 60) FROM pg_stat_activity"
@@ -839,7 +840,7 @@ def test_the_ledger_is_compacted_even_when_the_index_cannot_be_opened(
         seen.extend([f"older={older}", *cur.fetchall()])
         return older
 
-    monkeypatch.setattr(store, "_wait_for_older_snapshots", wait_and_record)
+    monkeypatch.setattr(compaction, "wait_for_older_snapshots", wait_and_record)
     with Memory(memory.home, database_url=memory.settings.database_url) as eraser:
         with pytest.raises(IndexUnavailableError):
             eraser.erase(by=signed_in(eraser, "alice"), reason="request", raw_log_id=gone.raw_log_ids[0])
