@@ -17,11 +17,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from amem.domain.hashing import sha256_text
+from amem.domain.identity import identity_key
 from amem.domain.models import Actor, ActorKind, RawLog, RawLogState, as_utc
 from amem.domain.text import numbers_as_stored, storable
 from amem.errors import InputKeyTakenError
 from amem.ledger.store import LedgerTx
-from amem.ledger.tables import input_keys, raw_log_states, raw_logs
+from amem.ledger.tables import api_tokens, input_keys, raw_log_states, raw_logs
 
 #: Ids bound in one statement at most. A statement binding every id of a large import failed on
 #: SQLite builds with the default limit of 32,766 variables (python.org's Windows and macOS builds;
@@ -372,6 +373,7 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
     digests = sorted({r.sha256 for r in raws})
     found: dict[str, Recorded] = {}
     first_own: dict[str, datetime | None] = {}
+    tokens: dict[str, list[Any]] = {}
     for some in chunks(digests):
         rows = tx.conn.execute(
             _with_state(
@@ -388,7 +390,7 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
             erased = row.state == RawLogState.ERASED.value
             at = key(row.scope, row.sha256, row.occurred_at, row.actor_kind, row.actor_id)
             theirs = wanted.get(at, [])
-            if at in as_agent and _before_first_own(tx, row.actor_id, row.received_at, first_own):
+            if at in as_agent and _before_first_own(tx, row.actor_id, row.received_at, first_own, tokens):
                 theirs = [*theirs, *as_agent[at]]
             for new in theirs:
                 if new.id not in found and (erased or new.metadata == numbers_as_stored(row.metadata or {})):
@@ -397,12 +399,17 @@ def recorded_before(tx: LedgerTx, raws: Sequence[RawLog]) -> dict[str, Recorded]
 
 
 def _before_first_own(
-    tx: LedgerTx, name: str, received_at: datetime, first: dict[str, datetime | None]
+    tx: LedgerTx,
+    name: str,
+    received_at: datetime,
+    first: dict[str, datetime | None],
+    tokens: dict[str, list[Any]],
 ) -> bool:
-    """Whether a raw log ``agent:NAME`` recorded at ``received_at`` came before ``person:NAME``'s
-    first (``first`` caches that time per name): until then it may be the reviewer's own token's,
-    after it an agent's of that name. Read only for a person's input that an agent of their name
-    recorded in the same scope, time and words, so rarely; no index serves it."""
+    """Whether a raw log ``agent:NAME`` recorded at ``received_at`` may be the reviewer NAME's own
+    (``first`` and ``tokens`` cache per name): it came before ``person:NAME``'s first raw log, and only the
+    reviewer's token of that name could add then (``_reviewer_token_alone``). Read only for a
+    person's input that an agent of their name recorded in the same scope, time and words, so
+    rarely; no index serves it."""
     if name not in first:
         first[name] = tx.conn.execute(
             sa.select(sa.func.min(raw_logs.c.received_at)).where(
@@ -410,7 +417,40 @@ def _before_first_own(
             )
         ).scalar_one_or_none()
     own = first[name]
-    return own is None or as_utc(received_at) < as_utc(own)
+    before = own is None or as_utc(received_at) < as_utc(own)
+    return before and _reviewer_token_alone(tx, name, received_at, tokens)
+
+
+def _reviewer_token_alone(
+    tx: LedgerTx, name: str, at: datetime, tokens: dict[str, list[Any]] | None = None
+) -> bool:
+    """Whether, at ``at``, a reviewer token of ``name`` could add and no agent token of that name
+    could: an amem before reviewer tokens added as ``person:NAME`` recorded the reviewer's inputs as
+    ``agent:NAME``, and only then is such a raw log the reviewer's. An agent token may share a
+    reviewer's name; what it added is the agent's, never taken for the reviewer's. ``tokens``
+    caches the tokens of each name for one look-up (the table is small: a token a person or an
+    agent, read only here, and only for an agent's input a person of its name sends again)."""
+    tokens = {} if tokens is None else tokens
+    wanted, when = identity_key(name), as_utc(at)
+    if wanted not in tokens:
+        columns = (api_tokens.c.name, api_tokens.c.role, api_tokens.c.created_at)
+        ends = (api_tokens.c.revoked_at, api_tokens.c.expires_at)
+        tokens[wanted] = [
+            row
+            for row in tx.conn.execute(sa.select(*columns, *ends))
+            if identity_key(str(row.name)) == wanted
+        ]
+
+    def live(row: Any) -> bool:
+        ended = [as_utc(t) for t in (row.revoked_at, row.expires_at) if t is not None]
+        return as_utc(row.created_at) <= when and all(t > when for t in ended)
+
+    return {row.role for row in tokens[wanted] if live(row)} == {_REVIEWER_ROLE}
+
+
+#: The role of a reviewer's own token (``TokenRole.REVIEWER`` of amem.services.tokens, above this
+#: module).
+_REVIEWER_ROLE = "reviewer"
 
 
 @dataclass(frozen=True)
@@ -436,8 +476,9 @@ class Keyed:
     #: A person's key only: the input ``agent:NAME`` recorded under it in a scope before
     #: ``person:NAME`` recorded any key (an amem before reviewer tokens added as ``person:NAME``
     #: recorded what the reviewer's own token added as ``agent:NAME``). It is the person's only
-    #: where it is the very input they send again (the caller compares, as for ``by_scope``); any
-    #: other input is an agent's of that name, and its key is not the person's to be refused by.
+    #: where it is the very input they send again (the caller compares, as for ``by_scope``), and
+    #: only while no agent token of that name could add (``_reviewer_token_alone``); any other
+    #: input is an agent's of that name, and its key is not the person's to be refused by.
     as_agent_before: dict[str, KeyedInput] = field(default_factory=dict)
 
 
@@ -450,18 +491,26 @@ def recorded_by_key(tx: LedgerTx, actor: Actor, keys: Sequence[str]) -> dict[str
     by_digest = {sha256_text(key): key for key in keys}
     wanted = sorted(by_digest)
     found: dict[str, Keyed] = {}
+    tokens: dict[str, list[Any]] = {}
     for some in chunks(wanted):
         rows = tx.conn.execute(
             # the raw log's scope is the key's
             _with_state(
-                input_keys.c.key_sha256, input_keys.c.actor_kind, raw_logs.c.occurred_at, raw_logs.c.metadata
+                input_keys.c.key_sha256,
+                input_keys.c.actor_kind,
+                input_keys.c.created_at,
+                raw_logs.c.occurred_at,
+                raw_logs.c.metadata,
             )
             .join(input_keys, input_keys.c.raw_log_id == raw_logs.c.id)
             .where(_authors(actor), input_keys.c.key_sha256.in_(some))
         ).all()
         for row in rows:
+            own = row.actor_kind == actor.kind.value
+            if not own and not _reviewer_token_alone(tx, actor.id, row.created_at, tokens):
+                continue  # an agent token of the person's name added it: the agent's key, not hers
             named = found.setdefault(by_digest[row.key_sha256], Keyed(by_scope={}))
-            kept = named.by_scope if row.actor_kind == actor.kind.value else named.as_agent_before
+            kept = named.by_scope if own else named.as_agent_before
             kept[row.scope] = KeyedInput(
                 Recorded(row.id, row.state, row.note_id, row.error),
                 row.sha256,

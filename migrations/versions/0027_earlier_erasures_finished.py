@@ -1,5 +1,8 @@
-"""Erasures an older amem recorded, finished as an erasure finishes now: each erased input's queue
-state ``erased``, each note made from an erased input marked deleted.
+"""Erasures an older amem recorded, finished where the store still showed them: each erased input's
+queue state ``erased``, each note made from an erased input marked deleted (by the first erasure in
+time that erased one of its inputs). Not done, as an erasure does now: a kept input that restated
+the erased note gets no proposal of its values again, and values redacted in place on kept notes
+get no change of their own in the change feed (the redaction itself stands, recorded then).
 
 Before 2026-12-05 (b08cc18, 7c99558) an erasure redacted its inputs' notes but left them live:
 "[erased]" stayed in the notes listed, in search (as of any moment too), among the link step's
@@ -81,14 +84,16 @@ _EVENTS = sa.table(
 def upgrade() -> None:
     conn = op.get_bind()
     # each erased raw log and the first erasure that erased it (whose eraser decides its notes' end)
-    erased: dict[str, tuple[str, str]] = {}
-    for raw_log_id, erasure_id, erased_by in conn.execute(
-        sa.text(
-            "SELECT r.row_key, e.id, e.erased_by FROM erased_rows r JOIN erasures e ON e.id = r.erasure_id "
-            "WHERE r.table_name = 'raw_logs' ORDER BY e.erased_at, e.id"
+    erased: dict[str, tuple[int, str, str]] = {}  # raw log -> (the erasure's rank by time, id, by)
+    for rank, (raw_log_id, erasure_id, erased_by) in enumerate(
+        conn.execute(
+            sa.text(
+                "SELECT r.row_key, e.id, e.erased_by FROM erased_rows r JOIN erasures e ON e.id = r.erasure_id "
+                "WHERE r.table_name = 'raw_logs' ORDER BY e.erased_at, e.id"
+            )
         )
     ):
-        erased.setdefault(str(raw_log_id), (str(erasure_id), str(erased_by)))
+        erased.setdefault(str(raw_log_id), (rank, str(erasure_id), str(erased_by)))
     if not erased:
         return
     now = utcnow()
@@ -112,8 +117,9 @@ def upgrade() -> None:
     doomed = []
     for note in live:
         erasures = sorted({erased[r] for r in note.raw_log_ids or [] if r in erased})
-        if erasures:
-            doomed.append((note, erasures[0]))
+        if erasures:  # the first erasure in time that erased one of its raw logs
+            _, erasure_id, by = erasures[0]
+            doomed.append((note, (erasure_id, by)))
     if doomed:
         _tombstones(conn, doomed, now)
 

@@ -113,3 +113,44 @@ def test_notes_an_older_erasure_left_live_are_marked_deleted_by_the_upgrade(
         assert sorted(n for n, _ in rules) == sorted([later.id, gone.id])  # one tombstone each
         assert (gone.id, f"erasure {first_erasure}") in rules
         assert mem.verify().ok, mem.verify().problems
+
+
+def test_a_note_of_inputs_two_older_erasures_erased_is_deleted_by_the_first(
+    memory: Memory, database_url: str, tmp_path: Path
+) -> None:
+    """A note drawn from two inputs, each erased by an older amem's erasure: its tombstone names the
+    first erasure in time (the upgrade picked by the erasures' random ids, so half the notes named
+    the later one)."""
+    pairs = [
+        (make_note(memory, f"Acme call {i}: SSO by March"), make_note(memory, f"Acme call {i}b"))
+        for i in range(8)
+    ]
+    with memory.ledger.engine.begin() as conn:  # each first note drawn from both inputs, as evolution does
+        for first, second in pairs:
+            both = [*first.raw_log_ids, *second.raw_log_ids]
+            conn.execute(
+                sa.update(sa.table("notes", sa.column("id"), sa.column("raw_log_ids", sa.JSON)))
+                .where(sa.column("id") == first.id)
+                .values(raw_log_ids=both)
+            )
+    for first, _ in pairs:
+        _erased_as_before_tombstones(memory, first.raw_log_ids[0])
+    for _, second in pairs:
+        _erased_as_before_tombstones(memory, second.raw_log_ids[0])
+    memory.close()
+    engine = create_engine(database_url)
+    schema.downgrade(engine, "0026")
+    schema.upgrade(engine)
+    engine.dispose()
+
+    with Memory(tmp_path / "again", database_url=database_url) as mem:
+        first_of = {e.raw_log: e.id for e in mem.erasures()}
+        with mem.ledger.read() as tx:
+            reasons = dict(
+                tx.conn.execute(
+                    sa.text("SELECT note_id, reason FROM proposals WHERE rule = :r"), {"r": ERASURE_RULE}
+                ).all()
+            )
+        assert {first.id: reasons[first.id] for first, _ in pairs} == {
+            first.id: f"erasure {first_of[first.raw_log_ids[0]]}" for first, _ in pairs
+        }
