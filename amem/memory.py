@@ -897,6 +897,7 @@ class Memory:
             update={
                 "older_sessions_open": kept.older_sessions,
                 "replication_slots_holding": list(kept.replication_slots),
+                "tables_not_compacted": list(kept.tables_not_compacted),
                 "index_segments_unchecked": unchecked,
             }
         )

@@ -317,6 +317,14 @@ def erase(
                 else ""
             )
             + (
+                "; the erased bytes remain in PostgreSQL's files of the tables "
+                + ", ".join(r.tables_not_compacted)
+                + ": another session held a lock on them through the wait (one idle in a transaction "
+                "that read them), so they were not compacted; run VACUUM FULL on them once it ends"
+                if r.tables_not_compacted
+                else ""
+            )
+            + (
                 f"; {r.index_segments_unchecked} index segments are in a file layout this version does not "
                 "know, so their unused capacity was not cleared and may still hold stale bytes of the input"
                 if r.index_segments_unchecked

@@ -26,8 +26,8 @@ _NAMED = 5
 #: session or prepared transaction ends, an active slot's standby reports a newer xmin; a slot no
 #: standby feeds keeps its xmin until it is dropped).
 _HOLDERS = (
-    "SELECT 'session', pid::text, datname, usename::text, coalesce(nullif(application_name, ''), '')"
-    "  || CASE WHEN state IS NULL THEN '' ELSE ', ' || state END, xact_start, true"
+    "SELECT 'session', pid::text, datname, usename::text,"
+    "  concat_ws(', ', nullif(application_name, ''), state), xact_start, true"
     " FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND ("
     " (datname = current_database() AND backend_xmin IS NOT NULL"
     "  AND age(backend_xmin) > age(%(now)s::text::xid))"
@@ -53,6 +53,9 @@ class Compaction:
 
     older_sessions: int = 0
     replication_slots: tuple[str, ...] = field(default=())
+    #: Tables VACUUM FULL could not lock in time (another session holding a lock on them, such as
+    #: one idle in a transaction that read them): not compacted, their old row versions kept.
+    tables_not_compacted: tuple[str, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ def wait_for_older_snapshots(cur: Any, wait_s: float, progress: Progress = no_pr
     (now_xid,) = cur.fetchone()
     start = time.monotonic()
     task, told = "", -1
+    progress = _never_raising(progress)
     while True:
         cur.execute(_HOLDERS, {"now": now_xid})
         holders = [_Holder(*row) for row in cur.fetchall()]
@@ -111,3 +115,40 @@ def _task(waiting: list[_Holder], wait_s: float) -> str:
         f"{WAITING}up to {wait_s:g} s for what can still read the erased rows to end, so their old "
         f"versions leave PostgreSQL's files: {named}{more}"
     )
+
+
+def vacuum_full(cur: Any, tables: tuple[str, ...], budget_s: float) -> tuple[str, ...]:
+    """VACUUM FULL each of ``tables``, waiting for its lock at most what is left of ``budget_s``
+    (at least a second a table): a session idle in a transaction that read a table holds a lock
+    VACUUM FULL would wait on forever, and `amem erase` hung there. The tables it could not lock
+    are returned, left as they were."""
+    from psycopg import errors
+
+    deadline = time.monotonic() + budget_s
+    left: list[str] = []
+    for table in tables:
+        wait_ms = max(1000, int((deadline - time.monotonic()) * 1000))
+        cur.execute(f"SET lock_timeout = {wait_ms}")
+        try:
+            cur.execute(f"VACUUM FULL {table}")
+        except errors.LockNotAvailable:
+            left.append(table)
+    cur.execute("RESET lock_timeout")
+    return tuple(left)
+
+
+def _never_raising(progress: Progress) -> Progress:
+    """``progress``, told until it raises once (a closed stderr: BrokenPipeError), then no more: what
+    the wait tells the caller must never keep the compaction from running."""
+    failed = False
+
+    def told(task: str, done: int, total: int | None) -> None:
+        nonlocal failed
+        if failed:
+            return
+        try:
+            progress(task, done, total)
+        except Exception:
+            failed = True
+
+    return told

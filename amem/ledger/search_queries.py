@@ -40,6 +40,13 @@ from amem.ledger.tables import UTCDateTime, changes, notes, proposals, raw_logs
 
 #: At most this many distinct words of a query are searched (long queries stay cheap).
 MAX_TERMS = 32
+#: The longest address asked as a phrase: a longer run (a long path or URL pasted into a query) is
+#: asked as its words only. With the weight's cap, an address's phrase costs FTS5 at most
+#: 16 x 4 tokens, where an uncapped one grew as the square of its words (1,000 words: 4.9 MB, 3 s).
+MAX_ADDRESS_WORDS = 16
+#: The most an address's phrase weighs (its words, up to this): enough for a whole email or host to
+#: outrank its words apart; FTS5 writes the phrase that many times.
+MAX_ADDRESS_WEIGHT = 4
 #: Ranked before the notes are read, this many more are drawn than asked for, so that deleted
 #: notes (whose full text stays indexed) and retired ones can be dropped afterwards.
 DROPPED_MARGIN = 10
@@ -238,7 +245,8 @@ def _marks_as_letters(text: str) -> str:
 def _query_words(text: str, *, joined: bool) -> dict[str, int]:
     """``query_terms``, each with its weight (1); ``joined``: also, first, each run of words joined
     as an address is (``_JOINED``), weighted by the number of its words that are no stop words (one
-    of stop words alone is no address: "a.m"; PostgreSQL's phrase of it would be empty)."""
+    of stop words alone is no address: "a.m"; PostgreSQL's phrase of it would be empty), at most
+    ``MAX_ADDRESS_WEIGHT``; a run of more than ``MAX_ADDRESS_WORDS`` words is asked as its words."""
     lowered = _lower(text)
     masked = _marks_as_letters(lowered)
     seen: dict[str, int] = {}
@@ -246,9 +254,9 @@ def _query_words(text: str, *, joined: bool) -> dict[str, int]:
         for run in _JOINED.finditer(masked):
             whole = lowered[run.start() : run.end()]
             if whole not in seen and _KEPT_WHOLE.search(run.group()):
-                parts = {lowered[w.start() : w.end()] for w in _WORD.finditer(masked, *run.span())}
-                weight = len(parts - STOP_WORDS)
-                if weight:
+                words = [lowered[w.start() : w.end()] for w in _WORD.finditer(masked, *run.span())]
+                weight = min(len(set(words) - STOP_WORDS), MAX_ADDRESS_WEIGHT)
+                if weight and len(words) <= MAX_ADDRESS_WORDS:
                     seen[whole] = weight
                 if len(seen) >= MAX_TERMS:
                     break

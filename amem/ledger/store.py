@@ -11,6 +11,7 @@ and makes decisions on one proposal race-free without retries.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -211,8 +212,9 @@ class Ledger:
         PostgreSQL keeps an overwritten row version while any transaction that began before the
         overwrite may still read it, or a replication slot's xmin is older, and VACUUM FULL copies
         such versions into the new files. So it first waits, up to ``wait_s`` and telling
-        ``progress`` what it waits on, for those that can end (``compaction``); what still held
-        them when it went ahead is returned (empty: every old version is gone from the files)."""
+        ``progress`` what it waits on, for those that can end (``compaction``), then waits for each
+        table's lock for up to ``wait_s`` in all; what still held old versions when it went ahead,
+        and the tables it could not lock, are returned (empty: every old version is gone)."""
         raw = self.engine.raw_connection()  # VACUUM runs outside any transaction
         try:
             cur = raw.cursor()
@@ -221,12 +223,12 @@ class Ledger:
                 kept = compaction.wait_for_older_snapshots(cur, wait_s, progress)
                 # note_vectors: an erased note's old vector is derived from its text as well
                 tables = ("raw_logs", "llm_calls", "notes", "proposals", "changes", "note_vectors")
-                statements = [f"VACUUM FULL {t}" for t in tables]
+                left = compaction.vacuum_full(cur, tables, wait_s)
+                kept = dataclasses.replace(kept, tables_not_compacted=left)
             else:
                 kept = Compaction()
-                statements = ["VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"]
-            for statement in statements:
-                cur.execute(statement)
+                for statement in ("VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"):
+                    cur.execute(statement)
             cur.close()
         finally:
             if self.dialect == "postgresql":

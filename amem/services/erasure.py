@@ -107,6 +107,10 @@ class ErasureReport(BaseModel):
     # compacted (a standby's hot_standby_feedback, kept while that standby is down): until the slot
     # moves past it or is dropped, and the next VACUUM FULL, old row versions keep the erased bytes.
     replication_slots_holding: list[str] = []
+    # PostgreSQL tables VACUUM FULL could not lock within the wait (another session held a lock on
+    # them, such as one idle in a transaction that read them): not compacted, so their old row
+    # versions keep the erased bytes until the next VACUUM FULL of each.
+    tables_not_compacted: list[str] = []
     # Vector index segments whose files' unused capacity could not be cleared (a file layout the
     # code does not know): those files may still hold stale bytes of the erased inputs.
     index_segments_unchecked: int = 0

@@ -88,8 +88,9 @@ def upgrade() -> None:
     for rank, (raw_log_id, erasure_id, erased_by) in enumerate(
         conn.execute(
             sa.text(
-                "SELECT r.row_key, e.id, e.erased_by FROM erased_rows r JOIN erasures e ON e.id = r.erasure_id "
-                "WHERE r.table_name = 'raw_logs' ORDER BY e.erased_at, e.id"
+                "SELECT r.row_key, e.id, e.erased_by FROM erased_rows r"
+                " JOIN erasures e ON e.id = r.erasure_id"
+                " WHERE r.table_name = 'raw_logs' ORDER BY e.erased_at, e.id"
             )
         )
     ):

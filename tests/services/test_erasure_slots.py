@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import struct
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -178,3 +179,59 @@ def test_a_logical_slot_keeps_none_of_the_ledgers_rows_and_is_not_named(memory: 
         assert slot not in report.replication_slots_holding, report
         hits = _hits(_database_files(memory), secret.encode())
         assert hits == [], _why_kept(memory, hits, secret.encode())
+
+
+def _filenode(memory: Memory, table: str) -> int:
+    """The file a table's rows are in: VACUUM FULL writes them to a new one."""
+    with memory.ledger.engine.connect() as conn:
+        return conn.execute(sa.text("SELECT pg_relation_filenode(:t)"), {"t": table}).scalar_one()
+
+
+def test_a_progress_that_fails_never_keeps_the_files_from_being_compacted(memory: Memory) -> None:
+    """The wait tells the caller's progress what it waits on; a progress that raises (a closed
+    stderr: BrokenPipeError) made the compaction stop before any VACUUM FULL, the erased bytes kept
+    in the files. The compaction runs; the caller still learns of the failure."""
+    raw, _ = _said_secret(memory)
+    before = _filenode(memory, "raw_logs")
+    reader = memory.ledger.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+    reader.begin()
+    reader.execute(sa.text("SELECT 1")).all()  # a snapshot from before the erasure, no table read
+
+    def progress(task: str, done: int, total: int | None) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    try:
+        with pytest.raises(BrokenPipeError):
+            memory.erase(
+                by=signed_in(memory, "alice"), reason="request", raw_log_id=raw, wait_s=0.5, progress=progress
+            )
+    finally:
+        reader.close()
+    assert _filenode(memory, "raw_logs") != before, "VACUUM FULL never ran"
+
+
+def test_a_session_holding_a_table_through_the_wait_leaves_it_named_not_a_hang(memory: Memory) -> None:
+    """A session idle in a transaction that read the raw logs holds a lock VACUUM FULL waits on:
+    `amem erase` hung there for as long as that session stayed open. The compaction waits for the
+    lock no longer than for the sessions, and names the tables it left as they were."""
+    raw, _ = _said_secret(memory)
+    reader = memory.ledger.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+    reader.begin()
+    reader.execute(sa.text("SELECT count(*) FROM raw_logs")).all()  # idle in transaction from now on
+    done: list[Any] = []
+    eraser = threading.Thread(
+        target=lambda: done.append(
+            memory.erase(by=signed_in(memory, "alice"), reason="request", raw_log_id=raw, wait_s=1.0)
+        ),
+        daemon=True,
+    )
+    try:
+        eraser.start()
+        eraser.join(timeout=120)  # a bound, not a synchronisation: it ends in seconds, or hangs
+        assert done, "the erasure waited on the reader's lock for as long as the reader stayed open"
+    finally:
+        reader.close()
+        eraser.join()
+    (report,) = done
+    assert "raw_logs" in report.tables_not_compacted, report
+    assert report.older_sessions_open == 1, report
