@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import quote
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -75,7 +77,8 @@ def memory(database_url: str, tmp_path: Path) -> Iterator[Memory]:
 
 class ScratchDatabase:
     """A PostgreSQL database of one test's own on the test server: ``url`` opens it, ``drop`` takes
-    it away (under a running store, as when the ledger's server is gone; again at the end)."""
+    it away (under a running store, as when the ledger's server is gone; again at the end),
+    ``admin`` is the server's AUTOCOMMIT engine, for what a test does to it (ALTER DATABASE)."""
 
     def __init__(self, admin: sa.Engine, name: str) -> None:
         self.admin, self.name = admin, name
@@ -86,22 +89,47 @@ class ScratchDatabase:
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)'))
 
 
+class ScratchDatabases(Protocol):
+    """Makes one more database of the test's own each call, with CREATE DATABASE's options of those
+    names where given (``locale`` sets LC_COLLATE and LC_CTYPE): a LATIN1 one needs all three."""
+
+    def __call__(
+        self, *, encoding: str | None = None, locale: str | None = None, template: str | None = None
+    ) -> ScratchDatabase: ...
+
+
 @pytest.fixture
-def scratch_database() -> Iterator[ScratchDatabase]:
-    """A new database on the test server, dropped afterwards: named after the test database
-    (``<its name>_<hex>``), so one a killed run left says which run's it was."""
+def scratch_databases() -> Iterator[ScratchDatabases]:
+    """Makes new databases on the test server, each dropped afterwards: named after the test
+    database (``<its name>_<hex>``), so one a killed run left says which run's it was. The one way
+    tests make a database of their own (a team's setup: the ledger in ``public``)."""
     if not POSTGRES_URL:
         pytest.skip("AMEM_TEST_POSTGRES_URL is not set (.ci/run sets it to the PostgreSQL it uses)")
     admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
     base = (sa.make_url(POSTGRES_URL).database or "amem")[:40]
-    scratch = ScratchDatabase(admin, f"{base}_{uuid.uuid4().hex[:10]}")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{scratch.name}"'))
-    try:
-        yield scratch
-    finally:
-        scratch.drop()
-        admin.dispose()
+
+    with ExitStack() as made:  # every one is dropped, even when dropping another fails
+        made.callback(admin.dispose)
+
+        def make(
+            *, encoding: str | None = None, locale: str | None = None, template: str | None = None
+        ) -> ScratchDatabase:
+            scratch = ScratchDatabase(admin, f"{base}_{uuid.uuid4().hex[:10]}")
+            options = f" ENCODING '{encoding}'" if encoding else ""
+            options += f" LC_COLLATE '{locale}' LC_CTYPE '{locale}'" if locale else ""
+            options += f' TEMPLATE "{template}"' if template else ""
+            with admin.connect() as conn:
+                conn.execute(sa.text(f'CREATE DATABASE "{scratch.name}"{options}'))
+            made.callback(scratch.drop)
+            return scratch
+
+        yield make
+
+
+@pytest.fixture
+def scratch_database(scratch_databases: ScratchDatabases) -> ScratchDatabase:
+    """A new database on the test server, dropped afterwards (``scratch_databases``' first)."""
+    return scratch_databases()
 
 
 #: The reviewers' passwords in the ``reviewer_passwords`` fixture's policy.

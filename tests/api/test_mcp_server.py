@@ -4,15 +4,11 @@ token check), a page out of range, and who an input added with a reviewer's toke
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-import sqlalchemy as sa
 from mcp import Client
 from starlette.testclient import TestClient
 
@@ -20,37 +16,17 @@ from amem.api.inputs import LEDGER_UNREACHABLE
 from amem.api.mcp_server import create_mcp_server
 from amem.memory import Memory
 from tests.agents.test_mcp_server import data, served_over_http, with_token
-from tests.conftest import POSTGRES_URL
+from tests.conftest import ScratchDatabase
 from tests.factories import signed_in
 
 
-@contextmanager
-def _database_to_drop() -> Iterator[tuple[str, Any]]:
-    """A PostgreSQL database of its own (its URL) and what drops it under a running server: the
-    ledger gone, as when its server is down."""
-    if not POSTGRES_URL:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set")
-    name = f"amem_gone_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-
-    def drop() -> None:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-    try:
-        yield sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False), drop
-    finally:
-        drop()
-        admin.dispose()
-
-
 @pytest.mark.postgres
-def test_input_status_says_the_ledger_is_out_of_reach(tmp_path: Path) -> None:
+def test_input_status_says_the_ledger_is_out_of_reach(
+    tmp_path: Path, scratch_database: ScratchDatabase
+) -> None:
     """Every other tool said it in words; input_status answered a bare "Error executing tool
     input_status" (the driver's exception escaped it), whether it waited or not."""
-    with _database_to_drop() as (url, drop), Memory(tmp_path / "home", database_url=url) as memory:
+    with Memory(tmp_path / "home", database_url=scratch_database.url) as memory:
         server = create_mcp_server(memory, actor="agent:mcp-test", workers=0)
 
         async def main() -> list[Any]:
@@ -58,7 +34,7 @@ def test_input_status_says_the_ledger_is_out_of_reach(tmp_path: Path) -> None:
                 added = data(
                     await client.call_tool("add_note", {"content": "Acme wants SSO", "scope": "acme"})
                 )
-                drop()
+                scratch_database.drop()
                 asked = {"raw_log_id": added["raw_log_id"]}
                 return [
                     await client.call_tool("input_status", asked),
@@ -69,25 +45,27 @@ def test_input_status_says_the_ledger_is_out_of_reach(tmp_path: Path) -> None:
     for answer in answers:
         assert answer.is_error, answer.content
         text = answer.content[0].text
-        assert LEDGER_UNREACHABLE in text and "amem_gone" not in text, text
+        assert LEDGER_UNREACHABLE in text and scratch_database.name not in text, text
 
 
 @pytest.mark.postgres
-def test_a_token_checked_while_the_ledger_is_out_of_reach_is_a_503_saying_so(tmp_path: Path) -> None:
+def test_a_token_checked_while_the_ledger_is_out_of_reach_is_a_503_saying_so(
+    tmp_path: Path, scratch_database: ScratchDatabase
+) -> None:
     """Over streamable HTTP the token check let the driver's error escape: a bare 500, read as
     amem's bug. It is the machine's state: 503 with the HTTP API's words (not 401, which would tell
     the client its good token is bad)."""
-    with _database_to_drop() as (url, drop), Memory(tmp_path / "home", database_url=url) as memory:
+    with Memory(tmp_path / "home", database_url=scratch_database.url) as memory:
         token, _ = memory.tokens.create("crm", "agent")
         server = create_mcp_server(memory, actor="agent:mcp-test", workers=0, tokens_at="http://127.0.0.1")
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}
-        drop()
+        scratch_database.drop()
         with TestClient(server.streamable_http_app(), raise_server_exceptions=False) as web:
             answer = web.post("/mcp", json=call, headers=headers)
     assert answer.status_code == 503, answer.text
     assert answer.json()["error_description"] == LEDGER_UNREACHABLE
-    assert "amem_gone" not in answer.text
+    assert scratch_database.name not in answer.text
 
 
 def test_an_offset_out_of_range_is_said_with_this_tools_bounds(memory: Memory) -> None:

@@ -14,6 +14,7 @@ import pytest
 from amem.cli import main
 from amem.memory import Memory
 from tests.agents.scripted_answers import answer, text_of
+from tests.conftest import ScratchDatabase
 from tests.factories import signed_in
 
 MODEL = "scripted/test-model"
@@ -95,44 +96,27 @@ def test_an_input_erased_while_add_analyses_it_says_so_and_is_not_pending(
 
 
 def test_a_ledger_lost_while_add_analyses_still_says_the_input_is_kept(
-    tmp_path: Path, scripted_llm: Any, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, scripted_llm: Any, capsys: pytest.CaptureFixture[str], scratch_database: ScratchDatabase
 ) -> None:
     """The check for an erasure reads the ledger; when the ledger is what failed, its own error hid
     the pending one: "ledger unreachable", exit 69, no raw log named, and an agent sent the input
     again. The pending error, naming the kept raw log, reaches the caller (exit 4)."""
-    from uuid import uuid4
-
-    import sqlalchemy as sa
-
-    from tests.conftest import POSTGRES_URL
-
-    if POSTGRES_URL is None:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set")
-    server = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    name = f"amem_down_{uuid4().hex[:8]}"
-    with server.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
-    url = sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    name, url, server = scratch_database.name, scratch_database.url, scratch_database.admin
 
     def ledger_lost(messages: list[dict[str, Any]]) -> str:
         with server.connect() as conn:  # the ledger's server refuses it from now on
-            conn.exec_driver_sql(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+            conn.exec_driver_sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
             conn.exec_driver_sql(
                 f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}'"
             )
         return answer(messages)
 
-    try:
-        assert _amem(tmp_path / "home", url, "init") == 0
-        scripted_llm.default = ledger_lost
-        code = _amem(tmp_path / "home", url, "add", TEXT, "--scope", "globex", "--json")
-        body = json.loads(_one_line(capsys.readouterr().err))
-        assert code == 4 and body["exit_code"] == 4 and body["raw_log_id"].startswith("r_"), body
-        with server.connect() as conn:
-            conn.exec_driver_sql(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
-        with Memory(tmp_path / "home", database_url=url) as mem:
-            assert mem.input_status(body["raw_log_id"]).status != "erased"  # kept, to be finished
-    finally:
-        with server.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        server.dispose()
+    assert _amem(tmp_path / "home", url, "init") == 0
+    scripted_llm.default = ledger_lost
+    code = _amem(tmp_path / "home", url, "add", TEXT, "--scope", "globex", "--json")
+    body = json.loads(_one_line(capsys.readouterr().err))
+    assert code == 4 and body["exit_code"] == 4 and body["raw_log_id"].startswith("r_"), body
+    with server.connect() as conn:
+        conn.exec_driver_sql(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+    with Memory(tmp_path / "home", database_url=url) as mem:
+        assert mem.input_status(body["raw_log_id"]).status != "erased"  # kept, to be finished

@@ -10,6 +10,7 @@ backend and not on the other. Every test runs on SQLite and on PostgreSQL (``mem
 from __future__ import annotations
 
 import unicodedata
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -17,6 +18,7 @@ import sqlalchemy as sa
 from amem.ledger import schema, search_queries
 from amem.ledger.search_queries import keyword_search
 from amem.memory import Memory
+from tests.conftest import ScratchDatabases
 from tests.factories import llm_proposer, make_note
 
 
@@ -149,31 +151,16 @@ def test_every_accented_latin_letter_and_separator_is_folded_by_the_index_as_by_
     assert missed == []
 
 
-def test_a_store_on_a_latin1_postgresql_database_is_made_and_folds_its_accents(tmp_path) -> None:
+def test_a_store_on_a_latin1_postgresql_database_is_made_and_folds_its_accents(
+    tmp_path: Path, scratch_databases: ScratchDatabases
+) -> None:
     """A team's older PostgreSQL database in LATIN1: migration 0026 wrote letters the database
     cannot hold (Ā, ạ) into the column's SQL, so no store could be made or upgraded there. The
     column lists only the letters the database holds, and folds them."""
-    from uuid import uuid4
-
-    from tests.conftest import POSTGRES_URL
-
-    if POSTGRES_URL is None:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set")
-    server = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    name = f"amem_latin1_{uuid4().hex[:8]}"
-    with server.connect() as conn:
-        conn.exec_driver_sql(
-            f"CREATE DATABASE {name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
-        )
-    try:
-        url = sa.make_url(POSTGRES_URL).set(database=name)
-        with Memory(tmp_path / "home", database_url=url.render_as_string(hide_password=False)) as memory:
-            note = make_note(memory, "Café meeting at Zürich about the renewal")
-            assert found(memory, "zurich") == [note.id] and found(memory, "cafe") == [note.id]
-    finally:
-        with server.connect() as conn:
-            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        server.dispose()
+    latin1 = scratch_databases(encoding="LATIN1", locale="C", template="template0")
+    with Memory(tmp_path / "home", database_url=latin1.url) as memory:
+        note = make_note(memory, "Café meeting at Zürich about the renewal")
+        assert found(memory, "zurich") == [note.id] and found(memory, "cafe") == [note.id]
 
 
 def test_an_address_of_stop_words_alone_finds_nothing_on_either_backend(memory: Memory) -> None:

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from amem.ledger.tables import chain_head, changes, events, proposals, raw_logs
 from amem.memory import Memory
 from amem.services.governance import Draft
-from tests.conftest import _postgres_schema_url
+from tests.conftest import ScratchDatabase, _postgres_schema_url
 from tests.factories import llm_proposer, make_note, raw_log
 
 #: A generous bound on waits that succeed at once when the code is right (never slept through).
@@ -254,54 +254,41 @@ def test_one_propose_writes_its_proposals_and_changes_in_one_statement_each(
 
 
 @pytest.mark.postgres
-def test_writers_keep_one_lock_when_a_schema_named_after_the_role_appears(tmp_path: Path) -> None:
+def test_writers_keep_one_lock_when_a_schema_named_after_the_role_appears(
+    tmp_path: Path, scratch_database: ScratchDatabase
+) -> None:
     """The writers' lock was keyed on current_schema(): a ledger in `public` under the default
     search_path ("$user", public) got another key once a schema named after the role was created
     (PostgreSQL's secure-schema pattern), so a writer opened after it no longer waited for one
     opened before. The key is the schema that holds the ledger's tables."""
-    from tests.conftest import POSTGRES_URL
-
-    if not POSTGRES_URL:
-        pytest.skip("AMEM_TEST_POSTGRES_URL is not set")
-    import uuid
-
-    name = f"amem_role_{uuid.uuid4().hex[:10]}"
-    admin = sa.create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-    url = sa.make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
-    try:
-        with Memory(tmp_path / "home", database_url=url) as mem:
-            note = make_note(mem, "Acme renews for 40 seats", tags=["first"])
-            by = llm_proposer(mem, name="offline-2")  # recorded before the first writer holds the lock
-            writer, inside, go, _written, out = _paused_writer(
-                mem, [Draft(note.id, "tags", ["second"], "the first writer", llm_proposer(mem))]
+    url = scratch_database.url
+    with Memory(tmp_path / "home", database_url=url) as mem:
+        note = make_note(mem, "Acme renews for 40 seats", tags=["first"])
+        by = llm_proposer(mem, name="offline-2")  # recorded before the first writer holds the lock
+        writer, inside, go, _written, out = _paused_writer(
+            mem, [Draft(note.id, "tags", ["second"], "the first writer", llm_proposer(mem))]
+        )
+        assert inside.wait(BOUND_S)
+        role = sa.make_url(url).username or "postgres"  # made by its owner, the writer still open
+        fresh = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+        with fresh.connect() as db:
+            db.execute(sa.text(f'CREATE SCHEMA "{role}"'))
+        fresh.dispose()
+        with Memory(tmp_path / "home", database_url=url) as other:
+            _second, second_done, second_out = _in_thread(
+                lambda: other.propose(note.id, "tags", ["third"], reason="the second", proposer=by)
             )
-            assert inside.wait(BOUND_S)
-            role = sa.make_url(url).username or "postgres"  # made by its owner, the writer still open
-            fresh = sa.create_engine(url, isolation_level="AUTOCOMMIT")
-            with fresh.connect() as db:
-                db.execute(sa.text(f'CREATE SCHEMA "{role}"'))
-            fresh.dispose()
-            with Memory(tmp_path / "home", database_url=url) as other:
-                _second, second_done, second_out = _in_thread(
-                    lambda: other.propose(note.id, "tags", ["third"], reason="the second", proposer=by)
-                )
-                polled = threading.Event()
-                for _ in range(int(BOUND_S / 0.01)):  # until the second writer queues on the lock
-                    if _advisory_waiters(url):
-                        break
-                    assert not second_done.is_set(), second_out
-                    polled.wait(0.01)
-                else:
-                    go.set()
-                    pytest.fail("the second writer did not wait on the first one's writers' lock")
+            polled = threading.Event()
+            for _ in range(int(BOUND_S / 0.01)):  # until the second writer queues on the lock
+                if _advisory_waiters(url):
+                    break
+                assert not second_done.is_set(), second_out
+                polled.wait(0.01)
+            else:
                 go.set()
-                writer.join(BOUND_S)
-                assert second_done.wait(BOUND_S) and not isinstance(second_out[0], BaseException)
-                assert not isinstance(out[0], BaseException), out
-                assert mem.read(note.id).tags == ["third"] and mem.verify().ok
-    finally:
-        with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+                pytest.fail("the second writer did not wait on the first one's writers' lock")
+            go.set()
+            writer.join(BOUND_S)
+            assert second_done.wait(BOUND_S) and not isinstance(second_out[0], BaseException)
+            assert not isinstance(out[0], BaseException), out
+            assert mem.read(note.id).tags == ["third"] and mem.verify().ok
