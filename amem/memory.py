@@ -584,13 +584,15 @@ class Memory:
                 try:
                     service = SearchService.open(self.settings, self.ledger, reindex=True, progress=progress)
                 except IndexUnreadableError as exc:  # a damaged database file: a new index in its place
-                    remove_unreadable(exc.path)
-                    log.warning(
-                        "the vector index at %s could not be read (%s): deleted it (it holds nothing "
-                        "the ledger does not) and building a new one from the ledger",
-                        exc.path,
-                        exc.cause,
-                    )
+                    if remove_unreadable(exc.path):
+                        log.warning(
+                            "the vector index at %s could not be read (%s): deleted it (it holds nothing "
+                            "the ledger does not) and building a new one from the ledger",
+                            exc.path,
+                            exc.cause,
+                        )
+                    else:  # another reindex replaced it meanwhile: build beside that one
+                        log.info("the vector index at %s was replaced by another process meanwhile", exc.path)
                     service = SearchService.open(self.settings, self.ledger, reindex=True, progress=progress)
                 self._parts["search_service"] = service
                 return service.index.count()

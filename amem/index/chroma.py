@@ -256,11 +256,14 @@ def _damaged(database: Path) -> bool:
         db.close()
 
 
-def remove_unreadable(path: Path) -> None:
+def remove_unreadable(path: Path) -> bool:
     """Delete the unreadable index directory ``path`` so a new one can be built in its place.
     Deleted, never kept aside: it holds nothing the ledger does not (every vector is stored there),
     and a copy kept would hold what a later erasure must remove (tags) where no erasure reaches.
-    Renamed first under the open lock, so no process opens it half deleted."""
+    Renamed first under the open lock, so no process opens it half deleted, and only if its database
+    file is still damaged there: another `amem reindex` that met the same damage may have replaced it
+    since (deleting that one failed its rename, or took a new index from under the processes using
+    it). Returns whether it deleted the directory."""
     import shutil
 
     from filelock import FileLock
@@ -268,9 +271,12 @@ def remove_unreadable(path: Path) -> None:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     doomed = path.with_name(f".{path.name}.removing-{stamp}")
     with FileLock(str(_open_lock(path))):
+        if not _damaged(path / "chroma.sqlite3"):
+            return False
         path.rename(doomed)
     _forget_failed_system(str(path))
     shutil.rmtree(doomed, ignore_errors=True)
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

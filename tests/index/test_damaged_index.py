@@ -4,7 +4,11 @@ with the fix, and `amem reindex` rebuilds even an index whose database file is u
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +21,7 @@ from amem.index.embedders import MiniLMEmbedder
 from amem.memory import Memory
 from tests.factories import make_note
 
+REPO = Path(__file__).resolve().parents[2]
 TEXTS = {
     "acme": ["Acme renewed for three years at 120 seats", "Acme asked for SSO through Okta"],
     "hooli": [
@@ -166,3 +171,65 @@ def test_the_open_check_passes_the_segments_chroma_writes(memory: Memory) -> Non
     memory.close()
     segments = [p for p in memory.settings.chroma_path.iterdir() if hnsw_files.is_segment(p)]
     assert len(segments) == 3 and all(hnsw_files.looks_whole(p) for p in segments)
+
+
+#: A second `amem reindex` on the same store: it meets the damaged database file, says so, and waits
+#: for a line on stdin before it deletes the directory it found damaged and builds.
+SECOND_REINDEX = """
+import json, sys
+from amem.index import chroma
+from amem.memory import Memory
+
+home, url = sys.argv[1:3]
+remove = chroma.remove_unreadable
+
+def held(path):
+    print("met the damage", flush=True)
+    sys.stdin.readline()
+    return remove(path)
+
+chroma.remove_unreadable = held
+with Memory(home, database_url=url) as memory:
+    print(json.dumps({"indexed": memory.reindex()}), flush=True)
+"""
+
+
+def test_a_second_reindex_that_met_the_same_damage_keeps_the_index_the_first_built(memory: Memory) -> None:
+    """Two `amem reindex` at once on a damaged chroma.sqlite3: the second, which met the damage too,
+    deleted the new index the first had built meanwhile (or, caught between the first's removal and
+    its new index, failed with FileNotFoundError). A server that had opened the first's index then
+    failed every search (BuildMissingError) and every add_note until restarted."""
+    ids = stored(memory)
+    memory.close()
+    zeroed(memory.settings.chroma_path / "chroma.sqlite3")
+    second = subprocess.Popen(
+        [sys.executable, "-c", SECOND_REINDEX, str(memory.home), memory.settings.database_url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert second.stdin is not None and second.stdout is not None and second.stderr is not None
+        line = second.stdout.readline()
+        assert line.strip() == "met the damage", second.communicate(timeout=120)[1][-2000:]
+
+        cli = ["--database-url", memory.settings.database_url, "--home", str(memory.home)]
+        assert main([*cli, "reindex"]) == 0  # the first, which replaces the damaged directory
+        with reopen(memory) as server:  # a running agent, on the first's index
+            assert hits(server, "a dog at home")
+            second.stdin.write("go\n")
+            second.stdin.flush()
+            out, err = second.communicate(timeout=300)
+            assert second.returncode == 0, err[-2000:]
+            assert json.loads(out.splitlines()[-1]) == {"indexed": 5}
+
+            found = [hit[0] for hit in hits(server, "a dog at home")]
+            assert ids["hooli"][0] in found
+            added = server.add_note("Hooli's champion got a second dog", actor="agent:bot", scope="hooli")
+            assert added in [hit[0] for hit in hits(server, "a dog at home")]
+    finally:
+        if second.poll() is None:
+            second.kill()
+            second.communicate()
