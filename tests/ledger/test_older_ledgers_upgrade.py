@@ -78,6 +78,15 @@ def _erased_as_before_tombstones(memory: Memory, raw_log_id: str) -> None:
     memory.reindex()
 
 
+def _upgraded_from_0026(memory: Memory, database_url: str) -> None:
+    """The store closed and its ledger upgraded from 0026, as `amem db upgrade` by this amem does."""
+    memory.close()
+    engine = create_engine(database_url)
+    schema.downgrade(engine, "0026")
+    schema.upgrade(engine)
+    engine.dispose()
+
+
 def test_notes_an_older_erasure_left_live_are_marked_deleted_by_the_upgrade(
     memory: Memory, database_url: str, tmp_path: Path
 ) -> None:
@@ -91,11 +100,7 @@ def test_notes_an_older_erasure_left_live_are_marked_deleted_by_the_upgrade(
     later = make_note(memory, "Bob Stone signs for Acme")
     memory.erase(by=signed_in(memory, "alice"), reason="another request", raw_log_id=later.raw_log_ids[0])
     assert gone.id in {n.id for n in memory.notes()}  # the old state, as the older amem left it
-    memory.close()
-    engine = create_engine(database_url)
-    schema.downgrade(engine, "0026")
-    schema.upgrade(engine)
-    engine.dispose()
+    _upgraded_from_0026(memory, database_url)
 
     with Memory(tmp_path / "again", database_url=database_url) as mem:
         assert [n.id for n in mem.notes(scope="acme")] == [kept.id]
@@ -137,11 +142,7 @@ def test_a_note_of_inputs_two_older_erasures_erased_is_deleted_by_the_first(
         _erased_as_before_tombstones(memory, first.raw_log_ids[0])
     for _, second in pairs:
         _erased_as_before_tombstones(memory, second.raw_log_ids[0])
-    memory.close()
-    engine = create_engine(database_url)
-    schema.downgrade(engine, "0026")
-    schema.upgrade(engine)
-    engine.dispose()
+    _upgraded_from_0026(memory, database_url)
 
     with Memory(tmp_path / "again", database_url=database_url) as mem:
         first_of = {e.raw_log: e.id for e in mem.erasures()}
