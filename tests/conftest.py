@@ -165,3 +165,18 @@ def scripted_llm() -> Iterator[object]:
         yield handler
     finally:
         scripting.uninstall()
+
+
+def deleted_files_held(directory: Path) -> dict[str, int]:
+    """The files under ``directory`` that this process still holds open though they were removed
+    (Linux's /proc), with the bytes each still takes on disk."""
+    held: dict[str, int] = {}
+    fds = Path("/proc/self/fd")
+    for fd in fds.iterdir() if fds.is_dir() else ():
+        try:
+            target = os.readlink(fd)
+            if target.startswith(str(directory)) and target.endswith(" (deleted)"):
+                held[target] = os.stat(fd).st_size
+        except OSError:  # closed meanwhile (the listing's own descriptor among them)
+            continue
+    return held

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import re
 import threading
 import uuid
@@ -850,13 +851,21 @@ class ChromaIndex:
         return [d for d in candidates if d.name not in live], [d for d in candidates if d.name in live]
 
     def _remove_dropped_segments(self) -> int:
-        """Remove the vector segment directories of deleted collections. Returns how many."""
+        """Remove the vector segment directories of deleted collections. Returns how many.
+
+        Each file is emptied before it is removed: another process open on the store (a server, a
+        worker) keeps a replaced build's files open until it ends, and removing a name frees no
+        byte while a process holds the file, so every reindex and erasure left a copy of the
+        vectors on disk for as long as any server ran, the erased entries' among them. Emptying
+        frees them at once; no process reads them again (Chroma loaded them into memory, and a
+        build replaced is not searched)."""
         if self.path is None:
             return 0
         import shutil
 
         dropped, _ = self._segment_directories()
         for directory in dropped:
+            _empty_files(directory)
             shutil.rmtree(directory, ignore_errors=True)
         return len(dropped)
 
@@ -864,6 +873,14 @@ class ChromaIndex:
         close = getattr(self.client, "close", None)
         if close is not None:
             close()
+
+
+def _empty_files(directory: Path) -> None:
+    """Truncate every file under ``directory`` to no bytes (one that cannot be is left as it is)."""
+    for file in directory.rglob("*"):
+        with contextlib.suppress(OSError):
+            if file.is_file() and not file.is_symlink():
+                os.truncate(file, 0)
 
 
 #: One write lock per local index directory and process (a FileLock counts its holder's re-entries).

@@ -38,6 +38,7 @@ QUERY = "renewal price per seat"
 FOLLOWER = """
 import json, sys
 from amem.memory import Memory
+from tests.conftest import deleted_files_held
 
 home, url, query = sys.argv[1:4]
 with Memory(home, database_url=url) as memory:
@@ -60,6 +61,7 @@ with Memory(home, database_url=url) as memory:
             "staged": len(sync.staged()),
             "embedded": sync.embedded,
             "written": len(written),
+            "removed_files_held": deleted_files_held(memory.settings.chroma_path),
         }), flush=True)
 
     look()
@@ -175,6 +177,9 @@ def test_searches_go_on_from_the_build_in_use_while_another_process_rebuilds(
     assert recorded["written"] == 0 and recorded["build"] == new
     assert store_collections(memory) == one_build(memory, new)
     assert len(vector_files(memory)) == 1  # the replaced build's vectors left the disk too
+    if Path("/proc/self/fd").is_dir():  # ... and their bytes, though the other process holds them open
+        held = after["removed_files_held"]
+        assert held and {f: size for f, size in held.items() if size} == {}
 
 
 def test_a_process_adopting_a_rebuild_applies_only_what_came_after_it(

@@ -17,7 +17,7 @@ import pytest
 
 from amem.memory import Memory
 from amem.services.text_caches import TEXT_CACHES
-from tests.conftest import REVIEWER_PASSWORDS
+from tests.conftest import REVIEWER_PASSWORDS, deleted_files_held
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = "import sys; from amem.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -58,6 +58,23 @@ def test_a_process_that_stayed_open_forgets_what_it_read_of_an_erased_input(memo
     assert [h.note.id for h in memory.search("renewal price", scope="acme")] == [kept]
     assert cached_texts() == 0
     assert len(memory.search_service.hit_rows) <= 1  # the kept note's row, read again
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads the open files from Linux's /proc")
+def test_the_replaced_index_files_a_server_holds_open_keep_no_bytes(memory: Memory) -> None:
+    """A process open on the store keeps the index files it read until it ends. The erasure's
+    rebuild removed the replaced build's files, which freed nothing while a server held them: the
+    erased entry's vector stayed on disk, with a copy of every other one, until a restart."""
+    gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
+    kept = memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
+    memory.search("renewal price", scope="acme")  # this process reads, so holds, the build's files
+
+    erase_elsewhere(memory, memory.read(gone).raw_log_ids[0])
+
+    held = deleted_files_held(memory.home)
+    assert held, "this process holds no removed index file: nothing here would show the bytes"
+    assert {f: size for f, size in held.items() if size} == {}
+    assert [h.note.id for h in memory.search("renewal price", scope="acme")] == [kept]
 
 
 def test_a_worker_notices_the_erasure_once_before_its_next_analysis(memory: Memory) -> None:

@@ -129,11 +129,11 @@ def test_amem_erase_says_what_it_waits_for_and_which_slot_may_keep_the_bytes(
 
 
 def test_amem_erase_says_at_once_which_older_session_it_waits_for(
-    memory: Memory, monkeypatch: pytest.MonkeyPatch
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A session that began before the erasure held `amem erase` silent for up to a minute: the
     wait is said as it begins, naming the session; here the session ends once that is said, and
-    the erasure goes on at once."""
+    the erasure goes on when it does (it does not wait out the minute and report it still open)."""
     raw, _ = _said_secret(memory)
     reader = memory.ledger.engine.connect().execution_options(isolation_level="REPEATABLE READ")
     reader.begin()
@@ -151,15 +151,15 @@ def test_amem_erase_says_at_once_which_older_session_it_waits_for(
     stderr = Stderr()
     monkeypatch.setattr(sys, "stderr", stderr)
     try:
-        started = time.monotonic()
         assert run(memory, "erase", "--raw-log", raw, "--reviewer", "alice", "--reason", "request") == 0
-        took = time.monotonic() - started
     finally:
         reader.close()
     said = stderr.getvalue()
     assert "waiting up to 60 s for what can still read the erased rows to end" in said, said
     assert f"session {pid} (database " in said and "idle in transaction" in said, said
-    assert took < 30, f"the erasure went on only after {took:.0f} s"  # not after the whole minute
+    report = capsys.readouterr().out
+    assert "the index was rebuilt and the databases compacted" in report, report
+    assert "were still open" not in report, report  # the wait saw the session end
 
 
 def test_a_logical_slot_keeps_none_of_the_ledgers_rows_and_is_not_named(memory: Memory) -> None:
