@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
@@ -28,7 +28,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from amem.api.inputs import (
     LEDGER_UNREACHABLE,
     MAX_WAIT_SECONDS,
+    AddedStatus,
     add_once,
+    added_status,
     report_embedded,
     status_when_settled,
     waiting_for_review,
@@ -81,7 +83,9 @@ request). An acknowledged input is never lost.
 `idempotency_key` field, per input of a batch), unique per token name and scope; a request whose
 answer was lost (a timeout) can be sent again as it was, and answers `recorded_before` with the raw
 log that holds the input. An input that gives its `at` is kept once even without a key (the same
-text, scope and metadata at that time).
+text, scope and metadata at that time). An input erased since on a data subject's request answers
+`erased` (still 202, with the `erasure_id`): it is kept nowhere again and never analysed, and
+sending it again changes nothing.
 """
 
 
@@ -130,14 +134,28 @@ class InputIn(BaseModel):
     )
 
 
+#: What an add says of an input erased since on a data subject's request, in both answers.
+_ERASED = (
+    "; erased: an earlier request kept this input, and it was erased since on a data subject's request "
+    "(`erasure_id` names the erasure): raw_log_id is the erased raw log, nothing was kept again and "
+    "nothing is analysed; the answer is final, sending it again changes nothing."
+)
+_ERASURE_ID = Field(
+    None,
+    description="With status erased: the erasure that erased this input on a data subject's request "
+    "(`amem erasures` lists it); else null.",
+)
+
+
 class Accepted(BaseModel):
     raw_log_id: str
-    status: Literal["queued", "recorded_before"] = Field(
+    status: AddedStatus = Field(
         "queued",
         description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
         "kept this input (the same idempotency key, or the same `at`, scope, actor, text and metadata), and "
-        "raw_log_id is the raw log holding it: a retry keeps nothing twice.",
+        "raw_log_id is the raw log holding it: a retry keeps nothing twice" + _ERASED,
     )
+    erasure_id: str | None = _ERASURE_ID
     status_url: str
 
 
@@ -151,11 +169,12 @@ class BatchIn(BaseModel):
 
 class AcceptedInput(BaseModel):
     raw_log_id: str
-    status: Literal["queued", "recorded_before"] = Field(
+    status: AddedStatus = Field(
         description="queued: kept now, waiting for a worker; recorded_before: an earlier request "
         "kept this input (the same idempotency key, or the same scope, at, actor, text and metadata), and "
-        "raw_log_id is the raw log holding it."
+        "raw_log_id is the raw log holding it" + _ERASED
     )
+    erasure_id: str | None = _ERASURE_ID
     status_url: str
 
 
@@ -465,7 +484,9 @@ def create_app(
         """Keep an input and queue it for analysis. Answers as soon as the raw log is committed; the
         note is built, linked and evolved by a worker. Follow `status_url` to learn its fate. An
         input named by an `Idempotency-Key`, or that gives `at`, is kept once: sent again (a retry
-        after a timeout), it answers `recorded_before` with the raw log that holds it."""
+        after a timeout), it answers `recorded_before` with the raw log that holds it, or, erased
+        since on a data subject's request, `erased` with the erasure (202 all the same: the retry
+        succeeded, and sending it again changes nothing)."""
         item = body.model_dump()
         if idempotency_key is not None:
             if item["idempotency_key"] not in (None, idempotency_key):
@@ -474,11 +495,12 @@ def create_app(
                 )
             item["idempotency_key"] = idempotency_key
         item["scope"] = who.grant.require(body.scope)  # " acme" is acme, as every endpoint reads it
-        raw_log_id, before = add_once(memory, item, who.actor)  # a reviewer's token adds as person:NAME
+        outcome = add_once(memory, item, who.actor)  # a reviewer's token adds as person:NAME
         return Accepted(
-            raw_log_id=raw_log_id,
-            status="recorded_before" if before else "queued",
-            status_url=str(request.url_for("input_status", raw_log_id=raw_log_id)),
+            raw_log_id=outcome.raw_log_id,
+            status=added_status(outcome),
+            erasure_id=outcome.erasure_id,
+            status_url=str(request.url_for("input_status", raw_log_id=outcome.raw_log_id)),
         )
 
     @app.post(
@@ -493,7 +515,8 @@ def create_app(
         named in the 422 and nothing is kept. Answers once the raw logs are committed, in one
         transaction; workers analyse them in order. Sending the same batch again (a retry after a
         timeout) keeps nothing twice: an input that gives its `idempotency_key` or its `at` and was
-        kept before comes back as `recorded_before`, with the raw log that holds it."""
+        kept before comes back as `recorded_before`, with the raw log that holds it; one erased
+        since on a data subject's request, as `erased` with its `erasure_id`."""
         items = [i.model_dump() for i in body.inputs]
         if who.grant.limited:
             # every wrong input named first (422), as for any token, before the grant's 403: an
@@ -508,7 +531,8 @@ def create_app(
             inputs=[
                 AcceptedInput(
                     raw_log_id=o.raw_log_id,
-                    status="recorded_before" if o.recorded_before else "queued",
+                    status=added_status(o),
+                    erasure_id=o.erasure_id,
                     status_url=str(request.url_for("input_status", raw_log_id=o.raw_log_id)),
                 )
                 for o in outcomes

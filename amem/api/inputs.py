@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
-from amem.domain.models import InputStatus
+from amem.domain.models import AddOutcome, InputStatus
 from amem.errors import InvalidBatchInputError, InvalidInputError
 from amem.memory import Memory
 from amem.services.access import ScopeGrant
@@ -39,11 +39,16 @@ def report_embedded(memory: Memory, who: str) -> None:
         print(f"{who}: the index embedded {embedded} note document(s) itself", file=sys.stderr)
 
 
-def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, bool]:
-    """Keep one input for the workers: (its raw log id, whether an earlier request kept it). Named
-    by its sender's ``idempotency_key``, or with its time (``at``), it is kept once, as an import
-    keeps its lines; with neither, there is nothing to tell a retry from a new input by, and it is
-    kept at once (add_note's path)."""
+#: What an add answers of one input: kept now, kept by an earlier request, or erased since.
+AddedStatus = Literal["queued", "recorded_before", "erased"]
+
+
+def add_once(memory: Memory, item: dict[str, Any], actor: str) -> AddOutcome:
+    """Keep one input for the workers: its outcome (its raw log id; ``recorded_before`` when an
+    earlier request kept it, ``erasure_id`` when that one was erased since). Named by its sender's
+    ``idempotency_key``, or with its time (``at``), it is kept once, as an import keeps its lines;
+    with neither, there is nothing to tell a retry from a new input by, and it is kept at once
+    (add_note's path)."""
     if item.get("at") is None and item.get("idempotency_key") is None:
         raw_log_id = memory.add_note(
             item["content"],
@@ -53,12 +58,20 @@ def add_once(memory: Memory, item: dict[str, Any], actor: str) -> tuple[str, boo
             metadata=item.get("metadata"),
             wait=False,
         )
-        return raw_log_id, False
+        return AddOutcome(raw_log_id=raw_log_id)
     try:
         (outcome,) = memory.add_notes([item], actor=actor, wait=False, skip_recorded=True)
     except InvalidBatchInputError as exc:  # one input: its problem, as add_note says it
         raise InvalidInputError(exc.problem) from None
-    return outcome.raw_log_id, outcome.recorded_before
+    return outcome
+
+
+def added_status(outcome: AddOutcome) -> AddedStatus:
+    """What both APIs answer of one input added: an input erased on a data subject's request is
+    said apart from one kept (it is kept nowhere again, and never analysed), as `amem import` does."""
+    if outcome.erasure_id is not None:
+        return "erased"
+    return "recorded_before" if outcome.recorded_before else "queued"
 
 
 def waiting_for_review(

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from amem.api.inputs import (
     LEDGER_UNREACHABLE,
     add_once,
+    added_status,
     report_embedded,
     status_when_settled,
     waiting_for_review,
@@ -310,7 +311,9 @@ def create_mcp_server(
         account or user, e.g. "acme"); `at` is when it happened (ISO 8601) if not now.
         `idempotency_key` is your own name for this input (e.g. the message or record id): with
         it, or with `at`, the same input sent again (a retry) is kept once: status
-        recorded_before, same raw_log_id."""
+        recorded_before, same raw_log_id; or status erased, with an erasure_id, when that input
+        was erased since on a data subject's request: nothing is kept again or analysed. That is
+        final, not a failure: do not add the text again (under another key, or none)."""
         who = author()
         named = _guard(lambda: reach().require(scope))  # " acme" is acme, as every tool reads it
         item = {
@@ -320,8 +323,9 @@ def create_mcp_server(
             "metadata": metadata or {},
             "idempotency_key": idempotency_key,
         }
-        raw_log_id, before = _guard(lambda: add_once(memory, item, who))
-        return {"raw_log_id": raw_log_id, "status": "recorded_before" if before else "queued"}
+        outcome = _guard(lambda: add_once(memory, item, who))
+        added = {"raw_log_id": outcome.raw_log_id, "status": added_status(outcome)}
+        return added | ({"erasure_id": outcome.erasure_id} if outcome.erasure_id is not None else {})
 
     @server.tool(annotations=_READ_ONLY)
     async def input_status(raw_log_id: str, wait_seconds: float = 0) -> dict[str, Any]:
