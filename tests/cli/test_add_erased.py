@@ -95,6 +95,7 @@ def test_an_input_erased_while_add_analyses_it_says_so_and_is_not_pending(
     assert "pending" not in said and "reprocess" not in said
 
 
+@pytest.mark.postgres
 def test_a_ledger_lost_while_add_analyses_still_says_the_input_is_kept(
     tmp_path: Path, scripted_llm: Any, capsys: pytest.CaptureFixture[str], scratch_database: ScratchDatabase
 ) -> None:

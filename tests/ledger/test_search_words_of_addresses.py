@@ -151,6 +151,7 @@ def test_every_accented_latin_letter_and_separator_is_folded_by_the_index_as_by_
     assert missed == []
 
 
+@pytest.mark.postgres
 def test_a_store_on_a_latin1_postgresql_database_is_made_and_folds_its_accents(
     tmp_path: Path, scratch_databases: ScratchDatabases
 ) -> None:
