@@ -115,6 +115,11 @@ class VectorIndex(Protocol):
         """Read and write ``build`` from now on."""
         ...
 
+    def release_loaded(self) -> bool:
+        """Let go of what this process loaded of builds another process replaced (an index that
+        keeps loaded builds in memory until the process ends). Returns whether it did."""
+        ...
+
     def drop_builds(self, recorded: Callable[[], str | None], *, ledger: str = "") -> int:
         """Delete every build of the ledger identified by ``ledger`` that can no longer be
         recorded: all but the one ``recorded()`` names (the ledger's, asked after each look at the

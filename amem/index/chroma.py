@@ -558,6 +558,29 @@ class ChromaIndex:
         self.build = build
         self._scopes = {k: v for k, v in self._scopes.items() if k[0] == build}
 
+    def release_loaded(self) -> bool:
+        """Let go of every collection this process's local Chroma loaded. Chroma keeps each one it
+        loaded, its vectors in memory and its files open, until the process ends, and has no call
+        to let go of one that another process deleted: a server grew by a copy of the index at
+        every reindex and erasure another process made (10.7 MB each at 4,000 notes), the erased
+        entries' vectors among them. Chroma's bindings are made anew; they load the build in use
+        again as it is searched, and a call in flight ends on the old ones, which then go. Returns
+        whether they were made anew (not with a Chroma server, or bindings of another kind)."""
+        server = getattr(self.client, "_server", None)
+        if self.path is None or server is None or not hasattr(server, "bindings"):
+            return False
+        from filelock import FileLock
+
+        try:
+            # No write of this process is in flight on the old bindings (another Memory's on the
+            # same store shares them) while the new ones load what the files hold.
+            with self.writing(), FileLock(str(_open_lock(self.path))):  # as every open of the directory
+                server.start()  # sets the new bindings once they are made: the old ones until then
+        except Exception as exc:  # kept as they were: searches go on, the memory stays taken
+            log.warning("could not let go of the replaced index build's memory: %s", _first_line(exc))
+            return False
+        return True
+
     def drop_builds(self, recorded: Callable[[], str | None], *, ledger: str = "") -> int:
         """Delete every collection of the store that belongs to no build which can still be
         recorded: all but the build ``recorded()`` names (the ledger's, read after each listing of

@@ -730,7 +730,10 @@ class IndexSync:
                 return False
             if row.built_by != self.built_by:
                 raise IndexModelChangedError(row.built_by, self.built_by)
+            replaced = self._position.instance
             self._adopt(_position(row))
+            if replaced:  # another process's build: Chroma here still holds the one it replaced
+                self.index.release_loaded()
             return True
 
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:

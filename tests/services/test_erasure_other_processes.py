@@ -62,9 +62,10 @@ def test_a_process_that_stayed_open_forgets_what_it_read_of_an_erased_input(memo
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads the open files from Linux's /proc")
 def test_the_replaced_index_files_a_server_holds_open_keep_no_bytes(memory: Memory) -> None:
-    """A process open on the store keeps the index files it read until it ends. The erasure's
+    """A process open on the store kept the index files it read until it ended. The erasure's
     rebuild removed the replaced build's files, which freed nothing while a server held them: the
-    erased entry's vector stayed on disk, with a copy of every other one, until a restart."""
+    erased entry's vector stayed on disk, with a copy of every other one, until a restart. They are
+    emptied at once, and let go of when the server adopts the new build."""
     gone = memory.add_note("Mrs Quibblestone asked about the renewal price", actor="agent:x", scope="acme")
     kept = memory.add_note("Acme renewal in March with SSO", actor="agent:x", scope="acme")
     memory.search("renewal price", scope="acme")  # this process reads, so holds, the build's files
@@ -75,6 +76,7 @@ def test_the_replaced_index_files_a_server_holds_open_keep_no_bytes(memory: Memo
     assert held, "this process holds no removed index file: nothing here would show the bytes"
     assert {f: size for f, size in held.items() if size} == {}
     assert [h.note.id for h in memory.search("renewal price", scope="acme")] == [kept]
+    assert deleted_files_held(memory.home) == {}  # adopting the new build, it let go of them
 
 
 def test_a_worker_notices_the_erasure_once_before_its_next_analysis(memory: Memory) -> None:
