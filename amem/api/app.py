@@ -898,8 +898,9 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
         "/v1/review/approve-matching", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
     )
     def approve_matching(body: ApproveMatchingIn, who: Decider) -> DecisionReport:
-        """Approve every item matching a filter, however many pages: give the count and fingerprint
-        GET /v1/review/items/count answered for it; if the set changed since, nothing is decided."""
+        """Approve every item matching a filter, however many pages: send `expected_items` and
+        `fingerprint` set to the `items` and `fingerprint` GET /v1/review/items/count answered for
+        it; if the set changed since, nothing is decided (409)."""
         return memory.approve_matching(
             _filter(body),
             reviewer=who,
@@ -912,9 +913,9 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
         "/v1/review/reject-matching", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
     )
     def reject_matching(body: RejectMatchingIn, who: Decider) -> DecisionReport:
-        """Reject every item matching a filter (a run of wrong values), saying why on each: give the
-        count and fingerprint GET /v1/review/items/count answered; if the set changed, nothing is
-        decided."""
+        """Reject every item matching a filter (a run of wrong values), saying why on each: send
+        `expected_items` and `fingerprint` set to the `items` and `fingerprint` GET
+        /v1/review/items/count answered for it; if the set changed since, nothing is decided (409)."""
         return memory.reject_matching(
             _filter(body),
             reviewer=who,

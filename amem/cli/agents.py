@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from amem.cli.app import JsonOpt, PasswordStdinOpt, app, authenticate, emit, err, open_memory, operator, out
-from amem.cli.blocks import printable
+from amem.cli.blocks import printable, shown
 
 
 @app.command("status")
@@ -227,8 +227,11 @@ def tokens_create(
 
 @tokens_app.command("list")
 def tokens_list(as_json: JsonOpt = False) -> None:
-    """Every token: name, role, when created, last used, when it expires, revoked (never the token
-    itself)."""
+    """Every token: name, role, last used, when it expires or was revoked (never the token itself).
+
+    Dates by day, so names and roles fit whole at 80 columns; a wider terminal adds when each was
+    made; `--json` gives every moment to the second."""
+    from rich import box
     from rich.table import Table
 
     from amem.domain.models import utcnow
@@ -237,24 +240,34 @@ def tokens_list(as_json: JsonOpt = False) -> None:
         items = memory.tokens.list()
 
     def render(rows: list[Any]) -> None:
-        table = Table(title="tokens")
-        limited = any(t.scopes for t in rows)  # a scopes column only where a token is limited
-        scopes = ["scopes"] if limited else []
-        for col in ("id", "name", "role", *scopes, "created", "last used", "expires", "revoked"):
-            table.add_column(col, no_wrap=col == "id")
         now = utcnow()
+        day = lambda d: f"{d:%Y-%m-%d}" if d else "never"  # noqa: E731
+
+        def state(t: Any) -> str:
+            if t.revoked_at:
+                return f"revoked {day(t.revoked_at)}"
+            if t.expires_at and t.expires_at <= now:
+                return f"expired {day(t.expires_at)}"
+            return f"expires {day(t.expires_at)}" if t.expires_at else "never expires"
+
+        # an admin picks the token to revoke by these: each shown whole (folded, never cut with "…")
+        table = Table(
+            title="tokens", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), collapse_padding=True
+        )
+        limited = any(t.scopes for t in rows)  # a scopes column only where a token is limited
+        made = out.width >= 100  # when it was made: also in `amem tokens history`
+        cols = ["id", "name", "role", *(["scopes"] if limited else []), *(["created"] if made else [])]
+        for col in (*cols, "last used", "state"):
+            table.add_column(col, no_wrap=col in ("id", "role"), overflow="fold")
         for t in rows:
-            when = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else "-"  # noqa: E731
-            expires = when(t.expires_at) + (" (expired)" if t.expires_at and t.expires_at <= now else "")
             table.add_row(
                 t.id,
-                t.name,
+                shown(t.name),
                 t.role.value,
-                *([", ".join(t.scopes) if t.scopes else "all"] if limited else []),
-                when(t.created_at),
-                when(t.last_used_at),
-                expires if t.expires_at else "never",
-                when(t.revoked_at),
+                *([shown(", ".join(t.scopes) if t.scopes else "all")] if limited else []),
+                *([day(t.created_at)] if made else []),
+                day(t.last_used_at),
+                state(t),
             )
         out.print(table)
 

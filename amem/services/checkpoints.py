@@ -122,10 +122,13 @@ def write_checkpoint(ledger: Ledger, key_path: Path, log_path: Path) -> dict[str
     key = load_private_key(key_path)
     with ledger.read(snapshot=True) as tx:
         state = tx.chain_state()
+        first = _first_event_hash(tx)
     statement: dict[str, Any] = {
         "v": CHECKPOINT_VERSION,
         "at": utcnow().isoformat(),
         **state,
+        # which ledger it signs, inside what is signed: another store's log is then told from tampering
+        **({"ledger": first} if first else {}),
         "key_id": _key_id(key.public_key()),
     }
     statement["signature"] = sign_checkpoint(key, statement)
@@ -179,6 +182,27 @@ def check_key(statements: Sequence[tuple[int, dict[str, Any]]], public_key: Any)
                 f"given is {given}; name the key the log was signed with (--public-key). If the key "
                 "given is the right one, this log is not one it signed: another store's, or replaced"
             )
+
+
+def _first_event_hash(tx: Any) -> str | None:
+    """What names a ledger in a statement: the hash of its first event, which every ledger's own
+    history begins with and a copy of it (a backup restored) keeps; None before any event."""
+    first = tx.get_event(1)
+    return str(first.hash) if first is not None else None
+
+
+def other_ledger(statement: dict[str, Any], first_event_hash: str | None) -> str | None:
+    """Why a statement that does not extend this ledger may be another store's: it names another
+    ledger than this one (the hash of its first event), said beside the proof's failure. It stays a
+    failure: this ledger rewritten from its first event reads the same, and checkpoints exist to
+    catch that. None when it names this ledger, or none (a statement from before they did)."""
+    named = statement.get("ledger")
+    if not isinstance(named, str) or first_event_hash is None or named == first_event_hash:
+        return None
+    return (
+        f"it signs another ledger (first event {named[:16]}; this one's is {first_event_hash[:16]}): "
+        "another store's checkpoint log, or this ledger rewritten from its first event"
+    )
 
 
 def statement_problem(statement: dict[str, Any], public_key: Any) -> str | None:

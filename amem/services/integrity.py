@@ -1021,7 +1021,7 @@ def _prove(
     *,
     of_a_backup: bool = False,
 ) -> CheckpointProof:
-    from amem.services.checkpoints import statement_problem
+    from amem.services.checkpoints import other_ledger, statement_problem
 
     seq = statement.get("event_seq")
     at = statement.get("at")
@@ -1041,6 +1041,9 @@ def _prove(
             )
     if problem is None:
         problem = _extends(statement, event_hashes, events_ok, change_hashes, changes_ok)
+        elsewhere = other_ledger(statement, event_hashes[0] if event_hashes else None)
+        if problem is not None and elsewhere is not None:
+            problem = f"{problem}; {elsewhere}"
     if problem is not None:
         return CheckpointProof(
             line=line,

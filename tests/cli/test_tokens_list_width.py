@@ -1,0 +1,40 @@
+"""`amem tokens list` at 80 columns: an admin picks the token to revoke by its name, role and
+expiry, so each must be shown whole, never cut to ``sale…``."""
+
+from __future__ import annotations
+
+import pytest
+
+from amem.domain.models import utcnow
+from amem.memory import Memory
+from tests.cli.test_note_commands import Cli
+
+
+def test_tokens_list_at_80_columns_shows_names_roles_and_dates_whole(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    amem = Cli(memory, capsys)
+    for args in (
+        ("sales-agent", "--scope", "acme", "--expires-in-days", "30"),
+        ("billing-sync", "--expires-in-days", "0"),
+        ("crm-import",),
+    ):
+        assert amem("tokens", "create", *args)[0] == 0
+    assert amem("tokens", "revoke", "crm-import")[0] == 0
+    tokens = {t.name: t for t in memory.tokens.list()}
+    today = f"{utcnow():%Y-%m-%d}"
+
+    code, out, err = amem("tokens", "list")
+
+    assert code == 0, err
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= 80
+    rows = {
+        name: next(line for line in out.splitlines() if line.startswith(f" {t.id} "))
+        for name, t in tokens.items()
+    }
+    assert all(f" {name} " in rows[name] and " agent " in rows[name] for name in tokens)
+    assert " acme " in rows["sales-agent"]
+    text = " ".join(out.split())
+    assert f"expires {tokens['sales-agent'].expires_at:%Y-%m-%d}" in text
+    assert "never expires" in text and f"revoked {today}" in text
