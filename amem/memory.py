@@ -913,6 +913,21 @@ class Memory:
         _check_texts(("raw log", raw_log_id), ("scope", scope), ("actor", actor))
         return erasure.matching(self.ledger, raw_log_id=raw_log_id, scope=scope, actor=actor)
 
+    def scope_spellings(self, names: Sequence[str]) -> dict[str, list[str]]:
+        """Each of ``names`` with the scopes it names whatever its case, as ``erase`` by scope reaches
+        them: what `amem erase --scope` names before it asks."""
+        from amem.services import erasure
+
+        return erasure.scope_spellings(self.ledger, list(names))
+
+    def new_scope_variants(self, names: Sequence[str]) -> dict[str, list[str]]:
+        """Of the scopes of inputs about to be recorded, each new one that equals another whatever
+        its case, with those spellings (``erasure.new_case_variants``): one read, for a warning; the
+        names are compared, never queried, so none is refused here (recording them checks them)."""
+        from amem.services import erasure
+
+        return erasure.new_case_variants(self.ledger, list(names))
+
     def checkpoint(
         self, *, key: str | os.PathLike[str] | None = None, log: str | os.PathLike[str] | None = None
     ) -> dict[str, Any]:

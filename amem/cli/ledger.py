@@ -207,6 +207,8 @@ def pending(
         if not page.items and not offset:
             _known_filter(mem, f)  # nothing matches: a typo is named, not answered as an empty queue
         second_looks = mem.second_looks(whose) if whose is not None else 0
+        # their queue empty: items waiting in accounts they do not decide in are named, as approve does
+        elsewhere = _elsewhere(mem, f, whose) if whose and not page.items and not offset else (0, None)
 
     def render(p: Any) -> None:
         from amem.cli import blocks
@@ -220,7 +222,15 @@ def pending(
             )
         if not p.items and not offset:
             chosen = _filter_words(f)
-            if chosen:
+            count, where = elsewhere
+            if count and where is not None:
+                lead = f"nothing pending matches {chosen}" if chosen else "nothing pending"
+                out.print(
+                    f"{lead} in the accounts {whose} decides in ({where}) in {store_label()}; "
+                    f"{count} review items {'match' if chosen else 'wait'} in others",
+                    markup=False,
+                )
+            elif chosen:
                 out.print(f"nothing pending matches {chosen} in {store_label()}", markup=False)
             else:
                 out.print(f"nothing pending in {store_label()}", markup=False)
@@ -239,11 +249,14 @@ def _known_filter(mem: Any, f: Any) -> None:
     import difflib
 
     from amem.cli.search import _raise_unknown
+    from amem.domain.models import same_scope
     from amem.errors import InvalidInputError
 
     if f.scope:
         scopes = mem.scopes()
-        if f.scope not in scopes and difflib.get_close_matches(f.scope, scopes, n=1):
+        if f.scope not in scopes and (
+            same_scope(f.scope, scopes) or difflib.get_close_matches(f.scope, scopes, n=1)
+        ):
             _raise_unknown(f.scope, scopes)
     if f.attribute and not mem.policy.knows(f.attribute):
         from amem.domain.models import CORE_ATTRIBUTES
@@ -475,11 +488,9 @@ def _decide(
 def _nothing_matches(mem: Any, f: Any, reviewer: str, as_json: bool) -> None:
     """Nothing for ``reviewer`` to decide under filter ``f``; where items match in accounts they do
     not decide in, say so, as a single decision there is refused saying so."""
-    elsewhere = mem.count_review_items(f).items
-    scopes = mem.governance.policy.scopes_of(reviewer)
+    elsewhere, where = _elsewhere(mem, f, reviewer)
     data: dict[str, Any] = {"matched": 0, "matched_elsewhere": elsewhere}
-    if elsewhere and scopes is not None:
-        where = ", ".join(scopes) or "no account"
+    if elsewhere and where is not None:
         line = (
             f"nothing pending matches in the accounts {reviewer} decides in ({where}); "
             f"{elsewhere} review items match in others"
@@ -487,6 +498,13 @@ def _nothing_matches(mem: Any, f: Any, reviewer: str, as_json: bool) -> None:
     else:
         line = "nothing pending matches"
     emit(data, as_json, lambda _: out.print(line, markup=False))
+
+
+def _elsewhere(mem: Any, f: Any, reviewer: str) -> tuple[int, str | None]:
+    """Where nothing matches ``f`` in the accounts ``reviewer`` decides in: how many review items
+    match in all accounts (so in the others), and their accounts in words (None: every account)."""
+    scopes = mem.governance.policy.scopes_of(reviewer)
+    return mem.count_review_items(f).items, None if scopes is None else ", ".join(scopes) or "no account"
 
 
 @app.command()

@@ -57,9 +57,11 @@ def add(
     An input erased on a data subject's request (`amem erase`) is never kept again: run again with
     its --idempotency-key, it exits 2 saying when and by whom it was erased, and records nothing."""
     with open_memory() as mem:
+        variants = mem.new_scope_variants([scope])  # read before this input makes the scope known
         note_id = mem.add_note(text, at=at, actor=actor, scope=scope, idempotency_key=idempotency_key)
         note = mem.read(note_id)
         pending = mem.pending(note_id=note_id, limit=100)
+    _warn_case_variants(variants)
     data = {"note_id": note_id, "note": note, "pending_proposals": [p.id for p in pending]}
 
     def render(d: dict[str, Any]) -> None:
@@ -192,6 +194,8 @@ def import_notes(
     try:
         with open_memory() as mem, reporter(as_json) as progress:
             recording.progress = progress
+            # one read for the whole file, before its lines make their scopes known
+            variants = mem.new_scope_variants([i["scope"] for i in items if isinstance(i.get("scope"), str)])
             try:
                 outcomes = mem.add_notes(
                     items, actor=actor, batch_size=batch_size, progress=recording, skip_recorded=skip_recorded
@@ -199,6 +203,7 @@ def import_notes(
             except InvalidBatchInputError as exc:
                 raise _wrong_lines(path, _by_line(numbers, items, exc.problems, columns)) from None
             recording.kept = True
+            _warn_case_variants(variants)
             waiting = mem.count_review_items().items
             # what became so far of each input not analysed now: one recorded before and still not
             # analysed (failed, or held elsewhere) is pending, not skipped: `amem reprocess` is what
@@ -293,6 +298,20 @@ def _erased_words(lines: list[dict[str, Any]]) -> str:
         "request (see `amem erasures`): not recorded again, and nothing of "
         f"{'them' if many else 'it'} analysed; line{'s' if many else ''} {shown}{more}"
     )
+
+
+def _warn_case_variants(variants: dict[str, list[str]]) -> None:
+    """Say each new scope that differs only in case from another: it is kept as given, so "Acme"
+    from a CRM and an agent's "acme" are two accounts to search and facts, which the user may not mean."""
+    from amem.cli.app import err
+
+    for name, others in variants.items():
+        err.print(
+            f"warning: new scope {name!r} differs only in case from {', '.join(map(repr, others))}: kept "
+            "as given, it is a scope of its own for search, facts and review (`amem erase --scope` "
+            "reaches every spelling)",
+            markup=False,
+        )
 
 
 def _names_scope(item: dict[str, Any]) -> bool:

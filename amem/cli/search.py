@@ -70,9 +70,14 @@ def _known_scope(memory: Any, scope: str) -> str:
 
 
 def _raise_unknown(scope: str, scopes: list[str]) -> str:
+    """Refuse ``scope``, pointing first to the scopes it equals whatever its case ("ACME" for an
+    account kept as "Acme", which difflib alone finds too far), then to those spelled alike."""
     import difflib
 
-    close = difflib.get_close_matches(scope, scopes, n=3)
+    from amem.domain.models import same_scope
+
+    same = same_scope(scope, scopes)
+    close = same + [s for s in difflib.get_close_matches(scope, scopes, n=3) if s not in same]
     hint = f"did you mean {', '.join(close)}? " if close else ""
     shown = ", ".join(scopes[:10]) + (f" ... ({len(scopes)} in all)" if len(scopes) > 10 else "")
     raise InvalidInputError(f"scope {scope!r} has no notes; {hint}known scopes: {shown}")

@@ -237,9 +237,13 @@ def erase(
             if as_json:
                 raise InvalidInputError("erasing a scope or an actor with --json needs --yes (no prompt)")
             count = mem.count_erasable(scope=scope, actor=actor)
-            kind = "scope" if scope is not None else "actor"
+            what = (
+                f"actor {actor}"
+                if scope is None
+                else _scope_words(scope, mem.scope_spellings([scope])[scope])
+            )
             if count and not typer.confirm(
-                f"{count} raw logs of {kind} {bulk}, and everything derived from them, will be erased; "
+                f"{count} raw logs of {what}, and everything derived from them, will be erased; "
                 "this cannot be undone. Erase them?",
                 default=False,
             ):
@@ -253,11 +257,14 @@ def erase(
             )
 
     def render(r: Any) -> None:
+        head = f"erasure {r.erasure_id} by {r.erased_by}" + (
+            f" of {_scope_words(scope, r.scopes)}" if scope is not None else ""
+        )
         out.print(
             (
-                f"erasure {r.erasure_id} by {r.erased_by}: nothing left to redact; "
+                f"{head}: nothing left to redact; "
                 if r.nothing_redacted
-                else f"erasure {r.erasure_id} by {r.erased_by}: {r.raw_logs} raw logs, {r.notes} notes, "
+                else f"{head}: {r.raw_logs} raw logs, {r.notes} notes, "
                 f"{r.proposals} proposals, {r.changes} changes and {r.llm_calls} model answers redacted; "
             )
             + (
@@ -342,3 +349,10 @@ def erase(
             )
 
     emit(report, as_json, render)
+
+
+def _scope_words(scope: str, spellings: list[str]) -> str:
+    """The scope an erasure names, as each spelling of it (whatever its case) it reaches."""
+    if len(spellings) > 1:
+        return f"scopes {', '.join(spellings)} ({scope} whatever its case)"
+    return f"scope {spellings[0] if spellings else scope}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -81,6 +82,15 @@ def scope_as_kept(value: str) -> str:
     account its inputs were kept under. Nothing is refused here: a look-up of a name an older amem
     kept finds it or nothing."""
     return unicodedata.normalize("NFC", "".join(_plain(char) for char in value.strip()))
+
+
+def same_scope(name: str, scopes: Sequence[str]) -> list[str]:
+    """The spellings among ``scopes`` that name the scope ``name`` whatever its case (each kept
+    spelling, ``scope_as_kept``, case-folded). Scopes are kept as typed, so "Acme" from a CRM and an
+    agent's "acme" are two; an erasure by scope reaches both, and a mistyped ``--scope`` is pointed
+    to them first."""
+    key = scope_as_kept(name).casefold()
+    return [s for s in scopes if scope_as_kept(s).casefold() == key]
 
 
 def canonical_scope(value: object, *, what: str = "scope") -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from amem.domain.identity import canonical_identity, split_kind
-from amem.domain.models import ActorKind, ProposalStatus, RawLogState
+from amem.domain.models import ActorKind, ProposalStatus, RawLogState, same_scope
 from amem.errors import InvalidInputError
 from amem.ledger.store import LedgerTx
 from amem.ledger.tables import (
@@ -38,7 +38,7 @@ def raw_log_ids(tx: LedgerTx, *, raw_log_id: str | None, scope: str | None, acto
     if raw_log_id is not None:
         stmt = stmt.where(raw_logs.c.id == raw_log_id)
     if scope is not None:
-        stmt = stmt.where(raw_logs.c.scope == scope)
+        stmt = stmt.where(raw_logs.c.scope.in_(scopes_named(tx, scope)))
     if actor is not None:
         kind, names = _actor_selector(actor)
         if kind is not None:
@@ -58,6 +58,21 @@ def _actor_selector(actor: str) -> tuple[str | None, list[str]]:
     with suppress(InvalidInputError):
         names.append(canonical_identity(ident, what="actor"))
     return kind, sorted(set(names))
+
+
+def kept_scopes(tx: LedgerTx) -> list[str]:
+    """Every scope raw logs were kept under, each spelling once, in order: read as a loose index scan
+    (the next scope after each, from raw_logs' scope index), so its cost grows with the scopes, not
+    with the raw logs: cheap enough for each `amem add`."""
+    first = sa.select(sa.func.min(raw_logs.c.scope).label("scope")).cte("kept", recursive=True)
+    after = sa.select(sa.func.min(raw_logs.c.scope)).where(raw_logs.c.scope > first.c.scope)
+    kept = first.union_all(sa.select(after.scalar_subquery()).where(first.c.scope.is_not(None)))
+    return list(tx.conn.execute(sa.select(kept.c.scope).where(kept.c.scope.is_not(None))).scalars())
+
+
+def scopes_named(tx: LedgerTx, scope: str) -> list[str]:
+    """The scopes of raw logs that ``scope`` names ignoring case: what erasing it reaches."""
+    return same_scope(scope, kept_scopes(tx))
 
 
 def _chunks(ids: Sequence[str]) -> list[list[str]]:

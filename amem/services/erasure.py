@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import closing
 from datetime import datetime
@@ -55,6 +56,8 @@ from amem.domain.models import (
     ProposalStatus,
     Proposer,
     new_id,
+    same_scope,
+    scope_as_kept,
     utcnow,
 )
 from amem.domain.replay import replay
@@ -93,6 +96,9 @@ class ErasureReport(BaseModel):
     erasure_id: str
     erased_by: str
     reason: str
+    # The scopes of the raw logs chosen: a scope's erasure reaches every spelling of it, whatever
+    # its case ("Acme" from a CRM import and an agent's "acme"), and says each.
+    scopes: list[str] = []
     raw_logs: int
     # Notes whose values or history the erasure changed (an erased note, or a kept one that held
     # or had held an erased value): a note erased before and left as it was is not counted.
@@ -437,7 +443,8 @@ def erase(
             "reason": reason.strip(),
             "erased_by": by,
             "erased_at": now,
-            "selector": {"raw_log": raw_log_id, "scope": scope, "actor": actor},
+            # and the scopes it reached: a scope named is every spelling of it, whatever its case
+            "selector": {"raw_log": raw_log_id, "scope": scope, "actor": actor, "scopes": scopes},
             "rows_sha256": erased_rows_digest(entries),
         }
         q.record(tx, erasure, entries)
@@ -497,6 +504,7 @@ def erase(
         erasure_id=erasure_id,
         erased_by=by,
         reason=reason.strip(),
+        scopes=scopes,
         raw_logs=len(raw_updates),
         notes=len(redacted_notes),
         proposals=len(proposal_updates),
@@ -564,6 +572,33 @@ def matching(
     with ledger.read() as tx:
         ids = q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor)
         return len(ids) - len(q.erased_before(tx, ids))
+
+
+def scope_spellings(ledger: Ledger, names: Sequence[str]) -> dict[str, list[str]]:
+    """Each of ``names`` with the scopes of raw logs it names whatever its case: what erasing it by
+    scope reaches, for `amem erase` to say before it asks. One read."""
+    with ledger.read() as tx:
+        kept = q.kept_scopes(tx)
+    return {name: same_scope(name, kept) for name in names}
+
+
+def new_case_variants(ledger: Ledger, names: Sequence[str]) -> dict[str, list[str]]:
+    """Of ``names`` (the scopes of inputs about to be recorded), each new one (no raw log kept under
+    it) that equals another scope whatever its case, one kept or another of ``names``, with those
+    spellings. It is kept as typed, an account of its own for search and facts, so whoever records
+    it is told. One read of the scopes kept, however many inputs."""
+    with ledger.read() as tx:
+        kept = set(q.kept_scopes(tx))
+    given = {scope_as_kept(n) for n in names}
+    out: dict[str, list[str]] = {}
+    for name in dict.fromkeys(names):
+        spelled = scope_as_kept(name)
+        if spelled in kept:
+            continue
+        others = [s for s in same_scope(name, sorted(kept | given)) if s != spelled]
+        if others:
+            out[name] = others
+    return out
 
 
 def answer_without(text: str, erased: AbstractSet[str], marks: AbstractSet[str] = frozenset()) -> str:
