@@ -763,6 +763,21 @@ _RETIREMENTS = sa.select(notes.c.id, notes.c.invalid_at).where(
 #: A pending ``invalid_at`` proposal of no date (a revert that would bring a retired note back)
 #: ends nothing: it is read here too, and left out by ``retirements_waiting_of``.
 _WAITING = proposals.alias("waiting")
+
+
+def _undecided(p: Any, moment: datetime | None = None) -> Any:
+    """An ``invalid_at`` proposal waiting for a person: pending now; at ``moment``, made by then and
+    not decided by then (every decision, supersession and withdrawal records ``reviewed_at``), so a
+    read of a past moment says what was contested then, as a search made then said it."""
+    if moment is None:
+        return sa.and_(p.c.attribute == "invalid_at", p.c.status == "pending")
+    return sa.and_(
+        p.c.attribute == "invalid_at",
+        p.c.created_at <= moment,
+        sa.or_(p.c.status == "pending", p.c.reviewed_at > moment),
+    )
+
+
 _NOTES_SAID = (
     sa.select(
         notes,
@@ -777,11 +792,7 @@ _NOTES_SAID = (
     .select_from(
         notes.outerjoin(raw_logs, raw_logs.c.id == notes.c.raw_log_ids[0].as_string()).outerjoin(
             _WAITING,
-            sa.and_(
-                _WAITING.c.note_id == notes.c.id,
-                _WAITING.c.attribute == "invalid_at",
-                _WAITING.c.status == "pending",
-            ),
+            sa.and_(_WAITING.c.note_id == notes.c.id, _undecided(_WAITING)),
         )
     )
     .where(notes.c.id.in_(sa.bindparam("ids", expanding=True)))
@@ -869,27 +880,29 @@ def retirements_waiting_of(
     return out
 
 
-_WAITING_OF = sa.select(
+_WAITING_COLUMNS = sa.select(
     proposals.c.note_id,
     proposals.c.id.label("waiting_id"),
     proposals.c.new_value.label("waiting_invalid_at"),
     proposals.c.reason.label("waiting_reason"),
     proposals.c.evidence.label("waiting_evidence"),
     proposals.c.seq.label("waiting_seq"),
-).where(
-    proposals.c.note_id.in_(sa.bindparam("ids", expanding=True)),
-    proposals.c.attribute == "invalid_at",
-    proposals.c.status == "pending",
-)
+).where(proposals.c.note_id.in_(sa.bindparam("ids", expanding=True)))
+_WAITING_OF = _WAITING_COLUMNS.where(_undecided(proposals))
 
 
-def retirements_waiting(tx: LedgerTx, note_ids: Sequence[str]) -> dict[str, RetirementWaiting]:
-    """The pending retirements of these notes (the newest of each), read on their own: for notes
-    found otherwise than as a search's hits (the notes an agentic search brings in by links)."""
+def retirements_waiting(
+    tx: LedgerTx, note_ids: Sequence[str], *, moment: datetime | None = None
+) -> dict[str, RetirementWaiting]:
+    """The pending retirements of these notes (the newest of each), read on their own, in one
+    query: for notes found otherwise than as a search's hits (the notes an agentic search brings
+    in by links, an account's facts), and, with ``moment``, those waiting then (``_undecided``).
+    The caller leaves out the notes retired at that moment: none waits for them."""
     if not note_ids:
         return {}
+    stmt = _WAITING_OF if moment is None else _WAITING_COLUMNS.where(_undecided(proposals, as_utc(moment)))
     rows: dict[str, sa.Row[Any]] = {}
-    for r in tx.conn.execute(_WAITING_OF, {"ids": list(note_ids)}):
+    for r in tx.conn.execute(stmt, {"ids": list(note_ids)}):
         kept = rows.get(r.note_id)
         if kept is None or _waits_before(kept, r):
             rows[r.note_id] = r

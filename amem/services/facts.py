@@ -6,8 +6,8 @@ Each fact is a note that is neither deleted nor retired (its ``invalid_at`` has 
 newest said first (the time of the raw log it came from), with the decision rationale it holds,
 its validity dates and the decisions people took on it, each with their comment. As of a past
 moment: only notes made by then, each rebuilt from the changes applied by then (values, retirement,
-deletion), with the decisions taken by then; a note erased since is in no moment's facts (nor in
-their total), as search as of then leaves it out.
+deletion), with the decisions taken by then and the retirements waiting then; a note erased since
+is in no moment's facts (nor in their total), as search as of then leaves it out.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ class Decision(BaseModel):
 
 class Fact(BaseModel):
     """``retirement_waiting``: a newer note says this fact no longer holds and a person has not
-    decided yet (it still holds, but may not for long), as search hits say it. A pending proposal
-    that would bring a retired fact back is no retirement: it is not shown here."""
+    decided yet (it still holds, but may not for long), as search hits say it; as of a past moment,
+    one proposed by then and not decided by then. A pending proposal that would bring a retired
+    fact back is no retirement: it is not shown here."""
 
     note: Note
     said_at: datetime | None = None
@@ -113,8 +114,8 @@ def facts(
 def _facts_then(
     ledger: Ledger, scope: str, moment: datetime, limit: int, offset: int, include_retired: bool
 ) -> FactPage:
-    """The facts of ``scope`` as the ledger stood at ``moment``: no retirement waits then (what was
-    pending at that moment is not kept as such), and no decision taken since is listed."""
+    """The facts of ``scope`` as the ledger stood at ``moment``: the retirements waiting then (an
+    auditor learns a fact was already contested), and no decision taken since."""
     with ledger.read() as tx:
         held = q.notes_held_at(tx, scope, moment=moment, include_retired=include_retired)
         page = held[offset : offset + limit]
@@ -123,6 +124,9 @@ def _facts_then(
         history = q.changes_until(tx, ids, moment)
         raws = {r.id: r for r in tx.get_raw_logs([h.raw_log_id for h in page if h.raw_log_id])}
         decided = _decisions(q.decisions_for_notes(tx, ids, until=moment))
+        # a fact retired then: its pending proposal moves an end it already had, none waits for it
+        holding = [h.note_id for h in page if not h.retired]
+        waiting = search_queries.retirements_waiting(tx, holding, moment=moment)
     out = []
     for h in page:
         then = replay(current[h.note_id], history[h.note_id])
@@ -135,6 +139,7 @@ def _facts_then(
                 said_at=raw.occurred_at if raw else None,
                 said_by=str(raw.actor) if raw else None,
                 retired=h.retired,
+                retirement_waiting=waiting.get(h.note_id),
                 decisions=decided.get(h.note_id, []),
             )
         )

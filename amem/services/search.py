@@ -82,7 +82,8 @@ class SearchResult(BaseModel):
     ``said_at``: the time of the raw log the note came from. ``retired``: its ``invalid_at`` has
     passed (at the searched moment); retired hits only come with ``include_retired``, after every
     current hit. ``retirement_waiting``: a newer note contradicts it and its retirement waits for a
-    reviewer (searches of the present only): it still holds, but may not for long."""
+    reviewer (as of a past moment: proposed by then, not decided by then): it still holds, but may
+    not for long."""
 
     note_id: str
     note: Note
@@ -733,8 +734,9 @@ class SearchService:
         """Each hit with its validity dates and the time it was said; retired hits (invalid_at
         passed at the searched moment) after every current one, each group in score order.
         ``said``: raw log times already read (with the notes), by raw log id; the rest are read.
-        ``waiting``: retirements proposed and not yet decided, by note id (searches of the present
-        only: what waits now says nothing of a past moment; current hits only)."""
+        ``waiting``: retirements proposed and not yet decided, by note id (current hits only); as
+        of a past moment, what waits now says nothing of then: those waiting then are read here,
+        for every hit in one query."""
         if not hits:
             return hits
         first = {h.note_id: h.note.raw_log_ids[0] for h in hits if h.note.raw_log_ids}
@@ -742,6 +744,9 @@ class SearchService:
         missing = [i for i in dict.fromkeys(first.values()) if i not in said]
         said |= search_queries.said_at(tx, missing)
         moment = as_utc(filters.moment)
+        if filters.as_of is not None:
+            holding = [h.note_id for h in hits if not _retired_at(h.note, moment)]
+            waiting = search_queries.retirements_waiting(tx, holding, moment=moment)
         out = []
         for h in hits:
             retired = _retired_at(h.note, moment)
@@ -754,9 +759,7 @@ class SearchService:
                         "retired": retired,
                         # a retired note's pending proposal moves an end it already had: no
                         # retirement waits for it
-                        "retirement_waiting": None
-                        if filters.as_of is not None or retired
-                        else _waiting(waiting, h.note_id),
+                        "retirement_waiting": None if retired else _waiting(waiting, h.note_id),
                     }
                 )
             )
