@@ -277,25 +277,42 @@ def tokens_list(as_json: JsonOpt = False) -> None:
 @tokens_app.command("history")
 def tokens_history(as_json: JsonOpt = False) -> None:
     """Every token made and revoked, oldest first, as the event chain records it (`amem verify`
-    proves it, and finds a token no recorded creation backs)."""
+    proves it, and finds a token no recorded creation backs). A table where the terminal is wide
+    enough (120 columns), else one line an event: at 80 columns the table cut every cell ("sa…",
+    "202…"); `--json` for scripts."""
     from rich.table import Table
 
     with open_memory(create=False) as memory:
         items = memory.tokens.history()
 
     def render(rows: list[Any]) -> None:
-        table = Table(title="tokens made and revoked")
         limited = any(e.scopes for e in rows)
+
+        def cells(e: Any) -> list[str]:
+            return [
+                f"{e.at:%Y-%m-%d %H:%M}", e.action, e.token_id, shown(e.name), e.role.value,
+                *([shown(", ".join(e.scopes) if e.scopes else "all")] if limited else []),
+                shown(e.by or "-"), f"{e.expires_at:%Y-%m-%d}" if e.expires_at else "never",
+            ]  # fmt: skip
+
+        if out.width < 120:
+            out.print("tokens made and revoked", markup=False)
+            for e in rows:
+                at, action, token, name, role, *rest = cells(e)
+                *scoped, by, expires = rest
+                where = f", {scoped[0]}" if scoped else ""
+                out.print(
+                    f"{at}  {action} {token} {name} ({role}{where}) by {by}, expires {expires}",
+                    markup=False,
+                    soft_wrap=True,
+                )
+            return
+        table = Table(title="tokens made and revoked")
         scopes = ["scopes"] if limited else []
         for col in ("at", "action", "token", "name", "role", *scopes, "by", "expires"):
-            table.add_column(col, no_wrap=col in ("at", "token"))
+            table.add_column(col, no_wrap=col in ("at", "token"), overflow="fold")
         for e in rows:
-            when = lambda d: d.strftime("%Y-%m-%d %H:%M") if d else "-"  # noqa: E731
-            table.add_row(
-                when(e.at), e.action, e.token_id, e.name, e.role.value,
-                *([", ".join(e.scopes) if e.scopes else "all"] if limited else []), e.by or "-",
-                when(e.expires_at) if e.expires_at else "never",
-            )  # fmt: skip
+            table.add_row(*cells(e))
         out.print(table)
 
     emit(items, as_json, render)

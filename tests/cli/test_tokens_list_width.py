@@ -38,3 +38,23 @@ def test_tokens_list_at_80_columns_shows_names_roles_and_dates_whole(
     text = " ".join(out.split())
     assert f"expires {tokens['sales-agent'].expires_at:%Y-%m-%d}" in text
     assert "never expires" in text and f"revoked {today}" in text
+
+
+def test_tokens_history_at_80_columns_cuts_nothing(
+    memory: Memory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The history an auditor reads: who made and revoked which token, whole at 80 columns."""
+    monkeypatch.setenv("COLUMNS", "80")
+    amem = Cli(memory, capsys)
+    assert amem("tokens", "create", "sales-agent", "--scope", "acme", "--expires-in-days", "30")[0] == 0
+    assert amem("tokens", "revoke", "sales-agent")[0] == 0
+    (token,) = memory.tokens.list()
+
+    code, out, err = amem("tokens", "history")
+
+    assert code == 0, err
+    assert "…" not in out
+    made, revoked = (" ".join(line.split()) for line in out.splitlines()[1:])
+    assert f" created {token.id} sales-agent (agent, acme) by os:" in made, out
+    assert f" revoked {token.id} sales-agent (agent, acme) by os:" in revoked, out
+    assert made.endswith(f"expires {token.expires_at:%Y-%m-%d}"), out
