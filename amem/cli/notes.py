@@ -577,6 +577,12 @@ def update(
             raise typer.BadParameter(
                 f"{item!r}: {name} is not an attribute of a note ({where})", param_hint="VALUES"
             )
+        given = next((r for n, r in pairs if n == name), None)
+        if given is not None:  # the last one silently won: which did the editor mean?
+            raise typer.BadParameter(
+                f"{item!r}: {name} is given twice ({name}={given} too): give each attribute once",
+                param_hint="VALUES",
+            )
         pairs.append((name, raw))
     with open_memory(create=False) as mem:
         # read before any password is asked for: a value its attribute cannot take is refused first

@@ -177,6 +177,25 @@ def test_outage_keeps_the_raw_log_and_reprocess_exits_1_until_done(amem: Cli, sc
     assert len(amem.memory.notes()) == 1 and raw_log_count(amem.memory) == 1
 
 
+def test_update_refuses_an_attribute_given_twice(amem: Cli) -> None:
+    """`next_step=a next_step=b` kept b without a word: the editor is asked which they meant."""
+    note_id = amem.json("add", "Globex churn risk: usage fell", "--scope", "globex")["note_id"]
+
+    code, _, err = amem(
+        "update",
+        note_id,
+        "next_step=Call their VP",
+        "next_step=Email their VP",
+        "--actor",
+        "agent:sales-agent",
+    )
+
+    assert code == 2
+    said = " ".join(err.split())
+    assert "next_step is given twice (next_step=Call their VP too): give each attribute once" in said
+    assert amem.memory.pending() == [] or all(p.attribute != "next_step" for p in amem.memory.pending())
+
+
 def test_update_and_delete_become_routed_proposals(reviewer_passwords: dict[str, str], amem: Cli) -> None:
     added = amem.json("add", "Globex churn risk: usage fell", "--scope", "globex")  # offline analyst
     note_id = added["note_id"]
