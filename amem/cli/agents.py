@@ -367,11 +367,12 @@ def serve(
     _require("uvicorn", "api")
     import uvicorn
 
+    from amem.api.access_log import logging_config
     from amem.api.app import create_app
 
     with open_memory() as memory:
         api = create_app(memory, workers=workers, batch_size=batch_size, decisions=decisions)
-        uvicorn.run(api, host=host, port=port)
+        uvicorn.run(api, host=host, port=port, log_config=logging_config())  # no query in its log
 
 
 @app.command("mcp")
@@ -425,4 +426,7 @@ def mcp_server(
                 "(amem tokens create NAME --role agent)",
                 markup=False,
             )
+            from amem.api.access_log import without_queries
+
+            without_queries()  # its uvicorn keeps the access logger's own filters
             server.run("streamable-http", host=host, port=port)
