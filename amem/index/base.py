@@ -115,9 +115,15 @@ class VectorIndex(Protocol):
         """Read and write ``build`` from now on."""
         ...
 
-    def release_loaded(self) -> bool:
+    def release_later(self) -> None:
+        """Another process's build was adopted: ``release_loaded(pending_only=True)`` lets go of
+        the one it replaced."""
+        ...
+
+    def release_loaded(self, *, pending_only: bool = False) -> bool:
         """Let go of what this process loaded of builds another process replaced (an index that
-        keeps loaded builds in memory until the process ends). Returns whether it did."""
+        keeps loaded builds in memory until the process ends), unless a writer holds the index
+        (then it stays pending). Returns whether it did."""
         ...
 
     def drop_builds(self, recorded: Callable[[], str | None], *, ledger: str = "") -> int:

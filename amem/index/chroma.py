@@ -336,6 +336,8 @@ class ChromaIndex:
         self._recorded: Callable[[], str | None] | None = None
         #: Builds in use a query found damaged, with the first error: written no more (``_writable``).
         self._damaged: dict[str, IndexUnavailableError] = {}
+        #: Another process's build was adopted: what Chroma loaded of the one it replaced is to go.
+        self._release_pending = False
 
     def _collection(self, scope: str, *, create: bool) -> Any | None:
         build = self.build
@@ -558,27 +560,48 @@ class ChromaIndex:
         self.build = build
         self._scopes = {k: v for k, v in self._scopes.items() if k[0] == build}
 
-    def release_loaded(self) -> bool:
+    def release_later(self) -> None:
+        """Another process's build was adopted: let go of the one it replaced at the next
+        ``release_loaded(pending_only=True)`` (never inside the caller's read transaction)."""
+        self._release_pending = self.path is not None
+
+    def release_loaded(self, *, pending_only: bool = False) -> bool:
         """Let go of every collection this process's local Chroma loaded. Chroma keeps each one it
         loaded, its vectors in memory and its files open, until the process ends, and has no call
         to let go of one that another process deleted: a server grew by a copy of the index at
         every reindex and erasure another process made (10.7 MB each at 4,000 notes), the erased
         entries' vectors among them. Chroma's bindings are made anew; they load the build in use
-        again as it is searched, and a call in flight ends on the old ones, which then go. Returns
-        whether they were made anew (not with a Chroma server, or bindings of another kind)."""
+        again as it is searched, and a call in flight ends on the old ones, which then go.
+
+        Only while no write of this process is in flight on the old bindings (another Memory on
+        the same store shares them): the write lock is taken without waiting, and when another
+        writer holds it the release stays pending for a later call, so no search waits on a
+        write. ``pending_only``: only if ``release_later`` asked for it. Returns whether the
+        bindings were made anew (never with a Chroma server, or bindings of another kind)."""
+        if pending_only and not self._release_pending:
+            return False
         server = getattr(self.client, "_server", None)
         if self.path is None or server is None or not hasattr(server, "bindings"):
+            self._release_pending = False
             return False
-        from filelock import FileLock
+        from filelock import FileLock, Timeout
 
+        lock = self.writing()
         try:
-            # No write of this process is in flight on the old bindings (another Memory's on the
-            # same store shares them) while the new ones load what the files hold.
-            with self.writing(), FileLock(str(_open_lock(self.path))):  # as every open of the directory
+            lock.acquire(timeout=0)
+        except Timeout:  # a writer's turn, here or in another process: after it
+            self._release_pending = True
+            return False
+        try:
+            with FileLock(str(_open_lock(self.path))):  # as every open of the directory
                 server.start()  # sets the new bindings once they are made: the old ones until then
         except Exception as exc:  # kept as they were: searches go on, the memory stays taken
             log.warning("could not let go of the replaced index build's memory: %s", _first_line(exc))
+            self._release_pending = False
             return False
+        finally:
+            lock.release()
+        self._release_pending = False
         _return_freed_memory()
         return True
 

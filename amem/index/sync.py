@@ -474,6 +474,7 @@ class IndexSync:
             self._record(kept)
         elif self._position.last_seq != start:
             self._owed = True  # kept by the next write of add_note, or on close
+        self.index.release_loaded(pending_only=True)  # a build adopted: let go of the one replaced
         return len(touched)
 
     def _notice_erasures(self, erasures: int) -> bool:
@@ -733,7 +734,7 @@ class IndexSync:
             replaced = self._position.instance
             self._adopt(_position(row))
             if replaced:  # another process's build: Chroma here still holds the one it replaced
-                self.index.release_loaded()
+                self.index.release_later()  # after the caller's read, when no write is in flight
             return True
 
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
