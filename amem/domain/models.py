@@ -84,13 +84,19 @@ def scope_as_kept(value: str) -> str:
     return unicodedata.normalize("NFC", "".join(_plain(char) for char in value.strip()))
 
 
+def scope_folded(scope: str) -> str:
+    """What every case of one scope shares: its kept spelling (``scope_as_kept``) in lower case.
+    Lower case, not case-folding: folding makes "Straße" and "Strasse" one name (Maße and Masse
+    are two words), and an erasure is not undone."""
+    return scope_as_kept(scope).lower()
+
+
 def same_scope(name: str, scopes: Sequence[str]) -> list[str]:
-    """The spellings among ``scopes`` that name the scope ``name`` whatever its case (each kept
-    spelling, ``scope_as_kept``, case-folded). Scopes are kept as typed, so "Acme" from a CRM and an
-    agent's "acme" are two; an erasure by scope reaches both, and a mistyped ``--scope`` is pointed
-    to them first."""
-    key = scope_as_kept(name).casefold()
-    return [s for s in scopes if scope_as_kept(s).casefold() == key]
+    """The spellings among ``scopes`` that name the scope ``name`` whatever its case
+    (``scope_folded``). Scopes are kept as typed, so "Acme" from a CRM and an agent's "acme" are
+    two; an erasure by scope reaches both, and a mistyped ``--scope`` is pointed to them first."""
+    key = scope_folded(name)
+    return [s for s in scopes if scope_folded(s) == key]
 
 
 def canonical_scope(value: object, *, what: str = "scope") -> str:

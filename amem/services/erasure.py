@@ -58,6 +58,7 @@ from amem.domain.models import (
     new_id,
     same_scope,
     scope_as_kept,
+    scope_folded,
     utcnow,
 )
 from amem.domain.replay import replay
@@ -590,12 +591,15 @@ def new_case_variants(ledger: Ledger, names: Sequence[str]) -> dict[str, list[st
     with ledger.read() as tx:
         kept = set(q.kept_scopes(tx))
     given = {scope_as_kept(n) for n in names}
+    spellings: dict[str, list[str]] = defaultdict(list)  # one pass: a CRM export names thousands
+    for spelled in sorted(kept | given):
+        spellings[scope_folded(spelled)].append(spelled)
     out: dict[str, list[str]] = {}
     for name in dict.fromkeys(names):
         spelled = scope_as_kept(name)
         if spelled in kept:
             continue
-        others = [s for s in same_scope(name, sorted(kept | given)) if s != spelled]
+        others = [s for s in spellings[scope_folded(spelled)] if s != spelled]
         if others:
             out[name] = others
     return out

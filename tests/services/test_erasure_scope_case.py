@@ -90,3 +90,14 @@ def test_the_erase_command_names_every_spelling_it_asks_about_and_erased(
     report = json.loads(capsys.readouterr().out)
     assert report["scopes"] == ["ACME", "Acme", "acme"] and report["raw_logs"] == 1
     assert report["already_erased"] == 3
+
+
+def test_case_is_all_that_makes_two_scopes_one() -> None:
+    """Lower case, not case-folding: "Straße" and "Strasse" are two names (an erasure reaching both
+    erased an account nobody named); a Greek name in capitals is still the same name."""
+    from amem.domain.models import same_scope
+
+    spellings = ["Acme", "ACME", "acme", "ａｃｍｅ"]
+    assert same_scope("acme", [*spellings, "acne"]) == spellings
+    assert same_scope("Straße", ["Straße", "Strasse", "STRASSE"]) == ["Straße"]
+    assert same_scope("Σίσυφος", ["Σίσυφος", "ΣΊΣΥΦΟΣ", "σίσυφοσ"]) == ["Σίσυφος", "ΣΊΣΥΦΟΣ"]
