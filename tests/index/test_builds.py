@@ -581,6 +581,20 @@ def test_an_older_amem_s_row_is_taken_over_by_its_location_without_a_rebuild(mem
         assert [h.note.id for h in hits] == [note] and "vector" in hits[0].matched_by
 
 
+def reindex_elsewhere(memory: Memory) -> None:
+    """`amem reindex` of ``memory``'s store, in a process of its own."""
+    cli = "import sys; from amem.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = ["--database-url", memory.settings.database_url, "--home", str(memory.home), "reindex"]
+    child = subprocess.run(
+        [sys.executable, "-c", cli, *argv],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert child.returncode == 0, child.stderr
+
+
 def test_searches_on_other_threads_go_on_while_a_process_lets_go_of_the_build_replaced(
     memory: Memory, stored: list[str]
 ) -> None:
@@ -589,8 +603,6 @@ def test_searches_on_other_threads_go_on_while_a_process_lets_go_of_the_build_re
     old bindings or begin on the new ones, and every one finds the notes. (The threads search
     from the adoption on, after each rebuild: searches during another process's rebuild are the
     business of the tests above.)"""
-    cli = "import sys; from amem.cli import main; sys.exit(main(sys.argv[1:]))"
-    argv = ["--database-url", memory.settings.database_url, "--home", str(memory.home), "reindex"]
     found: list[list[str]] = []
     failed: list[BaseException] = []
 
@@ -603,14 +615,7 @@ def test_searches_on_other_threads_go_on_while_a_process_lets_go_of_the_build_re
                 return
 
     for _ in range(3):
-        child = subprocess.run(
-            [sys.executable, "-c", cli, *argv],
-            env={**os.environ, "PYTHONPATH": str(REPO)},
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert child.returncode == 0, child.stderr
+        reindex_elsewhere(memory)
         found.clear()
         threads = [threading.Thread(target=search) for _ in range(3)]
         for thread in threads:
@@ -634,16 +639,7 @@ def test_a_search_adopting_a_build_never_waits_for_a_writer_to_let_go_of_the_old
     (a worker's write, in this process or another), a search that adopts a new build answers at
     once and leaves it for a later search (it waited for the writer: every search of the server
     behind it waited too)."""
-    cli = "import sys; from amem.cli import main; sys.exit(main(sys.argv[1:]))"
-    argv = ["--database-url", memory.settings.database_url, "--home", str(memory.home), "reindex"]
-    child = subprocess.run(
-        [sys.executable, "-c", cli, *argv],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert child.returncode == 0, child.stderr
+    reindex_elsewhere(memory)
     held, done = threading.Event(), threading.Event()
 
     def writer() -> None:
