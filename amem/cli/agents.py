@@ -277,9 +277,10 @@ def tokens_list(as_json: JsonOpt = False) -> None:
 @tokens_app.command("history")
 def tokens_history(as_json: JsonOpt = False) -> None:
     """Every token made and revoked, oldest first, as the event chain records it (`amem verify`
-    proves it, and finds a token no recorded creation backs). A table where the terminal is wide
-    enough (120 columns), else one line an event: at 80 columns the table cut every cell ("sa…",
-    "202…"); `--json` for scripts."""
+    proves it, and finds a token no recorded creation backs).
+
+    A table where the terminal is wide enough (120 columns), else one line an event; `--json` for
+    scripts."""
     from rich.table import Table
 
     with open_memory(create=False) as memory:
