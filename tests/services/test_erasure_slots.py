@@ -234,4 +234,5 @@ def test_a_session_holding_a_table_through_the_wait_leaves_it_named_not_a_hang(m
         eraser.join()
     (report,) = done
     assert "raw_logs" in report.tables_not_compacted, report
-    assert report.older_sessions_open == 1, report
+    # this reader at least: the count is the server's, and a shared server's other sessions count too
+    assert report.older_sessions_open >= 1, report
