@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -20,6 +20,9 @@ import pytest
 import sqlalchemy as sa
 
 from amem.memory import Memory
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
 
 REPO = Path(__file__).resolve().parents[1]
 POSTGRES_URL = os.environ.get("AMEM_TEST_POSTGRES_URL")
@@ -73,6 +76,24 @@ def memory(database_url: str, tmp_path: Path) -> Iterator[Memory]:
         yield mem
     finally:
         mem.close()
+
+
+@pytest.fixture
+def client(memory: Memory) -> Iterator[TestClient]:
+    """The HTTP API on ``memory`` (no review decisions), its lifespan run (the ``api`` extra)."""
+    from fastapi.testclient import TestClient
+
+    from amem.api.app import create_app
+
+    with TestClient(create_app(memory)) as c:
+        yield c
+
+
+@pytest.fixture
+def agent(memory: Memory) -> dict[str, str]:
+    """The headers of an agent's bearer token on ``memory`` (sales-agent, every scope)."""
+    token, _ = memory.tokens.create("sales-agent", "agent")
+    return {"Authorization": f"Bearer {token}"}
 
 
 class ScratchDatabase:

@@ -157,6 +157,14 @@ def _check_k(k: int) -> None:
         raise ToolError(f"k must be 1 to {MAX_K}, not {k}")
 
 
+def _moment(as_of: str | None) -> datetime | None:
+    """The moment a tool's ``as_of`` names, read as the HTTP API reads its ``as_of``
+    (values.parse_as_of: the end of the day, minute or second given, UTC unless it gives an
+    offset); a value that is not an ISO 8601 date or date-time is the tool's error, in the same
+    words as the HTTP API's 422. None: now."""
+    return _guard(lambda: parse_as_of(as_of)) if as_of is not None else None
+
+
 class LedgerTokens:
     """The MCP SDK's token verifier over the ledger's bearer tokens: the same tokens, revocation
     and hashing as the HTTP API's (amem/services/tokens.py)."""
@@ -345,26 +353,37 @@ def create_mcp_server(
         return status.model_dump(mode="json")
 
     @server.tool(annotations=_READ_ONLY)
-    def search(query: str, scope: str, k: int = 10, include_retired: bool = False) -> list[dict[str, Any]]:
+    def search(
+        query: str, scope: str, k: int = 10, include_retired: bool = False, as_of: str | None = None
+    ) -> list[dict[str, Any]]:
         """Find the notes of one scope that answer a question, by meaning and by words. Use this
         first for a direct question ("what price did Acme agree?"). Notes whose fact was
         superseded (invalid_at passed) are left out unless include_retired is true; a hit with
         retirement_waiting is contradicted by a newer note (its words in evidence) whose
         retirement a reviewer has not decided yet: prefer the newer fact, say it is unconfirmed.
-        `k`: how many hits, 1 to 100."""
+        `k`: how many hits, 1 to 100. `as_of` (an ISO 8601 date or time, UTC unless it gives an
+        offset): the notes as they stood at the end of it, the search made then again: 2026-06-01
+        for "what did we know about Acme's price on 1 June?" (that whole day), 2026-06-01T09:30Z for
+        the end of that minute; notes made later are not in it, values changed later are as they
+        were then."""
         _check_k(k)
         named = _guard(lambda: reach().require(scope))
-        results = _guard(lambda: memory.search(query, k, scope=named, include_retired=include_retired))
+        moment = _moment(as_of)
+        results = _guard(
+            lambda: memory.search(query, k, scope=named, include_retired=include_retired, as_of=moment)
+        )
         return [_hit(r) for r in results]
 
     @server.tool(annotations=_READ_ONLY)
-    def search_agentic(query: str, scope: str, k: int = 5) -> list[dict[str, Any]]:
+    def search_agentic(query: str, scope: str, k: int = 5, as_of: str | None = None) -> list[dict[str, Any]]:
         """Like search, then also the notes each hit links to and is linked from (marked with
         linked_from and link_reason). Use it for questions that need context or a chain of facts
-        ("why did Acme change plans, and what happened next?"). `k`: how many hits, 1 to 100."""
+        ("why did Acme change plans, and what happened next?"). `k`: how many hits, 1 to 100.
+        `as_of`: as for search."""
         _check_k(k)
         named = _guard(lambda: reach().require(scope))
-        results = _guard(lambda: memory.search_agentic(query, k, scope=named))
+        moment = _moment(as_of)
+        results = _guard(lambda: memory.search_agentic(query, k, scope=named, as_of=moment))
         return [_hit(r) for r in results]
 
     @server.tool(annotations=_READ_ONLY)
@@ -388,7 +407,7 @@ def create_mcp_server(
         if not 0 <= offset <= MAX_OFFSET:  # else the service's own bounds, not this tool's, were said
             raise ToolError(f"offset must be 0 to {MAX_OFFSET:,}, not {offset}")
         named = _guard(lambda: reach().require(scope))
-        moment = _guard(lambda: parse_as_of(as_of)) if as_of is not None else None
+        moment = _moment(as_of)
         page = _guard(
             lambda: memory.facts(
                 named, limit=limit, offset=offset, include_retired=include_retired, as_of=moment

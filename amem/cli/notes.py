@@ -156,7 +156,8 @@ def import_notes(
     idempotency key was imported before is skipped, and so is a line that gives its time and was
     recorded before (--record-again records those anyway). A line whose input was erased on a data
     subject's request is never recorded again: those lines are counted and named apart, with their
-    erasures, and exit 0 as the skipped ones do. --check only
+    erasures, and exit 0 as the skipped ones do; so do lines another run is analysing at the time
+    (the same import started twice), named as such. --check only
     checks the file: every wrong line named at once, nothing opened or recorded."""
     from amem.cli.import_files import read_csv, read_jsonl
     from amem.cli.progress import reporter
@@ -206,8 +207,9 @@ def import_notes(
             _warn_case_variants(variants)
             waiting = mem.count_review_items().items
             # what became so far of each input not analysed now: one recorded before and still not
-            # analysed (failed, or held elsewhere) is pending, not skipped: `amem reprocess` is what
-            # completes it; an erased one has nothing left to do
+            # analysed is pending, not skipped: if failed, `amem reprocess` is what completes it; if
+            # another run holds it (the same import started twice), that run; an erased one has
+            # nothing left to do
             statuses = {o.raw_log_id: mem.input_status(o.raw_log_id) for o in outcomes if o.note_id is None}
     except KeyboardInterrupt as stop:  # the message `amem` prints says how to finish: it must be true
         advice = _how_to_finish(items, skip_recorded=skip_recorded, kept=recording.kept)
@@ -223,8 +225,10 @@ def import_notes(
     # one raw log a line: a line repeating an earlier line of this file (kept once) is skipped, as
     # one recorded by an earlier run is, and is never counted as a second note or a second failure
     firsts, repeats = _first_lines_of_each_raw_log([o for o in outcomes if o.erasure_id is None])
+    # one recorded before that the run holding it finished meanwhile (an import run twice at once)
+    # is skipped as any line recorded and analysed before is
     unsettled = {o.raw_log_id for o in firsts if o.recorded_before and o.raw_log_id in statuses} - {
-        i for i, s in statuses.items() if s.status == "erased"
+        i for i, s in statuses.items() if s.status in ("erased", "done")
     }
     failed = [o for o in firsts if o.note_id is None and (not o.recorded_before or o.raw_log_id in unsettled)]
     skipped = [o for o in firsts if o.recorded_before and o.raw_log_id not in unsettled]
@@ -242,6 +246,7 @@ def import_notes(
         "erased_lines": erased,
         "held": held.count,
         "held_until": held.until,
+        "held_raw_log_ids": held.raw_log_ids,
         "review_items": waiting,
         "outcomes": [o.model_dump() for o in outcomes],
     }
@@ -260,7 +265,7 @@ def import_notes(
         for line in _why_not_analysed(causes):
             out.print(line, markup=False)
         if d["held"]:
-            out.print(_held_words(d["held"], d["held_until"]), markup=False)
+            out.print(_held_words(d["held_raw_log_ids"], d["held_until"]), markup=False)
         if d["skipped"]:
             out.print(
                 f"{d['skipped']} lines recorded before (the same idempotency key, or the same scope, at, "
@@ -278,7 +283,7 @@ def import_notes(
             out.print("nothing waits for review", markup=False)
 
     emit(data, as_json, render)
-    if failed:
+    if len(failed) > held.count:  # those another run holds are analysed by it: nothing is lost
         raise typer.Exit(4)
 
 
@@ -472,26 +477,43 @@ def _key_repeated_by_line(
 
 
 class Held(NamedTuple):
-    """How many inputs a worker's lease holds, and the latest moment one of those leases ends."""
+    """The inputs a worker's lease holds (their raw log ids), and the latest moment one of those
+    leases ends."""
 
-    count: int
+    raw_log_ids: list[str]
     until: datetime | None
+
+    @property
+    def count(self) -> int:
+        return len(self.raw_log_ids)
 
 
 def _held(statuses: list[Any]) -> Held:
-    """Of these input statuses, those a lease holds (a running import or worker, or one stopped
-    without giving them back): nothing takes them before their lease ends."""
-    ends = [s.lease_until for s in statuses if s.status == "processing" and s.lease_until is not None]
-    return Held(len(ends), max(ends) if ends else None)
+    """Of these input statuses, those a lease holds (another import or a worker analysing them, or
+    one stopped without giving them back): nothing else takes them before their lease ends."""
+    held = [s for s in statuses if s.status == "processing" and s.lease_until is not None]
+    return Held([s.raw_log_id for s in held], max((s.lease_until for s in held), default=None))
 
 
-def _held_words(count: int, until: datetime | None) -> str:
-    """Why held inputs are not analysed now, and until when, so nobody reruns in a loop."""
+#: The held raw logs an import names; --json lists every one (`held_raw_log_ids`).
+SHOWN_HELD = 3
+
+
+def _held_words(raw_log_ids: list[str], until: datetime | None) -> str:
+    """What an import says of its inputs another run holds: they are being analysed there (an
+    import of the same file started before this one, a worker), so nothing is lost and there is
+    nothing to do; how to follow them; and, should that run have stopped, when they are free."""
+    count = len(raw_log_ids)
+    one = count == 1
+    shown = ", ".join(raw_log_ids[:SHOWN_HELD])
+    more = f" and {count - SHOWN_HELD:,} more (--json lists each)" if count > SHOWN_HELD else ""
     end = f" until {until:%Y-%m-%d %H:%M:%S} UTC" if until is not None else ""
     return (
-        f"{count} raw logs kept but held by a worker's lease{end} (an import or worker still running, "
-        "or one stopped without giving them back): nothing takes them before then; if no worker has "
-        "them, run `amem reprocess` after that time (`amem status RAW_LOG_ID` says what became of one)"
+        f"{count} {'input is' if one else 'inputs are'} being processed by another run (an import or "
+        f"worker holding {'it' if one else 'them'}{end}, renewed while it works): nothing is lost and "
+        f"nothing to do here; `amem status RAW_LOG_ID` says what became of {'it' if one else 'each'} "
+        f"(raw log{'' if one else 's'} {shown}{more}). Only if that run was stopped: after that time "
+        "`amem reprocess` analyses what it left"
     )
 
 

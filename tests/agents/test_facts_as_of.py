@@ -3,31 +3,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import anyio
-import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from amem.api.app import create_app
 from amem.api.mcp_server import create_mcp_server
 from amem.memory import Memory
 from tests.factories import said
-
-
-@pytest.fixture
-def client(memory: Memory) -> Iterator[TestClient]:
-    with TestClient(create_app(memory)) as c:
-        yield c
-
-
-@pytest.fixture
-def agent(memory: Memory) -> dict[str, str]:
-    token, _ = memory.tokens.create("sales-agent", "agent")
-    return {"Authorization": f"Bearer {token}"}
 
 
 def _made_at(memory: Memory, note_id: str) -> datetime:

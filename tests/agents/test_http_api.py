@@ -21,18 +21,6 @@ from tests.factories import llm_proposer, said, signed_in
 
 
 @pytest.fixture
-def client(memory: Memory) -> Iterator[TestClient]:
-    with TestClient(create_app(memory)) as c:
-        yield c
-
-
-@pytest.fixture
-def agent(memory: Memory) -> dict[str, str]:
-    token, _ = memory.tokens.create("sales-agent", "agent")
-    return {"Authorization": f"Bearer {token}"}
-
-
-@pytest.fixture
 def reviewer(memory: Memory) -> dict[str, str]:
     token, _ = memory.tokens.create("alice", "reviewer", by=signed_in(memory, "alice"))
     return {"Authorization": f"Bearer {token}"}

@@ -5,11 +5,9 @@ agent does not send it once more, in other words or without its key, which would
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
-import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
 
@@ -21,18 +19,6 @@ from tests.factories import signed_in
 
 KEYED = {"content": "Globex's CFO Paul Smith wants one invoice a year", "scope": "globex"}
 TIMED = {"content": "Paul Smith asked for the annual plan", "scope": "globex", "at": "2026-03-01T10:00:00Z"}
-
-
-@pytest.fixture
-def client(memory: Memory) -> Iterator[TestClient]:
-    with TestClient(create_app(memory)) as c:
-        yield c
-
-
-@pytest.fixture
-def agent(memory: Memory) -> dict[str, str]:
-    token, _ = memory.tokens.create("sales-agent", "agent")
-    return {"Authorization": f"Bearer {token}"}
 
 
 def _erase(memory: Memory, raw_log_id: str) -> str:
