@@ -112,7 +112,8 @@ def test_an_import_run_again_reports_a_line_whose_analysis_failed_as_pending(
 #: The child process: ``amem`` whose scripted model, at the third input, says so on a pipe and
 #: waits, so the test sends SIGTERM while that input is being analysed.
 CHILD = """
-import os, sys, time
+import faulthandler, os, signal, sys, time
+faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test's stack dump if the child hangs
 from tests import scripted_llm
 from tests.agents.scripted_answers import answer, text_of
 handler = scripted_llm.install()
@@ -162,9 +163,12 @@ def test_sigterm_during_an_import_gives_the_inputs_back_as_ctrl_c_does(
     os.close(ready_write)
     try:
         readable, _, _ = select.select([ready_read], [], [], 120)
-        assert readable and os.read(ready_read, 100) == b"analysing\n", child.communicate(timeout=60)
+        assert readable and os.read(ready_read, 100) == b"analysing\n", _stacks_of(child)
         child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=120)
+        try:
+            _, err = child.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"no exit 120 s after SIGTERM; its threads:\n{_stacks_of(child)}") from None
     finally:
         os.close(ready_read)
         if child.poll() is None:
@@ -182,3 +186,18 @@ def test_sigterm_during_an_import_gives_the_inputs_back_as_ctrl_c_does(
     assert (result["added"], result["pending"], result["skipped"]) == (2, 0, 1)
     assert sorted(n.content for n in amem.memory.notes(scope="acme")) == sorted(texts)
     assert amem.memory.unprocessed_count() == 0 and amem.memory.count_raw_logs() == 3
+
+
+def _stacks_of(child: Any) -> str:
+    """A child that hangs: every thread's stack (faulthandler, on SIGUSR1) and what it wrote, so a
+    failure says where it waited instead of only that it did."""
+    import signal
+    import subprocess
+
+    if child.poll() is None:
+        child.send_signal(signal.SIGUSR1)
+        try:
+            return child.communicate(timeout=10)[1]
+        except subprocess.TimeoutExpired:
+            child.kill()
+    return child.communicate()[1]
