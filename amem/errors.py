@@ -118,6 +118,18 @@ class ReviewSetChangedError(ProposalStateError):
     """A decision on "all matching" was refused: the matching set changed since it was counted."""
 
 
+class NoteDeletedError(ProposalStateError):
+    """An approval (or correction) of an edit was refused: its note was deleted since (a `delete`, an
+    erasure's tombstone), so the value would change a note nobody reads. Nothing was recorded: the
+    proposal stays pending, to be rejected, or approved once the deletion is reverted.
+    ``note_id``; ``change_seq``: the change that deleted it (None where none was found)."""
+
+    def __init__(self, message: str, *, note_id: str, change_seq: int | None) -> None:
+        super().__init__(message)
+        self.note_id = note_id
+        self.change_seq = change_seq
+
+
 class AnalysisPendingError(AmemError):
     """The raw log is kept, but the model could not analyse it yet; `amem reprocess` retries."""
 

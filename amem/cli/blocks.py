@@ -143,7 +143,10 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
             if p.evidence:
                 rows.append(("evidence", p.evidence))
             rows.append(("source", f"{source}; proposal {p.id}"))
-            if field.stale:
+            if field.note_deleted is not None:  # approving is refused (Governance._check_not_deleted)
+                d = field.note_deleted
+                rows.append(("deleted", f"{d.words()}: approving is refused; {d.advice()}"))
+            elif field.stale:
                 rows.append(("warning", "the note changed since: approving records a conflict"))
             _rows(console, rows, indent=5)
     console.print()

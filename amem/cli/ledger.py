@@ -207,8 +207,9 @@ def pending(
         if not page.items and not offset:
             _known_filter(mem, f)  # nothing matches: a typo is named, not answered as an empty queue
         second_looks = mem.second_looks(whose) if whose is not None else 0
-        # their queue empty: items waiting in accounts they do not decide in are named, as approve does
-        elsewhere = _elsewhere(mem, f, whose) if whose and not page.items and not offset else (0, None)
+        # items matching in accounts they do not decide in: named when their queue is empty, as
+        # approve does, and counted under --json (``waiting_elsewhere``) whatever their queue holds
+        elsewhere = _elsewhere(mem, f, whose, own=page.total) if whose else (0, None)
 
     def render(p: Any) -> None:
         from amem.cli import blocks
@@ -225,9 +226,12 @@ def pending(
             count, where = elsewhere
             if count and where is not None:
                 lead = f"nothing pending matches {chosen}" if chosen else "nothing pending"
+                verb = (
+                    ("matches" if count == 1 else "match") if chosen else ("waits" if count == 1 else "wait")
+                )
                 out.print(
                     f"{lead} in the accounts {whose} decides in ({where}) in {store_label()}; "
-                    f"{count} review items {'match' if chosen else 'wait'} in others",
+                    f"{_items(count)} {verb} in others",
                     markup=False,
                 )
             elif chosen:
@@ -238,7 +242,15 @@ def pending(
 
         blocks.review_items(out, p, offset=offset)
 
+    if as_json and whose is not None:  # the page, and how many items wait outside their accounts
+        emit_json({**page.model_dump(mode="json"), "waiting_elsewhere": elsewhere[0]})
+        return
     emit(page, as_json, render)
+
+
+def _items(count: int) -> str:
+    """``1 review item``, ``3 review items``."""
+    return f"{count} review item" + ("" if count == 1 else "s")
 
 
 def _known_filter(mem: Any, f: Any) -> None:
@@ -493,18 +505,20 @@ def _nothing_matches(mem: Any, f: Any, reviewer: str, as_json: bool) -> None:
     if elsewhere and where is not None:
         line = (
             f"nothing pending matches in the accounts {reviewer} decides in ({where}); "
-            f"{elsewhere} review items match in others"
+            f"{_items(elsewhere)} {'matches' if elsewhere == 1 else 'match'} in others"
         )
     else:
         line = "nothing pending matches"
     emit(data, as_json, lambda _: out.print(line, markup=False))
 
 
-def _elsewhere(mem: Any, f: Any, reviewer: str) -> tuple[int, str | None]:
-    """Where nothing matches ``f`` in the accounts ``reviewer`` decides in: how many review items
-    match in all accounts (so in the others), and their accounts in words (None: every account)."""
+def _elsewhere(mem: Any, f: Any, reviewer: str, *, own: int = 0) -> tuple[int, str | None]:
+    """How many review items match ``f`` in the accounts ``reviewer`` does not decide in (``own``:
+    how many match in theirs), and their accounts in words (None: every account, so none elsewhere)."""
     scopes = mem.governance.policy.scopes_of(reviewer)
-    return mem.count_review_items(f).items, None if scopes is None else ", ".join(scopes) or "no account"
+    if scopes is None:
+        return 0, None
+    return max(mem.count_review_items(f).items - own, 0), ", ".join(scopes) or "no account"
 
 
 @app.command()

@@ -42,13 +42,14 @@ from amem.domain.values import current_value, normalize, parse_datetime, with_va
 from amem.errors import (
     FrozenAttributeError,
     InvalidInputError,
+    NoteDeletedError,
     NotFoundError,
     PermissionDeniedError,
     PolicyMismatchError,
     ProposalStateError,
 )
 from amem.ledger import erasure_queries
-from amem.ledger.store import Ledger, LedgerTx, ProposalFilter
+from amem.ledger.store import ChangeFilter, Ledger, LedgerTx, ProposalFilter
 from amem.policy import Mode, Policy, fingerprint
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
 from amem.services.integrity import VerifyResult, verify_ledger
@@ -93,10 +94,12 @@ class HistoryEvent(BaseModel):
 
 
 class SkippedDecision(BaseModel):
-    """A proposal a decision of many left undecided, and why (the policy refused, say)."""
+    """A proposal a decision of many left undecided, and why (the policy refused, say).
+    ``note_deleted``: its note was deleted since (``NoteDeletedError``): it stays pending."""
 
     proposal_id: str
     reason: str
+    note_deleted: bool = False
 
 
 class DecisionReport(BaseModel):
@@ -116,8 +119,73 @@ class DecisionReport(BaseModel):
             if self.count(s)
         ]
         if self.skipped:
-            parts.append(f"{len(self.skipped)} skipped")
+            deleted = sum(1 for s in self.skipped if s.note_deleted)
+            parts.append(
+                f"{len(self.skipped)} skipped" + (f" ({deleted} on a note deleted since)" if deleted else "")
+            )
         return ", ".join(parts) or "nothing decided"
+
+
+class NoteDeletion(BaseModel):
+    """How a note came to be deleted: the last applied change that set ``deleted`` (``change_seq``,
+    ``at``, ``by``; None where no such change is found). ``erased``: an erasure's tombstone, which
+    cannot be reverted; a `delete` can (``amem revert CHANGE``)."""
+
+    note_id: str
+    at: datetime | None = None
+    by: str | None = None
+    change_seq: int | None = None
+    erased: bool = False
+
+    def words(self) -> str:
+        """``note n_1 was deleted on 2026-03-01 09:30 UTC by person:alice (change 12)``."""
+        when = f" on {as_utc(self.at):%Y-%m-%d %H:%M} UTC" if self.at is not None else ""
+        who = f" by {self.by}" if self.by else ""
+        which = f" (change {self.change_seq})" if self.change_seq is not None else ""
+        how = "erased on a data subject's request" if self.erased else "deleted"
+        return f"note {self.note_id} was {how}{when}{who}{which}"
+
+    def advice(self) -> str:
+        """What a reviewer can do with an edit of the deleted note."""
+        if self.erased:
+            return "reject it (an erased note cannot be restored)"
+        restore = f"`amem revert {self.change_seq}`" if self.change_seq is not None else "`amem revert`"
+        return (
+            f"reject it, or restore the note first ({restore}, or Revert in the console's note "
+            "explorer) and approve it then"
+        )
+
+    def refusal(self) -> str:
+        return f"{self.words()}; this edit no longer applies: {self.advice()}"
+
+
+def note_deletions(tx: LedgerTx, notes: Sequence[Note]) -> dict[str, NoteDeletion]:
+    """For each deleted note of ``notes``, how it was deleted (``NoteDeletion``), by note id: one
+    query a deleted note (its last ``deleted`` change), none for the others."""
+    found: dict[str, NoteDeletion] = {}
+    for note in notes:
+        if not note.deleted:
+            continue
+        last = tx.list_changes(ChangeFilter(note_id=note.id, attribute="deleted"), limit=1, newest_first=True)
+        change = last[0] if last and last[0].new_value is True else None
+        if change is None:  # no change set it (not written by amem): the note's own last write
+            found[note.id] = NoteDeletion(note_id=note.id, at=note.updated_at)
+            continue
+        proposal = tx.get_proposal(change.proposal_id) if change.proposal_id else None
+        found[note.id] = NoteDeletion(
+            note_id=note.id,
+            at=change.applied_at,
+            by=str(change.actor),
+            change_seq=change.seq,
+            erased=proposal is not None and proposal.rule == ERASURE_RULE,
+        )
+    return found
+
+
+def edits_deleted(proposal: Proposal, note: Note) -> bool:
+    """Whether approving ``proposal`` would change a value of a deleted note (anything but bringing
+    it back, or deleting it again): nobody reads that value, so approving it is refused."""
+    return note.deleted and proposal.attribute != "deleted"
 
 
 class Correction(BaseModel):
@@ -451,6 +519,7 @@ class Governance:
         and the caller raises after the transaction commits it."""
         note = tx.get_note(proposal.note_id)
         assert note is not None
+        self._check_not_deleted(tx, proposal, note)
         now = utcnow()
         refusal, why = None, None  # what the reviewer is told, and the proposal's recorded comment
         if not self.policy.knows(proposal.attribute):
@@ -548,6 +617,7 @@ class Governance:
                 raise InvalidInputError(f"{new!r} is the value proposal {proposal.id} proposes: approve it")
             note = tx.get_note(proposal.note_id)
             assert note is not None
+            self._check_not_deleted(tx, proposal, note)
             if new == current_value(note, proposal.attribute, attr_type):
                 raise InvalidInputError(
                     f"{new!r} is already the note's {proposal.attribute}: reject proposal {proposal.id}"
@@ -582,6 +652,19 @@ class Governance:
             if correction.status == ProposalStatus.PENDING and self._may_decide(correction, who):
                 correction, _ = self._approve_in(tx, correction, who, why)
             return Correction(corrected=self._get(tx, proposal.id), correction=correction)
+
+    @staticmethod
+    def _check_not_deleted(tx: LedgerTx, proposal: Proposal, note: Note) -> None:
+        """NoteDeletedError, nothing recorded, when ``proposal`` edits a note deleted since (a
+        `delete`, an erasure): the value would change a note nobody reads, and not bring it back. It
+        stays pending: reject it, or approve it once the deletion is reverted."""
+        if edits_deleted(proposal, note):
+            deletion = note_deletions(tx, [note])[note.id]
+            raise NoteDeletedError(
+                f"proposal {proposal.id} ({proposal.attribute}) refused: {deletion.refusal()}",
+                note_id=note.id,
+                change_seq=deletion.change_seq,
+            )
 
     def _may_decide(self, proposal: Proposal, who: Actor) -> bool:
         try:
@@ -1070,7 +1153,10 @@ def _each(proposal_ids: Sequence[str], decide: Callable[[str], Proposal]) -> Dec
             assert isinstance(exc.proposal, Proposal)
             report.decided.append(exc.proposal)
         except (PermissionDeniedError, ProposalStateError, NotFoundError) as exc:
-            report.skipped.append(SkippedDecision(proposal_id=proposal_id, reason=str(exc)))
+            deleted = isinstance(exc, NoteDeletedError)
+            report.skipped.append(
+                SkippedDecision(proposal_id=proposal_id, reason=str(exc), note_deleted=deleted)
+            )
     return report
 
 

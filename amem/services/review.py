@@ -29,12 +29,20 @@ from amem.ledger.review_queries import REVIEW_KINDS, ReviewFilter, ReviewKind
 from amem.ledger.store import Ledger
 from amem.policy import Policy
 from amem.services.authentication import AuthenticatedReviewer
-from amem.services.governance import UNCORRECTABLE, DecisionReport, Governance
+from amem.services.governance import (
+    UNCORRECTABLE,
+    DecisionReport,
+    Governance,
+    NoteDeletion,
+    edits_deleted,
+    note_deletions,
+)
 
 __all__ = [
     "REVIEW_KINDS",
     "MatchCount",
     "NewerFact",
+    "NoteDeletion",
     "OlderFact",
     "ReviewField",
     "ReviewFilter",
@@ -122,6 +130,9 @@ class ReviewField(BaseModel):
     correctable: bool = True
     #: For a correction: the value it replaces (a second reviewer reads both).
     corrected: CorrectedValue | None = None
+    #: The note was deleted (a `delete`, an erasure) and this value would not bring it back: approving
+    #: is refused (``Governance._check_not_deleted``); reject it, or revert the deletion first.
+    note_deleted: NoteDeletion | None = None
 
     @property
     def attribute(self) -> str:
@@ -333,6 +344,10 @@ class ReviewService:
         raw = {r.id: r for r in tx.get_raw_logs([k for k in keys])}
         corrected = {c.id: c for c in tx.get_proposals([p.corrects for p in pending if p.corrects])}
         retiring, notes_by_id = _later_notes(tx, pending, notes, corrected)
+        edited = {
+            p.note_id for p in pending if (n := notes.get(p.note_id)) is not None and edits_deleted(p, n)
+        }
+        deletions = note_deletions(tx, [notes[i] for i in sorted(edited)])
         older_raw = q.first_raw_logs(tx, list(notes_by_id.values()))
         by_key: dict[str, list[Proposal]] = {}
         for p in pending:
@@ -350,6 +365,7 @@ class ReviewService:
                     older_raw,
                     corrected.get(p.corrects or ""),
                     notes_by_id.get(retiring.get(p.id, "")),
+                    deletions.get(p.note_id),
                 )
                 for p in by_key[key]
             ]
@@ -372,6 +388,7 @@ class ReviewService:
         first_raw: dict[str, RawLog],
         corrected: Proposal | None = None,
         retired_by: Note | None = None,
+        deletion: NoteDeletion | None = None,
     ) -> ReviewField:
         declared = self.policy.knows(p.attribute)
         attr_type = attribute_type(self.policy, p.attribute, p.new_value, p.old_value)
@@ -430,6 +447,7 @@ class ReviewService:
                 proposer=f"{corrected.proposer.kind.value}:{corrected.proposer.id}",
                 corrected_by=corrected.reviewer,
             ),
+            note_deleted=deletion if note is not None and edits_deleted(p, note) else None,
         )
 
 

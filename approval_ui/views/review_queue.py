@@ -335,7 +335,9 @@ def _approve_all_bar(f: ReviewFilter, total: int, held: int, note: str = "") -> 
                 md_escape(
                     f"{action.title()} all {counted(items, 'matching item')} "
                     f"({counted(proposals, 'held value')}), on every page? "
-                    "Values your roles do not cover are skipped and reported."
+                    "Values your roles do not cover"
+                    + (", and edits of notes deleted since," if action == "approve" else "")
+                    + " are skipped and reported."
                 ),
                 icon=":material/help:",
             )
@@ -380,10 +382,16 @@ def _actions(column: DeltaGenerator) -> DeltaGenerator:
 
 def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) -> None:
     p = field.proposal
+    deleted = field.note_deleted  # approving is refused: said before anyone clicks
     text, actions = st.columns([0.45, 0.55], vertical_alignment="center")
     text.markdown(
         f"**{md_escape(p.attribute)}** · {md_escape(field.kind)} · note `{p.note_id}`"
-        + (" · :orange[the note changed since: approving records a conflict]" if field.stale else "")
+        + (" · :red[note deleted since]" if deleted is not None else "")
+        + (
+            " · :orange[the note changed since: approving records a conflict]"
+            if field.stale and deleted is None
+            else ""
+        )
     )
     if not account.read_only:
         row = _actions(actions)
@@ -393,6 +401,8 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             icon=":material/check:",
             on_click=_on_field,
             args=(p.id, item.key, "approve"),
+            disabled=deleted is not None,
+            help=None if deleted is None else "The note was deleted: approving is refused",
         )
         row.button(
             "Reject",
@@ -401,7 +411,7 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             on_click=_on_field,
             args=(p.id, item.key, "reject"),
         )
-        if field.correctable:
+        if field.correctable and deleted is None:
             row.button(
                 "Correct",
                 key=f"correcting_{p.id}",
@@ -409,6 +419,8 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
                 on_click=_toggle_correction,
                 args=(p.id,),
             )
+    if deleted is not None:
+        st.warning(md_escape(f"{deleted.words()}: approving is refused; {deleted.advice()}."))
     if st.session_state.get(CORRECTING_KEY) == p.id and not account.read_only:
         with st.container(border=True):
             _correction(field)

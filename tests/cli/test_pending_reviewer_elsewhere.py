@@ -39,14 +39,14 @@ def test_pending_for_a_reviewer_names_the_items_waiting_in_accounts_they_do_not_
     code, out = pending()
     assert code == 0
     assert out.startswith("nothing pending in the accounts bob decides in (acme)")
-    assert out.endswith("1 review items wait in others")
+    assert out.endswith("1 review item waits in others")
     code, out = pending("--attribute", "next_step")
     assert code == 0
     assert out.startswith(
         "nothing pending matches --attribute next_step in the accounts bob decides in (acme)"
     )
-    assert out.endswith("1 review items match in others")
+    assert out.endswith("1 review item matches in others")
     code, out = pending("--kind", "deletion")  # nothing matches anywhere: nothing said of others
     assert code == 0 and "others" not in out and out.startswith("nothing pending matches --kind deletion in ")
     code, out = pending("--scope", "globex")  # bob cannot decide there: still his queue, said so
-    assert code == 0 and out.endswith("1 review items match in others")
+    assert code == 0 and out.endswith("1 review item matches in others")

@@ -432,7 +432,7 @@ def test_approve_all_counts_before_asking_and_names_the_accounts_the_reviewer_de
     out = flat(capsys.readouterr().out)
     assert code == 0
     assert "nothing pending matches in the accounts bob decides in (acme, globex)" in out
-    assert "1 review items match in others" in out
+    assert "1 review item matches in others" in out
     with patch("sys.stdin", io.StringIO("")):
         code = main([*home, "approve", "--all", "--scope", "nowhere", "--reviewer", "bob"])
     assert code == 0 and flat(capsys.readouterr().out) == "nothing pending matches"
