@@ -71,7 +71,7 @@ if TYPE_CHECKING:
         ReviewVerdicts,
     )
     from amem.services.backup import BackupReport
-    from amem.services.erasure import ErasureReport
+    from amem.services.erasure import ErasurePlan, ErasureReport
     from amem.services.export import ChangeFeed
     from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
@@ -912,6 +912,25 @@ class Memory:
 
         _check_texts(("raw log", raw_log_id), ("scope", scope), ("actor", actor))
         return erasure.matching(self.ledger, raw_log_id=raw_log_id, scope=scope, actor=actor)
+
+    def erasure_plan(
+        self,
+        *,
+        by: AuthenticatedReviewer,
+        raw_log_id: str | None = None,
+        scope: str | None = None,
+        actor: str | None = None,
+    ) -> ErasurePlan:
+        """What ``erase`` with the same selector would take (raw logs, the scopes it reaches), after
+        the checks ``erase`` makes of ``by``: one who may not erase all of it is refused here, before
+        `amem erase` asks anything (``erase`` checks again)."""
+        from amem.services import erasure
+
+        _check_texts(("raw log", raw_log_id), ("scope", scope), ("actor", actor))
+        who = self.governance.person(by)
+        return erasure.plan(
+            self.ledger, self.policy, by=who.id, raw_log_id=raw_log_id, scope=scope, actor=actor
+        )
 
     def scope_spellings(self, names: Sequence[str]) -> dict[str, list[str]]:
         """Each of ``names`` with the scopes it names whatever its case, as ``erase`` by scope reaches

@@ -229,21 +229,16 @@ def erase(
 
     with open_memory(create=False, warn=False) as mem:
         who = sign_in(mem, reviewer, password_stdin)
-        from amem.services.erasure import check_may_erase
-
-        check_may_erase(mem.policy, who.id)  # before any count or question: a non-eraser is told at once
+        # before any question: one who may not erase, or not in every scope (every spelling of a
+        # scope) the request reaches, is told at once; the erasure checks again as it erases
+        plan = mem.erasure_plan(by=who, raw_log_id=raw_log, scope=scope, actor=actor)
         bulk = scope if scope is not None else actor
         if bulk is not None and raw_log is None and not yes:
             if as_json:
                 raise InvalidInputError("erasing a scope or an actor with --json needs --yes (no prompt)")
-            count = mem.count_erasable(scope=scope, actor=actor)
-            what = (
-                f"actor {actor}"
-                if scope is None
-                else _scope_words(scope, mem.scope_spellings([scope])[scope])
-            )
-            if count and not typer.confirm(
-                f"{count} raw logs of {what}, and everything derived from them, will be erased; "
+            what = f"actor {actor}" if scope is None else _scope_words(scope, plan.scopes)
+            if plan.raw_logs and not typer.confirm(
+                f"{plan.raw_logs} raw logs of {what}, and everything derived from them, will be erased; "
                 "this cannot be undone. Erase them?",
                 default=False,
             ):

@@ -75,6 +75,15 @@ def scopes_named(tx: LedgerTx, scope: str) -> list[str]:
     return same_scope(scope, kept_scopes(tx))
 
 
+def scopes_of(tx: LedgerTx, ids: Sequence[str]) -> list[str]:
+    """The scopes of the raw logs ``ids``, each spelling once, sorted."""
+    found: set[str] = set()
+    for part in _chunks(list(ids)):
+        stmt = sa.select(raw_logs.c.scope).where(raw_logs.c.id.in_(part)).distinct()
+        found.update(tx.conn.execute(stmt).scalars())
+    return sorted(found)
+
+
 def _chunks(ids: Sequence[str]) -> list[list[str]]:
     return [list(ids[i : i + CHUNK]) for i in range(0, len(ids), CHUNK)]
 

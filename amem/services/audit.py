@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from amem.domain.models import ActorKind, Note, Proposal, RawLog, as_utc, utcnow
+from amem.domain.models import ActorKind, Note, Proposal, RawLog, as_utc, scope_as_kept, utcnow
 from amem.domain.spreadsheet import CSV_BOM, csv_writer, spreadsheet_safe
 from amem.domain.values import current_value
 from amem.ledger import audit_queries as q
@@ -119,6 +119,10 @@ _REDACTED_NOUNS = {
 }
 
 
+#: How many spellings of a scope `amem erasures` names on an erasure's line (--json has each).
+_SPELLINGS_SHOWN = 3
+
+
 class ErasureRecord(BaseModel):
     """One erasure as an auditor reads it: who erased what they asked for, when, why, and how many
     rows of each table it redacted (the rows' digests before and after are in ``erased_rows``)."""
@@ -130,6 +134,9 @@ class ErasureRecord(BaseModel):
     raw_log: str | None = None
     scope: str | None = None
     actor: str | None = None
+    # The scopes of the raw logs it chose: for a scope's erasure, every spelling of the scope it
+    # reached, whatever its case ("acme", "Acme"); empty for an erasure recorded before they were.
+    scopes: list[str] = []
     rows: dict[str, int]
 
     @property
@@ -146,10 +153,24 @@ class ErasureRecord(BaseModel):
     @property
     def asked(self) -> str:
         """What the eraser named: a raw log, a scope or an actor."""
-        for kind, value in (("raw log", self.raw_log), ("scope", self.scope), ("actor", self.actor)):
+        if self.scope:
+            return f"scope {self.scope}{self._spellings()}"
+        for kind, value in (("raw log", self.raw_log), ("actor", self.actor)):
             if value:
                 return f"{kind} {value}"
         return "?"
+
+    def _spellings(self) -> str:
+        """The spellings of its scope it reached, where they differ from the name given: " (also
+        Acme, ACME)", or " (spelled Acme)" when the name as given was none of them; at most
+        ``_SPELLINGS_SHOWN`` of them, so the line stays short (``scopes`` has each)."""
+        given = scope_as_kept(self.scope or "")
+        others = [s for s in self.scopes if s != given]
+        if not others:
+            return ""
+        shown = others[:_SPELLINGS_SHOWN]
+        more = f" and {len(others) - len(shown)} more" if len(others) > len(shown) else ""
+        return f" ({'also' if given in self.scopes else 'spelled'} {', '.join(shown)}{more})"
 
 
 def erasures(ledger: Ledger) -> list[ErasureRecord]:
@@ -163,6 +184,7 @@ def erasures(ledger: Ledger) -> list[ErasureRecord]:
             erased_at=as_utc(r["erased_at"]),
             reason=r["reason"],
             rows=r["rows"],
+            scopes=(r["selector"] or {}).get("scopes") or [],
             **{k: (r["selector"] or {}).get(k) for k in ("raw_log", "scope", "actor")},
         )
         for r in rows

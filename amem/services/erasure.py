@@ -213,6 +213,78 @@ def check_may_erase(policy: Policy, by: str) -> None:
         raise PermissionDeniedError(f"{by} (roles: {roles}) may not erase; needs: {need}")
 
 
+def check_reach(policy: Policy, by: str, chosen: str, scopes: Sequence[str], *, by_scope: bool) -> None:
+    """Refuses an erasure that reaches raw logs of a scope ``by`` does not decide in
+    (PermissionDeniedError): a lead limited to their accounts erases in those only, and a data
+    subject's request is erased whole or not at all, so nothing is erased. ``scopes``: those of
+    the raw logs chosen (for a scope's erasure, every spelling of it, whatever its case). The
+    message names the scopes outside theirs and who may erase them all."""
+    outside = [s for s in scopes if not policy.decides_in(by, s)]
+    if not outside:
+        return
+    mine = policy.scopes_of(by) or ()
+    where = (
+        f"decides in {', '.join(mine)} only" if mine else "decides in no account (the policy gives them none)"
+    )
+    spelled = ""
+    if by_scope and len(scopes) > 1:
+        spelled = (
+            f" (the request reaches {', '.join(scopes)}: one account whatever its case, "
+            "erased whole or not at all)"
+        )
+    can = [
+        who
+        for who in sorted(policy.reviewers)
+        if policy.may_erase(who) and all(policy.decides_in(who, s) for s in scopes)
+    ]
+    ask = (
+        f"ask {', '.join(can)} (who may erase in all of them) to erase it"
+        if can
+        else "no reviewer of the policy may erase in all of them: a policy admin must give an eraser "
+        "those accounts (reviewers.yaml scopes)"
+    )
+    raise PermissionDeniedError(
+        f"{by} {where}: {chosen!r} reaches raw logs of {', '.join(outside)}{spelled}; "
+        f"nothing was erased; {ask}"
+    )
+
+
+class ErasurePlan(BaseModel):
+    """What an erasure with one selector would take, read before it is done (``plan``): what
+    `amem erase` says and asks to confirm, once the eraser was found to be allowed all of it."""
+
+    # Raw logs chosen that no earlier erasure erased.
+    raw_logs: int
+    # The scopes of the raw logs chosen (erased before or not): every spelling a scope's erasure
+    # reaches, whatever its case.
+    scopes: list[str] = []
+
+
+def plan(
+    ledger: Ledger,
+    policy: Policy,
+    *,
+    by: str,
+    raw_log_id: str | None = None,
+    scope: str | None = None,
+    actor: str | None = None,
+) -> ErasurePlan:
+    """What ``erase`` with the same selector would take, after the checks it makes of ``by`` (may
+    they erase, and in every scope it reaches: ``check_may_erase``, ``check_reach``), so that
+    whoever would be refused is refused before any question is asked. One read; ``erase`` checks
+    again as it erases."""
+    chosen = [x for x in (raw_log_id, scope, actor) if x is not None]
+    if len(chosen) != 1:
+        raise InvalidInputError("name exactly one of a raw log, a scope or an actor to erase")
+    check_may_erase(policy, by)
+    with ledger.read() as tx:
+        ids = q.raw_log_ids(tx, raw_log_id=raw_log_id, scope=scope, actor=actor)
+        scopes = q.scopes_of(tx, ids)
+        check_reach(policy, by, chosen[0], scopes, by_scope=scope is not None)
+        left = len(ids) - len(q.erased_before(tx, ids))
+    return ErasurePlan(raw_logs=left, scopes=scopes)
+
+
 def erase(
     ledger: Ledger,
     policy: Policy,
@@ -253,12 +325,9 @@ def erase(
         if not ids:
             raise NotFoundError(f"no raw log matches {chosen[0]!r}")
         raw = q.rows(tx, "raw_logs", "id", ids)
-        outside = sorted({r["scope"] for r in raw if not policy.decides_in(by, r["scope"])})
-        if outside:  # a lead limited to their accounts erases in those only; nothing is erased
-            mine = ", ".join(policy.scopes_of(by) or ())
-            raise PermissionDeniedError(
-                f"{by} decides in {mine} only: {chosen[0]!r} reaches raw logs of {', '.join(outside)}"
-            )
+        # checked again here, though `amem erase` asked ``plan`` before its prompt: the policy or
+        # the raw logs may have changed since
+        check_reach(policy, by, chosen[0], sorted({r["scope"] for r in raw}), by_scope=scope is not None)
         # erased by an earlier erasure: nothing of them is left to redact, and they are not counted
         erased_earlier = q.erased_before(tx, ids)
         calls = q.rows(tx, "llm_calls", "raw_log_id", ids)

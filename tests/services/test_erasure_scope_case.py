@@ -5,14 +5,16 @@ take both, as ``--actor`` takes a person's name however it is written."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 
 from amem.domain.hashing import REDACTED
+from amem.errors import PermissionDeniedError
 from amem.memory import Memory
-from tests.factories import signed_in
+from tests.factories import policy_with_scopes, signed_in
 from tests.services.test_erasure import run
 
 
@@ -101,3 +103,61 @@ def test_case_is_all_that_makes_two_scopes_one() -> None:
     assert same_scope("acme", [*spellings, "acne"]) == spellings
     assert same_scope("Straße", ["Straße", "Strasse", "STRASSE"]) == ["Straße"]
     assert same_scope("Σίσυφος", ["Σίσυφος", "ΣΊΣΥΦΟΣ", "σίσυφοσ"]) == ["Σίσυφος", "ΣΊΣΥΦΟΣ"]
+
+
+@pytest.fixture
+def carol_in_acme(database_url: str, tmp_path: Path) -> Iterator[Memory]:
+    """The repository's policy with carol, a cs_lead (an eraser), limited to the account "acme";
+    alice, a cs_lead of every account, may erase anywhere."""
+    mem = Memory(
+        tmp_path / "home",
+        database_url=database_url,
+        policy=policy_with_scopes(tmp_path / "p", carol=["acme"]),
+    )
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+
+def test_an_eraser_limited_to_acme_is_refused_by_the_plan_when_another_spelling_lies_outside(
+    carol_in_acme: Memory,
+) -> None:
+    """The plan `amem erase` reads before its prompt makes the erasure's own checks: carol decides in
+    "acme" only, and "Acme" and "ACME" are the same account for erasure, so she is refused there
+    (before, `amem erase` asked her to confirm first), told which spellings are not hers and who
+    may erase them all; the erasure refuses too, and nothing is erased."""
+    memory = carol_in_acme
+    ids = _three_spellings(memory)
+    carol = signed_in(memory, "carol")
+
+    with pytest.raises(PermissionDeniedError) as refused:
+        memory.erasure_plan(by=carol, scope="acme")
+    said = str(refused.value)
+    assert "carol decides in acme only: 'acme' reaches raw logs of ACME, Acme" in said
+    assert "(the request reaches ACME, Acme, acme: one account whatever its case" in said
+    assert "nothing was erased; ask alice (who may erase in all of them) to erase it" in said
+    with pytest.raises(PermissionDeniedError, match="reaches raw logs of ACME, Acme"):
+        memory.erase(by=carol, reason="data subject request", scope="acme")
+
+    texts = {r.id: r.text for r in memory.raw_logs(list(ids.values()))}
+    assert REDACTED not in texts.values() and not memory.erasures()
+    plan = memory.erasure_plan(by=signed_in(memory, "alice"), scope="acme")
+    assert (plan.raw_logs, plan.scopes) == (3, ["ACME", "Acme", "acme"])
+
+
+def test_the_erasure_checks_again_what_its_plan_allowed(carol_in_acme: Memory) -> None:
+    """Allowed when only "acme" was there; an "Acme" input kept between the plan (the prompt) and the
+    erasure is outside carol's accounts, so the erasure refuses, whole."""
+    memory = carol_in_acme
+    kept = memory.read(memory.add_note("Acme wants SSO", actor="agent:sales-agent", scope="acme"))
+    carol = signed_in(memory, "carol")
+    plan = memory.erasure_plan(by=carol, scope="acme")
+    assert (plan.raw_logs, plan.scopes) == (1, ["acme"])
+
+    memory.add_note("Call with Acme: Jane asked to cancel", actor="agent:sales-agent", scope="Acme")
+    with pytest.raises(
+        PermissionDeniedError, match="carol decides in acme only: 'acme' reaches raw logs of Acme"
+    ):
+        memory.erase(by=carol, reason="data subject request", scope="acme")
+    assert memory.raw_logs(kept.raw_log_ids)[0].text == "Acme wants SSO" and not memory.erasures()
