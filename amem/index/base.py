@@ -25,6 +25,20 @@ class BuildMissingError(IndexUnavailableError):
     deleted by something else than a rebuild): answering from it would be answering nothing."""
 
 
+class BuildReplacedError(IndexUnavailableError):
+    """A query found the build it read gone, or failing (Chroma's "Missing metadata segment" while
+    another process deletes it), and the ledger records another build: a rebuild (``amem reindex``,
+    an erasure's) replaced it between the caller's look at the ledger and its query. Not damage:
+    the caller adopts the recorded build and asks again (``IndexSync.follow_replaced``)."""
+
+    def __init__(self, build: str) -> None:
+        super().__init__(
+            f"the vector index's build {build} was replaced by a rebuild in another process while it "
+            "was being searched, again after this search moved to the new build: search again"
+        )
+        self.build = build
+
+
 class BuildDroppedError(AmemError):
     """The build being written was dropped meanwhile (another build replaced the one it was to
     replace): what it holds can never be recorded, and writing on would only recreate it."""
@@ -144,9 +158,10 @@ class VectorIndex(Protocol):
         ...
 
     def watch(self, recorded: Callable[[], str | None]) -> None:
-        """Who to ask which build the ledger records, when the build in use is found missing: a
-        build replaced meanwhile answers nothing for a moment; one still recorded raises
-        BuildMissingError."""
+        """Who to ask which build the ledger records, when the build in use is found missing or
+        failing: a query of a build replaced meanwhile raises BuildReplacedError (the caller follows
+        the recorded build and asks again; a write into it is let go); one still recorded raises
+        BuildMissingError (BuildUnreadableError when it fails)."""
         ...
 
     def unanswering(self) -> list[str]:

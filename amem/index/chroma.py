@@ -57,6 +57,7 @@ from amem.index.base import (
     BuildDroppedError,
     BuildMissingError,
     BuildOrigin,
+    BuildReplacedError,
     IndexEntry,
     IndexUnavailableError,
     VectorHit,
@@ -339,8 +340,9 @@ class ChromaIndex:
         #: Another process's build was adopted: what Chroma loaded of the one it replaced is to go.
         self._release_pending = False
 
-    def _collection(self, scope: str, *, create: bool) -> Any | None:
-        build = self.build
+    def _collection(self, scope: str, *, create: bool, build: str | None = None) -> Any | None:
+        """``scope``'s collection of ``build`` (the build in use by default; None: none there)."""
+        build = self.build if build is None else build
         found = self._scopes.get((build, scope))
         if found is not None or not build:
             return found
@@ -375,50 +377,77 @@ class ChromaIndex:
             raise BuildDroppedError(f"build {build} was dropped while being made")
         return None
 
-    def _in_scope(self, scope: str, create: bool, work: Callable[[Any], T], empty: T) -> T:
+    def _in_scope(
+        self, scope: str, create: bool, work: Callable[[Any], T], empty: T, *, reading: bool = False
+    ) -> T:
         """Run ``work`` on the scope's collection; when the collection was dropped meanwhile (the
         build was replaced, by this or another process), once more with a fresh handle of the
         build this object uses now, never creating it again: a dropped build stays dropped, and
-        what was written into it is applied again to the build that replaced it."""
+        what was written into it is applied again to the build that replaced it. A read
+        (``reading``) of a build the ledger no longer records raises BuildReplacedError instead of
+        answering nothing: its caller follows the recorded build and reads again.
+
+        Each attempt names its build once (``build``): another thread may adopt a new build
+        meanwhile (``use``), and a failure of the build read must never be taken for one of the
+        build adopted."""
         for attempt in (1, 2):
+            build = self.build
             try:
-                collection = self._collection(scope, create=create and attempt == 1)
+                collection = self._collection(scope, create=create and attempt == 1, build=build)
             except InternalError as exc:
-                raise self._unreadable(scope, exc) from exc
+                return self._unreadable(scope, build, exc, reading, empty)
             if collection is None:
-                self._refuse_missing()
+                self._refuse_missing(build, reading)
                 return empty
             try:
                 return work(collection)
             except NotFoundError:
                 if self._making:
-                    raise BuildDroppedError(f"build {self.build} was dropped while being made") from None
-                self._scopes.pop((self.build, scope), None)
+                    raise BuildDroppedError(f"build {build} was dropped while being made") from None
+                self._scopes.pop((build, scope), None)
                 self._scopes = {k: v for k, v in self._scopes.items() if v is not collection}
                 if attempt == 2:
-                    self._refuse_missing()
+                    self._refuse_missing(build, reading)
                     return empty
             except InternalError as exc:
-                raise self._unreadable(scope, exc) from exc
+                return self._unreadable(scope, build, exc, reading, empty)
         return empty
 
-    def _unreadable(self, scope: str, exc: InternalError) -> IndexUnavailableError:
-        """What Chroma failing to read or write a scope's collection raises. A local build in use:
-        its files are damaged (a vector file zeroed, Chroma's id map gone: "Error finding id"),
-        which BuildUnreadableError says, and a catch-up that writes rebuilds it from the ledger, as
-        a build gone missing. A server, or a build being made: the index cannot answer now."""
+    def _unreadable(self, scope: str, build: str, exc: InternalError, reading: bool, empty: T) -> T:
+        """Chroma failed to read or write ``build``'s collection of ``scope``. A build the ledger
+        no longer records is being dropped by the rebuild that replaced it (Chroma reads a
+        collection another process is deleting as "Missing metadata segment"): a read raises
+        BuildReplacedError, a write is let go (``_in_scope``). A local build still recorded: its
+        files are damaged (a vector file zeroed, Chroma's id map gone: "Error finding id"), which
+        BuildUnreadableError says, and a catch-up that writes rebuilds it from the ledger, as a
+        build gone missing. A server, or a build being made: the index cannot answer now."""
         cause = _first_line(exc)
+        if not self._making and self._replaced(build):
+            self._scopes = {k: v for k, v in self._scopes.items() if k[0] != build}
+            if reading:
+                raise BuildReplacedError(build) from exc
+            return empty
         if self.path is None:
-            return IndexUnavailableError(f"the Chroma server failed on scope {scope!r}: {cause}")
+            raise IndexUnavailableError(f"the Chroma server failed on scope {scope!r}: {cause}") from exc
         if self._making:
-            return IndexUnavailableError(f"the vector index at {self.path} could not be written: {cause}")
+            raise IndexUnavailableError(
+                f"the vector index at {self.path} could not be written: {cause}"
+            ) from exc
         error = BuildUnreadableError(
             f"the vector index's files for scope {scope!r} cannot be read ({cause}; in {self.path}): "
             "the next open, or catch-up that writes, rebuilds it from the ledger; `amem reindex` "
             "rebuilds it now"
         )
-        self._damaged.setdefault(self.build, error)
-        return error
+        self._damaged.setdefault(build, error)
+        raise error from exc
+
+    def _replaced(self, build: str) -> bool:
+        """Whether the ledger records a build other than ``build`` (asked after ``build`` failed, so
+        a rebuild that dropped it has recorded its own by then)."""
+        if not build or self._recorded is None:
+            return False
+        recorded = self._recorded()
+        return recorded is not None and recorded != build
 
     def _writable(self) -> None:
         """Refuse a write into a build in use found damaged (BuildUnreadableError): Chroma takes
@@ -428,24 +457,29 @@ class ChromaIndex:
         if damaged is not None:
             raise BuildUnreadableError(str(damaged))
 
-    def _refuse_missing(self) -> None:
-        """A scope without a collection is an empty scope, unless the build in use is gone: while
-        the ledger still records it (no rebuild replaced it: something else deleted it, an older
-        amem of another store on this location, an emptied server), answering nothing would hide
-        that every entry is lost, so BuildMissingError says so."""
-        build = self.build
+    def _refuse_missing(self, build: str, reading: bool) -> None:
+        """A scope without a collection is an empty scope, unless ``build`` is gone: while the ledger
+        still records it (no rebuild replaced it: something else deleted it, an older amem of
+        another store on this location, an emptied server), answering nothing would hide that
+        every entry is lost, so BuildMissingError says so; once the ledger records another build
+        (a rebuild replaced it since the caller looked), a read raises BuildReplacedError, as the
+        build replaced holds entries that the scope's empty answer would leave out."""
         if not build or self._making or self._recorded is None or self.has_build(build):
             return
-        if self._recorded() == build:
+        recorded = self._recorded()
+        if recorded == build:
             raise BuildMissingError(
                 f"the vector index's build {build} is gone from Chroma (deleted by something other than "
                 "an amem rebuild: another store on the same index location, an emptied server or "
                 "directory): the next catch-up that writes rebuilds it from the ledger; `amem reindex` "
                 "rebuilds it now"
             )
+        if reading and recorded is not None:
+            raise BuildReplacedError(build)
 
     def watch(self, recorded: Callable[[], str | None]) -> None:
-        """``recorded``: which build the ledger records now (asked only when a build is missing)."""
+        """``recorded``: which build the ledger records now (asked only when a build is found
+        missing or failing: replaced by a rebuild, or lost or damaged)."""
         self._recorded = recorded
 
     def writing(self) -> AbstractContextManager[object]:
@@ -828,7 +862,7 @@ class ChromaIndex:
                 return list(zip(hits, result["metadatas"][0], strict=True))
             return hits
 
-        return self._in_scope(scope, False, run, [])
+        return self._in_scope(scope, False, run, [], reading=True)
 
     def compact(self) -> int:
         """After an erasure and a rebuild: merge Chroma's full-text index, purge its write-ahead log

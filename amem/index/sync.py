@@ -737,6 +737,16 @@ class IndexSync:
                 self.index.release_later()  # after the caller's read, when no write is in flight
             return True
 
+    def follow_replaced(self, tx: LedgerTx | None = None) -> None:
+        """A query found the build this view read replaced (BuildReplacedError): another process's
+        rebuild recorded a new build, and dropped the one read, between the caller's catch-up and
+        its query. Adopt the build the ledger records (unless another thread did already) and catch
+        up with the ledger as ``tx`` (the search's read) sees it, staging what changed after the
+        position the build was recorded at, so the query asked again finds every note."""
+        with self._lock:
+            self._follow_recorded()
+            self.catch_up(record=False, tx=tx)
+
     def _record(self, kept: Sequence[tuple[str, str, NDArray[np.float32]]]) -> None:
         """Keep the vectors embedded here, and those searches embedded before, and move the
         ledger's position forward."""

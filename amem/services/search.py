@@ -31,7 +31,7 @@ from amem.domain.models import Note, RetirementWaiting, as_utc, scope_as_kept, u
 from amem.domain.progress import Progress, no_progress
 from amem.domain.replay import replay
 from amem.errors import InvalidInputError
-from amem.index.base import VectorHit, VectorIndex
+from amem.index.base import BuildReplacedError, VectorHit, VectorIndex
 from amem.index.documents import document_text
 from amem.index.embedders import Embedder, MiniLMEmbedder, make_embedder
 from amem.index.fusion import VECTOR_WEIGHT, Fused, fuse
@@ -530,7 +530,7 @@ class SearchService:
         draw = _candidates(k, filters)
         if keyword is None:
             keyword = _keyword_drawn(tx, query, filters.scope, draw, newest=newest)
-        vector_hits, unwritten = self._vector_drawn(vector, filters, draw, pending)
+        vector_hits, unwritten = self._vector_drawn(tx, vector, filters, draw, pending)
         fused = fuse(vector_hits, keyword, vector_weight=self.vector_weight, unsearched=unwritten)
         return self._admitted(tx, fused, k, filters, unwritten, currency, {})
 
@@ -566,7 +566,7 @@ class SearchService:
         while True:
             if keyword is None:
                 keyword = _keyword_drawn(tx, query, filters.scope, draw)
-            indexed, _ = self._vector_drawn(vector, filters, draw, ())
+            indexed, _ = self._vector_drawn(tx, vector, filters, draw, ())
             known = {h.note_id for h in indexed}
             vector_hits = sorted([*indexed, *(h for h in gone if h.note_id not in known)], key=_nearest)
             drawn = dict.fromkeys(h.note_id for h in [*vector_hits, *keyword])
@@ -609,12 +609,32 @@ class SearchService:
 
     def _vector_drawn(
         self,
+        tx: LedgerTx,
         vector: NDArray[Any],
         filters: _Filters,
         draw: _Draw,
         pending: Sequence[tuple[Note, NDArray[Any]]],
     ) -> tuple[list[VectorHit], dict[str, Note]]:
-        """The vector side's ``draw.pool`` best candidates, with the notes of ``pending`` by id."""
+        """The vector side's ``draw.pool`` best candidates, with the notes of ``pending`` by id.
+
+        A build replaced by another process's rebuild after this search's catch-up (its query
+        finds it dropped, or being dropped: BuildReplacedError) is left for the build the ledger
+        records, caught up in ``tx``, and the index asked again, once: answering from the half-
+        dropped build answered some or none of its notes, or failed as damaged files."""
+        try:
+            return self._vector_drawn_once(vector, filters, draw, pending)
+        except BuildReplacedError as replaced:
+            log.info("index build %s was replaced during a search: reading the recorded one", replaced.build)
+        self.sync.follow_replaced(tx)
+        return self._vector_drawn_once(vector, filters, draw, pending)
+
+    def _vector_drawn_once(
+        self,
+        vector: NDArray[Any],
+        filters: _Filters,
+        draw: _Draw,
+        pending: Sequence[tuple[Note, NDArray[Any]]],
+    ) -> tuple[list[VectorHit], dict[str, Note]]:
         pool, index_tags, alive_at, created_by = draw.pool, draw.tags, draw.alive_at, draw.created_by
         staged = self.sync.staged()  # changed notes not yet written into the index: ranked here
         shadowed = self.sync.shadowed(filters.scope) if staged else 0

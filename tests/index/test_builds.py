@@ -18,6 +18,7 @@ import pytest
 
 from amem.domain.models import utcnow
 from amem.index.chroma import collection_name, marker_name
+from amem.index.sync import INDEXING
 from amem.ledger import index_queries
 from amem.memory import Memory
 from tests.conftest import deleted_files_held
@@ -665,3 +666,67 @@ def test_a_search_adopting_a_build_never_waits_for_a_writer_to_let_go_of_the_old
         holder.join(timeout=60)
     assert sorted(h.note_id for h in memory.search(QUERY, k=10, scope="acme")) == stored
     assert deleted_files_held(memory.settings.chroma_path) == {}
+
+
+def test_a_search_whose_build_is_replaced_before_its_query_answers_from_the_recorded_one(
+    memory: Memory, stored: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's rebuild is recorded, and drops the build in use, after a search caught up
+    (its view still on that build) and before it queries the index: the search answered nothing
+    by meaning (a server's threads searching through `amem reindex` now and then got keyword hits
+    alone). It follows the recorded build, catches up with what came after that build began (a
+    note added meanwhile), and asks again."""
+    other = HeldRebuild(memory)  # its build read the ledger before the note below
+    try:
+        added = make_note(memory, "Stark's renewal price per seat goes to $55 next year")
+        sync = memory.search_service.sync
+        caught_up = sync.catch_up
+
+        def then_replaced(**kwargs: Any) -> int:
+            touched = caught_up(**kwargs)
+            if other.thread.is_alive():
+                other.release(INDEXING, 1, None)  # recorded, and the build this search reads dropped
+            return touched
+
+        monkeypatch.setattr(sync, "catch_up", then_replaced)
+        hits = memory.search(QUERY, k=10, scope="acme")
+    finally:
+        other.close()
+    assert other.builds and recorded_build(memory) == other.builds[0]
+    assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == sorted([*stored, added.id])
+    assert memory.search_service.index.build == other.builds[0]
+
+
+def test_a_build_failing_as_a_rebuild_drops_it_is_followed_not_taken_for_damaged(
+    memory: Memory, stored: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chroma reads a collection another process is deleting as "Missing metadata segment" (an
+    internal error): a search of the build a rebuild had just replaced failed as damaged files
+    (BuildUnreadableError), and, when another thread of the process had adopted the new build
+    meanwhile, marked the new build damaged: every write into it was refused, and the next
+    catch-up that writes rebuilt the whole index for nothing."""
+    from chromadb.errors import InternalError
+
+    old = memory.search_service.index.build
+    with Memory(memory.home, database_url=memory.settings.database_url) as server:
+        index, sync = server.search_service.index, server.search_service.sync
+        get_collection = index.client.get_collection
+        doomed = collection_name("amem_notes", old, "acme")
+
+        def being_deleted(name: str, **kwargs: Any) -> Any:
+            if name == doomed and index.build == old:
+                memory.reindex()  # another process's rebuild records its build, and drops this one
+                sync.catch_up(record=False)  # another thread's search adopts the new build
+                raise InternalError("Error getting collection: Missing field: [Missing metadata segment]")
+            return get_collection(name, **kwargs)
+
+        monkeypatch.setattr(index.client, "get_collection", being_deleted)
+        hits = server.search(QUERY, k=10, scope="acme")
+        new = recorded_build(memory)
+        assert new != old and index.build == new
+        assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == stored
+        added = make_note(server, "Stark's renewal price per seat goes to $55 next year")
+        server.search_service.catch_up()  # a write into the build in use: no rebuild
+        assert recorded_build(memory) == new
+        hits = server.search(QUERY, k=10, scope="acme")
+        assert sorted(r.note_id for r in hits if "vector" in r.matched_by) == sorted([*stored, added.id])
