@@ -98,9 +98,14 @@ def test_the_api_refuses_bad_input_alike_on_both_backends(
 
 
 def test_the_edges_of_the_calendar_in_utc_are_accepted(memory: Memory) -> None:
-    for at in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59+00:00"):
-        note_id = memory.add_note("Acme renewed two weeks ago", at=at, scope="acme", actor="agent:x")
-        assert memory.read(note_id).content == "Acme renewed two weeks ago"
+    """The calendar's first moment is a time; its last is one in the future, refused as that (an
+    input's `at` is when it was said), not as out of range."""
+    note_id = memory.add_note(
+        "Acme renewed two weeks ago", at="0001-01-01T00:00:00Z", scope="acme", actor="agent:x"
+    )
+    assert memory.read(note_id).content == "Acme renewed two weeks ago"
+    with pytest.raises(InvalidInputError, match=r"^at: '9999-12-31T23:59:59\+00:00' is in the future"):
+        memory.add_note("Acme renewed", at="9999-12-31T23:59:59+00:00", scope="acme", actor="agent:x")
 
 
 def test_a_nul_in_a_search_is_refused_alike(memory: Memory) -> None:

@@ -1441,6 +1441,25 @@ def _check_key(key: str, scope: str, keyed: dict[tuple[str, str], int], position
         )
 
 
+#: How far ahead of this server's clock an input's ``at`` may be: ``at`` is when the input was said,
+#: so a later one is a typo (2209 for 2029) or a sender's wrong clock, and kept, it sorted first as
+#: "newest said" and hid the inputs that contradict it. An hour takes in the skew between machines
+#: whose clocks are not kept in step, and a summer-time hour given with the wrong offset; a sender
+#: further ahead than that is wrong, and is told so rather than kept.
+AT_CLOCK_SKEW = timedelta(hours=1)
+
+
+def _future_at(at: datetime | str, now: datetime) -> str:
+    """Why an ``at`` later than ``now`` plus AT_CLOCK_SKEW is refused: the value as given, and now."""
+    given = at.isoformat() if isinstance(at, datetime) else str(at).strip()
+    return (
+        f"at: {given!r} is in the future: this server's clock says it is now "
+        f"{now.isoformat(timespec='seconds').replace('+00:00', 'Z')} (at most "
+        f"{AT_CLOCK_SKEW.total_seconds() / 3600:g} hour ahead is taken as clock skew); at is when the input "
+        "was said: give that time, or leave at out for now"
+    )
+
+
 def raw_log_from(
     settings: Settings,
     content: str,
@@ -1451,7 +1470,8 @@ def raw_log_from(
     metadata: Mapping[str, Any] | None,
 ) -> RawLog:
     """The raw log of an input, validated (nothing is written): the one place an input is checked.
-    A wrong type is named as such (a number or bytes given as the text or the scope was "empty")."""
+    A wrong type is named as such (a number or bytes given as the text or the scope was "empty");
+    an ``at`` later than now (beyond ``AT_CLOCK_SKEW``) is refused, naming it and now."""
     if content is not None and not isinstance(content, str):
         decode = " (decode the bytes first)" if isinstance(content, bytes | bytearray) else ""
         raise InvalidInputError(f"content must be text, got {type(content).__name__}{decode}")
@@ -1474,6 +1494,8 @@ def raw_log_from(
         raise InvalidInputError(f"at: {number}")
     now = utcnow()
     occurred = now if at is None else parse_datetime(at, what="at")
+    if occurred > now + AT_CLOCK_SKEW:
+        raise InvalidInputError(_future_at(at, now))
     if not isinstance(metadata, Mapping | None):
         raise InvalidInputError(f"metadata must be a JSON object, got {type(metadata).__name__}")
     check_json(dict(metadata or {}), "metadata")
