@@ -12,6 +12,7 @@ import typer
 
 from amem.cli.app import JsonOpt, PasswordStdinOpt, app, authenticate, emit, err, open_memory, operator, out
 from amem.cli.blocks import printable, shown
+from amem.cli.notes import leased_words
 
 
 @app.command("status")
@@ -118,6 +119,9 @@ def worker(
             pool.stop(timeout=memory.settings.worker_lease_seconds)
             stats = pool.stats
         depth = memory.queue_depth()
+        # inputs still under another run's lease (a worker killed mid-batch): when they are free
+        free_by = memory.pipeline.leases_end() if depth["processing"] else None
+        lease_seconds = memory.settings.worker_lease_seconds
     failed = stats.failed
 
     def render(d: dict[str, Any]) -> None:
@@ -130,6 +134,18 @@ def worker(
             + f"); queued now: {d['queue']['queued']}",
             markup=False,
         )
+        if d["queue"]["processing"]:
+            held = d["queue"]["processing"]
+            out.print(
+                leased_words(
+                    f"{held} {'input' if held == 1 else 'inputs'} still",
+                    "this worker",
+                    free_by,
+                    lease_seconds,
+                    "amem worker --once" if once else "amem worker",
+                ),
+                markup=False,
+            )
 
     emit(
         {
@@ -138,6 +154,7 @@ def worker(
             "erased": stats.erased,
             "given_back": stats.given_back,
             "queue": depth,
+            "held_until": free_by,
         },
         as_json,
         render,
@@ -238,6 +255,7 @@ def tokens_list(as_json: JsonOpt = False) -> None:
 
     with open_memory(create=False) as memory:
         items = memory.tokens.list()
+        policy = memory.policy
 
     def render(rows: list[Any]) -> None:
         now = utcnow()
@@ -254,17 +272,20 @@ def tokens_list(as_json: JsonOpt = False) -> None:
         table = Table(
             title="tokens", box=box.SIMPLE_HEAD, show_edge=False, padding=(0, 1), collapse_padding=True
         )
-        limited = any(t.scopes for t in rows)  # a scopes column only where a token is limited
+        # what each token may read, only where one is limited or a reviewer's (who decides less)
+        limited = any(t.scopes or t.role.value == "reviewer" for t in rows)
         made = out.width >= 100  # when it was made: also in `amem tokens history`
-        cols = ["id", "name", "role", *(["scopes"] if limited else []), *(["created"] if made else [])]
+        cols = ["id", "name", "role", *(["reads"] if limited else []), *(["created"] if made else [])]
+        # names kept on one line where none is long: what a token reads wraps at its spaces instead
+        whole = ("id", "role", *(["name"] if all(len(t.name) <= 24 for t in rows) else []))
         for col in (*cols, "last used", "state"):
-            table.add_column(col, no_wrap=col in ("id", "role"), overflow="fold")
+            table.add_column(col, no_wrap=col in whole, overflow="fold")
         for t in rows:
             table.add_row(
                 t.id,
                 shown(t.name),
                 t.role.value,
-                *([shown(", ".join(t.scopes) if t.scopes else "all")] if limited else []),
+                *([shown(_reads(policy, t.scopes, t.role.value, t.name))] if limited else []),
                 *([day(t.created_at)] if made else []),
                 day(t.last_used_at),
                 state(t),
@@ -272,6 +293,19 @@ def tokens_list(as_json: JsonOpt = False) -> None:
         out.print(table)
 
     emit(items, as_json, render)
+
+
+def _reads(policy: Any, scopes: list[str] | None, role: str, name: str) -> str:
+    """The scopes a token may read ("all": every one); for a reviewer's token, whose reads are never
+    limited, also where its reviewer decides by the policy in force, so "all" is not read as a grant:
+    "all (decides in acme)"."""
+    reads = ", ".join(scopes) if scopes else "all"
+    if role != "reviewer":
+        return reads
+    decides = policy.scopes_of(name)
+    if decides is None:
+        return reads
+    return f"{reads} (decides in {', '.join(decides) if decides else 'none'})"
 
 
 @tokens_app.command("history")
@@ -285,14 +319,15 @@ def tokens_history(as_json: JsonOpt = False) -> None:
 
     with open_memory(create=False) as memory:
         items = memory.tokens.history()
+        policy = memory.policy
 
     def render(rows: list[Any]) -> None:
-        limited = any(e.scopes for e in rows)
+        limited = any(e.scopes or e.role.value == "reviewer" for e in rows)
 
         def cells(e: Any) -> list[str]:
             return [
                 f"{e.at:%Y-%m-%d %H:%M}", e.action, e.token_id, shown(e.name), e.role.value,
-                *([shown(", ".join(e.scopes) if e.scopes else "all")] if limited else []),
+                *([shown(_reads(policy, e.scopes, e.role.value, e.name))] if limited else []),
                 shown(e.by or "-"), f"{e.expires_at:%Y-%m-%d}" if e.expires_at else "never",
             ]  # fmt: skip
 
@@ -301,7 +336,7 @@ def tokens_history(as_json: JsonOpt = False) -> None:
             for e in rows:
                 at, action, token, name, role, *rest = cells(e)
                 *scoped, by, expires = rest
-                where = f", {scoped[0]}" if scoped else ""
+                where = f", reads {scoped[0]}" if scoped else ""
                 out.print(
                     f"{at}  {action} {token} {name} ({role}{where}) by {by}, expires {expires}",
                     markup=False,
@@ -309,7 +344,7 @@ def tokens_history(as_json: JsonOpt = False) -> None:
                 )
             return
         table = Table(title="tokens made and revoked")
-        scopes = ["scopes"] if limited else []
+        scopes = ["reads"] if limited else []
         for col in ("at", "action", "token", "name", "role", *scopes, "by", "expires"):
             table.add_column(col, no_wrap=col in ("at", "token"), overflow="fold")
         for e in rows:

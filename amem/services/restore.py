@@ -22,11 +22,14 @@ schema, made there unless it exists empty) in one transaction, so a restore inte
 part-way leaves nothing (a ledger without its keys and append-only triggers would otherwise verify,
 and refuse the next restore); then verified; one that does not verify is left there for inspection,
 and the report says so. There is no temporary copy: the ledger is restored into the target itself.
-So a restore killed while it verifies leaves the backup's ledger there, unproven, and nothing tells
-it from one put into service since (a store may be open on it): it is never dropped for the
-operator, and the next restore into that schema, refused as for any ledger, says how to prove it
-(`amem verify`) or drop it. The dump's schema is the one restored, verified and reported: a target
-URL whose search_path names another is refused.
+So a restore killed while it verifies leaves the backup's ledger there, unproven. It is marked
+(the schema's comment, put back once verified) and never dropped for the operator: the next restore
+into that schema, refused as for any ledger, says how to prove it (`amem verify`) or drop it only
+when the schema is marked and its chain heads are still the dump's (nothing kept since, so dropping
+loses nothing the backup lacks); a ledger in service is refused saying how many changes it holds and
+the last one's time, and to restore into an empty database instead, never to drop it. The dump's
+schema is the one restored, verified and reported: a target URL whose search_path names another is
+refused.
 
 The checkpoint log given is usually kept since the backup was taken, so its later statements sign
 events the backup does not hold: those are reported as newer than the backup, with the events the
@@ -84,6 +87,15 @@ _REVISION_DATA = re.compile(
 #: The rows of the index positions in ``pg_restore --list``: "3514; 0 45759 TABLE DATA public
 #: index_state postgres" (left out: the restored ledger's index is its own).
 _INDEX_STATE_DATA = re.compile(rf"^\d+; \d+ \d+ TABLE DATA \S+ {index_state.name} ")
+
+#: The comment a PostgreSQL restore puts on the schema it restored into until the ledger there is
+#: verified (then it puts back the one the schema had): on a schema found holding a ledger, it tells
+#: what a restore killed while verifying left from a ledger in service.
+_UNPROVEN = "amem restore: restored, not yet verified"
+_COMMENT = sa.text("SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = :s")
+#: The data of chain_head in ``pg_restore --data-only`` output: its columns (group 1), its one
+#: row (group 2, values tab-separated).
+_CHAIN_HEAD_DATA = re.compile(r"^COPY .*\bchain_head \(([^)]*)\) FROM stdin;\n(.*?)^\\\.$", re.M | re.S)
 
 
 class RestoreReport(BaseModel):
@@ -414,15 +426,7 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
     finally:
         engine.dispose()
     if tables:
-        bare = _without_options(target)
-        there = bare.set(query={**bare.query, "options": f"-csearch_path={schema}"})
-        raise InvalidInputError(
-            f"schema {schema!r} of {_shown(target)} holds {tables} table(s) already: a restore never "
-            "overwrites a ledger (it would lose what was kept after the backup); restore into a new "
-            "database (--database-url). If they are what a restore killed while verifying left (the "
-            f"backup's ledger, unproven): `amem --database-url '{_shown(there)}' verify` proves it, or "
-            f"drop it (DROP SCHEMA {_quoted(schema)} CASCADE, once nothing uses it) and restore again"
-        )
+        raise InvalidInputError(_occupied(target, schema, tables, _dump_heads(backup, schema, env)))
     scoped = _opening(target, schema, made=bool(exists))
     uri, env = pg_client.libpq(scoped)
     # one transaction, stopped at the first error: interrupted or failing, it leaves nothing behind
@@ -445,6 +449,7 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
         pg_client.run([*command, f"--use-list={toc.name}", str(backup)], env, "pg_restore")
     finally:
         os.unlink(toc.name)
+    before = _marked(target, schema, _UNPROVEN)  # until verified: what a killed restore leaves
     url = scoped.render_as_string(hide_password=False)
     upgraded_from = _brought_up_to_date(url, backup)
     restored = Ledger(url, create_if_empty=False)
@@ -452,6 +457,8 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
         verified, heads = proof.verify(restored)
     finally:
         restored.close()
+    if verified.ok:
+        _marked(target, schema, before)
     return RestoreReport(
         backup=str(backup),
         kind="postgresql",
@@ -464,6 +471,104 @@ def _restore_postgres(backup: Path, target: sa.URL, proof: _Proof) -> RestoreRep
         ledger_url=url,
         upgraded_from=upgraded_from,
     )
+
+
+def _occupied(target: sa.URL, schema: str, tables: int, dumped: dict[str, str]) -> str:
+    """Why a restore into ``schema`` of ``target``, which holds ``tables`` tables, is refused, and
+    the way out. Dropping is named only when the schema holds exactly the backup's ledger (its chain
+    heads those of the dump: nothing kept since), which is what a restore killed while verifying
+    leaves, and dropping it loses nothing the backup lacks; a ledger put into service has moved on,
+    and a schema that is no ledger is not amem's to drop."""
+    refused = (
+        f"schema {schema!r} of {_shown(target)} holds {tables} table(s) already: a restore never overwrites"
+    )
+    found = _target_ledger(target, schema)
+    if found is None:
+        return f"{refused} them, and they are no amem ledger; restore into an empty database (--database-url)"
+    heads, changes, last, comment = found
+    held = f"{changes} change(s), the last at {last}" if last else f"{changes} change(s)"
+    same = bool(dumped) and all(str(heads.get(k)) == v for k, v in dumped.items() if k in heads)
+    if not same or comment != _UNPROVEN:
+        return (
+            f"{refused} a ledger, and this one is in service: it holds {held}"
+            + ("" if same else ", which the backup does not hold")
+            + "; nothing restored, nothing changed there: restore into an empty database instead "
+            "(--database-url)"
+        )
+    bare = _without_options(target)
+    there = bare.set(query={**bare.query, "options": f"-csearch_path={schema}"})
+    return (
+        f"{refused} a ledger, and this one is the backup's own ledger ({held}), nothing kept since: "
+        f"what a restore killed while verifying leaves, unproven. `amem --database-url "
+        f"'{_shown(there)}' verify` proves it, or drop it (DROP SCHEMA {_quoted(schema)} CASCADE, once "
+        "nothing uses it) and restore again"
+    )
+
+
+def _target_ledger(target: sa.URL, schema: str) -> tuple[dict[str, Any], int, Any, str | None] | None:
+    """The chain heads, number of changes, time of the last one and the schema's comment (a
+    restore's mark) of the ledger in ``schema`` of ``target``; None when that schema holds no amem
+    ledger (no chain head)."""
+    quoted = _quoted(schema)
+    engine = sa.create_engine(_without_options(target))
+    try:
+        with engine.connect() as conn:
+            try:
+                row = conn.execute(sa.text(f"SELECT * FROM {quoted}.chain_head")).mappings().first()
+                changes, last = conn.execute(
+                    sa.text(f"SELECT count(*), max(applied_at) FROM {quoted}.changes")
+                ).one()
+            except sa.exc.DBAPIError:
+                return None
+            comment = conn.execute(_COMMENT, {"s": schema}).scalar_one_or_none()
+    finally:
+        engine.dispose()
+    if row is None:
+        return None
+    shown = last.isoformat(sep=" ", timespec="seconds") if hasattr(last, "isoformat") else last
+    return dict(row), int(changes), shown, comment
+
+
+def _marked(target: sa.URL, schema: str, comment: str | None) -> str | None:
+    """Set ``schema``'s comment to ``comment`` (None: none) and return the one it had. Where the
+    role may not comment on the schema (it does not own it), nothing is marked: a restore killed
+    then is refused later as a ledger in service, and the advice never names dropping it."""
+    engine = sa.create_engine(_without_options(target))
+    try:
+        with engine.begin() as conn:
+            had = conn.execute(_COMMENT, {"s": schema}).scalar_one_or_none()
+            literal = "NULL" if comment is None else "'" + comment.replace("'", "''") + "'"
+            try:
+                with conn.begin_nested():
+                    conn.execute(sa.text(f"COMMENT ON SCHEMA {_quoted(schema)} IS {literal}"))
+            except sa.exc.DBAPIError:
+                pass
+            return had
+    finally:
+        engine.dispose()
+
+
+def _dump_heads(backup: Path, schema_name: str, env: dict[str, str]) -> dict[str, str]:
+    """The chain heads the dump holds (its chain_head row, column to value, as ``pg_restore``
+    prints them); empty when it holds none."""
+    printed = pg_client.run(
+        [
+            pg_client.client("pg_restore"),
+            "--data-only",
+            f"--schema={schema_name}",
+            "--table=chain_head",
+            "--file=-",
+            str(backup),
+        ],
+        env,
+        "pg_restore --data-only",
+    )
+    found = _CHAIN_HEAD_DATA.search(printed)
+    if found is None:
+        return {}
+    names = [name.strip().strip('"') for name in found.group(1).split(",")]
+    rows = [line.split("\t") for line in found.group(2).splitlines() if line]
+    return dict(zip(names, rows[0], strict=False)) if len(rows) == 1 else {}
 
 
 def _opening(target: sa.URL, schema: str, *, made: bool) -> sa.URL:

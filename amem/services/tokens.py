@@ -269,8 +269,13 @@ class TokenService:
         """The token's record, if it is known, not revoked and not expired; NotAuthenticatedError
         otherwise. PermissionDeniedError for a reviewer token whose reviewer the policy in force no
         longer names (the one check, so no route or interface reads it as anyone's)."""
-        if not token or not token.startswith(PREFIX):
+        if not token:
             raise NotAuthenticatedError("a bearer token is required (amem tokens create NAME --role agent)")
+        if not token.startswith(PREFIX):  # a token given, not amem's: another service's, or cut short
+            raise NotAuthenticatedError(
+                f"this is not an amem token (amem tokens start with {PREFIX}); give one `amem tokens "
+                "create NAME --role agent` made"
+            )
         with self.ledger.read(one_statement=True) as tx:  # every request checks: one round trip
             row = token_queries.by_digest(tx, digest(token))
         if row is None or row["revoked_at"] is not None:

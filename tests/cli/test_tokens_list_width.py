@@ -3,11 +3,17 @@ expiry, so each must be shown whole, never cut to ``sale…``."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+import yaml
 
 from amem.domain.models import utcnow
 from amem.memory import Memory
+from amem.policy import load_policy
 from tests.cli.test_note_commands import Cli
+from tests.factories import signed_in
 
 
 def test_tokens_list_at_80_columns_shows_names_roles_and_dates_whole(
@@ -55,6 +61,45 @@ def test_tokens_history_at_80_columns_cuts_nothing(
     assert code == 0, err
     assert "…" not in out
     made, revoked = (" ".join(line.split()) for line in out.splitlines()[1:])
-    assert f" created {token.id} sales-agent (agent, acme) by os:" in made, out
-    assert f" revoked {token.id} sales-agent (agent, acme) by os:" in revoked, out
+    assert f" created {token.id} sales-agent (agent, reads acme) by os:" in made, out
+    assert f" revoked {token.id} sales-agent (agent, reads acme) by os:" in revoked, out
     assert made.endswith(f"expires {token.expires_at:%Y-%m-%d}"), out
+
+
+def test_a_reviewers_token_is_listed_with_what_it_reads_and_where_its_reviewer_decides(
+    reviewer_passwords: dict[str, str],
+    memory: Memory,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # the passwords first: the store opens under their policy
+    """bob decides only in acme; his reviewer token reads every scope (what a reviewer reads is not
+    limited). Before, `amem tokens list` and `history` showed it under "scopes" as "all", which
+    read as a grant of every account."""
+    reviewers = Path(os.environ["AMEM_POLICY"]).parent / "reviewers.yaml"
+    data = yaml.safe_load(reviewers.read_text("utf-8"))
+    data["reviewers"]["bob"]["scopes"] = ["acme"]
+    reviewers.write_text(yaml.safe_dump(data), "utf-8")
+    memory.install_policy(load_policy(os.environ["AMEM_POLICY"]), by=signed_in(memory, "alice"))
+    memory.tokens.create("bob", "reviewer", by=signed_in(memory, "bob"))
+    memory.tokens.create("sales-agent", "agent", scopes=["initech"])
+    monkeypatch.setenv("COLUMNS", "80")
+    amem = Cli(memory, capsys)
+
+    code, out, err = amem("tokens", "list")
+
+    assert code == 0, err
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= 80, out
+    assert " reads " in out.splitlines()[1] and "scopes" not in out
+    lines = out.splitlines()
+    bob = next(i for i, line in enumerate(lines) if " bob " in line)
+    start, end = lines[1].index(" reads ") + 1, lines[1].index(" last used ")  # wrapped at its spaces
+    cell = " ".join(" ".join(line[start:end] for line in lines[bob : bob + 3]).split())
+    assert cell == "all (decides in acme)", out
+    assert " initech " in next(line for line in lines if " sales-agent " in line)
+
+    code, out, err = amem("tokens", "history")
+
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "bob (reviewer, reads all (decides in acme)) by bob" in text, out
+    assert "sales-agent (agent, reads initech)" in text, out

@@ -32,3 +32,24 @@ def test_reprocess_says_a_held_input_is_free_when_its_lease_ends(
     out = " ".join(capsys.readouterr().out.split())
     assert code == 1 and "1 of them held by a worker's lease" in out
     assert f"free by {until:%Y-%m-%d %H:%M:%S} UTC" in out
+
+
+def test_worker_once_says_which_inputs_a_stopped_worker_still_holds_and_when_they_are_free(
+    database_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, `amem worker --once` said only "processed 1 inputs (0 failed); queued now: 0" while the
+    inputs a worker killed mid-batch held waited under its lease: the queue read as done."""
+    home = tmp_path / "home"
+    with Memory(home, database_url=database_url) as mem:
+        ids = [
+            mem.add_note(f"Acme wants {n} seats", actor="agent:a", scope="acme", wait=False) for n in range(3)
+        ]
+        # a worker elsewhere took two and died holding them (its lease an hour)
+        InputQueue(mem.ledger, lease_seconds=3600).claim_batch("worker-killed", 2)
+        until = max(u for i in ids if (u := mem.input_status(i).lease_until) is not None)
+
+    code = main(["--home", str(home), "--database-url", database_url, "worker", "--once"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0 and "processed 1 inputs (0 failed); queued now: 0" in out
+    assert "2 inputs still held by a worker's lease" in out
+    assert f"free by {until:%Y-%m-%d %H:%M:%S} UTC: run `amem worker --once` then" in out
