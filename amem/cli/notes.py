@@ -156,8 +156,8 @@ def import_notes(
     idempotency key was imported before is skipped, and so is a line that gives its time and was
     recorded before (--record-again records those anyway). A line whose input was erased on a data
     subject's request is never recorded again: those lines are counted and named apart, with their
-    erasures, and exit 0 as the skipped ones do; so do lines another run is analysing at the time
-    (the same import started twice), named as such. --check only
+    erasures, and exit 0 as the skipped ones do. Lines another run holds (the same import started
+    twice, or one killed) are named as such, exit 4 until they are done. --check only
     checks the file: every wrong line named at once, nothing opened or recorded."""
     from amem.cli.import_files import read_csv, read_jsonl
     from amem.cli.progress import reporter
@@ -283,8 +283,8 @@ def import_notes(
             out.print("nothing waits for review", markup=False)
 
     emit(data, as_json, render)
-    if len(failed) > held.count:  # those another run holds are analysed by it: nothing is lost
-        raise typer.Exit(4)
+    if failed:  # held ones included: a run killed holding them reads as one at work, so they are
+        raise typer.Exit(4)  # not done until that run finishes them or, after the lease, reprocess
 
 
 #: The erased lines an import names by line; --json lists every one.
@@ -500,9 +500,9 @@ SHOWN_HELD = 3
 
 
 def _held_words(raw_log_ids: list[str], until: datetime | None) -> str:
-    """What an import says of its inputs another run holds: they are being analysed there (an
-    import of the same file started before this one, a worker), so nothing is lost and there is
-    nothing to do; how to follow them; and, should that run have stopped, when they are free."""
+    """What an import says of its inputs another run holds: being analysed there (an import of the
+    same file started before this one, a worker) or left by a run killed holding them, which the
+    ledger cannot tell apart; so nothing is lost, how to follow them, and when they are free."""
     count = len(raw_log_ids)
     one = count == 1
     shown = ", ".join(raw_log_ids[:SHOWN_HELD])
@@ -510,10 +510,24 @@ def _held_words(raw_log_ids: list[str], until: datetime | None) -> str:
     end = f" until {until:%Y-%m-%d %H:%M:%S} UTC" if until is not None else ""
     return (
         f"{count} {'input is' if one else 'inputs are'} being processed by another run (an import or "
-        f"worker holding {'it' if one else 'them'}{end}, renewed while it works): nothing is lost and "
-        f"nothing to do here; `amem status RAW_LOG_ID` says what became of {'it' if one else 'each'} "
-        f"(raw log{'' if one else 's'} {shown}{more}). Only if that run was stopped: after that time "
+        f"worker holding {'it' if one else 'them'}{end}, renewed while it works): nothing is lost; "
+        f"`amem status RAW_LOG_ID` says what became of {'it' if one else 'each'} "
+        f"(raw log{'' if one else 's'} {shown}{more}). If that run was stopped: after that time "
         "`amem reprocess` analyses what it left"
+    )
+
+
+def leased_words(held: str, by: str, free_by: datetime | None, lease_seconds: float, then: str) -> str:
+    """What `amem reprocess` and `amem worker --once` say of the inputs ``held`` ("3 of them") under
+    a lease of another run, which ``by`` leaves alone: that run may still be at work or have stopped
+    without giving them back, when they are free (``free_by``: the leases' end as the queue reads
+    it; the local clock plus a lease was off by the clocks' skew), and to run ``then`` after."""
+    until = f"by {free_by:%Y-%m-%d %H:%M:%S} UTC" if free_by is not None else "now"
+    return (
+        f"{held} held by a worker's lease (an import or worker still running, or one stopped without "
+        f"giving them back), which {by} leaves alone; a lease lasts {lease_seconds:g} s from its last "
+        "renewal (AMEM_WORKER_LEASE_SECONDS), so unless a worker still at work renews it they are free "
+        f"{until}: run `{then}` then (`amem status RAW_LOG_ID` says what became of one)"
     )
 
 
@@ -550,14 +564,8 @@ def reprocess(
             markup=False,
         )
         if d["held"]:
-            # the leases' end as recorded: the local clock plus a lease was off by the clocks' skew
-            until = f"by {free_by:%Y-%m-%d %H:%M:%S} UTC" if free_by is not None else "now"
             out.print(
-                f"{d['held']} of them held by a worker's lease (an import or worker still running, or "
-                "one stopped without giving them back), which reprocess leaves alone; a lease lasts "
-                f"{lease_seconds:g} s from its last renewal (AMEM_WORKER_LEASE_SECONDS), so unless a "
-                f"worker still at work renews it they are free {until}: run "
-                "`amem reprocess` then (`amem status RAW_LOG_ID` says what became of one)",
+                leased_words(f"{d['held']} of them", "reprocess", free_by, lease_seconds, "amem reprocess"),
                 markup=False,
             )
 

@@ -513,8 +513,8 @@ def test_an_import_and_reprocess_say_which_inputs_a_lease_holds_and_until_when(
     """After an import killed by a signal its inputs stay held until their lease ends. Before, the
     re-run said "run `amem reprocess`" and reprocess "N still unprocessed", each sending the user to
     the other in a loop; now both say how many a lease holds and until when. The re-run cannot tell
-    a run killed from one still at work (tests/cli/test_import_overlapping.py): nothing is lost
-    either way, so it exits 0."""
+    a run killed from one still at work (tests/cli/test_import_overlapping.py), so it exits 4
+    until they are done."""
     lines = [
         {"content": f"Acme call {i}: {i} more seats", "scope": "acme", "at": f"2026-03-0{i}T10:00:00Z"}
         for i in (1, 2)
@@ -528,15 +528,15 @@ def test_an_import_and_reprocess_say_which_inputs_a_lease_holds_and_until_when(
 
     code, out, err = amem("import", str(path), "--json")
     result = json.loads(out)
-    assert code == 0, err
+    assert code == 4, err
     assert (result["pending"], result["held"], result["skipped"]) == (2, 2, 0)
     assert result["held_until"] == until.isoformat()
     code, out, _ = amem("import", str(path))
-    assert code == 0 and out.startswith("0 notes added\n")  # "run `amem reprocess`" for none
+    assert code == 4 and out.startswith("0 notes added\n")  # "run `amem reprocess`" for none
     said = " ".join(out.split())
     holding = f"an import or worker holding them until {until:%Y-%m-%d %H:%M:%S} UTC"
     assert f"2 inputs are being processed by another run ({holding}" in said
-    assert "Only if that run was stopped: after that time `amem reprocess` analyses what it left" in said
+    assert "If that run was stopped: after that time `amem reprocess` analyses what it left" in said
 
     code, out, _ = amem("reprocess")
     said = " ".join(out.split())
