@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from amem.services.facts import FactPage
     from amem.services.pipeline import WritePipeline
     from amem.services.queue import InputQueue
+    from amem.services.scopes import ScopeCheck
     from amem.services.search import SearchResult, SearchService
     from amem.services.tokens import TokenService
     from amem.services.worker import Worker, WorkerPool
@@ -573,6 +574,15 @@ class Memory:
         with self.ledger.read() as tx:
             return tx.scopes()
 
+    def scope_check(self, scope: str, *, visible: Callable[[str], bool] | None = None) -> ScopeCheck:
+        """Whether an input was ever kept under ``scope`` and, if not, the scopes among those
+        ``visible`` allows (None: all) it may mean: the one did-you-mean every interface gives
+        (amem/services/scopes.py). Reads the scopes kept, not the notes."""
+        from amem.services.scopes import check_scope
+
+        _check_texts(("scope", scope))
+        return check_scope(self.ledger, scope, visible)
+
     def reindex(self, *, progress: Progress = no_progress) -> int:
         """Rebuild the vector index from the ledger under the configured embedding model (the
         explicit step after a change of model). Returns the number of notes indexed."""
@@ -1000,9 +1010,9 @@ class Memory:
         from amem.services.export import iter_export
 
         _check_texts(("scope", scope))
-        return iter_export(
-            self.ledger, kind, scope=scope, since=_moment(since, "since"), until=_moment(until, "until")
-        )
+        start, end = _moment(since, "since"), _moment(until, "until")
+        _check_range(start, end)
+        return iter_export(self.ledger, kind, scope=scope, since=start, until=end)
 
     def change_feed(
         self, *, after: int = 0, scopes: Sequence[str] | None = None, limit: int = 100
@@ -1222,6 +1232,17 @@ def _check_audit_query(query: AuditQuery) -> None:
         *(("status", s) for s in query.statuses),
         *(("kind", k) for k in query.kinds),
     )
+    _check_range(query.since, query.until)
+
+
+def _check_range(since: datetime | None, until: datetime | None) -> None:
+    """Refuse a time range that holds no moment (``until`` at or before ``since``: the two swapped),
+    which would answer an empty export as if nothing had happened then."""
+    if since is not None and until is not None and until <= since:
+        raise InvalidInputError(
+            f"until ({until.isoformat()}) is not after since ({since.isoformat()}): the range holds no "
+            "moment; give the earlier time as since"
+        )
 
 
 def _moment(value: datetime | str | None, what: str = "as_of") -> datetime | None:

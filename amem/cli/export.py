@@ -59,6 +59,10 @@ def export(
     moments = parse_time(since, "--since"), parse_time(until, "--until")
     table = kind.value.replace("-", "_")
     with open_memory(create=False) as mem:
+        if scope is not None:  # before anything is written: an unknown scope is not an empty export
+            from amem.cli.search import refuse_unknown_scope
+
+            refuse_unknown_scope(mem, scope)
         rows = mem.export(table, scope=scope, since=moments[0], until=moments[1])
         if output is None:
             sys.stdout.flush()  # anything printed before goes first

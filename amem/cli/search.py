@@ -70,17 +70,31 @@ def _known_scope(memory: Any, scope: str) -> str:
 
 
 def _raise_unknown(scope: str, scopes: list[str]) -> str:
-    """Refuse ``scope``, pointing first to the scopes it equals whatever its case ("ACME" for an
-    account kept as "Acme", which difflib alone finds too far), then to those spelled alike."""
-    import difflib
+    """Refuse ``scope``, pointing to the scopes it may mean (``services.scopes.suggestions``: the
+    same name in another case first, then those spelled alike) and to those that exist."""
+    from amem.services.scopes import suggestions
 
-    from amem.domain.models import same_scope
+    return _refuse(scope, suggestions(scope, scopes), scopes)
 
-    same = same_scope(scope, scopes)
-    close = same + [s for s in difflib.get_close_matches(scope, scopes, n=3) if s not in same]
+
+def refuse_unknown_scope(memory: Any, scope: str) -> None:
+    """Refuse (exit 2) a scope no input was ever kept under, as search and facts refuse one with no
+    notes, with the scopes it may mean (``Memory.scope_check``, which reads the scopes kept, not the
+    notes): a mistyped ``--scope`` is named, not answered with nothing. A scope that holds inputs
+    passes, whatever it holds (a new account's inputs wait for review before its first note)."""
+    check = memory.scope_check(scope)
+    if not check.known:
+        _refuse(scope, check.did_you_mean, check.kept)
+
+
+def _refuse(scope: str, close: list[str], scopes: list[str]) -> str:
     hint = f"did you mean {', '.join(close)}? " if close else ""
-    shown = ", ".join(scopes[:10]) + (f" ... ({len(scopes)} in all)" if len(scopes) > 10 else "")
-    raise InvalidInputError(f"scope {scope!r} has no notes; {hint}known scopes: {shown}")
+    known = f"known scopes: {_listed(scopes)}" if scopes else f"{store_label()} has none yet"
+    raise InvalidInputError(f"scope {scope!r} has no notes; {hint}{known}")
+
+
+def _listed(scopes: list[str]) -> str:
+    return ", ".join(scopes[:10]) + (f" ... ({len(scopes)} in all)" if len(scopes) > 10 else "")
 
 
 def _only_scope(memory: Any) -> str:

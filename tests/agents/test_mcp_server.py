@@ -510,8 +510,8 @@ def test_a_reviewers_token_counts_their_queue_as_over_the_http_api(database_url:
 
         with served_over_http(memory) as url:
             counted = anyio.run(main)
-    assert http.json() == {"pending": 1}
-    assert counted == [{"pending": 1}, {"pending": 1}]
+    assert http.json()["pending"] == 1
+    assert [c["pending"] for c in counted] == [1, 1]
 
 
 def test_a_failed_input_is_said_to_wait_for_an_operator_not_to_be_retried(memory: Memory) -> None:
