@@ -12,6 +12,7 @@ import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import anyio
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request
@@ -20,7 +21,8 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -41,6 +43,7 @@ from amem.errors import (
     AmemError,
     AnalysisPendingError,
     ConfigError,
+    FrozenAttributeError,
     InvalidBatchInputError,
     InvalidInputError,
     NotFoundError,
@@ -56,9 +59,13 @@ from amem.memory import Memory
 from amem.services.access import named_scope
 from amem.services.authentication import AuthenticatedReviewer
 from amem.services.export import FEED_LIMIT, MAX_SEQ, ChangeFeed
-from amem.services.facts import MAX_OFFSET, FactPage
+from amem.services.facts import MAX_OFFSET
+from amem.services.facts import FactPage as _FactPage
 from amem.services.governance import Correction, DecisionReport, HistoryEvent
-from amem.services.review import MatchCount, ReviewFilter, ReviewKind, ReviewPage
+from amem.services.review import MatchCount as _MatchCount
+from amem.services.review import ReviewFilter, ReviewKind
+from amem.services.review import ReviewPage as _ReviewPage
+from amem.services.scopes import ScopeHint
 from amem.services.search import SearchResult
 from amem.services.tokens import NotAuthenticatedError, TokenInfo, TokenRole
 
@@ -117,7 +124,8 @@ class InputIn(BaseModel):
     scope: str = Field(min_length=1, max_length=200, description="Whose memory: an account, a user.")
     at: str | None = Field(
         None,
-        description="When it happened (ISO 8601 date-time); default: now.",
+        description="When it was said (ISO 8601 date-time), never later than now (an hour's clock "
+        "skew allowed); default: now.",
         json_schema_extra={"format": "date-time"},
     )
     metadata: dict[str, Any] = Field(
@@ -188,8 +196,42 @@ class QueueDepth(BaseModel):
     failed: int
 
 
-class PendingCount(BaseModel):
+class PendingCount(ScopeHint):
     pending: int
+
+
+class FactPage(_FactPage, ScopeHint):
+    """A page of an account's facts; an empty one says whether the account is unknown."""
+
+
+class ReviewPage(_ReviewPage, ScopeHint):
+    """A page of review items; an empty one says whether the scope asked about is unknown."""
+
+
+class MatchCount(_MatchCount, ScopeHint):
+    """What "approve all matching" would decide; none matching says whether the scope is unknown."""
+
+
+#: The headers /v1/search adds to an empty answer about a scope no input was ever kept under (a list
+#: has no field to carry ``scope_unknown``): what the other endpoints say in ``ScopeHint``'s fields.
+SCOPE_UNKNOWN_HEADER = "Amem-Scope-Unknown"
+DID_YOU_MEAN_HEADER = "Amem-Did-You-Mean"
+_SEARCH_HEADERS = {
+    200: {
+        "headers": {
+            SCOPE_UNKNOWN_HEADER: {
+                "description": "`true` on an empty answer when no input was ever kept under `scope`: a "
+                "mistyped scope, or an account before its first input (still answered 200, empty).",
+                "schema": {"type": "string", "enum": ["true"]},
+            },
+            DID_YOU_MEAN_HEADER: {
+                "description": "With it, the scopes the token may use that `scope` may mean, comma-"
+                "separated, each percent-encoded (UTF-8): the same name in another case first.",
+                "schema": {"type": "string"},
+            },
+        }
+    }
+}
 
 
 class ApproveIn(BaseModel):
@@ -241,6 +283,36 @@ class CorrectIn(BaseModel):
     comment: str | None = Field(
         None, min_length=1, max_length=2000, pattern=r"^[^\x00]*$", description="Why the value was wrong."
     )
+
+    @field_validator("value", mode="wrap")
+    @classmethod
+    def _plain_value(cls, value: Any, handler: Any) -> Any:
+        """One plain sentence for a value of neither form: pydantic named each member of the union
+        ("value.constrained-str: Input should be a valid string", "value.list[constrained-str]")."""
+        try:
+            return handler(value)
+        except ValidationError:
+            raise PydanticCustomError("value", _WRONG_VALUE, {"given": _kind_of(value)}) from None
+
+
+#: What a correction's value must be, said once for every way it can be wrong.
+_WRONG_VALUE = (
+    "give the right value as text (1 to 20,000 characters, no NUL; a date as 2027-03-01, a number as "
+    "text) or as a list of up to 100 texts (each 1 to 2,000 characters); got {given}"
+)
+
+
+def _kind_of(value: Any) -> str:
+    """A JSON value's kind, in words, for a message that does not echo it."""
+    if isinstance(value, str):
+        return f"text of {len(value):,} characters" + (" with a NUL" if "\x00" in value else "")
+    if isinstance(value, list):
+        texts = "" if all(isinstance(i, str) for i in value) else ", not all texts"
+        return f"a list of {len(value):,} item(s){texts}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    kinds = {int: "a number", float: "a number", dict: "an object", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 class _Matching(BaseModel):
@@ -324,7 +396,9 @@ _DECIDED = {
     404: {"model": Problem, "description": "No such pending item or proposal."},
     409: {
         "model": Problem,
-        "description": "Decided meanwhile, or the matching set changed: nothing decided.",
+        "description": "Decided meanwhile, or the matching set changed: nothing decided. Or an approval "
+        "the policy refused (the attribute frozen since): recorded as the policy's rejection, not "
+        "approved; `proposal` (one value) or `report` (an item, a filter) says what was recorded.",
     },
 }
 
@@ -364,9 +438,16 @@ def create_app(
         except NotAuthenticatedError as exc:
             raise HTTPException(401, str(exc), headers={"WWW-Authenticate": "Bearer"}) from None
         _note_expiry(request, info)
+        setattr(request.state, _SENDER, info.actor)  # a batch's 422 checks its inputs as theirs
         return info
 
     Caller = Annotated[TokenInfo, Depends(caller)]
+
+    def _hint(scope: str, who: TokenInfo) -> ScopeHint:
+        """Whether ``scope`` is unknown, and what it may mean among the scopes the caller may use:
+        the CLI's did-you-mean (``Memory.scope_check``), said beside an empty answer, not refused
+        (an agent may ask about an account before its first input)."""
+        return memory.scope_check(scope, visible=who.grant.allows).hint()
 
     def _visible_note(note_id: str, who: TokenInfo) -> Note:
         note = memory.read(note_id)
@@ -392,6 +473,13 @@ def create_app(
         client's logs), written as ASCII JSON (a lone surrogate, valid JSON, not valid UTF-8, turned
         the 422 into a 500). A body that is not JSON is a 400, as the OpenAPI document says."""
         broken = next((e for e in exc.errors() if e.get("type") == "json_invalid"), None)
+        sender = request.scope.get("state", {}).get(_SENDER)
+        if broken is None and sender is not None and _inputs_wrong(exc):
+            problems = await anyio.to_thread.run_sync(_batch_problems, memory, exc, sender)
+            detail = str(InvalidBatchInputError(problems))
+            return Response(
+                json.dumps({"detail": detail}, ensure_ascii=True), 422, media_type="application/json"
+            )
         if broken is None:
             errors = [{k: v for k, v in error.items() if k != "input"} for error in exc.errors()]
             body = json.dumps({"detail": jsonable_encoder(errors)}, ensure_ascii=True)
@@ -455,6 +543,13 @@ def create_app(
     async def _decided(_: Request, exc: ProposalStateError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
 
+    @app.exception_handler(FrozenAttributeError)
+    async def _refused_by_policy(_: Request, exc: FrozenAttributeError) -> JSONResponse:
+        """An approval the policy refused: not the caller's permission (403) but the state of the
+        policy, as a note deleted since is (409); the body says what was recorded."""
+        body = {"detail": str(exc), "proposal": jsonable_encoder(exc.proposal)}
+        return JSONResponse(body, status_code=409)
+
     @app.exception_handler(PermissionDeniedError)
     async def _denied(_: Request, exc: PermissionDeniedError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=403)
@@ -512,11 +607,12 @@ def create_app(
     )
     def add_inputs(body: BatchIn, request: Request, who: Caller) -> BatchAccepted:
         """Keep many inputs at once (a CRM sync, a backlog), all or none: every wrong input is
-        named in the 422 and nothing is kept. Answers once the raw logs are committed, in one
-        transaction; workers analyse them in order. Sending the same batch again (a retry after a
-        timeout) keeps nothing twice: an input that gives its `idempotency_key` or its `at` and was
-        kept before comes back as `recorded_before`, with the raw log that holds it; one erased
-        since on a data subject's request, as `erased` with its `erasure_id`."""
+        named in the 422, in one sentence counted from 1 ("input 2: ..."), and nothing is kept.
+        Answers once the raw logs are committed, in one transaction; workers analyse them in order.
+        Sending the same batch again (a retry after a timeout) keeps nothing twice: an input that
+        gives its `idempotency_key` or its `at` and was kept before comes back as `recorded_before`,
+        with the raw log that holds it; one erased since on a data subject's request, as `erased`
+        with its `erasure_id`."""
         items = [i.model_dump() for i in body.inputs]
         if who.grant.limited:
             # every wrong input named first (422), as for any token, before the grant's 403: an
@@ -565,9 +661,15 @@ def create_app(
         workers' backlog, shared by every scope: counts only, for any token)."""
         return QueueDepth(**memory.queue_depth())
 
-    @app.get("/v1/search", response_model=list[SearchResult], responses=_OUT_OF_SCOPE, tags=["notes"])
+    @app.get(
+        "/v1/search",
+        response_model=list[SearchResult],
+        responses={**_OUT_OF_SCOPE, **_SEARCH_HEADERS},
+        tags=["notes"],
+    )
     def search(
         who: Caller,
+        response: Response,
         q: Annotated[
             str, Query(min_length=1, pattern=_TEXT, description="What to look for, in plain words.")
         ],
@@ -594,11 +696,18 @@ def create_app(
         ] = None,
     ) -> list[SearchResult]:
         """Hybrid search (meaning and words) over one scope's current notes; with `as_of`, the
-        notes as they stood then (a search made then, again); with `tag`, only notes holding them."""
+        notes as they stood then (a search made then, again); with `tag`, only notes holding them.
+        An empty answer about a scope no input was ever kept under carries the headers
+        `Amem-Scope-Unknown: true` and `Amem-Did-You-Mean` (the scopes it may mean)."""
         scope = who.grant.require(scope)
         moment = parse_as_of(as_of) if as_of is not None else None
         find: Callable[..., list[SearchResult]] = memory.search_agentic if agentic else memory.search
-        return find(q, k, scope=scope, include_retired=include_retired, tags=tag or None, as_of=moment)
+        hits = find(q, k, scope=scope, include_retired=include_retired, tags=tag or None, as_of=moment)
+        if not hits and (hint := _hint(scope, who)).scope_unknown:
+            response.headers[SCOPE_UNKNOWN_HEADER] = "true"
+            if hint.did_you_mean:
+                response.headers[DID_YOU_MEAN_HEADER] = ",".join(quote(s, safe="") for s in hint.did_you_mean)
+        return hits
 
     @app.get("/v1/facts", response_model=FactPage, responses=_OUT_OF_SCOPE, tags=["notes"])
     def account_facts(
@@ -626,10 +735,13 @@ def create_app(
         it was said, whether it is retired, and what reviewers decided on it. Values waiting for
         review are not in the notes yet. `total` counts them all; page with `offset`. With
         `as_of`, the facts as they stood at the end of that day, minute or second: the notes made
-        by then, their values, retirements and the decisions taken by then."""
+        by then, their values, retirements and the decisions taken by then. None for a scope no
+        input was ever kept under: `scope_unknown` says so, `did_you_mean` what it may mean."""
         scope = who.grant.require(scope)
         moment = parse_as_of(as_of) if as_of is not None else None
-        return memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired, as_of=moment)
+        page = memory.facts(scope, limit=limit, offset=offset, include_retired=include_retired, as_of=moment)
+        hint = _hint(scope, who) if not page.total else ScopeHint()
+        return FactPage(**dict(page), **dict(hint))
 
     @app.get("/v1/changes", response_model=ChangeFeed, responses=_OUT_OF_SCOPE, tags=["notes"])
     def change_feed(
@@ -672,7 +784,9 @@ def create_app(
         """How many proposals wait for a reviewer, in `scope` or in every scope the token may use;
         for a reviewer's token, in their queue: the accounts they decide in, as `/v1/review/items`."""
         mine = who.identity if who.role == TokenRole.REVIEWER else None
-        return PendingCount(pending=waiting_for_review(memory, scope, who.grant, reviewer=mine))
+        count = waiting_for_review(memory, scope, who.grant, reviewer=mine)
+        hint = _hint(who.grant.require(scope), who) if scope is not None and not count else ScopeHint()
+        return PendingCount(pending=count, **dict(hint))
 
     @app.get("/v1/review/pending", response_model=list[Proposal], responses=_FORBIDDEN, tags=["review"])
     def pending(
@@ -703,9 +817,12 @@ def create_app(
         """What waits for a reviewer, as the console and `amem pending` show it: one item per input
         (the account, when it was said and by whom, the raw log with each held value's evidence, every
         value it holds), oldest input first; `total` counts them all. Reviewer tokens only; a
-        reviewer the policy limits to some accounts sees those only."""
+        reviewer the policy limits to some accounts sees those only. None for a scope no input was
+        ever kept under: `scope_unknown` says so, `did_you_mean` what it may mean."""
         f = ReviewFilter(scope=who.grant.named(scope), kind=kind)
-        return memory.review_items(f, limit=limit, offset=offset, reviewer=who.identity)
+        page = memory.review_items(f, limit=limit, offset=offset, reviewer=who.identity)
+        hint = _hint(f.scope, who) if f.scope is not None and not page.total else ScopeHint()
+        return ReviewPage(**dict(page), **dict(hint))
 
     @app.get("/v1/review/items/count", response_model=MatchCount, responses=_FORBIDDEN, tags=["review"])
     def count_review_items(
@@ -714,9 +831,12 @@ def create_app(
         kind: Annotated[ReviewKind | None, Query()] = None,
     ) -> MatchCount:
         """How many items and proposals match a filter, and a fingerprint of that exact set: what
-        "approve all matching" would decide (reviewer tokens only)."""
+        "approve all matching" would decide (reviewer tokens only). None for a scope no input was
+        ever kept under: `scope_unknown` says so, `did_you_mean` what it may mean."""
         f = ReviewFilter(scope=who.grant.named(scope), kind=kind)
-        return memory.count_review_items(f, reviewer=who.identity)
+        counted = memory.count_review_items(f, reviewer=who.identity)
+        hint = _hint(f.scope, who) if f.scope is not None and not counted.items else ScopeHint()
+        return MatchCount(**dict(counted), **dict(hint))
 
     if decisions:
         _decision_routes(app, memory, bearer, Caller)
@@ -730,6 +850,8 @@ def _filter(body: _Matching) -> ReviewFilter:
 
 #: Where a request's token expiry waits for its answer (``request.state``), as the header's value.
 _EXPIRES = "amem_token_expires"
+#: Where a request's state keeps the actor its token adds as.
+_SENDER = "amem_sender"
 #: States that are the server's, not the request's: the index or a model cannot answer now.
 _UNAVAILABLE = (
     IndexUnavailableError,
@@ -758,6 +880,29 @@ def _note_expiry(request: Request, info: TokenInfo) -> None:
     """Remember the token's expiry for the answer, whatever it turns out to be (an error too)."""
     if info.expires_at is not None:  # so an agent's operator sees the end coming
         setattr(request.state, _EXPIRES, info.expires_at.isoformat())
+
+
+def _inputs_wrong(exc: RequestValidationError) -> bool:
+    """Whether FastAPI refused a batch's inputs only (each error within ``inputs[i]``), not the
+    request's shape (no ``inputs``, too many, a field beside it), which keeps FastAPI's answer."""
+    errors = exc.errors()
+    return bool(errors) and all(
+        len(loc := tuple(e.get("loc", ()))) >= 3 and loc[:2] == ("body", "inputs") and isinstance(loc[2], int)
+        for e in errors
+    )
+
+
+def _batch_problems(memory: Memory, exc: RequestValidationError, sender: str) -> list[tuple[int, str]]:
+    """Every wrong input of a batch FastAPI refused, 1-based, as the batch's own check names them
+    (``Memory.check_inputs``): FastAPI stopped at the fields it checks (an empty text) and never
+    named another input's wrong ``at``, and it counted from 0. An input only FastAPI refused keeps
+    its words."""
+    problems = dict(memory.check_inputs(exc.body["inputs"], actor=sender))
+    refused: dict[int, list[str]] = {}
+    for error in exc.errors():
+        field = ".".join(str(p) for p in error["loc"][3:]) or "input"
+        refused.setdefault(error["loc"][2] + 1, []).append(f"{field}: {error['msg']}")
+    return sorted((problems | {n: "; ".join(why) for n, why in refused.items() if n not in problems}).items())
 
 
 def _expiry_of_sender(memory: Memory, request: Request) -> None:
@@ -829,6 +974,20 @@ class _ExpiryOnEveryAnswer:
         await self.app(scope, receive, sending)
 
 
+def _refused_or(report: DecisionReport) -> Any:
+    """An approval of many values: 409 where it approved nothing because the policy refused its
+    values (frozen since: recorded as the policy's rejections), as one value's approval answers;
+    the report otherwise (200), refusals counted in its summary."""
+    refused = report.refused_by_policy()
+    if refused and len(refused) == len(report.decided):
+        detail = (
+            f"refused by the policy, not approved: {report.summary()}; the attributes are frozen since "
+            "(see each proposal's review_comment), and nothing was applied"
+        )
+        return JSONResponse({"detail": detail, "report": jsonable_encoder(report)}, status_code=409)
+    return report
+
+
 def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: Any) -> None:
     """Approve and reject, for reviewers' tokens: each decision goes through governance as the
     console's does (the reviewer's role per attribute, frozen attributes, the policy in force), and
@@ -849,10 +1008,10 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
     @app.post(
         "/v1/review/items/{key}/approve", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
     )
-    def approve_item(key: ItemKey, body: ApproveItemIn, who: Decider) -> DecisionReport:
+    def approve_item(key: ItemKey, body: ApproveItemIn, who: Decider) -> Any:
         """Approve every value the item holds, if they are still the ones in `proposals` (else 409,
         nothing decided); one the reviewer's role may not decide is skipped and said in `skipped`."""
-        return memory.approve_item(key, reviewer=who, shown=body.proposals, comment=body.comment)
+        return _refused_or(memory.approve_item(key, reviewer=who, shown=body.proposals, comment=body.comment))
 
     @app.post(
         "/v1/review/items/{key}/reject", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
@@ -897,16 +1056,18 @@ def _decision_routes(app: FastAPI, memory: Memory, bearer: HTTPBearer, caller: A
     @app.post(
         "/v1/review/approve-matching", response_model=DecisionReport, responses=_DECIDED, tags=["review"]
     )
-    def approve_matching(body: ApproveMatchingIn, who: Decider) -> DecisionReport:
+    def approve_matching(body: ApproveMatchingIn, who: Decider) -> Any:
         """Approve every item matching a filter, however many pages: send `expected_items` and
         `fingerprint` set to the `items` and `fingerprint` GET /v1/review/items/count answered for
         it; if the set changed since, nothing is decided (409)."""
-        return memory.approve_matching(
-            _filter(body),
-            reviewer=who,
-            expected_items=body.expected_items,
-            fingerprint=body.fingerprint,
-            comment=body.comment,
+        return _refused_or(
+            memory.approve_matching(
+                _filter(body),
+                reviewer=who,
+                expected_items=body.expected_items,
+                fingerprint=body.fingerprint,
+                comment=body.comment,
+            )
         )
 
     @app.post(

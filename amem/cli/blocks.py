@@ -146,6 +146,8 @@ def review_items(console: Console, page: Any, *, offset: int = 0) -> None:
             if field.note_deleted is not None:  # approving is refused (Governance._check_not_deleted)
                 d = field.note_deleted
                 rows.append(("deleted", f"{d.words()}: approving is refused; {d.advice()}"))
+            elif field.policy_frozen is not None:  # approving: the policy's rejection (_approve_in)
+                rows.append(("frozen", f"{field.policy_frozen.words()}: approving is refused; reject it"))
             elif field.stale:
                 rows.append(("warning", "the note changed since: approving records a conflict"))
             _rows(console, rows, indent=5)
@@ -170,7 +172,10 @@ def _brought_back(field: Any) -> str:
 def decision_report(console: Console, report: Any) -> None:
     console.print(shown(report.summary()), soft_wrap=False)
     for p in report.decided:
-        line = f"  {p.status.value}: {p.attribute} of {p.note_id} ({p.id})"
+        # an approval the policy refused (frozen since) is its rejection, recorded with no reviewer
+        refused = p.status.value == "rejected" and p.reviewer is None
+        status = "refused by the policy, not approved" if refused else p.status.value
+        line = f"  {status}: {p.attribute} of {p.note_id} ({p.id})"
         console.print(shown(line), soft_wrap=False)
         if p.status.value == "conflict":
             console.print(shown(f"    {p.review_comment}; propose again against the current value"))

@@ -258,18 +258,11 @@ def _known_filter(mem: Any, f: Any) -> None:
     queue (a reviewer reading "nothing pending" would take the queue for empty). Called only then:
     an attribute a policy no longer declares may still hold pending values, and a new account's
     inputs may wait before its first note, so neither is refused while something matches."""
-    import difflib
-
-    from amem.cli.search import _raise_unknown
-    from amem.domain.models import same_scope
+    from amem.cli.search import refuse_unknown_scope
     from amem.errors import InvalidInputError
 
     if f.scope:
-        scopes = mem.scopes()
-        if f.scope not in scopes and (
-            same_scope(f.scope, scopes) or difflib.get_close_matches(f.scope, scopes, n=1)
-        ):
-            _raise_unknown(f.scope, scopes)
+        refuse_unknown_scope(mem, f.scope)
     if f.attribute and not mem.policy.knows(f.attribute):
         from amem.domain.models import CORE_ATTRIBUTES
 
@@ -790,7 +783,9 @@ def policy_install(
     from amem.services.policy_registry import is_unclaimed
 
     new = load_policy(path)
-    with open_memory() as mem:
+    # no "this process reads but decides nothing": installing FILE is what ends that mismatch, and
+    # the install decides by the installed version's admins, whatever this process's file says
+    with open_memory(warn=False) as mem:
         installed = mem.policy_in_force.installed
         if installed is None or is_unclaimed(installed):
             authentication = Authentication(new, fingerprint(new))

@@ -111,13 +111,22 @@ class DecisionReport(BaseModel):
     def count(self, status: ProposalStatus) -> int:
         return sum(1 for p in self.decided if p.status == status)
 
+    def refused_by_policy(self) -> list[Proposal]:
+        """The approvals the policy refused (frozen or no longer declared since): recorded as the
+        policy's rejections (no reviewer), not the reviewer's."""
+        return [p for p in self.decided if p.status == ProposalStatus.REJECTED and p.reviewer is None]
+
     def summary(self) -> str:
-        """``"3 approved, 1 conflict, 2 skipped"``: what a reviewer reads after a bulk decision."""
+        """``"3 approved, 1 conflict, 1 refused by the policy, 2 skipped"``: what a reviewer reads
+        after a bulk decision."""
+        refused = len(self.refused_by_policy())
         parts = [
-            f"{self.count(s)} {s.value}"
+            f"{n} {s.value}"
             for s in (ProposalStatus.APPROVED, ProposalStatus.REJECTED, ProposalStatus.CONFLICT)
-            if self.count(s)
+            if (n := self.count(s) - (refused if s == ProposalStatus.REJECTED else 0))
         ]
+        if refused:
+            parts.append(f"{refused} refused by the policy (frozen since), not approved")
         if self.skipped:
             deleted = sum(1 for s in self.skipped if s.note_deleted)
             parts.append(
@@ -186,6 +195,74 @@ def edits_deleted(proposal: Proposal, note: Note) -> bool:
     """Whether approving ``proposal`` would change a value of a deleted note (anything but bringing
     it back, or deleting it again): nobody reads that value, so approving it is refused."""
     return note.deleted and proposal.attribute != "deleted"
+
+
+class PolicyFreeze(BaseModel):
+    """Why the policy in force refuses to approve a held value: its attribute is frozen there (for
+    that note and proposer: ``rule``), or no longer declared (``undeclared``). ``version`` and
+    ``sha256``: the installed policy version in force (None where none is installed); ``since``: when
+    the first version of the unbroken run of installed versions that refuse it was installed."""
+
+    rule: str
+    undeclared: bool = False
+    version: int | None = None
+    sha256: str | None = None
+    since: datetime | None = None
+
+    def words(self) -> str:
+        """``frozen by policy v2 since 2026-12-07 22:57 UTC (attributes.next_step.mode)``."""
+        what = "no longer declared" if self.undeclared else "frozen"
+        by = f"policy v{self.version}" if self.version is not None else "the policy in force"
+        when = f" since {as_utc(self.since):%Y-%m-%d %H:%M} UTC" if self.since is not None else ""
+        return f"{what} by {by}{when} ({self.rule})"
+
+    def record(self, attribute: str) -> str:
+        """The policy's rejection, as recorded (``POLICY_REFUSAL`` first, for the statistics)."""
+        what = "no longer declared" if self.undeclared else "frozen"
+        by = f"policy v{self.version}" if self.version is not None else "the policy in force"
+        sha = f"sha256 {self.sha256[:12]}, " if self.sha256 else ""
+        return f"refused by policy: {attribute} is {what} by {by} ({sha}{self.rule})"
+
+
+def refusal_of(policy: Policy, proposal: Proposal, note: Note) -> PolicyFreeze | None:
+    """The policy's refusal of approving ``proposal`` (on ``note``), version not filled; None when it
+    may be approved as far as the policy's modes go."""
+    if not policy.knows(proposal.attribute):
+        return PolicyFreeze(rule="not among its attributes", undeclared=True)
+    routing = policy.route(proposal.attribute, note.tags, proposal.proposer.kind, category=note.category)
+    return PolicyFreeze(rule=routing.rule) if routing.mode == Mode.FROZEN else None
+
+
+def policy_freezes(
+    tx: LedgerTx, policy: Policy, pairs: Sequence[tuple[Proposal, Note]]
+) -> dict[str, PolicyFreeze]:
+    """For each proposal of ``pairs`` the policy in force refuses to approve, why (``PolicyFreeze``),
+    by proposal id, with the installed version and since when its versions refuse it. The installed
+    versions are read only when one is refused (a few rows), and each older one parsed once."""
+    from amem.services.policy_registry import policy_of
+
+    refused = {p.id: (f, p, n) for p, n in pairs if (f := refusal_of(policy, p, n)) is not None}
+    if not refused:
+        return {}
+    versions = tx.policy_versions()
+    parsed: dict[int, Policy] = {}
+    out: dict[str, PolicyFreeze] = {}
+    for pid, (freeze, p, note) in refused.items():
+        if not versions:
+            out[pid] = freeze
+            continue
+        head = versions[-1]
+        since = head.installed_at
+        for v in reversed(versions[:-1]):
+            try:
+                older = parsed[v.version] = parsed.get(v.version) or policy_of(v)
+            except Exception:  # an installed text this version cannot read: the run stops here
+                break
+            if refusal_of(older, p, note) is None:
+                break
+            since = v.installed_at
+        out[pid] = freeze.model_copy(update={"version": head.version, "sha256": head.sha256, "since": since})
+    return out
 
 
 class Correction(BaseModel):
@@ -505,8 +582,9 @@ class Governance:
         if refusal is None:
             return decided
         raise FrozenAttributeError(
-            f"{decided.attribute} {refusal}: proposal {decided.id} was rejected, not approved, and "
-            "nothing was applied",
+            f"refused by the policy: {decided.attribute} is {refusal}; proposal {decided.id} was not "
+            "approved: the policy rejected it (recorded as the policy's rejection, with your approval "
+            "and comment), and nothing was applied",
             proposal=decided,
         )
 
@@ -521,29 +599,25 @@ class Governance:
         assert note is not None
         self._check_not_deleted(tx, proposal, note)
         now = utcnow()
-        refusal, why = None, None  # what the reviewer is told, and the proposal's recorded comment
-        if not self.policy.knows(proposal.attribute):
-            refusal = f"is no longer declared by the policy in force ({self.policy.source or 'the policy'})"
-            why = f"refused by policy: {proposal.attribute} is no longer declared by the policy"
-        else:
-            routing = self.policy.route(
-                proposal.attribute, note.tags, proposal.proposer.kind, category=note.category
+        freeze = policy_freezes(tx, self.policy, [(proposal, note)]).get(proposal.id)
+        if freeze is not None:
+            # The policy's rejection, not the reviewer's: no reviewer is recorded as deciding (the
+            # trail's actor is the policy, as for a value refused when proposed), and the comment
+            # keeps the version that refused it and who asked to approve it, with their words.
+            asked = f"; approval asked by person:{who.id}" + (
+                f", who wrote: {comment.strip()}" if comment and comment.strip() else ""
             )
-            if routing.mode == Mode.FROZEN:
-                refusal = f"is frozen by the policy now ({routing.rule})"
-                why = f"refused by policy: {proposal.attribute} is frozen ({routing.rule})"
-        if refusal is not None:
             # Recorded and committed before the caller hears of it: the proposal leaves the queue.
             if not tx.decide_proposal(
                 proposal.id,
                 expect=ProposalStatus.PENDING,
                 status=ProposalStatus.REJECTED,
-                reviewer=who.id,
-                comment=why,
+                reviewer=None,
+                comment=freeze.record(proposal.attribute) + asked,
                 at=now,
             ):
                 raise ProposalStateError(f"proposal {proposal.id} was decided by someone else meanwhile")
-            return self._get(tx, proposal.id), refusal
+            return self._get(tx, proposal.id), freeze.words()
         attr_type = self.policy.type_of(proposal.attribute)
         if current_value(note, proposal.attribute, attr_type) != proposal.old_value:
             tx.decide_proposal(
@@ -778,7 +852,8 @@ class Governance:
         if proposal is None:
             raise NotFoundError(f"proposal {proposal_id} does not exist")
         if proposal.status != ProposalStatus.PENDING:
-            by = f" by {proposal.reviewer}" if proposal.reviewer else ""
+            policy = proposal.status == ProposalStatus.REJECTED and proposal.reviewer is None
+            by = f" by {proposal.reviewer}" if proposal.reviewer else " by the policy" if policy else ""
             raise ProposalStateError(f"proposal {proposal_id} is {proposal.status.value}{by}, not pending")
         return proposal
 
@@ -1144,7 +1219,8 @@ def _shown(identifier: object) -> str:
 def _each(proposal_ids: Sequence[str], decide: Callable[[str], Proposal]) -> DecisionReport:
     """``decide`` each proposal in its own transaction; one refused (the policy, someone else decided
     it meanwhile, gone) is skipped and reported, never decided, and the others still are. One whose
-    attribute the policy froze meanwhile was decided (recorded as rejected): it is reported so."""
+    attribute the policy froze meanwhile was decided, by the policy (recorded as its rejection, no
+    reviewer): it is reported among the decided, and counted apart (``refused_by_policy``)."""
     report = DecisionReport()
     for proposal_id in proposal_ids:
         try:

@@ -34,8 +34,10 @@ from amem.services.governance import (
     DecisionReport,
     Governance,
     NoteDeletion,
+    PolicyFreeze,
     edits_deleted,
     note_deletions,
+    policy_freezes,
 )
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "NewerFact",
     "NoteDeletion",
     "OlderFact",
+    "PolicyFreeze",
     "ReviewField",
     "ReviewFilter",
     "ReviewItem",
@@ -133,6 +136,9 @@ class ReviewField(BaseModel):
     #: The note was deleted (a `delete`, an erasure) and this value would not bring it back: approving
     #: is refused (``Governance._check_not_deleted``); reject it, or revert the deletion first.
     note_deleted: NoteDeletion | None = None
+    #: The policy in force freezes the attribute since it was proposed (or no longer declares it):
+    #: approving is refused, recorded as the policy's rejection (``Governance._approve_in``); reject it.
+    policy_frozen: PolicyFreeze | None = None
 
     @property
     def attribute(self) -> str:
@@ -348,6 +354,9 @@ class ReviewService:
             p.note_id for p in pending if (n := notes.get(p.note_id)) is not None and edits_deleted(p, n)
         }
         deletions = note_deletions(tx, [notes[i] for i in sorted(edited)])
+        freezes = policy_freezes(
+            tx, self.governance.policy, [(p, notes[p.note_id]) for p in pending if p.note_id in notes]
+        )
         older_raw = q.first_raw_logs(tx, list(notes_by_id.values()))
         by_key: dict[str, list[Proposal]] = {}
         for p in pending:
@@ -366,6 +375,7 @@ class ReviewService:
                     corrected.get(p.corrects or ""),
                     notes_by_id.get(retiring.get(p.id, "")),
                     deletions.get(p.note_id),
+                    freezes.get(p.id),
                 )
                 for p in by_key[key]
             ]
@@ -389,6 +399,7 @@ class ReviewService:
         corrected: Proposal | None = None,
         retired_by: Note | None = None,
         deletion: NoteDeletion | None = None,
+        freeze: PolicyFreeze | None = None,
     ) -> ReviewField:
         declared = self.policy.knows(p.attribute)
         attr_type = attribute_type(self.policy, p.attribute, p.new_value, p.old_value)
@@ -448,6 +459,7 @@ class ReviewService:
                 corrected_by=corrected.reviewer,
             ),
             note_deleted=deletion if note is not None and edits_deleted(p, note) else None,
+            policy_frozen=freeze,
         )
 
 

@@ -75,15 +75,18 @@ _KIND = {"approved": "success", "rejected": "info", "conflict": "warning"}
 def _flash_report(report: DecisionReport, what: str) -> None:
     lines = [f"{what}: {report.summary()}."]
     approving = what.startswith("Approved")
-    # approving finds the attribute frozen or dropped by the policy now: rejected, not approved
-    refused = [p for p in report.decided if approving and p.status == ProposalStatus.REJECTED]
+    # approving finds the attribute frozen or dropped by the policy now: the policy's rejection
+    refused = report.refused_by_policy() if approving else []
     for p in report.decided:
         if p.status == ProposalStatus.CONFLICT:
             lines.append(
                 f"Conflict on {p.attribute} of {p.note_id}: the note changed since; nothing applied."
             )
         elif p in refused:
-            lines.append(f"Rejected {p.attribute} of {p.note_id}: {p.review_comment or 'refused by policy'}.")
+            lines.append(
+                f"Not approved: the policy refused {p.attribute} of {p.note_id} "
+                f"({p.review_comment or 'refused by policy'})."
+            )
     lines += [f"Skipped {s.proposal_id}: {s.reason}" for s in report.skipped]
     if report.skipped and not report.decided:
         kind = "error"
@@ -383,13 +386,16 @@ def _actions(column: DeltaGenerator) -> DeltaGenerator:
 def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) -> None:
     p = field.proposal
     deleted = field.note_deleted  # approving is refused: said before anyone clicks
+    frozen = field.policy_frozen  # approving is the policy's rejection: said before anyone clicks
+    refused = deleted is not None or frozen is not None
     text, actions = st.columns([0.45, 0.55], vertical_alignment="center")
     text.markdown(
         f"**{md_escape(p.attribute)}** · {md_escape(field.kind)} · note `{p.note_id}`"
         + (" · :red[note deleted since]" if deleted is not None else "")
+        + (" · :red[frozen by the policy since]" if frozen is not None and deleted is None else "")
         + (
             " · :orange[the note changed since: approving records a conflict]"
-            if field.stale and deleted is None
+            if field.stale and not refused
             else ""
         )
     )
@@ -401,8 +407,12 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             icon=":material/check:",
             on_click=_on_field,
             args=(p.id, item.key, "approve"),
-            disabled=deleted is not None,
-            help=None if deleted is None else "The note was deleted: approving is refused",
+            disabled=refused,
+            help="The note was deleted: approving is refused"
+            if deleted is not None
+            else "The policy freezes it now: approving is refused; reject it"
+            if frozen is not None
+            else None,
         )
         row.button(
             "Reject",
@@ -411,7 +421,7 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             on_click=_on_field,
             args=(p.id, item.key, "reject"),
         )
-        if field.correctable and deleted is None:
+        if field.correctable and not refused:
             row.button(
                 "Correct",
                 key=f"correcting_{p.id}",
@@ -421,6 +431,8 @@ def _field(mem: Memory, account: Account, item: ReviewItem, field: ReviewField) 
             )
     if deleted is not None:
         st.warning(md_escape(f"{deleted.words()}: approving is refused; {deleted.advice()}."))
+    elif frozen is not None:
+        st.warning(md_escape(f"{frozen.words().capitalize()}: approving is refused; reject it."))
     if st.session_state.get(CORRECTING_KEY) == p.id and not account.read_only:
         with st.container(border=True):
             _correction(field)

@@ -254,8 +254,11 @@ def test_a_batch_with_wrong_inputs_names_them_all_and_keeps_none(
     missing = client.post(
         "/v1/inputs/batch", json={"inputs": [good, {"scope": "acme"}, {"content": "x"}]}, headers=agent
     )
-    assert missing.status_code == 422
-    assert {tuple(e["loc"][-2:]) for e in missing.json()["detail"]} == {(1, "content"), (2, "scope")}
+    assert missing.status_code == 422  # numbered as the others, from 1
+    assert missing.json()["detail"] == (
+        "2 inputs are wrong: input 2: content: Field required; input 3: scope: Field required; "
+        "nothing was recorded"
+    )
     too_many = client.post("/v1/inputs/batch", json={"inputs": [good] * 501}, headers=agent)
     assert too_many.status_code == 422
     assert client.post("/v1/inputs/batch", json={"inputs": [good]}).status_code == 401
@@ -729,7 +732,7 @@ def test_a_reviewer_limited_to_some_accounts_reads_and_decides_in_those(database
         with TestClient(create_app(memory, decisions=True)) as api:
             listed = api.get("/v1/review/items", headers=alice).json()
             assert [i["scope"] for i in listed["items"]] == ["acme"] and listed["total"] == 1
-            assert api.get("/v1/review/count", headers=alice).json() == {"pending": 1}  # her queue
+            assert api.get("/v1/review/count", headers=alice).json()["pending"] == 1  # her queue
             held = api.get("/v1/review/pending", headers=alice).json()
             assert [p["scope"] for p in held] == ["acme"]  # as her items, not every account's
             everyone = api.get("/v1/review/pending", headers=_reviewer_token(memory, "carol")).json()
@@ -950,7 +953,7 @@ def test_a_scope_with_a_stray_space_is_the_account_everywhere_and_an_empty_one_i
         ]
 
     exact = answers("acme")
-    assert [c["scope"] for c in exact[0]] == ["acme"] and exact[2] == {"pending": 1}
+    assert [c["scope"] for c in exact[0]] == ["acme"] and exact[2]["pending"] == 1
     assert answers(" acme") == exact and answers("acme ") == exact
     for endpoint, who in (
         ("/v1/review/count", agent),

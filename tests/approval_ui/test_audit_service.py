@@ -215,7 +215,7 @@ def test_verdicts_count_what_reviewers_did_with_each_attribute_and_model(memory:
     with Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later:
         waiting = later.pending(attribute="customer_priorities")[0].id
         report = later.approve_item(waiting, reviewer=signed_in(later, "alice"), shown=[waiting])
-        assert report.summary() == "1 rejected"
+        assert report.summary() == "1 refused by the policy (frozen since), not approved"
         again = {
             r.name: (r.waiting, r.approved, r.rejected) for r in audit.verdicts(later.ledger).by_attribute
         }

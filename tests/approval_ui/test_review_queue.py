@@ -464,6 +464,12 @@ def test_approving_an_item_whose_value_the_policy_froze_since_is_no_success(mem:
     mem.install_policy(load_policy(Path(path)), by=mem.authentication.signed_in("alice", method="test"))
 
     at = open_console("alice")
+    # the card says so before anyone clicks, and its Approve is disabled; Reject still decides it
+    assert at.button(key=f"approve_{step.id}").disabled and not at.button(key=f"approve_{why.id}").disabled
+    (marked,) = [plain(w.value) for w in at.warning if "approving is refused" in plain(w.value)]
+    assert marked.startswith("Frozen by policy v2 since ") and marked.endswith(
+        "approving is refused; reject it."
+    )
     at.button(key=f"approve_item_{note.raw_log_ids[0]}").click().run()
     assert (mem.proposal(step.id).status, mem.proposal(why.id).status) == (
         ProposalStatus.REJECTED,
@@ -471,8 +477,9 @@ def test_approving_an_item_whose_value_the_policy_froze_since_is_no_success(mem:
     )
     assert not [s for s in at.success if "Approved item" in s.value]
     (said_so,) = [plain(w.value) for w in at.warning if "Approved item" in plain(w.value)]
-    assert "1 approved, 1 rejected" in said_so and f"Rejected next_step of {note.id}" in said_so
-    assert "next_step is frozen" in said_so
+    assert "1 approved, 1 refused by the policy (frozen since), not approved" in said_so
+    assert f"Not approved: the policy refused next_step of {note.id}" in said_so
+    assert "next_step is frozen by policy v2" in said_so and "1 rejected" not in said_so
 
 
 def test_a_bidi_override_or_zero_width_space_is_shown_not_obeyed(mem: Memory) -> None:

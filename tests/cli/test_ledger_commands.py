@@ -217,14 +217,28 @@ def test_approving_a_frozen_attribute_says_it_was_rejected_and_it_stays_rejected
     approve = ["--policy", str(frozen), "approve", p.id, "--reviewer", "alice", "--password-stdin"]
     code, _out, err = run(memory, capsys, *approve, stdin=reviewer_passwords["alice"])
     assert code == 2 and "decides nothing" in err and memory.proposal(p.id).status.value == "pending"
-    install = ["policy", "install", str(frozen), "--reviewer", "alice", "--password-stdin"]
+    # installed by a process started with the new file, as after editing ./policies.yaml: it said
+    # "this process reads but decides nothing", then installed
+    install = [
+        "--policy",
+        str(frozen),
+        "policy",
+        "install",
+        str(frozen),
+        "--reviewer",
+        "alice",
+        "--password-stdin",
+    ]
     code, _out, err = run(memory, capsys, *install, stdin=reviewer_passwords["alice"])
     assert code == 0, err
+    assert "decides nothing" not in err  # it installed: the warning was not true of this process
     code, _out, err = run(memory, capsys, *approve, stdin=reviewer_passwords["alice"])
-    assert code == 2 and "was rejected, not approved" in err and "Traceback" not in err
+    assert code == 2 and "refused by the policy: decision_rationale is frozen by policy v2" in err
+    assert "was not approved: the policy rejected it" in err and "Traceback" not in err
+    assert "decides nothing" not in err  # the install said nothing of the kind either
     assert memory.proposal(p.id).status.value == "rejected"
     code, _out, err = run(memory, capsys, *approve, stdin=reviewer_passwords["alice"])
-    assert code == 2 and "is rejected by alice, not pending" in err
+    assert code == 2 and "is rejected by the policy, not pending" in err
 
 
 def test_a_reviewer_decides_with_a_personal_token_and_an_agent_token_never_does(

@@ -132,7 +132,8 @@ def test_the_pending_command_prints_those_blocks(memory: Memory, item, capsys) -
     code, out, _ = run(memory, capsys, "pending", "--scope", "globex")
     assert code == 0
     assert_readable_at_80(out, [LONG_VALUE, LONG_REASON, "review items waiting: 1"])
-    code, out, _ = run(memory, capsys, "pending", "--scope", "acme")
+    memory.add_note("Acme booked a call", actor="agent:sales-agent", scope="acme", wait=False)
+    code, out, _ = run(memory, capsys, "pending", "--scope", "acme")  # an account, nothing pending
     assert code == 0 and "nothing pending" in out
 
 
@@ -231,7 +232,8 @@ def test_an_approval_the_policy_refuses_whole_exits_2_as_for_one_proposal(
     _install_freezing(memory, "decision_rationale", "valid_at", "customer_priorities")
 
     code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "alice")
-    assert code == 2 and "3 rejected" in out and "refused by policy: valid_at is frozen" in flat(out)
+    assert code == 2 and "3 refused by the policy (frozen since), not approved" in out
+    assert "refused by policy: valid_at is frozen by policy v2" in flat(out) and "3 rejected" not in out
     code, out, _ = run(memory, capsys, "approve", "--all", "--yes", "--reviewer", "alice", "--json")
     assert code == 2 and [d["status"] for d in json.loads(out)["decided"]] == ["rejected"]
     assert {memory.proposal(p.id).status for p in [*proposals, later]} == {ProposalStatus.REJECTED}
@@ -244,8 +246,43 @@ def test_an_approval_that_applies_some_values_exits_0_beside_the_refused_ones(
     note, proposals = item
     _install_freezing(memory, "valid_at")
     code, out, _ = run(memory, capsys, "approve", note.raw_log_ids[0], "--reviewer", "alice")
-    assert code == 0 and "2 approved, 1 rejected" in out
+    assert code == 0 and "2 approved, 1 refused by the policy (frozen since), not approved" in out
     assert memory.proposal(proposals[1].id).status == ProposalStatus.REJECTED
+
+
+def test_a_value_frozen_since_is_marked_and_its_approval_is_recorded_as_the_policy_s_refusal(
+    memory: Memory, item, capsys
+) -> None:
+    """The queue said nothing of a held value frozen since; approving it was recorded as the
+    reviewer's own rejection, their comment replaced by the policy's words. Now `amem pending` (and
+    --json) marks it, and the rejection is the policy's, with the version that froze it and what
+    the reviewer asked kept: history reads "by policy", bob's comment still there."""
+    note, proposals = item
+    _install_freezing(memory, "valid_at")
+    code, out, _ = run(memory, capsys, "pending")
+    assert code == 0 and "frozen by policy v2 since " in flat(out)
+    assert "(attributes.valid_at.mode): approving is refused; reject it" in flat(out)
+    assert flat(out).count("approving is refused") == 1  # the other values are approvable
+    code, out, _ = run(memory, capsys, "pending", "--json")
+    fields = {f["proposal"]["attribute"]: f for f in json.loads(out)["items"][0]["fields"]}
+    assert fields["valid_at"]["policy_frozen"]["version"] == 2
+    assert fields["decision_rationale"]["policy_frozen"] is None
+
+    code, out, err = run(
+        memory, capsys, "approve", proposals[1].id, "--reviewer", "bob", "--comment", "frozen now"
+    )
+    assert code == 2 and "refused by the policy: valid_at is frozen by policy v2 since" in flat(err)
+    decided = memory.proposal(proposals[1].id)
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer is None
+    sha = memory.policy_versions()[-1].sha256[:12]
+    assert decided.review_comment == (
+        f"refused by policy: valid_at is frozen by policy v2 (sha256 {sha}, attributes.valid_at.mode); "
+        "approval asked by person:bob, who wrote: frozen now"
+    )
+    code, out, _ = run(memory, capsys, "history", note.id)
+    assert "rejected valid_at by policy comment refused by policy: valid_at is frozen" in flat(out)
+    assert "person:bob, who wrote: frozen now" in flat(out) and " by person:bob " not in flat(out)
+    assert memory.verify().ok
 
 
 def test_approve_all_counts_asks_and_decides_every_page(
@@ -435,7 +472,7 @@ def test_approve_all_counts_before_asking_and_names_the_accounts_the_reviewer_de
     assert "1 review item matches in others" in out
     with patch("sys.stdin", io.StringIO("")):
         code = main([*home, "approve", "--all", "--scope", "nowhere", "--reviewer", "bob"])
-    assert code == 0 and flat(capsys.readouterr().out) == "nothing pending matches"
+    assert code == 2 and "scope 'nowhere' has no notes" in flat(capsys.readouterr().err)  # no input ever
     assert memory.count_review_items().items == 1
 
 
@@ -674,6 +711,7 @@ def test_a_mistyped_filter_is_named_not_answered_with_an_empty_queue(memory: Mem
     code, out, _ = run(memory, capsys, "pending", "--scope", "globex", "--kind", "contradiction")
     assert code == 0 and "nothing pending matches --scope globex --kind contradiction in" in flat(out)
     # a new account (its inputs may wait before its first note) is no typo: nothing matches, said so
+    memory.add_note("Initech asked for a demo", actor="agent:sales-agent", scope="initech", wait=False)
     code, out, _ = run(memory, capsys, "pending", "--scope", "initech", "--json")
     assert code == 0 and json.loads(out)["items"] == []
 

@@ -540,7 +540,8 @@ def test_a_value_of_an_attribute_a_newer_policy_dropped_is_rejected_when_approve
         with pytest.raises(InvalidInputError, match="next_step is no longer declared by the policy"):
             later.correct(step.id, "Leo sends the ROI summary", reviewer=alice)
         with pytest.raises(
-            FrozenAttributeError, match=rf"no longer declared .* proposal {step.id} was rejected"
+            FrozenAttributeError,
+            match=rf"refused by the policy: next_step is no longer declared by policy v2 .* {step.id} was",
         ):
             later.approve(step.id, reviewer=alice)
         report = later.governance.approve_many([again.id, why.id], reviewer=alice)
@@ -550,8 +551,11 @@ def test_a_value_of_an_attribute_a_newer_policy_dropped_is_rejected_when_approve
     ]
     assert report.skipped == []
     decided = memory.proposal(step.id)
-    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"
-    assert decided.review_comment == "refused by policy: next_step is no longer declared by the policy"
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer is None  # the policy's
+    assert decided.review_comment is not None and decided.review_comment.startswith(
+        "refused by policy: next_step is no longer declared by policy v2 (sha256 "
+    )
+    assert decided.review_comment.endswith("approval asked by person:alice")
     assert "next_step" not in memory.read(note.id).extra and memory.read(note.id).decision_rationale
     assert memory.verify().ok
 
@@ -572,19 +576,33 @@ def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory
     # the ledger's policy since: installed over the new ledger's version 1 (no admin has a password)
     by = Authentication(frozen, fingerprint(frozen)).signed_in("alice", method="test")
     assert memory.install_policy(frozen, by=by)[0].version == 2
-    refused = rf"frozen .* proposal {p.id} was rejected, not approved"
-    with (
-        Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later,
-        pytest.raises(FrozenAttributeError, match=refused),
-    ):
-        later.approve(p.id, reviewer=signed_in(later, "alice"), comment="fine")
+    refused = (
+        rf"refused by the policy: decision_rationale is frozen by policy v2 since .* {p.id} was not approved"
+    )
+    with Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later:
+        # the queue marks it before anyone approves: the version and since when it is frozen
+        marked = later.review_item(p.raw_log_ids[0] if p.raw_log_ids else p.id).fields[0].policy_frozen
+        v2 = memory.policy_versions()[-1]
+        assert marked is not None and (marked.version, marked.since, marked.sha256) == (
+            2,
+            v2.installed_at,
+            v2.sha256,
+        )
+        with pytest.raises(FrozenAttributeError, match=refused):
+            later.approve(p.id, reviewer=signed_in(later, "alice"), comment="fine")
     with Memory(memory.home, database_url=memory.settings.database_url, policy=frozen) as later:
         report = later.approve_item(q.id, reviewer=signed_in(later, "alice"), shown=[q.id])
     assert [(d.id, d.status) for d in report.decided] == [(q.id, ProposalStatus.REJECTED)]
-    assert report.skipped == [] and report.summary() == "1 rejected"
+    assert report.skipped == [] and report.summary() == "1 refused by the policy (frozen since), not approved"
     decided = memory.proposal(p.id)  # another connection: the rejection was committed
-    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"
-    assert "refused by policy: decision_rationale is frozen" in (decided.review_comment or "")
+    # the policy's rejection, not alice's: no reviewer decided it; what she asked is kept with it
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer is None
+    assert decided.review_comment == (
+        f"refused by policy: decision_rationale is frozen by policy v2 (sha256 {v2.sha256[:12]}, "
+        "attributes.decision_rationale.mode); approval asked by person:alice, who wrote: fine"
+    )
+    [event] = [e for e in memory.history(note.id) if e.proposal_id == p.id and e.event == "rejected"]
+    assert event.actor == "policy"
     assert memory.pending() == [] and memory.read(note.id).decision_rationale is None
     assert memory.read(other.id).decision_rationale is None
     assert memory.verify().ok
