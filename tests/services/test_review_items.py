@@ -297,7 +297,7 @@ def test_values_of_an_attribute_a_newer_policy_dropped_still_show_and_approving_
         assert shown.value_type == "list[str]" and not shown.correctable
         report = later.approve_item(item.key, reviewer=signed_in(later, "alice"), shown=item.proposal_ids)
         assert [(d.id, d.status) for d in report.decided] == [(p.id, ProposalStatus.REJECTED)]
-        assert "no longer declared by the policy" in (report.decided[0].review_comment or "")
+        assert "no longer declared by policy v" in (report.decided[0].review_comment or "")
         assert later.review_items().items == []
 
 
