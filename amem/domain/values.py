@@ -26,6 +26,15 @@ def parse_datetime(value: Any, *, what: str = "time") -> datetime:
     return _in_utc(parsed, what)
 
 
+def offset_given(value: Any) -> bool:
+    """Whether ``value`` (a datetime, or ISO 8601 text) says its offset from UTC: one that does not
+    is read as UTC by ``parse_datetime``, though its writer may have meant their local time."""
+    parsed = value if isinstance(value, datetime) else None
+    if isinstance(value, str):
+        parsed = _iso_or_none(value.strip())
+    return parsed is not None and parsed.tzinfo is not None
+
+
 def parse_as_of(value: Any, *, what: str = "as_of") -> datetime:
     """The moment an "as of" a person gives stands for, in UTC: the END of the period it names,
     inclusive. A date is the end of that day in UTC (2026-12-07: 23:59:59.999999Z); a time to the

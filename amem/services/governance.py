@@ -49,6 +49,7 @@ from amem.errors import (
     ProposalStateError,
 )
 from amem.ledger import erasure_queries
+from amem.ledger.audit_queries import POLICY_REFUSAL
 from amem.ledger.store import ChangeFilter, Ledger, LedgerTx, ProposalFilter
 from amem.policy import Mode, Policy, fingerprint
 from amem.services.authentication import AuthenticatedReviewer, is_authenticated
@@ -112,9 +113,9 @@ class DecisionReport(BaseModel):
         return sum(1 for p in self.decided if p.status == status)
 
     def refused_by_policy(self) -> list[Proposal]:
-        """The approvals the policy refused (frozen or no longer declared since): recorded as the
-        policy's rejections (no reviewer), not the reviewer's."""
-        return [p for p in self.decided if p.status == ProposalStatus.REJECTED and p.reviewer is None]
+        """The approvals the policy refused (frozen or no longer declared since): recorded as
+        rejected with the reviewer who asked, the comment saying the policy refused it."""
+        return [p for p in self.decided if _refused_by_policy(p)]
 
     def summary(self) -> str:
         """``"3 approved, 1 conflict, 1 refused by the policy, 2 skipped"``: what a reviewer reads
@@ -195,6 +196,19 @@ def edits_deleted(proposal: Proposal, note: Note) -> bool:
     """Whether approving ``proposal`` would change a value of a deleted note (anything but bringing
     it back, or deleting it again): nobody reads that value, so approving it is refused."""
     return note.deleted and proposal.attribute != "deleted"
+
+
+def _refused_by_policy(proposal: Proposal) -> bool:
+    """A rejection the policy made when a reviewer asked to approve (``POLICY_REFUSAL`` comment)."""
+    comment = proposal.review_comment or ""
+    return proposal.status == ProposalStatus.REJECTED and comment.startswith(POLICY_REFUSAL)
+
+
+def _decided_by(proposal: Proposal) -> str:
+    """Who a note's history says decided: the policy for its refusals (the comment names who asked)."""
+    if proposal.reviewer and not _refused_by_policy(proposal):
+        return f"person:{proposal.reviewer}"
+    return "policy"
 
 
 class PolicyFreeze(BaseModel):
@@ -601,9 +615,9 @@ class Governance:
         now = utcnow()
         freeze = policy_freezes(tx, self.policy, [(proposal, note)]).get(proposal.id)
         if freeze is not None:
-            # The policy's rejection, not the reviewer's: no reviewer is recorded as deciding (the
-            # trail's actor is the policy, as for a value refused when proposed), and the comment
-            # keeps the version that refused it and who asked to approve it, with their words.
+            # The policy's rejection at the reviewer's request: she stays the one who asked (her
+            # decisions, the fact's decisions and the trail filtered by her still show it), and
+            # the comment says the policy refused it, which version, and keeps her own words.
             asked = f"; approval asked by person:{who.id}" + (
                 f", who wrote: {comment.strip()}" if comment and comment.strip() else ""
             )
@@ -612,7 +626,7 @@ class Governance:
                 proposal.id,
                 expect=ProposalStatus.PENDING,
                 status=ProposalStatus.REJECTED,
-                reviewer=None,
+                reviewer=who.id,
                 comment=freeze.record(proposal.attribute) + asked,
                 at=now,
             ):
@@ -852,8 +866,10 @@ class Governance:
         if proposal is None:
             raise NotFoundError(f"proposal {proposal_id} does not exist")
         if proposal.status != ProposalStatus.PENDING:
-            policy = proposal.status == ProposalStatus.REJECTED and proposal.reviewer is None
-            by = f" by {proposal.reviewer}" if proposal.reviewer else " by the policy" if policy else ""
+            policy = _refused_by_policy(proposal) or (
+                proposal.status == ProposalStatus.REJECTED and proposal.reviewer is None
+            )
+            by = " by the policy" if policy else f" by {proposal.reviewer}" if proposal.reviewer else ""
             raise ProposalStateError(f"proposal {proposal_id} is {proposal.status.value}{by}, not pending")
         return proposal
 
@@ -1065,7 +1081,7 @@ class Governance:
                             attribute=p.attribute,
                             old_value=p.old_value,
                             new_value=p.new_value,
-                            actor=f"person:{p.reviewer}" if p.reviewer else "policy",
+                            actor=_decided_by(p),
                             comment=p.review_comment,
                             proposal_id=p.id,
                             rule=p.rule,
@@ -1219,8 +1235,8 @@ def _shown(identifier: object) -> str:
 def _each(proposal_ids: Sequence[str], decide: Callable[[str], Proposal]) -> DecisionReport:
     """``decide`` each proposal in its own transaction; one refused (the policy, someone else decided
     it meanwhile, gone) is skipped and reported, never decided, and the others still are. One whose
-    attribute the policy froze meanwhile was decided, by the policy (recorded as its rejection, no
-    reviewer): it is reported among the decided, and counted apart (``refused_by_policy``)."""
+    attribute the policy froze meanwhile was decided, by the policy (recorded as its rejection at the
+    reviewer's request): it is reported among the decided, and counted apart (``refused_by_policy``)."""
     report = DecisionReport()
     for proposal_id in proposal_ids:
         try:

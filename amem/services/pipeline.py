@@ -44,7 +44,7 @@ from amem.domain.models import (
 )
 from amem.domain.progress import Progress, no_progress
 from amem.domain.text import check_json, check_name, check_text, is_visible, numbers_as_stored
-from amem.domain.values import parse_datetime
+from amem.domain.values import offset_given, parse_datetime
 from amem.errors import (
     AmemError,
     AnalysisPendingError,
@@ -1448,13 +1448,25 @@ def _check_key(key: str, scope: str, keyed: dict[tuple[str, str], int], position
 #: further ahead than that is wrong, and is told so rather than kept.
 AT_CLOCK_SKEW = timedelta(hours=1)
 
+#: An ``at`` without an offset (or a date alone) is read as UTC, but a CRM export or a person often
+#: writes local time: east of UTC that reads as up to 14 hours ahead (UTC+14, the zone furthest
+#: ahead), so such a value is refused only beyond that and the skew, and told to give its offset.
+AT_UNZONED_AHEAD = timedelta(hours=14)
 
-def _future_at(at: datetime | str, now: datetime) -> str:
-    """Why an ``at`` later than ``now`` plus AT_CLOCK_SKEW is refused: the value as given, and now."""
+
+def _future_at(at: datetime | str, now: datetime, *, zoned: bool) -> str:
+    """Why an ``at`` too far ahead of ``now`` is refused: the value as given, now, and what to do."""
     given = at.isoformat() if isinstance(at, datetime) else str(at).strip()
+    now_words = now.isoformat(timespec="seconds").replace("+00:00", "Z")
+    if not zoned:
+        ahead = (AT_CLOCK_SKEW + AT_UNZONED_AHEAD).total_seconds() / 3600
+        return (
+            f"at: {given!r} gives no offset from UTC, so it is read as UTC, and is then more than "
+            f"{ahead:g} hours ahead of this server's now, {now_words}: give the time it was said "
+            "with its offset (e.g. 2026-03-01T09:30:00+09:00), or leave at out for now"
+        )
     return (
-        f"at: {given!r} is in the future: this server's clock says it is now "
-        f"{now.isoformat(timespec='seconds').replace('+00:00', 'Z')} (at most "
+        f"at: {given!r} is in the future: this server's clock says it is now {now_words} (at most "
         f"{AT_CLOCK_SKEW.total_seconds() / 3600:g} hour ahead is taken as clock skew); at is when the input "
         "was said: give that time, or leave at out for now"
     )
@@ -1471,7 +1483,8 @@ def raw_log_from(
 ) -> RawLog:
     """The raw log of an input, validated (nothing is written): the one place an input is checked.
     A wrong type is named as such (a number or bytes given as the text or the scope was "empty");
-    an ``at`` later than now (beyond ``AT_CLOCK_SKEW``) is refused, naming it and now."""
+    an ``at`` later than now (beyond ``AT_CLOCK_SKEW``; without an offset, beyond that and
+    ``AT_UNZONED_AHEAD``) is refused, naming it and now."""
     if content is not None and not isinstance(content, str):
         decode = " (decode the bytes first)" if isinstance(content, bytes | bytearray) else ""
         raise InvalidInputError(f"content must be text, got {type(content).__name__}{decode}")
@@ -1494,8 +1507,9 @@ def raw_log_from(
         raise InvalidInputError(f"at: {number}")
     now = utcnow()
     occurred = now if at is None else parse_datetime(at, what="at")
-    if occurred > now + AT_CLOCK_SKEW:
-        raise InvalidInputError(_future_at(at, now))
+    zoned = at is None or offset_given(at)
+    if occurred > now + AT_CLOCK_SKEW + (timedelta(0) if zoned else AT_UNZONED_AHEAD):
+        raise InvalidInputError(_future_at(at, now, zoned=zoned))
     if not isinstance(metadata, Mapping | None):
         raise InvalidInputError(f"metadata must be a JSON object, got {type(metadata).__name__}")
     check_json(dict(metadata or {}), "metadata")

@@ -273,7 +273,7 @@ def test_a_value_frozen_since_is_marked_and_its_approval_is_recorded_as_the_poli
     )
     assert code == 2 and "refused by the policy: valid_at is frozen by policy v2 since" in flat(err)
     decided = memory.proposal(proposals[1].id)
-    assert decided.status == ProposalStatus.REJECTED and decided.reviewer is None
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "bob"  # who asked
     sha = memory.policy_versions()[-1].sha256[:12]
     assert decided.review_comment == (
         f"refused by policy: valid_at is frozen by policy v2 (sha256 {sha}, attributes.valid_at.mode); "
@@ -282,6 +282,8 @@ def test_a_value_frozen_since_is_marked_and_its_approval_is_recorded_as_the_poli
     code, out, _ = run(memory, capsys, "history", note.id)
     assert "rejected valid_at by policy comment refused by policy: valid_at is frozen" in flat(out)
     assert "person:bob, who wrote: frozen now" in flat(out) and " by person:bob " not in flat(out)
+    # bob's own last decisions (the console's "Your last decision") still show what his click did
+    assert proposals[1].id in [p.id for p in memory.decided_by("bob")]
     assert memory.verify().ok
 
 

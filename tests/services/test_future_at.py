@@ -54,3 +54,29 @@ def test_a_clock_a_little_ahead_is_taken_as_skew(memory: Memory) -> None:
     )
     (raw,) = memory.raw_logs([raw_log_id])
     assert raw.occurred_at == ahead
+
+
+def test_a_local_time_without_its_offset_is_kept_as_far_ahead_as_a_zone_can_be(memory: Memory) -> None:
+    """A time without an offset is read as UTC, but a CRM export in Tokyo's time writes 9 hours
+    ahead of UTC: kept (R2: the first version refused every recent line of such an export). Beyond
+    the furthest zone (UTC+14) and the skew it is refused, told to give its offset; the same moment
+    given with its offset is judged as given."""
+    tokyo_now = (utcnow() + timedelta(hours=9)).replace(tzinfo=None, microsecond=0)
+    raw_log_id = memory.add_note(
+        "Umbrella has 7 seats.", at=tokyo_now.isoformat(), actor="agent:x", scope="umbrella", wait=False
+    )
+    (raw,) = memory.raw_logs([raw_log_id])
+    assert raw.occurred_at.replace(tzinfo=None) == tokyo_now  # read as UTC, as before
+
+    with pytest.raises(InvalidInputError) as refused:
+        memory.add_note(
+            "Umbrella renews.", at=tokyo_now.isoformat() + "Z", actor="agent:x", scope="umbrella", wait=False
+        )
+    assert "is in the future" in str(refused.value)
+
+    too_far = (utcnow() + timedelta(hours=20)).replace(tzinfo=None).isoformat(timespec="seconds")
+    with pytest.raises(InvalidInputError) as refused:
+        memory.add_note("Umbrella renews.", at=too_far, actor="agent:x", scope="umbrella", wait=False)
+    assert str(refused.value).startswith(f"at: {too_far!r} gives no offset from UTC, so it is read as UTC")
+    assert "with its offset (e.g. 2026-03-01T09:30:00+09:00)" in str(refused.value)
+    assert memory.count_raw_logs() == 1

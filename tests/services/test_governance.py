@@ -551,7 +551,7 @@ def test_a_value_of_an_attribute_a_newer_policy_dropped_is_rejected_when_approve
     ]
     assert report.skipped == []
     decided = memory.proposal(step.id)
-    assert decided.status == ProposalStatus.REJECTED and decided.reviewer is None  # the policy's
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"  # who asked
     assert decided.review_comment is not None and decided.review_comment.startswith(
         "refused by policy: next_step is no longer declared by policy v2 (sha256 "
     )
@@ -595,8 +595,8 @@ def test_approving_what_the_policy_has_since_frozen_records_the_rejection(memory
     assert [(d.id, d.status) for d in report.decided] == [(q.id, ProposalStatus.REJECTED)]
     assert report.skipped == [] and report.summary() == "1 refused by the policy (frozen since), not approved"
     decided = memory.proposal(p.id)  # another connection: the rejection was committed
-    # the policy's rejection, not alice's: no reviewer decided it; what she asked is kept with it
-    assert decided.status == ProposalStatus.REJECTED and decided.reviewer is None
+    # the policy's rejection at alice's request: she is named as who asked, with her own words
+    assert decided.status == ProposalStatus.REJECTED and decided.reviewer == "alice"
     assert decided.review_comment == (
         f"refused by policy: decision_rationale is frozen by policy v2 (sha256 {v2.sha256[:12]}, "
         "attributes.decision_rationale.mode); approval asked by person:alice, who wrote: fine"
