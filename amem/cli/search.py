@@ -84,13 +84,13 @@ def refuse_unknown_scope(memory: Any, scope: str) -> None:
     passes, whatever it holds (a new account's inputs wait for review before its first note)."""
     check = memory.scope_check(scope)
     if not check.known:
-        _refuse(scope, check.did_you_mean, check.kept)
+        _refuse(scope, check.did_you_mean, check.kept, holds="inputs")
 
 
-def _refuse(scope: str, close: list[str], scopes: list[str]) -> str:
+def _refuse(scope: str, close: list[str], scopes: list[str], *, holds: str = "notes") -> str:
     hint = f"did you mean {', '.join(close)}? " if close else ""
     known = f"known scopes: {_listed(scopes)}" if scopes else f"{store_label()} has none yet"
-    raise InvalidInputError(f"scope {scope!r} has no notes; {hint}{known}")
+    raise InvalidInputError(f"scope {scope!r} has no {holds}; {hint}{known}")
 
 
 def _listed(scopes: list[str]) -> str:

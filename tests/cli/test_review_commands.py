@@ -474,7 +474,7 @@ def test_approve_all_counts_before_asking_and_names_the_accounts_the_reviewer_de
     assert "1 review item matches in others" in out
     with patch("sys.stdin", io.StringIO("")):
         code = main([*home, "approve", "--all", "--scope", "nowhere", "--reviewer", "bob"])
-    assert code == 2 and "scope 'nowhere' has no notes" in flat(capsys.readouterr().err)  # no input ever
+    assert code == 2 and "scope 'nowhere' has no inputs" in flat(capsys.readouterr().err)  # no input ever
     assert memory.count_review_items().items == 1
 
 
@@ -704,7 +704,7 @@ def test_terminal_escapes_in_an_input_are_shown_not_obeyed(memory: Memory, capsy
 
 def test_a_mistyped_filter_is_named_not_answered_with_an_empty_queue(memory: Memory, item, capsys) -> None:
     code, _, err = run(memory, capsys, "pending", "--scope", "globexx")
-    assert code == 2 and "scope 'globexx' has no notes; did you mean globex?" in flat(err)
+    assert code == 2 and "scope 'globexx' has no inputs; did you mean globex?" in flat(err)
     code, _, err = run(memory, capsys, "pending", "--attribute", "decision_rationel")
     assert code == 2 and "--attribute 'decision_rationel' is not an attribute" in flat(err)
     code, _, err = run(memory, capsys, "approve", "--all", "--scope", "globexx", "--reviewer", "alice")

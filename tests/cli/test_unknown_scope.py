@@ -34,7 +34,7 @@ def test_pending_names_a_scope_never_seen_and_answers_one_that_holds_inputs(
     while `--scope acmee` was refused: only a scope with a did-you-mean was named."""
     code, out, err = run(accounts, capsys, "pending", "--scope", "nosuch")
     assert code == 2 and "nothing pending" not in out
-    assert "scope 'nosuch' has no notes; known scopes: acme, globex" in err
+    assert "scope 'nosuch' has no inputs; known scopes: acme, globex" in err
 
     code, _, err = run(accounts, capsys, "pending", "--scope", "acmee")
     assert code == 2 and "did you mean acme?" in err
@@ -46,14 +46,14 @@ def test_pending_names_a_scope_never_seen_and_answers_one_that_holds_inputs(
 
 def test_approve_all_names_a_scope_never_seen(accounts: Memory, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(accounts, capsys, "approve", "--all", "--scope", "nosuch", "--reviewer", "alice")
-    assert code == 2 and "scope 'nosuch' has no notes" in err
+    assert code == 2 and "scope 'nosuch' has no inputs" in err
 
 
 @pytest.mark.parametrize(
     ("scope", "said"),
     [
-        ("Acme", "scope 'Acme' has no notes; did you mean acme?"),
-        ("nosuch", "scope 'nosuch' has no notes; known scopes: acme, globex"),
+        ("Acme", "scope 'Acme' has no inputs; did you mean acme?"),
+        ("nosuch", "scope 'nosuch' has no inputs; known scopes: acme, globex"),
     ],
 )
 def test_export_refuses_a_scope_never_seen_before_writing_anything(
