@@ -86,6 +86,14 @@ def said(mem: Memory, text: str, *, scope: str = "acme", at: datetime | None = N
         return mem.governance.create_note(tx, scope=scope, content=text, raw_logs=[raw], actor=AGENT)
 
 
+def held_by_model(mem: Memory, note: Note, attribute: str, value: object, reason: str = "stated") -> Proposal:
+    """A value the model proposes for ``note`` from its own raw logs (held or applied as the policy
+    routes it)."""
+    return mem.propose(
+        note.id, attribute, value, reason=reason, proposer=llm_proposer(mem), raw_log_ids=note.raw_log_ids
+    )
+
+
 def signed_in(mem: Memory, name: str) -> AuthenticatedReviewer:
     """``name`` signed in as the console signs reviewers in, for tests that are not about how
     reviewers authenticate (tests/services/test_authentication.py is)."""

@@ -1,6 +1,6 @@
 """An approval the policy refuses (the attribute frozen since the value was held) answers 409 with
 what was recorded, as a refusal does, never 200 as if approved; the items say so beforehand. The
-rejection is the policy's (no reviewer), the reviewer's comment kept. Both backends."""
+rejection is the policy's at the reviewer's request, her comment kept. Both backends."""
 
 from __future__ import annotations
 
@@ -11,22 +11,15 @@ from amem.domain.models import ProposalStatus
 from amem.memory import Memory
 from amem.policy import AttributePolicy, fingerprint
 from amem.services.authentication import Authentication
-from tests.factories import admin_can_sign_in, llm_proposer, said, signed_in
+from tests.factories import admin_can_sign_in, held_by_model, said, signed_in
 
 
 def test_approving_a_value_frozen_since_answers_409_and_the_items_mark_it(memory: Memory) -> None:
     note = said(memory, "Acme call: next step is to send the quote")
     other = said(memory, "Acme call: next step is to book the demo")
     held = [
-        memory.propose(
-            n.id,
-            "next_step",
-            value,
-            reason="stated",
-            proposer=llm_proposer(memory),
-            raw_log_ids=n.raw_log_ids,
-        )
-        for n, value in ((note, "send the quote"), (other, "book the demo"))
+        held_by_model(memory, n, "next_step", v)
+        for n, v in ((note, "send the quote"), (other, "book the demo"))
     ]
     attributes = {**memory.policy.attributes, "next_step": AttributePolicy(type="text", mode="frozen")}
     frozen = admin_can_sign_in(memory.policy).model_copy(update={"attributes": attributes})

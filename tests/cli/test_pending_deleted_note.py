@@ -19,7 +19,7 @@ from amem.domain.models import Note, ProposalStatus
 from amem.memory import Memory
 from amem.policy import load_policy
 from tests.conftest import REVIEWER_PASSWORDS
-from tests.factories import llm_proposer, said, signed_in
+from tests.factories import held_by_model, said, signed_in
 
 
 @pytest.fixture(autouse=True)
@@ -40,14 +40,7 @@ def run(memory: Memory, capsys: pytest.CaptureFixture[str], *args: str) -> tuple
 
 
 def _held_next_step(memory: Memory, note: Note, value: str) -> str:
-    p = memory.propose(
-        note.id,
-        "next_step",
-        value,
-        reason="stated",
-        proposer=llm_proposer(memory),
-        raw_log_ids=note.raw_log_ids,
-    )
+    p = held_by_model(memory, note, "next_step", value)
     assert p.status == ProposalStatus.PENDING
     return p.id
 

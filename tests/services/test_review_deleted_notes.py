@@ -11,18 +11,11 @@ from amem.domain.models import Note, Proposal, ProposalStatus
 from amem.errors import NoteDeletedError
 from amem.memory import Memory
 from amem.services.review import ReviewFilter
-from tests.factories import llm_proposer, said, signed_in
+from tests.factories import held_by_model, said, signed_in
 
 
 def _held_edit(memory: Memory, note: Note, value: str = "send the quote") -> Proposal:
-    p = memory.propose(
-        note.id,
-        "next_step",
-        value,
-        reason="stated",
-        proposer=llm_proposer(memory),
-        raw_log_ids=note.raw_log_ids,
-    )
+    p = held_by_model(memory, note, "next_step", value)
     assert p.status == ProposalStatus.PENDING
     return p
 
