@@ -230,14 +230,14 @@ def test_a_search_as_of_a_past_moment_draws_a_bounded_number_of_candidates(
     assert memory.search("Hooli renewal seats", k=5, scope="acme")  # the index holds them all
     monkeypatch.setattr(search_module, "AS_OF_MAX_DRAW", 200, raising=False)
     service = memory.search_service
-    real = service._vector_drawn
+    real = service._vector_drawn_once  # each query of the index, a retry after a rebuild included
     drawn: list[int] = []
 
     def vector_drawn(vector: Any, filters: Any, draw: Any, *rest: Any) -> Any:
         drawn.append(draw.pool)
         return real(vector, filters, draw, *rest)
 
-    monkeypatch.setattr(service, "_vector_drawn", vector_drawn)
+    monkeypatch.setattr(service, "_vector_drawn_once", vector_drawn)
     hits = memory.search("Hooli renewal seats", k=5, scope="acme", tags=["rare"], as_of=before)
     assert {h.note_id for h in hits} <= {n.id for n in rare}
     assert drawn and max(drawn) <= 200, drawn
